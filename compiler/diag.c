@@ -1,0 +1,264 @@
+/* diag.c - printing diagnostics.
+ *
+ * The human format, one diagnostic:
+ *
+ *   path:LINE:COL: error: MESSAGE
+ *      12 |   hiden = 4096
+ *         |   ^~~~~
+ *
+ * The caret marks the start of the span and tildes the rest of it on that line.  A note
+ * has the same shape with "note:".  The short format (--error-format=short) is the first
+ * line alone, for tests and editors.  Colours come from a small severity table and are
+ * used only when the sink writes to a terminal. */
+#include "diag.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct {
+  const char *label, *colour;
+} level_info[] = {          /* ORDER DiagLevel */
+    [DIAG_ERROR] = {"error", "\033[1;31m"},
+    [DIAG_WARNING] = {"warning", "\033[1;35m"},
+    [DIAG_NOTE] = {"note", "\033[1;36m"},
+};
+
+static void write_file(void *user, const char *text, size_t len) { fwrite(text, 1, len, (FILE *)user); }
+
+void diag_init(Diag *d, FILE *out) {
+  memset(d, 0, sizeof *d);
+  d->write = write_file;
+  d->user = out;
+  d->colour = out && isatty(fileno(out)) && !getenv("NO_COLOR");
+}
+
+void diag_set_writer(Diag *d, DiagWriteFn fn, void *user) {
+  d->write = fn;
+  d->user = user;
+  d->colour = 0;
+}
+
+void diag_free(Diag *d) {
+  for (int i = 0; i < d->nfiles; i++) {
+    free(d->files[i]->path);
+    free(d->files[i]->text);
+    free(d->files[i]->lines);
+    free(d->files[i]);
+  }
+  free(d->files);
+  d->files = NULL;
+  d->nfiles = d->capfiles = 0;
+}
+
+static void *xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) {
+    fputs("llmp: out of memory\n", stderr);
+    abort();
+  }
+  return q;
+}
+
+SrcFile *diag_add_file(Diag *d, const char *path, const char *text, size_t len) {
+  SrcFile *f = xrealloc(NULL, sizeof *f);
+  memset(f, 0, sizeof *f);
+  size_t pl = strlen(path);
+  f->path = xrealloc(NULL, pl + 1);
+  memcpy(f->path, path, pl + 1);
+  f->text = xrealloc(NULL, len + 1);
+  if (len) memcpy(f->text, text, len);
+  f->text[len] = '\0';
+  f->len = len;
+  if (d->nfiles == d->capfiles) {
+    d->capfiles = d->capfiles ? 2 * d->capfiles : 8;
+    d->files = xrealloc(d->files, (size_t)d->capfiles * sizeof *d->files);
+  }
+  f->id = d->nfiles;
+  d->files[d->nfiles++] = f;
+  return f;
+}
+
+SrcFile *diag_load_file(Diag *d, const char *path) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return NULL;
+  size_t cap = 1 << 16, len = 0;
+  char *buf = xrealloc(NULL, cap);
+  size_t n;
+  while ((n = fread(buf + len, 1, cap - len, fp)) > 0) {
+    len += n;
+    if (len == cap) buf = xrealloc(buf, cap *= 2);
+  }
+  int bad = ferror(fp);
+  fclose(fp);
+  if (bad) {
+    free(buf);
+    errno = EIO;
+    return NULL;
+  }
+  SrcFile *f = diag_add_file(d, path, buf, len);
+  free(buf);
+  return f;
+}
+
+static void build_lines(SrcFile *f) {
+  unsigned n = 1;
+  for (size_t i = 0; i < f->len; i++) n += f->text[i] == '\n';
+  f->lines = xrealloc(NULL, n * sizeof *f->lines);
+  f->lines[0] = 0;
+  unsigned k = 1;
+  for (size_t i = 0; i < f->len; i++)
+    if (f->text[i] == '\n') f->lines[k++] = (unsigned)i + 1;
+  f->nlines = n;
+}
+
+static unsigned line_index(SrcFile *f, unsigned off) {
+  if (!f->lines) build_lines(f);
+  unsigned lo = 0, hi = f->nlines;   /* last line start <= off */
+  while (hi - lo > 1) {
+    unsigned mid = lo + (hi - lo) / 2;
+    if (f->lines[mid] <= off) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Columns count characters, not bytes: UTF-8 continuation bytes do not advance. */
+static unsigned count_cols(const char *s, size_t n) {
+  unsigned c = 0;
+  for (size_t i = 0; i < n; i++) c += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return c;
+}
+
+void srcfile_locate(SrcFile *f, unsigned off, unsigned *line, unsigned *col) {
+  if (off > f->len) off = (unsigned)f->len;
+  unsigned li = line_index(f, off);
+  *line = li + 1;
+  *col = count_cols(f->text + f->lines[li], off - f->lines[li]) + 1;
+}
+
+const char *srcfile_line(SrcFile *f, unsigned off, size_t *len) {
+  if (off > f->len) off = (unsigned)f->len;
+  unsigned li = line_index(f, off);
+  const char *s = f->text + f->lines[li];
+  size_t n = 0;
+  while (s + n < f->text + f->len && s[n] != '\n') n++;
+  if (n && s[n - 1] == '\r') n--;
+  *len = n;
+  return s;
+}
+
+/* A growable text buffer for one diagnostic, written out in one call. */
+typedef struct {
+  char *p;
+  size_t n, cap;
+} Buf;
+
+static void buf_put(Buf *b, const char *s, size_t n) {
+  if (b->n + n + 1 > b->cap) {
+    b->cap = (b->n + n + 1) * 2;
+    b->p = xrealloc(b->p, b->cap);
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+}
+
+static void buf_vprintf(Buf *b, const char *fmt, va_list ap) {
+  va_list aq;
+  va_copy(aq, ap);
+  int n = vsnprintf(NULL, 0, fmt, aq);
+  va_end(aq);
+  if (n <= 0) return;
+  char *tmp = xrealloc(NULL, (size_t)n + 1);
+  vsnprintf(tmp, (size_t)n + 1, fmt, ap);
+  buf_put(b, tmp, (size_t)n);
+  free(tmp);
+}
+
+static void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void buf_printf(Buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+/* The source line (control characters shown as spaces so the terminal stays sane) and
+ * the underline beneath it. */
+static void put_excerpt(Diag *d, Buf *b, SrcFile *f, Span sp, unsigned line, DiagLevel lv) {
+  size_t n;
+  const char *s = srcfile_line(f, sp.start, &n);
+  int w = snprintf(NULL, 0, "%u", line);
+  buf_printf(b, " %u | ", line);
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    buf_put(b, (unsigned char)c < 0x20 && c != '\t' ? " " : &c, 1);
+  }
+  buf_printf(b, "\n %*s | ", w, "");
+  size_t lead = sp.start - (unsigned)(s - f->text);
+  for (size_t i = 0; i < lead && i < n; i++)
+    if (((unsigned char)s[i] & 0xC0) != 0x80) buf_put(b, s[i] == '\t' ? "\t" : " ", 1);
+  if (d->colour) buf_put(b, level_info[lv].colour, strlen(level_info[lv].colour));
+  buf_put(b, "^", 1);
+  size_t end = sp.end > sp.start ? sp.end - (unsigned)(s - f->text) : lead + 1;
+  if (end > n) end = n > lead ? n : lead + 1;
+  for (size_t i = lead + 1; i < end; i++)
+    if (((unsigned char)s[i] & 0xC0) != 0x80) buf_put(b, "~", 1);
+  if (d->colour) buf_put(b, "\033[0m", 4);
+  buf_put(b, "\n", 1);
+}
+
+void diag_vreport(Diag *d, DiagLevel lv, SrcFile *f, Span sp, const char *fmt, va_list ap) {
+  Buf b = {0};
+  unsigned line = 0, col = 0;
+  if (f) srcfile_locate(f, sp.start, &line, &col);
+  if (d->colour) buf_put(&b, "\033[1m", 4);
+  if (f) buf_printf(&b, "%s:%u:%u: ", f->path, line, col);
+  if (d->colour) buf_printf(&b, "%s%s:\033[0m\033[1m ", level_info[lv].colour, level_info[lv].label);
+  else buf_printf(&b, "%s: ", level_info[lv].label);
+  buf_vprintf(&b, fmt, ap);
+  if (d->colour) buf_put(&b, "\033[0m", 4);
+  buf_put(&b, "\n", 1);
+  if (f && d->format == DIAG_HUMAN) put_excerpt(d, &b, f, sp, line, lv);
+  d->write(d->user, b.p, b.n);
+  free(b.p);
+  if (lv == DIAG_ERROR) d->errors++;
+  if (lv == DIAG_WARNING) d->warnings++;
+}
+
+void diag_report(Diag *d, DiagLevel lv, SrcFile *f, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_vreport(d, lv, f, sp, fmt, ap);
+  va_end(ap);
+}
+
+void diag_error(Diag *d, SrcFile *f, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_vreport(d, DIAG_ERROR, f, sp, fmt, ap);
+  va_end(ap);
+}
+
+void diag_note(Diag *d, SrcFile *f, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_vreport(d, DIAG_NOTE, f, sp, fmt, ap);
+  va_end(ap);
+}
+
+void diag_plain(Diag *d, const char *path, const char *fmt, ...) {
+  Buf b = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  if (path) buf_printf(&b, "%s: ", path);
+  buf_printf(&b, "%serror:%s ", d->colour ? level_info[DIAG_ERROR].colour : "", d->colour ? "\033[0m" : "");
+  buf_vprintf(&b, fmt, ap);
+  buf_put(&b, "\n", 1);
+  va_end(ap);
+  d->write(d->user, b.p, b.n);
+  free(b.p);
+  d->errors++;
+}

@@ -1,0 +1,323 @@
+/* fmt.c - the canonical layout of a .llmp file (`llmp fmt`).
+ *
+ * The layout is a function of the tree and of three facts kept from the source: where the
+ * comments are, where blank lines were (runs of them become one), and whether a nested
+ * block or inline extension was written on one line.  So formatting a formatted file
+ * changes nothing.  Rules:
+ *   - two spaces of indent per level, one statement per line, `;` never;
+ *   - `=` aligned within a run of consecutive one-line fields (a blank line or a comment
+ *     on its own line ends the run);
+ *   - a comment on its own line stays on its own line before what followed it; a comment
+ *     after a statement stays after it, two spaces away;
+ *   - numbers keep their spelling (1_000_000, 1.26e9), a unit follows after one space;
+ *   - expressions get the parentheses their precedence needs and no more. */
+#include "fmt.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Out {
+  char *p;
+  size_t n, cap;
+  const SrcFile *f;
+  const Span *comments;
+  unsigned ncomments, ci;   /* next comment to place */
+  unsigned last_end;        /* source offset of the last thing placed */
+} Out;
+
+static void put(Out *o, const char *s, size_t n) {
+  if (o->n + n + 1 > o->cap) {
+    o->cap = (o->n + n + 1) * 2;
+    o->p = realloc(o->p, o->cap);
+    if (!o->p) abort();
+  }
+  memcpy(o->p + o->n, s, n);
+  o->n += n;
+  o->p[o->n] = '\0';
+}
+
+static void puts_(Out *o, const char *s) { put(o, s, strlen(s)); }
+
+static void indent(Out *o, int level) {
+  for (int i = 0; i < level; i++) put(o, "  ", 2);
+}
+
+static unsigned newlines_between(const SrcFile *f, unsigned a, unsigned b) {
+  unsigned n = 0;
+  for (unsigned i = a; i < b && i < f->len; i++) n += f->text[i] == '\n';
+  return n;
+}
+
+static bool after_open(const Out *o) { return o->n >= 2 && o->p[o->n - 2] == '{'; }
+
+/* Own-line comments that start before `off`, each on its own line. */
+static void comments_before(Out *o, unsigned off, int level) {
+  while (o->ci < o->ncomments && o->comments[o->ci].start < off) {
+    Span c = o->comments[o->ci++];
+    if (newlines_between(o->f, o->last_end, c.start) >= 2 && o->n && !after_open(o)) put(o, "\n", 1);
+    indent(o, level);
+    put(o, o->f->text + c.start, c.end - c.start);
+    put(o, "\n", 1);
+    o->last_end = c.end;
+  }
+}
+
+/* A comment on the same source line as `end` goes after the statement. */
+static void trailing_comment(Out *o, unsigned end) {
+  if (o->ci < o->ncomments && o->comments[o->ci].start >= end &&
+      newlines_between(o->f, end, o->comments[o->ci].start) == 0) {
+    Span c = o->comments[o->ci++];
+    put(o, "  ", 2);
+    put(o, o->f->text + c.start, c.end - c.start);
+    o->last_end = c.end;
+  }
+}
+
+static bool comment_inside(const Out *o, Span sp) {
+  for (unsigned i = o->ci; i < o->ncomments && o->comments[i].start < sp.end; i++)
+    if (o->comments[i].start >= sp.start) return true;
+  return false;
+}
+
+/* --- expressions --------------------------------------------------------------------- */
+
+static int prec_of(const AstNode *n) {
+  if (n->kind == AST_UNOP) return n->u.bin.op == OP_NOT ? 3 : 7;
+  if (n->kind != AST_BINOP) return 8;
+  switch (n->u.bin.op) {
+  case OP_OR: return 1;
+  case OP_AND: return 2;
+  case OP_ADD: case OP_SUB: return 5;
+  case OP_MUL: case OP_DIV: case OP_MOD: return 6;
+  default: return 4;
+  }
+}
+
+static void expr(Out *o, const AstNode *n, int level);
+
+static void expr_prec(Out *o, const AstNode *n, int min, int level) {
+  bool paren = prec_of(n) < min;
+  if (paren) put(o, "(", 1);
+  expr(o, n, level);
+  if (paren) put(o, ")", 1);
+}
+
+static void string_lit(Out *o, const char *s) {
+  put(o, "\"", 1);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') { put(o, "\\", 1); put(o, s, 1); }
+    else if (*s == '\n') puts_(o, "\\n");
+    else if (*s == '\t') puts_(o, "\\t");
+    else put(o, s, 1);
+  }
+  put(o, "\"", 1);
+}
+
+static void body(Out *o, AstList l, Span sp, int level, bool one_line);
+
+static bool written_on_one_line(const Out *o, Span sp) { return newlines_between(o->f, sp.start, sp.end) == 0; }
+
+static void expr_list(Out *o, AstList l, int level) {
+  for (const AstNode *c = l.first; c; c = c->next) {
+    expr(o, c, level);
+    if (c->next) put(o, ", ", 2);
+  }
+}
+
+static void expr(Out *o, const AstNode *n, int level) {
+  int p = prec_of(n);
+  switch (n->kind) {
+  case AST_NUM:
+    put(o, o->f->text + n->u.num.num_span.start, n->u.num.num_span.end - n->u.num.num_span.start);
+    if (n->u.num.unit) { put(o, " ", 1); puts_(o, n->u.num.unit); }
+    break;
+  case AST_STR: string_lit(o, n->name); break;
+  case AST_BOOL: puts_(o, n->u.boolean ? "true" : "false"); break;
+  case AST_NAME: puts_(o, n->name); break;
+  case AST_MEMBER:
+    expr_prec(o, n->u.bin.lhs, 8, level);
+    put(o, ".", 1);
+    puts_(o, n->name);
+    break;
+  case AST_BINOP: {
+    int lmin = p == 4 ? 5 : p, rmin = p + 1;
+    expr_prec(o, n->u.bin.lhs, lmin, level);
+    put(o, " ", 1);
+    puts_(o, binop_text[n->u.bin.op]);
+    put(o, " ", 1);
+    expr_prec(o, n->u.bin.rhs, rmin, level);
+    break;
+  }
+  case AST_UNOP:
+    puts_(o, n->u.bin.op == OP_NOT ? "not " : "-");
+    expr_prec(o, n->u.bin.lhs, p, level);
+    break;
+  case AST_CALL:
+    puts_(o, n->name);
+    put(o, "(", 1);
+    expr_list(o, n->u.list, level);
+    put(o, ")", 1);
+    break;
+  case AST_NAMEDARG:
+    puts_(o, n->name);
+    put(o, " = ", 3);
+    expr(o, n->u.bin.rhs, level);
+    break;
+  case AST_LIST:
+    put(o, "[", 1);
+    expr_list(o, n->u.list, level);
+    put(o, "]", 1);
+    break;
+  case AST_EXTEND:
+    puts_(o, n->name);
+    put(o, " ", 1);
+    body(o, n->u.list, n->span, level, written_on_one_line(o, n->span));
+    break;
+  default: break;
+  }
+}
+
+/* --- statements ------------------------------------------------------------------ */
+
+static bool simple_fields(AstList l) {
+  for (const AstNode *c = l.first; c; c = c->next)
+    if (c->kind != AST_FIELD) return false;
+  return true;
+}
+
+static void stmt(Out *o, const AstNode *c, int level, int pad);
+
+/* A field printed on one line: part of an alignment run. */
+static bool one_line_field(const Out *o, const AstNode *c) {
+  if (c->kind != AST_FIELD) return false;
+  const AstNode *v = c->u.bin.rhs;
+  return v->kind != AST_EXTEND || written_on_one_line(o, v->span);
+}
+
+/* Fields from c on that align together: their count, and the width of their names. */
+static int run_width(const Out *o, const AstNode *c, int *count) {
+  int w = 0;
+  *count = 0;
+  for (const AstNode *x = c; x && one_line_field(o, x); x = x->next) {
+    int n = (int)strlen(x->name);
+    if (n > w) w = n;
+    ++*count;
+    const AstNode *y = x->next;
+    if (!y || newlines_between(o->f, x->span.end, y->span.start) >= 2) break;
+    bool own_line_comment = false;
+    for (unsigned i = o->ci; i < o->ncomments && o->comments[i].start < y->span.start; i++)
+      if (o->comments[i].start >= x->span.end && newlines_between(o->f, x->span.end, o->comments[i].start) > 0)
+        own_line_comment = true;
+    if (own_line_comment) break;
+  }
+  return w;
+}
+
+static void body(Out *o, AstList l, Span sp, int level, bool one_line) {
+  if (!l.first && !comment_inside(o, sp)) {
+    puts_(o, "{}");
+    o->last_end = sp.end;
+    return;
+  }
+  if (one_line && simple_fields(l) && !comment_inside(o, sp)) {
+    puts_(o, "{ ");
+    for (const AstNode *c = l.first; c; c = c->next) {
+      stmt(o, c, level, 0);
+      if (c->next) put(o, "; ", 2);
+    }
+    puts_(o, " }");
+    o->last_end = sp.end;
+    return;
+  }
+  puts_(o, "{\n");
+  o->last_end = sp.start + 1;
+  int pad = 0, left = 0;
+  for (const AstNode *c = l.first; c; c = c->next) {
+    comments_before(o, c->span.start, level + 1);
+    if (newlines_between(o->f, o->last_end, c->span.start) >= 2 && !after_open(o)) put(o, "\n", 1);
+    if (left == 0) pad = one_line_field(o, c) ? run_width(o, c, &left) : 0;
+    if (left > 0) left--;
+    indent(o, level + 1);
+    stmt(o, c, level + 1, pad);
+    o->last_end = c->span.end;
+    trailing_comment(o, c->span.end);
+    put(o, "\n", 1);
+  }
+  comments_before(o, sp.end, level + 1);
+  indent(o, level);
+  put(o, "}", 1);
+  o->last_end = sp.end;
+}
+
+static void stmt(Out *o, const AstNode *c, int level, int pad) {
+  switch (c->kind) {
+  case AST_FIELD: {
+    puts_(o, c->name);
+    for (int i = (int)strlen(c->name); i < pad; i++) put(o, " ", 1);
+    put(o, " = ", 3);
+    expr(o, c->u.bin.rhs, level);
+    break;
+  }
+  case AST_SUBBLOCK:
+    puts_(o, c->name);
+    if (c->u.sub.label) { put(o, " ", 1); puts_(o, c->u.sub.label); }
+    put(o, " ", 1);
+    body(o, c->u.sub.body, c->span, level, written_on_one_line(o, c->span));
+    break;
+  case AST_LET: case AST_VARY:
+    puts_(o, c->kind == AST_LET ? "let " : "vary ");
+    expr(o, c->u.bin.lhs, level);
+    puts_(o, c->kind == AST_LET ? " = " : " in ");
+    expr(o, c->u.bin.rhs, level);
+    break;
+  case AST_OP:
+    puts_(o, "op ");
+    puts_(o, c->name);
+    puts_(o, " = ");
+    expr(o, c->u.bin.rhs, level);
+    break;
+  case AST_REQUIRE: case AST_MINIMIZE: case AST_MAXIMIZE: case AST_KEEP:
+    puts_(o, c->kind == AST_REQUIRE ? "require " : c->kind == AST_MINIMIZE ? "minimize "
+             : c->kind == AST_MAXIMIZE ? "maximize " : "keep ");
+    expr(o, c->u.bin.rhs, level);
+    break;
+  default: break;
+  }
+}
+
+static void top_item(Out *o, const AstNode *c) {
+  if (c->kind == AST_IMPORT) {
+    puts_(o, "import ");
+    string_lit(o, c->name);
+  } else {
+    puts_(o, c->u.decl.kind_word);
+    put(o, " ", 1);
+    puts_(o, c->name);
+    if (c->u.decl.parent) {
+      puts_(o, " extends ");
+      puts_(o, c->u.decl.parent);
+    }
+    put(o, " ", 1);
+    body(o, c->u.decl.body, c->span, 0, false);
+  }
+}
+
+char *fmt_file(const AstNode *root, const SrcFile *f, const Span *comments, unsigned ncomments, size_t *len) {
+  Out o = {0};
+  o.f = f;
+  o.comments = comments;
+  o.ncomments = ncomments;
+  put(&o, "", 0);
+  for (const AstNode *c = root->u.list.first; c; c = c->next) {
+    comments_before(&o, c->span.start, 0);
+    if (o.n && newlines_between(f, o.last_end, c->span.start) >= 2) put(&o, "\n", 1);
+    top_item(&o, c);
+    o.last_end = c->span.end;
+    trailing_comment(&o, c->span.end);
+    put(&o, "\n", 1);
+  }
+  comments_before(&o, (unsigned)f->len + 1, 0);
+  *len = o.n;
+  return o.p;
+}

@@ -1,0 +1,200 @@
+/* load.c - reading a file and everything it imports, once each, with cycle detection.
+ *
+ * Files are identified by their canonical path.  A file is "loading" while its imports
+ * are being read; meeting a loading file again is an import cycle.  After loading, each
+ * file gets the set of files it can see: itself and what it imports, transitively. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sema_private.h"
+
+enum { MAX_IMPORT_DEPTH = 128 };
+
+static bool is_regular(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* dir/path, with ".llmp" appended when path has no extension.  malloc'd or NULL. */
+static char *try_path(const char *dir, const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  const char *ext = strchr(base, '.') ? "" : ".llmp";
+  size_t n = strlen(dir) + strlen(path) + strlen(ext) + 2;
+  char *p = malloc(n);
+  if (!p) return NULL;
+  if (path[0] == '/' || !dir[0]) snprintf(p, n, "%s%s", path, ext);
+  else snprintf(p, n, "%s/%s%s", dir, path, ext);
+  if (is_regular(p)) return p;
+  free(p);
+  return NULL;
+}
+
+static const char *data_dir(const SemaOptions *opt) {
+  if (opt->data_dir) return opt->data_dir;
+  const char *env = getenv("LLMP_DATA");
+  if (env && *env) return env;
+  if (is_dir(LLMP_DATA_DIR "/stdlib")) return LLMP_DATA_DIR;
+  return LLMP_SOURCE_DIR;
+}
+
+char *sema_resolve_import(const SemaOptions *opt, const char *from_dir, const char *path) {
+  char *p;
+  if (path[0] == '/') return try_path("", path);
+  if ((p = try_path(from_dir, path))) return p;
+  for (int i = 0; i < opt->ninclude_dirs; i++)
+    if ((p = try_path(opt->include_dirs[i], path))) return p;
+  const char *env = getenv("LLMP_PATH");
+  if (env) {
+    char dir[PATH_MAX];
+    for (const char *s = env; *s;) {
+      size_t n = strcspn(s, ":");
+      if (n && n < sizeof dir) {
+        memcpy(dir, s, n);
+        dir[n] = '\0';
+        if ((p = try_path(dir, path))) return p;
+      }
+      s += n + (s[n] == ':');
+    }
+  }
+  return try_path(data_dir(opt), path);
+}
+
+static int find_file(Sema *s, const char *real) {
+  for (int i = 0; i < s->nfiles; i++)
+    if (strcmp(s->files[i].real, real) == 0) return i;
+  return -1;
+}
+
+static int add_file(Sema *s, SrcFile *src, const char *real) {
+  if (s->nfiles == s->capfiles) {
+    int cap = s->capfiles ? 2 * s->capfiles : 8;
+    SemaFile *f = arena_alloc(&s->arena, (size_t)cap * sizeof *f);
+    if (s->nfiles) memcpy(f, s->files, (size_t)s->nfiles * sizeof *f);
+    s->files = f;
+    s->capfiles = cap;
+  }
+  SemaFile *f = &s->files[s->nfiles];
+  memset(f, 0, sizeof *f);
+  f->src = src;
+  f->real = arena_strdup(&s->arena, real);
+  return s->nfiles++;
+}
+
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return strdup(".");
+  if (slash == path) return strdup("/");
+  return strndup(path, (size_t)(slash - path));
+}
+
+static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth);
+
+/* Reads the imports of file i, in order, recursively. */
+static void load_imports(Sema *s, int i, unsigned depth) {
+  AstNode *root = s->files[i].root;
+  int n = 0;
+  for (AstNode *c = root->u.list.first; c; c = c->next) n += c->kind == AST_IMPORT;
+  ImportEdge *edges = arena_alloc(&s->arena, (size_t)(n ? n : 1) * sizeof *edges);
+  s->files[i].imports = edges;
+  s->files[i].nimports = 0;
+  char *dir = dir_of(s->files[i].src->path);
+  for (AstNode *c = root->u.list.first; c; c = c->next) {
+    if (c->kind != AST_IMPORT) continue;
+    char *p = sema_resolve_import(&s->opt, dir, c->name);
+    int t = -1;
+    if (!p) {
+      diag_error(s->diag, s->files[i].src, c->span,
+                 "cannot find import \"%s\" (looked in %s, -I folders, LLMP_PATH and %s)", c->name,
+                 dir, data_dir(&s->opt));
+    } else {
+      t = load(s, p, i, c, depth + 1);
+      free(p);
+    }
+    edges[s->files[i].nimports++] = (ImportEdge){c, t};
+  }
+  free(dir);
+}
+
+static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth) {
+  char *real = realpath(path, NULL);
+  SrcFile *fromsrc = from >= 0 ? s->files[from].src : NULL;
+  if (!real) {
+    if (fromsrc) diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
+    else diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
+    return -1;
+  }
+  int i = find_file(s, real);
+  if (i >= 0) {
+    free(real);
+    if (s->files[i].state == 1) {
+      if (i == from)
+        diag_error(s->diag, fromsrc, at->span, "file imports itself");
+      else {
+        diag_error(s->diag, fromsrc, at->span, "import cycle: \"%s\" is already being imported",
+                   at->name);
+        Span top = {0, 0};
+        diag_note(s->diag, s->files[i].src, top, "the cycle starts in this file");
+      }
+      return -1;
+    }
+    return i;
+  }
+  if (depth > MAX_IMPORT_DEPTH) {
+    diag_error(s->diag, fromsrc, at->span, "imports nested more than %d files deep", MAX_IMPORT_DEPTH);
+    free(real);
+    return -1;
+  }
+  SrcFile *src = diag_load_file(s->diag, path);
+  if (!src) {
+    if (fromsrc) diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
+    else diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
+    free(real);
+    return -1;
+  }
+  i = add_file(s, src, real);
+  free(real);
+  Parser p;
+  s->files[i].root = parse_file(&p, &s->arena, &s->in, s->diag, src);
+  if (!s->files[i].root) {
+    s->files[i].state = 2;
+    return i;
+  }
+  s->files[i].state = 1;
+  load_imports(s, i, depth);
+  s->files[i].state = 2;
+  return i;
+}
+
+int load_root(Sema *s, const char *path) { return load(s, path, -1, NULL, 0); }
+
+/* reach[j] of file i: j is i or reachable through imports (iterative DFS). */
+void load_reach(Sema *s) {
+  int n = s->nfiles;
+  int *stack = arena_alloc(&s->arena, (size_t)(n ? n : 1) * sizeof *stack);
+  for (int i = 0; i < n; i++) {
+    unsigned char *r = arena_alloc(&s->arena, (size_t)n);
+    int top = 0;
+    r[i] = 1;
+    stack[top++] = i;
+    while (top) {
+      SemaFile *f = &s->files[stack[--top]];
+      for (int k = 0; k < f->nimports; k++) {
+        int t = f->imports[k].target;
+        if (t >= 0 && !r[t]) {
+          r[t] = 1;
+          stack[top++] = t;
+        }
+      }
+    }
+    s->files[i].reach = r;
+  }
+}

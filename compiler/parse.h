@@ -1,0 +1,24 @@
+/* parse.h - running the flex scanner and bison parser over one source file.
+ *
+ * parse_file() returns the AST_FILE root (in the builder's arena), or NULL when the file
+ * is not text (a NUL byte).  Syntax errors are reported to the Diag; the tree of a file
+ * with errors is partial and only good for more error reporting.  Comments are kept on the
+ * side, in source order, for the formatter. */
+#ifndef LLMP_PARSE_H
+#define LLMP_PARSE_H
+
+#include "ast.h"
+
+typedef struct Parser {
+  AstBuilder b;
+  Diag *diag;
+  unsigned off;             /* scanner position (byte offset) */
+  unsigned nest;            /* open ( and [: newlines inside them are not separators */
+  AstNode *root;
+  Span *comments;           /* arena-owned, in source order */
+  unsigned ncomments, capcomments;
+} Parser;
+
+AstNode *parse_file(Parser *p, Arena *a, Interner *in, Diag *d, SrcFile *f);
+
+#endif

@@ -1,0 +1,226 @@
+/* schema.c - the field tables of the language, kept in step with docs/language.md. */
+#include "schema.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define BYTES {{1, 0, 0}}
+#define SECONDS {{0, 1, 0}}
+#define BANDWIDTH {{1, -1, 0}}
+#define FLOPS {{0, -1, 1}}
+
+/* Field constructors, to keep the tables one line a field. */
+#define COUNT(n, fl) {n, FT_COUNT, {{0}}, NULL, DK_UNKNOWN, (fl) | F_HAS_MIN, 1, 0}
+#define COUNT0(n, fl) {n, FT_COUNT, {{0}}, NULL, DK_UNKNOWN, (fl) | F_HAS_MIN, 0, 0}
+#define QTY(n, d, fl) {n, FT_QTY, d, NULL, DK_UNKNOWN, (fl) | F_HAS_MIN, 0, 0}
+#define REAL(n, lo, hi, fl) {n, FT_REAL, {{0}}, NULL, DK_UNKNOWN, (fl) | F_HAS_MIN | F_HAS_MAX, lo, hi}
+#define BOOL(n) {n, FT_BOOL, {{0}}, NULL, DK_UNKNOWN, 0, 0, 0}
+#define STRING(n) {n, FT_STRING, {{0}}, NULL, DK_UNKNOWN, 0, 0, 0}
+#define ENUM(n, e, fl) {n, FT_ENUM, {{0}}, e, DK_UNKNOWN, fl, 0, 0}
+#define REF(n, k, fl) {n, FT_REF, {{0}}, NULL, k, fl, 0, 0}
+#define END {NULL, FT_ANY, {{0}}, NULL, DK_UNKNOWN, 0, 0, 0}
+
+static const char *const e_vendor[] = {"nvidia", "amd", NULL};
+static const char *const e_span[] = {"node", "system", NULL};
+static const char *const e_topology[] = {"switch", "ring", "mesh", "fat_tree", "dragonfly", NULL};
+static const char *const e_norm[] = {"layernorm", "rmsnorm", NULL};
+static const char *const e_activation[] = {"gelu", "swiglu", "geglu", "relu", "silu", NULL};
+static const char *const e_position[] = {"learned", "rotary", "alibi", "none", NULL};
+static const char *const e_attention[] = {"flash", "unfused", NULL};
+static const char *const e_dtype[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
+static const char *const e_schedule[] = {"gpipe", "1f1b", "interleaved", "zero_bubble", NULL};
+static const char *const e_recompute[] = {"none", "selective", "full", NULL};
+static const char *const e_groups[] = {"tp", "cp", "ep", "dp", "pp", NULL};
+static const char *const e_optimizer[] = {"adam", "sgd", NULL};
+static const char *const e_split[] = {"none", "column", "row", NULL};
+static const char *const e_vsplit[] = {"none", "vocab", NULL};
+
+static const FieldDef f_gpu[] = {
+    QTY("memory", BYTES, F_REQ), QTY("memory_bandwidth", BANDWIDTH, F_REQ), COUNT("sms", F_REQ),
+    QTY("peak_fp16", FLOPS, F_REQ), QTY("peak_bf16", FLOPS, 0), QTY("peak_fp32", FLOPS, 0),
+    QTY("peak_tf32", FLOPS, 0), QTY("peak_fp8", FLOPS, 0), QTY("peak_fp4", FLOPS, 0),
+    QTY("l2_cache", BYTES, 0), ENUM("vendor", e_vendor, 0), STRING("calibration"),
+    STRING("description"), STRING("source"), END};
+
+static const FieldDef f_tier[] = {
+    {"span", FT_SPAN, {{0}}, e_span, DK_UNKNOWN, F_REQ | F_HAS_MIN, 1, 0},
+    QTY("bandwidth", BANDWIDTH, F_REQ | F_MIN_OPEN), QTY("latency", SECONDS, F_REQ),
+    COUNT("links_per_node", 0), REAL("efficiency", 0, 1, F_MIN_OPEN),
+    ENUM("topology", e_topology, 0), STRING("description"), END};
+static const Schema s_tier = {"tier", DK_UNKNOWN, f_tier, NULL};
+
+static const FieldDef f_cluster[] = {
+    REF("gpu", DK_GPU, F_REQ), COUNT("gpus_per_node", F_REQ), COUNT("nodes", F_REQ),
+    COUNT("gpus", F_DERIVED), STRING("description"), STRING("source"), END};
+static const SubDef sub_cluster[] = {{"tier", &s_tier, true}, {NULL, NULL, false}};
+
+static const FieldDef f_model[] = {
+    COUNT("layers", F_REQ), COUNT("hidden", F_REQ), COUNT("heads", F_REQ), COUNT("seq", F_REQ),
+    COUNT("vocab", F_REQ), COUNT("ffn", F_REQ), COUNT("kv_heads", 0), COUNT("head_dim", 0),
+    ENUM("norm", e_norm, 0), ENUM("activation", e_activation, 0),
+    ENUM("position", e_position, 0), REAL("rotary_fraction", 0, 1, 0),
+    ENUM("attention", e_attention, 0), BOOL("parallel_residual"), BOOL("bias"),
+    BOOL("tied_embeddings"), COUNT("experts", 0), COUNT("top_k", 0), COUNT("moe_ffn", 0),
+    COUNT("moe_every", 0), COUNT0("shared_experts", 0),
+    {"capacity_factor", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_MIN_OPEN, 0, 0},
+    REF("embedding", DK_BLOCK, 0), REF("layer", DK_BLOCK, 0), REF("head", DK_BLOCK, 0),
+    STRING("description"), STRING("source"), END};
+
+static const FieldDef f_plan[] = {
+    COUNT("tp", 0), COUNT("pp", 0), COUNT("dp", 0), COUNT("cp", 0), COUNT("ep", 0),
+    COUNT("micro_batch", F_REQ), COUNT("global_batch", F_REQ), BOOL("sequence_parallel"),
+    ENUM("dtype", e_dtype, 0), ENUM("schedule", e_schedule, 0), COUNT("virtual_stages", 0),
+    ENUM("recompute", e_recompute, 0),
+    {"zero", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 3},
+    {"placement", FT_ENUMLIST, {{0}}, e_groups, DK_UNKNOWN, 0, 0, 0},
+    COUNT("dp_bucket_elements", 0), BOOL("overlap_dp"), BOOL("overlap_tp"), BOOL("overlap_pp"),
+    ENUM("optimizer", e_optimizer, 0), STRING("description"), STRING("source"), END};
+
+static const FieldDef f_measured[] = {
+    QTY("iteration", SECONDS, F_MIN_OPEN),
+    {"tokens_per_s", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_MIN_OPEN, 0, 0},
+    QTY("tflops_per_gpu", FLOPS, F_MIN_OPEN), REAL("mfu", 0, 1, F_MIN_OPEN),
+    QTY("memory", BYTES, F_MIN_OPEN), END};
+static const Schema s_measured = {"measured", DK_UNKNOWN, f_measured, NULL};
+
+static const FieldDef f_scenario[] = {
+    REF("model", DK_MODEL, F_REQ), REF("cluster", DK_CLUSTER, F_REQ), REF("plan", DK_PLAN, F_REQ),
+    STRING("description"), STRING("source"), END};
+static const SubDef sub_scenario[] = {{"measured", &s_measured, false}, {NULL, NULL, false}};
+
+static const FieldDef f_block[] = {STRING("description"), END};
+
+static const Schema schemas[DK_N] = {   /* ORDER DeclKind */
+    [DK_GPU] = {"gpu", DK_GPU, f_gpu, NULL},
+    [DK_CLUSTER] = {"cluster", DK_CLUSTER, f_cluster, sub_cluster},
+    [DK_BLOCK] = {"block", DK_BLOCK, f_block, NULL},
+    [DK_MODEL] = {"model", DK_MODEL, f_model, NULL},
+    [DK_PLAN] = {"plan", DK_PLAN, f_plan, NULL},
+    [DK_SCENARIO] = {"scenario", DK_SCENARIO, f_scenario, sub_scenario},
+    [DK_SWEEP] = {"sweep", DK_SWEEP, f_scenario, sub_scenario},
+};
+
+/* What a sweep's require/minimize may read besides the scenario's parts. */
+static const FieldDef f_memory[] = {
+    QTY("peak", BYTES, F_DERIVED), QTY("weights", BYTES, F_DERIVED),
+    QTY("gradients", BYTES, F_DERIVED), QTY("optimizer", BYTES, F_DERIVED),
+    QTY("activations", BYTES, F_DERIVED), QTY("buffers", BYTES, F_DERIVED), END};
+static const Schema s_memory = {"memory", DK_UNKNOWN, f_memory, NULL};
+static const FieldDef f_results[] = {
+    QTY("iteration", SECONDS, F_DERIVED),
+    {"tokens_per_s", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_DERIVED, 0, 0},
+    {"mfu", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_DERIVED, 0, 0}, END};
+static const Schema s_results = {"results", DK_UNKNOWN, f_results, NULL};
+
+const Schema *schema_of(DeclKind k) { return k > DK_UNKNOWN && k < DK_N ? &schemas[k] : NULL; }
+const Schema *schema_results(void) { return &s_results; }
+const Schema *schema_memory(void) { return &s_memory; }
+
+const FieldDef *schema_field(const Schema *s, const char *name) {
+  for (const FieldDef *f = s->fields; f->name; f++)
+    if (strcmp(f->name, name) == 0) return f;
+  return NULL;
+}
+
+int schema_field_index(const Schema *s, const FieldDef *f) { return (int)(f - s->fields); }
+
+int schema_nfields(const Schema *s) {
+  int n = 0;
+  while (s->fields[n].name) n++;
+  return n;
+}
+
+const SubDef *schema_sub(const Schema *s, const char *word) {
+  for (const SubDef *d = s->subs; d && d->word; d++)
+    if (strcmp(d->word, word) == 0) return d;
+  return NULL;
+}
+
+/* Operator parameters: positional ones first (F_POS), in call order. */
+#define POS(n) {n, FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_REQ | F_POS | F_HAS_MIN, 0, 0}
+#define POSQ(n, d) {n, FT_QTY, d, NULL, DK_UNKNOWN, F_REQ | F_POS | F_HAS_MIN, 0, 0}
+#define POSE(n, e) {n, FT_ENUM, {{0}}, e, DK_UNKNOWN, F_REQ | F_POS, 0, 0}
+static const FieldDef p_linear[] = {POS("tokens"), POS("in"), POS("out"),
+                                    ENUM("split", e_split, 0), BOOL("bias"), END};
+static const FieldDef p_bmm[] = {POS("batch"), POS("m"), POS("k"), POS("n"), END};
+static const FieldDef p_attention[] = {POS("batch"), POS("heads"), POS("seq"), POS("head_dim"),
+                                       BOOL("causal"), COUNT("kv_heads", 0),
+                                       ENUM("impl", e_attention, 0), END};
+static const FieldDef p_softmax[] = {POS("rows"), POS("cols"), BOOL("causal"), END};
+static const FieldDef p_norm[] = {POSE("kind", e_norm), POS("tokens"), POS("hidden"), END};
+static const FieldDef p_activation[] = {POSE("kind", e_activation), POS("elements"), END};
+static const FieldDef p_elements[] = {POS("elements"), END};
+static const FieldDef p_rope[] = {POS("tokens"), POS("heads"), POS("head_dim"), END};
+static const FieldDef p_embedding[] = {POS("tokens"), POS("vocab"), POS("hidden"),
+                                       ENUM("split", e_vsplit, 0), END};
+static const FieldDef p_cross_entropy[] = {POS("tokens"), POS("vocab"), ENUM("split", e_vsplit, 0), END};
+static const FieldDef p_router[] = {POS("tokens"), POS("hidden"), POS("experts"), POS("top_k"), END};
+static const FieldDef p_experts[] = {POS("tokens"), POS("hidden"), POS("ffn"), POS("experts"),
+                                     POS("top_k"), ENUM("activation", e_activation, 0), END};
+static const FieldDef p_collective[] = {POSQ("bytes", BYTES), POSE("group", e_groups), END};
+
+const OpDef op_defs[OPK_N] = {
+#define X(e, s, p, c) {s, p, c},
+#include "ops.def"
+#undef X
+};
+
+const OpDef *op_lookup(const char *name) {
+  for (int i = 0; i < OPK_N; i++)
+    if (strcmp(op_defs[i].name, name) == 0) return &op_defs[i];
+  return NULL;
+}
+
+bool enum_has(const char *const *enums, const char *word) {
+  for (; enums && *enums; enums++)
+    if (strcmp(*enums, word) == 0) return true;
+  return false;
+}
+
+const char *enum_list(const char *const *enums, char *buf, unsigned n) {
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = 0; enums[i] && k < n; i++) {
+    const char *sep = i == 0 ? "" : enums[i + 1] ? ", " : " or ";
+    k += (size_t)snprintf(buf + k, n - k, "%s`%s`", sep, enums[i]);
+  }
+  return buf;
+}
+
+/* Levenshtein distance with one row; names are short. */
+unsigned edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 63 || lb > 63) return 1000;
+  unsigned row[64];
+  for (size_t j = 0; j <= lb; j++) row[j] = (unsigned)j;
+  for (size_t i = 1; i <= la; i++) {
+    unsigned diag = row[0];
+    row[0] = (unsigned)i;
+    for (size_t j = 1; j <= lb; j++) {
+      unsigned up = row[j];
+      unsigned best = diag + (a[i - 1] != b[j - 1]);
+      if (row[j] + 1 < best) best = row[j] + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+void suggest_init(Suggest *s, const char *word) {
+  s->word = word;
+  s->best = NULL;
+  s->best_dist = 0;
+}
+
+void suggest_offer(Suggest *s, const char *candidate) {
+  size_t len = strlen(s->word);
+  unsigned limit = len <= 3 ? 1 : len <= 6 ? 2 : 3;
+  unsigned d = edit_distance(s->word, candidate);
+  if (d == 0 || d > limit) return;
+  if (!s->best || d < s->best_dist) {
+    s->best = candidate;
+    s->best_dist = d;
+  }
+}

@@ -1,0 +1,38 @@
+/* units.h - the unit table and dimension algebra.
+ *
+ * A dimension is a vector of integer powers of bytes, seconds and FLOP; a count has all
+ * powers zero.  A unit is a name, a dimension and the factor that converts it to the
+ * base units (bytes, seconds, FLOP).  Bits are bytes with a factor of 1/8, so `25 Gb/s`
+ * and `3.125 GB/s` are the same value exactly. */
+#ifndef LLMP_UNITS_H
+#define LLMP_UNITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum { DIM_BYTES, DIM_SECONDS, DIM_FLOP, DIM_N };
+
+typedef struct Dim {
+  signed char e[DIM_N];
+} Dim;
+
+typedef struct Unit {
+  const char *name;
+  Dim dim;
+  double scale;       /* value of one unit in base units */
+} Unit;
+
+/* Looks up a unit name, with an optional "/s" suffix (n counts the whole text). */
+bool unit_lookup(const char *text, size_t n, Unit *out);
+bool unit_is_name(const char *text, size_t n);   /* without "/s" */
+
+static inline Dim dim_none(void) { Dim d = {{0, 0, 0}}; return d; }
+Dim dim_mul(Dim a, Dim b);
+Dim dim_div(Dim a, Dim b);
+bool dim_eq(Dim a, Dim b);
+bool dim_is_none(Dim a);
+Dim dim_make(int bytes, int seconds, int flop);
+/* "bytes/second (bandwidth)", "a plain number", "bytes*seconds": into buf. */
+const char *dim_describe(Dim d, char *buf, size_t n);
+
+#endif

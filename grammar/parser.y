@@ -1,0 +1,247 @@
+/* parser.y - the .llmp grammar (bison, pure, with byte-span locations).
+ *
+ * Actions only build AST nodes through the ast_* constructors; every check lives in the
+ * semantic pass.  Declarations and nested blocks take their kind from a word (`model`,
+ * `tier`), so the grammar knows no kind names and a misspelt kind gets a "did you mean"
+ * from sema rather than a bare syntax error.  Error recovery resumes at the next
+ * statement, so one run reports every syntax error of a file. */
+%code requires {
+#include "parse.h"
+#ifndef YY_TYPEDEF_YY_SCANNER_T
+#define YY_TYPEDEF_YY_SCANNER_T
+typedef void *yyscan_t;
+#endif
+}
+
+%code {
+#include "lexer.h"
+static void yyerror(YYLTYPE *loc, yyscan_t scanner, Parser *p, const char *msg);
+#define B (&p->b)
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                         \
+  do {                                                      \
+    if (N) {                                                \
+      (Cur).start = YYRHSLOC(Rhs, 1).start;                 \
+      (Cur).end = YYRHSLOC(Rhs, N).end;                     \
+    } else {                                                \
+      (Cur).start = (Cur).end = YYRHSLOC(Rhs, 0).end;       \
+    }                                                       \
+  } while (0)
+#define YYLOCATION_PRINT(File, Loc) ((void)0)
+}
+
+%define api.pure full
+%define api.location.type {Span}
+%define api.token.prefix {TOK_}
+%define parse.error detailed
+%define parse.lac full
+%locations
+%param {yyscan_t scanner}
+%parse-param {Parser *p}
+
+/* Expect no conflicts at all: any shift/reduce or reduce/reduce conflict is a
+ * grammar bug and fails the build. */
+%expect 0
+
+%union {
+  const char *str;
+  AstNode *node;
+  AstList list;
+}
+
+%token NEWLINE "newline"
+%token <str> IDENT "identifier"
+%token <node> NUMBER "number"
+%token <str> UNIT "unit"
+%token <str> STRING "string"
+%token IMPORT "import" EXTENDS "extends" LET "let" OP "op" VARY "vary" IN "in"
+%token REQUIRE "require" MINIMIZE "minimize" MAXIMIZE "maximize" KEEP "keep"
+%token TRUE "true" FALSE "false" AND "and" OR "or" NOT "not"
+%token EQ "==" NE "!=" LE "<=" GE ">="
+
+%type <node> topitem decl stmt expr primary path call arg
+%type <list> items body stmts stmtseq args arglist exprs exprlist
+%type <str> parent
+
+/* The arena owns every node, list and string: a symbol bison discards during error
+ * recovery is released with the arena, so there is nothing else to free.  Declared so
+ * that a heap-owned semantic type added later must state its own destructor. */
+%destructor { (void)$$; } <str> <node> <list>
+
+%left OR
+%left AND
+%precedence NOT
+%nonassoc EQ NE '<' LE '>' GE
+%left '+' '-'
+%left '*' '/' '%'
+%precedence UMINUS
+
+%%
+
+file
+  : sepsopt items               { p->root = ast_listnode(B, AST_FILE, @$, NULL, @$, $2); }
+  ;
+
+items
+  : %empty                      { $$ = (AstList){0}; }
+  | items topitem sepsopt       { $$ = $2 ? ast_append($1, $2) : $1; }
+  ;
+
+/* topitem -> "import" STRING | decl */
+topitem
+  : IMPORT STRING               { $$ = ast_name(B, AST_IMPORT, @$, $2, @2); }
+  | decl                        { $$ = $1; }
+  | error                       { $$ = NULL; }
+  ;
+
+/* decl -> KIND NAME [extends PARENT] body */
+decl
+  : IDENT IDENT parent body     { $$ = ast_decl(B, @$, $1, @1, $2, @2, $3, @3, $4); }
+  ;
+
+parent
+  : %empty                      { $$ = NULL; }
+  | EXTENDS IDENT               { $$ = $2; @$ = @2; }
+  ;
+
+body
+  : '{' sepsopt stmts '}'       { $$ = $3; }
+  ;
+
+stmts
+  : %empty                      { $$ = (AstList){0}; }
+  | stmtseq                     { $$ = $1; }
+  | stmtseq seps                { $$ = $1; }
+  ;
+
+stmtseq
+  : stmt                        { $$ = $1 ? ast_list1($1) : (AstList){0}; }
+  | stmtseq seps stmt           { $$ = $3 ? ast_append($1, $3) : $1; }
+  ;
+
+seps : sep | seps sep ;
+sepsopt : %empty | seps ;
+sep : NEWLINE | ';' ;
+
+stmt
+  : IDENT '=' expr              { $$ = ast_named(B, AST_FIELD, @$, $1, @1, $3); }
+  | IDENT body                  { $$ = ast_subblock(B, @$, $1, @1, NULL, @1, $2); }
+  | IDENT IDENT body            { $$ = ast_subblock(B, @$, $1, @1, $2, @2, $3); }
+  | LET path '=' expr           { $$ = ast_pair(B, AST_LET, @$, $2, $4); }
+  | OP IDENT '=' expr           { $$ = ast_named(B, AST_OP, @$, $2, @2, $4); }
+  | VARY path IN expr           { $$ = ast_pair(B, AST_VARY, @$, $2, $4); }
+  | REQUIRE expr                { $$ = ast_pair(B, AST_REQUIRE, @$, NULL, $2); }
+  | MINIMIZE expr               { $$ = ast_pair(B, AST_MINIMIZE, @$, NULL, $2); }
+  | MAXIMIZE expr               { $$ = ast_pair(B, AST_MAXIMIZE, @$, NULL, $2); }
+  | KEEP expr                   { $$ = ast_pair(B, AST_KEEP, @$, NULL, $2); }
+  | error                       { $$ = NULL; }
+  ;
+
+path
+  : IDENT                       { $$ = ast_name(B, AST_NAME, @$, $1, @1); }
+  | path '.' IDENT              { $$ = ast_pair(B, AST_MEMBER, @$, $1, NULL); $$->name = $3; $$->name_span = @3; }
+  ;
+
+expr
+  : expr OR expr                { $$ = ast_binop(B, OP_OR, $1, $3); }
+  | expr AND expr               { $$ = ast_binop(B, OP_AND, $1, $3); }
+  | NOT expr                    { $$ = ast_unop(B, OP_NOT, $2, @$); }
+  | expr EQ expr                { $$ = ast_binop(B, OP_EQ, $1, $3); }
+  | expr NE expr                { $$ = ast_binop(B, OP_NE, $1, $3); }
+  | expr '<' expr               { $$ = ast_binop(B, OP_LT, $1, $3); }
+  | expr LE expr                { $$ = ast_binop(B, OP_LE, $1, $3); }
+  | expr '>' expr               { $$ = ast_binop(B, OP_GT, $1, $3); }
+  | expr GE expr                { $$ = ast_binop(B, OP_GE, $1, $3); }
+  | expr '+' expr               { $$ = ast_binop(B, OP_ADD, $1, $3); }
+  | expr '-' expr               { $$ = ast_binop(B, OP_SUB, $1, $3); }
+  | expr '*' expr               { $$ = ast_binop(B, OP_MUL, $1, $3); }
+  | expr '/' expr               { $$ = ast_binop(B, OP_DIV, $1, $3); }
+  | expr '%' expr               { $$ = ast_binop(B, OP_MOD, $1, $3); }
+  | '-' expr %prec UMINUS       { $$ = ast_unop(B, OP_NEG, $2, @$); }
+  | primary                     { $$ = $1; }
+  ;
+
+primary
+  : NUMBER                      { $$ = $1; }
+  | NUMBER UNIT                 { $$ = ast_with_unit(B, $1, @2, $2); }
+  | STRING                      { $$ = ast_name(B, AST_STR, @$, $1, @1); }
+  | TRUE                        { $$ = ast_new(B, AST_BOOL, @$); $$->u.boolean = true; }
+  | FALSE                       { $$ = ast_new(B, AST_BOOL, @$); $$->u.boolean = false; }
+  | IDENT                       { $$ = ast_name(B, AST_NAME, @$, $1, @1); }
+  | primary '.' IDENT           { $$ = ast_pair(B, AST_MEMBER, @$, $1, NULL); $$->name = $3; $$->name_span = @3; }
+  | call                        { $$ = $1; }
+  | IDENT body                  { $$ = ast_listnode(B, AST_EXTEND, @$, $1, @1, $2); }
+  | '[' exprs ']'               { $$ = ast_listnode(B, AST_LIST, @$, NULL, @$, $2); }
+  | '(' expr ')'                { $$ = $2; }
+  ;
+
+call
+  : IDENT '(' args ')'          { $$ = ast_listnode(B, AST_CALL, @$, $1, @1, $3); }
+  ;
+
+args
+  : %empty                      { $$ = (AstList){0}; }
+  | arglist                     { $$ = $1; }
+  | arglist ','                 { $$ = $1; }
+  ;
+
+arglist
+  : arg                         { $$ = ast_list1($1); }
+  | arglist ',' arg             { $$ = ast_append($1, $3); }
+  ;
+
+arg
+  : expr                        { $$ = $1; }
+  | IDENT '=' expr              { $$ = ast_named(B, AST_NAMEDARG, @$, $1, @1, $3); }
+  ;
+
+exprs
+  : %empty                      { $$ = (AstList){0}; }
+  | exprlist                    { $$ = $1; }
+  | exprlist ','                { $$ = $1; }
+  ;
+
+exprlist
+  : expr                        { $$ = ast_list1($1); }
+  | exprlist ',' expr           { $$ = ast_append($1, $3); }
+  ;
+
+%%
+
+static void yyerror(YYLTYPE *loc, yyscan_t scanner, Parser *p, const char *msg) {
+  (void)scanner;
+  diag_error(p->diag, p->b.file, *loc, "%s", msg);
+}
+
+/* The driver: checks the file is text, runs the scanner and parser, reports a tree that
+ * is too deep.  Returns the root, possibly partial after syntax errors. */
+AstNode *parse_file(Parser *p, Arena *a, Interner *in, Diag *d, SrcFile *f) {
+  memset(p, 0, sizeof *p);
+  p->b.arena = a;
+  p->b.in = in;
+  p->b.file = f;
+  p->diag = d;
+  const char *nul = memchr(f->text, '\0', f->len);
+  if (nul) {
+    Span sp = {(unsigned)(nul - f->text), (unsigned)(nul - f->text) + 1};
+    diag_error(d, f, sp, "this is not a text file: it holds a NUL byte (at byte %u)", sp.start);
+    return NULL;
+  }
+  if (f->len >= 0x7fffffffu) {
+    diag_plain(d, f->path, "file too large (%zu bytes; the limit is 2 GiB)", f->len);
+    return NULL;
+  }
+  yyscan_t scanner;
+  if (yylex_init_extra(p, &scanner)) {
+    diag_plain(d, f->path, "cannot start the scanner");
+    return NULL;
+  }
+  YY_BUFFER_STATE buf = yy_scan_bytes(f->text, (int)f->len, scanner);
+  int rc = yyparse(scanner, p);
+  yy_delete_buffer(buf, scanner);
+  yylex_destroy(scanner);
+  if (rc == 2) diag_error(d, f, (Span){p->off, p->off}, "input nested too deeply for the parser");
+  if (p->b.too_deep)
+    diag_error(d, f, p->b.too_deep_at, "expression or block nested more than %d levels deep", AST_MAX_DEPTH);
+  if (!p->root) p->root = ast_listnode(&p->b, AST_FILE, (Span){0, (unsigned)f->len}, NULL, (Span){0, 0}, (AstList){0});
+  return p->root;
+}
