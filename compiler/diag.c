@@ -40,7 +40,62 @@ void diag_set_writer(Diag *d, DiagWriteFn fn, void *user) {
   d->colour = 0;
 }
 
+typedef struct DiagEntry {
+  int file;             /* -1 for a diagnostic with no position */
+  unsigned off;
+  int seq, group;       /* arrival order; a note joins the group of the error before it */
+  char *text;
+  size_t len;
+} DiagEntry;
+
+static void *xrealloc(void *p, size_t n);
+
+static void enqueue(Diag *d, SrcFile *f, Span sp, DiagLevel lv, char *text, size_t len) {
+  if (d->nqueue == d->capqueue) {
+    d->capqueue = d->capqueue ? 2 * d->capqueue : 32;
+    d->queue = xrealloc(d->queue, (size_t)d->capqueue * sizeof *d->queue);
+  }
+  DiagEntry *e = &d->queue[d->nqueue];
+  e->file = f ? f->id : -1;
+  e->off = sp.start;
+  e->seq = d->nqueue;
+  e->group = lv == DIAG_NOTE && d->nqueue ? d->queue[d->nqueue - 1].group : d->nqueue;
+  e->text = text;
+  e->len = len;
+  d->nqueue++;
+}
+
+void diag_flush(Diag *d) {
+  int n = d->nqueue;
+  /* Sort keys come from each group's head (its error): file, offset, arrival. */
+  int *order = xrealloc(NULL, (size_t)(n ? n : 1) * sizeof *order);
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (d->queue[i].group == i) order[m++] = i;
+  for (int i = 1; i < m; i++) {   /* insertion sort: stable, and error counts are small */
+    int x = order[i], j = i;
+    const DiagEntry *ex = &d->queue[x];
+    while (j > 0) {
+      const DiagEntry *ey = &d->queue[order[j - 1]];
+      bool before = ex->file != ey->file ? (unsigned)ex->file < (unsigned)ey->file : ex->off < ey->off;
+      if (!before) break;
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = x;
+  }
+  for (int k = 0; k < m; k++)
+    for (int i = order[k]; i < n && d->queue[i].group == order[k]; i++) d->write(d->user, d->queue[i].text, d->queue[i].len);
+  for (int i = 0; i < n; i++) free(d->queue[i].text);
+  free(order);
+  d->nqueue = 0;
+}
+
 void diag_free(Diag *d) {
+  diag_flush(d);
+  free(d->queue);
+  d->queue = NULL;
+  d->capqueue = 0;
   for (int i = 0; i < d->nfiles; i++) {
     free(d->files[i]->path);
     free(d->files[i]->text);
@@ -222,8 +277,11 @@ void diag_vreport(Diag *d, DiagLevel lv, SrcFile *f, Span sp, const char *fmt, v
   if (d->colour) buf_put(&b, "\033[0m", 4);
   buf_put(&b, "\n", 1);
   if (f && d->format == DIAG_HUMAN) put_excerpt(d, &b, f, sp, line, lv);
-  d->write(d->user, b.p, b.n);
-  free(b.p);
+  if (d->buffered) enqueue(d, f, sp, lv, b.p, b.n);
+  else {
+    d->write(d->user, b.p, b.n);
+    free(b.p);
+  }
   if (lv == DIAG_ERROR) d->errors++;
   if (lv == DIAG_WARNING) d->warnings++;
 }
@@ -258,7 +316,10 @@ void diag_plain(Diag *d, const char *path, const char *fmt, ...) {
   buf_vprintf(&b, fmt, ap);
   buf_put(&b, "\n", 1);
   va_end(ap);
-  d->write(d->user, b.p, b.n);
-  free(b.p);
+  if (d->buffered) enqueue(d, NULL, (Span){0, 0}, DIAG_ERROR, b.p, b.n);
+  else {
+    d->write(d->user, b.p, b.n);
+    free(b.p);
+  }
   d->errors++;
 }

@@ -11,6 +11,7 @@
 #define LLMP_DIAG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -40,11 +41,17 @@ typedef struct Diag {
   int colour;           /* ANSI colours, only when writing to a terminal */
   DiagWriteFn write;
   void *user;
+  bool buffered;        /* hold diagnostics until diag_flush(), which sorts them */
+  struct DiagEntry *queue;
+  int nqueue, capqueue;
 } Diag;
 
 void diag_init(Diag *d, FILE *out);            /* writes to out (stderr usually) */
 void diag_set_writer(Diag *d, DiagWriteFn fn, void *user);
 void diag_free(Diag *d);
+/* Writes held diagnostics in source order (file, then position); each note stays with the
+ * error it belongs to. */
+void diag_flush(Diag *d);
 
 /* Takes a copy of text; returns the file, owned by d. */
 SrcFile *diag_add_file(Diag *d, const char *path, const char *text, size_t len);

@@ -123,6 +123,7 @@ static int parse_options(const char *cmd, int argc, char **argv, Options *o) {
 
 static void setup_diag(Diag *d, const Options *o) {
   diag_init(d, stderr);
+  d->buffered = true;
   d->format = o->format;
   if (o->colour >= 0) d->colour = o->colour;
 }
@@ -138,6 +139,7 @@ static int cmd_check(const Options *o) {
     SrcFile *f;
     AstNode *root = sema_root(s, &f);
     if (o->dump_ast && root) ast_dump(stdout, root, f);
+    diag_flush(&d);
     failed += errors > 0;
     if (!errors && !o->quiet && !o->dump_ast) printf("%s: ok (%d declarations)\n", o->files[i], sema_ndecls(s));
     sema_free(s);

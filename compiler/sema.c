@@ -265,8 +265,8 @@ static void collect(Sema *s, int fi) {
       suggest_init(&sg, c->u.decl.kind_word);
       for (int k = 1; k < DK_N; k++) suggest_offer(&sg, decl_kind_names[k]);
       err_at(s, s->files[fi].src, c->u.decl.kind_span,
-             "unknown declaration kind `%s`%s%s%s; a declaration is gpu, cluster, block, model, plan, scenario or sweep",
-             c->u.decl.kind_word, sg.best ? "; did you mean `" : "", sg.best ? sg.best : "", sg.best ? "`?" : "");
+             "unknown declaration kind `%s`%s%s%s: a declaration is a gpu, cluster, block, model, plan, scenario or sweep",
+             c->u.decl.kind_word, sg.best ? " (did you mean `" : "", sg.best ? sg.best : "", sg.best ? "`?)" : "");
       continue;
     }
     Decl *d = decl_new(s, c, c->u.decl.kind, fi);
@@ -1351,6 +1351,11 @@ int sema_run(Sema *s, const char *path, bool check) {
   int before = s->diag->errors;
   int root = load_root(s, path);
   if (root < 0 || !check || s->diag->errors > before) return s->diag->errors - before;
+  if (s->files[root].root && !s->files[root].root->u.list.first) {
+    diag_plain(s->diag, s->files[root].src->path, "the file declares nothing%s",
+               s->files[root].src->len ? " (it holds only comments and blank lines)" : " (it is empty)");
+    return s->diag->errors - before;
+  }
   load_reach(s);
   for (int i = 0; i < s->nfiles; i++) collect(s, i);
   for (int i = 0; i < s->ndecls; i++) check_decl(s, s->decls[i]);

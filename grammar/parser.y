@@ -222,8 +222,8 @@ AstNode *parse_file(Parser *p, Arena *a, Interner *in, Diag *d, SrcFile *f) {
   p->diag = d;
   const char *nul = memchr(f->text, '\0', f->len);
   if (nul) {
-    Span sp = {(unsigned)(nul - f->text), (unsigned)(nul - f->text) + 1};
-    diag_error(d, f, sp, "this is not a text file: it holds a NUL byte (at byte %u)", sp.start);
+    diag_plain(d, f->path, "this is not a .llmp text file: it holds a NUL byte (at byte %u)",
+               (unsigned)(nul - f->text));
     return NULL;
   }
   if (f->len >= 0x7fffffffu) {
