@@ -5,10 +5,11 @@
  * block or inline extension was written on one line.  So formatting a formatted file
  * changes nothing.  Rules:
  *   - two spaces of indent per level, one statement per line, `;` never;
- *   - `=` aligned within a run of consecutive one-line fields (a blank line or a comment
- *     on its own line ends the run);
+ *   - `=` (or `in`) aligned within a run of consecutive one-line statements of one kind
+ *     (fields, lets, ops, varys; a blank line or a comment on its own line ends the run);
  *   - a comment on its own line stays on its own line before what followed it; a comment
- *     after a statement stays after it, two spaces away;
+ *     after a statement stays after it, and the trailing comments of a run start in one
+ *     column, two spaces after the longest of those lines;
  *   - numbers keep their spelling (1_000_000, 1.26e9), a unit follows after one space;
  *   - expressions get the parentheses their precedence needs and no more. */
 #include "fmt.h"
@@ -114,7 +115,8 @@ static void string_lit(Out *o, const char *s) {
   put(o, "\"", 1);
 }
 
-static void body(Out *o, AstList l, Span sp, int level, bool one_line);
+static void body(Out *o, AstList l, Span sp, int level, bool one_line, unsigned open);
+static unsigned open_brace(const Out *o, unsigned from);
 
 static bool written_on_one_line(const Out *o, Span sp) { return newlines_between(o->f, sp.start, sp.end) == 0; }
 
@@ -172,7 +174,7 @@ static void expr(Out *o, const AstNode *n, int level) {
   case AST_EXTEND:
     puts_(o, n->name);
     put(o, " ", 1);
-    body(o, n->u.list, n->span, level, written_on_one_line(o, n->span));
+    body(o, n->u.list, n->span, level, written_on_one_line(o, n->span), open_brace(o, n->name_span.end));
     break;
   default: break;
   }
@@ -187,22 +189,46 @@ static bool simple_fields(AstList l) {
 }
 
 static void stmt(Out *o, const AstNode *c, int level, int pad);
+static void stmt_rest(Out *o, const AstNode *c, int level);
 
-/* A field printed on one line: part of an alignment run. */
-static bool one_line_field(const Out *o, const AstNode *c) {
-  if (c->kind != AST_FIELD) return false;
-  const AstNode *v = c->u.bin.rhs;
-  return v->kind != AST_EXTEND || written_on_one_line(o, v->span);
+/* Statements that align: fields, lets, ops and varys written on one line.  Returns the
+ * kind that groups a run (0: does not align). */
+static int align_kind(const Out *o, const AstNode *c) {
+  if (c->kind != AST_FIELD && c->kind != AST_LET && c->kind != AST_OP && c->kind != AST_VARY) return 0;
+  return written_on_one_line(o, c->span) ? (int)c->kind + 1 : 0;
 }
 
-/* Fields from c on that align together: their count, and the width of their names. */
-static int run_width(const Out *o, const AstNode *c, int *count) {
-  int w = 0;
-  *count = 0;
-  for (const AstNode *x = c; x && one_line_field(o, x); x = x->next) {
-    int n = (int)strlen(x->name);
-    if (n > w) w = n;
-    ++*count;
+/* The part before `=` (or `in`): "hidden", "let t", "op qkv", "vary plan.tp". */
+static char *key_of(Out *o, const AstNode *c) {
+  Out t = {0};
+  t.f = o->f;
+  put(&t, "", 0);
+  if (c->kind == AST_FIELD) puts_(&t, c->name);
+  else if (c->kind == AST_OP) { puts_(&t, "op "); puts_(&t, c->name); }
+  else { puts_(&t, c->kind == AST_LET ? "let " : "vary "); expr(&t, c->u.bin.lhs, 0); }
+  return t.p;
+}
+
+static char *rest_of(Out *o, const AstNode *c, int level) {
+  Out t = {0};
+  t.f = o->f;
+  put(&t, "", 0);
+  stmt_rest(&t, c, level);
+  return t.p;
+}
+
+/* Is there a comment after c, on its last line, before `next`?  (Not consumed.) */
+static bool has_trailing(const Out *o, const AstNode *c) {
+  return o->ci < o->ncomments && o->comments[o->ci].start >= c->span.end &&
+         newlines_between(o->f, c->span.end, o->comments[o->ci].start) == 0;
+}
+
+/* The statements from c that align with it. */
+static int run_length(const Out *o, const AstNode *c) {
+  int k = align_kind(o, c), n = 0;
+  if (!k) return 0;
+  for (const AstNode *x = c; x && align_kind(o, x) == k; x = x->next) {
+    n++;
     const AstNode *y = x->next;
     if (!y || newlines_between(o->f, x->span.end, y->span.start) >= 2) break;
     bool own_line_comment = false;
@@ -211,10 +237,55 @@ static int run_width(const Out *o, const AstNode *c, int *count) {
         own_line_comment = true;
     if (own_line_comment) break;
   }
-  return w;
+  return n;
 }
 
-static void body(Out *o, AstList l, Span sp, int level, bool one_line) {
+/* Emits n aligned statements from c: keys padded to one width, trailing comments at one
+ * column.  Returns the last statement emitted. */
+static const AstNode *emit_run(Out *o, const AstNode *c, int n, int level) {
+  enum { MAXRUN = 256 };
+  char *keys[MAXRUN], *rests[MAXRUN];
+  if (n > MAXRUN) n = MAXRUN;
+  size_t kw = 0, cw = 0;
+  const AstNode *x = c;
+  unsigned ci = o->ci;
+  for (int i = 0; i < n; i++, x = x->next) {
+    keys[i] = key_of(o, x);
+    rests[i] = rest_of(o, x, level);
+    if (strlen(keys[i]) > kw) kw = strlen(keys[i]);
+  }
+  x = c;
+  for (int i = 0; i < n; i++, x = x->next) {   /* widest line that carries a comment */
+    if (has_trailing(o, x) && kw + strlen(rests[i]) > cw) cw = kw + strlen(rests[i]);
+    while (o->ci < o->ncomments && o->comments[o->ci].start < (x->next ? x->next->span.start : x->span.end + 1)) o->ci++;
+  }
+  o->ci = ci;
+  const AstNode *last = c;
+  x = c;
+  for (int i = 0; i < n; i++, x = x->next) {
+    indent(o, level);
+    puts_(o, keys[i]);
+    for (size_t k = strlen(keys[i]); k < kw; k++) put(o, " ", 1);
+    puts_(o, rests[i]);
+    if (has_trailing(o, x))
+      for (size_t k = kw + strlen(rests[i]); k < cw; k++) put(o, " ", 1);
+    o->last_end = x->span.end;
+    trailing_comment(o, x->span.end);
+    put(o, "\n", 1);
+    free(keys[i]);
+    free(rests[i]);
+    last = x;
+  }
+  return last;
+}
+
+/* The offset of the `{` that opens a body, searched from `from` (after the name). */
+static unsigned open_brace(const Out *o, unsigned from) {
+  while (from < o->f->len && o->f->text[from] != '{') from++;
+  return from;
+}
+
+static void body(Out *o, AstList l, Span sp, int level, bool one_line, unsigned open) {
   if (!l.first && !comment_inside(o, sp)) {
     puts_(o, "{}");
     o->last_end = sp.end;
@@ -230,16 +301,20 @@ static void body(Out *o, AstList l, Span sp, int level, bool one_line) {
     o->last_end = sp.end;
     return;
   }
-  puts_(o, "{\n");
-  o->last_end = sp.start + 1;
-  int pad = 0, left = 0;
+  puts_(o, "{");
+  o->last_end = open + 1;
+  trailing_comment(o, open + 1);
+  puts_(o, "\n");
   for (const AstNode *c = l.first; c; c = c->next) {
     comments_before(o, c->span.start, level + 1);
     if (newlines_between(o->f, o->last_end, c->span.start) >= 2 && !after_open(o)) put(o, "\n", 1);
-    if (left == 0) pad = one_line_field(o, c) ? run_width(o, c, &left) : 0;
-    if (left > 0) left--;
+    int n = run_length(o, c);
+    if (n > 0) {
+      c = emit_run(o, c, n, level + 1);
+      continue;
+    }
     indent(o, level + 1);
-    stmt(o, c, level + 1, pad);
+    stmt(o, c, level + 1, 0);
     o->last_end = c->span.end;
     trailing_comment(o, c->span.end);
     put(o, "\n", 1);
@@ -250,32 +325,35 @@ static void body(Out *o, AstList l, Span sp, int level, bool one_line) {
   o->last_end = sp.end;
 }
 
+/* Everything after the key: " = value", " in [..]". */
+static void stmt_rest(Out *o, const AstNode *c, int level) {
+  puts_(o, c->kind == AST_VARY ? " in " : " = ");
+  expr(o, c->u.bin.rhs, level);
+}
+
 static void stmt(Out *o, const AstNode *c, int level, int pad) {
   switch (c->kind) {
-  case AST_FIELD: {
+  case AST_FIELD:
     puts_(o, c->name);
     for (int i = (int)strlen(c->name); i < pad; i++) put(o, " ", 1);
-    put(o, " = ", 3);
-    expr(o, c->u.bin.rhs, level);
+    stmt_rest(o, c, level);
     break;
-  }
   case AST_SUBBLOCK:
     puts_(o, c->name);
     if (c->u.sub.label) { put(o, " ", 1); puts_(o, c->u.sub.label); }
     put(o, " ", 1);
-    body(o, c->u.sub.body, c->span, level, written_on_one_line(o, c->span));
+    body(o, c->u.sub.body, c->span, level, written_on_one_line(o, c->span),
+         open_brace(o, c->u.sub.label ? c->u.sub.label_span.end : c->name_span.end));
     break;
   case AST_LET: case AST_VARY:
     puts_(o, c->kind == AST_LET ? "let " : "vary ");
     expr(o, c->u.bin.lhs, level);
-    puts_(o, c->kind == AST_LET ? " = " : " in ");
-    expr(o, c->u.bin.rhs, level);
+    stmt_rest(o, c, level);
     break;
   case AST_OP:
     puts_(o, "op ");
     puts_(o, c->name);
-    puts_(o, " = ");
-    expr(o, c->u.bin.rhs, level);
+    stmt_rest(o, c, level);
     break;
   case AST_REQUIRE: case AST_MINIMIZE: case AST_MAXIMIZE: case AST_KEEP:
     puts_(o, c->kind == AST_REQUIRE ? "require " : c->kind == AST_MINIMIZE ? "minimize "
@@ -299,7 +377,8 @@ static void top_item(Out *o, const AstNode *c) {
       puts_(o, c->u.decl.parent);
     }
     put(o, " ", 1);
-    body(o, c->u.decl.body, c->span, 0, false);
+    body(o, c->u.decl.body, c->span, 0, false,
+         open_brace(o, c->u.decl.parent ? c->u.decl.parent_span.end : c->name_span.end));
   }
 }
 

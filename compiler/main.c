@@ -46,6 +46,9 @@ static const char usage_check[] =
     "                         (one line per diagnostic: FILE:LINE:COL: error: MESSAGE)\n"
     "  --color=WHEN           auto (default: colour on a terminal), always or never\n"
     "  --dump=ast             print the syntax tree of each FILE after parsing\n"
+    "  --dump=sema            print each declaration of FILE with its fields as assembled\n"
+    "                         through extends and evaluated (base units: B, s, FLOP), and\n"
+    "                         the declaration each field comes from\n"
     "  --quiet                print nothing for clean files\n"
     "  -h, --help             this text\n"
     "\n"
@@ -75,7 +78,7 @@ typedef struct Options {
   int nincdirs;
   DiagFormat format;
   int colour;             /* -1 auto */
-  bool dump_ast, quiet, fmt_check, fmt_stdout;
+  bool dump_ast, dump_sema, quiet, fmt_check, fmt_stdout;
 } Options;
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg) {
@@ -104,7 +107,8 @@ static int parse_options(const char *cmd, int argc, char **argv, Options *o) {
     else if (!strcmp(a, "--color=auto")) o->colour = -1;
     else if (!strncmp(a, "--color=", 8)) return usage_error(cmd, "unknown colour mode `%s` (auto, always, never)", a + 8);
     else if (!is_fmt && !strcmp(a, "--dump=ast")) o->dump_ast = true;
-    else if (!is_fmt && !strncmp(a, "--dump=", 7)) return usage_error(cmd, "unknown dump `%s` (ast)", a + 7);
+    else if (!is_fmt && !strcmp(a, "--dump=sema")) o->dump_sema = true;
+    else if (!is_fmt && !strncmp(a, "--dump=", 7)) return usage_error(cmd, "unknown dump `%s` (ast or sema)", a + 7);
     else if (!is_fmt && !strcmp(a, "--quiet")) o->quiet = true;
     else if (!is_fmt && !strcmp(a, "-I")) {
       if (i + 1 == argc) return usage_error(cmd, "%s needs a folder", a);
@@ -139,9 +143,10 @@ static int cmd_check(const Options *o) {
     SrcFile *f;
     AstNode *root = sema_root(s, &f);
     if (o->dump_ast && root) ast_dump(stdout, root, f);
+    if (o->dump_sema && !errors) sema_dump(s, stdout);
     diag_flush(&d);
     failed += errors > 0;
-    if (!errors && !o->quiet && !o->dump_ast) printf("%s: ok (%d declarations)\n", o->files[i], sema_ndecls(s));
+    if (!errors && !o->quiet && !o->dump_ast && !o->dump_sema) printf("%s: ok (%d declarations)\n", o->files[i], sema_ndecls(s));
     sema_free(s);
   }
   if (failed && d.format == DIAG_HUMAN)

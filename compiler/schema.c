@@ -31,6 +31,7 @@ static const char *const e_dtype[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NUL
 static const char *const e_schedule[] = {"gpipe", "1f1b", "interleaved", "zero_bubble", NULL};
 static const char *const e_recompute[] = {"none", "selective", "full", NULL};
 static const char *const e_groups[] = {"tp", "cp", "ep", "dp", "pp", NULL};
+static const char *const e_partition[] = {"uniform", "balanced", NULL};
 static const char *const e_optimizer[] = {"adam", "sgd", NULL};
 static const char *const e_split[] = {"none", "column", "row", NULL};
 static const char *const e_vsplit[] = {"none", "vocab", NULL};
@@ -70,7 +71,7 @@ static const FieldDef f_plan[] = {
     COUNT("tp", 0), COUNT("pp", 0), COUNT("dp", 0), COUNT("cp", 0), COUNT("ep", 0),
     COUNT("micro_batch", F_REQ), COUNT("global_batch", F_REQ), BOOL("sequence_parallel"),
     ENUM("dtype", e_dtype, 0), ENUM("schedule", e_schedule, 0), COUNT("virtual_stages", 0),
-    ENUM("recompute", e_recompute, 0),
+    ENUM("recompute", e_recompute, 0), ENUM("layer_partition", e_partition, 0),
     {"zero", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 3},
     {"placement", FT_ENUMLIST, {{0}}, e_groups, DK_UNKNOWN, 0, 0, 0},
     COUNT("dp_bucket_elements", 0), BOOL("overlap_dp"), BOOL("overlap_tp"), BOOL("overlap_pp"),

@@ -1277,9 +1277,13 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
   if (fmod(heads, tp)) err_at(s, f, at, "scenario `%s`: model.heads = %g does not divide by plan.tp = %g", n, heads, tp);
   else if (fmod(kv, tp) && kv >= tp)
     err_at(s, f, at, "scenario `%s`: model.kv_heads = %g does not divide by plan.tp = %g", n, kv, tp);
-  if (fmod(layers, pp * vs))
-    err_at(s, f, at, "scenario `%s`: model.layers = %g does not divide by plan.pp * plan.virtual_stages = %g*%g = %g",
-           n, layers, pp, vs, pp * vs);
+  const char *part = word_of(s, p, "layer_partition");
+  bool balanced = part && !strcmp(part, "balanced");
+  if (!balanced && fmod(layers, pp * vs))
+    err_at(s, f, at, "scenario `%s`: model.layers = %g does not divide by plan.pp * plan.virtual_stages = %g*%g = %g"
+           " (set layer_partition = balanced for stages that differ by one layer)", n, layers, pp, vs, pp * vs);
+  if (balanced && layers < pp * vs)
+    err_at(s, f, at, "scenario `%s`: model.layers = %g is fewer than the %g pipeline stages", n, layers, pp * vs);
   if (fmod(gb, mb * dp))
     err_at(s, f, at, "scenario `%s`: plan.global_batch = %g does not divide by micro_batch * dp = %g*%g = %g", n, gb, mb,
            dp, mb * dp);
@@ -1369,3 +1373,64 @@ AstNode *sema_root(Sema *s, SrcFile **file) {
 }
 
 int sema_ndecls(Sema *s) { return s->ndecls; }
+
+/* --dump=sema: each declaration of the root file with its assembled fields, their values in
+ * base units (B, s, FLOP) and the declaration each was written in. */
+static void dump_value(FILE *out, Value v) {
+  char b[128];
+  if (v.t == T_ERROR) { fputs("<error>", out); return; }
+  if (!v.known) { fprintf(out, "? (%s)", describe(v, b, sizeof b)); return; }
+  switch (v.t) {
+  case T_NUM: {
+    static const char *base[DIM_N] = {"B", "s", "FLOP"};
+    fprintf(out, "%.15g", v.num);
+    for (int i = 0; i < DIM_N; i++)
+      if (v.dim.e[i] > 0) fprintf(out, v.dim.e[i] == 1 ? " %s" : " %s^%d", base[i], v.dim.e[i]);
+    for (int i = 0; i < DIM_N; i++)
+      if (v.dim.e[i] < 0) fprintf(out, v.dim.e[i] == -1 ? "/%s" : "/%s^%d", base[i], -v.dim.e[i]);
+    break;
+  }
+  case T_BOOL: fputs(v.num ? "true" : "false", out); break;
+  case T_STR: fprintf(out, "\"%s\"", v.str); break;
+  case T_ENUM: fputs(v.str, out); break;
+  case T_LIST: fprintf(out, "[%u items]", v.list ? v.list->u.list.count : 0); break;
+  case T_DECL: fprintf(out, "%s %s", v.schema->name, v.decl->name); break;
+  default: break;
+  }
+}
+
+static void dump_decl(Sema *s, FILE *out, Decl *d, int ind) {
+  fprintf(out, "%*s%s %s", ind, "", decl_kind_names[d->kind], d->name);
+  if (d->parent) fprintf(out, " extends %s", d->parent->name);
+  fputc('\n', out);
+  int n = schema_nfields(d->schema);
+  for (int i = 0; i < n; i++) {
+    if (!d->fields[i] && !(d->schema->fields[i].flags & F_DERIVED)) continue;
+    Value v = field_value(s, d, i);
+    fprintf(out, "%*s  %s = ", ind, "", d->schema->fields[i].name);
+    dump_value(out, v);
+    if (d->owners[i] && d->owners[i] != d) fprintf(out, "  (from %s)", d->owners[i]->name);
+    fputc('\n', out);
+    if (v.t == T_DECL && v.known && v.decl->node->kind == AST_EXTEND && ind < 8) dump_decl(s, out, v.decl, ind + 4);
+  }
+  for (int i = 0; i < d->nsubs; i++) {
+    AstNode *sub = d->subs[i].node;
+    fprintf(out, "%*s  %s%s%s {", ind, "", sub->name, sub->u.sub.label ? " " : "", sub->u.sub.label ? sub->u.sub.label : "");
+    Env e = {ENV_DECL, d, d->subs[i].owner};
+    const SubDef *sd = schema_sub(d->schema, sub->name);
+    for (AstNode *f = sub->u.sub.body.first; sd && f; f = f->next) {
+      const FieldDef *fd = f->kind == AST_FIELD ? schema_field(sd->schema, f->name) : NULL;
+      if (!fd) continue;
+      fprintf(out, " %s = ", f->name);
+      dump_value(out, check_value(s, &e, f->u.bin.rhs, fd, f->name));
+      fputc(';', out);
+    }
+    if (d->subs[i].owner != d) fprintf(out, " }  (from %s)\n", d->subs[i].owner->name);
+    else fputs(" }\n", out);
+  }
+}
+
+void sema_dump(Sema *s, FILE *out) {
+  for (int i = 0; i < s->ndecls; i++)
+    if (s->decls[i]->file == 0 && s->decls[i]->ext_state == 2) dump_decl(s, out, s->decls[i], 0);
+}

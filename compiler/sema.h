@@ -27,6 +27,8 @@ void sema_free(Sema *s);
 int sema_run(Sema *s, const char *path, bool check);
 /* The root file's tree, after sema_run (NULL if it could not be read). */
 AstNode *sema_root(Sema *s, SrcFile **file);
+/* --dump=sema: the root file's declarations with their assembled, evaluated fields. */
+void sema_dump(Sema *s, FILE *out);
 /* Declarations checked, for statistics. */
 int sema_ndecls(Sema *s);
 
