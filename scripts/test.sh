@@ -1,0 +1,31 @@
+#!/bin/sh
+# test.sh - the second of the README's two commands: builds llmp and runs the whole test
+# suite, three times over:
+#   1. Release build (build/): unit tests, golden tests, checks and fmt round trips of every
+#      shipped .llmp file;
+#   2. ASan+UBSan build (build-asan/): the same suite under the sanitizers (leaks included);
+#   3. libFuzzer build with clang-14 (build-fuzz/): the front-end fuzz harness for 60 s and
+#      the deep-input cases.
+# Run ./scripts/bootstrap.sh --deps-only first on a machine that lacks the packages.
+# Exits non-zero if anything fails.
+set -eu
+cd "$(dirname "$0")/.."
+J="$(nproc)"
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "Release build and tests"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j "$J"
+ctest --test-dir build --output-on-failure -j "$J"
+
+step "ASan+UBSan build and tests"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLLMP_SANITIZE=ON
+cmake --build build-asan -j "$J"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$J"
+
+step "libFuzzer build (clang-14, ASan+UBSan) and 60 s of fuzzing"
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DLLMP_FUZZ=ON -DLLMP_SANITIZE=ON
+cmake --build build-fuzz -j "$J" --target fuzz_front
+ctest --test-dir build-fuzz --output-on-failure -R '^fuzz\.'

@@ -1,0 +1,222 @@
+/* fuzz_front.c - libFuzzer harness for the whole front end.
+ *
+ * Each input is one .llmp file.  It is written to input.llmp in a temporary folder made
+ * once per process (sema_run takes a path), then:
+ *   1. sema_new / sema_run(check = true) / sema_free, with diagnostics discarded: the
+ *      scanner, parser, import loader and checker must not crash, leak, hang or trip a
+ *      sanitizer on any input;
+ *   2. when the input parses without errors, the formatter runs on it and the harness
+ *      aborts unless
+ *        - fmt(x) parses without errors,
+ *        - fmt(fmt(x)) == fmt(x)                       (formatting is idempotent),
+ *        - x checks clean  =>  fmt(x) checks clean, with the same number of declarations.
+ *
+ * Imports must not reach outside the temporary folder, so that a run reads nothing but the
+ * input and its results do not depend on the machine:
+ *   - LLMP_PATH and LLMP_DATA are unset, no -I folders are given, and SemaOptions.data_dir
+ *     is the temporary folder;
+ *   - the folder holds only input.llmp (formatted.llmp exists only during step 2's check);
+ *   - before writing, every string literal whose value (after escapes) starts with `/` or
+ *     holds `..` gets its `/` and `.` bytes replaced by `_`: absolute paths and `..` cannot
+ *     name another folder.  The string scanner below follows grammar/lexer.l: strings and
+ *     comments end at a newline, `#` outside a string starts a comment, and `\` with any
+ *     character but a newline is one escape (an unknown escape keeps its character).
+ *
+ * Build: tests/fuzz/CMakeLists.txt (LLMP_FUZZ=ON, clang); long runs: tests/fuzz/run.sh.
+ * As a plain program, `fuzz_front FILE...` runs each FILE once (libFuzzer's driver). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fmt.h"
+#include "parse.h"
+#include "sema.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char tmp_dir[4096];
+static char input_path[4200];
+static char formatted_path[4200];
+
+static void cleanup(void) {
+  if (!tmp_dir[0]) return;
+  unlink(formatted_path);
+  unlink(input_path);
+  rmdir(tmp_dir);
+}
+
+static void setup(void) {
+  if (tmp_dir[0]) return;
+  /* Imports resolve against the input's folder, -I, LLMP_PATH, then the data folder. */
+  unsetenv("LLMP_PATH");
+  unsetenv("LLMP_DATA");
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  int n = snprintf(tmp_dir, sizeof tmp_dir, "%s/llmp-fuzz-XXXXXX", base);
+  if (n < 0 || (size_t)n >= sizeof tmp_dir || !mkdtemp(tmp_dir)) {
+    fprintf(stderr, "fuzz_front: cannot make a temporary folder under %s: %s\n", base, strerror(errno));
+    abort();
+  }
+  snprintf(input_path, sizeof input_path, "%s/input.llmp", tmp_dir);
+  snprintf(formatted_path, sizeof formatted_path, "%s/formatted.llmp", tmp_dir);
+  atexit(cleanup);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  setup();
+  return 0;
+}
+
+static void discard(void *user, const char *text, size_t len) {
+  (void)user;
+  (void)text;
+  (void)len;
+}
+
+static void write_file(const char *path, const char *text, size_t n) {
+  FILE *fp = fopen(path, "wb");
+  if (!fp || fwrite(text, 1, n, fp) != n || fclose(fp) != 0) {
+    fprintf(stderr, "fuzz_front: cannot write %s: %s\n", path, strerror(errno));
+    abort();
+  }
+}
+
+/* Neutralises string literals that could name a file outside the temporary folder. */
+static void confine_imports(char *t, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    if (t[i] == '#') {                              /* comment: to the end of the line */
+      while (i < n && t[i] != '\n') i++;
+      continue;
+    }
+    if (t[i] != '"') {
+      i++;
+      continue;
+    }
+    size_t start = ++i;                             /* first byte inside the quotes */
+    char prev = 0;
+    bool first = true, bad = false;
+    while (i < n && t[i] != '"' && t[i] != '\n') {
+      char c = t[i];
+      if (c == '\\' && i + 1 < n && t[i + 1] != '\n') c = t[++i];   /* escape: its character */
+      if (first && c == '/') bad = true;
+      if (prev == '.' && c == '.') bad = true;
+      prev = c;
+      first = false;
+      i++;
+    }
+    if (bad)
+      for (size_t k = start; k < i; k++)
+        if (t[k] == '/' || t[k] == '.') t[k] = '_';
+    if (i < n && t[i] == '"') i++;                  /* closing quote; a newline is left alone */
+  }
+}
+
+/* Checks path; returns the error count and, through ndecls, the declarations checked. */
+static int check_file(const char *path, int *ndecls) {
+  Diag d;
+  diag_init(&d, NULL);
+  diag_set_writer(&d, discard, NULL);
+  SemaOptions so = {NULL, 0, tmp_dir};
+  Sema *s = sema_new(&d, &so);
+  int errors = sema_run(s, path, true);
+  if (ndecls) *ndecls = sema_ndecls(s);
+  sema_free(s);
+  diag_free(&d);
+  return errors;
+}
+
+static void write_stderr(void *user, const char *text, size_t len) {
+  (void)user;
+  fwrite(text, 1, len, stderr);
+}
+
+/* Prints what went wrong with the formatter and aborts (libFuzzer saves the input). */
+static void fmt_failure(const char *what, const char *x, size_t nx, const char *f1, size_t n1, const char *f2,
+                        size_t n2) {
+  fprintf(stderr, "\nfuzz_front: %s\n--- input (%zu bytes)\n%.*s\n--- fmt(input) (%zu bytes)\n%.*s\n", what, nx,
+          (int)nx, x, n1, (int)n1, f1);
+  if (f2) fprintf(stderr, "--- fmt(fmt(input)) (%zu bytes)\n%.*s\n", n2, (int)n2, f2);
+  /* The diagnostics of fmt(input), now printed. */
+  Diag d;
+  diag_init(&d, NULL);
+  diag_set_writer(&d, write_stderr, NULL);
+  SrcFile *f = diag_add_file(&d, "fmt(input)", f1, n1);
+  Arena a;
+  Interner in;
+  arena_init(&a);
+  intern_init(&in, &a);
+  Parser p;
+  parse_file(&p, &a, &in, &d, f);
+  arena_free(&a);
+  diag_free(&d);
+  abort();
+}
+
+/* Parses text as a file named name; returns its canonical layout (malloc'd) or NULL when
+ * it does not parse cleanly. */
+static char *format(const char *name, const char *text, size_t n, size_t *out_len) {
+  Diag d;
+  diag_init(&d, NULL);
+  diag_set_writer(&d, discard, NULL);
+  SrcFile *f = diag_add_file(&d, name, text, n);
+  Arena a;
+  Interner in;
+  arena_init(&a);
+  intern_init(&in, &a);
+  Parser p;
+  AstNode *root = parse_file(&p, &a, &in, &d, f);
+  char *out = NULL;
+  if (root && d.errors == 0) out = fmt_file(root, f, p.comments, p.ncomments, out_len);
+  arena_free(&a);
+  diag_free(&d);
+  return out;
+}
+
+static void check_formatter(const char *x, size_t nx, int x_errors, int x_decls) {
+  size_t n1, n2;
+  char *f1 = format("input.llmp", x, nx, &n1);
+  if (!f1) return;                                  /* syntax errors: nothing to format */
+  if (strlen(f1) != n1) fmt_failure("fmt_file returned a length that is not the text's", x, nx, f1, n1, NULL, 0);
+  char *f2 = format("formatted.llmp", f1, n1, &n2);
+  if (!f2) fmt_failure("the formatted text does not parse without errors", x, nx, f1, n1, NULL, 0);
+  if (n1 != n2 || memcmp(f1, f2, n1) != 0)
+    fmt_failure("formatting is not idempotent: fmt(fmt(x)) != fmt(x)", x, nx, f1, n1, f2, n2);
+  if (x_errors == 0) {
+    write_file(formatted_path, f1, n1);
+    int decls;
+    int errors = check_file(formatted_path, &decls);
+    unlink(formatted_path);
+    if (errors || decls != x_decls) {
+      char what[160];
+      snprintf(what, sizeof what,
+               "the input checks clean (%d declarations) but fmt(input) has %d errors (%d declarations)", x_decls,
+               errors, decls);
+      fmt_failure(what, x, nx, f1, n1, NULL, 0);
+    }
+  }
+  free(f2);
+  free(f1);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  setup();
+  char *x = malloc(size + 1);
+  if (!x) abort();
+  if (size) memcpy(x, data, size);
+  x[size] = '\0';
+  confine_imports(x, size);
+  write_file(input_path, x, size);
+
+  int decls = 0;
+  int errors = check_file(input_path, &decls);
+  check_formatter(x, size, errors, decls);
+  free(x);
+  return 0;
+}
