@@ -73,7 +73,7 @@ typedef struct LetMemo {      /* aux of an AST_LET in a block */
   Value v;
 } LetMemo;
 
-enum { MAX_EXTENDS = 256 };
+enum { MAX_EXTENDS = 256, MAX_EVAL_DEPTH = 512 };
 
 static Value check_value(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const char *what);
 static Value eval(Sema *s, Env *e, AstNode *n);
@@ -388,10 +388,11 @@ static bool resolve_extends(Sema *s, Decl *d) {
              decl_title(d, t, sizeof t), decl_title(p, t2, sizeof t2));
       note_decl(s, p, "`%s` is declared here", p->name);
       ok = false;
-    } else if (p && ++s->ext_depth > MAX_EXTENDS) {
+    } else if (p && s->ext_depth >= MAX_EXTENDS) {
       err_at(s, file_of(s, d), d->parent_span, "`extends` chain longer than %d declarations", MAX_EXTENDS);
       ok = false;
     } else if (p) {
+      s->ext_depth++;
       ok = resolve_extends(s, p);
       s->ext_depth--;
     }
@@ -427,9 +428,16 @@ static Value field_value(Sema *s, Decl *d, int i) {
   }
   d->vstate[i] = 1;
   Value v;
-  if (d->fields[i]) {
+  if (d->fields[i] && s->eval_depth >= MAX_EVAL_DEPTH) {
     Env e = {ENV_DECL, d, d->owners[i]};
+    err_env(s, &e, d->fields[i]->name_span, "field `%s` is reached through more than %d nested references",
+            fd->name, MAX_EVAL_DEPTH);
+    v = v_error();
+  } else if (d->fields[i]) {
+    Env e = {ENV_DECL, d, d->owners[i]};
+    s->eval_depth++;
     v = check_value(s, &e, d->fields[i]->u.bin.rhs, fd, fd->name);
+    s->eval_depth--;
   } else if (fd->flags & F_DERIVED) {
     v = derived_value(s, d, fd);
   } else {
@@ -490,8 +498,15 @@ static Value let_value(Sema *s, Env *e, AstNode *let) {
     err_env(s, e, let->u.bin.lhs->span, "`let %s` depends on its own value", let->u.bin.lhs->name);
     return v_error();
   }
+  if (s->eval_depth >= MAX_EVAL_DEPTH) {
+    err_env(s, e, let->u.bin.lhs->span, "`let %s` is reached through more than %d nested references",
+            let->u.bin.lhs->name, MAX_EVAL_DEPTH);
+    return v_error();
+  }
   m->state = 1;
+  s->eval_depth++;
   m->v = eval(s, e, let->u.bin.rhs);
+  s->eval_depth--;
   m->state = 2;
   return m->v;
 }
@@ -1373,6 +1388,7 @@ AstNode *sema_root(Sema *s, SrcFile **file) {
 }
 
 int sema_ndecls(Sema *s) { return s->ndecls; }
+int sema_nfiles(Sema *s) { return s->nfiles; }
 
 /* --dump=sema: each declaration of the root file with its assembled fields, their values in
  * base units (B, s, FLOP) and the declaration each was written in. */

@@ -31,6 +31,7 @@ AstNode *sema_root(Sema *s, SrcFile **file);
 void sema_dump(Sema *s, FILE *out);
 /* Declarations checked, for statistics. */
 int sema_ndecls(Sema *s);
+int sema_nfiles(Sema *s);
 
 /* Resolves an import path as sema_run does; returns a malloc'd path or NULL. */
 char *sema_resolve_import(const SemaOptions *opt, const char *from_dir, const char *path);

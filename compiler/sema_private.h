@@ -33,7 +33,8 @@ struct Sema {
   unsigned tcap;
   unsigned long *seen;          /* hashes of reported errors, to report each once */
   unsigned seencap, nseen;
-  unsigned ext_depth;
+  unsigned ext_depth;           /* extends chain being resolved */
+  unsigned eval_depth;          /* nested field and let evaluations */
 };
 
 /* load.c */

@@ -18,7 +18,10 @@
  *                                           import), NAME being that file's base name
  *
  * LEVEL is `error`, `warning` or `note`; TEXT is the diagnostic's message exactly (trailing
- * blanks ignored).  Columns are not compared.  The test passes when every diagnostic is
+ * blanks ignored), except that `{{*}}` in TEXT matches any run of characters (for a part of a
+ * message that depends on the machine, like an installation folder).  Columns are not
+ * compared.  A file that cannot hold its expectation (an empty file) gets them from a file
+ * next to it named GOLDEN_FILE.expect, which holds `#~ file` and `#~ other` lines.  The test passes when every diagnostic is
  * expected, every expectation is met (as a multiset: two equal expectations need two equal
  * diagnostics), the exit status of llmp is 1 when at least one error is expected and 0
  * otherwise, and llmp prints nothing else than diagnostics and its `PATH: ok (...)` line.
@@ -244,8 +247,22 @@ static bool parse_diag(const char *l, size_t n, const char *path, Item *x) {
   return true;
 }
 
-static bool same_item(const Item *a, const Item *b) {
-  if (a->where != b->where || strcmp(a->level, b->level) || strcmp(a->text, b->text)) return false;
+/* The expected text pat, where `{{*}}` matches any run of characters, against text. */
+static bool text_matches(const char *pat, const char *text) {
+  const char *star = strstr(pat, "{{*}}");
+  if (!star) return !strcmp(pat, text);
+  size_t n = (size_t)(star - pat);
+  if (strncmp(pat, text, n)) return false;
+  for (const char *t = text + n;; t++) {
+    if (text_matches(star + 5, t)) return true;
+    if (!*t) return false;
+  }
+}
+
+/* got: a diagnostic; want: an expectation. */
+static bool same_item(const Item *got, const Item *want) {
+  const Item *a = got, *b = want;
+  if (a->where != b->where || strcmp(a->level, b->level) || !text_matches(b->text, a->text)) return false;
   if (a->where == W_NOLINE) return true;
   if (a->line != b->line) return false;
   return a->where != W_OTHER || !strcmp(a->other, b->other);
@@ -324,6 +341,24 @@ int main(int argc, char **argv) {
   fclose(fp);
   Items exp = {0}, got = {0};
   read_expectations(text, len, &exp);
+  size_t sidecar_from = exp.n;
+  char *side = xmalloc(strlen(golden) + 8);
+  sprintf(side, "%s.expect", golden);
+  if ((fp = fopen(side, "rb"))) {
+    size_t slen;
+    char *stext = read_all(fp, &slen);
+    fclose(fp);
+    const char *saved = golden;
+    golden = side;
+    read_expectations(stext, slen, &exp);
+    golden = saved;
+    for (size_t j = sidecar_from; j < exp.n; j++)
+      if (exp.v[j].where == W_THIS) {
+        fprintf(stderr, "%s:%ld: a .expect file holds only `#~ file` and `#~ other` expectations\n", side,
+                exp.v[j].src_line);
+        return 2;
+      }
+  }
 
   int status;
   size_t olen;
