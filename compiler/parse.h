@@ -15,6 +15,10 @@ typedef struct Parser {
   unsigned off;             /* scanner position (byte offset) */
   unsigned nest;            /* open ( and [: newlines inside them are not separators */
   AstNode *root;
+  Span *opens;              /* open brackets ({[ not yet closed, innermost last: for hints */
+  unsigned nopens, capopens;
+  Span skipped;             /* an opening bracket the last closing one left unclosed */
+  bool has_skipped;
   Span *comments;           /* arena-owned, in source order */
   unsigned ncomments, capcomments;
 } Parser;

@@ -32,7 +32,7 @@ static void yyerror(YYLTYPE *loc, yyscan_t scanner, Parser *p, const char *msg);
 %define api.pure full
 %define api.location.type {Span}
 %define api.token.prefix {TOK_}
-%define parse.error detailed
+%define parse.error custom
 %define parse.lac full
 %locations
 %param {yyscan_t scanner}
@@ -210,6 +210,74 @@ exprlist
 static void yyerror(YYLTYPE *loc, yyscan_t scanner, Parser *p, const char *msg) {
   (void)scanner;
   diag_error(p->diag, p->b.file, *loc, "%s", msg);
+}
+
+/* A token as a user would name it: identifiers and numbers with their text. */
+static void describe_token(Parser *p, yysymbol_kind_t k, Span at, char *buf, size_t n) {
+  const char *text = p->b.file->text + at.start;
+  int len = (int)(at.end - at.start);
+  if (len > 40) len = 40;
+  switch (k) {
+  case YYSYMBOL_YYEOF: snprintf(buf, n, "end of file"); break;
+  case YYSYMBOL_NEWLINE: snprintf(buf, n, "end of line"); break;
+  case YYSYMBOL_IDENT: snprintf(buf, n, "`%.*s`", len, text); break;
+  case YYSYMBOL_NUMBER: snprintf(buf, n, "number `%.*s`", len, text); break;
+  case YYSYMBOL_UNIT: snprintf(buf, n, "unit `%.*s`", len, text); break;
+  case YYSYMBOL_STRING: snprintf(buf, n, "a string"); break;
+  default: {
+    const char *name = yysymbol_name(k);
+    size_t l = strlen(name);
+    if (l >= 2 && (name[0] == '"' || name[0] == '\'')) snprintf(buf, n, "`%.*s`", (int)l - 2, name + 1);
+    else snprintf(buf, n, "`%s`", name);
+  }
+  }
+}
+
+static const char *expected_name(yysymbol_kind_t k, char *buf, size_t n) {
+  const char *name = yysymbol_name(k);
+  size_t l = strlen(name);
+  if (k == YYSYMBOL_IDENT || k == YYSYMBOL_NUMBER || k == YYSYMBOL_STRING || k == YYSYMBOL_UNIT)
+    snprintf(buf, n, "%s%.*s", k == YYSYMBOL_IDENT ? "a name" : "a ", k == YYSYMBOL_IDENT ? 0 : (int)l - 2, name + 1);
+  else if (k == YYSYMBOL_NEWLINE) snprintf(buf, n, "end of line");
+  else if (k == YYSYMBOL_YYEOF) snprintf(buf, n, "end of file");
+  else if (l >= 2 && (name[0] == '"' || name[0] == '\'')) snprintf(buf, n, "`%.*s`", (int)l - 2, name + 1);
+  else snprintf(buf, n, "`%s`", name);
+  return buf;
+}
+
+/* Syntax errors: what was found, what could come (when that is a short list), and a hint
+ * for the common cases: two statements on one line, an unclosed bracket. */
+static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Parser *p) {
+  (void)scanner;
+  yysymbol_kind_t tok = yypcontext_token(ctx);
+  Span at = *yypcontext_location(ctx);
+  yysymbol_kind_t exp[YYNTOKENS];
+  int n = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
+  bool ends_stmt = false;
+  for (int i = 0; i < n; i++) ends_stmt |= exp[i] == YYSYMBOL_NEWLINE;
+  const char *tn = yysymbol_name(tok);
+  bool closer = !strcmp(tn, "'}'") || !strcmp(tn, "')'") || !strcmp(tn, "']'");
+  char found[96], msg[512];
+  describe_token(p, tok, at, found, sizeof found);
+  int k = snprintf(msg, sizeof msg, "unexpected %s", found);
+  if (ends_stmt && tok != YYSYMBOL_YYEOF && n > 4) {
+    snprintf(msg + k, sizeof msg - (size_t)k, ": a statement ends at a newline or `;`");
+  } else if (n > 0 && n <= 5) {
+    k += snprintf(msg + k, sizeof msg - (size_t)k, ", expecting ");
+    for (int i = 0; i < n && k < (int)sizeof msg; i++) {
+      char e[64];
+      k += snprintf(msg + k, sizeof msg - (size_t)k, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+                    expected_name(exp[i], e, sizeof e));
+    }
+  }
+  diag_error(p->diag, p->b.file, at, "syntax error: %s", msg);
+  if (tok == YYSYMBOL_YYEOF && p->nopens) {
+    Span o = p->opens[p->nopens - 1];
+    diag_note(p->diag, p->b.file, o, "the `%c` opened here is not closed", p->b.file->text[o.start]);
+  } else if (closer && p->has_skipped && p->skipped.start < at.start) {
+    diag_note(p->diag, p->b.file, p->skipped, "the `%c` opened here is not closed", p->b.file->text[p->skipped.start]);
+  }
+  return 0;
 }
 
 /* The driver: checks the file is text, runs the scanner and parser, reports a tree that
