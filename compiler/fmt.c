@@ -14,6 +14,7 @@
  *   - expressions get the parentheses their precedence needs and no more. */
 #include "fmt.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,9 +65,10 @@ static void comments_before(Out *o, unsigned off, int level) {
   }
 }
 
-/* A comment on the same source line as `end` goes after the statement. */
-static void trailing_comment(Out *o, unsigned end) {
-  if (o->ci < o->ncomments && o->comments[o->ci].start >= end &&
+/* A comment on the same source line as `end`, before the next statement (`limit`), goes
+ * after the statement: with `a = 1; b = 2  # c` the comment belongs to `b`. */
+static void trailing_comment(Out *o, unsigned end, unsigned limit) {
+  if (o->ci < o->ncomments && o->comments[o->ci].start >= end && o->comments[o->ci].start < limit &&
       newlines_between(o->f, end, o->comments[o->ci].start) == 0) {
     Span c = o->comments[o->ci++];
     put(o, "  ", 2);
@@ -218,8 +220,11 @@ static char *rest_of(Out *o, const AstNode *c, int level) {
 }
 
 /* Is there a comment after c, on its last line, before `next`?  (Not consumed.) */
+static unsigned next_start(const AstNode *c) { return c->next ? c->next->span.start : UINT_MAX; }
+
 static bool has_trailing(const Out *o, const AstNode *c) {
   return o->ci < o->ncomments && o->comments[o->ci].start >= c->span.end &&
+         o->comments[o->ci].start < next_start(c) &&
          newlines_between(o->f, c->span.end, o->comments[o->ci].start) == 0;
 }
 
@@ -270,7 +275,7 @@ static const AstNode *emit_run(Out *o, const AstNode *c, int n, int level) {
     if (has_trailing(o, x))
       for (size_t k = kw + strlen(rests[i]); k < cw; k++) put(o, " ", 1);
     o->last_end = x->span.end;
-    trailing_comment(o, x->span.end);
+    trailing_comment(o, x->span.end, next_start(x));
     put(o, "\n", 1);
     free(keys[i]);
     free(rests[i]);
@@ -303,7 +308,7 @@ static void body(Out *o, AstList l, Span sp, int level, bool one_line, unsigned 
   }
   puts_(o, "{");
   o->last_end = open + 1;
-  trailing_comment(o, open + 1);
+  trailing_comment(o, open + 1, l.first ? l.first->span.start : UINT_MAX);
   puts_(o, "\n");
   for (const AstNode *c = l.first; c; c = c->next) {
     comments_before(o, c->span.start, level + 1);
@@ -316,7 +321,7 @@ static void body(Out *o, AstList l, Span sp, int level, bool one_line, unsigned 
     indent(o, level + 1);
     stmt(o, c, level + 1, 0);
     o->last_end = c->span.end;
-    trailing_comment(o, c->span.end);
+    trailing_comment(o, c->span.end, next_start(c));
     put(o, "\n", 1);
   }
   comments_before(o, sp.end, level + 1);
@@ -393,7 +398,7 @@ char *fmt_file(const AstNode *root, const SrcFile *f, const Span *comments, unsi
     if (o.n && newlines_between(f, o.last_end, c->span.start) >= 2) put(&o, "\n", 1);
     top_item(&o, c);
     o.last_end = c->span.end;
-    trailing_comment(&o, c->span.end);
+    trailing_comment(&o, c->span.end, next_start(c));
     put(&o, "\n", 1);
   }
   comments_before(&o, (unsigned)f->len + 1, 0);
