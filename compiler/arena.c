@@ -42,6 +42,10 @@ static ArenaChunk *chunk_new(size_t need) {
 }
 
 void *arena_alloc(Arena *a, size_t size) {
+  if (size > SIZE_MAX / 2) {   /* rounding up would wrap: no such request can be met */
+    fputs("llmp: out of memory\n", stderr);
+    abort();
+  }
   size = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
   if (size == 0) size = ALIGN;
   ArenaChunk *c = a->head;

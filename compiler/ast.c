@@ -87,18 +87,26 @@ AstNode *ast_named(AstBuilder *b, AstKind k, Span sp, const char *name, Span ns,
 /* "1_000_000", "1.26e9": underscores are separators; an integer has neither '.' nor an
  * exponent.  Range errors (1e999) are left to sema, which sees the infinite value. */
 AstNode *ast_number(AstBuilder *b, Span sp, const char *text, size_t n) {
-  char buf[128];
+  char small[128];
+  char *buf = n < sizeof small ? small : arena_alloc(b->arena, n + 1);
   size_t k = 0;
   bool is_int = true;
-  for (size_t i = 0; i < n && k + 1 < sizeof buf; i++) {
+  for (size_t i = 0; i < n; i++) {
     if (text[i] == '_') continue;
     if (text[i] == '.' || text[i] == 'e' || text[i] == 'E') is_int = false;
     buf[k++] = text[i];
   }
   buf[k] = '\0';
   AstNode *node = ast_new(b, AST_NUM, sp);
-  node->u.num.value = n < sizeof buf ? strtod(buf, NULL) : HUGE_VAL;
+  node->u.num.value = strtod(buf, NULL);
   node->u.num.is_int = is_int;
+  if (is_int) {   /* exact iff at most 2^53 and the double prints back as the same digits */
+    const char *digits = buf;
+    while (digits[0] == '0' && digits[1]) digits++;
+    char back[400];
+    snprintf(back, sizeof back, "%.0f", node->u.num.value);
+    node->u.num.inexact = strcmp(back, digits) != 0 || node->u.num.value > 9007199254740992.0;
+  }
   node->u.num.num_span = sp;
   return node;
 }

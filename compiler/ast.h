@@ -78,6 +78,7 @@ struct AstNode {
     struct {                /* AST_NUM */
       double value;
       bool is_int;          /* written without fraction or exponent */
+      bool inexact;         /* an integer whose digits a double does not hold exactly */
       const char *unit;     /* interned unit text ("GB/s"), or NULL */
       Span num_span, unit_span;
     } num;

@@ -195,9 +195,16 @@ static void stmt_rest(Out *o, const AstNode *c, int level);
 
 /* Statements that align: fields, lets, ops and varys written on one line.  Returns the
  * kind that groups a run (0: does not align). */
-static int align_kind(const Out *o, const AstNode *c) {
+static char *rest_of(Out *o, const AstNode *c, int level);
+
+/* Decided on the output, not the source: a statement fmt joins onto one line aligns the
+ * same way the next time, so formatting stays idempotent. */
+static int align_kind(Out *o, const AstNode *c) {
   if (c->kind != AST_FIELD && c->kind != AST_LET && c->kind != AST_OP && c->kind != AST_VARY) return 0;
-  return written_on_one_line(o, c->span) ? (int)c->kind + 1 : 0;
+  char *rest = rest_of(o, c, 0);
+  bool one_line = !strchr(rest, '\n');
+  free(rest);
+  return one_line ? (int)c->kind + 1 : 0;
 }
 
 /* The part before `=` (or `in`): "hidden", "let t", "op qkv", "vary plan.tp". */
@@ -229,7 +236,7 @@ static bool has_trailing(const Out *o, const AstNode *c) {
 }
 
 /* The statements from c that align with it. */
-static int run_length(const Out *o, const AstNode *c) {
+static int run_length(Out *o, const AstNode *c) {
   int k = align_kind(o, c), n = 0;
   if (!k) return 0;
   for (const AstNode *x = c; x && align_kind(o, x) == k; x = x->next) {
@@ -248,9 +255,8 @@ static int run_length(const Out *o, const AstNode *c) {
 /* Emits n aligned statements from c: keys padded to one width, trailing comments at one
  * column.  Returns the last statement emitted. */
 static const AstNode *emit_run(Out *o, const AstNode *c, int n, int level) {
-  enum { MAXRUN = 256 };
-  char *keys[MAXRUN], *rests[MAXRUN];
-  if (n > MAXRUN) n = MAXRUN;
+  char **keys = malloc((size_t)n * sizeof *keys), **rests = malloc((size_t)n * sizeof *rests);
+  if (!keys || !rests) abort();
   size_t kw = 0, cw = 0;
   const AstNode *x = c;
   unsigned ci = o->ci;
@@ -281,6 +287,8 @@ static const AstNode *emit_run(Out *o, const AstNode *c, int n, int level) {
     free(rests[i]);
     last = x;
   }
+  free(keys);
+  free(rests);
   return last;
 }
 

@@ -112,6 +112,7 @@ static void load_imports(Sema *s, int i, unsigned depth) {
     char *p = sema_resolve_import(&s->opt, dir, c->name);
     int t = -1;
     if (!p) {
+      s->broken = true;
       diag_error(s->diag, s->files[i].src, c->span,
                  "cannot find import \"%s\" (looked in %s, -I folders, LLMP_PATH and %s)", c->name,
                  dir, data_dir(&s->opt));
@@ -130,12 +131,14 @@ static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth
   if (!real) {
     if (fromsrc) diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
     else diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
+    s->broken = true;
     return -1;
   }
   int i = find_file(s, real);
   if (i >= 0) {
     free(real);
     if (s->files[i].state == 1) {
+      s->broken = true;
       if (i == from)
         diag_error(s->diag, fromsrc, at->span, "file imports itself");
       else {
@@ -144,13 +147,15 @@ static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth
         Span top = {0, 0};
         diag_note(s->diag, s->files[i].src, top, "the cycle starts in this file");
       }
-      return -1;
+      s->broken = true;
+    return -1;
     }
     return i;
   }
   if (depth > MAX_IMPORT_DEPTH) {
     diag_error(s->diag, fromsrc, at->span, "imports nested more than %d files deep", MAX_IMPORT_DEPTH);
     free(real);
+    s->broken = true;
     return -1;
   }
   SrcFile *src = diag_load_file(s->diag, path);
@@ -158,12 +163,14 @@ static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth
     if (fromsrc) diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
     else diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
     free(real);
+    s->broken = true;
     return -1;
   }
   i = add_file(s, src, real);
   free(real);
   Parser p;
   s->files[i].root = parse_file(&p, &s->arena, &s->in, s->diag, src);
+  if (!s->files[i].root || p.syntax_errors) s->broken = true;
   if (!s->files[i].root) {
     s->files[i].state = 2;
     return i;

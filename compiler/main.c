@@ -146,8 +146,9 @@ static int cmd_check(const Options *o) {
     if (o->dump_sema && !errors) sema_dump(s, stdout);
     diag_flush(&d);
     failed += errors > 0;
-    if (!errors && !o->quiet && !o->dump_ast && !o->dump_sema) printf("%s: ok (%d declarations in %d file%s)\n", o->files[i], sema_ndecls(s),
-                                                           sema_nfiles(s), sema_nfiles(s) == 1 ? "" : "s");
+    if (!errors && !o->quiet && !o->dump_ast && !o->dump_sema) printf("%s: ok (%d declaration%s in %d file%s)\n", o->files[i], sema_ndecls(s),
+                                                           sema_ndecls(s) == 1 ? "" : "s", sema_nfiles(s),
+                                                           sema_nfiles(s) == 1 ? "" : "s");
     sema_free(s);
   }
   if (failed && d.format == DIAG_HUMAN)

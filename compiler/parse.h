@@ -1,8 +1,10 @@
 /* parse.h - running the flex scanner and bison parser over one source file.
  *
  * parse_file() returns the AST_FILE root (in the builder's arena), or NULL when the file
- * is not text (a NUL byte).  Syntax errors are reported to the Diag; the tree of a file
- * with errors is partial and only good for more error reporting.  Comments are kept on the
+ * is not text (a NUL byte).  Errors are reported to the Diag.  After a syntax error
+ * (p->syntax_errors > 0) the tree is partial and only good for more error reporting;
+ * after lexical errors alone (a bad escape, a stray character, which are skipped) it is
+ * complete and may be checked.  Comments are kept on the
  * side, in source order, for the formatter. */
 #ifndef LLMP_PARSE_H
 #define LLMP_PARSE_H
@@ -13,8 +15,8 @@ typedef struct Parser {
   AstBuilder b;
   Diag *diag;
   unsigned off;             /* scanner position (byte offset) */
-  unsigned nest;            /* open ( and [: newlines inside them are not separators */
   AstNode *root;
+  unsigned syntax_errors;   /* errors that leave the tree incomplete (lexical ones do not) */
   Span *opens;              /* open brackets ({[ not yet closed, innermost last: for hints */
   unsigned nopens, capopens;
   Span skipped;             /* an opening bracket the last closing one left unclosed */

@@ -36,11 +36,12 @@ static const char *const e_optimizer[] = {"adam", "sgd", NULL};
 static const char *const e_split[] = {"none", "column", "row", NULL};
 static const char *const e_vsplit[] = {"none", "vocab", NULL};
 
+#define POSQTY(n, d, fl) {n, FT_QTY, d, NULL, DK_UNKNOWN, (fl) | F_HAS_MIN | F_MIN_OPEN, 0, 0}   /* > 0 */
 static const FieldDef f_gpu[] = {
-    QTY("memory", BYTES, F_REQ), QTY("memory_bandwidth", BANDWIDTH, F_REQ), COUNT("sms", F_REQ),
-    QTY("peak_fp16", FLOPS, F_REQ), QTY("peak_bf16", FLOPS, 0), QTY("peak_fp32", FLOPS, 0),
-    QTY("peak_tf32", FLOPS, 0), QTY("peak_fp8", FLOPS, 0), QTY("peak_fp4", FLOPS, 0),
-    QTY("l2_cache", BYTES, 0), ENUM("vendor", e_vendor, 0), STRING("calibration"),
+    POSQTY("memory", BYTES, F_REQ), POSQTY("memory_bandwidth", BANDWIDTH, F_REQ), COUNT("sms", F_REQ),
+    POSQTY("peak_fp16", FLOPS, F_REQ), POSQTY("peak_bf16", FLOPS, 0), POSQTY("peak_fp32", FLOPS, 0),
+    POSQTY("peak_tf32", FLOPS, 0), POSQTY("peak_fp8", FLOPS, 0), POSQTY("peak_fp4", FLOPS, 0),
+    POSQTY("l2_cache", BYTES, 0), ENUM("vendor", e_vendor, 0), STRING("calibration"),
     STRING("description"), STRING("source"), END};
 
 static const FieldDef f_tier[] = {
@@ -188,25 +189,29 @@ const char *enum_list(const char *const *enums, char *buf, unsigned n) {
   return buf;
 }
 
-/* Levenshtein distance with one row; names are short. */
+/* Optimal string alignment distance (Levenshtein plus adjacent transpositions, so `gtp`
+ * is one edit from `gpt`); names are short, rows are small. */
 unsigned edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 63 || lb > 63) return 1000;
-  unsigned row[64];
-  for (size_t j = 0; j <= lb; j++) row[j] = (unsigned)j;
+  unsigned r0[64], r1[64], r2[64];   /* rows i-2, i-1, i */
+  unsigned *pp = r0, *prev = r1, *cur = r2;
+  for (size_t j = 0; j <= lb; j++) prev[j] = (unsigned)j;
   for (size_t i = 1; i <= la; i++) {
-    unsigned diag = row[0];
-    row[0] = (unsigned)i;
+    cur[0] = (unsigned)i;
     for (size_t j = 1; j <= lb; j++) {
-      unsigned up = row[j];
-      unsigned best = diag + (a[i - 1] != b[j - 1]);
-      if (row[j] + 1 < best) best = row[j] + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
+      unsigned best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      if (prev[j] + 1 < best) best = prev[j] + 1;
+      if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && pp[j - 2] + 1 < best) best = pp[j - 2] + 1;
+      cur[j] = best;
     }
+    unsigned *t = pp;
+    pp = prev;
+    prev = cur;
+    cur = t;
   }
-  return row[lb];
+  return prev[lb];
 }
 
 void suggest_init(Suggest *s, const char *word) {

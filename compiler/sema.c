@@ -34,6 +34,7 @@ typedef struct Value {
   Decl *decl;                 /* T_DECL, known */
   const Schema *schema;       /* T_DECL: the kind's schema (known or not) */
   AstNode *list;              /* T_LIST, known */
+  const char *const *enums;   /* T_ENUM: the words it may take, when known */
 } Value;
 
 typedef struct SubEntry {
@@ -58,6 +59,8 @@ struct Decl {
   unsigned char *vstate;      /* 0 not evaluated, 1 evaluating, 2 done */
   SubEntry *subs;
   int nsubs;
+  AstNode **lets;             /* block: lets by name (find_let) */
+  unsigned letcap;
 };
 
 typedef enum { ENV_DECL, ENV_BLOCK, ENV_SWEEP } EnvKind;
@@ -73,9 +76,11 @@ typedef struct LetMemo {      /* aux of an AST_LET in a block */
   Value v;
 } LetMemo;
 
-enum { MAX_EXTENDS = 256, MAX_EVAL_DEPTH = 512 };
+enum { MAX_EVAL_DEPTH = 256 };
 
 static Value check_value(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const char *what);
+static Value check_word(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const char *what);
+static bool name_in_scope(Sema *s, Env *e, const char *name);
 static Value eval(Sema *s, Env *e, AstNode *n);
 static void check_decl(Sema *s, Decl *d);
 
@@ -136,10 +141,13 @@ static bool err_env(Sema *s, Env *e, Span sp, const char *fmt, ...) {
   va_start(ap, fmt);
   int n = vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  /* One report per place and message, whichever declaration inherited the expression. */
+  if (!first_report(s, file_of(s, e->owner), sp, msg)) return false;
   if (e->self && e->owner && e->self != e->owner && n > 0 && (size_t)n < sizeof msg)
     snprintf(msg + n, sizeof msg - (size_t)n, " (in %s, which inherits this field)",
              decl_title(e->self, t, sizeof t));
-  return err_at(s, file_of(s, e->owner), sp, "%s", msg);
+  diag_error(s->diag, file_of(s, e->owner), sp, "%s", msg);
+  return true;
 }
 
 static void note_decl(Sema *s, Decl *d, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -198,7 +206,7 @@ static Value v_of_type(const FieldDef *fd) {
   case FT_REAL: case FT_ANY: return v_unknown_num(dim_none(), false);
   case FT_BOOL: v.t = T_BOOL; return v;
   case FT_STRING: v.t = T_STR; return v;
-  case FT_ENUM: case FT_SPAN: v.t = T_ENUM; return v;
+  case FT_ENUM: case FT_SPAN: v.t = T_ENUM; v.enums = fd->enums; return v;
   case FT_ENUMLIST: v.t = T_LIST; return v;
   case FT_REF: v.t = T_DECL; v.schema = schema_of(fd->ref); return v;
   }
@@ -358,55 +366,111 @@ static void assemble(Sema *s, Decl *d) {
   }
 }
 
-static bool resolve_extends(Sema *s, Decl *d) {
-  if (d->ext_state == 2) return true;
-  if (d->ext_state == 3) return false;
-  if (d->ext_state == 1) return false;
-  d->ext_state = 1;
-  Decl *p = NULL;
-  bool ok = true;
-  if (d->parent_name) {
-    bool reported;
-    p = lookup(s, d->file, d->parent_name, d->parent_span, &reported);
-    char t[256];
-    if (!p && !reported) {
-      Suggest sg;
-      suggest_init(&sg, d->parent_name);
-      suggest_decls(s, &sg, d->kind);
-      err_at(s, file_of(s, d), d->parent_span, "%s extends `%s`, which is not declared%s%s%s",
-             decl_title(d, t, sizeof t), d->parent_name, sg.best ? "; did you mean `" : "",
-             sg.best ? sg.best : "", sg.best ? "`?" : "");
-      ok = false;
-    } else if (p && p->ext_state == 1) {
-      err_at(s, file_of(s, d), d->parent_span, "`extends` cycle: %s extends `%s`, which extends it back",
-             decl_title(d, t, sizeof t), p->name);
-      note_decl(s, p, "`%s` is declared here", p->name);
-      ok = false;
-    } else if (p && !kinds_compatible(d->kind, p->kind)) {
-      char t2[256];
-      err_at(s, file_of(s, d), d->parent_span, "%s cannot extend %s: a declaration extends one of its own kind",
-             decl_title(d, t, sizeof t), decl_title(p, t2, sizeof t2));
-      note_decl(s, p, "`%s` is declared here", p->name);
-      ok = false;
-    } else if (p && s->ext_depth >= MAX_EXTENDS) {
-      err_at(s, file_of(s, d), d->parent_span, "`extends` chain longer than %d declarations", MAX_EXTENDS);
-      ok = false;
-    } else if (p) {
-      s->ext_depth++;
-      ok = resolve_extends(s, p);
-      s->ext_depth--;
-    }
+/* The parent of d as written, checked (declared, visible, same kind); NULL if none or bad. */
+static Decl *find_parent(Sema *s, Decl *d, bool *ok) {
+  *ok = true;
+  if (!d->parent_name) return NULL;
+  bool reported;
+  Decl *p = lookup(s, d->file, d->parent_name, d->parent_span, &reported);
+  char t[256], t2[256];
+  if (!p && !reported) {
+    Suggest sg;
+    suggest_init(&sg, d->parent_name);
+    suggest_decls(s, &sg, d->kind);
+    err_at(s, file_of(s, d), d->parent_span, "%s extends `%s`, which is not declared%s%s%s",
+           decl_title(d, t, sizeof t), d->parent_name, sg.best ? "; did you mean `" : "",
+           sg.best ? sg.best : "", sg.best ? "`?" : "");
+  } else if (p && !kinds_compatible(d->kind, p->kind)) {
+    err_at(s, file_of(s, d), d->parent_span, "%s cannot extend %s: a declaration extends one of its own kind",
+           decl_title(d, t, sizeof t), decl_title(p, t2, sizeof t2));
+    note_decl(s, p, "`%s` is declared here", p->name);
+    p = NULL;
   }
-  d->parent = ok ? p : NULL;
-  if (d->parent) inherit(s, d, p);
-  assemble(s, d);
-  d->ext_state = ok ? 2 : 3;
-  return ok;
+  if (!p) *ok = false;
+  return p;
+}
+
+/* Resolves the extends chain above d without recursion: walks up to the first resolved
+ * ancestor (or the root, or a cycle), then assembles the chain from the top down.  So a
+ * chain of any length, written in any order, resolves the same way. */
+static bool resolve_extends(Sema *s, Decl *d) {
+  if (d->ext_state >= 2) return d->ext_state == 2;
+  int n = 0, cap = 16;
+  Decl **chain = malloc((size_t)cap * sizeof *chain);
+  bool *ok = malloc((size_t)cap * sizeof *ok);
+  if (!chain || !ok) abort();
+  Decl *x = d;
+  while (x && x->ext_state == 0) {
+    if (n == cap) {
+      cap *= 2;
+      chain = realloc(chain, (size_t)cap * sizeof *chain);
+      ok = realloc(ok, (size_t)cap * sizeof *ok);
+      if (!chain || !ok) abort();
+    }
+    x->ext_state = 1;
+    chain[n] = x;
+    x->parent = find_parent(s, x, &ok[n]);
+    n++;
+    x = x->parent;
+  }
+  if (x && x->ext_state == 1) {   /* x is on this chain: a cycle */
+    Decl *last = chain[n - 1];
+    char text[1024];
+    size_t k = 0;
+    int j = 0;
+    while (chain[j] != x) j++;
+    for (int i = j; i < n && k < sizeof text - 64; i++)
+      k += (size_t)snprintf(text + k, sizeof text - k, "`%s` extends ", chain[i]->name);
+    snprintf(text + k, sizeof text - k, "`%s`", x->name);
+    err_at(s, file_of(s, last), last->parent_span, "`extends` cycle: %s", text);
+    if (last != x) note_decl(s, x, "`%s` is declared here", x->name);
+    ok[n - 1] = false;
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    Decl *y = chain[i];
+    bool good = ok[i] && (!y->parent || y->parent->ext_state == 2);
+    if (!good) y->parent = NULL;
+    if (y->parent) inherit(s, y, y->parent);
+    assemble(s, y);
+    y->ext_state = good ? 2 : 3;
+  }
+  free(chain);
+  free(ok);
+  return d->ext_state == 2;
 }
 
 /* --- field values -------------------------------------------------------------------- */
 
 static Value field_value(Sema *s, Decl *d, int i);
+static Value let_value(Sema *s, Env *e, AstNode *let);
+
+/* Evaluation nested deeper than MAX_EVAL_DEPTH (a long chain of references) is deferred
+ * rather than refused: the field or let is remembered, everything that depended on it is
+ * left unevaluated (and silent), and the driver evaluates the deferred ones first in the
+ * next round, from a shallow stack.  Each round completes at least the deepest deferred
+ * value, so a chain of any length, in any order, evaluates to the same result. */
+static void defer(Sema *s, Decl *d, int field, AstNode *let) {
+  if (s->ndeferred == s->capdeferred) {
+    unsigned cap = s->capdeferred ? 2 * s->capdeferred : 64;
+    Deferred *v = arena_alloc(&s->arena, cap * sizeof *v);
+    if (s->ndeferred) memcpy(v, s->deferred, s->ndeferred * sizeof *v);
+    s->deferred = v;
+    s->capdeferred = cap;
+  }
+  s->deferred[s->ndeferred++] = (Deferred){d, field, let};
+}
+
+static void run_deferred(Sema *s, Deferred *list, unsigned n) {
+  for (unsigned k = n; k-- > 0;) {   /* deepest first */
+    Deferred x = list[k];
+    if (x.let) {
+      Env e = {ENV_BLOCK, x.decl, x.decl};
+      let_value(s, &e, x.let);
+    } else {
+      field_value(s, x.decl, x.field);
+    }
+  }
+}
 
 static Value derived_value(Sema *s, Decl *d, const FieldDef *fd) {
   if (d->kind == DK_CLUSTER && strcmp(fd->name, "gpus") == 0) {
@@ -422,22 +486,26 @@ static Value field_value(Sema *s, Decl *d, int i) {
   const FieldDef *fd = &d->schema->fields[i];
   if (d->vstate[i] == 1) {
     AstNode *f = d->fields[i];
-    Env e = {ENV_DECL, d, d->owners[i]};
-    err_env(s, &e, f->name_span, "field `%s` depends on its own value", fd->name);
+    Env e = {ENV_DECL, d, f ? d->owners[i] : d};
+    err_env(s, &e, f ? f->name_span : d->node->name_span, "field `%s` depends on its own value", fd->name);
+    return v_error();
+  }
+  if (d->fields[i] && s->eval_depth >= MAX_EVAL_DEPTH) {
+    defer(s, d, i, NULL);
     return v_error();
   }
   d->vstate[i] = 1;
   Value v;
-  if (d->fields[i] && s->eval_depth >= MAX_EVAL_DEPTH) {
-    Env e = {ENV_DECL, d, d->owners[i]};
-    err_env(s, &e, d->fields[i]->name_span, "field `%s` is reached through more than %d nested references",
-            fd->name, MAX_EVAL_DEPTH);
-    v = v_error();
-  } else if (d->fields[i]) {
+  unsigned deferred = s->ndeferred;
+  if (d->fields[i]) {
     Env e = {ENV_DECL, d, d->owners[i]};
     s->eval_depth++;
     v = check_value(s, &e, d->fields[i]->u.bin.rhs, fd, fd->name);
     s->eval_depth--;
+    if (s->ndeferred != deferred) {   /* depends on a deferred value: evaluate again later */
+      d->vstate[i] = 0;
+      return v_error();
+    }
   } else if (fd->flags & F_DERIVED) {
     v = derived_value(s, d, fd);
   } else {
@@ -484,9 +552,25 @@ static Value root_value(const char *name) {
   return fd ? v_of_type(fd) : v_error();
 }
 
-static AstNode *find_let(Decl *blk, const char *name) {
-  for (AstNode *c = body_of(blk).first; c; c = c->next)
-    if (c->kind == AST_LET && c->u.bin.lhs->kind == AST_NAME && c->u.bin.lhs->name == name) return c;
+/* A block's lets by name: an open-addressing table built on first use (the first of
+ * duplicates wins; duplicates are reported by the statement check). */
+static AstNode *find_let(Sema *s, Decl *blk, const char *name) {
+  if (!blk->lets) {
+    unsigned n = 0;
+    for (AstNode *c = body_of(blk).first; c; c = c->next) n += c->kind == AST_LET;
+    unsigned cap = 16;
+    while (cap < 2 * n + 2) cap *= 2;
+    blk->lets = arena_alloc(&s->arena, cap * sizeof *blk->lets);
+    blk->letcap = cap;
+    for (AstNode *c = body_of(blk).first; c; c = c->next) {
+      if (c->kind != AST_LET || c->u.bin.lhs->kind != AST_NAME) continue;
+      unsigned j = ptr_hash(c->u.bin.lhs->name) & (cap - 1);
+      while (blk->lets[j] && blk->lets[j]->u.bin.lhs->name != c->u.bin.lhs->name) j = (j + 1) & (cap - 1);
+      if (!blk->lets[j]) blk->lets[j] = c;
+    }
+  }
+  for (unsigned j = ptr_hash(name) & (blk->letcap - 1); blk->lets[j]; j = (j + 1) & (blk->letcap - 1))
+    if (blk->lets[j]->u.bin.lhs->name == name) return blk->lets[j];
   return NULL;
 }
 
@@ -499,14 +583,18 @@ static Value let_value(Sema *s, Env *e, AstNode *let) {
     return v_error();
   }
   if (s->eval_depth >= MAX_EVAL_DEPTH) {
-    err_env(s, e, let->u.bin.lhs->span, "`let %s` is reached through more than %d nested references",
-            let->u.bin.lhs->name, MAX_EVAL_DEPTH);
+    defer(s, e->self, -1, let);
     return v_error();
   }
   m->state = 1;
+  unsigned deferred = s->ndeferred;
   s->eval_depth++;
   m->v = eval(s, e, let->u.bin.rhs);
   s->eval_depth--;
+  if (s->ndeferred != deferred) {
+    m->state = 0;
+    return v_error();
+  }
   m->state = 2;
   return m->v;
 }
@@ -535,7 +623,7 @@ static Value eval_name(Sema *s, Env *e, AstNode *n) {
     const FieldDef *fd = schema_field(e->self->schema, n->name);
     if (fd) return field_value(s, e->self, schema_field_index(e->self->schema, fd));
   } else if (e->kind == ENV_BLOCK) {
-    AstNode *let = find_let(e->self, n->name);
+    AstNode *let = find_let(s, e->self, n->name);
     if (let) return let_value(s, e, let);
     if (enum_has(block_roots, n->name)) return root_value(n->name);
   } else if (enum_has(sweep_roots, n->name)) {
@@ -647,9 +735,21 @@ static Value eval_compare(Sema *s, Env *e, AstNode *n, Value a, Value b) {
   return r;
 }
 
+/* In `plan.schedule == gpipe`, the bare word takes its meaning from the other side. */
+static Value eval_operand(Sema *s, Env *e, AstNode *n, AstNode *other, BinOp op) {
+  if ((op == OP_EQ || op == OP_NE) && n->kind == AST_NAME && !name_in_scope(s, e, n->name)) {
+    Value o = eval(s, e, other);
+    if (o.t == T_ENUM && o.enums) {
+      FieldDef fd = {"comparison", FT_ENUM, {{0}}, o.enums, DK_UNKNOWN, 0, 0, 0};
+      return check_word(s, e, n, &fd, "the comparison");
+    }
+  }
+  return eval(s, e, n);
+}
+
 static Value eval_binop(Sema *s, Env *e, AstNode *n) {
-  Value a = eval(s, e, n->u.bin.lhs), b = eval(s, e, n->u.bin.rhs);
   BinOp op = n->u.bin.op;
+  Value a = eval_operand(s, e, n->u.bin.lhs, n->u.bin.rhs, op), b = eval_operand(s, e, n->u.bin.rhs, n->u.bin.lhs, op);
   if (op == OP_AND || op == OP_OR) {
     if (!need_bool(s, e, n->u.bin.lhs, a, binop_text[op]) | !need_bool(s, e, n->u.bin.rhs, b, binop_text[op]))
       return v_error();
@@ -736,7 +836,7 @@ static Value eval_number(Sema *s, Env *e, AstNode *n) {
     err_env(s, e, n->span, "number out of range");
     return v_error();
   }
-  if (n->u.num.is_int && !n->u.num.unit && !is_whole(x)) {
+  if (n->u.num.is_int && !n->u.num.unit && n->u.num.inexact) {
     err_env(s, e, n->span, "integer too large to be exact (the limit is 2^53)");
     return v_error();
   }
@@ -786,6 +886,22 @@ static bool check_range(Sema *s, Env *e, AstNode *n, Value v, const FieldDef *fd
   return false;
 }
 
+/* Does a bare name mean something here (a field, a let, a root, a declaration)?  If not,
+ * where a word is expected it is a misspelt word. */
+static bool name_in_scope(Sema *s, Env *e, const char *name) {
+  if (e->kind == ENV_DECL && schema_field(e->self->schema, name)) return true;
+  if (e->kind == ENV_BLOCK && (find_let(s, e->self, name) || enum_has(block_roots, name))) return true;
+  if (e->kind == ENV_SWEEP && enum_has(sweep_roots, name)) return true;
+  return table_get(s, name) != NULL;
+}
+
+/* Every word a may take is one b allows. */
+static bool enums_within(const char *const *a, const char *const *b) {
+  for (; a && *a; a++)
+    if (!enum_has(b, *a)) return false;
+  return true;
+}
+
 static Value check_word(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const char *what) {
   char b[512];
   if (n->kind == AST_NAME && enum_has(fd->enums, n->name)) {
@@ -793,9 +909,10 @@ static Value check_word(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const c
     v.t = T_ENUM;
     v.known = true;
     v.str = n->name;
+    v.enums = fd->enums;
     return v;
   }
-  if (n->kind == AST_NAME && e->kind == ENV_DECL && !schema_field(e->self->schema, n->name)) {
+  if (n->kind == AST_NAME && !name_in_scope(s, e, n->name)) {
     Suggest sg;
     suggest_init(&sg, n->name);
     for (int i = 0; fd->enums[i]; i++) suggest_offer(&sg, fd->enums[i]);
@@ -805,8 +922,17 @@ static Value check_word(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const c
     return v_error();
   }
   Value v = eval(s, e, n);
-  if (v.t == T_ERROR || v.t == T_ENUM) return v;
-  char d[128];
+  if (v.t == T_ERROR) return v;
+  char d[128], l[512];
+  if (v.t == T_ENUM) {
+    if (v.known ? enum_has(fd->enums, v.str) : enums_within(v.enums, fd->enums)) return v;
+    if (v.known)
+      err_env(s, e, n->span, "`%s` takes one of %s; found `%s`", what, enum_list(fd->enums, b, sizeof b), v.str);
+    else
+      err_env(s, e, n->span, "`%s` takes one of %s; this value is one of %s", what, enum_list(fd->enums, b, sizeof b),
+              enum_list(v.enums, l, sizeof l));
+    return v_error();
+  }
   err_env(s, e, n->span, "`%s` takes one of %s; found %s", what, enum_list(fd->enums, b, sizeof b),
           describe(v, d, sizeof d));
   return v_error();
@@ -858,8 +984,9 @@ static Value check_ref(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const ch
   if (v.t == T_ERROR) return v;
   char b[128];
   if (v.t != T_DECL || v.schema != want) {
-    if (err_env(s, e, n->span, "`%s` needs a %s; `%s` is %s", what, want->name,
-                n->kind == AST_NAME ? n->name : "this", describe(v, b, sizeof b)) && v.known && v.decl)
+    bool named = n->kind == AST_NAME;
+    if (err_env(s, e, n->span, "`%s` needs a %s%s%s%s%s", what, want->name, named ? "; `" : ", found ",
+                named ? n->name : "", named ? "` is " : "", describe(v, b, sizeof b)) && v.known && v.decl)
       note_decl(s, v.decl, "`%s` is declared here", v.decl->name);
     return v_error();
   }
@@ -1220,6 +1347,8 @@ static void check_stmt(Sema *s, Decl *d, AstNode *c, int *objectives) {
 
 static bool complete(Sema *s, Decl *d, Decl *user, Span use) {
   bool ok = true;
+  for (Decl *x = d; x; x = x->parent)   /* its extends already failed, and was reported */
+    if (x->ext_state == 3) return false;
   char t[256], u[256];
   for (const FieldDef *fd = d->schema->fields; fd->name; fd++) {
     if (!(fd->flags & F_REQ) || d->fields[schema_field_index(d->schema, fd)]) continue;
@@ -1227,7 +1356,7 @@ static bool complete(Sema *s, Decl *d, Decl *user, Span use) {
     while (at && at->node->kind == AST_EXTEND) at = at->parent;
     if (!at) at = d;
     if (err_at(s, file_of(s, at), at->node->name_span, "%s is missing required field `%s`", decl_title(at, t, sizeof t),
-               fd->name))
+               fd->name) && at != user)
       diag_note(s->diag, file_of(s, user), use, "needed by %s", decl_title(user, u, sizeof u));
     ok = false;
   }
@@ -1289,8 +1418,9 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
     err_at(s, f, at, "scenario `%s`: the plan uses tp*pp*dp*cp = %g*%g*%g*%g = %g GPUs, but the cluster has %g", n,
            tp, pp, dp, cp, tp * pp * dp * cp, gpus);
   }
+  if (fmod(heads, kv)) err_at(s, f, at, "scenario `%s`: model.heads = %g does not divide by model.kv_heads = %g", n, heads, kv);
   if (fmod(heads, tp)) err_at(s, f, at, "scenario `%s`: model.heads = %g does not divide by plan.tp = %g", n, heads, tp);
-  else if (fmod(kv, tp) && kv >= tp)
+  else if (fmod(kv, tp))
     err_at(s, f, at, "scenario `%s`: model.kv_heads = %g does not divide by plan.tp = %g", n, kv, tp);
   const char *part = word_of(s, p, "layer_partition");
   bool balanced = part && !strcmp(part, "balanced");
@@ -1311,7 +1441,8 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
     err_at(s, f, at, "scenario `%s`: model.hidden = %g does not divide by model.heads = %g; set `head_dim`", n, hidden,
            heads);
   const char *sched = word_of(s, p, "schedule");
-  if (vs > 1 && sched && strcmp(sched, "interleaved"))
+  if (!sched) sched = "1f1b";   /* the default schedule */
+  if (vs > 1 && strcmp(sched, "interleaved"))
     err_at(s, f, at, "scenario `%s`: plan.virtual_stages = %g needs schedule = interleaved, not %s", n, vs, sched);
 }
 
@@ -1369,7 +1500,7 @@ void sema_free(Sema *s) {
 int sema_run(Sema *s, const char *path, bool check) {
   int before = s->diag->errors;
   int root = load_root(s, path);
-  if (root < 0 || !check || s->diag->errors > before) return s->diag->errors - before;
+  if (root < 0 || !check || s->broken) return s->diag->errors - before;
   if (s->files[root].root && !s->files[root].root->u.list.first) {
     diag_plain(s->diag, s->files[root].src->path, "the file declares nothing%s",
                s->files[root].src->len ? " (it holds only comments and blank lines)" : " (it is empty)");
@@ -1378,6 +1509,17 @@ int sema_run(Sema *s, const char *path, bool check) {
   load_reach(s);
   for (int i = 0; i < s->nfiles; i++) collect(s, i);
   for (int i = 0; i < s->ndecls; i++) check_decl(s, s->decls[i]);
+  while (s->ndeferred) {   /* rounds for reference chains deeper than MAX_EVAL_DEPTH */
+    Deferred *list = s->deferred;
+    unsigned n = s->ndeferred;
+    s->deferred = NULL;
+    s->ndeferred = s->capdeferred = 0;
+    run_deferred(s, list, n);
+    for (int i = 0; i < s->ndecls; i++) {   /* errors already reported are not repeated */
+      s->decls[i]->checked = false;
+      check_decl(s, s->decls[i]);
+    }
+  }
   return s->diag->errors - before;
 }
 

@@ -20,6 +20,12 @@ struct SemaFile {
   int state;                    /* 0 new, 1 loading (on the import stack), 2 loaded */
 };
 
+typedef struct Deferred {       /* an evaluation put off for depth: see defer() in sema.c */
+  Decl *decl;
+  int field;                    /* schema index, or -1 for a let */
+  AstNode *let;
+} Deferred;
+
 struct Sema {
   Arena arena;
   Interner in;
@@ -33,8 +39,10 @@ struct Sema {
   unsigned tcap;
   unsigned long *seen;          /* hashes of reported errors, to report each once */
   unsigned seencap, nseen;
-  unsigned ext_depth;           /* extends chain being resolved */
+  bool broken;                  /* a file is unreadable, incomplete, or an import failed */
   unsigned eval_depth;          /* nested field and let evaluations */
+  Deferred *deferred;
+  unsigned ndeferred, capdeferred;
 };
 
 /* load.c */

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define B_ {{1, 0, 0}}
 #define S_ {{0, 1, 0}}
@@ -26,6 +27,13 @@ static const Unit *find(const char *t, size_t n) {
 }
 
 bool unit_is_name(const char *text, size_t n) { return find(text, n) != NULL; }
+
+const char *unit_case_fix(const char *text, size_t n) {
+  if (find(text, n) || n < 2) return NULL;   /* one letter (s, b, B) is too likely a name */
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (strlen(units[i].name) == n && strncasecmp(units[i].name, text, n) == 0) return units[i].name;
+  return NULL;
+}
 
 bool unit_lookup(const char *text, size_t n, Unit *out) {
   bool per_s = n > 2 && memcmp(text + n - 2, "/s", 2) == 0;
@@ -93,6 +101,7 @@ const char *dim_describe(Dim d, char *buf, size_t n) {
     if (a == 1) snprintf(dst + l, sizeof num - l, "%s%s", l ? "*" : "", base[i]);
     else snprintf(dst + l, sizeof num - l, "%s%s^%d", l ? "*" : "", base[i], a);
   }
-  snprintf(buf, n, "%s%s%s", num[0] ? num : "1", den[0] ? "/" : "", den);
+  bool group = strchr(den, '*') != NULL;   /* bytes/(seconds*FLOP), not (bytes/seconds)*FLOP */
+  snprintf(buf, n, "%s%s%s%s%s", num[0] ? num : "1", den[0] ? "/" : "", group ? "(" : "", den, group ? ")" : "");
   return buf;
 }

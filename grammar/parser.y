@@ -59,7 +59,7 @@ static void yyerror(YYLTYPE *loc, yyscan_t scanner, Parser *p, const char *msg);
 %token EQ "==" NE "!=" LE "<=" GE ">="
 
 %type <node> topitem decl stmt expr primary path call arg
-%type <list> items body stmts stmtseq args arglist exprs exprlist
+%type <list> items body lines args arglist exprs exprlist
 %type <str> parent
 
 /* The arena owns every node, list and string: a symbol bison discards during error
@@ -103,19 +103,20 @@ parent
   | EXTENDS IDENT               { $$ = $2; @$ = @2; }
   ;
 
+/* body -> "{" { line } [ stmt ] "}": every statement but the last ends with a separator.
+ * `error` can be shifted right after "{", so a syntax error in the first statement of a
+ * body recovers inside the body, and the statements before an error are kept. */
 body
-  : '{' sepsopt stmts '}'       { $$ = $3; }
+  : '{' lines '}'               { $$ = $2; }
+  | '{' lines stmt '}'          { $$ = ast_append($2, $3); }
+  | '{' lines error '}'         { $$ = $2; }
   ;
 
-stmts
+lines
   : %empty                      { $$ = (AstList){0}; }
-  | stmtseq                     { $$ = $1; }
-  | stmtseq seps                { $$ = $1; }
-  ;
-
-stmtseq
-  : stmt                        { $$ = $1 ? ast_list1($1) : (AstList){0}; }
-  | stmtseq seps stmt           { $$ = $3 ? ast_append($1, $3) : $1; }
+  | lines sep                   { $$ = $1; }
+  | lines stmt sep              { $$ = ast_append($1, $2); }
+  | lines error sep             { $$ = $1; }
   ;
 
 seps : sep | seps sep ;
@@ -133,7 +134,6 @@ stmt
   | MINIMIZE expr               { $$ = ast_pair(B, AST_MINIMIZE, @$, NULL, $2); }
   | MAXIMIZE expr               { $$ = ast_pair(B, AST_MAXIMIZE, @$, NULL, $2); }
   | KEEP expr                   { $$ = ast_pair(B, AST_KEEP, @$, NULL, $2); }
-  | error                       { $$ = NULL; }
   ;
 
 path
@@ -207,9 +207,13 @@ exprlist
 
 %%
 
+/* Only bison's own "memory exhausted" arrives here (syntax errors go through
+ * yyreport_syntax_error); parse_file() reports the nesting limit in its words. */
 static void yyerror(YYLTYPE *loc, yyscan_t scanner, Parser *p, const char *msg) {
   (void)scanner;
-  diag_error(p->diag, p->b.file, *loc, "%s", msg);
+  (void)loc;
+  (void)msg;
+  p->syntax_errors++;
 }
 
 /* A token as a user would name it: identifiers and numbers with their text. */
@@ -253,14 +257,32 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   Span at = *yypcontext_location(ctx);
   yysymbol_kind_t exp[YYNTOKENS];
   int n = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
-  bool ends_stmt = false;
-  for (int i = 0; i < n; i++) ends_stmt |= exp[i] == YYSYMBOL_NEWLINE;
+  bool ends_stmt = false, starts_stmt = false, name = false;
+  for (int i = 0; i < n; i++) {
+    ends_stmt |= exp[i] == YYSYMBOL_NEWLINE;
+    starts_stmt |= exp[i] == YYSYMBOL_LET;
+    name |= exp[i] == YYSYMBOL_IDENT;
+  }
   const char *tn = yysymbol_name(tok);
   bool closer = !strcmp(tn, "'}'") || !strcmp(tn, "')'") || !strcmp(tn, "']'");
   char found[96], msg[512];
   describe_token(p, tok, at, found, sizeof found);
+  if (tok == YYSYMBOL_NEWLINE) {   /* point just after the last token, not past a comment */
+    unsigned off = at.start;
+    for (;;) {
+      while (off > 0 && strchr(" \t\r", p->b.file->text[off - 1])) off--;
+      if (p->ncomments && p->comments[p->ncomments - 1].end == off && off > p->comments[p->ncomments - 1].start)
+        off = p->comments[p->ncomments - 1].start;
+      else
+        break;
+    }
+    at = (Span){off, off};
+  }
+  p->syntax_errors++;
   int k = snprintf(msg, sizeof msg, "unexpected %s", found);
-  if (ends_stmt && tok != YYSYMBOL_YYEOF && n > 4) {
+  if (starts_stmt) {
+    snprintf(msg + k, sizeof msg - (size_t)k, ", expecting a statement (`name = value`, `let`, `op`, ...) or `}`");
+  } else if (ends_stmt && !name && tok != YYSYMBOL_YYEOF && n > 4) {
     snprintf(msg + k, sizeof msg - (size_t)k, ": a statement ends at a newline or `;`");
   } else if (n > 0 && n <= 5) {
     k += snprintf(msg + k, sizeof msg - (size_t)k, ", expecting ");
@@ -310,6 +332,7 @@ AstNode *parse_file(Parser *p, Arena *a, Interner *in, Diag *d, SrcFile *f) {
   if (rc == 2) diag_error(d, f, (Span){p->off, p->off}, "input nested too deeply for the parser");
   if (p->b.too_deep)
     diag_error(d, f, p->b.too_deep_at, "expression or block nested more than %d levels deep", AST_MAX_DEPTH);
+  if (rc != 0 || p->b.too_deep) p->syntax_errors++;
   if (!p->root) p->root = ast_listnode(&p->b, AST_FILE, (Span){0, (unsigned)f->len}, NULL, (Span){0, 0}, (AstList){0});
   return p->root;
 }

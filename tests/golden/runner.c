@@ -16,18 +16,23 @@
  *   #~ file error: TEXT                     a diagnostic of GOLDEN_FILE with no line
  *   #~ other NAME:LINE error: TEXT          a diagnostic on line LINE of another file (an
  *                                           import), NAME being that file's base name
+ *   #~ error@12: TEXT                       (any of the forms) ... that also starts at column 12
  *
  * LEVEL is `error`, `warning` or `note`; TEXT is the diagnostic's message exactly (trailing
  * blanks ignored), except that `{{*}}` in TEXT matches any run of characters (for a part of a
- * message that depends on the machine, like an installation folder).  Columns are not
- * compared.  A file that cannot hold its expectation (an empty file) gets them from a file
- * next to it named GOLDEN_FILE.expect, which holds `#~ file` and `#~ other` lines.  The test passes when every diagnostic is
+ * message that depends on the machine, like an installation folder).  Columns are compared
+ * only where an expectation gives one (`error@COL`).  A file that cannot hold its
+ * expectations (an empty file) gets them from a file next to it named GOLDEN_FILE.expect,
+ * which holds `#~ file` and `#~ other` lines.
+ *
+ * The test passes when every diagnostic is
  * expected, every expectation is met (as a multiset: two equal expectations need two equal
  * diagnostics), the exit status of llmp is 1 when at least one error is expected and 0
  * otherwise, and llmp prints nothing else than diagnostics and its `PATH: ok (...)` line.
  * A file with no expectations must be clean.  On a failure the runner prints what is missing
  * and what is unexpected, and exits 1; it exits 2 when it cannot run at all. */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,6 +40,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { TIMEOUT_S = 20 };
@@ -45,6 +51,7 @@ typedef struct Item {
   Where where;
   char *other;     /* W_OTHER: base name of the other file */
   long line;       /* W_THIS, W_OTHER */
+  long col;        /* diagnostics: the column (0 when none); expectations: 0 or the column wanted */
   char *level;
   char *text;
   long src_line;   /* expectations: the line of GOLDEN_FILE that states it */
@@ -119,11 +126,21 @@ static bool is_level(const char *s, size_t n) {
          (n == 4 && !memcmp(s, "note", 4));
 }
 
-/* "LEVEL: TEXT" at s (n bytes): fills level and text.  False when malformed. */
+static bool parse_long(const char **s, const char *end, long *out);
+
+/* "LEVEL: TEXT" or "LEVEL@COL: TEXT" at s (n bytes): fills level, col and text.  False when
+ * malformed. */
 static bool parse_level_text(const char *s, size_t n, Item *x) {
   const char *colon = memchr(s, ':', n);
-  if (!colon || !is_level(s, (size_t)(colon - s))) return false;
-  x->level = xstrndup(s, (size_t)(colon - s));
+  if (!colon) return false;
+  const char *at = memchr(s, '@', (size_t)(colon - s));
+  const char *lend = at ? at : colon;
+  if (!is_level(s, (size_t)(lend - s))) return false;
+  if (at) {
+    const char *c = at + 1;
+    if (!parse_long(&c, colon, &x->col) || c != colon || x->col < 1) return false;
+  }
+  x->level = xstrndup(s, (size_t)(lend - s));
   const char *t = colon + 1;
   size_t tn = n - (size_t)(t - s);
   if (tn && *t == ' ') t++, tn--;
@@ -228,8 +245,9 @@ static bool parse_diag(const char *l, size_t n, const char *path, Item *x) {
     const char *q = p - 1;
     while (q > l && q[-1] >= '0' && q[-1] <= '9') q--;
     if (q > l && q < p - 1 && q[-1] == ':') {
-      const char *s = q;
+      const char *s = q, *c = p;
       parse_long(&s, p - 1, &line);
+      parse_long(&c, loc_end, &x->col);
       loc_end = q - 1;
     }
   }
@@ -264,13 +282,16 @@ static bool same_item(const Item *got, const Item *want) {
   const Item *a = got, *b = want;
   if (a->where != b->where || strcmp(a->level, b->level) || !text_matches(b->text, a->text)) return false;
   if (a->where == W_NOLINE) return true;
-  if (a->line != b->line) return false;
+  if (a->line != b->line || (b->col && a->col != b->col)) return false;
   return a->where != W_OTHER || !strcmp(a->other, b->other);
 }
 
 static void print_item(const char *tag, const Item *x) {
   switch (x->where) {
-  case W_THIS: fprintf(stderr, "  %s  %s:%ld: %s: %s\n", tag, golden, x->line, x->level, x->text); break;
+  case W_THIS:
+    if (x->col) fprintf(stderr, "  %s  %s:%ld:%ld: %s: %s\n", tag, golden, x->line, x->col, x->level, x->text);
+    else fprintf(stderr, "  %s  %s:%ld: %s: %s\n", tag, golden, x->line, x->level, x->text);
+    break;
   case W_NOLINE: fprintf(stderr, "  %s  %s: %s: %s\n", tag, golden, x->level, x->text); break;
   case W_OTHER:
     if (x->line) fprintf(stderr, "  %s  (other) %s:%ld: %s: %s\n", tag, x->other, x->line, x->level, x->text);
@@ -279,8 +300,11 @@ static void print_item(const char *tag, const Item *x) {
   }
 }
 
-/* Runs llmp; returns its output (stdout and stderr together) and its wait status. */
-static char *run_llmp(const char *llmp, const char *path, int *status, size_t *len) {
+/* Runs llmp; returns its output (stdout and stderr together) and its wait status.  llmp runs
+ * in its own process group with alarm(TIMEOUT_S), which survives exec; should anything still
+ * hold the pipe open a little later, the whole group is killed and reading stops, so the
+ * runner never hangs. */
+static char *run_llmp(const char *llmp, const char *path, int *status, size_t *len, bool *timed_out) {
   int fd[2];
   if (pipe(fd)) {
     perror("golden_runner: pipe");
@@ -292,30 +316,54 @@ static char *run_llmp(const char *llmp, const char *path, int *status, size_t *l
     exit(2);
   }
   if (pid == 0) {
+    setpgid(0, 0);
     close(fd[0]);
     dup2(fd[1], 1);
     dup2(fd[1], 2);
     close(fd[1]);
     signal(SIGALRM, SIG_DFL);
-    alarm(TIMEOUT_S);   /* survives exec: a hung llmp dies of SIGALRM */
+    alarm(TIMEOUT_S);
     execl(llmp, llmp, "check", "--error-format=short", "--color=never", path, (char *)NULL);
     fprintf(stderr, "golden_runner: cannot run %s: %s\n", llmp, strerror(errno));
     _exit(127);
   }
+  setpgid(pid, pid);   /* also here, so that the group exists before either side goes on */
   close(fd[1]);
-  FILE *fp = fdopen(fd[0], "r");
-  if (!fp) {
-    perror("golden_runner: fdopen");
-    exit(2);
+  *timed_out = false;
+  time_t deadline = time(NULL) + TIMEOUT_S + 2;
+  size_t cap = 4096, n = 0;
+  char *buf = xmalloc(cap);
+  for (;;) {
+    long left = (long)(deadline - time(NULL));
+    struct pollfd pf = {fd[0], POLLIN, 0};
+    int r = left > 0 ? poll(&pf, 1, (int)(left * 1000)) : 0;
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {   /* past the deadline (or poll failed): kill the group, stop reading */
+      kill(-pid, SIGKILL);
+      *timed_out = true;
+      break;
+    }
+    if (n + 1 >= cap) {
+      char *b = xmalloc(cap * 2);
+      memcpy(b, buf, n);
+      free(buf);
+      buf = b;
+      cap *= 2;
+    }
+    ssize_t k = read(fd[0], buf + n, cap - n - 1);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    n += (size_t)k;
   }
-  char *out = read_all(fp, len);
-  fclose(fp);
+  close(fd[0]);
+  buf[n] = '\0';
+  *len = n;
   while (waitpid(pid, status, 0) < 0)
     if (errno != EINTR) {
       perror("golden_runner: waitpid");
       exit(2);
     }
-  return out;
+  return buf;
 }
 
 /* "PATH: ok (N declarations)", the line of a clean file. */
@@ -362,7 +410,8 @@ int main(int argc, char **argv) {
 
   int status;
   size_t olen;
-  char *out = run_llmp(llmp, golden, &status, &olen);
+  bool timed_out;
+  char *out = run_llmp(llmp, golden, &status, &olen, &timed_out);
   bool fail = false;
   if (memchr(out, '\0', olen)) {
     fprintf(stderr, "%s: llmp printed a NUL byte\n", golden);
@@ -396,9 +445,9 @@ int main(int argc, char **argv) {
   for (size_t j = 0; j < exp.n; j++) missing += !exp.v[j].matched;
   for (size_t i = 0; i < got.n; i++) unexpected += !got.v[i].matched;
 
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    if (sig == SIGALRM) fprintf(stderr, "%s: llmp did not finish in %d s (killed)\n", golden, TIMEOUT_S);
+  if (WIFSIGNALED(status) || timed_out) {
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (sig == SIGALRM || timed_out) fprintf(stderr, "%s: llmp did not finish in %d s (killed)\n", golden, TIMEOUT_S);
     else fprintf(stderr, "%s: llmp crashed: signal %d (%s)\n", golden, sig, strsignal(sig));
     fail = true;
   } else if (WIFEXITED(status)) {
