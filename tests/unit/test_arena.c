@@ -15,7 +15,7 @@
 
 #include "arena.h"
 
-#define TEST(name) static void name(void **state __attribute__((unused)))
+#include "support.h"
 
 static bool all_zero(const void *p, size_t n) {
   const unsigned char *c = p;
@@ -308,18 +308,5 @@ int main(int argc, char **argv) {
       cmocka_unit_test(intern_grows_past_initial_table),
       cmocka_unit_test(free_then_reuse),
   };
-  if (argc > 2) {
-    fprintf(stderr, "usage: %s [TEST]\n", argv[0]);
-    return 2;
-  }
-  if (argc > 1) {
-    size_t i = 0, n = sizeof tests / sizeof tests[0];
-    while (i < n && strcmp(tests[i].name, argv[1]) != 0) i++;
-    if (i == n) {
-      fprintf(stderr, "%s: no test named `%s`\n", argv[0], argv[1]);
-      return 2;
-    }
-    cmocka_set_test_filter(argv[1]);
-  }
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return RUN_TESTS(tests);
 }

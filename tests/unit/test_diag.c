@@ -14,28 +14,9 @@
 
 #include "diag.h"
 
-#define TEST(name) static void name(void **state __attribute__((unused)))
+#include "support.h"
 
 /* --- capturing the sink --------------------------------------------------------------- */
-
-typedef struct Cap {
-  char *p;
-  size_t n, cap;
-  int calls;
-} Cap;
-
-static void cap_write(void *user, const char *text, size_t len) {
-  Cap *c = user;
-  if (c->n + len + 1 > c->cap) {
-    c->cap = (c->n + len + 1) * 2;
-    c->p = realloc(c->p, c->cap);
-    assert_non_null(c->p);
-  }
-  memcpy(c->p + c->n, text, len);
-  c->n += len;
-  c->p[c->n] = '\0';
-  c->calls++;
-}
 
 static const char *cap_text(Cap *c) { return c->p ? c->p : ""; }
 
@@ -574,18 +555,5 @@ int main(int argc, char **argv) {
       cmocka_unit_test(init_with_file_is_not_coloured),
       cmocka_unit_test(span_join_covers_both),
   };
-  if (argc > 2) {
-    fprintf(stderr, "usage: %s [TEST]\n", argv[0]);
-    return 2;
-  }
-  if (argc > 1) {
-    size_t i = 0, n = sizeof tests / sizeof tests[0];
-    while (i < n && strcmp(tests[i].name, argv[1]) != 0) i++;
-    if (i == n) {
-      fprintf(stderr, "%s: no test named `%s`\n", argv[0], argv[1]);
-      return 2;
-    }
-    cmocka_set_test_filter(argv[1]);
-  }
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return RUN_TESTS(tests);
 }

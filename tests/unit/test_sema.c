@@ -18,24 +18,7 @@
 
 #include "sema.h"
 
-#define TEST(name) static void name(void **state __attribute__((unused)))
-
-typedef struct Cap {
-  char *p;
-  size_t n, cap;
-} Cap;
-
-static void cap_write(void *user, const char *text, size_t len) {
-  Cap *c = user;
-  if (c->n + len + 1 > c->cap) {
-    c->cap = (c->n + len + 1) * 2;
-    c->p = realloc(c->p, c->cap);
-    assert_non_null(c->p);
-  }
-  memcpy(c->p + c->n, text, len);
-  c->n += len;
-  c->p[c->n] = '\0';
-}
+#include "support.h"
 
 #define assert_contains(hay, needle)                                                 \
   do {                                                                               \
@@ -1075,18 +1058,5 @@ int main(int argc, char **argv) {
       cmocka_unit_test(duplicate_across_files),
       cmocka_unit_test(errors_in_imported_file_are_reported_there),
   };
-  if (argc > 2) {
-    fprintf(stderr, "usage: %s [TEST]\n", argv[0]);
-    return 2;
-  }
-  if (argc > 1) {
-    size_t i = 0, n = sizeof tests / sizeof tests[0];
-    while (i < n && strcmp(tests[i].name, argv[1]) != 0) i++;
-    if (i == n) {
-      fprintf(stderr, "%s: no test named `%s`\n", argv[0], argv[1]);
-      return 2;
-    }
-    cmocka_set_test_filter(argv[1]);
-  }
-  return cmocka_run_group_tests(tests, NULL, remove_leftovers);
+  return llmp_run_tests(argc, argv, tests, sizeof tests / sizeof tests[0], remove_leftovers);
 }

@@ -11,7 +11,7 @@
 
 #include "units.h"
 
-#define TEST(name) static void name(void **state __attribute__((unused)))
+#include "support.h"
 
 #define assert_dbl_eq(a, b)                                                              \
   do {                                                                                   \
@@ -236,18 +236,5 @@ int main(int argc, char **argv) {
       cmocka_unit_test(dim_describe_truncates_safely),
       cmocka_unit_test(dim_describe_denominator_is_unambiguous),
   };
-  if (argc > 2) {
-    fprintf(stderr, "usage: %s [TEST]\n", argv[0]);
-    return 2;
-  }
-  if (argc > 1) {
-    size_t i = 0, n = sizeof tests / sizeof tests[0];
-    while (i < n && strcmp(tests[i].name, argv[1]) != 0) i++;
-    if (i == n) {
-      fprintf(stderr, "%s: no test named `%s`\n", argv[0], argv[1]);
-      return 2;
-    }
-    cmocka_set_test_filter(argv[1]);
-  }
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return RUN_TESTS(tests);
 }
