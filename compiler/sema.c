@@ -165,7 +165,13 @@ static const char *describe(Value v, char *buf, size_t n) {
   case T_NUM: return dim_describe(v.dim, buf, n);
   case T_BOOL: return "a boolean";
   case T_STR: return "a string";
-  case T_ENUM: snprintf(buf, n, "the word `%s`", v.str ? v.str : "?"); return buf;
+  case T_ENUM:
+    if (v.str) snprintf(buf, n, "the word `%s`", v.str);
+    else if (v.enums) {
+      char l[400];
+      snprintf(buf, n, "a word (%s)", enum_list(v.enums, l, sizeof l));
+    } else snprintf(buf, n, "a word");
+    return buf;
   case T_LIST: return "a list";
   case T_DECL:
     if (v.decl) snprintf(buf, n, "%s `%s`", v.schema->name, v.decl->name);
@@ -740,8 +746,8 @@ static Value eval_operand(Sema *s, Env *e, AstNode *n, AstNode *other, BinOp op)
   if ((op == OP_EQ || op == OP_NE) && n->kind == AST_NAME && !name_in_scope(s, e, n->name)) {
     Value o = eval(s, e, other);
     if (o.t == T_ENUM && o.enums) {
-      FieldDef fd = {"comparison", FT_ENUM, {{0}}, o.enums, DK_UNKNOWN, 0, 0, 0};
-      return check_word(s, e, n, &fd, "the comparison");
+      FieldDef fd = {"value here", FT_ENUM, {{0}}, o.enums, DK_UNKNOWN, 0, 0, 0};
+      return check_word(s, e, n, &fd, "value here");
     }
   }
   return eval(s, e, n);
