@@ -100,9 +100,10 @@ AstNode *ast_number(AstBuilder *b, Span sp, const char *text, size_t n) {
   AstNode *node = ast_new(b, AST_NUM, sp);
   node->u.num.value = strtod(buf, NULL);
   node->u.num.is_int = is_int;
-  if (is_int) {   /* exact iff at most 2^53 and the double prints back as the same digits */
-    const char *digits = buf;
-    while (digits[0] == '0' && digits[1]) digits++;
+  const char *digits = buf;
+  while (digits[0] == '0' && digits[1]) digits++;
+  if (is_int && strlen(digits) > 15) {   /* up to 15 digits a double holds exactly; beyond, an
+                                            integer is exact iff at most 2^53 and it prints back */
     char back[400];
     snprintf(back, sizeof back, "%.0f", node->u.num.value);
     node->u.num.inexact = strcmp(back, digits) != 0 || node->u.num.value > 9007199254740992.0;

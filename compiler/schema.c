@@ -120,7 +120,7 @@ const Schema *schema_memory(void) { return &s_memory; }
 
 const FieldDef *schema_field(const Schema *s, const char *name) {
   for (const FieldDef *f = s->fields; f->name; f++)
-    if (strcmp(f->name, name) == 0) return f;
+    if (f->name[0] == name[0] && strcmp(f->name, name) == 0) return f;
   return NULL;
 }
 
