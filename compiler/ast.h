@@ -39,7 +39,7 @@ typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_EQ, OP_NE, OP_LT, OP_L
                OP_GT, OP_GE, OP_AND, OP_OR, OP_NEG, OP_NOT } BinOp;
 extern const char *const binop_text[];
 
-enum { AST_MAX_DEPTH = 256 };   /* nesting of expressions and blocks */
+enum { AST_MAX_DEPTH = 512 };   /* nesting of expressions and blocks */
 
 typedef struct AstNode AstNode;
 typedef struct AstList {

@@ -245,13 +245,30 @@ static void buf_printf(Buf *b, const char *fmt, ...) {
 static void put_excerpt(Diag *d, Buf *b, SrcFile *f, Span sp, unsigned line, DiagLevel lv) {
   size_t n;
   const char *s = srcfile_line(f, sp.start, &n);
+  /* A very long line (generated, or not text at all) is shown as a window around the
+   * caret, so one diagnostic stays a few lines long. */
+  enum { WIDE = 160, BEFORE = 60 };
+  size_t lead0 = sp.start - (size_t)(s - f->text);
+  bool cut_left = false, cut_right = false;
+  if (n > WIDE) {
+    size_t from = lead0 > BEFORE ? lead0 - BEFORE : 0;
+    while (from > 0 && ((unsigned char)s[from] & 0xC0) == 0x80) from--;   /* whole characters */
+    cut_left = from > 0;
+    s += from;
+    n -= from;
+    if (n > WIDE) {
+      n = WIDE;
+      while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+      cut_right = true;
+    }
+  }
   int w = snprintf(NULL, 0, "%u", line);
-  buf_printf(b, " %u | ", line);
+  buf_printf(b, " %u | %s", line, cut_left ? "..." : "");
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
     buf_put(b, (unsigned char)c < 0x20 && c != '\t' ? " " : &c, 1);
   }
-  buf_printf(b, "\n %*s | ", w, "");
+  buf_printf(b, "%s\n %*s | %s", cut_right ? "..." : "", w, "", cut_left ? "   " : "");
   size_t lead = sp.start - (unsigned)(s - f->text);
   for (size_t i = 0; i < lead && i < n; i++)
     if (((unsigned char)s[i] & 0xC0) != 0x80) buf_put(b, s[i] == '\t' ? "\t" : " ", 1);

@@ -51,6 +51,12 @@ static unsigned newlines_between(const SrcFile *f, unsigned a, unsigned b) {
   return n;
 }
 
+/* No newline in [a, b): looks only as far as the end of a's line. */
+static bool same_line(const SrcFile *f, unsigned a, unsigned b) {
+  if (b > f->len) b = (unsigned)f->len;
+  return a >= b || !memchr(f->text + a, '\n', b - a);
+}
+
 static bool after_open(const Out *o) { return o->n >= 2 && o->p[o->n - 2] == '{'; }
 
 /* Own-line comments that start before `off`, each on its own line. */
@@ -69,7 +75,7 @@ static void comments_before(Out *o, unsigned off, int level) {
  * after the statement: with `a = 1; b = 2  # c` the comment belongs to `b`. */
 static void trailing_comment(Out *o, unsigned end, unsigned limit) {
   if (o->ci < o->ncomments && o->comments[o->ci].start >= end && o->comments[o->ci].start < limit &&
-      newlines_between(o->f, end, o->comments[o->ci].start) == 0) {
+      same_line(o->f, end, o->comments[o->ci].start)) {
     Span c = o->comments[o->ci++];
     put(o, "  ", 2);
     put(o, o->f->text + c.start, c.end - c.start);
@@ -120,7 +126,7 @@ static void string_lit(Out *o, const char *s) {
 static void body(Out *o, AstList l, Span sp, int level, bool one_line, unsigned open);
 static unsigned open_brace(const Out *o, unsigned from);
 
-static bool written_on_one_line(const Out *o, Span sp) { return newlines_between(o->f, sp.start, sp.end) == 0; }
+static bool written_on_one_line(const Out *o, Span sp) { return same_line(o->f, sp.start, sp.end); }
 
 static void expr_list(Out *o, AstList l, int level) {
   for (const AstNode *c = l.first; c; c = c->next) {
@@ -231,8 +237,7 @@ static unsigned next_start(const AstNode *c) { return c->next ? c->next->span.st
 
 static bool has_trailing(const Out *o, const AstNode *c) {
   return o->ci < o->ncomments && o->comments[o->ci].start >= c->span.end &&
-         o->comments[o->ci].start < next_start(c) &&
-         newlines_between(o->f, c->span.end, o->comments[o->ci].start) == 0;
+         o->comments[o->ci].start < next_start(c) && same_line(o->f, c->span.end, o->comments[o->ci].start);
 }
 
 /* The statements from c that align with it. */

@@ -686,7 +686,8 @@ static bool need_bool(Sema *s, Env *e, AstNode *at, Value v, const char *op) {
 static Value eval_arith(Sema *s, Env *e, AstNode *n, Value a, Value b) {
   BinOp op = n->u.bin.op;
   const char *ot = binop_text[op];
-  if (!need_num(s, e, n->u.bin.lhs, a, ot) | !need_num(s, e, n->u.bin.rhs, b, ot)) return v_error();
+  bool lhs_ok = need_num(s, e, n->u.bin.lhs, a, ot), rhs_ok = need_num(s, e, n->u.bin.rhs, b, ot);
+  if (!lhs_ok || !rhs_ok) return v_error();   /* both sides checked, both reported */
   char da[128], db[128];
   Dim d = a.dim;
   if (op == OP_ADD || op == OP_SUB || op == OP_MOD) {
@@ -757,8 +758,9 @@ static Value eval_binop(Sema *s, Env *e, AstNode *n) {
   BinOp op = n->u.bin.op;
   Value a = eval_operand(s, e, n->u.bin.lhs, n->u.bin.rhs, op), b = eval_operand(s, e, n->u.bin.rhs, n->u.bin.lhs, op);
   if (op == OP_AND || op == OP_OR) {
-    if (!need_bool(s, e, n->u.bin.lhs, a, binop_text[op]) | !need_bool(s, e, n->u.bin.rhs, b, binop_text[op]))
-      return v_error();
+    bool lhs_ok = need_bool(s, e, n->u.bin.lhs, a, binop_text[op]);
+    bool rhs_ok = need_bool(s, e, n->u.bin.rhs, b, binop_text[op]);
+    if (!lhs_ok || !rhs_ok) return v_error();
     Value r = {0};
     r.t = T_BOOL;
     r.known = a.known && b.known;

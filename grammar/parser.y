@@ -331,7 +331,8 @@ AstNode *parse_file(Parser *p, Arena *a, Interner *in, Diag *d, SrcFile *f) {
   yylex_destroy(scanner);
   if (rc == 2) diag_error(d, f, (Span){p->off, p->off}, "input nested too deeply for the parser");
   if (p->b.too_deep)
-    diag_error(d, f, p->b.too_deep_at, "expression or block nested more than %d levels deep", AST_MAX_DEPTH);
+    diag_error(d, f, p->b.too_deep_at, "expression or block nested more than %d levels deep "
+               "(each operator of a long chain like `a + b + ...` is one level)", AST_MAX_DEPTH);
   if (rc != 0 || p->b.too_deep) p->syntax_errors++;
   if (!p->root) p->root = ast_listnode(&p->b, AST_FILE, (Span){0, (unsigned)f->len}, NULL, (Span){0, 0}, (AstList){0});
   return p->root;

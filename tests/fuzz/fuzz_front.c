@@ -165,6 +165,7 @@ static char *format(const char *name, const char *text, size_t n, size_t *out_le
   Diag d;
   diag_init(&d, NULL);
   diag_set_writer(&d, discard, NULL);
+  d.format = DIAG_SHORT;   /* only the error count matters; sema_run above covers the human format */
   SrcFile *f = diag_add_file(&d, name, text, n);
   Arena a;
   Interner in;

@@ -475,28 +475,28 @@ static char *nested(const char *open, const char *leaf, const char *close, int d
 }
 
 TEST(deep_nested_expression_gives_depth_error) {
-  char *src = nested("1 + (", "1", ")", 300);
+  char *src = nested("1 + (", "1", ")", 600);
   T *t = parse(src);
   assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "expression or block nested more than 256 levels deep");
+  assert_contains(out(t), "expression or block nested more than 512 levels deep");
   done(t);
   free(src);
-  src = nested("-(", "1", ")", 300);
+  src = nested("-(", "1", ")", 600);
   t = parse(src);
   assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "nested more than 256 levels deep");
+  assert_contains(out(t), "nested more than 512 levels deep");
   done(t);
   free(src);
-  src = nested("[", "1", "]", 300);
+  src = nested("[", "1", "]", 600);
   t = parse(src);
   assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "nested more than 256 levels deep");
+  assert_contains(out(t), "nested more than 512 levels deep");
   done(t);
   free(src);
-  src = nested("f(", "1", ")", 300);
+  src = nested("f(", "1", ")", 600);
   t = parse(src);
   assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "nested more than 256 levels deep");
+  assert_contains(out(t), "nested more than 512 levels deep");
   done(t);
   free(src);
   /* just under the limit is fine */
@@ -531,7 +531,7 @@ TEST(deep_parentheses_do_not_crash) {
 }
 
 TEST(deep_nested_blocks_give_depth_error) {
-  int depth = 300;
+  int depth = 600;
   char *s = malloc((size_t)depth * 8 + 64);
   size_t k = (size_t)sprintf(s, "model m { ");
   for (int i = 0; i < depth; i++) k += (size_t)sprintf(s + k, "b { ");
@@ -540,7 +540,7 @@ TEST(deep_nested_blocks_give_depth_error) {
   sprintf(s + k, "}\n");
   T *t = parse(s);
   assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "nested more than 256 levels deep");
+  assert_contains(out(t), "nested more than 512 levels deep");
   done(t);
   free(s);
 }
@@ -553,7 +553,7 @@ TEST(long_left_deep_chain_gives_depth_error) {
   strcpy(s + k, " }\n");
   T *t = parse(s);
   assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "expression or block nested more than 256 levels deep");
+  assert_contains(out(t), "expression or block nested more than 512 levels deep");
   assert_non_null(t->root);
   done(t);
   free(s);

@@ -1,0 +1,62 @@
+#!/bin/sh
+# run.sh - a long fuzzing run of the front end (tests/fuzz/fuzz_front.c).
+#
+#   tests/fuzz/run.sh [SECONDS] [LIBFUZZER-OPTION...]       (default 600 s)
+#
+# Configures and builds the libFuzzer build in build-fuzz/ (clang-14, LLMP_FUZZ=ON,
+# LLMP_SANITIZE=ON: ASan+UBSan, leaks included), then fuzzes for SECONDS with the dictionary
+# tests/fuzz/llmp.dict, inputs up to 4096 bytes, a 10 s timeout per input and 2 GB of memory.
+#
+#   build-fuzz/fuzz-corpus/     the working corpus: seeded from tests/fuzz/corpus/ on the
+#                               first run, then kept and grown across runs (delete it to
+#                               start over); tests/fuzz/corpus/ is never written
+#   build-fuzz/fuzz-artifacts/  crash-*, leak-*, timeout-*, oom-* reproducers
+#
+# Environment:
+#   BUILD_TYPE=Debug            the build type of build-fuzz/ (default Debug, as scripts/test.sh;
+#                               RelWithDebInfo fuzzes about twice as fast)
+#   JOBS=N                      runs N fuzzing processes (-fork=N) that go on after a crash,
+#                               timeout or OOM (-ignore_crashes=1 ...), collecting every
+#                               reproducer; unset: one process that stops at the first finding
+#   CC=clang-14                 the compiler
+#
+# A reproducer is replayed with `build-fuzz/tests/fuzz/fuzz_front FILE` (the sanitizer report
+# and the formatter's complaint, if any, are printed).  Minimise one with
+# `fuzz_front -minimize_crash=1 -runs=10000 FILE`.  Reproducers worth keeping go to
+# tests/fuzz/crashes/ under a name that says what they are (not crash-*: .gitignore).
+# Exit status: 0 when the run ended without a finding, non-zero otherwise.
+set -eu
+cd "$(dirname "$0")/../.."
+
+SECONDS_TO_RUN="${1:-600}"
+[ $# -gt 0 ] && shift
+BUILD_TYPE="${BUILD_TYPE:-Debug}"
+JOBS="${JOBS:-}"
+CC="${CC:-clang-14}"
+B=build-fuzz
+
+cmake -S . -B "$B" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCMAKE_C_COMPILER="$CC" \
+  -DLLMP_FUZZ=ON -DLLMP_SANITIZE=ON >/dev/null
+cmake --build "$B" -j "$(nproc)" --target fuzz_front
+
+mkdir -p "$B/fuzz-corpus" "$B/fuzz-artifacts"
+if [ -z "$(ls -A "$B/fuzz-corpus")" ]; then
+  cp tests/fuzz/corpus/* "$B/fuzz-corpus/"
+fi
+
+set -- -max_total_time="$SECONDS_TO_RUN" -dict=tests/fuzz/llmp.dict -max_len=4096 \
+  -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="$B/fuzz-artifacts/" "$@"
+if [ -n "$JOBS" ]; then
+  set -- -fork="$JOBS" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "$@"
+fi
+
+echo "fuzzing for $SECONDS_TO_RUN s ($BUILD_TYPE build, ${JOBS:-1} job(s)); corpus $B/fuzz-corpus," \
+  "reproducers in $B/fuzz-artifacts/"
+before="$(ls "$B/fuzz-artifacts" | wc -l)"
+status=0
+"$B/tests/fuzz/fuzz_front" "$@" "$B/fuzz-corpus" || status=$?
+new=$(($(ls "$B/fuzz-artifacts" | wc -l) - before))
+echo "run.sh: fuzz_front exit status $status; $new new reproducer(s) in $B/fuzz-artifacts/"
+[ "$status" -eq 0 ] && [ "$new" -gt 0 ] && status=1
+exit "$status"
