@@ -28,4 +28,4 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 step "libFuzzer build (clang-14, ASan+UBSan) and 60 s of fuzzing"
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DLLMP_FUZZ=ON -DLLMP_SANITIZE=ON
 cmake --build build-fuzz -j "$J" --target fuzz_front
-ctest --test-dir build-fuzz --output-on-failure -R '^fuzz\.'
+ctest --test-dir build-fuzz --output-on-failure -V -R '^fuzz\.'   # -V: the runs and exec/s
