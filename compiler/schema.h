@@ -21,7 +21,7 @@ typedef enum {
   FT_ENUMLIST,  /* list of words of `enums`, each at most once */
   FT_REF,       /* a declaration of kind `ref` */
   FT_SPAN,      /* a word of `enums`, or a count */
-  FT_ANY,       /* operator arguments that take any number (none yet) */
+  FT_ANY,       /* the terminator of a table (a NULL name); never a field's type */
 } FieldType;
 
 enum {

@@ -1077,11 +1077,8 @@ static Decl *inline_decl(Sema *s, Env *e, AstNode *n) {
     return NULL;
   }
   if (base->ext_state == 0) resolve_extends(s, base);
-  AstNode *decl_like = n;
-  Decl *d = decl_new(s, decl_like, base->kind, e->owner->file);
-  char t[256];
+  Decl *d = decl_new(s, n, base->kind, e->owner->file);
   d->name = arena_printf(&s->arena, "%s { ... }", base->name);
-  (void)t;
   d->parent = base;
   n->aux = d;
   inherit(s, d, base);
