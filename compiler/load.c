@@ -183,6 +183,24 @@ static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth
 
 int load_root(Sema *s, const char *path) { return load(s, path, -1, NULL, 0); }
 
+/* A root that is not a file (llmp op's list of imports): its folder is the current one. */
+int load_root_text(Sema *s, const char *name, const char *text) {
+  SrcFile *src = diag_add_file(s->diag, name, text, strlen(text));
+  int i = add_file(s, src, name);
+  Parser p;
+  s->files[i].root = parse_file(&p, &s->arena, &s->in, s->diag, src);
+  if (!s->files[i].root || p.syntax_errors) {
+    s->broken = true;
+    return i;
+  }
+  s->files[i].state = 1;
+  load_imports(s, i, 0);
+  s->files[i].state = 2;
+  return i;
+}
+
+const char *sema_data_dir(const SemaOptions *opt) { return data_dir(opt); }
+
 /* reach[j] of file i: j is i or reachable through imports (iterative DFS). */
 void load_reach(Sema *s) {
   int n = s->nfiles;

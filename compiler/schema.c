@@ -53,7 +53,7 @@ static const Schema s_tier = {"tier", DK_UNKNOWN, f_tier, NULL};
 
 static const FieldDef f_cluster[] = {
     REF("gpu", DK_GPU, F_REQ), COUNT("gpus_per_node", F_REQ), COUNT("nodes", F_REQ),
-    COUNT("gpus", F_DERIVED), STRING("description"), STRING("source"), END};
+    COUNT("gpus", F_DERIVED), STRING("calibration"), STRING("description"), STRING("source"), END};
 static const SubDef sub_cluster[] = {{"tier", &s_tier, true}, {NULL, NULL, false}};
 
 static const FieldDef f_model[] = {

@@ -1502,9 +1502,19 @@ void sema_free(Sema *s) {
   free(s);
 }
 
+static int check_loaded(Sema *s, int root, bool check, int before);
+
 int sema_run(Sema *s, const char *path, bool check) {
   int before = s->diag->errors;
-  int root = load_root(s, path);
+  return check_loaded(s, load_root(s, path), check, before);
+}
+
+int sema_run_text(Sema *s, const char *name, const char *text) {
+  int before = s->diag->errors;
+  return check_loaded(s, load_root_text(s, name, text), true, before);
+}
+
+static int check_loaded(Sema *s, int root, bool check, int before) {
   if (root < 0 || !check || s->broken) return s->diag->errors - before;
   if (s->files[root].root && !s->files[root].root->u.list.first) {
     diag_plain(s->diag, s->files[root].src->path, "the file declares nothing%s",
@@ -1536,6 +1546,76 @@ AstNode *sema_root(Sema *s, SrcFile **file) {
 
 int sema_ndecls(Sema *s) { return s->ndecls; }
 int sema_nfiles(Sema *s) { return s->nfiles; }
+
+/* --- reading a checked compilation ------------------------------------------------- */
+
+Decl *sema_find(Sema *s, const char *name, DeclKind kind) {
+  Decl *d = table_get(s, intern_cstr(&s->in, name));
+  return d && d->kind == kind && d->ext_state == 2 ? d : NULL;
+}
+
+const char *sema_decl_name(const Decl *d) { return d->name; }
+const char *sema_decl_path(Sema *s, const Decl *d) { return s->files[d->file].src->path; }
+
+bool sema_number(Sema *s, Decl *d, const char *field, double *out) {
+  Value v = field_by_name(s, d, field);
+  if (v.t != T_NUM || !v.known) return false;
+  *out = v.num;
+  return true;
+}
+
+const char *sema_word(Sema *s, Decl *d, const char *field) {
+  Value v = field_by_name(s, d, field);
+  return (v.t == T_ENUM || v.t == T_STR) && v.known ? v.str : NULL;
+}
+
+Decl *sema_ref(Sema *s, Decl *d, const char *field) {
+  Value v = field_by_name(s, d, field);
+  return v.t == T_DECL && v.known ? v.decl : NULL;
+}
+
+static SubEntry *nth_sub(Decl *d, const char *word, int i) {
+  for (int k = 0; k < d->nsubs; k++)
+    if (!strcmp(d->subs[k].node->name, word) && i-- == 0) return &d->subs[k];
+  return NULL;
+}
+
+int sema_nsubs(Decl *d, const char *word) {
+  int n = 0;
+  for (int k = 0; k < d->nsubs; k++) n += !strcmp(d->subs[k].node->name, word);
+  return n;
+}
+
+const char *sema_sub_label(Decl *d, const char *word, int i) {
+  SubEntry *e = nth_sub(d, word, i);
+  return e ? e->node->u.sub.label : NULL;
+}
+
+/* A nested block's field, evaluated as the check evaluated it (errors already reported). */
+static Value sub_value(Sema *s, Decl *d, const char *word, int i, const char *field) {
+  SubEntry *e = nth_sub(d, word, i);
+  const SubDef *sd = e ? schema_sub(d->schema, word) : NULL;
+  const FieldDef *fd = sd ? schema_field(sd->schema, field) : NULL;
+  if (!fd) return v_error();
+  for (AstNode *f = e->node->u.sub.body.first; f; f = f->next)
+    if (f->kind == AST_FIELD && !strcmp(f->name, field)) {
+      Env env = {ENV_DECL, d, e->owner};
+      return check_value(s, &env, f->u.bin.rhs, fd, field);
+    }
+  return v_error();
+}
+
+bool sema_sub_number(Sema *s, Decl *d, const char *word, int i, const char *field, double *out) {
+  Value v = sub_value(s, d, word, i, field);
+  if (v.t != T_NUM || !v.known) return false;
+  *out = v.num;
+  return true;
+}
+
+const char *sema_sub_word(Sema *s, Decl *d, const char *word, int i, const char *field) {
+  Value v = sub_value(s, d, word, i, field);
+  return (v.t == T_ENUM || v.t == T_STR) && v.known ? v.str : NULL;
+}
 
 /* --dump=sema: each declaration of the root file with its assembled fields, their values in
  * base units (B, s, FLOP) and the declaration each was written in. */

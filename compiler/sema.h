@@ -27,6 +27,26 @@ void sema_free(Sema *s);
 int sema_run(Sema *s, const char *path, bool check);
 /* The root file's tree, after sema_run (NULL if it could not be read). */
 AstNode *sema_root(Sema *s, SrcFile **file);
+/* Parses and checks an in-memory root file (e.g. a list of imports) named `name`. */
+int sema_run_text(Sema *s, const char *name, const char *text);
+
+/* Reading a checked compilation (after sema_run without errors).  Values come in base units
+ * (bytes, seconds, FLOP).  A field that is unset, or not known statically, reads as absent:
+ * the functions return false / NULL. */
+Decl *sema_find(Sema *s, const char *name, DeclKind kind);   /* NULL if none of that kind */
+const char *sema_decl_name(const Decl *d);
+const char *sema_decl_path(Sema *s, const Decl *d);   /* the file that declares it */
+bool sema_number(Sema *s, Decl *d, const char *field, double *out);
+const char *sema_word(Sema *s, Decl *d, const char *field);   /* an enumeration word or a string */
+Decl *sema_ref(Sema *s, Decl *d, const char *field);
+/* Nested blocks (tier, measured) as assembled: count, label, and their fields. */
+int sema_nsubs(Decl *d, const char *word);
+const char *sema_sub_label(Decl *d, const char *word, int i);
+bool sema_sub_number(Sema *s, Decl *d, const char *word, int i, const char *field, double *out);
+const char *sema_sub_word(Sema *s, Decl *d, const char *word, int i, const char *field);
+/* The folder that holds stdlib/ and hw/ (LLMP_DATA, the installed one, or the source tree). */
+const char *sema_data_dir(const SemaOptions *opt);
+
 /* --dump=sema: the root file's declarations with their assembled, evaluated fields. */
 void sema_dump(Sema *s, FILE *out);
 /* Declarations checked, for statistics. */

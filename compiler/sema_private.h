@@ -47,6 +47,7 @@ struct Sema {
 
 /* load.c */
 int load_root(Sema *s, const char *path);   /* file index or -1 */
+int load_root_text(Sema *s, const char *name, const char *text);   /* imports resolve from "." */
 void load_reach(Sema *s);
 
 #endif
