@@ -1,0 +1,445 @@
+/* calib.c - calibration tables: the text loader, lookup, interpolation and the writer.
+ *
+ * Format (docs/calibration.md has the full description): '#' starts a comment; a file holds
+ * one or more tables, each
+ *   table KERNEL DTYPE [key=value...]
+ *   axis NAME v1 v2 ...          (1..RT_MAX_AXES lines, points > 0, strictly increasing)
+ *   fwd c c c ...                (row-major over the axes, last axis fastest; may span lines)
+ *   bwd c c c ...                (optional)
+ * Each c is a multiplicative correction, measured / physics-model time, > 0.  The loader
+ * stores log(c) and log(point) because interpolation happens in log-log space: kernel time
+ * is close to a power law of size between nearby grid nodes, so that is where linear
+ * interpolation is most accurate. */
+#include "calib.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const RtOpInfo rt_op_info[RT_NOPS] = {
+#define RT_OP(e, kernel, keys, naxes, a0, a1, a2, a3) {kernel, keys, naxes, {a0, a1, a2, a3}},
+#include "ops.def"
+#undef RT_OP
+};
+
+/* --- keys ------------------------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int rt_keys_canonical(const char *keys, char *out, size_t outlen) {
+  char buf[RT_KEYS_MAX];
+  char *words[RT_KEYS_MAX / 2];
+  int n = 0;
+  if (!keys) keys = "";
+  if (strlen(keys) >= sizeof buf || outlen == 0) return -1;
+  strcpy(buf, keys);
+  for (char *p = strtok(buf, " \t"); p; p = strtok(NULL, " \t")) {
+    char *eq = strchr(p, '=');
+    if (!eq || eq == p || eq[1] == '\0') return -1;
+    words[n++] = p;
+  }
+  qsort(words, (size_t)n, sizeof words[0], cmp_str);
+  size_t len = 0;
+  out[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    size_t w = strlen(words[i]);
+    if (len + w + (i > 0) + 1 > outlen) return -1;
+    if (i > 0) out[len++] = ' ';
+    memcpy(out + len, words[i], w + 1);
+    len += w;
+  }
+  return 0;
+}
+
+/* --- building, releasing ---------------------------------------------------------- */
+
+static void table_set_name(RtTable *t) {
+  snprintf(t->name, sizeof t->name, "%s %s%s%s", t->kernel, rt_dtype_name(t->dtype),
+           t->keys[0] ? " " : "", t->keys);
+}
+
+int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, int naxes,
+                  const char *const *axis_names, const int *npts, const double *const *points,
+                  int with_bwd) {
+  memset(t, 0, sizeof *t);
+  if (strlen(kernel) >= RT_NAME_MAX || naxes < 1 || naxes > RT_MAX_AXES) return -1;
+  if (rt_keys_canonical(keys, t->keys, sizeof t->keys) != 0) return -1;
+  strcpy(t->kernel, kernel);
+  t->dtype = dt;
+  t->naxes = naxes;
+  t->nvals = 1;
+  for (int a = 0; a < naxes; a++) {
+    if (npts[a] < 1 || npts[a] > RT_MAX_POINTS || strlen(axis_names[a]) >= RT_NAME_MAX) return -1;
+    snprintf(t->axis_name[a], RT_NAME_MAX, "%s", axis_names[a]);
+    t->npts[a] = npts[a];
+    for (int i = 0; i < npts[a]; i++) {
+      if (!(points[a][i] > 0) || (i > 0 && !(points[a][i] > points[a][i - 1]))) return -1;
+      t->logx[a][i] = log(points[a][i]);
+    }
+    t->nvals *= npts[a];
+  }
+  table_set_name(t);
+  for (int w = 0; w <= with_bwd; w++) {
+    t->logc[w] = calloc((size_t)t->nvals, sizeof(double));
+    if (!t->logc[w]) {
+      rt_table_release(t);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+void rt_table_release(RtTable *t) {
+  free(t->logc[0]);
+  free(t->logc[1]);
+  t->logc[0] = t->logc[1] = NULL;
+}
+
+/* --- evaluation ------------------------------------------------------------------- */
+
+double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags) {
+  const double *v = t->logc[which];
+  if (!v) return 1.0;
+  int lo[RT_MAX_AXES];
+  double frac[RT_MAX_AXES];
+  for (int a = 0; a < t->naxes; a++) {
+    const double *p = t->logx[a];
+    int n = t->npts[a];
+    double lx = log(x[a]);
+    if (n == 1 || lx <= p[0]) {
+      if (n == 1 ? fabs(lx - p[0]) > 1e-9 : lx < p[0] - 1e-9) *flags |= RT_EXTRAPOLATED;
+      lo[a] = 0, frac[a] = 0;
+    } else if (lx >= p[n - 1]) {
+      if (lx > p[n - 1] + 1e-9) *flags |= RT_EXTRAPOLATED;
+      lo[a] = n - 2, frac[a] = 1;
+    } else {
+      int i = 0;
+      while (p[i + 1] < lx) i++;   /* at most RT_MAX_POINTS steps; grids are short */
+      lo[a] = i, frac[a] = (lx - p[i]) / (p[i + 1] - p[i]);
+    }
+  }
+  /* Sum over the 2^naxes corners of the cell, each weighted by the product of its 1-d weights. */
+  double sum = 0;
+  for (int corner = 0; corner < (1 << t->naxes); corner++) {
+    double w = 1;
+    int idx = 0;
+    for (int a = 0; a < t->naxes; a++) {
+      int up = (corner >> a) & 1;
+      int i = lo[a] + up;
+      if (t->npts[a] == 1) {
+        if (up) w = 0;
+        i = 0;
+      }
+      w *= up ? frac[a] : 1 - frac[a];
+      idx = idx * t->npts[a] + i;
+    }
+    if (w != 0) sum += w * v[idx];
+  }
+  return exp(sum);
+}
+
+void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost) {
+  if (!g->calib) return;
+  const RtTable *t = g->calib->op[op][dt];
+  if (!t) return;
+  cost->fwd *= rt_table_eval(t, 0, x, &cost->flags);
+  if (cost->bwd > 0) cost->bwd *= rt_table_eval(t, 1, x, &cost->flags);
+  cost->flags |= RT_CALIBRATED;
+}
+
+/* --- lookup ----------------------------------------------------------------------- */
+
+const RtTable *rt_table_find(const RtCalib *c, const char *kernel, RtDtype dt, const char *keys) {
+  char canon[RT_KEYS_MAX];
+  if (!c || rt_keys_canonical(keys, canon, sizeof canon) != 0) return NULL;
+  for (int i = 0; i < c->ntables; i++) {
+    const RtTable *t = &c->tables[i];
+    if (t->dtype == dt && strcmp(t->kernel, kernel) == 0 && strcmp(t->keys, canon) == 0) return t;
+  }
+  return NULL;
+}
+
+int rt_calib_ntables(const RtCalib *c) { return c ? c->ntables : 0; }
+
+const char *rt_calib_table_name(const RtCalib *c, int i) {
+  return c && i >= 0 && i < c->ntables ? c->tables[i].name : NULL;
+}
+
+/* --- writer ----------------------------------------------------------------------- */
+
+static void write_values(FILE *f, const char *word, const RtTable *t, const double *v) {
+  int row = t->npts[t->naxes - 1];
+  for (int i = 0; i < t->nvals; i += row) {
+    fprintf(f, "%s", word);
+    for (int j = 0; j < row; j++) fprintf(f, " %.4f", exp(v[i + j]));
+    fputc('\n', f);
+  }
+}
+
+int rt_table_write(FILE *f, const RtTable *t, const char *header) {
+  for (const char *p = header; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    int len = nl ? (int)(nl - p) : (int)strlen(p);
+    fprintf(f, "# %.*s\n", len, p);
+    p += len + (nl != NULL);
+  }
+  fprintf(f, "table %s\n", t->name);
+  for (int a = 0; a < t->naxes; a++) {
+    fprintf(f, "axis %s", t->axis_name[a]);
+    for (int i = 0; i < t->npts[a]; i++) fprintf(f, " %.6g", exp(t->logx[a][i]));
+    fputc('\n', f);
+  }
+  write_values(f, "fwd", t, t->logc[0]);
+  if (t->logc[1]) write_values(f, "bwd", t, t->logc[1]);
+  return ferror(f) ? -1 : 0;
+}
+
+/* --- loader ----------------------------------------------------------------------- */
+
+typedef struct Loader {
+  const char *file;
+  int line;
+  char *err;
+  size_t errlen;
+  RtCalib *c;
+  RtTable *cur;       /* table being read, or NULL */
+  int cur_line;       /* its `table` line */
+  int nv[2];          /* values read so far, fwd and bwd */
+} Loader;
+
+static int fail(Loader *L, int line, const char *fmt, ...) {
+  int n = snprintf(L->err, L->errlen, "%s:%d: ", L->file, line);
+  if (n >= 0 && (size_t)n < L->errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->err + n, L->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+static int parse_pos(const char *s, double *v) {
+  char *end;
+  errno = 0;
+  *v = strtod(s, &end);
+  return *end == '\0' && errno == 0 && isfinite(*v) && *v > 0 ? 0 : -1;
+}
+
+/* Closes the current table: every declared grid must be complete, and an operator kernel's
+ * table must have that kernel's axes. */
+static int finish_table(Loader *L) {
+  RtTable *t = L->cur;
+  if (!t) return 0;
+  L->cur = NULL;
+  if (t->naxes == 0) return fail(L, L->cur_line, "table %s has no axis", t->name);
+  if (!t->logc[0]) return fail(L, L->cur_line, "table %s has no fwd values", t->name);
+  for (int w = 0; w < 2; w++)
+    if (t->logc[w] && L->nv[w] != t->nvals)
+      return fail(L, L->cur_line, "table %s has %d %s values; its axes need %d", t->name, L->nv[w],
+                  w ? "bwd" : "fwd", t->nvals);
+  for (int op = 0; op < RT_NOPS; op++) {
+    const RtOpInfo *o = &rt_op_info[op];
+    if (strcmp(o->kernel, t->kernel) != 0 || strcmp(o->keys, t->keys) != 0) continue;
+    int ok = o->naxes == t->naxes;
+    for (int a = 0; ok && a < t->naxes; a++) ok = strcmp(o->axis[a], t->axis_name[a]) == 0;
+    if (!ok) {
+      char want[128] = "";
+      for (int a = 0; a < o->naxes; a++) {
+        strcat(want, " ");
+        strcat(want, o->axis[a]);
+      }
+      return fail(L, L->cur_line, "table %s: kernel %s takes the axes%s, in that order", t->name,
+                  t->kernel, want);
+    }
+  }
+  return 0;
+}
+
+static int start_table(Loader *L, char **w, int nw) {
+  if (finish_table(L) != 0) return -1;
+  if (nw < 3) return fail(L, L->line, "expected `table KERNEL DTYPE [key=value...]`");
+  int dt = rt_dtype_lookup(w[2]);
+  if (dt < 0) return fail(L, L->line, "unknown dtype `%s` (fp32, tf32, fp16, bf16, fp8)", w[2]);
+  if (strlen(w[1]) >= RT_NAME_MAX) return fail(L, L->line, "kernel name too long");
+  char keys[RT_KEYS_MAX] = "";
+  for (int i = 3; i < nw; i++) {
+    if (strlen(keys) + strlen(w[i]) + 2 > sizeof keys) return fail(L, L->line, "keys too long");
+    if (i > 3) strcat(keys, " ");
+    strcat(keys, w[i]);
+  }
+  RtTable *nt = realloc(L->c->tables, (size_t)(L->c->ntables + 1) * sizeof *nt);
+  if (!nt) return fail(L, L->line, "out of memory");
+  L->c->tables = nt;
+  RtTable *t = &nt[L->c->ntables];
+  memset(t, 0, sizeof *t);
+  if (rt_keys_canonical(keys, t->keys, sizeof t->keys) != 0)
+    return fail(L, L->line, "qualifiers must be key=value words");
+  strcpy(t->kernel, w[1]);
+  t->dtype = (RtDtype)dt;
+  table_set_name(t);
+  if (rt_table_find(L->c, t->kernel, t->dtype, t->keys))
+    return fail(L, L->line, "second table %s in this folder", t->name);
+  L->c->ntables++;
+  L->cur = t;
+  L->cur_line = L->line;
+  L->nv[0] = L->nv[1] = 0;
+  return 0;
+}
+
+static int read_axis(Loader *L, char **w, int nw) {
+  RtTable *t = L->cur;
+  if (!t) return fail(L, L->line, "`axis` before any `table` line");
+  if (t->logc[0] || t->logc[1]) return fail(L, L->line, "`axis` after the values");
+  if (t->naxes == RT_MAX_AXES) return fail(L, L->line, "more than %d axes", RT_MAX_AXES);
+  if (nw < 3) return fail(L, L->line, "expected `axis NAME v1 v2 ...`");
+  if (nw - 2 > RT_MAX_POINTS) return fail(L, L->line, "more than %d points", RT_MAX_POINTS);
+  if (strlen(w[1]) >= RT_NAME_MAX) return fail(L, L->line, "axis name too long");
+  for (int a = 0; a < t->naxes; a++)
+    if (strcmp(t->axis_name[a], w[1]) == 0) return fail(L, L->line, "axis `%s` twice", w[1]);
+  int a = t->naxes;
+  strcpy(t->axis_name[a], w[1]);
+  for (int i = 2; i < nw; i++) {
+    double v;
+    if (parse_pos(w[i], &v) != 0)
+      return fail(L, L->line, "axis point `%s` is not a positive number", w[i]);
+    t->logx[a][i - 2] = log(v);
+    if (i > 2 && !(t->logx[a][i - 2] > t->logx[a][i - 3]))
+      return fail(L, L->line, "axis points must increase (`%s`)", w[i]);
+  }
+  t->npts[a] = nw - 2;
+  t->naxes++;
+  return 0;
+}
+
+static int read_values(Loader *L, int which, char **w, int nw) {
+  RtTable *t = L->cur;
+  if (!t) return fail(L, L->line, "`%s` before any `table` line", w[0]);
+  if (t->naxes == 0) return fail(L, L->line, "`%s` before any `axis` line", w[0]);
+  if (!t->logc[which]) {
+    t->nvals = 1;
+    for (int a = 0; a < t->naxes; a++) t->nvals *= t->npts[a];
+    t->logc[which] = malloc((size_t)t->nvals * sizeof(double));
+    if (!t->logc[which]) return fail(L, L->line, "out of memory");
+  }
+  for (int i = 1; i < nw; i++) {
+    double v;
+    if (parse_pos(w[i], &v) != 0)
+      return fail(L, L->line, "correction `%s` is not a positive number", w[i]);
+    if (L->nv[which] == t->nvals)
+      return fail(L, L->line, "more %s values than the axes' %d", w[0], t->nvals);
+    t->logc[which][L->nv[which]++] = log(v);
+  }
+  return 0;
+}
+
+static int load_line(Loader *L, char *s) {
+  char *hash = strchr(s, '#');
+  if (hash) *hash = '\0';
+  char *w[RT_MAX_POINTS + 3];
+  int nw = 0;
+  for (char *p = strtok(s, " \t\r\n"); p; p = strtok(NULL, " \t\r\n")) {
+    if (nw == (int)(sizeof w / sizeof w[0])) return fail(L, L->line, "too many words on a line");
+    w[nw++] = p;
+  }
+  if (nw == 0) return 0;
+  if (strcmp(w[0], "table") == 0) return start_table(L, w, nw);
+  if (strcmp(w[0], "axis") == 0) return read_axis(L, w, nw);
+  if (strcmp(w[0], "fwd") == 0) return read_values(L, 0, w, nw);
+  if (strcmp(w[0], "bwd") == 0) return read_values(L, 1, w, nw);
+  return fail(L, L->line, "unknown line `%s` (table, axis, fwd, bwd)", w[0]);
+}
+
+static int load_file(Loader *L, const char *path) {
+  FILE *f = fopen(path, "r");
+  L->file = path;
+  L->line = 0;
+  L->cur = NULL;
+  if (!f) return fail(L, 0, "cannot open: %s", strerror(errno));
+  int before = L->c->ntables;
+  char *buf = NULL;
+  size_t cap = 0;
+  int rc = 0;
+  while (rc == 0 && getline(&buf, &cap, f) >= 0) {
+    L->line++;
+    rc = load_line(L, buf);
+  }
+  free(buf);
+  fclose(f);
+  if (rc == 0) rc = finish_table(L);
+  if (rc == 0 && L->c->ntables == before) rc = fail(L, L->line, "no table in this file");
+  return rc;
+}
+
+static int has_suffix(const char *s, const char *suf) {
+  size_t n = strlen(s), m = strlen(suf);
+  return n > m && strcmp(s + n - m, suf) == 0;
+}
+
+void rt_calib_free(RtCalib *c) {
+  if (!c) return;
+  for (int i = 0; i < c->ntables; i++) rt_table_release(&c->tables[i]);
+  free(c->tables);
+  free(c);
+}
+
+/* Resolves every operator's table once, so that kernels index instead of searching. */
+static void resolve_ops(RtCalib *c) {
+  for (int op = 0; op < RT_NOPS; op++)
+    for (int dt = 0; dt < RT_NDTYPES; dt++)
+      c->op[op][dt] = rt_table_find(c, rt_op_info[op].kernel, (RtDtype)dt, rt_op_info[op].keys);
+}
+
+RtCalib *rt_calib_load(const char *dir, char *err, size_t errlen) {
+  char dummy[1];
+  if (!err || errlen == 0) err = dummy, errlen = sizeof dummy;
+  err[0] = '\0';
+  if (!dir) {
+    snprintf(err, errlen, "(null):0: no folder given");
+    return NULL;
+  }
+  DIR *d = opendir(dir);
+  if (!d) {
+    snprintf(err, errlen, "%s:0: cannot open folder: %s", dir, strerror(errno));
+    return NULL;
+  }
+  /* Read the names first and sort them: the load order (and so a duplicate's message)
+   * must not depend on the file system. */
+  char **names = NULL;
+  int n = 0, ok = 1;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (!has_suffix(e->d_name, ".tbl")) continue;
+    char **nn = realloc(names, (size_t)(n + 1) * sizeof *nn);
+    if (!nn || !(nn[n] = malloc(strlen(dir) + strlen(e->d_name) + 2))) {
+      names = nn ? nn : names;
+      ok = 0;
+      break;
+    }
+    names = nn;
+    sprintf(names[n++], "%s/%s", dir, e->d_name);
+  }
+  closedir(d);
+  RtCalib *c = ok ? calloc(1, sizeof *c) : NULL;
+  if (!c) snprintf(err, errlen, "%s:0: out of memory", dir);
+  if (names) qsort(names, (size_t)n, sizeof *names, cmp_str);
+  Loader L = {.err = err, .errlen = errlen, .c = c};
+  for (int i = 0; c && i < n; i++) {
+    if (load_file(&L, names[i]) != 0) {
+      rt_calib_free(c);
+      c = NULL;
+    }
+  }
+  for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
+  if (c && c->ntables == 0) {
+    snprintf(err, errlen, "%s:0: no .tbl file in this folder", dir);
+    rt_calib_free(c);
+    return NULL;
+  }
+  if (c) resolve_ops(c);
+  return c;
+}

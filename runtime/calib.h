@@ -1,0 +1,85 @@
+/* calib.h - calibration tables inside the runtime (internal header: runtime/ and its tests).
+ *
+ * A table corrects one kernel for one dtype (and optional key=value qualifiers, e.g. a
+ * collective's layout): a grid over up to RT_MAX_AXES axes whose nodes hold
+ * log(measured time / physics-model time), one grid for the forward time and optionally one
+ * for the backward time.  rt_table_eval() interpolates multilinearly in (log axis, log
+ * correction) space and clamps at the grid's edges, so a correction is always a positive
+ * factor and is piecewise power-law between nodes.  The file format is in docs/calibration.md.
+ *
+ * Operators never search tables by name when they run: rt_calib_load() resolves, once, the
+ * table of every (RtOp, dtype) pair into RtCalib.op[][]; collectives.c, whose keys depend on
+ * the layout, may call rt_table_find() at its own resolution time. */
+#ifndef LLMP_RT_CALIB_H
+#define LLMP_RT_CALIB_H
+
+#include <stdio.h>
+
+#include "llmp_rt.h"
+
+enum { RT_MAX_AXES = 4, RT_MAX_POINTS = 64, RT_NAME_MAX = 32, RT_KEYS_MAX = 96 };
+
+/* The operator kernels a table can correct: see ops.def. */
+typedef enum {
+#define RT_OP(e, kernel, keys, naxes, a0, a1, a2, a3) RT_OP_##e,
+#include "ops.def"
+#undef RT_OP
+  RT_NOPS
+} RtOp;
+
+typedef struct RtOpInfo {
+  const char *kernel, *keys;   /* as a table names them */
+  int naxes;
+  const char *axis[RT_MAX_AXES];
+} RtOpInfo;
+extern const RtOpInfo rt_op_info[RT_NOPS];   /* ORDER ops.def */
+
+typedef struct RtTable {
+  char kernel[RT_NAME_MAX];
+  RtDtype dtype;
+  char keys[RT_KEYS_MAX];      /* canonical: key=value words sorted, one space apart */
+  char name[RT_NAME_MAX + RT_KEYS_MAX + 16];  /* "linear fp16 nodes=2", for reports */
+  int naxes;
+  char axis_name[RT_MAX_AXES][RT_NAME_MAX];
+  int npts[RT_MAX_AXES];
+  double logx[RT_MAX_AXES][RT_MAX_POINTS];   /* log of the grid points, strictly increasing */
+  int nvals;                   /* product of npts */
+  double *logc[2];             /* [0] fwd, [1] bwd (NULL: no backward grid, factor 1) */
+} RtTable;
+
+struct RtCalib {
+  int ntables;
+  RtTable *tables;
+  const RtTable *op[RT_NOPS][RT_NDTYPES];   /* resolved at load; NULL: physics only */
+};
+
+/* The table for kernel/dtype/keys (keys: "" or space-separated key=value words, any order),
+ * or NULL.  Linear in the number of tables: call it once, not per evaluation. */
+const RtTable *rt_table_find(const RtCalib *c, const char *kernel, RtDtype dt, const char *keys);
+
+/* The correction factor of grid `which` (0 fwd, 1 bwd) at x (t->naxes coordinates, in the
+ * axes' units, > 0).  Sets RT_EXTRAPOLATED in *flags when x lies outside the grid on some
+ * axis (the value is then the edge's).  Returns 1 for a missing bwd grid. */
+double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags);
+
+/* Canonicalises a key string (sorts the words, single spaces) into out; 0 on success, -1 if
+ * a word is not key=value or it does not fit. */
+int rt_keys_canonical(const char *keys, char *out, size_t outlen);
+
+/* Writes one table in the text format.  header: provenance lines written as `# ` comments
+ * (may be NULL or contain several '\n'-separated lines).  Returns 0, or -1 on a write error. */
+int rt_table_write(FILE *f, const RtTable *t, const char *header);
+
+/* Builds a table in place (for the fitter and tests): names, axes; the value arrays are
+ * allocated (zero: factor 1) and owned by the table; rt_table_release() frees them.
+ * Returns 0, or -1 on bad sizes / allocation failure. */
+int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, int naxes,
+                  const char *const *axis_names, const int *npts, const double *const *points,
+                  int with_bwd);
+void rt_table_release(RtTable *t);
+
+/* Applies the table of op (if any) to a physics cost: multiplies fwd/bwd by the corrections
+ * at x and sets RT_CALIBRATED (and RT_EXTRAPOLATED). */
+void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost);
+
+#endif

@@ -1,0 +1,133 @@
+/* llmp_rt.h - the llmp runtime: cost kernels for operators and collectives.
+ *
+ * This is the one public header of runtime/, the ABI that both the reference interpreter
+ * and JIT-compiled evaluators call.  It has no LLVM dependency and no global state: every
+ * kernel is a pure function of its arguments (a GPU or cluster description, a dtype and the
+ * shape), so it may be called from any number of threads at once.
+ *
+ * Model: physics first (a roofline with GEMM tile and wave quantisation over the SMs,
+ * memory-bound operators at a size-dependent achieved bandwidth, collectives as latency plus
+ * size over bandwidth per network tier with the algorithm's step counts, launch overheads),
+ * then corrected by calibration tables measured on the real GPU where they exist.  Every
+ * answer says whether a calibration table corrected it (RT_CALIBRATED).
+ *
+ * Units: seconds, bytes, FLOP, FLOP/s, bytes/s.  Sizes are doubles so that the JIT can pass
+ * them without conversions; they must be finite and >= 0 (>= 1 where a count is needed);
+ * a kernel given a bad argument returns a cost with RT_BAD_ARGS set and times of NaN.
+ *
+ * Ownership: RtGpu, RtCluster and RtCalib are owned by the caller; kernels only read them.
+ * rt_calib_load() returns a table set that rt_calib_free() releases. */
+#ifndef LLMP_RT_H
+#define LLMP_RT_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { RT_FP32, RT_TF32, RT_FP16, RT_BF16, RT_FP8, RT_NDTYPES } RtDtype;
+
+/* Calibration tables of one GPU (operators) or one system (collectives): opaque. */
+typedef struct RtCalib RtCalib;
+
+typedef struct RtGpu {
+  const char *name;
+  double memory;                /* bytes of HBM */
+  double memory_bandwidth;      /* bytes/s, datasheet */
+  double peak[RT_NDTYPES];      /* dense FLOP/s per dtype; 0 where the GPU has none */
+  int sms;                      /* streaming multiprocessors (compute units on AMD) */
+  double l2_cache;              /* bytes; 0 if unknown */
+  const RtCalib *calib;         /* operator tables, or NULL: datasheet model only */
+} RtGpu;
+
+enum { RT_MAX_TIERS = 4 };
+
+typedef struct RtTier {
+  const char *name;
+  int span_nodes;               /* 0: inside a node; -1: the whole system; N: N nodes per switch */
+  double bandwidth;             /* bytes/s per link and direction */
+  double latency;               /* seconds per message step */
+  int links_per_node;           /* links of this tier out of a node (NICs); 0: one per GPU */
+  double efficiency;            /* achievable fraction of bandwidth, (0, 1]; 0 means 1 */
+} RtTier;
+
+typedef struct RtCluster {
+  const char *name;
+  const RtGpu *gpu;
+  int gpus_per_node, nodes;
+  RtTier tiers[RT_MAX_TIERS];   /* innermost first */
+  int ntiers;
+  const RtCalib *calib;         /* collective tables, or NULL */
+} RtCluster;
+
+enum {
+  RT_CALIBRATED = 1,            /* a calibration table corrected this answer */
+  RT_EXTRAPOLATED = 2,          /* calibrated, but the shape lies outside the sampled range */
+  RT_BAD_ARGS = 4,              /* an argument was out of range: times are NaN */
+};
+
+typedef struct RtCost {
+  double fwd, bwd;              /* seconds: forward, backward (0 where there is none) */
+  unsigned flags;
+} RtCost;
+
+/* --- operators ----------------------------------------------------------------------- */
+/* Y[M,N] = X[M,K] W[K,N] (+ bias).  Backward = data-gradient GEMM (M,N)x(N,K) plus
+ * weight-gradient GEMM (K,M)x(M,N) (+ the bias gradient, a reduction over M). */
+RtCost rt_linear(const RtGpu *g, RtDtype dt, double m, double k, double n, int bias);
+/* batch independent [M,K]x[K,N] products. */
+RtCost rt_bmm(const RtGpu *g, RtDtype dt, double batch, double m, double k, double n);
+/* rows independent softmaxes over cols; causal: Megatron's fused scale-mask-softmax over
+ * rows of an L x L upper-triangular-masked matrix (cols = L). */
+RtCost rt_softmax(const RtGpu *g, RtDtype dt, double rows, double cols, int causal);
+/* Unfused attention: scores (bmm), softmax (causal: fused masked), values (bmm), for batch b,
+ * heads h (per rank), sequence l, head dimension d. */
+RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double head_dim,
+                    int causal);
+/* FlashAttention-2: b sequences of l tokens, heads query heads, kv_heads key/value heads. */
+RtCost rt_flash_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads,
+                          double kv_heads, double head_dim, int causal);
+RtCost rt_layernorm(const RtGpu *g, RtDtype dt, double tokens, double hidden);
+RtCost rt_rmsnorm(const RtGpu *g, RtDtype dt, double tokens, double hidden);
+RtCost rt_gelu(const RtGpu *g, RtDtype dt, double elements);
+RtCost rt_swiglu(const RtGpu *g, RtDtype dt, double elements);   /* elements of the output */
+RtCost rt_add(const RtGpu *g, RtDtype dt, double elements);
+RtCost rt_rope(const RtGpu *g, RtDtype dt, double tokens, double heads, double head_dim);
+/* Vocabulary-parallel embedding lookup: tokens rows gathered from a [rows, hidden] table. */
+RtCost rt_embedding(const RtGpu *g, RtDtype dt, double tokens, double rows, double hidden);
+/* Vocabulary-parallel cross-entropy over a [tokens, vocab] logit shard (Megatron). */
+RtCost rt_cross_entropy(const RtGpu *g, RtDtype dt, double tokens, double vocab);
+/* One Adam step (fused, fp32 master weights and moments) over params parameters: fwd. */
+RtCost rt_adam(const RtGpu *g, RtDtype dt, double params);
+
+/* --- collectives ------------------------------------------------------------------- */
+/* A group of nodes x gpus_per_node GPUs of the cluster (one GPU per rank), laid out on
+ * consecutive GPUs of consecutive nodes.  bytes is the size of the full tensor: the reduced
+ * tensor, the gathered output, the all-to-all buffer of one rank, the message sent.
+ * The result's fwd is the time of one call; bwd is 0. */
+RtCost rt_allreduce(const RtCluster *c, double bytes, int nodes, int gpus_per_node);
+RtCost rt_allgather(const RtCluster *c, double bytes, int nodes, int gpus_per_node);
+RtCost rt_reducescatter(const RtCluster *c, double bytes, int nodes, int gpus_per_node);
+RtCost rt_alltoall(const RtCluster *c, double bytes, int nodes, int gpus_per_node);
+/* Send/receive between two ranks: nodes = 1 (same node) or 2, gpus_per_node = 2 or 1. */
+RtCost rt_p2p(const RtCluster *c, double bytes, int nodes, int gpus_per_node);
+
+/* --- calibration tables ------------------------------------------------------------- */
+/* Loads every table file of a folder (hw/calibration/NAME/).  On error returns NULL and
+ * writes "FILE:LINE: message" into err (errlen bytes). */
+RtCalib *rt_calib_load(const char *dir, char *err, size_t errlen);
+void rt_calib_free(RtCalib *c);
+/* Number of tables loaded, and a table's name (for reports). */
+int rt_calib_ntables(const RtCalib *c);
+const char *rt_calib_table_name(const RtCalib *c, int i);
+
+const char *rt_dtype_name(RtDtype dt);
+int rt_dtype_lookup(const char *name);   /* -1 if unknown */
+double rt_dtype_bytes(RtDtype dt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
