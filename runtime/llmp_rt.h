@@ -83,6 +83,9 @@ RtCost rt_bmm(const RtGpu *g, RtDtype dt, double batch, double m, double k, doub
 RtCost rt_softmax(const RtGpu *g, RtDtype dt, double rows, double cols, int causal);
 /* Unfused attention: scores (bmm), softmax (causal: fused masked), values (bmm), for batch b,
  * heads h (per rank), sequence l, head dimension d. */
+/* Added with the runtime: masked_fill of a rows x cols score matrix (unfused attention's
+ * causal mask: reads the scores and a byte mask, writes the scores). */
+RtCost rt_masked_fill(const RtGpu *g, RtDtype dt, double rows, double cols);
 RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double head_dim,
                     int causal);
 /* FlashAttention-2: b sequences of l tokens, heads query heads, kv_heads key/value heads. */

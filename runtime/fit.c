@@ -1,0 +1,333 @@
+/* fit.c - `llmp fit`: calibration tables from measured samples.
+ *
+ * For every (kernel, dtype) with samples: evaluate the physics model at each sample, take
+ * r = log(measured / model), and fit a grid of log corrections over the kernel's axes so
+ * that the runtime's own log-log multilinear interpolation reproduces r.
+ *  - Grid: per axis, the distinct sampled values when there are few (sweeps usually sample a
+ *    handful of sizes: then every sample sits on a node), else that many quantiles of them.
+ *  - Values: least squares on the interpolation's own hat basis, solved by damped
+ *    backfitting (scatter each sample's residual to its cell's corners with the hat weights,
+ *    normalise per node, repeat).  Nodes no sample touches are filled from their neighbours
+ *    along the axes, so a sparse corner of the grid continues its surroundings.
+ * Quality is reported as k-fold cross-validated MAPE per sample file. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "llmp_fit.h"
+#include "ops.h"
+
+static const int grid_max[RT_MAX_AXES + 1] = {0, 32, 24, 16, 12};
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Grid points of one axis from the sampled values v[0..n). */
+static int choose_points(double *v, int n, int gmax, double *pts) {
+  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  int nd = 0;
+  for (int i = 0; i < n; i++)
+    if (nd == 0 || v[i] > v[nd - 1] * (1 + 1e-9)) v[nd++] = v[i];
+  if (nd <= gmax) {
+    memcpy(pts, v, (size_t)nd * sizeof *v);
+    return nd;
+  }
+  int np = 0;
+  for (int j = 0; j < gmax; j++) {
+    double p = v[(int)floor((double)j * (nd - 1) / (gmax - 1) + 0.5)];
+    if (np == 0 || p > pts[np - 1]) pts[np++] = p;
+  }
+  return np;
+}
+
+/* The cell corners of x and their hat weights (as rt_table_eval), clamped at the edges. */
+static int corners(const RtTable *t, const double *x, int *idx, double *w) {
+  int lo[RT_MAX_AXES];
+  double fr[RT_MAX_AXES];
+  for (int a = 0; a < t->naxes; a++) {
+    const double *p = t->logx[a];
+    int n = t->npts[a];
+    double lx = log(x[a]);
+    if (n == 1 || lx <= p[0]) lo[a] = 0, fr[a] = 0;
+    else if (lx >= p[n - 1]) lo[a] = n - 2, fr[a] = 1;
+    else {
+      int i = 0;
+      while (p[i + 1] < lx) i++;
+      lo[a] = i, fr[a] = (lx - p[i]) / (p[i + 1] - p[i]);
+    }
+  }
+  int k = 0;
+  for (int c = 0; c < (1 << t->naxes); c++) {
+    double ww = 1;
+    int id = 0;
+    for (int a = 0; a < t->naxes; a++) {
+      int up = (c >> a) & 1;
+      if (t->npts[a] == 1 && up) ww = 0;
+      ww *= up ? fr[a] : 1 - fr[a];
+      id = id * t->npts[a] + (t->npts[a] == 1 ? 0 : lo[a] + up);
+    }
+    if (ww > 0) idx[k] = id, w[k++] = ww;
+  }
+  return k;
+}
+
+/* Fills nodes without data from the mean of their filled neighbours, wave by wave. */
+static void fill_empty(const RtTable *t, double *v, unsigned char *known) {
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int i = 0; i < t->nvals; i++) {
+      if (known[i]) continue;
+      double sum = 0;
+      int cnt = 0, stride = 1;
+      for (int a = t->naxes - 1; a >= 0; stride *= t->npts[a], a--) {
+        int pos = (i / stride) % t->npts[a];
+        if (pos > 0 && known[i - stride] == 1) sum += v[i - stride], cnt++;
+        if (pos + 1 < t->npts[a] && known[i + stride] == 1) sum += v[i + stride], cnt++;
+      }
+      if (cnt) v[i] = sum / cnt, known[i] = 2, changed = 1;
+    }
+    for (int i = 0; i < t->nvals; i++)
+      if (known[i] == 2) known[i] = 1;
+  }
+}
+
+typedef struct Pt {
+  double x[RT_MAX_AXES], r[2];   /* r[1] NAN: no backward measurement */
+} Pt;
+
+static void fit_values(RtTable *t, int which, const Pt *p, int n) {
+  double *v = t->logc[which];
+  double *num = calloc((size_t)t->nvals, sizeof *num), *den = calloc((size_t)t->nvals, sizeof *den);
+  unsigned char *known = calloc((size_t)t->nvals, 1);
+  if (!num || !den || !known) goto out;
+  int idx[1 << RT_MAX_AXES];
+  double w[1 << RT_MAX_AXES];
+  for (int iter = 0; iter < 40; iter++) {
+    memset(num, 0, (size_t)t->nvals * sizeof *num);
+    memset(den, 0, (size_t)t->nvals * sizeof *den);
+    for (int i = 0; i < n; i++) {
+      if (!isfinite(p[i].r[which])) continue;
+      int k = corners(t, p[i].x, idx, w);
+      double pred = 0;
+      for (int j = 0; j < k; j++) pred += w[j] * v[idx[j]];
+      for (int j = 0; j < k; j++) num[idx[j]] += w[j] * (p[i].r[which] - pred), den[idx[j]] += w[j];
+    }
+    for (int j = 0; j < t->nvals; j++)
+      if (den[j] > 1e-9) v[j] += (iter == 0 ? 1.0 : 0.6) * num[j] / den[j], known[j] = 1;
+    if (iter == 0) fill_empty(t, v, known);
+  }
+out:
+  free(num), free(den), free(known);
+}
+
+/* One table for op/dt from the used samples; 0 if there is none, -1 on failure. */
+static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, RtOp op,
+                     RtDtype dt, RtTable *t) {
+  int naxes = rt_op_info[op].naxes, n = 0, with_bwd = 0;
+  Pt *p = malloc((size_t)(set->n + 1) * sizeof *p);
+  double *vals = malloc((size_t)(set->n + 1) * sizeof *vals);
+  int rc = -1;
+  if (!p || !vals) goto out;
+  for (int i = 0; i < set->n; i++) {
+    const RtSample *s = &set->s[i];
+    if ((use && !use[i]) || s->op != (int)op || s->dtype != dt) continue;
+    RtCost c = rt_op_physics(g, op, dt, s->a, p[n].x);
+    p[n].r[0] = log(s->fwd / c.fwd);
+    p[n].r[1] = s->bwd > 0 && c.bwd > 0 ? log(s->bwd / c.bwd) : NAN;
+    with_bwd |= isfinite(p[n].r[1]);
+    n++;
+  }
+  rc = 0;
+  if (n == 0) goto out;
+  double pts[RT_MAX_AXES][RT_MAX_POINTS];
+  const double *pp[RT_MAX_AXES];
+  int npts[RT_MAX_AXES];
+  for (int a = 0; a < naxes; a++) {
+    for (int i = 0; i < n; i++) vals[i] = p[i].x[a];
+    npts[a] = choose_points(vals, n, grid_max[naxes], pts[a]);
+    pp[a] = pts[a];
+  }
+  rc = -1;
+  if (rt_table_init(t, rt_op_info[op].kernel, dt, rt_op_info[op].keys, naxes, rt_op_info[op].axis,
+                    npts, pp, with_bwd) != 0)
+    goto out;
+  fit_values(t, 0, p, n);
+  if (with_bwd) fit_values(t, 1, p, n);
+  rc = 1;
+out:
+  free(p), free(vals);
+  return rc;
+}
+
+RtCalib *rt_fit(const RtGpu *g, const RtSampleSet *set, const unsigned char *use) {
+  RtCalib *c = calloc(1, sizeof *c);
+  if (!c || !(c->tables = calloc(RT_NOPS * RT_NDTYPES, sizeof *c->tables))) {
+    free(c);
+    return NULL;
+  }
+  for (int op = 0; op < RT_NOPS; op++)
+    for (int dt = 0; dt < RT_NDTYPES; dt++) {
+      int rc = fit_table(g, set, use, (RtOp)op, (RtDtype)dt, &c->tables[c->ntables]);
+      if (rc < 0) {
+        rt_calib_free(c);
+        return NULL;
+      }
+      if (rc == 1) c->op[op][dt] = &c->tables[c->ntables++];
+    }
+  return c;
+}
+
+void rt_fit_mape(const RtGpu *g, const RtSampleSet *set, const unsigned char *use,
+                 double (*mape)[2], int *rows) {
+  double sum[RT_FIT_MAX_FILES][2] = {{0}};
+  int cnt[RT_FIT_MAX_FILES][2] = {{0}};
+  for (int i = 0; i < set->n; i++) {
+    const RtSample *s = &set->s[i];
+    if (use && !use[i]) continue;
+    RtCost c = rt_op_eval(g, (RtOp)s->op, s->dtype, s->a);
+    sum[s->file][0] += fabs(c.fwd - s->fwd) / s->fwd, cnt[s->file][0]++;
+    if (s->bwd > 0) sum[s->file][1] += fabs(c.bwd - s->bwd) / s->bwd, cnt[s->file][1]++;
+  }
+  for (int f = 0; f < set->nfiles; f++) {
+    if (rows) rows[f] = cnt[f][0];
+    for (int w = 0; w < 2; w++) mape[f][w] = cnt[f][w] ? sum[f][w] / cnt[f][w] : -1;
+  }
+}
+
+int rt_fit_cv(const RtGpu *g, const RtSampleSet *set, int folds, double (*mape)[2]) {
+  double sum[RT_FIT_MAX_FILES][2] = {{0}};
+  int cnt[RT_FIT_MAX_FILES][2] = {{0}};
+  unsigned char *use = malloc((size_t)set->n + 1);
+  if (!use || folds < 2) {
+    free(use);
+    return -1;
+  }
+  for (int k = 0; k < folds; k++) {
+    /* Fold of row i: a fixed hash, so the folds are the same on every run and machine. */
+    for (int i = 0; i < set->n; i++) use[i] = ((unsigned)i * 2654435761u >> 7) % (unsigned)folds != (unsigned)k;
+    RtCalib *c = rt_fit(g, set, use);
+    if (!c) {
+      free(use);
+      return -1;
+    }
+    RtGpu gc = *g;
+    gc.calib = c;
+    for (int i = 0; i < set->n; i++) {
+      const RtSample *s = &set->s[i];
+      if (use[i]) continue;
+      RtCost e = rt_op_eval(&gc, (RtOp)s->op, s->dtype, s->a);
+      sum[s->file][0] += fabs(e.fwd - s->fwd) / s->fwd, cnt[s->file][0]++;
+      if (s->bwd > 0) sum[s->file][1] += fabs(e.bwd - s->bwd) / s->bwd, cnt[s->file][1]++;
+    }
+    rt_calib_free(c);
+  }
+  free(use);
+  for (int f = 0; f < set->nfiles; f++)
+    for (int w = 0; w < 2; w++) mape[f][w] = cnt[f][w] ? sum[f][w] / cnt[f][w] : -1;
+  return 0;
+}
+
+static void table_file_name(const RtTable *t, const char *dir, char *out, size_t len) {
+  char keys[RT_KEYS_MAX];
+  snprintf(keys, sizeof keys, "%s", t->keys);
+  for (char *p = keys; *p; p++)
+    if (*p == ' ' || *p == '=') *p = *p == ' ' ? '_' : '-';
+  snprintf(out, len, "%s/%s_%s%s%s.tbl", dir, t->kernel, rt_dtype_name(t->dtype),
+           keys[0] ? "_" : "", keys);
+}
+
+static int write_one(const RtTable *t, const char *out_dir, const char *header) {
+  char path[1200];
+  table_file_name(t, out_dir, path, sizeof path);
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  int rc = rt_table_write(f, t, header);
+  return fclose(f) != 0 || rc != 0 ? -1 : 0;
+}
+
+int rt_calib_write_dir(const RtCalib *c, const char *out_dir, const char *provenance) {
+  for (int i = 0; i < c->ntables; i++)
+    if (write_one(&c->tables[i], out_dir, provenance) != 0) return -1;
+  return 0;
+}
+
+/* The GPU of a samples folder named after its calibration folder (…/gh200-vista). */
+static const RtGpu *gpu_of_dir(const char *dir) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", dir);
+  for (size_t n = strlen(buf); n > 0 && buf[n - 1] == '/';) buf[--n] = '\0';
+  char *base = strrchr(buf, '/');
+  if (base && strcmp(base + 1, "operator") == 0) *base = '\0', base = strrchr(buf, '/');
+  return rt_gpu_builtin(base ? base + 1 : buf);
+}
+
+int rt_fit_dir(const char *samples_dir, const char *out_dir, const char *gpu, FILE *report) {
+  FILE *out = report ? report : stderr;
+  const RtGpu *g = gpu ? rt_gpu_builtin(gpu) : gpu_of_dir(samples_dir);
+  if (!g) {
+    fprintf(out, "llmp fit: unknown GPU `%s` (a100_sxm4_80gb, h100_sxm, gh200)\n",
+            gpu ? gpu : samples_dir);
+    return 1;
+  }
+  RtSampleSet set;
+  if (rt_samples_load(samples_dir, &set, out) != 0) return 1;
+  if (set.n == 0) {
+    fprintf(out, "%s:0: no sample files\n", samples_dir);
+    return 1;
+  }
+  double cv[RT_FIT_MAX_FILES][2];
+  int rows[RT_FIT_MAX_FILES];
+  double dummy[RT_FIT_MAX_FILES][2];
+  rt_fit_mape(g, &set, NULL, dummy, rows);
+  RtCalib *c = rt_fit_cv(g, &set, 5, cv) == 0 ? rt_fit(g, &set, NULL) : NULL;
+  if (!c) {
+    fprintf(out, "llmp fit: out of memory\n");
+    rt_samples_free(&set);
+    return 1;
+  }
+  if (report) fprintf(report, "%-32s %6s %9s %9s\n", "samples", "rows", "cv fwd %", "cv bwd %");
+  for (int f = 0; report && f < set.nfiles; f++)
+    fprintf(report, "%-32s %6d %9.2f %9.2f\n", set.file[f], rows[f], 100 * cv[f][0],
+            cv[f][1] < 0 ? NAN : 100 * cv[f][1]);
+  int paper = strstr(samples_dir, "paper-samples") != NULL;
+  char date[32];
+  time_t now = time(NULL);
+  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  int rc = 0;
+  for (int i = 0; rc == 0 && i < c->ntables; i++) {
+    const RtTable *t = &c->tables[i];
+    char hdr[8192];
+    int len = 0, n = 0;
+    double s0 = 0, s1 = 0;
+    int n1 = 0;
+    len += snprintf(hdr + len, sizeof hdr - (size_t)len, "source:");
+    for (int f = 0; f < set.nfiles; f++) {
+      int mine = 0;
+      for (int j = 0; j < set.n && !mine; j++)
+        mine = set.s[j].file == f && &c->tables[i] == c->op[set.s[j].op][set.s[j].dtype];
+      if (!mine) continue;
+      const char *shown = strstr(set.path[f], "shared/data/");   /* repository-relative */
+      len += snprintf(hdr + len, sizeof hdr - (size_t)len, "\n  %s", shown ? shown : set.path[f]);
+      n += rows[f], s0 += cv[f][0] * rows[f];
+      if (cv[f][1] >= 0) s1 += cv[f][1] * rows[f], n1 += rows[f];
+    }
+    len += snprintf(hdr + len, sizeof hdr - (size_t)len, "\nlicence: %s\n",
+                    paper ? "MIT, copyright 2025 ICICLE: samples of arXiv 2509.22832, "
+                            "github.com/DebarghaG/estimate-train-time, src/estimate_train_time/data/regressors/"
+                          : "that of the sample files above");
+    len += snprintf(hdr + len, sizeof hdr - (size_t)len,
+                    "derived: llmp fit on %s from %d rows, GPU model %s (datasheet figures)\n"
+                    "cv: 5-fold MAPE fwd %.2f %%", date, n, g->name, 100 * s0 / (n ? n : 1));
+    if (n1) snprintf(hdr + len, sizeof hdr - (size_t)len, ", bwd %.2f %%", 100 * s1 / n1);
+    if (write_one(t, out_dir, hdr) != 0) {
+      fprintf(out, "%s: cannot write table %s\n", out_dir, t->name);
+      rc = 1;
+    }
+  }
+  rt_calib_free(c);
+  rt_samples_free(&set);
+  return rc;
+}

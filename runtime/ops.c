@@ -1,0 +1,235 @@
+/* ops.c - the operator kernels: physics model, then the calibration table's correction.
+ *
+ * Every kernel is a row of rt_op_physics()'s switch: the GEMM-backed ones call
+ * rt_gemm_time(), the rest count the bytes they must move through HBM (reads + writes, at the
+ * dtype's width, fp32 where the implementation computes in fp32) and add a fixed overhead
+ * per kernel launched.  The byte counts describe a good fused implementation; where the
+ * measured implementation is slower (eager PyTorch RMSNorm, unfused RoPE), the calibration
+ * table carries the difference, and an uncalibrated GPU gets the fused figure.
+ *
+ * The public functions check their arguments, pack them into a[] and call rt_op_eval(): no
+ * allocation, no string compares; the table pointer comes from RtCalib.op[op][dt]. */
+#include <math.h>
+
+#include "ops.h"
+
+static const int op_nargs[RT_NOPS] = {
+    [RT_OP_LINEAR] = 4, [RT_OP_BMM] = 4, [RT_OP_SOFTMAX] = 2, [RT_OP_MASKED_SOFTMAX] = 2,
+    [RT_OP_MASKED_FILL] = 2, [RT_OP_FLASH] = 5, [RT_OP_FLASH_FULL] = 5, [RT_OP_LAYERNORM] = 2,
+    [RT_OP_RMSNORM] = 2, [RT_OP_GELU] = 1, [RT_OP_SWIGLU] = 1, [RT_OP_ADD] = 1, [RT_OP_ROPE] = 3,
+    [RT_OP_EMBEDDING] = 3, [RT_OP_CROSS_ENTROPY] = 2, [RT_OP_ADAM] = 1,
+};
+
+int rt_op_nargs(RtOp op) { return (unsigned)op < RT_NOPS ? op_nargs[op] : 0; }
+
+int rt_op_args_ok(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
+  if (!g || (unsigned)dt >= RT_NDTYPES || (unsigned)op >= RT_NOPS) return 0;
+  if (!(g->memory_bandwidth > 0) || !isfinite(g->memory_bandwidth) || g->sms < 1) return 0;
+  if (!(rt_peak(g, dt) > 0) || !isfinite(rt_peak(g, dt))) return 0;
+  int n = op_nargs[op];
+  if (op == RT_OP_LINEAR) n = 3;   /* a[3] is the bias flag, checked by rt_linear */
+  for (int i = 0; i < n; i++)
+    if (!(a[i] >= 1) || !isfinite(a[i])) return 0;
+  return 1;
+}
+
+/* A memory-bound kernel (or `kernels` of them back to back) moving `bytes`. */
+static double stream(const RtGpu *g, double bytes, int kernels) {
+  return rt_mem_time(g, bytes) + kernels * RT_KERNEL_OVERHEAD;
+}
+
+/* FlashAttention-2: the QK^T and PV products of every (sequence, head) pair in 128-query
+ * blocks, one block per CTA, waves over the SMs; causal skips the masked half of the key
+ * blocks.  Backward recomputes the scores and runs five products instead of two: 2.5x the
+ * FLOPs, at a lower efficiency (atomics on dQ). */
+static RtCost flash(const RtGpu *g, RtDtype dt, const double *a, int causal) {
+  double b = a[0], l = a[1], h = a[2], kvh = a[3], d = a[4];
+  double peak = rt_peak(g, dt), eb = rt_dtype_bytes(dt);
+  /* The kernels are instantiated for head dims 32, 64, ..., 256: a head dim runs as the next
+   * one up.  Past 128 the query block halves (shared memory). */
+  d = d <= 256 ? ceil(d / 32) * 32 : d;
+  double bm = d > 128 ? 64 : 128;
+  double blocks = b * h * ceil(l / bm);
+  double waves = ceil(blocks / g->sms);
+  double frac = causal ? 0.5 + bm / 2 / l : 1.0;       /* the diagonal blocks are full */
+  if (frac > 1) frac = 1;
+  double block_flop = 4.0 * bm * l * d * frac;     /* per query block: QK^T and PV */
+  double per_sm = peak / g->sms;
+  double fwd = waves * block_flop / (per_sm * 0.70);
+  double bwd = waves * 2.5 * block_flop / (per_sm * 0.55);
+  double io = b * l * d * (2 * h + 2 * kvh) * eb;   /* q, o and k, v */
+  fwd = fmax(fwd, rt_mem_time(g, io)) + RT_KERNEL_OVERHEAD;
+  bwd = fmax(bwd, rt_mem_time(g, 2.5 * io)) + 2 * RT_KERNEL_OVERHEAD;  /* + dq conversion */
+  return (RtCost){fwd, bwd, 0};
+}
+
+RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, double *x) {
+  double eb = rt_dtype_bytes(dt);
+  RtCost c = {0, 0, 0};
+  switch (op) {
+  case RT_OP_LINEAR:   /* fwd: X W (+ bias in the epilogue); bwd: dX = dY W^T, dW = X^T dY, db */
+    x[0] = a[0], x[1] = a[1], x[2] = a[2];
+    c.fwd = rt_gemm_time(g, dt, 1, a[0], a[1], a[2]);
+    c.bwd = rt_gemm_time(g, dt, 1, a[0], a[2], a[1]) + rt_gemm_time(g, dt, 1, a[1], a[0], a[2]);
+    if (a[3] != 0) c.bwd += stream(g, a[0] * a[2] * eb, 1);
+    break;
+  case RT_OP_BMM:
+    x[0] = a[0], x[1] = a[1], x[2] = a[2], x[3] = a[3];
+    c.fwd = rt_gemm_time(g, dt, a[0], a[1], a[2], a[3]);
+    c.bwd = rt_gemm_time(g, dt, a[0], a[1], a[3], a[2]) + rt_gemm_time(g, dt, a[0], a[2], a[1], a[3]);
+    break;
+  case RT_OP_SOFTMAX:          /* read, write; bwd reads y and dy, writes dx */
+    x[0] = a[0], x[1] = a[1];
+    c.fwd = stream(g, 2 * a[0] * a[1] * eb, 1);
+    c.bwd = stream(g, 3 * a[0] * a[1] * eb, 1);
+    break;
+  case RT_OP_MASKED_SOFTMAX:   /* fused scale + causal mask: reads the lower triangle only */
+    x[0] = a[0], x[1] = a[1];
+    c.fwd = stream(g, 1.5 * a[0] * a[1] * eb, 1);
+    c.bwd = stream(g, 2.5 * a[0] * a[1] * eb, 1);
+    break;
+  case RT_OP_MASKED_FILL:      /* read scores and a byte mask, write; bwd the same on dy */
+    x[0] = a[0], x[1] = a[1];
+    c.fwd = stream(g, a[0] * a[1] * (2 * eb + 1), 1);
+    c.bwd = stream(g, a[0] * a[1] * (2 * eb + 1), 1);
+    break;
+  case RT_OP_FLASH:
+  case RT_OP_FLASH_FULL:
+    x[0] = a[0] * a[2], x[1] = a[1], x[2] = a[4];
+    c = flash(g, dt, a, op == RT_OP_FLASH);
+    break;
+  case RT_OP_LAYERNORM:        /* fwd read x, write y; bwd read x, dy, write dx + dgamma, dbeta */
+  case RT_OP_RMSNORM:
+    x[0] = a[0], x[1] = a[1];
+    c.fwd = stream(g, 2 * a[0] * a[1] * eb, 1);
+    c.bwd = stream(g, 3 * a[0] * a[1] * eb, 2);
+    break;
+  case RT_OP_GELU:             /* elementwise: fwd 1 in 1 out; bwd x, dy in, dx out */
+    x[0] = a[0];
+    c.fwd = stream(g, 2 * a[0] * eb, 1);
+    c.bwd = stream(g, 3 * a[0] * eb, 1);
+    break;
+  case RT_OP_SWIGLU:           /* elements of the output: 2 in 1 out; bwd 3 in 2 out */
+    x[0] = a[0];
+    c.fwd = stream(g, 3 * a[0] * eb, 1);
+    c.bwd = stream(g, 5 * a[0] * eb, 1);
+    break;
+  case RT_OP_ADD:   /* bwd: the residual fork's gradient accumulation, the same add */
+    x[0] = a[0];
+    c.fwd = c.bwd = stream(g, 3 * a[0] * eb, 1);
+    break;
+  case RT_OP_ROPE:             /* read x and the cos/sin table, write */
+    x[0] = a[0], x[1] = a[1], x[2] = a[2];
+    c.fwd = stream(g, a[0] * a[1] * a[2] * 2 * eb + a[0] * a[2] * 4, 1);
+    c.bwd = c.fwd;
+    break;
+  case RT_OP_EMBEDDING:        /* fwd: gather + vocab-range masking; bwd: zero the fp32 table
+                                * gradient, scatter-add the token rows */
+    x[0] = a[0], x[1] = a[1], x[2] = a[2];
+    c.fwd = stream(g, 2 * a[0] * a[2] * eb + a[0] * 24, 3);
+    c.bwd = stream(g, a[1] * a[2] * 4 + a[0] * a[2] * (eb + 8), 2);
+    break;
+  case RT_OP_CROSS_ENTROPY:    /* Megatron: fp32 logits, max, exp, sum, target gather passes;
+                                * bwd: softmax - onehot, one read and one write */
+    x[0] = a[0], x[1] = a[1];
+    c.fwd = stream(g, a[0] * a[1] * (eb + 4 * 7), 6);
+    c.bwd = stream(g, a[0] * a[1] * (4 + 4 + eb), 2);
+    break;
+  case RT_OP_ADAM:   /* fp32 master, m, v read and written, gradient read, model copy written */
+    x[0] = a[0];
+    c.fwd = stream(g, a[0] * (3 * 4 * 2 + 2 * eb), 1);
+    c.bwd = 0;
+    break;
+  default:
+    c.fwd = c.bwd = NAN;
+  }
+  return c;
+}
+
+static const RtCost bad = {NAN, NAN, RT_BAD_ARGS};
+
+RtCost rt_op_eval(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
+  if (!rt_op_args_ok(g, op, dt, a)) return bad;
+  double x[RT_MAX_AXES];
+  RtCost c = rt_op_physics(g, op, dt, a, x);
+  rt_calibrate(g, op, dt, x, &c);
+  return c;
+}
+
+/* --- the public kernels ------------------------------------------------------------ */
+
+RtCost rt_linear(const RtGpu *g, RtDtype dt, double m, double k, double n, int bias) {
+  if (bias != 0 && bias != 1) return bad;
+  return rt_op_eval(g, RT_OP_LINEAR, dt, (const double[]){m, k, n, bias});
+}
+
+RtCost rt_bmm(const RtGpu *g, RtDtype dt, double batch, double m, double k, double n) {
+  return rt_op_eval(g, RT_OP_BMM, dt, (const double[]){batch, m, k, n});
+}
+
+RtCost rt_softmax(const RtGpu *g, RtDtype dt, double rows, double cols, int causal) {
+  if (causal != 0 && causal != 1) return bad;
+  return rt_op_eval(g, causal ? RT_OP_MASKED_SOFTMAX : RT_OP_SOFTMAX, dt,
+                    (const double[]){rows, cols});
+}
+
+RtCost rt_masked_fill(const RtGpu *g, RtDtype dt, double rows, double cols) {
+  return rt_op_eval(g, RT_OP_MASKED_FILL, dt, (const double[]){rows, cols});
+}
+
+/* scores = Q K^T, softmax, out = P V.  Causal uses Megatron's fused scale-mask-softmax; the
+ * non-causal path is a plain softmax.  Flags are the union of the parts'. */
+RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double head_dim,
+                    int causal) {
+  double bh = b * heads;
+  if ((causal != 0 && causal != 1) || !(b >= 1) || !(heads >= 1)) return bad;
+  RtCost s = rt_bmm(g, dt, bh, l, head_dim, l);
+  RtCost p = rt_softmax(g, dt, bh * l, l, causal);
+  RtCost v = rt_bmm(g, dt, bh, l, l, head_dim);
+  unsigned f = s.flags | p.flags | v.flags;
+  if (f & RT_BAD_ARGS) return bad;
+  return (RtCost){s.fwd + p.fwd + v.fwd, s.bwd + p.bwd + v.bwd, f};
+}
+
+RtCost rt_flash_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads,
+                          double kv_heads, double head_dim, int causal) {
+  if ((causal != 0 && causal != 1) || !(kv_heads <= heads)) return bad;
+  return rt_op_eval(g, causal ? RT_OP_FLASH : RT_OP_FLASH_FULL, dt,
+                    (const double[]){b, l, heads, kv_heads, head_dim});
+}
+
+RtCost rt_layernorm(const RtGpu *g, RtDtype dt, double tokens, double hidden) {
+  return rt_op_eval(g, RT_OP_LAYERNORM, dt, (const double[]){tokens, hidden});
+}
+
+RtCost rt_rmsnorm(const RtGpu *g, RtDtype dt, double tokens, double hidden) {
+  return rt_op_eval(g, RT_OP_RMSNORM, dt, (const double[]){tokens, hidden});
+}
+
+RtCost rt_gelu(const RtGpu *g, RtDtype dt, double elements) {
+  return rt_op_eval(g, RT_OP_GELU, dt, (const double[]){elements});
+}
+
+RtCost rt_swiglu(const RtGpu *g, RtDtype dt, double elements) {
+  return rt_op_eval(g, RT_OP_SWIGLU, dt, (const double[]){elements});
+}
+
+RtCost rt_add(const RtGpu *g, RtDtype dt, double elements) {
+  return rt_op_eval(g, RT_OP_ADD, dt, (const double[]){elements});
+}
+
+RtCost rt_rope(const RtGpu *g, RtDtype dt, double tokens, double heads, double head_dim) {
+  return rt_op_eval(g, RT_OP_ROPE, dt, (const double[]){tokens, heads, head_dim});
+}
+
+RtCost rt_embedding(const RtGpu *g, RtDtype dt, double tokens, double rows, double hidden) {
+  return rt_op_eval(g, RT_OP_EMBEDDING, dt, (const double[]){tokens, rows, hidden});
+}
+
+RtCost rt_cross_entropy(const RtGpu *g, RtDtype dt, double tokens, double vocab) {
+  return rt_op_eval(g, RT_OP_CROSS_ENTROPY, dt, (const double[]){tokens, vocab});
+}
+
+RtCost rt_adam(const RtGpu *g, RtDtype dt, double params) {
+  return rt_op_eval(g, RT_OP_ADAM, dt, (const double[]){params});
+}

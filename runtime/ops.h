@@ -1,0 +1,47 @@
+/* ops.h - the operator kernels as data (internal: runtime/, the fitter and tests).
+ *
+ * rt_op_physics() is every operator kernel's physics model behind one entry point, so that
+ * the fitter evaluates exactly the model the public kernels evaluate and computes the same
+ * table coordinates.  Its argument vector per op (a[]):
+ *   LINEAR m k n bias | BMM batch m k n | SOFTMAX, MASKED_SOFTMAX, MASKED_FILL rows cols |
+ *   FLASH, FLASH_FULL b l heads kv_heads head_dim | LAYERNORM, RMSNORM tokens hidden |
+ *   GELU, SWIGLU, ADD elements | ROPE tokens heads head_dim | EMBEDDING tokens rows hidden |
+ *   CROSS_ENTROPY tokens vocab | ADAM params */
+#ifndef LLMP_RT_OPS_H
+#define LLMP_RT_OPS_H
+
+#include "calib.h"
+
+enum { RT_OP_MAX_ARGS = 5 };
+
+/* Number of arguments of op in a[]. */
+int rt_op_nargs(RtOp op);
+
+/* The uncalibrated cost of op, and in x[] (rt_op_info[op].naxes values) the coordinates at
+ * which its table is read.  Arguments are not checked: callers check them first
+ * (rt_op_args_ok). */
+RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, double *x);
+
+/* 1 if g, dt and a[] are in range for op. */
+int rt_op_args_ok(const RtGpu *g, RtOp op, RtDtype dt, const double *a);
+
+/* Physics, then the table's correction: what the public kernels return. */
+RtCost rt_op_eval(const RtGpu *g, RtOp op, RtDtype dt, const double *a);
+
+/* One GEMM (batch x [m,k]x[k,n]) on g, uncalibrated: seconds.  Exposed for the validation
+ * against published achievable-matmul figures. */
+double rt_gemm_time(const RtGpu *g, RtDtype dt, double batch, double m, double k, double n);
+
+#endif
+
+#ifndef LLMP_RT_OPS_H_MEM
+#define LLMP_RT_OPS_H_MEM
+/* Seconds to stream `bytes` through HBM at the size-dependent achieved bandwidth (gemm.c). */
+double rt_mem_time(const RtGpu *g, double bytes);
+/* The FLOP/s a dtype runs at on g: its own peak, else the nearest wider type's (an fp8 GEMM
+ * on a GPU without fp8 runs in fp16); 0 if none. */
+double rt_peak(const RtGpu *g, RtDtype dt);
+/* Fixed cost of one kernel in an operator's profiled span: the gap between back-to-back
+ * kernels plus the ramp of a kernel's first wave. */
+#define RT_KERNEL_OVERHEAD 2.5e-6
+#endif
