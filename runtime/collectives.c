@@ -1,0 +1,248 @@
+/* collectives.c - the time of one NCCL collective over a cluster's tier hierarchy.
+ *
+ * A group of nodes x gpus_per_node ranks (consecutive GPUs of consecutive nodes) is reduced to
+ * one "path": the per-rank bandwidth of its bottleneck and the latencies of the hops a ring step
+ * crosses.  Inside one node that is the innermost tier (NVLink); across nodes it is the slowest
+ * tier between the first inter-node tier and the one whose span covers the group, seen per node
+ * (a ring enters and leaves each node once per channel, so its inter-node edges share the node's
+ * NICs), and the NVLink tier inside each node, whichever is slower.
+ *
+ * The time of a call then follows NCCL's own cost model (src/graph/tuning.cc): for each
+ * algorithm (ring; tree for all-reduce) and protocol (LL for small messages, Simple for large)
+ *
+ *   t = base latency + intra-node steps x NVLink hop + inter-node steps x network hop
+ *     + bus bytes / (bottleneck bandwidth x protocol efficiency)
+ *     + pipeline fill: every ring step also waits for one chunk in flight,
+ *
+ * and NCCL's tuner runs the cheapest one, so we take the minimum.  The fill term is the
+ * size-dependent efficiency: a message smaller than one chunk per rank runs at half the link
+ * rate, a larger one approaches it.  Then, if the cluster carries a calibration table for
+ * (kernel, fp16, gpus_per_node=G nodes=N), its correction (interpolated over log bytes) scales
+ * the answer and RT_CALIBRATED is set.
+ *
+ * The constants below are NCCL 2.x's where it has one (base latencies, protocol efficiencies);
+ * the others are ours and say so.  Everything is a pure function of its arguments. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "calib.h"
+#include "fit_collectives.h"
+#include "llmp_rt.h"
+
+typedef enum { RT_COLL_ALLREDUCE, RT_COLL_ALLGATHER, RT_COLL_REDUCESCATTER, RT_COLL_ALLTOALL,
+               RT_COLL_P2P } RtColl;
+
+/* Table kernel names, ORDER RtColl. */
+static const char *const rt_coll_kernel[] = {"allreduce", "allgather", "reducescatter",
+                                             "alltoall", "p2p"};
+
+/* NCCL protocols we model.  LL moves 8 bytes of data per 16-byte store (half the link rate) but
+ * needs no handshakes; Simple moves whole chunks at the link rate behind a flag per chunk. */
+enum { RT_PROTO_LL, RT_PROTO_SIMPLE, RT_NPROTO };
+static const double rt_proto_base[RT_NPROTO] = {6.6e-6, 8.4e-6};   /* tuning.cc baseLat, ring */
+static const double rt_proto_eff[RT_NPROTO] = {0.5, 1.0};           /* data per byte moved */
+/* Hop latency relative to the tier's (Simple) figure: tuning.cc's hwLat gives LL about a
+ * fifth of Simple's on both NVLink (0.6 vs 3.4 us) and the network (2.7 vs 14 us). */
+static const double rt_proto_hop[RT_NPROTO] = {0.2, 1.0};
+/* LL's flag-per-word stores also cap its rate well below the link's; NCCL limits it per
+ * channel.  Ours: LL is only worth it below a few hundred KiB, so a fixed cap suffices. */
+enum { RT_LL_MAX_BYTES = 1 << 20 };     /* per rank: above this NCCL does not pick LL */
+
+/* Simple's chunk in flight per ring step: NCCL_BUFFSIZE (4 MiB) over NCCL_STEPS (8) slots,
+ * times the channels that run in parallel (ours: 8, NCCL's usual count on NVLink and on
+ * 4-8 NIC nodes).  A ring step cannot finish before its chunk has crossed the slowest hop. */
+static const double rt_fill_chunk = 4.0 * 1048576.0 / 8.0 * 8.0;
+/* NCCL's tree all-reduce reaches ~92% of the ring's bus bandwidth (tuning.cc: busBw * .92). */
+static const double rt_tree_eff = 0.92;
+/* A transport's achievable fraction of the link rate when the tier gives none: NCCL's Simple
+ * protocol reaches ~80% of NVLink (the reduction and flag traffic share the link and HBM) and
+ * ~95% of an RDMA NIC (nccl-tests on Vista's NDR, paper-samples/gh200-vista/nccl/). */
+static const double rt_default_eff_nvlink = 0.80, rt_default_eff_net = 0.95;
+
+/* What a group's traffic crosses: per-rank bottleneck bandwidths and hop latencies. */
+typedef struct RtPath {
+  int n, nodes, gpn;            /* ranks, nodes, GPUs per node */
+  double bw_intra;              /* bytes/s a GPU reaches its ring neighbours with in-node */
+  double bw_net;                /* bytes/s through the node's NICs (all participating GPUs) */
+  double bw_nic;                /* bytes/s of the one NIC a single GPU drives */
+  double lat_intra, lat_net;    /* seconds per hop */
+} RtPath;
+
+static double rt_tier_eff(const RtTier *t, double dflt) {
+  return t->efficiency > 0 && t->efficiency <= 1 ? t->efficiency : dflt;
+}
+
+/* The innermost tier if it is inside a node (span 0), else NULL (one GPU per node). */
+static const RtTier *rt_intra_tier(const RtCluster *c) {
+  return c->ntiers > 0 && c->tiers[0].span_nodes == 0 ? &c->tiers[0] : NULL;
+}
+
+/* A GPU of a gpn-GPU group inside a node.  links_per_node of the innermost tier counts the GPU
+ * ports of the node: 0 or one per GPU is a switch (one port reaches every peer); more is a
+ * mesh without a switch (Perlmutter: 4 GPUs x 3 peers = 12 ports of 100 GB/s), where each port
+ * joins one peer, so a GPU drives at most gpn-1 of its ports. */
+static double rt_intra_bw(const RtCluster *c, const RtTier *t, int gpn) {
+  int ports = t->links_per_node > 0 ? t->links_per_node / c->gpus_per_node : 1;
+  if (ports < 1) ports = 1;
+  if (ports > gpn - 1) ports = gpn - 1;
+  return t->bandwidth * ports * rt_tier_eff(t, rt_default_eff_nvlink);
+}
+
+/* Fills p for a group; returns 0, or -1 if the cluster cannot hold it. */
+static int rt_path(const RtCluster *c, int nodes, int gpn, RtPath *p) {
+  const RtTier *in = rt_intra_tier(c);
+  memset(p, 0, sizeof *p);
+  p->n = nodes * gpn, p->nodes = nodes, p->gpn = gpn;
+  if (gpn > 1) {
+    if (!in) return -1;
+    p->bw_intra = rt_intra_bw(c, in, gpn);
+    p->lat_intra = in->latency;
+  }
+  if (nodes == 1) return 0;
+  p->bw_net = INFINITY, p->bw_nic = INFINITY;
+  /* Every tier from the first inter-node one to the first whose span covers the group: the
+   * ring's node-to-node edges cross all of them, so the slowest sets the rate and the
+   * outermost (the longest path, most switch hops) the latency. */
+  for (int i = in ? 1 : 0; i < c->ntiers; i++) {
+    const RtTier *t = &c->tiers[i];
+    int links = t->links_per_node > 0 ? t->links_per_node : c->gpus_per_node;
+    double eff = rt_tier_eff(t, rt_default_eff_net);
+    /* A GPU drives the NIC next to it; gpn GPUs use at most gpn NICs and share fewer. */
+    double node = t->bandwidth * eff * (links < gpn ? links : gpn);
+    if (node < p->bw_net) p->bw_net = node;
+    if (t->bandwidth * eff < p->bw_nic) p->bw_nic = t->bandwidth * eff;
+    p->lat_net = t->latency;
+    if (t->span_nodes < 0 || t->span_nodes >= nodes) return 0;
+  }
+  return -1;                    /* no tier spans that many nodes */
+}
+
+/* The per-rank bus bandwidth of a ring through the group: NVLink in-node, the NICs between. */
+static double rt_ring_bw(const RtPath *p) {
+  double bw = INFINITY;
+  if (p->gpn > 1) bw = p->bw_intra;
+  if (p->nodes > 1 && p->bw_net < bw) bw = p->bw_net;
+  return bw;
+}
+
+/* One ring collective of `steps` steps (inter of them node-to-node) moving bus_bytes per rank.
+ * rank_bytes is the slice a rank contributes per step, which bounds the chunk in flight. */
+static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes, int steps,
+                           int inter) {
+  double bw = rt_ring_bw(p), best = INFINITY;
+  for (int pr = 0; pr < RT_NPROTO; pr++) {
+    if (pr == RT_PROTO_LL && rank_bytes > RT_LL_MAX_BYTES) continue;
+    double lat = rt_proto_base[pr] +
+                 rt_proto_hop[pr] * ((steps - inter) * p->lat_intra + inter * p->lat_net);
+    double t = lat + bus_bytes / (bw * rt_proto_eff[pr]);
+    if (pr == RT_PROTO_SIMPLE) t += steps * fmin(rank_bytes, rt_fill_chunk) / bw;
+    if (t < best) best = t;
+  }
+  return best;
+}
+
+/* NCCL's double binary tree across nodes, a chain inside each (all-reduce only): latency
+ * grows with log2(nodes) rather than with the ranks. */
+static double rt_tree_time(const RtPath *p, double bytes) {
+  double bw = rt_ring_bw(p) * rt_tree_eff;
+  double depth = ceil(log2((double)p->nodes));
+  double lat = rt_proto_base[RT_PROTO_SIMPLE] +
+               2 * ((p->gpn - 1) * p->lat_intra + depth * p->lat_net);
+  return lat + 2 * bytes / bw + 2 * (depth + p->gpn - 1) * fmin(bytes, rt_fill_chunk) / bw;
+}
+
+static double rt_physics(RtColl k, const RtPath *p, double bytes) {
+  int n = p->n, inter = p->nodes > 1 ? p->nodes : 0;
+  switch (k) {
+  case RT_COLL_ALLREDUCE: {
+    double t = rt_ring_time(p, 2.0 * (n - 1) / n * bytes, bytes / n, 2 * (n - 1), 2 * inter);
+    if (p->nodes > 2) t = fmin(t, rt_tree_time(p, bytes));
+    return t;
+  }
+  case RT_COLL_ALLGATHER:
+  case RT_COLL_REDUCESCATTER:
+    return rt_ring_time(p, (double)(n - 1) / n * bytes, bytes / n, n - 1, inter);
+  case RT_COLL_ALLTOALL: {
+    /* Every rank sends bytes/n to each peer at once: G-1 of them over NVLink, the n-G remote
+     * ones through the node's NICs, which all G GPUs of the node share. */
+    double intra = p->gpn > 1 ? (p->gpn - 1.0) / n * bytes / p->bw_intra : 0;
+    double net = p->nodes > 1 ? p->gpn * (double)(n - p->gpn) / n * bytes / p->bw_net : 0;
+    double lat = rt_proto_base[RT_PROTO_SIMPLE] + (p->nodes > 1 ? p->lat_net : p->lat_intra);
+    return lat + fmax(intra, net) + fmin(bytes / n, rt_fill_chunk) / rt_ring_bw(p);
+  }
+  case RT_COLL_P2P: {
+    /* One message over one NVLink port or one NIC. */
+    double bw = p->nodes > 1 ? p->bw_nic : p->bw_intra;
+    double lat = p->nodes > 1 ? p->lat_net : p->lat_intra;
+    return rt_proto_base[RT_PROTO_SIMPLE] + lat + bytes / bw + fmin(bytes, rt_fill_chunk) / bw;
+  }
+  }
+  return NAN;
+}
+
+/* The calibration table of this layout, or NULL.  Keys are written in canonical (sorted)
+ * order, so a direct comparison finds them without rt_keys_canonical(). */
+static const RtTable *rt_coll_table(const RtCalib *cal, RtColl k, int nodes, int gpn) {
+  char keys[64];
+  snprintf(keys, sizeof keys, "gpus_per_node=%d nodes=%d", gpn, nodes);
+  for (int i = 0; i < cal->ntables; i++) {
+    const RtTable *t = &cal->tables[i];
+    if (t->dtype == RT_FP16 && t->naxes == 1 && strcmp(t->kernel, rt_coll_kernel[k]) == 0 &&
+        strcmp(t->keys, keys) == 0)
+      return t;
+  }
+  return NULL;
+}
+
+static RtCost rt_bad(void) { return (RtCost){NAN, NAN, RT_BAD_ARGS}; }
+
+static int rt_group_ok(const RtCluster *c, double bytes, int nodes, int gpn) {
+  return c && isfinite(bytes) && bytes >= 0 && nodes >= 1 && gpn >= 1 && nodes <= c->nodes &&
+         gpn <= c->gpus_per_node && c->ntiers >= 0 && c->ntiers <= RT_MAX_TIERS;
+}
+
+static RtCost rt_collective(RtColl k, const RtCluster *c, double bytes, int nodes, int gpn) {
+  RtPath p;
+  if (!rt_group_ok(c, bytes, nodes, gpn)) return rt_bad();
+  if (k == RT_COLL_P2P && !((nodes == 1 && gpn == 2) || (nodes == 2 && gpn == 1)))
+    return rt_bad();
+  /* One rank: nothing moves (frameworks skip the call); a size-0 call is NCCL's no-op. */
+  if (nodes * gpn == 1 || bytes == 0) return (RtCost){0, 0, 0};
+  if (rt_path(c, nodes, gpn, &p) != 0) return rt_bad();
+  RtCost cost = {rt_physics(k, &p, bytes), 0, 0};
+  const RtTable *t = c->calib ? rt_coll_table(c->calib, k, nodes, gpn) : NULL;
+  if (t) {
+    cost.fwd *= rt_table_eval(t, 0, &bytes, &cost.flags);
+    cost.flags |= RT_CALIBRATED;
+  }
+  return cost;
+}
+
+RtCost rt_allreduce(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
+  return rt_collective(RT_COLL_ALLREDUCE, c, bytes, nodes, gpus_per_node);
+}
+RtCost rt_allgather(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
+  return rt_collective(RT_COLL_ALLGATHER, c, bytes, nodes, gpus_per_node);
+}
+RtCost rt_reducescatter(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
+  return rt_collective(RT_COLL_REDUCESCATTER, c, bytes, nodes, gpus_per_node);
+}
+RtCost rt_alltoall(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
+  return rt_collective(RT_COLL_ALLTOALL, c, bytes, nodes, gpus_per_node);
+}
+RtCost rt_p2p(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
+  return rt_collective(RT_COLL_P2P, c, bytes, nodes, gpus_per_node);
+}
+
+/* For the fitter: the physics alone, without any table (NaN on bad arguments). */
+double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes,
+                             int gpus_per_node) {
+  for (int k = 0; k <= RT_COLL_P2P; k++)
+    if (strcmp(kernel, rt_coll_kernel[k]) == 0) {
+      RtCluster bare = *c;
+      bare.calib = NULL;
+      return rt_collective((RtColl)k, &bare, bytes, nodes, gpus_per_node).fwd;
+    }
+  return NAN;
+}

@@ -1,0 +1,344 @@
+/* fit_collectives.c - fits the collective calibration tables from NCCL samples.
+ *
+ * For one (kernel, layout) the samples become points (log bytes, log(measured / physics)).
+ * A table evaluates as a piecewise-linear function of those (calib.h: log-log interpolation,
+ * clamped at the edges), i.e. a linear spline with "hat" basis functions on its grid nodes, so
+ * fitting it is a linear problem.  We minimise the sum of absolute residuals (least absolute
+ * deviations, by iteratively reweighted least squares) because the NCCL samples are bimodal
+ * in places: a minority of calls runs several times slower, and a least-squares fit would sit
+ * between the modes, wrong for both.  |log ratio| is also, to first order, the relative error
+ * that the validation measures.  Each normal-equation system is tridiagonal (a hat overlaps
+ * only its neighbours), solved in O(nodes).
+ *
+ * The grid nodes sit at quantiles of log bytes, so every interval holds samples; their number
+ * is chosen by 5-fold cross-validation among a few candidates.  A small penalty on the
+ * difference of neighbouring values keeps an interval with few samples from swinging. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fit_collectives.h"
+
+enum { FIT_FOLDS = 5, FIT_IRLS_ITERS = 40 };
+static const double fit_ridge = 1e-3;      /* per sample, on neighbour differences */
+static const double fit_floor = 1e-4;      /* smallest residual an IRLS weight divides by */
+static const int fit_candidates[] = {2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+
+typedef struct FitPt {
+  double lx, y;                 /* log bytes, log(measured / physics) */
+} FitPt;
+
+static int fit_cmp(const void *a, const void *b) {
+  double x = ((const FitPt *)a)->lx, y = ((const FitPt *)b)->lx;
+  return (x > y) - (x < y);
+}
+
+/* Index of the interval [k[j], k[j+1]] holding x (clamped), and x's weight on k[j+1]. */
+static int fit_locate(const double *k, int K, double x, double *w) {
+  if (K < 2 || x <= k[0]) return *w = 0, 0;
+  if (x >= k[K - 1]) return *w = 1, K - 2;
+  int lo = 0, hi = K - 1;
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (k[mid] <= x) lo = mid; else hi = mid;
+  }
+  *w = (x - k[lo]) / (k[lo + 1] - k[lo]);
+  return lo;
+}
+
+static double fit_eval(const double *k, const double *a, int K, double x) {
+  double w;
+  if (K == 1) return a[0];
+  int j = fit_locate(k, K, x, &w);
+  return (1 - w) * a[j] + w * a[j + 1];
+}
+
+/* Solves the tridiagonal system (sub d[-1], diag d, super u) in place (Thomas); x -> b. */
+static void fit_thomas(double *lo, double *d, double *up, double *b, int K) {
+  for (int j = 1; j < K; j++) {
+    double m = lo[j] / d[j - 1];
+    d[j] -= m * up[j - 1];
+    b[j] -= m * b[j - 1];
+  }
+  b[K - 1] /= d[K - 1];
+  for (int j = K - 2; j >= 0; j--) b[j] = (b[j] - up[j] * b[j + 1]) / d[j];
+}
+
+/* Least-absolute-deviation linear spline through pts on knots k[0..K-1] into a. */
+static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *a) {
+  double lo[RT_MAX_POINTS], d[RT_MAX_POINTS], up[RT_MAX_POINTS], b[RT_MAX_POINTS];
+  double lam = fit_ridge * n / K;
+  for (int j = 0; j < K; j++) a[j] = 0;
+  for (int it = 0; it < FIT_IRLS_ITERS; it++) {
+    memset(lo, 0, sizeof lo), memset(d, 0, sizeof d), memset(up, 0, sizeof up);
+    memset(b, 0, sizeof b);
+    for (int i = 0; i < n; i++) {
+      double w, r = pts[i].y - fit_eval(k, a, K, pts[i].lx);
+      double wt = it == 0 ? 1 : 1 / fmax(fabs(r), fit_floor);
+      if (K == 1) { d[0] += wt, b[0] += wt * pts[i].y; continue; }
+      int j = fit_locate(k, K, pts[i].lx, &w);
+      d[j] += wt * (1 - w) * (1 - w), d[j + 1] += wt * w * w;
+      up[j] += wt * (1 - w) * w, lo[j + 1] += wt * (1 - w) * w;
+      b[j] += wt * (1 - w) * pts[i].y, b[j + 1] += wt * w * pts[i].y;
+    }
+    for (int j = 0; j + 1 < K; j++) {
+      d[j] += lam, d[j + 1] += lam, up[j] -= lam, lo[j + 1] -= lam;
+    }
+    for (int j = 0; j < K; j++) d[j] += 1e-12;   /* an empty interval stays solvable */
+    fit_thomas(lo, d, up, b, K);
+    memcpy(a, b, (size_t)K * sizeof *a);
+  }
+}
+
+/* K knots at quantiles of the sorted lx (duplicates dropped); returns the count kept. */
+static int fit_knots(const FitPt *pts, int n, int K, double *k) {
+  int m = 0;
+  for (int j = 0; j < K; j++) {
+    double x = pts[K == 1 ? 0 : (int)((double)j * (n - 1) / (K - 1) + 0.5)].lx;
+    if (m == 0 || x > k[m - 1]) k[m++] = x;
+  }
+  return m;
+}
+
+/* Mean relative error |exp(s - y) - 1| of a K-knot fit, by FIT_FOLDS-fold cross-validation. */
+static double fit_cv(const FitPt *pts, int n, int K, FitPt *tmp) {
+  double k[RT_MAX_POINTS] = {0}, a[RT_MAX_POINTS] = {0}, err = 0;
+  for (int f = 0; f < FIT_FOLDS; f++) {
+    int m = 0;
+    for (int i = 0; i < n; i++)
+      if (i % FIT_FOLDS != f) tmp[m++] = pts[i];
+    int kk = fit_knots(tmp, m, K, k);
+    fit_spline(tmp, m, k, kk, a);
+    for (int i = f; i < n; i += FIT_FOLDS) err += fabs(exp(fit_eval(k, a, kk, pts[i].lx) - pts[i].y) - 1);
+  }
+  return err / n;
+}
+
+static int fit_fail(char *err, size_t errlen, const char *msg, const char *kernel) {
+  snprintf(err, errlen, "%s: %s", kernel, msg);
+  return -1;
+}
+
+int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
+                      const double *bytes, const double *seconds, int n, int max_points,
+                      RtTable *out, char *err, size_t errlen) {
+  if (max_points <= 0 || max_points > RT_MAX_POINTS) max_points = RT_MAX_POINTS;
+  if (n < 2) return fit_fail(err, errlen, "fewer than 2 samples", kernel);
+  FitPt *pts = malloc(2 * (size_t)n * sizeof *pts);
+  if (!pts) return fit_fail(err, errlen, "out of memory", kernel);
+  for (int i = 0; i < n; i++) {
+    double p = rt_collective_physics(kernel, c, bytes[i], nodes, gpus_per_node);
+    if (!(p > 0) || !(seconds[i] > 0) || !(bytes[i] > 0)) {
+      free(pts);
+      return fit_fail(err, errlen, "a sample or its layout is out of range", kernel);
+    }
+    pts[i] = (FitPt){log(bytes[i]), log(seconds[i] / p)};
+  }
+  /* Sorted by size, the folds taken by index stride are sorted too and interleave sizes. */
+  qsort(pts, (size_t)n, sizeof *pts, fit_cmp);
+  int bestK = 1;
+  double best = INFINITY;
+  for (size_t ci = 0; ci < sizeof fit_candidates / sizeof *fit_candidates; ci++) {
+    int K = fit_candidates[ci];
+    if (K > max_points || K * 8 > n) break;
+    double e = fit_cv(pts, n, K, pts + n);
+    if (e < best * 0.999) best = e, bestK = K;   /* more nodes only for a real gain */
+  }
+  double k[RT_MAX_POINTS] = {0}, a[RT_MAX_POINTS] = {0};
+  int K = fit_knots(pts, n, bestK, k);
+  fit_spline(pts, n, k, K, a);
+  free(pts);
+
+  char keys[64];
+  double pts_x[RT_MAX_POINTS];
+  for (int j = 0; j < K; j++) pts_x[j] = exp(k[j]);
+  snprintf(keys, sizeof keys, "gpus_per_node=%d nodes=%d", gpus_per_node, nodes);
+  const char *axis[] = {"bytes"};
+  const double *points[] = {pts_x};
+  if (rt_table_init(out, kernel, RT_FP16, keys, 1, axis, &K, points, 0) != 0)
+    return fit_fail(err, errlen, "cannot build the table", kernel);
+  memcpy(out->logc[0], a, (size_t)K * sizeof *a);
+  return 0;
+}
+
+/* --- nccl/ sample folders ------------------------------------------------------------ */
+
+int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *err,
+                     size_t errlen) {
+  FILE *f = fopen(path, "r");
+  char line[512];
+  int ishape = -1, idur = -1, n = 0, cap = 0, ln = 1;
+  *bytes = *seconds = NULL;
+  if (!f) return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+  if (fgets(line, sizeof line, f)) {
+    int col = 0;
+    for (char *tok = strtok(line, ",\r\n"); tok; tok = strtok(NULL, ",\r\n"), col++) {
+      if (strcmp(tok, "shape") == 0) ishape = col;
+      if (strcmp(tok, "dur(us)") == 0) idur = col;
+    }
+  }
+  if (ishape < 0 || idur < 0) {
+    fclose(f);
+    return snprintf(err, errlen, "%s:1: no shape and dur(us) columns", path), -1;
+  }
+  while (fgets(line, sizeof line, f)) {
+    double v[8] = {0};
+    int col = 0;
+    ln++;
+    for (char *p = line; col < 8; col++) {
+      char *end;
+      v[col] = strtod(p, &end);
+      if (end == p) break;
+      p = end;
+      if (*p != ',') { col++; break; }
+      p++;
+    }
+    if (col <= ishape || col <= idur || !(v[ishape] > 0) || !(v[idur] > 0)) {
+      if (line[0] == '\n' || line[0] == '\r') continue;
+      fclose(f), free(*bytes), free(*seconds);
+      return snprintf(err, errlen, "%s:%d: a row needs positive shape and dur(us)", path, ln), -1;
+    }
+    if (n == cap) {
+      cap = cap ? 2 * cap : 1024;
+      double *b = realloc(*bytes, (size_t)cap * sizeof *b);
+      if (b) *bytes = b;
+      double *s = b ? realloc(*seconds, (size_t)cap * sizeof *s) : NULL;
+      if (s) *seconds = s;
+      if (!b || !s) {
+        fclose(f), free(*bytes), free(*seconds);
+        return snprintf(err, errlen, "%s: out of memory", path), -1;
+      }
+    }
+    (*bytes)[n] = 2 * v[ishape];   /* fp16 elements */
+    (*seconds)[n++] = v[idur] * 1e-6;
+  }
+  fclose(f);
+  return n;
+}
+
+/* Parses "KERNEL[_large]_fp16_N_G.csv" into kernel, nodes, gpus; 0 on success. */
+static int fit_parse_name(const char *name, char *kernel, size_t klen, int *nodes, int *gpn) {
+  const char *p = strstr(name, "_fp16_");
+  char tail;
+  if (!p || (size_t)(p - name) >= klen) return -1;
+  if (sscanf(p, "_fp16_%d_%d.cs%c", nodes, gpn, &tail) != 3 || tail != 'v') return -1;
+  size_t len = (size_t)(p - name);
+  memcpy(kernel, name, len);
+  kernel[len] = '\0';
+  if (len > 6 && strcmp(kernel + len - 6, "_large") == 0) kernel[len - 6] = '\0';
+  return 0;
+}
+
+typedef struct FitGroup {
+  char kernel[RT_NAME_MAX];
+  int nodes, gpn, n;
+  double *bytes, *seconds;
+  char files[256];
+} FitGroup;
+
+static int fit_add_file(FitGroup *g, const char *dir, const char *name, char *err,
+                        size_t errlen) {
+  char path[1024];
+  double *b, *s;
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  int m = rt_nccl_csv_read(path, &b, &s, err, errlen);
+  if (m < 0) return -1;
+  double *nb = realloc(g->bytes, (size_t)(g->n + m) * sizeof *nb);
+  if (nb) g->bytes = nb;
+  double *ns = nb ? realloc(g->seconds, (size_t)(g->n + m) * sizeof *ns) : NULL;
+  if (ns) g->seconds = ns;
+  if (!nb || !ns) {
+    free(b), free(s);
+    return snprintf(err, errlen, "%s: out of memory", path), -1;
+  }
+  memcpy(g->bytes + g->n, b, (size_t)m * sizeof *b);
+  memcpy(g->seconds + g->n, s, (size_t)m * sizeof *s);
+  g->n += m;
+  size_t used = strlen(g->files);
+  snprintf(g->files + used, sizeof g->files - used, "%s%s", used ? ", " : "", name);
+  free(b), free(s);
+  return 0;
+}
+
+static int fit_name_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of the folder's .csv files, sorted (readdir order is not stable). */
+static int fit_list(const char *dir, char ***names, char *err, size_t errlen) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  *names = NULL;
+  if (!d) return snprintf(err, errlen, "%s: %s", dir, strerror(errno)), -1;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t len = strlen(e->d_name);
+    if (len < 5 || strcmp(e->d_name + len - 4, ".csv") != 0) continue;
+    char **nn = realloc(*names, (size_t)(n + 1) * sizeof *nn);
+    char *copy = malloc(len + 1);
+    if (!nn || !copy) {
+      free(copy), free(nn ? nn : *names), closedir(d);
+      return snprintf(err, errlen, "%s: out of memory", dir), -1;
+    }
+    memcpy(copy, e->d_name, len + 1);
+    *names = nn;
+    (*names)[n++] = copy;
+  }
+  closedir(d);
+  if (n) qsort(*names, (size_t)n, sizeof **names, fit_name_cmp);
+  return n;
+}
+
+static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nccl_dir,
+                           const char *out_dir, const char *header, char *err, size_t errlen) {
+  RtTable t;
+  char path[1024], prov[2048];
+  if (rt_fit_collective(c, g->kernel, g->nodes, g->gpn, g->bytes, g->seconds, g->n, 0, &t, err,
+                        errlen) != 0)
+    return -1;
+  snprintf(prov, sizeof prov,
+           "%s%sfrom %s/{%s}: %d rows\n"
+           "derived: rt_fit_collectives_dir (runtime/fit_collectives.c): log(measured / physics) "
+           "of cluster %s,\nleast-absolute-deviation linear spline over log bytes, %d grid nodes "
+           "chosen by 5-fold cross-validation",
+           header ? header : "", header && *header ? "\n" : "", nccl_dir, g->files, g->n,
+           c->name ? c->name : "?", t.npts[0]);
+  snprintf(path, sizeof path, "%s/%s_fp16_%d_%d.tbl", out_dir, g->kernel, g->nodes, g->gpn);
+  FILE *f = fopen(path, "w");
+  int rc = f ? rt_table_write(f, &t, prov) : -1;
+  if (f && fclose(f) != 0) rc = -1;
+  rt_table_release(&t);
+  if (rc != 0) snprintf(err, errlen, "%s: cannot write", path);
+  return rc;
+}
+
+int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir,
+                           const char *header, char *err, size_t errlen) {
+  char **names;
+  int nn = fit_list(nccl_dir, &names, err, errlen), written = 0, rc = 0;
+  if (nn < 0) return -1;
+  FitGroup *groups = calloc((size_t)nn + 1, sizeof *groups);
+  int ng = 0;
+  for (int i = 0; i < nn && groups && rc == 0; i++) {
+    FitGroup key = {0};
+    if (fit_parse_name(names[i], key.kernel, sizeof key.kernel, &key.nodes, &key.gpn) != 0)
+      continue;                 /* paper-regressors.csv and the like */
+    int j = 0;
+    while (j < ng && !(strcmp(groups[j].kernel, key.kernel) == 0 &&
+                       groups[j].nodes == key.nodes && groups[j].gpn == key.gpn))
+      j++;
+    if (j == ng) groups[ng++] = key;
+    rc = fit_add_file(&groups[j], nccl_dir, names[i], err, errlen);
+  }
+  if (!groups) rc = -1, snprintf(err, errlen, "out of memory");
+  for (int j = 0; rc == 0 && j < ng; j++) {
+    rc = fit_write_group(c, &groups[j], nccl_dir, out_dir, header, err, errlen);
+    written += rc == 0;
+  }
+  for (int j = 0; groups && j < ng; j++) free(groups[j].bytes), free(groups[j].seconds);
+  for (int i = 0; i < nn; i++) free(names[i]);
+  free(names), free(groups);
+  return rc == 0 ? written : -1;
+}

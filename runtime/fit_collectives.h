@@ -1,0 +1,43 @@
+/* fit_collectives.h - fitting the collective calibration tables (for tools and tests).
+ *
+ * A collective table corrects one kernel (allreduce, allgather, reducescatter, alltoall, p2p)
+ * for one layout (nodes x gpus_per_node) of one cluster: a 1-axis grid over `bytes` holding
+ * log(measured / physics).  The fitter places the grid nodes at quantiles of log bytes and
+ * fits the piecewise power law in between by least absolute deviations (so a minority of slow
+ * outliers, which the NCCL samples have, does not drag it), choosing the number of nodes by
+ * 5-fold cross-validation.  The table's value arrays are owned by the table
+ * (rt_table_release()). */
+#ifndef LLMP_FIT_COLLECTIVES_H
+#define LLMP_FIT_COLLECTIVES_H
+
+#include <stddef.h>
+
+#include "calib.h"
+#include "llmp_rt.h"
+
+/* The physics time of one call (seconds) with no table applied; NaN for bad arguments or an
+ * unknown kernel name. */
+double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes,
+                             int gpus_per_node);
+
+/* Fits the table of (kernel, fp16, nodes, gpus_per_node) from n samples (bytes[i], seconds[i],
+ * both > 0) into *out (initialised here).  max_points caps the grid (<= RT_MAX_POINTS; 0: the
+ * cap).  Returns 0, or -1 with a message in err. */
+int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
+                      const double *bytes, const double *seconds, int n, int max_points,
+                      RtTable *out, char *err, size_t errlen);
+
+/* Reads every KERNEL[_large]_fp16_NODES_GPUS.csv of an nccl/ sample folder (columns shape =
+ * fp16 elements, dur(us)), fits one table per (kernel, layout), merging the _large file into
+ * its kernel, and writes OUT_DIR/KERNEL_fp16_NODES_GPUS.tbl with the provenance lines of
+ * `header` followed by the fit's own (rows, source files, cross-validated MAPE).
+ * Returns the number of tables written, or -1 with a message in err. */
+int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir,
+                           const char *header, char *err, size_t errlen);
+
+/* Samples of one nccl/ CSV file: *bytes and *seconds are malloc'ed (caller frees); returns the
+ * row count, or -1 with a message in err. */
+int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *err,
+                     size_t errlen);
+
+#endif

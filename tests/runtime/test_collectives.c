@@ -1,0 +1,144 @@
+/* test_collectives.c - the collective kernels (runtime/collectives.c) and their tables. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "../unit/support.h"
+#include "calib.h"
+#include "clusters.h"
+#include "fit_collectives.h"
+#include "llmp_rt.h"
+
+typedef RtCost (*CollFn)(const RtCluster *, double, int, int);
+static const CollFn all_fns[] = {rt_allreduce, rt_allgather, rt_reducescatter, rt_alltoall};
+
+static const RtCluster *sys(const char *name) {
+  const RtCluster *c = rt_cluster_builtin(name);
+  assert_non_null(c);
+  return c;
+}
+
+/* Time grows with the message, for every kernel and layout, from 1 byte to 16 GiB. */
+TEST(monotonic_in_bytes) {
+  const char *names[] = {"perlmutter", "selene", "eos", "vista"};
+  for (int s = 0; s < 4; s++) {
+    const RtCluster *c = sys(names[s]);
+    for (int f = 0; f < 4; f++)
+      for (int nodes = 1; nodes <= 64; nodes *= 4)
+        for (int g = 1; g <= c->gpus_per_node; g *= 2) {
+          if (nodes * g == 1) continue;
+          double prev = 0;
+          for (double b = 1; b <= 16e9; b *= 1.37) {
+            RtCost r = all_fns[f](c, b, nodes, g);
+            assert_int_equal(r.flags, 0);
+            assert_true(r.fwd > prev);
+            assert_true(r.bwd == 0);
+            prev = r.fwd;
+          }
+        }
+  }
+}
+
+/* A group that spans nodes is slower than one of the same size inside a node. */
+TEST(tier_crossing) {
+  const RtCluster *c = sys("selene");
+  for (double b = 1e6; b <= 4e9; b *= 4) {
+    assert_true(rt_allreduce(c, b, 2, 4).fwd > rt_allreduce(c, b, 1, 8).fwd);
+    assert_true(rt_allgather(c, b, 2, 4).fwd > rt_allgather(c, b, 1, 8).fwd);
+    assert_true(rt_p2p(c, b, 2, 1).fwd > rt_p2p(c, b, 1, 2).fwd);
+  }
+  /* Vista: beyond a 32-node leaf the traffic crosses the fabric tier's higher latency. */
+  const RtCluster *v = sys("vista");
+  assert_true(rt_allreduce(v, 1e3, 64, 1).fwd > rt_allreduce(v, 1e3, 32, 1).fwd);
+}
+
+/* With fewer NICs than GPUs, the GPUs of a node share them: an all-to-all of the same per-rank
+ * buffer over 2 nodes is slower with 8 GPUs per node than with 2. */
+TEST(gpus_share_nics) {
+  RtCluster c = *sys("selene");
+  c.tiers[1].links_per_node = 2;
+  double b = 256e6;
+  assert_true(rt_alltoall(&c, b, 2, 8).fwd > 1.5 * rt_alltoall(&c, b, 2, 2).fwd);
+  /* and with one NIC per GPU, adding GPUs adds NICs: the ring all-reduce does not slow. */
+  const RtCluster *full = sys("selene");
+  assert_true(rt_allreduce(full, b, 2, 8).fwd < 1.2 * rt_allreduce(full, b, 2, 2).fwd);
+}
+
+/* A table for the layout corrects the time and sets RT_CALIBRATED; other layouts are not. */
+TEST(calibrated_flag) {
+  RtCluster c = *sys("perlmutter");
+  double bytes[40], secs[40];
+  for (int i = 0; i < 40; i++) {
+    bytes[i] = 1e7 * pow(1.1, i);
+    secs[i] = 3 * rt_collective_physics("allreduce", &c, bytes[i], 2, 4);
+  }
+  RtTable t;
+  char err[128];
+  assert_int_equal(rt_fit_collective(&c, "allreduce", 2, 4, bytes, secs, 40, 0, &t, err,
+                                     sizeof err), 0);
+  RtCalib cal = {1, &t, {{0}}};
+  c.calib = &cal;
+  RtCost r = rt_allreduce(&c, 1e8, 2, 4), bare = rt_allreduce(sys("perlmutter"), 1e8, 2, 4);
+  assert_int_equal(r.flags, RT_CALIBRATED);
+  assert_float_equal(r.fwd / bare.fwd, 3.0, 1e-3);
+  assert_int_equal(bare.flags, 0);
+  RtCost out = rt_allreduce(&c, 1e12, 2, 4);   /* beyond the grid: the edge's factor */
+  assert_int_equal(out.flags, RT_CALIBRATED | RT_EXTRAPOLATED);
+  assert_int_equal(rt_allreduce(&c, 1e8, 2, 2).flags, 0);     /* no table for 2x2 */
+  assert_int_equal(rt_allgather(&c, 1e8, 2, 4).flags, 0);     /* nor for all-gather */
+  rt_table_release(&t);
+}
+
+/* The shipped tables load and apply. */
+TEST(shipped_tables) {
+  char err[256];
+  RtCalib *cal = rt_calib_load(LLMP_SOURCE_DIR "/hw/calibration/vista", err, sizeof err);
+  assert_non_null(cal);
+  RtCluster c = *sys("vista");
+  c.calib = cal;
+  RtCost r = rt_allreduce(&c, 2 * 50e6, 4, 1);
+  assert_true(r.flags & RT_CALIBRATED);
+  /* paper-samples/gh200-vista/nccl/allreduce_fp16_4_1.csv: ~3 ms at 50M elements */
+  assert_true(r.fwd > 2e-3 && r.fwd < 4e-3);
+  rt_calib_free(cal);
+}
+
+static void assert_bad(RtCost r) {
+  assert_int_equal(r.flags, RT_BAD_ARGS);
+  assert_true(isnan(r.fwd) && isnan(r.bwd));
+}
+
+TEST(bad_arguments) {
+  const RtCluster *c = sys("perlmutter");
+  for (int f = 0; f < 4; f++) {
+    assert_bad(all_fns[f](c, 1e6, 0, 4));        /* 0 ranks */
+    assert_bad(all_fns[f](c, 1e6, 2, 0));
+    assert_bad(all_fns[f](c, -1, 2, 4));         /* negative bytes */
+    assert_bad(all_fns[f](c, NAN, 2, 4));
+    assert_bad(all_fns[f](c, INFINITY, 2, 4));
+    assert_bad(all_fns[f](c, 1e6, 257, 4));      /* more nodes than the cluster */
+    assert_bad(all_fns[f](c, 1e6, 2, 8));        /* more GPUs than a node */
+    assert_bad(all_fns[f](NULL, 1e6, 2, 4));
+  }
+  assert_bad(rt_p2p(c, 1e6, 2, 2));              /* p2p is between two ranks */
+  assert_bad(rt_p2p(c, 1e6, 1, 4));
+  RtCost one = rt_allreduce(c, 1e6, 1, 1);       /* one rank: nothing to do */
+  assert_int_equal(one.flags, 0);
+  assert_true(one.fwd == 0);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(monotonic_in_bytes),
+    cmocka_unit_test(tier_crossing),
+    cmocka_unit_test(gpus_share_nics),
+    cmocka_unit_test(calibrated_flag),
+    cmocka_unit_test(shipped_tables),
+    cmocka_unit_test(bad_arguments),
+  };
+  return RUN_TESTS(tests);
+}
