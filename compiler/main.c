@@ -13,6 +13,7 @@
 #include <llvm-c/Core.h>
 
 #include "fmt.h"
+#include "op.h"
 #include "parse.h"
 #include "sema.h"
 
@@ -27,6 +28,7 @@ static const char usage_main[] =
     "commands:\n"
     "  check    parse and check .llmp files, reporting every error\n"
     "  fmt      rewrite .llmp files in the canonical layout\n"
+    "  op       the predicted time of one operator or collective (the cost kernels)\n"
     "\n"
     "options:\n"
     "  -h, --help     this text; `llmp COMMAND --help` describes a command\n"
@@ -225,6 +227,7 @@ int main(int argc, char **argv) {
     printf("llmp %s (LLVM %u.%u.%u)\n", LLMP_VERSION, major, minor, patch);
     return 0;
   }
+  if (!strcmp(cmd, "op")) return op_main(argc - 2, argv + 2);
   if (strcmp(cmd, "check") && strcmp(cmd, "fmt")) return usage_error(NULL, "unknown command `%s`", cmd);
   Options o = {0};
   int rc = parse_options(cmd, argc - 2, argv + 2, &o);

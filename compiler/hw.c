@@ -1,0 +1,147 @@
+/* hw.c - filling RtGpu and RtCluster from checked declarations. */
+#include "hw.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { HW_MAX = 64 };
+
+struct HwSet {
+  Sema *s;
+  Diag *d;
+  const SemaOptions *opt;
+  RtGpu gpus[HW_MAX];
+  RtCluster clusters[HW_MAX];
+  RtCalib *calibs[2 * HW_MAX];
+  int ngpus, nclusters, ncalibs;
+};
+
+HwSet *hw_new(Sema *s, Diag *d, const SemaOptions *opt) {
+  HwSet *h = calloc(1, sizeof *h);
+  if (!h) abort();
+  h->s = s;
+  h->d = d;
+  h->opt = opt;
+  return h;
+}
+
+void hw_free(HwSet *h) {
+  if (!h) return;
+  for (int i = 0; i < h->ncalibs; i++) rt_calib_free(h->calibs[i]);
+  free(h);
+}
+
+/* The folder of `calibration = "NAME"`, loaded; NULL when the declaration names none. */
+static const RtCalib *load_calib(HwSet *h, Decl *decl, bool *failed) {
+  const char *name = sema_word(h->s, decl, "calibration");
+  *failed = false;
+  if (!name) return NULL;
+  char dir[4096];
+  if (strchr(name, '/')) {
+    const char *path = sema_decl_path(h->s, decl);
+    const char *slash = strrchr(path, '/');
+    if (name[0] == '/' || !slash) snprintf(dir, sizeof dir, "%s", name);
+    else snprintf(dir, sizeof dir, "%.*s/%s", (int)(slash - path), path, name);
+  } else {
+    snprintf(dir, sizeof dir, "%s/hw/calibration/%s", sema_data_dir(h->opt), name);
+  }
+  char err[512] = "";
+  RtCalib *c = rt_calib_load(dir, err, sizeof err);
+  if (!c) {
+    diag_plain(h->d, NULL, "%s `%s`: cannot load its calibration tables: %s", "declaration",
+               sema_decl_name(decl), err);
+    *failed = true;
+    return NULL;
+  }
+  if (h->ncalibs < 2 * HW_MAX) h->calibs[h->ncalibs++] = c;
+  return c;
+}
+
+static bool need(HwSet *h, Decl *decl, const char *field, double *out) {
+  if (sema_number(h->s, decl, field, out)) return true;
+  diag_plain(h->d, NULL, "`%s` has no value for `%s`", sema_decl_name(decl), field);
+  return false;
+}
+
+static const char *const peak_fields[RT_NDTYPES] = {   /* ORDER RtDtype */
+    "peak_fp32", "peak_tf32", "peak_fp16", "peak_bf16", "peak_fp8"};
+
+static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
+  for (int i = 0; i < h->ngpus; i++)
+    if (!strcmp(h->gpus[i].name, sema_decl_name(decl))) return &h->gpus[i];
+  if (h->ngpus == HW_MAX) return NULL;
+  RtGpu g = {0};
+  double sms;
+  g.name = sema_decl_name(decl);
+  if (!need(h, decl, "memory", &g.memory) || !need(h, decl, "memory_bandwidth", &g.memory_bandwidth) ||
+      !need(h, decl, "sms", &sms) || !need(h, decl, "peak_fp16", &g.peak[RT_FP16]))
+    return NULL;
+  g.sms = (int)sms;
+  for (int t = 0; t < RT_NDTYPES; t++)
+    if (t != RT_FP16) sema_number(h->s, decl, peak_fields[t], &g.peak[t]);
+  sema_number(h->s, decl, "l2_cache", &g.l2_cache);
+  bool failed;
+  g.calib = load_calib(h, decl, &failed);
+  if (failed) return NULL;
+  h->gpus[h->ngpus] = g;
+  return &h->gpus[h->ngpus++];
+}
+
+const RtGpu *hw_gpu(HwSet *h, const char *name) {
+  Decl *decl = sema_find(h->s, name, DK_GPU);
+  if (!decl) {
+    diag_plain(h->d, NULL, "no gpu named `%s` (the gpus are declared in hw/gpus.llmp, or give a file with -f)", name);
+    return NULL;
+  }
+  return gpu_of(h, decl);
+}
+
+/* One tier: span node (0), system (-1) or a count of nodes. */
+static bool tier_of(HwSet *h, Decl *decl, int i, RtTier *t) {
+  const char *w = sema_sub_word(h->s, decl, "tier", i, "span");
+  double span = 0, links = 0;
+  t->name = sema_sub_label(decl, "tier", i);
+  if (w) t->span_nodes = !strcmp(w, "node") ? 0 : -1;
+  else if (sema_sub_number(h->s, decl, "tier", i, "span", &span)) t->span_nodes = (int)span;
+  if (!sema_sub_number(h->s, decl, "tier", i, "bandwidth", &t->bandwidth) ||
+      !sema_sub_number(h->s, decl, "tier", i, "latency", &t->latency)) {
+    diag_plain(h->d, NULL, "tier `%s` of `%s` has no bandwidth or latency", t->name, sema_decl_name(decl));
+    return false;
+  }
+  if (sema_sub_number(h->s, decl, "tier", i, "links_per_node", &links)) t->links_per_node = (int)links;
+  sema_sub_number(h->s, decl, "tier", i, "efficiency", &t->efficiency);
+  return true;
+}
+
+const RtCluster *hw_cluster(HwSet *h, const char *name) {
+  Decl *decl = sema_find(h->s, name, DK_CLUSTER);
+  if (!decl) {
+    diag_plain(h->d, NULL, "no cluster named `%s` (the systems are declared in hw/systems/, or give a file with -f)", name);
+    return NULL;
+  }
+  for (int i = 0; i < h->nclusters; i++)
+    if (!strcmp(h->clusters[i].name, name)) return &h->clusters[i];
+  if (h->nclusters == HW_MAX) return NULL;
+  RtCluster c = {0};
+  double gpn, nodes;
+  c.name = sema_decl_name(decl);
+  Decl *g = sema_ref(h->s, decl, "gpu");
+  if (!g || !(c.gpu = gpu_of(h, g)) || !need(h, decl, "gpus_per_node", &gpn) || !need(h, decl, "nodes", &nodes))
+    return NULL;
+  c.gpus_per_node = (int)gpn;
+  c.nodes = (int)nodes;
+  int n = sema_nsubs(decl, "tier");
+  if (n > RT_MAX_TIERS) {
+    diag_plain(h->d, NULL, "cluster `%s` has %d tiers; the runtime models at most %d", name, n, RT_MAX_TIERS);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++)
+    if (!tier_of(h, decl, i, &c.tiers[i])) return NULL;
+  c.ntiers = n;
+  bool failed;
+  c.calib = load_calib(h, decl, &failed);
+  if (failed) return NULL;
+  h->clusters[h->nclusters] = c;
+  return &h->clusters[h->nclusters++];
+}

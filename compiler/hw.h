@@ -1,0 +1,24 @@
+/* hw.h - from checked `gpu` and `cluster` declarations to the runtime's RtGpu and RtCluster.
+ *
+ * The runtime never reads .llmp: this module takes the values sema evaluated (base units)
+ * and fills the runtime's structs, loading the calibration tables a declaration names
+ * (`calibration = "NAME"`: the folder hw/calibration/NAME/ of the data folder, or, when the
+ * name holds a `/`, a folder relative to the file that declares it).
+ *
+ * Ownership: an HwSet owns everything it returns (names, structs, tables); hw_free() releases
+ * it.  Errors (a missing figure, an unreadable table) are reported to the Diag. */
+#ifndef LLMP_HW_H
+#define LLMP_HW_H
+
+#include "llmp_rt.h"
+#include "sema.h"
+
+typedef struct HwSet HwSet;
+
+HwSet *hw_new(Sema *s, Diag *d, const SemaOptions *opt);
+void hw_free(HwSet *h);
+/* NULL after reporting why (not declared, a figure missing, a table that does not load). */
+const RtGpu *hw_gpu(HwSet *h, const char *name);
+const RtCluster *hw_cluster(HwSet *h, const char *name);
+
+#endif

@@ -1,0 +1,316 @@
+/* op.c - `llmp op`: one kernel's cost, or a batch of them, from the command line.
+ *
+ *   llmp op --gpu GPU [--dtype fp16] KIND ARGS...        ->  FWD_US BWD_US
+ *   llmp op --cluster CLUSTER KIND BYTES NODES GPUS_PER_NODE  ->  US 0
+ *   llmp op --gpu GPU --batch < queries                  ->  one line per query line
+ *
+ * The GPU and the cluster come from hw/ (hw/gpus.llmp and every file of hw/systems/), plus
+ * the files given with -f: they are checked like any .llmp file, then handed to the runtime
+ * through hw.c.  A query's kind is looked up in one table (name, arity, what it needs). */
+#include "op.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw.h"
+
+typedef enum { NEED_GPU, NEED_CLUSTER } Need;
+
+typedef struct QueryKind {
+  const char *name;
+  int nargs;
+  Need need;
+  const char *args;           /* for messages and --help */
+  RtCost (*gpu_fn)(const RtGpu *g, RtDtype dt, const double *a);
+  RtCost (*cluster_fn)(const RtCluster *c, double bytes, int nodes, int gpn);
+} QueryKind;
+
+/* Adapters from an argument vector to the runtime's signatures. */
+static RtCost k_linear(const RtGpu *g, RtDtype dt, const double *a) { return rt_linear(g, dt, a[0], a[1], a[2], 1); }
+static RtCost k_bmm(const RtGpu *g, RtDtype dt, const double *a) { return rt_bmm(g, dt, a[0], a[1], a[2], a[3]); }
+static RtCost k_softmax_causal(const RtGpu *g, RtDtype dt, const double *a) { return rt_softmax(g, dt, a[0], a[1], 1); }
+static RtCost k_softmax(const RtGpu *g, RtDtype dt, const double *a) { return rt_softmax(g, dt, a[0], a[1], 0); }
+static RtCost k_attention(const RtGpu *g, RtDtype dt, const double *a) {
+  return rt_attention(g, dt, a[0], a[1], a[2], a[3], 1);
+}
+static RtCost k_flash(const RtGpu *g, RtDtype dt, const double *a) {
+  return rt_flash_attention(g, dt, a[0], a[1], a[2], a[2], a[3], 1);
+}
+static RtCost k_layernorm(const RtGpu *g, RtDtype dt, const double *a) { return rt_layernorm(g, dt, a[0], a[1]); }
+static RtCost k_rmsnorm(const RtGpu *g, RtDtype dt, const double *a) { return rt_rmsnorm(g, dt, a[0], a[1]); }
+static RtCost k_gelu(const RtGpu *g, RtDtype dt, const double *a) { return rt_gelu(g, dt, a[0]); }
+static RtCost k_swiglu(const RtGpu *g, RtDtype dt, const double *a) { return rt_swiglu(g, dt, a[0]); }
+static RtCost k_add(const RtGpu *g, RtDtype dt, const double *a) { return rt_add(g, dt, a[0]); }
+static RtCost k_rope(const RtGpu *g, RtDtype dt, const double *a) { return rt_rope(g, dt, a[0], a[1], a[2]); }
+static RtCost k_embedding(const RtGpu *g, RtDtype dt, const double *a) { return rt_embedding(g, dt, a[0], a[1], a[2]); }
+static RtCost k_cross_entropy(const RtGpu *g, RtDtype dt, const double *a) { return rt_cross_entropy(g, dt, a[0], a[1]); }
+static RtCost k_adam(const RtGpu *g, RtDtype dt, const double *a) { return rt_adam(g, dt, a[0]); }
+
+static const QueryKind kinds[] = {
+    {"linear", 3, NEED_GPU, "M K N", k_linear, NULL},
+    {"bmm", 4, NEED_GPU, "BATCH M K N", k_bmm, NULL},
+    {"softmax_causal", 2, NEED_GPU, "ROWS L", k_softmax_causal, NULL},
+    {"softmax", 2, NEED_GPU, "ROWS L", k_softmax, NULL},
+    {"attention", 4, NEED_GPU, "B L HEADS HEAD_DIM", k_attention, NULL},
+    {"flash_attention", 4, NEED_GPU, "B L HEADS HEAD_DIM", k_flash, NULL},
+    {"layernorm", 2, NEED_GPU, "TOKENS HIDDEN", k_layernorm, NULL},
+    {"rmsnorm", 2, NEED_GPU, "TOKENS HIDDEN", k_rmsnorm, NULL},
+    {"gelu", 1, NEED_GPU, "ELEMENTS", k_gelu, NULL},
+    {"swiglu", 1, NEED_GPU, "ELEMENTS", k_swiglu, NULL},
+    {"add", 1, NEED_GPU, "ELEMENTS", k_add, NULL},
+    {"rope", 3, NEED_GPU, "TOKENS HEADS HEAD_DIM", k_rope, NULL},
+    {"embedding", 3, NEED_GPU, "TOKENS ROWS HIDDEN", k_embedding, NULL},
+    {"cross_entropy", 2, NEED_GPU, "TOKENS VOCAB", k_cross_entropy, NULL},
+    {"adam", 1, NEED_GPU, "PARAMS", k_adam, NULL},
+    {"allreduce", 3, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_allreduce},
+    {"allgather", 3, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_allgather},
+    {"reducescatter", 3, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_reducescatter},
+    {"alltoall", 3, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_alltoall},
+    {"p2p", 3, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_p2p},
+};
+enum { NKINDS = sizeof kinds / sizeof kinds[0], MAX_ARGS = 8 };
+
+static const char usage_op[] =
+    "usage: llmp op --gpu GPU [--dtype DTYPE] KIND ARGS...\n"
+    "       llmp op --cluster CLUSTER KIND BYTES NODES GPUS_PER_NODE\n"
+    "       llmp op (--gpu GPU | --cluster CLUSTER) --batch < QUERIES\n"
+    "\n"
+    "Prints the time of one operator, `FWD_US BWD_US` in microseconds (forward and backward),\n"
+    "or of one collective, `US 0`, as the runtime's cost kernels predict it: the datasheet\n"
+    "physics of the GPU or the cluster's network tiers, corrected by the calibration tables the\n"
+    "declaration names where it has them.\n"
+    "\n"
+    "operators (with --gpu):\n"
+    "  linear M K N                Y[M,N] = X[M,K] W[K,N] + bias\n"
+    "  bmm BATCH M K N             BATCH independent [M,K]x[K,N] products\n"
+    "  softmax_causal ROWS L       fused scale-mask-softmax over ROWS rows of L x L\n"
+    "  softmax ROWS L              softmax over ROWS rows of L\n"
+    "  attention B L HEADS HEAD_DIM        unfused causal attention (bmm, softmax, bmm)\n"
+    "  flash_attention B L HEADS HEAD_DIM  FlashAttention-2, causal\n"
+    "  layernorm TOKENS HIDDEN     rmsnorm TOKENS HIDDEN\n"
+    "  gelu ELEMENTS               swiglu ELEMENTS (of the output)    add ELEMENTS\n"
+    "  rope TOKENS HEADS HEAD_DIM  embedding TOKENS ROWS HIDDEN       cross_entropy TOKENS VOCAB\n"
+    "  adam PARAMS                 one optimizer step (FWD_US; BWD_US is 0)\n"
+    "collectives (with --cluster; BYTES is the full tensor: the reduced tensor, the gathered\n"
+    "output, the message sent):\n"
+    "  allreduce | allgather | reducescatter | alltoall | p2p  BYTES NODES GPUS_PER_NODE\n"
+    "\n"
+    "options:\n"
+    "  --gpu GPU         a gpu declared in hw/gpus.llmp (a100_sxm4_80gb, gh200, h100_sxm, ...)\n"
+    "                    or in a file given with -f\n"
+    "  --cluster NAME    a cluster declared in hw/systems/ (perlmutter, vista, selene, eos) or -f\n"
+    "  --dtype DTYPE     fp32, tf32, fp16 (default), bf16 or fp8\n"
+    "  --batch           read one query `KIND ARGS...` per line from standard input and print\n"
+    "                    one line per query, in order; a bad query prints `error: ...` on its\n"
+    "                    line and the others go on (exit status 1 if any was bad)\n"
+    "  -f FILE           also read the gpus and clusters of FILE (may be repeated)\n"
+    "  -I DIR            look for FILE's imports in DIR too\n"
+    "  -v, --verbose     add a third column: calibrated, extrapolated or uncalibrated\n"
+    "  -h, --help        this text\n";
+
+typedef struct OpOptions {
+  const char *gpu, *cluster;
+  RtDtype dtype;
+  bool batch, verbose;
+  const char *files[32];
+  int nfiles;
+  const char *incdirs[32];
+  int nincdirs;
+  char **query;               /* KIND ARGS... from the command line */
+  int nquery;
+} OpOptions;
+
+static int op_usage_error(const char *msg, const char *arg) {
+  fprintf(stderr, "llmp op: ");
+  fprintf(stderr, msg, arg);
+  fprintf(stderr, "\nTry `llmp op --help`.\n");
+  return 2;
+}
+
+static int parse_op_options(int argc, char **argv, OpOptions *o) {
+  o->dtype = RT_FP16;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_next = i + 1 < argc;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(usage_op, stdout);
+      return 0;
+    } else if ((!strcmp(a, "--gpu") || !strcmp(a, "--cluster") || !strcmp(a, "--dtype") || !strcmp(a, "-f") ||
+                !strcmp(a, "-I")) && !has_next) {
+      return op_usage_error("%s needs a value", a);
+    } else if (!strcmp(a, "--gpu")) o->gpu = argv[++i];
+    else if (!strcmp(a, "--cluster")) o->cluster = argv[++i];
+    else if (!strcmp(a, "--dtype")) {
+      int dt = rt_dtype_lookup(argv[++i]);
+      if (dt < 0) return op_usage_error("unknown dtype `%s` (fp32, tf32, fp16, bf16, fp8)", argv[i]);
+      o->dtype = (RtDtype)dt;
+    } else if (!strcmp(a, "-f") && o->nfiles < 32) o->files[o->nfiles++] = argv[++i];
+    else if (!strcmp(a, "-I") && o->nincdirs < 32) o->incdirs[o->nincdirs++] = argv[++i];
+    else if (!strcmp(a, "--batch")) o->batch = true;
+    else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = true;
+    else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9') && o->nquery == 0)
+      return op_usage_error("unknown option `%s`", a);
+    else {
+      o->query = argv + i;
+      o->nquery = argc - i;
+      break;
+    }
+  }
+  if (!o->gpu && !o->cluster) return op_usage_error("%s", "name a --gpu or a --cluster");
+  if (o->batch && o->nquery) return op_usage_error("%s", "--batch reads its queries from standard input, not the command line");
+  if (!o->batch && !o->nquery) return op_usage_error("%s", "no query: give KIND ARGS..., or --batch");
+  return -1;
+}
+
+/* The root of the compilation: every file of hw/ that declares hardware, then -f files. */
+static char *hw_root_text(const SemaOptions *so, const OpOptions *o) {
+  size_t cap = 4096, n = 0;
+  char *t = malloc(cap);
+  if (!t) abort();
+  n += (size_t)snprintf(t + n, cap - n, "import \"hw/gpus\"\n");
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/hw/systems", sema_data_dir(so));
+  DIR *dp = opendir(dir);
+  for (struct dirent *e; dp && (e = readdir(dp));) {
+    size_t l = strlen(e->d_name);
+    if (l < 6 || strcmp(e->d_name + l - 5, ".llmp")) continue;
+    if (n + l + 64 > cap) t = realloc(t, cap *= 2);
+    if (!t) abort();
+    n += (size_t)snprintf(t + n, cap - n, "import \"hw/systems/%.*s\"\n", (int)(l - 5), e->d_name);
+  }
+  if (dp) closedir(dp);
+  for (int i = 0; i < o->nfiles; i++) {
+    char *real = realpath(o->files[i], NULL);
+    const char *p = real ? real : o->files[i];
+    if (n + strlen(p) + 64 > cap) t = realloc(t, cap = cap * 2 + strlen(p));
+    if (!t) abort();
+    n += (size_t)snprintf(t + n, cap - n, "import \"%s\"\n", p);
+    free(real);
+  }
+  return t;
+}
+
+static const QueryKind *find_kind(const char *name) {
+  for (int i = 0; i < NKINDS; i++)
+    if (!strcmp(kinds[i].name, name)) return &kinds[i];
+  return NULL;
+}
+
+static const char *flag_word(unsigned flags) {
+  return flags & RT_EXTRAPOLATED ? "extrapolated" : flags & RT_CALIBRATED ? "calibrated" : "uncalibrated";
+}
+
+typedef struct OpCtx {
+  const OpOptions *o;
+  const RtGpu *gpu;
+  const RtCluster *cluster;
+  bool noted_uncalibrated;
+} OpCtx;
+
+/* Runs one query; prints its result line or `error: ...`.  Returns false on a bad query. */
+static bool run_query(OpCtx *x, int n, char **words) {
+  const QueryKind *k = find_kind(words[0]);
+  if (!k) {
+    printf("error: unknown kind `%s` (see llmp op --help)\n", words[0]);
+    return false;
+  }
+  if (n - 1 != k->nargs) {
+    printf("error: %s takes %d argument%s: %s %s\n", k->name, k->nargs, k->nargs == 1 ? "" : "s", k->name, k->args);
+    return false;
+  }
+  double a[MAX_ARGS];
+  for (int i = 0; i < k->nargs; i++) {
+    char *end;
+    errno = 0;
+    a[i] = strtod(words[i + 1], &end);
+    if (*end || end == words[i + 1] || errno || !isfinite(a[i]) || a[i] < 0) {
+      printf("error: `%s` is not a size (a non-negative number) for %s\n", words[i + 1], k->name);
+      return false;
+    }
+  }
+  if (k->need == NEED_GPU && !x->gpu) {
+    printf("error: %s is an operator: it needs --gpu\n", k->name);
+    return false;
+  }
+  if (k->need == NEED_CLUSTER && !x->cluster) {
+    printf("error: %s is a collective: it needs --cluster\n", k->name);
+    return false;
+  }
+  if (k->need == NEED_CLUSTER && (a[1] != floor(a[1]) || a[2] != floor(a[2]) || a[1] > 1e6 || a[2] > 1e6)) {
+    printf("error: NODES and GPUS_PER_NODE are whole numbers\n");
+    return false;
+  }
+  RtCost c = k->need == NEED_GPU ? k->gpu_fn(x->gpu, x->o->dtype, a) : k->cluster_fn(x->cluster, a[0], (int)a[1], (int)a[2]);
+  if (c.flags & RT_BAD_ARGS || !isfinite(c.fwd) || !isfinite(c.bwd)) {
+    printf("error: %s cannot be evaluated for these arguments (out of range for the %s)\n", k->name,
+           k->need == NEED_GPU ? "gpu" : "cluster");
+    return false;
+  }
+  if (!(c.flags & RT_CALIBRATED) && !x->noted_uncalibrated && !x->o->verbose) {
+    fprintf(stderr, "llmp op: note: `%s` has no calibration table for %s: datasheet model only\n",
+            k->need == NEED_GPU ? x->gpu->name : x->cluster->name, k->name);
+    x->noted_uncalibrated = true;
+  }
+  printf("%.3f %.3f%s%s\n", c.fwd * 1e6, c.bwd * 1e6, x->o->verbose ? " " : "", x->o->verbose ? flag_word(c.flags) : "");
+  return true;
+}
+
+/* --batch: one query per line of standard input, one output line per query line. */
+static int run_batch(OpCtx *x) {
+  char line[4096];
+  int bad = 0;
+  while (fgets(line, sizeof line, stdin)) {
+    size_t l = strlen(line);
+    if (l == sizeof line - 1 && line[l - 1] != '\n') {
+      int ch;
+      while ((ch = getchar()) != EOF && ch != '\n') {}
+      printf("error: query longer than %zu characters\n", sizeof line - 2);
+      bad++;
+      continue;
+    }
+    char *words[MAX_ARGS + 2];
+    int n = 0;
+    for (char *w = strtok(line, " \t\r\n"); w; w = strtok(NULL, " \t\r\n"))
+      if (n < MAX_ARGS + 2) words[n++] = w;
+    if (n == 0) {
+      printf("error: empty query\n");
+      bad++;
+      continue;
+    }
+    bad += !run_query(x, n, words);
+    fflush(stdout);
+  }
+  return bad ? 1 : 0;
+}
+
+int op_main(int argc, char **argv) {
+  OpOptions o = {0};
+  int rc = parse_op_options(argc, argv, &o);
+  if (rc >= 0) return rc;
+  Diag d;
+  diag_init(&d, stderr);
+  SemaOptions so = {o.incdirs, o.nincdirs, NULL};
+  Sema *s = sema_new(&d, &so);
+  char *root = hw_root_text(&so, &o);
+  int errors = sema_run_text(s, "<llmp op>", root);
+  free(root);
+  HwSet *h = NULL;
+  OpCtx x = {&o, NULL, NULL, false};
+  rc = 1;
+  if (!errors) {
+    h = hw_new(s, &d, &so);
+    x.gpu = o.gpu ? hw_gpu(h, o.gpu) : NULL;
+    x.cluster = o.cluster ? hw_cluster(h, o.cluster) : NULL;
+    if ((!o.gpu || x.gpu) && (!o.cluster || x.cluster))
+      rc = o.batch ? run_batch(&x) : !run_query(&x, o.nquery, o.query);
+  }
+  hw_free(h);
+  sema_free(s);
+  diag_flush(&d);
+  diag_free(&d);
+  return rc;
+}
