@@ -1,6 +1,7 @@
 /* hw.c - filling RtGpu and RtCluster from checked declarations. */
 #include "hw.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,3 +146,32 @@ const RtCluster *hw_cluster(HwSet *h, const char *name) {
   h->clusters[h->nclusters] = c;
   return &h->clusters[h->nclusters++];
 }
+
+/* The root of the compilation: every file of hw/ that declares hardware, then -f files. */
+char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles) {
+  size_t cap = 4096, n = 0;
+  char *t = malloc(cap);
+  if (!t) abort();
+  n += (size_t)snprintf(t + n, cap - n, "import \"hw/gpus\"\n");
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/hw/systems", sema_data_dir(so));
+  DIR *dp = opendir(dir);
+  for (struct dirent *e; dp && (e = readdir(dp));) {
+    size_t l = strlen(e->d_name);
+    if (l < 6 || strcmp(e->d_name + l - 5, ".llmp")) continue;
+    if (n + l + 64 > cap) t = realloc(t, cap *= 2);
+    if (!t) abort();
+    n += (size_t)snprintf(t + n, cap - n, "import \"hw/systems/%.*s\"\n", (int)(l - 5), e->d_name);
+  }
+  if (dp) closedir(dp);
+  for (int i = 0; i < nfiles; i++) {
+    char *real = realpath(files[i], NULL);
+    const char *p = real ? real : files[i];
+    if (n + strlen(p) + 64 > cap) t = realloc(t, cap = cap * 2 + strlen(p));
+    if (!t) abort();
+    n += (size_t)snprintf(t + n, cap - n, "import \"%s\"\n", p);
+    free(real);
+  }
+  return t;
+}
+

@@ -21,4 +21,8 @@ void hw_free(HwSet *h);
 const RtGpu *hw_gpu(HwSet *h, const char *name);
 const RtCluster *hw_cluster(HwSet *h, const char *name);
 
+/* The text of a root file that imports every .llmp of hw/ that declares hardware
+ * (hw/gpus.llmp, every file of hw/systems) and then the given files; malloc'd. */
+char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles);
+
 #endif

@@ -13,6 +13,7 @@
 #include <llvm-c/Core.h>
 
 #include "fmt.h"
+#include "fit_cmd.h"
 #include "op.h"
 #include "parse.h"
 #include "sema.h"
@@ -29,6 +30,7 @@ static const char usage_main[] =
     "  check    parse and check .llmp files, reporting every error\n"
     "  fmt      rewrite .llmp files in the canonical layout\n"
     "  op       the predicted time of one operator or collective (the cost kernels)\n"
+    "  fit      calibration tables for a gpu or cluster from measured samples\n"
     "\n"
     "options:\n"
     "  -h, --help     this text; `llmp COMMAND --help` describes a command\n"
@@ -228,6 +230,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(cmd, "op")) return op_main(argc - 2, argv + 2);
+  if (!strcmp(cmd, "fit")) return fit_main(argc - 2, argv + 2);
   if (strcmp(cmd, "check") && strcmp(cmd, "fmt")) return usage_error(NULL, "unknown command `%s`", cmd);
   Options o = {0};
   int rc = parse_options(cmd, argc - 2, argv + 2, &o);

@@ -9,7 +9,6 @@
  * through hw.c.  A query's kind is looked up in one table (name, arity, what it needs). */
 #include "op.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -166,34 +165,6 @@ static int parse_op_options(int argc, char **argv, OpOptions *o) {
   return -1;
 }
 
-/* The root of the compilation: every file of hw/ that declares hardware, then -f files. */
-static char *hw_root_text(const SemaOptions *so, const OpOptions *o) {
-  size_t cap = 4096, n = 0;
-  char *t = malloc(cap);
-  if (!t) abort();
-  n += (size_t)snprintf(t + n, cap - n, "import \"hw/gpus\"\n");
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/hw/systems", sema_data_dir(so));
-  DIR *dp = opendir(dir);
-  for (struct dirent *e; dp && (e = readdir(dp));) {
-    size_t l = strlen(e->d_name);
-    if (l < 6 || strcmp(e->d_name + l - 5, ".llmp")) continue;
-    if (n + l + 64 > cap) t = realloc(t, cap *= 2);
-    if (!t) abort();
-    n += (size_t)snprintf(t + n, cap - n, "import \"hw/systems/%.*s\"\n", (int)(l - 5), e->d_name);
-  }
-  if (dp) closedir(dp);
-  for (int i = 0; i < o->nfiles; i++) {
-    char *real = realpath(o->files[i], NULL);
-    const char *p = real ? real : o->files[i];
-    if (n + strlen(p) + 64 > cap) t = realloc(t, cap = cap * 2 + strlen(p));
-    if (!t) abort();
-    n += (size_t)snprintf(t + n, cap - n, "import \"%s\"\n", p);
-    free(real);
-  }
-  return t;
-}
-
 static const QueryKind *find_kind(const char *name) {
   for (int i = 0; i < NKINDS; i++)
     if (!strcmp(kinds[i].name, name)) return &kinds[i];
@@ -295,7 +266,7 @@ int op_main(int argc, char **argv) {
   diag_init(&d, stderr);
   SemaOptions so = {o.incdirs, o.nincdirs, NULL};
   Sema *s = sema_new(&d, &so);
-  char *root = hw_root_text(&so, &o);
+  char *root = hw_root_text(&so, o.files, o.nfiles);
   int errors = sema_run_text(s, "<llmp op>", root);
   free(root);
   HwSet *h = NULL;
