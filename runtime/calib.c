@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -162,6 +163,70 @@ const RtTable *rt_table_find(const RtCalib *c, const char *kernel, RtDtype dt, c
     if (t->dtype == dt && strcmp(t->kernel, kernel) == 0 && strcmp(t->keys, canon) == 0) return t;
   }
   return NULL;
+}
+
+const char *const rt_coll_kernels[RT_NCOLLS] = {"allreduce", "allgather", "reducescatter",
+                                                "alltoall", "p2p"};
+
+/* 1 if t is collective kernel k's table for that layout: the keys compare as the string
+ * "gpus_per_node=G nodes=N" written with %d (so `nodes=02` is no layout's table). */
+static int layout_match(const RtTable *t, int k, int nodes, int gpn) {
+  char keys[64];
+  snprintf(keys, sizeof keys, "gpus_per_node=%d nodes=%d", gpn, nodes);
+  return t->dtype == RT_FP16 && t->naxes == 1 && strcmp(t->kernel, rt_coll_kernels[k]) == 0 &&
+         strcmp(t->keys, keys) == 0;
+}
+
+static int layout_cmp(const RtLayoutTable *a, int k, int nodes, int gpn) {
+  if (a->kernel != k) return a->kernel < k ? -1 : 1;
+  if (a->nodes != nodes) return a->nodes < nodes ? -1 : 1;
+  if (a->gpn != gpn) return a->gpn < gpn ? -1 : 1;
+  return 0;
+}
+
+static int layout_qsort_cmp(const void *a, const void *b) {
+  const RtLayoutTable *y = b;
+  return layout_cmp(a, y->kernel, y->nodes, y->gpn);
+}
+
+const RtTable *rt_layout_table(const RtCalib *c, int k, int nodes, int gpn) {
+  if (!c || k < 0 || k >= RT_NCOLLS) return NULL;
+  if (!c->resolved) {   /* a hand-built table set: search it */
+    for (int i = 0; i < c->ntables; i++)
+      if (layout_match(&c->tables[i], k, nodes, gpn)) return &c->tables[i];
+    return NULL;
+  }
+  int lo = 0, hi = c->nlayout;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    int r = layout_cmp(&c->layout[mid], k, nodes, gpn);
+    if (r == 0) return c->layout[mid].t;
+    if (r < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return NULL;
+}
+
+/* Indexes the collective layout tables: the tables layout_match() accepts for some layout. */
+static int resolve_layouts(RtCalib *c) {
+  c->layout = malloc((size_t)c->ntables * sizeof *c->layout);
+  if (!c->layout) return -1;
+  for (int i = 0; i < c->ntables; i++) {
+    const RtTable *t = &c->tables[i];
+    const char *s = t->keys;
+    char *end;
+    if (strncmp(s, "gpus_per_node=", 14) != 0) continue;
+    long gpn = strtol(s + 14, &end, 10);
+    if (strncmp(end, " nodes=", 7) != 0 || gpn < 1 || gpn > INT_MAX) continue;
+    long nodes = strtol(end + 7, &end, 10);
+    if (*end != '\0' || nodes < 1 || nodes > INT_MAX) continue;
+    for (int k = 0; k < RT_NCOLLS; k++)
+      if (layout_match(t, k, (int)nodes, (int)gpn))
+        c->layout[c->nlayout++] = (RtLayoutTable){k, (int)nodes, (int)gpn, t};
+  }
+  qsort(c->layout, (size_t)c->nlayout, sizeof *c->layout, layout_qsort_cmp);
+  c->resolved = 1;
+  return 0;
 }
 
 int rt_calib_ntables(const RtCalib *c) { return c ? c->ntables : 0; }
@@ -384,6 +449,7 @@ void rt_calib_free(RtCalib *c) {
   if (!c) return;
   for (int i = 0; i < c->ntables; i++) rt_table_release(&c->tables[i]);
   free(c->tables);
+  free(c->layout);
   free(c);
 }
 
@@ -441,5 +507,10 @@ RtCalib *rt_calib_load(const char *dir, char *err, size_t errlen) {
     return NULL;
   }
   if (c) resolve_ops(c);
+  if (c && resolve_layouts(c) != 0) {
+    snprintf(err, errlen, "%s:0: out of memory", dir);
+    rt_calib_free(c);
+    return NULL;
+  }
   return c;
 }

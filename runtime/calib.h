@@ -7,9 +7,9 @@
  * correction) space and clamps at the grid's edges, so a correction is always a positive
  * factor and is piecewise power-law between nodes.  The file format is in docs/calibration.md.
  *
- * Operators never search tables by name when they run: rt_calib_load() resolves, once, the
- * table of every (RtOp, dtype) pair into RtCalib.op[][]; collectives.c, whose keys depend on
- * the layout, may call rt_table_find() at its own resolution time. */
+ * Kernels never search tables by name when they run: rt_calib_load() resolves, once, the
+ * table of every (RtOp, dtype) pair into RtCalib.op[][] and every collective layout table into
+ * RtCalib.layout[] (rt_layout_table() finds one by binary search). */
 #ifndef LLMP_RT_CALIB_H
 #define LLMP_RT_CALIB_H
 
@@ -47,15 +47,34 @@ typedef struct RtTable {
   double *logc[2];             /* [0] fwd, [1] bwd (NULL: no backward grid, factor 1) */
 } RtTable;
 
+/* The collective kernels whose tables are per layout (`KERNEL fp16 gpus_per_node=G nodes=N`,
+ * one axis).  ORDER collectives.c RtColl. */
+enum { RT_NCOLLS = 5 };
+extern const char *const rt_coll_kernels[RT_NCOLLS];
+
+typedef struct RtLayoutTable {
+  int kernel, nodes, gpn;      /* kernel: index into rt_coll_kernels */
+  const RtTable *t;
+} RtLayoutTable;
+
 struct RtCalib {
   int ntables;
   RtTable *tables;
   const RtTable *op[RT_NOPS][RT_NDTYPES];   /* resolved at load; NULL: physics only */
+  /* Set by rt_calib_load(): layout[] holds every collective layout table, sorted by
+   * (kernel, nodes, gpn).  A hand-built RtCalib (resolved == 0) is searched linearly. */
+  int resolved, nlayout;
+  RtLayoutTable *layout;
 };
 
 /* The table for kernel/dtype/keys (keys: "" or space-separated key=value words, any order),
  * or NULL.  Linear in the number of tables: call it once, not per evaluation. */
 const RtTable *rt_table_find(const RtCalib *c, const char *kernel, RtDtype dt, const char *keys);
+
+/* The table of collective `kernel` (index into rt_coll_kernels) for a layout, or NULL: the
+ * fp16, one-axis table whose keys are exactly `gpus_per_node=G nodes=N`.  A binary search
+ * over the tables resolved at load time. */
+const RtTable *rt_layout_table(const RtCalib *c, int kernel, int nodes, int gpn);
 
 /* The correction factor of grid `which` (0 fwd, 1 bwd) at x (t->naxes coordinates, in the
  * axes' units, > 0).  Sets RT_EXTRAPOLATED in *flags when x lies outside the grid on some

@@ -181,18 +181,10 @@ static double rt_physics(RtColl k, const RtPath *p, double bytes) {
   return NAN;
 }
 
-/* The calibration table of this layout, or NULL.  Keys are written in canonical (sorted)
- * order, so a direct comparison finds them without rt_keys_canonical(). */
+/* The calibration table of this layout, or NULL: resolved at load (calib.c, whose
+ * rt_coll_kernels[] is in RtColl order). */
 static const RtTable *rt_coll_table(const RtCalib *cal, RtColl k, int nodes, int gpn) {
-  char keys[64];
-  snprintf(keys, sizeof keys, "gpus_per_node=%d nodes=%d", gpn, nodes);
-  for (int i = 0; i < cal->ntables; i++) {
-    const RtTable *t = &cal->tables[i];
-    if (t->dtype == RT_FP16 && t->naxes == 1 && strcmp(t->kernel, rt_coll_kernel[k]) == 0 &&
-        strcmp(t->keys, keys) == 0)
-      return t;
-  }
-  return NULL;
+  return rt_layout_table(cal, (int)k, nodes, gpn);
 }
 
 static RtCost rt_bad(void) { return (RtCost){NAN, NAN, RT_BAD_ARGS}; }

@@ -80,7 +80,7 @@ TEST(calibrated_flag) {
   char err[128];
   assert_int_equal(rt_fit_collective(&c, "allreduce", 2, 4, bytes, secs, 40, 0, &t, err,
                                      sizeof err), 0);
-  RtCalib cal = {1, &t, {{0}}};
+  RtCalib cal = {.ntables = 1, .tables = &t};
   c.calib = &cal;
   RtCost r = rt_allreduce(&c, 1e8, 2, 4), bare = rt_allreduce(sys("perlmutter"), 1e8, 2, 4);
   assert_int_equal(r.flags, RT_CALIBRATED);
