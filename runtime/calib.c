@@ -103,54 +103,101 @@ void rt_table_release(RtTable *t) {
 
 /* --- evaluation ------------------------------------------------------------------- */
 
-double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags) {
-  const double *v = t->logc[which];
-  if (!v) return 1.0;
+/* The cell of the grid that holds a point (logs of its coordinates) and the weights of the
+ * cell's corners.  The arithmetic is the reference one, in the same order: per axis the cell's
+ * lower index and the fraction (lx - p[i]) / (p[i+1] - p[i]); per corner (axis 0 the lowest bit
+ * of the corner number) the product over the axes, axis 0 first, of frac or 1 - frac; corners
+ * of weight 0 are dropped, the rest kept in corner order, so that rt_table_at() adds the same
+ * terms in the same order as a direct evaluation would. */
+void rt_table_locate(const RtTable *t, const double *lx, RtTablePos *pos, unsigned *flags) {
   int lo[RT_MAX_AXES];
   double frac[RT_MAX_AXES];
   for (int a = 0; a < t->naxes; a++) {
     const double *p = t->logx[a];
     int n = t->npts[a];
-    double lx = log(x[a]);
-    if (n == 1 || lx <= p[0]) {
-      if (n == 1 ? fabs(lx - p[0]) > 1e-9 : lx < p[0] - 1e-9) *flags |= RT_EXTRAPOLATED;
+    double l = lx[a];
+    if (n == 1 || l <= p[0]) {
+      if (n == 1 ? fabs(l - p[0]) > 1e-9 : l < p[0] - 1e-9) *flags |= RT_EXTRAPOLATED;
       lo[a] = 0, frac[a] = 0;
-    } else if (lx >= p[n - 1]) {
-      if (lx > p[n - 1] + 1e-9) *flags |= RT_EXTRAPOLATED;
+    } else if (l >= p[n - 1]) {
+      if (l > p[n - 1] + 1e-9) *flags |= RT_EXTRAPOLATED;
       lo[a] = n - 2, frac[a] = 1;
     } else {
+      /* The first i with p[i + 1] >= l: p[0] < l < p[n - 1], so i is the number of the
+       * inner points p[1..n-2] below l, counted by a branch-free binary search. */
       int i = 0;
-      while (p[i + 1] < lx) i++;   /* at most RT_MAX_POINTS steps; grids are short */
-      lo[a] = i, frac[a] = (lx - p[i]) / (p[i + 1] - p[i]);
-    }
-  }
-  /* Sum over the 2^naxes corners of the cell, each weighted by the product of its 1-d weights. */
-  double sum = 0;
-  for (int corner = 0; corner < (1 << t->naxes); corner++) {
-    double w = 1;
-    int idx = 0;
-    for (int a = 0; a < t->naxes; a++) {
-      int up = (corner >> a) & 1;
-      int i = lo[a] + up;
-      if (t->npts[a] == 1) {
-        if (up) w = 0;
-        i = 0;
+      if (n > 2) {
+        const double *q = p + 1, *base = q;
+        for (int len = n - 2; len > 1;) {
+          int half = len / 2;
+          base = base[half] < l ? base + half : base;
+          len -= half;
+        }
+        i = (int)(base - q) + (*base < l);
       }
-      w *= up ? frac[a] : 1 - frac[a];
-      idx = idx * t->npts[a] + i;
+      lo[a] = i, frac[a] = (l - p[i]) / (p[i + 1] - p[i]);
     }
-    if (w != 0) sum += w * v[idx];
   }
+  /* Corner weights and indices, built axis by axis: after axis a, entry c (c < 2^(a+1)) holds
+   * the product for corner bits 0..a, multiplied in axis order as the reference does. */
+  double w[1 << RT_MAX_AXES];
+  int idx[1 << RT_MAX_AXES];
+  int stride = 1;
+  for (int a = t->naxes - 1; a > 0; a--) stride *= t->npts[a];
+  w[0] = 1, idx[0] = 0;
+  int nc = 1;
+  for (int a = 0; a < t->naxes; a++) {
+    int single = t->npts[a] == 1;
+    double f = frac[a], g = 1 - f;
+    for (int c = 0; c < nc; c++) {
+      double wc = w[c];
+      int ic = idx[c];
+      w[c] = wc * g, idx[c] = ic + lo[a] * stride;
+      w[c + nc] = single ? 0 : wc * f, idx[c + nc] = ic + (lo[a] + 1) * stride;
+    }
+    nc *= 2;
+    if (a + 1 < t->naxes) stride /= t->npts[a + 1];
+  }
+  int k = 0;
+  for (int c = 0; c < nc; c++) {
+    pos->w[k] = w[c], pos->idx[k] = idx[c];
+    k += w[c] != 0;
+  }
+  pos->n = k;
+}
+
+double rt_table_at(const RtTable *t, int which, const RtTablePos *pos) {
+  const double *v = t->logc[which];
+  if (!v) return 1.0;
+  double sum = 0;
+  for (int c = 0; c < pos->n; c++) sum += pos->w[c] * v[pos->idx[c]];
   return exp(sum);
+}
+
+double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags) {
+  if (!t->logc[which]) return 1.0;
+  double lx[RT_MAX_AXES];
+  for (int a = 0; a < t->naxes; a++) lx[a] = log(x[a]);
+  RtTablePos pos;
+  rt_table_locate(t, lx, &pos, flags);
+  return rt_table_at(t, which, &pos);
+}
+
+void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost) {
+  RtTablePos pos;
+  rt_table_locate(t, lx, &pos, &cost->flags);
+  cost->fwd *= rt_table_at(t, 0, &pos);
+  if (cost->bwd > 0) cost->bwd *= rt_table_at(t, 1, &pos);
+  cost->flags |= RT_CALIBRATED;
 }
 
 void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost) {
   if (!g->calib) return;
   const RtTable *t = g->calib->op[op][dt];
   if (!t) return;
-  cost->fwd *= rt_table_eval(t, 0, x, &cost->flags);
-  if (cost->bwd > 0) cost->bwd *= rt_table_eval(t, 1, x, &cost->flags);
-  cost->flags |= RT_CALIBRATED;
+  double lx[RT_MAX_AXES];
+  for (int a = 0; a < t->naxes; a++) lx[a] = log(x[a]);
+  rt_calibrate_log(t, lx, cost);
 }
 
 /* --- lookup ----------------------------------------------------------------------- */

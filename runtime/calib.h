@@ -97,6 +97,23 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
                   int with_bwd);
 void rt_table_release(RtTable *t);
 
+/* A point's cell in a table's grid: the corners of nonzero weight, in corner order. */
+typedef struct RtTablePos {
+  int n;
+  int idx[1 << RT_MAX_AXES];
+  double w[1 << RT_MAX_AXES];
+} RtTablePos;
+
+/* The cell of the point whose coordinates' logs are lx[0..t->naxes-1]; sets RT_EXTRAPOLATED
+ * in *flags as rt_table_eval() does.  rt_table_at() is then the correction of grid `which`
+ * there: rt_table_eval() is rt_table_locate() + rt_table_at(), bit for bit, and a caller that
+ * needs both grids, or the same log for several tables, locates once. */
+void rt_table_locate(const RtTable *t, const double *lx, RtTablePos *pos, unsigned *flags);
+double rt_table_at(const RtTable *t, int which, const RtTablePos *pos);
+
+/* rt_calibrate() for a table already found and the logs of its coordinates. */
+void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost);
+
 /* Applies the table of op (if any) to a physics cost: multiplies fwd/bwd by the corrections
  * at x and sets RT_CALIBRATED (and RT_EXTRAPOLATED). */
 void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost);

@@ -25,6 +25,8 @@ static const Tile tiles_sm90[] = {
     {128, 256, 1.00}, {256, 128, 1.00}, {128, 128, 0.92}, {128, 64, 0.80}, {64, 64, 0.60}};
 
 enum { RT_K0 = 64 };
+_Static_assert(sizeof tiles_sm80 / sizeof tiles_sm80[0] == RT_GEMM_TILES, "tiles");
+_Static_assert(sizeof tiles_sm90 / sizeof tiles_sm90[0] == RT_GEMM_TILES, "tiles");
 
 double rt_peak(const RtGpu *g, RtDtype dt) {
   static const RtDtype wider[RT_NDTYPES][4] = {
@@ -54,22 +56,54 @@ double rt_mem_time(const RtGpu *g, double bytes) {
  * Hopper or later. */
 static int is_sm90(const RtGpu *g) { return rt_peak(g, RT_FP16) / g->sms > 5e12; }
 
-double rt_gemm_time(const RtGpu *g, RtDtype dt, double batch, double m, double k, double n) {
+/* RtGemmDim's slot of a tile extent. */
+static int tile_index(double extent) { return extent == 64 ? 0 : extent == 128 ? 1 : 2; }
+
+void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q) {
   double peak = rt_peak(g, dt);
   int hopper = is_sm90(g);
   double sustained = hopper ? 0.84 : 0.90;
   const Tile *tiles = hopper ? tiles_sm90 : tiles_sm80;
-  int ntiles = 5;
   double per_sm = peak * sustained / g->sms;
+  q->g = g;
+  q->sms = g->sms;
+  q->eb = rt_dtype_bytes(dt);
+  for (int i = 0; i < RT_GEMM_TILES; i++) {
+    q->tm[i] = tile_index(tiles[i].m), q->tn[i] = tile_index(tiles[i].n);
+    q->flop2[i] = 2.0 * tiles[i].m * tiles[i].n;   /* exact: small powers of two */
+    q->rate[i] = per_sm * tiles[i].eff;
+  }
+}
+
+/* A size divided by each tile extent (64, 128, 256: exact as a product with the inverse),
+ * rounded up. */
+void rt_gemm_dim(double v, RtGemmDim *d) {
+  d->c[0] = rt_ceil_pos(v * (1.0 / 64)), d->c[1] = rt_ceil_pos(v * (1.0 / 128));
+  d->c[2] = rt_ceil_pos(v * (1.0 / 256));
+}
+
+
+/* The reference arithmetic per tile: count = batch * ceil(m / tm) * ceil(n / tn), waves =
+ * ceil(count / sms), tile_s = 2 tm tn (k + K0) / (per_sm eff), the time waves x tile_s; the
+ * fastest tile wins. */
+double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, double k, double n,
+                 const RtGemmDim *dn) {
   double best = INFINITY;
-  for (int i = 0; i < ntiles; i++) {
-    const Tile *t = &tiles[i];
-    double count = batch * ceil(m / t->m) * ceil(n / t->n);
-    double waves = ceil(count / g->sms);
-    double tile_s = 2.0 * t->m * t->n * (k + RT_K0) / (per_sm * t->eff);
+  for (int i = 0; i < RT_GEMM_TILES; i++) {
+    double count = batch * dm->c[q->tm[i]] * dn->c[q->tn[i]];
+    double waves = rt_ceil_pos(count / q->sms);
+    double tile_s = q->flop2[i] * (k + RT_K0) / q->rate[i];
     if (waves * tile_s < best) best = waves * tile_s;
   }
-  double eb = rt_dtype_bytes(dt);
-  double mem = rt_mem_time(g, batch * (m * k + k * n + m * n) * eb);
+  double mem = rt_mem_time(q->g, batch * (m * k + k * n + m * n) * q->eb);
   return (best > mem ? best : mem) + RT_KERNEL_OVERHEAD;
+}
+
+double rt_gemm_time(const RtGpu *g, RtDtype dt, double batch, double m, double k, double n) {
+  RtGemm q;
+  RtGemmDim dm, dn;
+  rt_gemm_setup(g, dt, &q);
+  rt_gemm_dim(m, &dm);
+  rt_gemm_dim(n, &dn);
+  return rt_gemm_q(&q, batch, m, &dm, k, n, &dn);
 }

@@ -47,10 +47,10 @@ static RtCost flash(const RtGpu *g, RtDtype dt, const double *a, int causal) {
   double peak = rt_peak(g, dt), eb = rt_dtype_bytes(dt);
   /* The kernels are instantiated for head dims 32, 64, ..., 256: a head dim runs as the next
    * one up.  Past 128 the query block halves (shared memory). */
-  d = d <= 256 ? ceil(d / 32) * 32 : d;
+  d = d <= 256 ? rt_ceil_pos(d / 32) * 32 : d;
   double bm = d > 128 ? 64 : 128;
-  double blocks = b * h * ceil(l / bm);
-  double waves = ceil(blocks / g->sms);
+  double blocks = b * h * rt_ceil_pos(l / bm);
+  double waves = rt_ceil_pos(blocks / g->sms);
   double frac = causal ? 0.5 + bm / 2 / l : 1.0;       /* the diagonal blocks are full */
   if (frac > 1) frac = 1;
   double block_flop = 4.0 * bm * l * d * frac;     /* per query block: QK^T and PV */
@@ -63,20 +63,32 @@ static RtCost flash(const RtGpu *g, RtDtype dt, const double *a, int causal) {
   return (RtCost){fwd, bwd, 0};
 }
 
+/* A GEMM layer's three products, [m,k]x[k,n] forward and backward the data gradient
+ * (m,n)x(n,k) plus the weight gradient (k,m)x(m,n): rt_gemm_time() of each, sharing the
+ * per-GPU constants and the tile counts of m, k and n. */
+static RtCost gemm3(const RtGpu *g, RtDtype dt, double batch, double m, double k, double n) {
+  RtGemm q;
+  RtGemmDim dm, dk, dn;
+  rt_gemm_setup(g, dt, &q);
+  rt_gemm_dim(m, &dm), rt_gemm_dim(k, &dk), rt_gemm_dim(n, &dn);
+  RtCost c = {0, 0, 0};
+  c.fwd = rt_gemm_q(&q, batch, m, &dm, k, n, &dn);
+  c.bwd = rt_gemm_q(&q, batch, m, &dm, n, k, &dk) + rt_gemm_q(&q, batch, k, &dk, m, n, &dn);
+  return c;
+}
+
 RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, double *x) {
   double eb = rt_dtype_bytes(dt);
   RtCost c = {0, 0, 0};
   switch (op) {
   case RT_OP_LINEAR:   /* fwd: X W (+ bias in the epilogue); bwd: dX = dY W^T, dW = X^T dY, db */
     x[0] = a[0], x[1] = a[1], x[2] = a[2];
-    c.fwd = rt_gemm_time(g, dt, 1, a[0], a[1], a[2]);
-    c.bwd = rt_gemm_time(g, dt, 1, a[0], a[2], a[1]) + rt_gemm_time(g, dt, 1, a[1], a[0], a[2]);
+    c = gemm3(g, dt, 1, a[0], a[1], a[2]);
     if (a[3] != 0) c.bwd += stream(g, a[0] * a[2] * eb, 1);
     break;
   case RT_OP_BMM:
     x[0] = a[0], x[1] = a[1], x[2] = a[2], x[3] = a[3];
-    c.fwd = rt_gemm_time(g, dt, a[0], a[1], a[2], a[3]);
-    c.bwd = rt_gemm_time(g, dt, a[0], a[1], a[3], a[2]) + rt_gemm_time(g, dt, a[0], a[2], a[1], a[3]);
+    c = gemm3(g, dt, a[0], a[1], a[2], a[3]);
     break;
   case RT_OP_SOFTMAX:          /* read, write; bwd reads y and dy, writes dx */
     x[0] = a[0], x[1] = a[1];
@@ -178,16 +190,40 @@ RtCost rt_masked_fill(const RtGpu *g, RtDtype dt, double rows, double cols) {
 }
 
 /* scores = Q K^T, softmax, out = P V.  Causal uses Megatron's fused scale-mask-softmax; the
- * non-causal path is a plain softmax.  Flags are the union of the parts'. */
+ * non-causal path is a plain softmax.  Flags are the union of the parts'.
+ *
+ * Exactly rt_bmm(bh, l, d, l) + rt_softmax(bh l, l) + rt_bmm(bh, l, l, d), computed once: the
+ * two bmm layers' six products are three distinct GEMMs, A = (l,d)x(d,l), B = (l,l)x(l,d),
+ * C = (d,l)x(l,l) (scores: fwd A, bwd B + C; values: fwd B, bwd A + B), and the tables'
+ * coordinates share their logs. */
 RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double head_dim,
                     int causal) {
-  double bh = b * heads;
+  double bh = b * heads, d = head_dim;
   if ((causal != 0 && causal != 1) || !(b >= 1) || !(heads >= 1)) return bad;
-  RtCost s = rt_bmm(g, dt, bh, l, head_dim, l);
-  RtCost p = rt_softmax(g, dt, bh * l, l, causal);
-  RtCost v = rt_bmm(g, dt, bh, l, l, head_dim);
+  RtOp sm = causal ? RT_OP_MASKED_SOFTMAX : RT_OP_SOFTMAX;
+  const double sa[] = {bh, l, d, l}, pa[] = {bh * l, l};
+  if (!rt_op_args_ok(g, RT_OP_BMM, dt, sa) || !rt_op_args_ok(g, sm, dt, pa)) return bad;
+  RtGemm q;
+  RtGemmDim dl, dd;
+  rt_gemm_setup(g, dt, &q);
+  rt_gemm_dim(l, &dl), rt_gemm_dim(d, &dd);
+  double A = rt_gemm_q(&q, bh, l, &dl, d, l, &dl), B = rt_gemm_q(&q, bh, l, &dl, l, d, &dd),
+         C = rt_gemm_q(&q, bh, d, &dd, l, l, &dl);
+  RtCost s = {A, B + C, 0}, v = {B, A + B, 0};
+  double x[RT_MAX_AXES];
+  RtCost p = rt_op_physics(g, sm, dt, pa, x);
+  const RtTable *tb = g->calib ? g->calib->op[RT_OP_BMM][dt] : NULL;
+  const RtTable *tp = g->calib ? g->calib->op[sm][dt] : NULL;
+  if (tb || tp) {
+    double lbh = log(bh), ll = log(l);
+    if (tb) {
+      double ld = log(d);
+      rt_calibrate_log(tb, (const double[]){lbh, ll, ld, ll}, &s);
+      rt_calibrate_log(tb, (const double[]){lbh, ll, ll, ld}, &v);
+    }
+    if (tp) rt_calibrate_log(tp, (const double[]){log(pa[0]), ll}, &p);
+  }
   unsigned f = s.flags | p.flags | v.flags;
-  if (f & RT_BAD_ARGS) return bad;
   return (RtCost){s.fwd + p.fwd + v.fwd, s.bwd + p.bwd + v.bwd, f};
 }
 

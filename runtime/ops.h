@@ -10,6 +10,8 @@
 #ifndef LLMP_RT_OPS_H
 #define LLMP_RT_OPS_H
 
+#include <math.h>
+
 #include "calib.h"
 
 enum { RT_OP_MAX_ARGS = 5 };
@@ -32,6 +34,24 @@ RtCost rt_op_eval(const RtGpu *g, RtOp op, RtDtype dt, const double *a);
  * against published achievable-matmul figures. */
 double rt_gemm_time(const RtGpu *g, RtDtype dt, double batch, double m, double k, double n);
 
+/* rt_gemm_time() in parts, for kernels that run several GEMMs on one GPU and dtype: the
+ * per-(GPU, dtype) constants once, each size's tile counts once.  rt_gemm_q() returns exactly
+ * rt_gemm_time(g, dt, batch, m, k, n) when q comes from (g, dt) and dm, dn from m, n. */
+enum { RT_GEMM_TILES = 5 };
+typedef struct RtGemm {
+  const RtGpu *g;
+  double sms, eb;
+  int tm[RT_GEMM_TILES], tn[RT_GEMM_TILES];   /* tile extents as RtGemmDim slots */
+  double flop2[RT_GEMM_TILES], rate[RT_GEMM_TILES];
+} RtGemm;
+typedef struct RtGemmDim {
+  double c[3];   /* ceil(v / 64), ceil(v / 128), ceil(v / 256) */
+} RtGemmDim;
+void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q);
+void rt_gemm_dim(double v, RtGemmDim *d);
+double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, double k, double n,
+                 const RtGemmDim *dn);
+
 #endif
 
 #ifndef LLMP_RT_OPS_H_MEM
@@ -44,4 +64,12 @@ double rt_peak(const RtGpu *g, RtDtype dt);
 /* Fixed cost of one kernel in an operator's profiled span: the gap between back-to-back
  * kernels plus the ramp of a kernel's first wave. */
 #define RT_KERNEL_OVERHEAD 2.5e-6
+
+/* ceil(x), bit for bit, without a libm call for the values the model rounds up (> 0, below
+ * 2^52, where truncation through int64 is exact); anything else goes to ceil(). */
+static inline double rt_ceil_pos(double x) {
+  if (!(x > 0 && x < 0x1p52)) return ceil(x);
+  double t = (double)(long long)x;
+  return t < x ? t + 1 : t;
+}
 #endif
