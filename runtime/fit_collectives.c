@@ -219,6 +219,10 @@ int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *e
   return n;
 }
 
+double rt_nccl_kernel_bytes(const char *kernel, double buf_bytes, int nodes, int gpus_per_node) {
+  return strcmp(kernel, "allgather") == 0 ? buf_bytes * nodes * gpus_per_node : buf_bytes;
+}
+
 /* Parses "KERNEL[_large]_fp16_N_G.csv" into kernel, nodes, gpus; 0 on success. */
 static int fit_parse_name(const char *name, char *kernel, size_t klen, int *nodes, int *gpn) {
   const char *p = strstr(name, "_fp16_");
@@ -254,7 +258,7 @@ static int fit_add_file(FitGroup *g, const char *dir, const char *name, char *er
     free(b), free(s);
     return snprintf(err, errlen, "%s: out of memory", path), -1;
   }
-  memcpy(g->bytes + g->n, b, (size_t)m * sizeof *b);
+  for (int i = 0; i < m; i++) g->bytes[g->n + i] = rt_nccl_kernel_bytes(g->kernel, b[i], g->nodes, g->gpn);
   memcpy(g->seconds + g->n, s, (size_t)m * sizeof *s);
   g->n += m;
   size_t used = strlen(g->files);

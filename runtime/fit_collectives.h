@@ -35,9 +35,18 @@ int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpu
 int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir,
                            const char *header, char *err, size_t errlen);
 
-/* Samples of one nccl/ CSV file: *bytes and *seconds are malloc'ed (caller frees); returns the
- * row count, or -1 with a message in err. */
+/* Samples of one nccl/ CSV file: *bytes (2 x shape: the fp16 buffer a rank passes) and
+ * *seconds are malloc'ed (caller frees); returns the row count, or -1 with a message in err.
+ * rt_nccl_kernel_bytes() turns those bytes into the kernel's `bytes` argument. */
 int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *err,
                      size_t errlen);
+
+/* The kernel's `bytes` argument (llmp_rt.h: the full tensor) for a sample whose rank buffer
+ * is buf_bytes: the same, except for all-gather, whose samples give the per-rank input (its
+ * `shape`; the gathered output is nodes x gpus_per_node times larger).  The data says so: read
+ * that way, every 1-GPU-per-node all-gather file moves the same ~1.2 GB/s per link on
+ * Perlmutter (2, 4 and 8 nodes) and ~47 GB/s on Vista's NDR, as the all-reduce files do; read
+ * as the output, the rate would halve with every doubling of the nodes. */
+double rt_nccl_kernel_bytes(const char *kernel, double buf_bytes, int nodes, int gpus_per_node);
 
 #endif

@@ -7,22 +7,23 @@
  * L2 sizes: A100 40 MB, H100/GH200 50 MB (whitepapers). */
 #include <string.h>
 
+#include "gpus_builtin.h"
 #include "llmp_fit.h"
 
 #define GiB (1024.0 * 1024 * 1024)
 #define T 1e12
 
-static const RtGpu builtin[] = {
+const RtGpu rt_gpus_builtin[RT_NGPUS_BUILTIN] = {   /* ORDER gpus_builtin.h */
     {"a100_sxm4_80gb", 80 * GiB, 2039e9, {19.5 * T, 156 * T, 312 * T, 312 * T, 0}, 108, 40e6, NULL},
     {"h100_sxm", 80 * GiB, 3350e9, {67 * T, 494.5 * T, 989 * T, 989 * T, 1979 * T}, 132, 50e6, NULL},
     {"gh200", 96 * GiB, 4000e9, {67 * T, 494.5 * T, 989 * T, 989 * T, 1979 * T}, 132, 50e6, NULL},
 };
 /* ORDER builtin: the calibration folder each GPU's tables come from (hw/gpus.llmp). */
-static const char *const calib_names[] = {"a100-sxm4-80gb-perlmutter", "", "gh200-vista"};
+static const char *const calib_names[RT_NGPUS_BUILTIN] = {"a100-sxm4-80gb-perlmutter", "", "gh200-vista"};
 
 const RtGpu *rt_gpu_builtin(const char *name) {
-  for (size_t i = 0; name && i < sizeof builtin / sizeof builtin[0]; i++)
-    if (strcmp(name, builtin[i].name) == 0 || (calib_names[i][0] && strcmp(name, calib_names[i]) == 0))
-      return &builtin[i];
+  for (size_t i = 0; name && i < RT_NGPUS_BUILTIN; i++)
+    if (strcmp(name, rt_gpus_builtin[i].name) == 0 || (calib_names[i][0] && strcmp(name, calib_names[i]) == 0))
+      return &rt_gpus_builtin[i];
   return NULL;
 }

@@ -1,0 +1,112 @@
+/* hw_consistency.c - hw/systems/ (every .llmp) and hw/gpus.llmp (what `llmp op` and `llmp fit` read,
+ * through compiler/hw.c) against the runtime's C copies (runtime/clusters.c,
+ * runtime/gpus_builtin.c, which the validation programs and the tests use).  The collective
+ * tables are corrections relative to the physics of one description: if the two drifted, the
+ * tables would correct the wrong physics.  Every field of every builtin cluster, its tiers and
+ * its GPU is compared (calib pointers aside: the C copies carry none), and each builtin GPU
+ * with its hw/gpus.llmp declaration.  Prints each difference; exit status 1 if any.
+ * Usage: hw_consistency SOURCE_DIR (the repository: its hw/ is read). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clusters.h"
+#include "diag.h"
+#include "hw.h"
+#include "llmp_fit.h"
+#include "sema.h"
+
+static int diffs;
+
+static void num(const char *what, const char *field, double llmp, double c) {
+  if (llmp == c || fabs(llmp - c) <= 1e-9 * fmax(fabs(llmp), fabs(c))) return;
+  printf("%s: %s is %.9g in hw/ but %.9g in runtime/\n", what, field, llmp, c);
+  diffs++;
+}
+
+static void str(const char *what, const char *field, const char *llmp, const char *c) {
+  if (llmp && c && strcmp(llmp, c) == 0) return;
+  printf("%s: %s is \"%s\" in hw/ but \"%s\" in runtime/\n", what, field, llmp ? llmp : "(none)",
+         c ? c : "(none)");
+  diffs++;
+}
+
+static void gpu(const char *what, const RtGpu *a, const RtGpu *b) {
+  str(what, "name", a->name, b->name);
+  num(what, "memory", a->memory, b->memory);
+  num(what, "memory_bandwidth", a->memory_bandwidth, b->memory_bandwidth);
+  for (int t = 0; t < RT_NDTYPES; t++) {
+    char f[32];
+    snprintf(f, sizeof f, "peak_%s", rt_dtype_name((RtDtype)t));
+    num(what, f, a->peak[t], b->peak[t]);
+  }
+  num(what, "sms", a->sms, b->sms);
+  num(what, "l2_cache", a->l2_cache, b->l2_cache);
+}
+
+static void cluster(const RtCluster *a, const RtCluster *b) {
+  const char *w = b->name;
+  str(w, "name", a->name, b->name);
+  num(w, "gpus_per_node", a->gpus_per_node, b->gpus_per_node);
+  num(w, "nodes", a->nodes, b->nodes);
+  num(w, "tiers", a->ntiers, b->ntiers);
+  char gw[96];
+  snprintf(gw, sizeof gw, "%s gpu", w);
+  gpu(gw, a->gpu, b->gpu);
+  for (int i = 0; i < a->ntiers && i < b->ntiers; i++) {
+    const RtTier *x = &a->tiers[i], *y = &b->tiers[i];
+    char tw[96];
+    snprintf(tw, sizeof tw, "%s tier %d", w, i);
+    str(tw, "name", x->name, y->name);
+    num(tw, "span_nodes", x->span_nodes, y->span_nodes);
+    num(tw, "bandwidth", x->bandwidth, y->bandwidth);
+    num(tw, "latency", x->latency, y->latency);
+    num(tw, "links_per_node", x->links_per_node, y->links_per_node);
+    num(tw, "efficiency", x->efficiency, y->efficiency);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s SOURCE_DIR\n", argv[0]);
+    return 2;
+  }
+  Diag d;
+  diag_init(&d, stderr);
+  SemaOptions so = {NULL, 0, argv[1]};
+  Sema *s = sema_new(&d, &so);
+  char *root = hw_root_text(&so, NULL, 0);
+  int errors = sema_run_text(s, "<hw_consistency>", root);
+  HwSet *h = errors ? NULL : hw_new(s, &d, &so);
+  static const char *const clusters[] = {"perlmutter", "vista", "selene", "eos"};
+  static const char *const gpus[] = {"a100_sxm4_80gb", "h100_sxm", "gh200"};
+  int n = 0;
+  for (size_t i = 0; h && i < sizeof clusters / sizeof *clusters; i++, n++) {
+    const RtCluster *a = hw_cluster(h, clusters[i]), *b = rt_cluster_builtin(clusters[i]);
+    if (!a || !b) {
+      printf("%s: missing in %s\n", clusters[i], a ? "runtime/clusters.c" : "hw/systems/");
+      diffs++;
+      continue;
+    }
+    cluster(a, b);
+  }
+  for (size_t i = 0; h && i < sizeof gpus / sizeof *gpus; i++, n++) {
+    const RtGpu *a = hw_gpu(h, gpus[i]), *b = rt_gpu_builtin(gpus[i]);
+    if (!a || !b) {
+      printf("%s: missing in %s\n", gpus[i], a ? "runtime/gpus_builtin.c" : "hw/gpus.llmp");
+      diffs++;
+      continue;
+    }
+    gpu(gpus[i], a, b);
+  }
+  hw_free(h);
+  free(root);
+  sema_free(s);
+  diag_flush(&d);
+  int derr = d.errors;
+  diag_free(&d);
+  if (errors || derr || n == 0) return printf("hw/ does not load\n"), 1;
+  printf("%d declarations compared, %d difference(s)\n", n, diffs);
+  return diffs ? 1 : 0;
+}
