@@ -372,12 +372,22 @@ static int finish_table(Loader *L) {
   return 0;
 }
 
+/* An operator kernel of ops.def or a collective. */
+static int known_kernel(const char *k) {
+  for (int op = 0; op < RT_NOPS; op++)
+    if (strcmp(rt_op_info[op].kernel, k) == 0) return 1;
+  for (int i = 0; i < RT_NCOLLS; i++)
+    if (strcmp(rt_coll_kernels[i], k) == 0) return 1;
+  return 0;
+}
+
 static int start_table(Loader *L, char **w, int nw) {
   if (finish_table(L) != 0) return -1;
   if (nw < 3) return fail(L, L->line, "expected `table KERNEL DTYPE [key=value...]`");
   int dt = rt_dtype_lookup(w[2]);
   if (dt < 0) return fail(L, L->line, "unknown dtype `%s` (fp32, tf32, fp16, bf16, fp8)", w[2]);
   if (strlen(w[1]) >= RT_NAME_MAX) return fail(L, L->line, "kernel name too long");
+  if (!known_kernel(w[1])) return fail(L, L->line, "unknown kernel `%s`", w[1]);
   char keys[RT_KEYS_MAX] = "";
   for (int i = 3; i < nw; i++) {
     if (strlen(keys) + strlen(w[i]) + 2 > sizeof keys) return fail(L, L->line, "keys too long");

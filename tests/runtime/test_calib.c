@@ -1,0 +1,331 @@
+/* test_calib.c - calibration tables (runtime/calib.c): interpolation on hand-written tables in
+ * a temporary folder, clamping, and the loader's FILE:LINE: errors for every malformed case. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../unit/support.h"
+#include "calib.h"
+#include "llmp_fit.h"
+#include "llmp_rt.h"
+
+/* --- a temporary folder of table files ------------------------------------------------ */
+
+static char dir[64];
+static char files[8][128];
+static int nfiles;
+
+static void tmp_dir(void) {
+  snprintf(dir, sizeof dir, "/tmp/llmp_calib_XXXXXX");
+  assert_non_null(mkdtemp(dir));
+  nfiles = 0;
+}
+
+/* Writes dir/name with the given text; returns its path (valid until tmp_clean). */
+static const char *put(const char *name, const char *text) {
+  assert_true(nfiles < 8);
+  char *path = files[nfiles++];
+  snprintf(path, sizeof files[0], "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+static void tmp_clean(void) {
+  for (int i = 0; i < nfiles; i++) remove(files[i]);
+  rmdir(dir);
+}
+
+static RtCalib *load(char *err, size_t len) { return rt_calib_load(dir, err, len); }
+
+static void near(double got, double want) { assert_true(fabs(got - want) <= 1e-12 * fabs(want)); }
+
+static const char gelu_table[] =
+    "# a hand-written table\n"
+    "table gelu fp16\n"
+    "axis elements 1000 100000 10000000\n"
+    "fwd 1 2 4\n"
+    "bwd 0.5 0.5 2\n";
+
+static const char ln_table[] =
+    "table layernorm fp16\n"
+    "axis tokens 100 10000\n"
+    "axis hidden 10 1000 100000\n"
+    "fwd 1 2 4\n"
+    "fwd 8 16 32   # values may span lines\n";
+
+/* At the grid's nodes the table gives the written correction, to rounding. */
+TEST(exact_at_grid_points) {
+  tmp_dir();
+  put("gelu_fp16.tbl", gelu_table);
+  put("layernorm_fp16.tbl", ln_table);
+  char err[256];
+  RtCalib *c = load(err, sizeof err);
+  assert_non_null(c);
+  assert_int_equal(rt_calib_ntables(c), 2);
+  const RtTable *t = rt_table_find(c, "gelu", RT_FP16, "");
+  assert_non_null(t);
+  const double x[] = {1000, 100000, 10000000}, f[] = {1, 2, 4}, b[] = {0.5, 0.5, 2};
+  for (int i = 0; i < 3; i++) {
+    unsigned flags = 0;
+    near(rt_table_eval(t, 0, &x[i], &flags), f[i]);
+    near(rt_table_eval(t, 1, &x[i], &flags), b[i]);
+    assert_int_equal(flags, 0);
+  }
+  t = rt_table_find(c, "layernorm", RT_FP16, "");
+  assert_non_null(t);
+  const double tok[] = {100, 10000}, hid[] = {10, 1000, 100000};
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++) {
+      unsigned flags = 0;
+      near(rt_table_eval(t, 0, (const double[]){tok[i], hid[j]}, &flags), pow(2, 3 * i + j));
+      assert_int_equal(flags, 0);
+      assert_true(rt_table_eval(t, 1, (const double[]){tok[i], hid[j]}, &flags) == 1);
+    }
+  rt_calib_free(c);
+  tmp_clean();
+}
+
+/* Between nodes the correction is multilinear in (log x, log c): a power law in each axis. */
+TEST(between_grid_points) {
+  tmp_dir();
+  put("gelu_fp16.tbl", gelu_table);
+  put("layernorm_fp16.tbl", ln_table);
+  char err[256];
+  RtCalib *c = load(err, sizeof err);
+  assert_non_null(c);
+  const RtTable *t = rt_table_find(c, "gelu", RT_FP16, "");
+  unsigned flags = 0;
+  near(rt_table_eval(t, 0, (const double[]){10000}, &flags), sqrt(2));     /* log midpoint */
+  near(rt_table_eval(t, 0, (const double[]){1e6}, &flags), sqrt(8));
+  near(rt_table_eval(t, 0, (const double[]){1e3 * pow(100, 0.25)}, &flags), pow(2, 0.25));
+  near(rt_table_eval(t, 1, (const double[]){1e6}, &flags), 1);
+  assert_int_equal(flags, 0);
+  /* 2-d: the cell centre is the geometric mean of its four corners; along an edge, of two. */
+  t = rt_table_find(c, "layernorm", RT_FP16, "");
+  near(rt_table_eval(t, 0, (const double[]){1000, 100}, &flags), pow(1.0 * 2 * 8 * 16, 0.25));
+  near(rt_table_eval(t, 0, (const double[]){100, 10000}, &flags), sqrt(2 * 4));
+  near(rt_table_eval(t, 0, (const double[]){1000, 1000}, &flags), sqrt(2 * 16));
+  assert_int_equal(flags, 0);
+  /* The public kernel applies it: the calibrated time is the physics time times the factor. */
+  RtGpu g = *rt_gpu_builtin("a100_sxm4_80gb"), bare = g;
+  g.calib = c;
+  RtCost r = rt_gelu(&g, RT_FP16, 10000), p = rt_gelu(&bare, RT_FP16, 10000);
+  assert_int_equal(r.flags, RT_CALIBRATED);
+  assert_int_equal(p.flags, 0);
+  near(r.fwd, p.fwd * sqrt(2));
+  near(r.bwd, p.bwd * 0.5);
+  assert_int_equal(rt_gelu(&g, RT_BF16, 10000).flags, 0);   /* no bf16 table */
+  rt_calib_free(c);
+  tmp_clean();
+}
+
+/* Outside the grid the edge's correction holds and RT_EXTRAPOLATED is set; on the edge it is not. */
+TEST(clamping) {
+  tmp_dir();
+  put("gelu_fp16.tbl", gelu_table);
+  put("layernorm_fp16.tbl", ln_table);
+  char err[256];
+  RtCalib *c = load(err, sizeof err);
+  assert_non_null(c);
+  const RtTable *t = rt_table_find(c, "gelu", RT_FP16, "");
+  unsigned flags = 0;
+  near(rt_table_eval(t, 0, (const double[]){10}, &flags), 1);
+  assert_int_equal(flags, RT_EXTRAPOLATED);
+  flags = 0;
+  near(rt_table_eval(t, 0, (const double[]){1e12}, &flags), 4);
+  near(rt_table_eval(t, 1, (const double[]){1e12}, &flags), 2);
+  assert_int_equal(flags, RT_EXTRAPOLATED);
+  flags = 0;
+  rt_table_eval(t, 0, (const double[]){1e7}, &flags);
+  assert_int_equal(flags, 0);
+  /* one axis out, the other interpolated */
+  t = rt_table_find(c, "layernorm", RT_FP16, "");
+  flags = 0;
+  near(rt_table_eval(t, 0, (const double[]){1e9, 100}, &flags), sqrt(8 * 16));
+  assert_int_equal(flags, RT_EXTRAPOLATED);
+  RtGpu g = *rt_gpu_builtin("a100_sxm4_80gb");
+  g.calib = c;
+  assert_int_equal(rt_gelu(&g, RT_FP16, 1e12).flags, RT_CALIBRATED | RT_EXTRAPOLATED);
+  assert_int_equal(rt_layernorm(&g, RT_FP16, 1000, 1000).flags, RT_CALIBRATED);
+  assert_int_equal(rt_layernorm(&g, RT_FP16, 1, 1000).flags, RT_CALIBRATED | RT_EXTRAPOLATED);
+  rt_calib_free(c);
+  tmp_clean();
+}
+
+/* One malformed file: the loader fails, with "PATH:LINE: " and a message containing `what`. */
+static void rejects(const char *text, int line, const char *what) {
+  tmp_dir();
+  const char *path = put("bad.tbl", text);
+  char err[512], want[192];
+  RtCalib *c = load(err, sizeof err);
+  if (c) {
+    rt_calib_free(c);
+    tmp_clean();
+    fail_msg("accepted:\n%s", text);
+  }
+  snprintf(want, sizeof want, "%s:%d: ", path, line);
+  if (strncmp(err, want, strlen(want)) != 0 || !strstr(err, what)) {
+    tmp_clean();
+    fail_msg("got `%s`, want `%s...%s...`", err, want, what);
+  }
+  tmp_clean();
+}
+
+TEST(bad_header) {
+  rejects("table linear\naxis m 1 2\naxis k 1 2\naxis n 1 2\nfwd 1 1 1 1 1 1 1 1\n", 1,
+          "expected `table KERNEL DTYPE");
+  rejects("# c\ntable linear fp64\n", 2, "unknown dtype `fp64`");
+  rejects("table softmax fp16 causal\n", 1, "key=value");
+  rejects("tables gelu fp16\n", 1, "unknown line `tables`");
+  rejects("axis elements 1 2\n", 1, "`axis` before any `table` line");
+  rejects("fwd 1 2\n", 1, "`fwd` before any `table` line");
+}
+
+TEST(unknown_kernel) {
+  rejects("table matmul fp16\naxis m 1 2\nfwd 1 1\n", 1, "unknown kernel `matmul`");
+  rejects("\n\ntable Linear fp16\naxis m 1 2\nfwd 1 1\n", 3, "unknown kernel `Linear`");
+}
+
+TEST(wrong_number_of_values) {
+  rejects("table gelu fp16\naxis elements 1 2 3\nfwd 1 1\n", 1, "has 2 fwd values; its axes need 3");
+  rejects("table gelu fp16\naxis elements 1 2 3\nfwd 1 1 1\nbwd 1\n", 1, "has 1 bwd values");
+  rejects("table gelu fp16\naxis elements 1 2 3\nfwd 1 1\nfwd 1 1\n", 4, "more fwd values");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd\n", 1, "has 0 fwd values");
+  /* an operator table with the wrong axes */
+  rejects("table gelu fp16\naxis n 1 2\nfwd 1 1\n", 1, "takes the axes elements");
+}
+
+TEST(non_numeric_value) {
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 x\n", 3, "correction `x` is not a positive");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 0\n", 3, "correction `0`");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 -1\n", 3, "correction `-1`");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1.5e\n", 3, "correction `1.5e`");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 inf\n", 3, "correction `inf`");
+  rejects("table gelu fp16\naxis elements 1 two\nfwd 1 1\n", 2, "axis point `two`");
+}
+
+TEST(non_increasing_axis) {
+  rejects("table gelu fp16\naxis elements 1 3 2\nfwd 1 1 1\n", 2, "axis points must increase (`2`)");
+  rejects("table gelu fp16\naxis elements 1 2 2\nfwd 1 1 1\n", 2, "must increase");
+  rejects("table gelu fp16\naxis elements 0 2\nfwd 1 1\n", 2, "axis point `0`");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\naxis x 1\n", 4, "`axis` after the values");
+}
+
+TEST(duplicate_table) {
+  /* in one file */
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\ntable gelu fp16\n", 4,
+          "second table gelu fp16");
+  /* qualifiers in another order are the same table */
+  rejects("table allreduce fp16 nodes=2 gpus_per_node=4\naxis bytes 1 2\nfwd 1 1\n"
+          "table allreduce fp16 gpus_per_node=4  nodes=2\n",
+          4, "second table allreduce fp16 gpus_per_node=4 nodes=2");
+  /* in two files: reported in the second one read (files load in name order) */
+  tmp_dir();
+  put("a.tbl", "table gelu fp16\naxis elements 1 2\nfwd 1 1\n");
+  const char *second = put("b.tbl", "# again\ntable gelu fp16\naxis elements 1 2\nfwd 1 1\n");
+  char err[512], want[192];
+  RtCalib *c = load(err, sizeof err);
+  if (c) rt_calib_free(c);
+  assert_null(c);
+  snprintf(want, sizeof want, "%s:2: second table gelu fp16 in this folder", second);
+  assert_string_equal(err, want);
+  tmp_clean();
+}
+
+TEST(missing_fwd) {
+  rejects("table gelu fp16\naxis elements 1 2\nbwd 1 1\n", 1, "table gelu fp16 has no fwd values");
+  rejects("table gelu fp16\naxis elements 1 2\n", 1, "has no fwd values");
+  rejects("table gelu fp16\n", 1, "table gelu fp16 has no axis");
+  rejects("table gelu fp16\naxis elements 1 2\ntable add fp16\naxis elements 1\nfwd 1\n", 1,
+          "table gelu fp16 has no fwd values");
+  rejects("# only a comment\n", 1, "no table in this file");
+}
+
+TEST(empty_folder) {
+  tmp_dir();
+  put("README", "not a table\n");
+  char err[256], want[128];
+  assert_null(load(err, sizeof err));
+  snprintf(want, sizeof want, "%s:0: no .tbl file in this folder", dir);
+  assert_string_equal(err, want);
+  tmp_clean();
+}
+
+TEST(missing_folder) {
+  char err[256];
+  assert_null(rt_calib_load("/nonexistent/llmp/calibration", err, sizeof err));
+  assert_non_null(strstr(err, "/nonexistent/llmp/calibration:0: cannot open folder"));
+  assert_null(rt_calib_load(NULL, err, sizeof err));
+  assert_string_equal(err, "(null):0: no folder given");
+  /* a tiny error buffer truncates, never overflows; none at all is allowed */
+  char tiny[8];
+  assert_null(rt_calib_load("/nonexistent", tiny, sizeof tiny));
+  assert_int_equal(strlen(tiny), 7);
+  assert_null(rt_calib_load("/nonexistent", NULL, 0));
+}
+
+/* Every shipped folder loads, and writing a table and reading it back gives the same
+ * corrections (to the writer's 4 decimals). */
+TEST(shipped_folders_load) {
+  const char *names[] = {"a100-sxm4-80gb-perlmutter", "gh200-vista", "perlmutter", "vista"};
+  for (int i = 0; i < 4; i++) {
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/hw/calibration/%s", LLMP_SOURCE_DIR, names[i]);
+    RtCalib *c = rt_calib_load(path, err, sizeof err);
+    if (!c) fail_msg("%s", err);
+    assert_true(rt_calib_ntables(c) > 0);
+    assert_non_null(rt_calib_table_name(c, 0));
+    assert_null(rt_calib_table_name(c, rt_calib_ntables(c)));
+    rt_calib_free(c);
+  }
+}
+
+TEST(write_read_back) {
+  tmp_dir();
+  put("gelu_fp16.tbl", gelu_table);
+  char err[256];
+  RtCalib *c = load(err, sizeof err);
+  assert_non_null(c);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  assert_int_equal(rt_table_write(f, rt_table_find(c, "gelu", RT_FP16, ""), "line one\nline two"),
+                   0);
+  fclose(f);
+  rt_calib_free(c);
+  assert_non_null(strstr(text, "# line one\n# line two\ntable gelu fp16\naxis elements 1000 100000 1e+07\n"
+                               "fwd 1.0000 2.0000 4.0000\nbwd 0.5000 0.5000 2.0000\n"));
+  free(text);
+  tmp_clean();
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(exact_at_grid_points),
+    cmocka_unit_test(between_grid_points),
+    cmocka_unit_test(clamping),
+    cmocka_unit_test(bad_header),
+    cmocka_unit_test(unknown_kernel),
+    cmocka_unit_test(wrong_number_of_values),
+    cmocka_unit_test(non_numeric_value),
+    cmocka_unit_test(non_increasing_axis),
+    cmocka_unit_test(duplicate_table),
+    cmocka_unit_test(missing_fwd),
+    cmocka_unit_test(empty_folder),
+    cmocka_unit_test(missing_folder),
+    cmocka_unit_test(shipped_folders_load),
+    cmocka_unit_test(write_read_back),
+  };
+  return RUN_TESTS(tests);
+}

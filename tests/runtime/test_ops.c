@@ -1,0 +1,462 @@
+/* test_ops.c - the operator kernels (runtime/ops.c, gemm.c): monotonic in size, dtype order,
+ * backward vs forward, causal flash attention, calibration flags with the shipped tables, bad
+ * arguments, and results recorded bit for bit (hex floats) before the kernels were made fast. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../unit/support.h"
+#include "calib.h"
+#include "clusters.h"
+#include "llmp_fit.h"
+#include "llmp_rt.h"
+
+static const RtGpu *gpu(const char *name) {
+  const RtGpu *g = rt_gpu_builtin(name);
+  assert_non_null(g);
+  return g;
+}
+
+static RtCalib *shipped(const char *name) {
+  char path[512], err[512];
+  snprintf(path, sizeof path, "%s/hw/calibration/%s", LLMP_SOURCE_DIR, name);
+  RtCalib *c = rt_calib_load(path, err, sizeof err);
+  if (!c) fail_msg("%s", err);
+  return c;
+}
+
+/* Every operator kernel with its size arguments in a[] (flags fixed: bias 1, causal 1). */
+enum { NKERNELS = 16, MAXA = 5 };
+static const char *const kname[NKERNELS] = {
+    "linear", "bmm", "softmax", "masked_fill", "attention", "flash_attention", "layernorm",
+    "rmsnorm", "gelu", "swiglu", "add", "rope", "embedding", "cross_entropy", "adam",
+    "softmax_causal"};
+static const int knargs[NKERNELS] = {3, 4, 2, 2, 4, 5, 2, 2, 1, 1, 1, 3, 3, 2, 1, 2};
+
+static RtCost call(int k, const RtGpu *g, RtDtype dt, const double *a) {
+  switch (k) {
+  case 0: return rt_linear(g, dt, a[0], a[1], a[2], 1);
+  case 1: return rt_bmm(g, dt, a[0], a[1], a[2], a[3]);
+  case 2: return rt_softmax(g, dt, a[0], a[1], 0);
+  case 3: return rt_masked_fill(g, dt, a[0], a[1]);
+  case 4: return rt_attention(g, dt, a[0], a[1], a[2], a[3], 1);
+  case 5: return rt_flash_attention(g, dt, a[0], a[1], a[2], a[3], a[4], 1);
+  case 6: return rt_layernorm(g, dt, a[0], a[1]);
+  case 7: return rt_rmsnorm(g, dt, a[0], a[1]);
+  case 8: return rt_gelu(g, dt, a[0]);
+  case 9: return rt_swiglu(g, dt, a[0]);
+  case 10: return rt_add(g, dt, a[0]);
+  case 11: return rt_rope(g, dt, a[0], a[1], a[2]);
+  case 12: return rt_embedding(g, dt, a[0], a[1], a[2]);
+  case 13: return rt_cross_entropy(g, dt, a[0], a[1]);
+  case 14: return rt_adam(g, dt, a[0]);
+  default: return rt_softmax(g, dt, a[0], a[1], 1);
+  }
+}
+
+/* A typical shape per kernel (flash: kv_heads 8 <= heads 32). */
+static void base_shape(int k, double *a) {
+  static const double shapes[NKERNELS][MAXA] = {
+      {4096, 4096, 4096}, {64, 1024, 128, 1024}, {65536, 2048}, {65536, 2048},
+      {2, 2048, 32, 128}, {2, 2048, 32, 8, 128}, {8192, 4096}, {8192, 4096}, {1e8}, {1e8},
+      {1e8}, {8192, 32, 128}, {8192, 50304, 4096}, {8192, 50304}, {1e9}, {65536, 2048}};
+  memcpy(a, shapes[k], sizeof shapes[k]);
+}
+
+/* Growing any one size never makes a kernel faster (tile and wave quantisation make GEMMs and
+ * flash attention steps, not slopes), and across the whole range it makes it slower.  Every
+ * kernel, every size argument, A100 and H100, fp16 and fp32, uncalibrated. */
+TEST(monotonic_in_size) {
+  const char *gpus[] = {"a100_sxm4_80gb", "h100_sxm"};
+  const RtDtype dts[] = {RT_FP16, RT_FP32};
+  for (int gi = 0; gi < 2; gi++)
+    for (int di = 0; di < 2; di++)
+      for (int k = 0; k < NKERNELS; k++)
+        for (int arg = 0; arg < knargs[k]; arg++) {
+          if (k == 5 && arg == 3) continue;   /* kv_heads: bounded by heads, tested below */
+          double a[MAXA];
+          base_shape(k, a);
+          RtCost first = {0, 0, 0}, prev = {0, 0, 0};
+          for (double v = 1; v <= 1 << 20; v *= 1.19) {
+            a[arg] = round(v);
+            if (k == 5 && arg == 2 && a[2] < a[3]) continue;
+            RtCost r = call(k, gpu(gpus[gi]), dts[di], a);
+            if (r.flags != 0 || !(r.fwd >= prev.fwd) || !(r.bwd >= prev.bwd))
+              fail_msg("%s %s arg %d = %g: fwd %g bwd %g after %g %g (flags %u)", gpus[gi],
+                       kname[k], arg, a[arg], r.fwd, r.bwd, prev.fwd, prev.bwd, r.flags);
+            if (first.fwd == 0) first = r;
+            prev = r;
+          }
+          /* embedding's forward does not read the table size (rows): its backward does */
+          if (!(prev.fwd + prev.bwd > first.fwd + first.bwd) ||
+              !(k == 12 && arg == 1 ? prev.fwd == first.fwd : prev.fwd > first.fwd) ||
+              !(k == 14 ? prev.bwd == 0 : prev.bwd > first.bwd))
+            fail_msg("%s %s arg %d: %g %g from %g %g", gpus[gi], kname[k], arg, prev.fwd,
+                     prev.bwd, first.fwd, first.bwd);
+        }
+  /* flash attention's key/value heads only move memory: never faster with more of them */
+  double prev = 0;
+  for (int kvh = 1; kvh <= 32; kvh++) {
+    RtCost r = rt_flash_attention(gpu("h100_sxm"), RT_FP16, 8, 256, 32, kvh, 64, 0);
+    assert_true(r.fwd >= prev);
+    prev = r.fwd;
+  }
+}
+
+/* Compute-bound GEMMs by dtype: fp8 < bf16 == fp16 < tf32 < fp32 (H100, which has fp8). */
+TEST(dtype_order) {
+  const RtGpu *h = gpu("h100_sxm");
+  const double shapes[][3] = {{8192, 8192, 8192}, {16384, 4096, 12288}, {4096, 16384, 4096}};
+  for (int s = 0; s < 3; s++) {
+    double m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+    RtCost f8 = rt_linear(h, RT_FP8, m, k, n, 0), bf = rt_linear(h, RT_BF16, m, k, n, 0),
+           f16 = rt_linear(h, RT_FP16, m, k, n, 0), tf = rt_linear(h, RT_TF32, m, k, n, 0),
+           f32 = rt_linear(h, RT_FP32, m, k, n, 0);
+    assert_true(f8.fwd < bf.fwd && f8.bwd < bf.bwd);
+    assert_true(bf.fwd == f16.fwd && bf.bwd == f16.bwd);
+    assert_true(f16.fwd < tf.fwd && f16.bwd < tf.bwd);
+    assert_true(tf.fwd < f32.fwd && tf.bwd < f32.bwd);
+    RtCost b8 = rt_bmm(h, RT_FP8, 64, m / 8, k / 8, n / 8), b16 = rt_bmm(h, RT_FP16, 64, m / 8, k / 8, n / 8),
+           b32 = rt_bmm(h, RT_FP32, 64, m / 8, k / 8, n / 8);
+    assert_true(b8.fwd < b16.fwd && b16.fwd < b32.fwd);
+  }
+  /* the A100 has no fp8: an fp8 GEMM runs as fp16 */
+  const RtGpu *a = gpu("a100_sxm4_80gb");
+  assert_true(rt_linear(a, RT_FP8, 8192, 8192, 8192, 0).fwd ==
+              rt_linear(a, RT_FP16, 8192, 8192, 8192, 0).fwd);
+}
+
+/* A linear layer's backward runs two GEMMs of the forward's FLOPs: slower, wherever the
+ * forward's output fills the GPU.  (Not for every shape: when m x n is a few tiles and k is
+ * deep, e.g. 256 x 2460 x 256 on the A100, the forward runs a few deep tiles on a few SMs
+ * while the backward's products are shallow and spread over all of them: 13.9 us forward,
+ * 11.9 us backward.  The model has no split-K; cuBLAS would split that forward.) */
+TEST(linear_backward_slower) {
+  const char *gpus[] = {"a100_sxm4_80gb", "h100_sxm", "gh200"};
+  for (int gi = 0; gi < 3; gi++)
+    for (double m = 2048; m <= 65536; m *= 1.7)
+      for (double k = 64; k <= 65536; k *= 2.1)
+        for (double n = 2048; n <= 65536; n *= 1.9)
+          for (int bias = 0; bias <= 1; bias++) {
+            RtCost r = rt_linear(gpu(gpus[gi]), RT_BF16, round(m), round(k), round(n), bias);
+            if (!(r.bwd > r.fwd))
+              fail_msg("%s %g %g %g: fwd %g bwd %g", gpus[gi], m, k, n, r.fwd, r.bwd);
+          }
+}
+
+/* Causal flash attention skips the masked half of the key blocks: faster than full attention
+ * once the sequence spans more than one query block, equal within one. */
+TEST(flash_causal_faster) {
+  const char *gpus[] = {"a100_sxm4_80gb", "h100_sxm"};
+  for (int gi = 0; gi < 2; gi++)
+    for (double l = 512; l <= 65536; l *= 2)
+      for (double d = 64; d <= 256; d *= 2) {
+        RtCost c = rt_flash_attention(gpu(gpus[gi]), RT_FP16, 4, l, 32, 8, d, 1);
+        RtCost f = rt_flash_attention(gpu(gpus[gi]), RT_FP16, 4, l, 32, 8, d, 0);
+        assert_true(c.fwd < f.fwd && c.bwd < f.bwd);
+      }
+  RtCost c = rt_flash_attention(gpu("a100_sxm4_80gb"), RT_FP16, 4, 64, 32, 8, 64, 1);
+  RtCost f = rt_flash_attention(gpu("a100_sxm4_80gb"), RT_FP16, 4, 64, 32, 8, 64, 0);
+  assert_true(c.fwd == f.fwd);
+}
+
+/* A point inside table t's grid: the geometric middle of each axis. */
+static void grid_middle(const RtTable *t, double *x) {
+  for (int a = 0; a < t->naxes; a++)
+    x[a] = round(exp((t->logx[a][0] + t->logx[a][t->npts[a] - 1]) / 2));
+}
+
+/* With the shipped A100 tables every fp16 kernel that has a table is calibrated (and not
+ * extrapolated inside its grid); the kernels and dtypes without one are not. */
+TEST(calibrated_flags) {
+  RtCalib *cal = shipped("a100-sxm4-80gb-perlmutter");
+  RtGpu g = *gpu("a100_sxm4_80gb");
+  g.calib = cal;
+  const RtTable *t;
+  double x[RT_MAX_AXES];
+  struct { int kernel; RtOp op; } with[] = {
+      {0, RT_OP_LINEAR}, {1, RT_OP_BMM}, {2, RT_OP_SOFTMAX}, {3, RT_OP_MASKED_FILL},
+      {6, RT_OP_LAYERNORM}, {7, RT_OP_RMSNORM}, {8, RT_OP_GELU}, {10, RT_OP_ADD},
+      {11, RT_OP_ROPE}, {12, RT_OP_EMBEDDING}, {13, RT_OP_CROSS_ENTROPY}, {14, RT_OP_ADAM},
+      {15, RT_OP_MASKED_SOFTMAX}};
+  for (size_t i = 0; i < sizeof with / sizeof with[0]; i++) {
+    t = cal->op[with[i].op][RT_FP16];
+    if (!t) fail_msg("no table for %s", kname[with[i].kernel]);
+    grid_middle(t, x);
+    RtCost r = call(with[i].kernel, &g, RT_FP16, x);
+    if (r.flags != RT_CALIBRATED) fail_msg("%s: flags %u", kname[with[i].kernel], r.flags);
+    RtCost bare = call(with[i].kernel, gpu("a100_sxm4_80gb"), RT_FP16, x);
+    assert_int_equal(bare.flags, 0);
+    assert_true(r.fwd > 0 && r.fwd != bare.fwd);
+    /* far outside the grid: the edge's correction, flagged */
+    for (int a = 0; a < t->naxes; a++) x[a] = exp(t->logx[a][t->npts[a] - 1]) * 64;
+    assert_int_equal(call(with[i].kernel, &g, RT_FP16, x).flags, RT_CALIBRATED | RT_EXTRAPOLATED);
+    assert_int_equal(call(with[i].kernel, &g, RT_BF16, x).flags, 0);   /* fp16 tables only */
+  }
+  /* causal flash attention has a table (axes seqs_heads = b x heads, l, head_dim); full does not */
+  t = cal->op[RT_OP_FLASH][RT_FP16];
+  assert_non_null(t);
+  grid_middle(t, x);
+  RtCost fl = rt_flash_attention(&g, RT_FP16, 1, x[1], x[0], 1, x[2], 1);
+  assert_int_equal(fl.flags, RT_CALIBRATED);
+  assert_int_equal(rt_flash_attention(&g, RT_FP16, 1, x[1], x[0], 1, x[2], 0).flags, 0);
+  assert_int_equal(rt_swiglu(&g, RT_FP16, 1e8).flags, 0);
+  /* attention is calibrated through its bmm and softmax tables */
+  assert_true(rt_attention(&g, RT_FP16, 2, 2048, 32, 128, 1).flags & RT_CALIBRATED);
+  /* the same GPU without tables */
+  g.calib = NULL;
+  assert_int_equal(rt_linear(&g, RT_FP16, 4096, 4096, 4096, 0).flags, 0);
+  rt_calib_free(cal);
+}
+
+static void assert_bad(RtCost r) {
+  assert_int_equal(r.flags, RT_BAD_ARGS);
+  assert_true(isnan(r.fwd) && isnan(r.bwd));
+}
+
+/* Bad arguments: RT_BAD_ARGS and NaN times, from every kernel. */
+TEST(bad_arguments) {
+  const RtGpu *g = gpu("a100_sxm4_80gb");
+  const double bads[] = {-1, 0, 0.5, NAN, INFINITY, -INFINITY};
+  for (int k = 0; k < NKERNELS; k++) {
+    double a[MAXA];
+    base_shape(k, a);
+    RtCost ok = call(k, g, RT_FP16, a);
+    assert_int_equal(ok.flags, 0);
+    for (int arg = 0; arg < knargs[k]; arg++)
+      for (size_t b = 0; b < sizeof bads / sizeof bads[0]; b++) {
+        double v = a[arg];
+        a[arg] = bads[b];
+        RtCost r = call(k, g, RT_FP16, a);
+        if (r.flags != RT_BAD_ARGS || !isnan(r.fwd) || !isnan(r.bwd))
+          fail_msg("%s arg %d = %g: flags %u", kname[k], arg, bads[b], r.flags);
+        a[arg] = v;
+      }
+    assert_bad(call(k, NULL, RT_FP16, a));
+    assert_bad(call(k, g, RT_NDTYPES, a));
+    assert_bad(call(k, g, (RtDtype)-1, a));
+    assert_bad(call(k, g, (RtDtype)1000, a));
+    /* a GPU with an fp16 peak only: fp32 and tf32 have none (nor a wider type to run in) */
+    RtGpu half = *g;
+    for (int d = 0; d < RT_NDTYPES; d++) half.peak[d] = d == RT_FP16 ? 312e12 : 0;
+    assert_int_equal(call(k, &half, RT_FP16, a).flags, 0);
+    assert_int_equal(call(k, &half, RT_BF16, a).flags, 0);   /* runs as fp16 */
+    assert_bad(call(k, &half, RT_FP32, a));
+    assert_bad(call(k, &half, RT_TF32, a));
+    /* a GPU without bandwidth or SMs */
+    RtGpu broken = *g;
+    broken.sms = 0;
+    assert_bad(call(k, &broken, RT_FP16, a));
+    broken = *g;
+    broken.memory_bandwidth = NAN;
+    assert_bad(call(k, &broken, RT_FP16, a));
+  }
+  /* the flags of the kernels that take one must be 0 or 1 */
+  assert_bad(rt_linear(g, RT_FP16, 64, 64, 64, 2));
+  assert_bad(rt_linear(g, RT_FP16, 64, 64, 64, -1));
+  assert_bad(rt_softmax(g, RT_FP16, 64, 64, 2));
+  assert_bad(rt_attention(g, RT_FP16, 1, 64, 8, 64, 2));
+  assert_bad(rt_flash_attention(g, RT_FP16, 1, 64, 8, 8, 64, -1));
+  /* more key/value heads than query heads */
+  assert_bad(rt_flash_attention(g, RT_FP16, 1, 64, 8, 16, 64, 1));
+  /* attention's rows overflow to infinity */
+  assert_bad(rt_attention(g, RT_FP16, 1e300, 1e10, 1, 64, 1));
+}
+
+/* --- results recorded bit for bit ------------------------------------------------------ */
+
+typedef struct Recorded {
+  const char *kernel;
+  double fwd, bwd;
+  unsigned flags;
+} Recorded;
+
+/* Written (%a) by the kernels as of 6afa9fc, before they were made fast; the calls are
+ * those of record() below, in order.  Any change to a result must be deliberate. */
+static const Recorded recorded[] = {
+  /* a */
+  {"rt_linear", 0x1.9cf8e36feb393p-10, 0x1.a2cc18930ea58p-9, 0},
+  {"rt_linear", 0x1.174666f9840e7p-13, 0x1.0a523d540c5a8p-12, 0},
+  {"rt_linear", 0x1.04cf5f22a315ep-15, 0x1.4d4e294aa96f8p-14, 0},
+  {"rt_linear", 0x1.4099d30a8cb7p-15, 0x1.29b4f74b197e9p-8, 0},
+  {"rt_bmm", 0x1.22911d7841268p-11, 0x1.0b101a1f1382p-10, 0},
+  {"rt_bmm", 0x1.5f77c8da86975p-14, 0x1.d39792546f1fp-14, 0},
+  {"rt_softmax", 0x1.634d61c445694p-11, 0x1.274dbb13ba93ap-10, 0},
+  {"rt_softmax", 0x1.94ce19321e7bp-18, 0x1.c92459ebbaa76p-18, 0},
+  {"rt_masked_fill", 0x1.274dbb13ba93ap-10, 0x1.274dbb13ba93ap-10, 0},
+  {"rt_attention", 0x1.2fcf86f9e7df5p-9, 0x1.17f2c9fe8d3fp-8, 0},
+  {"rt_attention", 0x1.1aae3e51e6af2p-12, 0x1.f18ed9972cad2p-12, 0},
+  {"rt_flash_attention", 0x1.553c98325b03fp-9, 0x1.0f576a68c987dp-7, 0},
+  {"rt_flash_attention", 0x1.3c533f9d4c7edp-14, 0x1.f10c69c0596aap-13, 0},
+  {"rt_flash_attention", 0x1.4d532e4b0229p-8, 0x1.0918aef34debbp-6, 0},
+  {"rt_layernorm", 0x1.4c7f8a002e0a3p-14, 0x1.f3da9d06bf92ap-14, 0},
+  {"rt_rmsnorm", 0x1.f17cc94bba03ep-14, 0x1.75ab3dfc08c4ap-13, 0},
+  {"rt_gelu", 0x1.3e6df6e33b409p-12, 0x1.db4caf255b149p-12, 0},
+  {"rt_swiglu", 0x1.40e171c443bfep-12, 0x1.09d65cae8f426p-11, 0},
+  {"rt_add", 0x1.e95e42424dde3p-14, 0x1.e95e42424dde3p-14, 0},
+  {"rt_rope", 0x1.564d758450077p-14, 0x1.564d758450077p-14, 0},
+  {"rt_embedding", 0x1.61ede693430bp-14, 0x1.43cef7d1813cep-12, 0},
+  {"rt_cross_entropy", 0x1.c7fc929477cbep-10, 0x1.30ae319cef966p-11, 0},
+  {"rt_adam", 0x1.4c7166c14452bp-6, 0x0p+0, 0},
+  {"rt_adam", 0x1.bc3100b917d86p-14, 0x0p+0, 0},
+  /* c */
+  {"rt_linear", 0x1.b53131eb235ep-10, 0x1.942a667dd312p-9, 1},
+  {"rt_linear", 0x1.174666f9840e7p-13, 0x1.0a523d540c5a8p-12, 0},
+  {"rt_linear", 0x1.04cf5f22a315ep-15, 0x1.4d4e294aa96f8p-14, 0},
+  {"rt_linear", 0x1.6b2d3a6f12e8bp-15, 0x1.17aa75d2fd7aap-8, 3},
+  {"rt_bmm", 0x1.23c20747ee591p-10, 0x1.326058c8b9db4p-10, 1},
+  {"rt_bmm", 0x1.5f77c8da86975p-14, 0x1.d39792546f1fp-14, 0},
+  {"rt_softmax", 0x1.dfdb9cc118acap-11, 0x1.5a59a86541c81p-10, 1},
+  {"rt_softmax", 0x1.dbe38b302b003p-18, 0x1.51f1356affaep-17, 3},
+  {"rt_masked_fill", 0x1.f655c1b73237dp-10, 0x1.ec6db294acc31p-8, 1},
+  {"rt_attention", 0x1.bdbf6b4bd37bep-9, 0x1.6ac9c3396a52ap-8, 1},
+  {"rt_attention", 0x1.1742f64c3f082p-11, 0x1.d8b684cf3d7b9p-11, 1},
+  {"rt_flash_attention", 0x1.5dfd4a89f868bp-8, 0x1.0b8e66a8c8deap-6, 1},
+  {"rt_flash_attention", 0x1.3c533f9d4c7edp-14, 0x1.f10c69c0596aap-13, 0},
+  {"rt_flash_attention", 0x1.97c6a1de4982ep-7, 0x1.7ed44ee328e9ap-5, 3},
+  {"rt_layernorm", 0x1.18e0bb0a43907p-13, 0x1.cf43c005899d2p-12, 1},
+  {"rt_rmsnorm", 0x1.57df541432c08p-11, 0x1.934a4654a20d7p-9, 1},
+  {"rt_gelu", 0x1.81c6d4fa1746ap-12, 0x1.037d608c2649ep-11, 1},
+  {"rt_swiglu", 0x1.40e171c443bfep-12, 0x1.09d65cae8f426p-11, 0},
+  {"rt_add", 0x1.0059c47751a02p-13, 0x1.0059c47751a02p-13, 1},
+  {"rt_rope", 0x1.8929d2bd3ac6ap-11, 0x1.e1d0796dccf7cp-10, 1},
+  {"rt_embedding", 0x1.01470dc4eeb74p-11, 0x1.47efe94a16e23p-10, 1},
+  {"rt_cross_entropy", 0x1.0083a89f6c629p-9, 0x1.4b7ac5815075fp-11, 1},
+  {"rt_adam", 0x1.df92997f13509p-6, 0x0p+0, 1},
+  {"rt_adam", 0x1.bc3100b917d86p-14, 0x0p+0, 0},
+  /* h */
+  {"rt_linear", 0x1.11d89571391c7p-11, 0x1.1a708c976ea3p-10, 0},
+  {"rt_linear", 0x1.bd7f67b928b19p-15, 0x1.9ff3808950c02p-14, 0},
+  {"rt_linear", 0x1.fe76ecddc49fep-17, 0x1.3fb3dbe214896p-15, 0},
+  {"rt_linear", 0x1.02230cecbab22p-16, 0x1.1ebbebb937942p-9, 0},
+  {"rt_bmm", 0x1.4667a51ee3e75p-12, 0x1.4667a51ee3e75p-11, 0},
+  {"rt_bmm", 0x1.2504de50df7b2p-15, 0x1.2504de50df7b2p-14, 0},
+  {"rt_softmax", 0x1.b1d1e0fa53165p-12, 0x1.6821404c68749p-11, 0},
+  {"rt_softmax", 0x1.49f242ac4a672p-18, 0x1.69cd326fa456bp-18, 0},
+  {"rt_masked_fill", 0x1.6821404c68749p-11, 0x1.6821404c68749p-11, 0},
+  {"rt_attention", 0x1.692b7caf8e0b1p-10, 0x1.50c7a6861b6e4p-9, 0},
+  {"rt_attention", 0x1.5ff1d0fa0696p-13, 0x1.355ebcee59ec2p-12, 0},
+  {"rt_flash_attention", 0x1.bc13662f7f9f9p-11, 0x1.60dad6a8b5aebp-9, 0},
+  {"rt_flash_attention", 0x1.00d1c331ed74ep-15, 0x1.8c2f1cb8b936p-14, 0},
+  {"rt_flash_attention", 0x1.b15b8a159bc1ep-10, 0x1.5885cab58f9dbp-8, 0},
+  {"rt_layernorm", 0x1.9f330be2afea1p-15, 0x1.3990c09548efcp-14, 0},
+  {"rt_rmsnorm", 0x1.340581e72891bp-14, 0x1.d032ba8601dacp-14, 0},
+  {"rt_gelu", 0x1.863d629729cd5p-13, 0x1.2299912b142cfp-12, 0},
+  {"rt_swiglu", 0x1.8939399625c78p-13, 0x1.44e9b99f65ea3p-12, 0},
+  {"rt_add", 0x1.2f1465d0d73b5p-14, 0x1.2f1465d0d73b5p-14, 0},
+  {"rt_rope", 0x1.ab2267de9fd2ep-15, 0x1.ab2267de9fd2ep-15, 0},
+  {"rt_embedding", 0x1.c9b3af4445faep-15, 0x1.8ed6e1d83e211p-13, 0},
+  {"rt_cross_entropy", 0x1.1725e7e6fa985p-10, 0x1.75391c70f4be7p-12, 0},
+  {"rt_adam", 0x1.94ba64a81cba1p-7, 0x0p+0, 0},
+  {"rt_adam", 0x1.139520818781ap-14, 0x0p+0, 0},
+  /* pm */
+  {"rt_allreduce", 0x1.4848dfbf41fb3p-9, 0x0p+0, 0},
+  {"rt_allreduce", 0x1.0acd48555285cp-14, 0x0p+0, 0},
+  {"rt_allreduce", 0x1.c089256418b3p-4, 0x0p+0, 0},
+  {"rt_allgather", 0x1.8dc14ca59ae5cp-12, 0x0p+0, 0},
+  {"rt_allgather", 0x1.62fecb9d8729bp-17, 0x0p+0, 0},
+  {"rt_reducescatter", 0x1.e82d88c526723p-10, 0x0p+0, 0},
+  {"rt_alltoall", 0x1.1b5a6e825706dp-9, 0x0p+0, 0},
+  {"rt_p2p", 0x1.89e7d1b432e52p-13, 0x0p+0, 0},
+  {"rt_p2p", 0x1.3fd82eef5959cp-11, 0x0p+0, 0},
+  /* pc */
+  {"rt_allreduce", 0x1.4020124814fe7p-5, 0x0p+0, 1},
+  {"rt_allreduce", 0x1.32155da25baa7p-10, 0x0p+0, 3},
+  {"rt_allreduce", 0x1.c089256418b3p-4, 0x0p+0, 0},
+  {"rt_allgather", 0x1.496041f3492fep-9, 0x0p+0, 3},
+  {"rt_allgather", 0x1.a3a4400044f51p-11, 0x0p+0, 3},
+  {"rt_reducescatter", 0x1.e82d88c526723p-10, 0x0p+0, 0},
+  {"rt_alltoall", 0x1.1b5a6e825706dp-9, 0x0p+0, 0},
+  {"rt_p2p", 0x1.f7ce2b61cae5fp-14, 0x0p+0, 1},
+  {"rt_p2p", 0x1.98a0df2bf302ep-9, 0x0p+0, 1},
+};
+
+enum { NREC = sizeof recorded / sizeof recorded[0] };
+
+static int record(RtCost *out, const RtCalib *ops, const RtCalib *colls) {
+  int n = 0;
+  RtGpu a = *gpu("a100_sxm4_80gb"), c = a, h = *gpu("h100_sxm");
+  c.calib = ops;
+  RtCluster pm = *rt_cluster_builtin("perlmutter"), pc = pm;
+  pc.calib = colls;
+  const RtGpu *G[] = {&a, &c, &h};
+  const RtCluster *C[] = {&pm, &pc};
+#define Q(name, ...) out[n++] = name(g, __VA_ARGS__)
+#define R(name, ...) out[n++] = name(k, __VA_ARGS__)
+  for (int i = 0; i < 3; i++) {
+    const RtGpu *g = G[i];
+    Q(rt_linear, RT_FP16, 4096, 4096, 12288, 1);
+    Q(rt_linear, RT_BF16, 3000, 5120, 1000, 0);
+    Q(rt_linear, RT_FP32, 777, 333, 129, 0);
+    Q(rt_linear, RT_FP16, 1e6, 2, 3, 0);
+    Q(rt_bmm, RT_FP16, 96, 2048, 128, 2048);
+    Q(rt_bmm, RT_TF32, 7, 1000, 3000, 65);
+    Q(rt_softmax, RT_FP16, 96 * 2048, 2048, 1);
+    Q(rt_softmax, RT_FP16, 1234, 567, 0);
+    Q(rt_masked_fill, RT_FP16, 96 * 2048, 2048);
+    Q(rt_attention, RT_FP16, 4, 2048, 32, 128, 1);
+    Q(rt_attention, RT_FP16, 2, 1500, 12, 96, 0);
+    Q(rt_flash_attention, RT_FP16, 4, 4096, 32, 8, 128, 1);
+    Q(rt_flash_attention, RT_BF16, 1, 1000, 40, 40, 80, 0);
+    Q(rt_flash_attention, RT_FP16, 2, 8192, 16, 16, 256, 1);
+    Q(rt_layernorm, RT_FP16, 8192, 4096);
+    Q(rt_rmsnorm, RT_FP16, 10000, 5120);
+    Q(rt_gelu, RT_FP16, 8192 * 16384.0);
+    Q(rt_swiglu, RT_BF16, 8192 * 11008.0);
+    Q(rt_add, RT_FP16, 8192 * 4096.0);
+    Q(rt_rope, RT_FP16, 8192, 32, 128);
+    Q(rt_embedding, RT_FP16, 8192, 50304 / 4, 4096);
+    Q(rt_cross_entropy, RT_FP16, 8192, 50304 / 4);
+    Q(rt_adam, RT_FP16, 1.3e9);
+    Q(rt_adam, RT_FP8, 7e6);
+  }
+  for (int i = 0; i < 2; i++) {
+    const RtCluster *k = C[i];
+    R(rt_allreduce, 1e8, 2, 4);
+    R(rt_allreduce, 3e5, 8, 1);
+    R(rt_allreduce, 5e9, 16, 4);
+    R(rt_allgather, 1e8, 1, 4);
+    R(rt_allgather, 12345, 4, 1);
+    R(rt_reducescatter, 1e8, 2, 2);
+    R(rt_alltoall, 1e8, 2, 4);
+    R(rt_p2p, 1e7, 1, 2);
+    R(rt_p2p, 1e7, 2, 1);
+  }
+#undef Q
+#undef R
+  return n;
+}
+
+TEST(recorded_values) {
+  RtCalib *ops = shipped("a100-sxm4-80gb-perlmutter"), *colls = shipped("perlmutter");
+  RtCost out[NREC + 8];
+  assert_int_equal(record(out, ops, colls), NREC);
+  for (int i = 0; i < NREC; i++)
+    if (memcmp(&out[i].fwd, &recorded[i].fwd, sizeof(double)) != 0 ||
+        memcmp(&out[i].bwd, &recorded[i].bwd, sizeof(double)) != 0 ||
+        out[i].flags != recorded[i].flags)
+      fail_msg("call %d (%s): got %a %a %u, recorded %a %a %u", i, recorded[i].kernel,
+               out[i].fwd, out[i].bwd, out[i].flags, recorded[i].fwd, recorded[i].bwd,
+               recorded[i].flags);
+  rt_calib_free(ops);
+  rt_calib_free(colls);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(monotonic_in_size),
+    cmocka_unit_test(dtype_order),
+    cmocka_unit_test(linear_backward_slower),
+    cmocka_unit_test(flash_causal_faster),
+    cmocka_unit_test(calibrated_flags),
+    cmocka_unit_test(bad_arguments),
+    cmocka_unit_test(recorded_values),
+  };
+  return RUN_TESTS(tests);
+}
