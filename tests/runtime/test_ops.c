@@ -13,7 +13,6 @@
 
 #include "../unit/support.h"
 #include "calib.h"
-#include "clusters.h"
 #include "llmp_fit.h"
 #include "llmp_rt.h"
 
@@ -277,8 +276,10 @@ typedef struct Recorded {
   unsigned flags;
 } Recorded;
 
-/* Written (%a) by the kernels as of 6afa9fc, before they were made fast; the calls are
- * those of record() below, in order.  Any change to a result must be deliberate. */
+/* Written (%a) by the operator kernels as of 6afa9fc, before they were made fast; the calls
+ * are those of record() below, in order: A100 without tables, with the Perlmutter tables, H100.
+ * Any change to a result must be deliberate (then record again).  The collectives' physics is
+ * being reworked, so their results are not recorded here. */
 static const Recorded recorded[] = {
   /* a */
   {"rt_linear", 0x1.9cf8e36feb393p-10, 0x1.a2cc18930ea58p-9, 0},
@@ -355,40 +356,16 @@ static const Recorded recorded[] = {
   {"rt_cross_entropy", 0x1.1725e7e6fa985p-10, 0x1.75391c70f4be7p-12, 0},
   {"rt_adam", 0x1.94ba64a81cba1p-7, 0x0p+0, 0},
   {"rt_adam", 0x1.139520818781ap-14, 0x0p+0, 0},
-  /* pm */
-  {"rt_allreduce", 0x1.4848dfbf41fb3p-9, 0x0p+0, 0},
-  {"rt_allreduce", 0x1.0acd48555285cp-14, 0x0p+0, 0},
-  {"rt_allreduce", 0x1.c089256418b3p-4, 0x0p+0, 0},
-  {"rt_allgather", 0x1.8dc14ca59ae5cp-12, 0x0p+0, 0},
-  {"rt_allgather", 0x1.62fecb9d8729bp-17, 0x0p+0, 0},
-  {"rt_reducescatter", 0x1.e82d88c526723p-10, 0x0p+0, 0},
-  {"rt_alltoall", 0x1.1b5a6e825706dp-9, 0x0p+0, 0},
-  {"rt_p2p", 0x1.89e7d1b432e52p-13, 0x0p+0, 0},
-  {"rt_p2p", 0x1.3fd82eef5959cp-11, 0x0p+0, 0},
-  /* pc */
-  {"rt_allreduce", 0x1.4020124814fe7p-5, 0x0p+0, 1},
-  {"rt_allreduce", 0x1.32155da25baa7p-10, 0x0p+0, 3},
-  {"rt_allreduce", 0x1.c089256418b3p-4, 0x0p+0, 0},
-  {"rt_allgather", 0x1.496041f3492fep-9, 0x0p+0, 3},
-  {"rt_allgather", 0x1.a3a4400044f51p-11, 0x0p+0, 3},
-  {"rt_reducescatter", 0x1.e82d88c526723p-10, 0x0p+0, 0},
-  {"rt_alltoall", 0x1.1b5a6e825706dp-9, 0x0p+0, 0},
-  {"rt_p2p", 0x1.f7ce2b61cae5fp-14, 0x0p+0, 1},
-  {"rt_p2p", 0x1.98a0df2bf302ep-9, 0x0p+0, 1},
 };
 
 enum { NREC = sizeof recorded / sizeof recorded[0] };
 
-static int record(RtCost *out, const RtCalib *ops, const RtCalib *colls) {
+static int record(RtCost *out, const RtCalib *ops) {
   int n = 0;
   RtGpu a = *gpu("a100_sxm4_80gb"), c = a, h = *gpu("h100_sxm");
   c.calib = ops;
-  RtCluster pm = *rt_cluster_builtin("perlmutter"), pc = pm;
-  pc.calib = colls;
   const RtGpu *G[] = {&a, &c, &h};
-  const RtCluster *C[] = {&pm, &pc};
 #define Q(name, ...) out[n++] = name(g, __VA_ARGS__)
-#define R(name, ...) out[n++] = name(k, __VA_ARGS__)
   for (int i = 0; i < 3; i++) {
     const RtGpu *g = G[i];
     Q(rt_linear, RT_FP16, 4096, 4096, 12288, 1);
@@ -416,27 +393,14 @@ static int record(RtCost *out, const RtCalib *ops, const RtCalib *colls) {
     Q(rt_adam, RT_FP16, 1.3e9);
     Q(rt_adam, RT_FP8, 7e6);
   }
-  for (int i = 0; i < 2; i++) {
-    const RtCluster *k = C[i];
-    R(rt_allreduce, 1e8, 2, 4);
-    R(rt_allreduce, 3e5, 8, 1);
-    R(rt_allreduce, 5e9, 16, 4);
-    R(rt_allgather, 1e8, 1, 4);
-    R(rt_allgather, 12345, 4, 1);
-    R(rt_reducescatter, 1e8, 2, 2);
-    R(rt_alltoall, 1e8, 2, 4);
-    R(rt_p2p, 1e7, 1, 2);
-    R(rt_p2p, 1e7, 2, 1);
-  }
 #undef Q
-#undef R
   return n;
 }
 
 TEST(recorded_values) {
-  RtCalib *ops = shipped("a100-sxm4-80gb-perlmutter"), *colls = shipped("perlmutter");
+  RtCalib *ops = shipped("a100-sxm4-80gb-perlmutter");
   RtCost out[NREC + 8];
-  assert_int_equal(record(out, ops, colls), NREC);
+  assert_int_equal(record(out, ops), NREC);
   for (int i = 0; i < NREC; i++)
     if (memcmp(&out[i].fwd, &recorded[i].fwd, sizeof(double)) != 0 ||
         memcmp(&out[i].bwd, &recorded[i].bwd, sizeof(double)) != 0 ||
@@ -445,7 +409,6 @@ TEST(recorded_values) {
                out[i].fwd, out[i].bwd, out[i].flags, recorded[i].fwd, recorded[i].bwd,
                recorded[i].flags);
   rt_calib_free(ops);
-  rt_calib_free(colls);
 }
 
 int main(int argc, char **argv) {
