@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cli.h"
 #include "fit_collectives.h"
 #include "hw.h"
 #include "llmp_fit.h"
@@ -41,13 +42,6 @@ static const char usage_fit[] =
     "  -o OUT_DIR        where the .tbl files go\n"
     "  -f FILE           also read the gpus and clusters of FILE\n"
     "  -h, --help        this text\n";
-
-static int fit_usage(const char *msg, const char *arg) {
-  fprintf(stderr, "llmp fit: ");
-  fprintf(stderr, msg, arg);
-  fprintf(stderr, "\nTry `llmp fit --help`.\n");
-  return 2;
-}
 
 static int make_dir(const char *path) {
   struct stat st;
@@ -119,41 +113,31 @@ int fit_main(int argc, char **argv) {
       fputs(usage_fit, stdout);
       return 0;
     } else if ((!strcmp(a, "--gpu") || !strcmp(a, "--cluster") || !strcmp(a, "-o") || !strcmp(a, "-f")) && !next)
-      return fit_usage("%s needs a value", a);
+      return cli_usage_error("fit", "%s needs a value", a);
     else if (!strcmp(a, "--gpu")) gpu = argv[++i];
     else if (!strcmp(a, "--cluster")) cluster = argv[++i];
     else if (!strcmp(a, "-o")) out = argv[++i];
     else if (!strcmp(a, "-f") && nfiles < 16) files[nfiles++] = argv[++i];
-    else if (a[0] == '-') return fit_usage("unknown option `%s`", a);
-    else if (samples) return fit_usage("one SAMPLES_DIR at a time (`%s` is a second)", a);
+    else if (a[0] == '-') return cli_usage_error("fit", "unknown option `%s`", a);
+    else if (samples) return cli_usage_error("fit", "one SAMPLES_DIR at a time (`%s` is a second)", a);
     else samples = a;
   }
-  if (!gpu == !cluster) return fit_usage("%s", "name a --gpu or a --cluster (one of them)");
-  if (!samples || !out) return fit_usage("%s", "give SAMPLES_DIR and -o OUT_DIR");
+  if (!gpu == !cluster) return cli_usage_error("fit", "%s", "name a --gpu or a --cluster (one of them)");
+  if (!samples || !out) return cli_usage_error("fit", "%s", "give SAMPLES_DIR and -o OUT_DIR");
   if (make_dir(out)) {
     fprintf(stderr, "llmp fit: cannot create %s: %s\n", out, strerror(errno));
     return 1;
   }
-  Diag d;
-  diag_init(&d, stderr);
-  SemaOptions so = {NULL, 0, NULL};
-  Sema *s = sema_new(&d, &so);
-  char *root = hw_root_text(&so, files, nfiles);
+  HwSession hs;
+  HwSet *h = hw_session_open(&hs, "<llmp fit>", files, nfiles, NULL, 0);
   int rc = 1;
-  if (!sema_run_text(s, "<llmp fit>", root)) {
-    HwSet *h = hw_new(s, &d, &so);
-    if (gpu) {
-      const RtGpu *g = hw_gpu(h, gpu);
-      if (g) rc = fit_gpu(g, samples, out);
-    } else {
-      const RtCluster *c = hw_cluster(h, cluster);
-      if (c) rc = fit_cluster(c, samples, out);
-    }
-    hw_free(h);
+  if (h && gpu) {
+    const RtGpu *g = hw_gpu(h, gpu);
+    if (g) rc = fit_gpu(g, samples, out);
+  } else if (h) {
+    const RtCluster *c = hw_cluster(h, cluster);
+    if (c) rc = fit_cluster(c, samples, out);
   }
-  free(root);
-  sema_free(s);
-  diag_flush(&d);
-  diag_free(&d);
+  hw_session_close(&hs);
   return rc;
 }

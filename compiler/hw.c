@@ -175,3 +175,22 @@ char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles) 
   return t;
 }
 
+
+HwSet *hw_session_open(HwSession *x, const char *name, const char *const *files, int nfiles,
+                       const char **incdirs, int nincdirs) {
+  diag_init(&x->diag, stderr);
+  x->opt = (SemaOptions){incdirs, nincdirs, NULL};
+  x->sema = sema_new(&x->diag, &x->opt);
+  x->hw = NULL;
+  char *root = hw_root_text(&x->opt, files, nfiles);
+  if (!sema_run_text(x->sema, name, root)) x->hw = hw_new(x->sema, &x->diag, &x->opt);
+  free(root);
+  return x->hw;
+}
+
+void hw_session_close(HwSession *x) {
+  hw_free(x->hw);
+  sema_free(x->sema);
+  diag_flush(&x->diag);
+  diag_free(&x->diag);
+}

@@ -25,4 +25,19 @@ const RtCluster *hw_cluster(HwSet *h, const char *name);
  * (hw/gpus.llmp, every file of hw/systems) and then the given files; malloc'd. */
 char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles);
 
+/* A command's view of the hardware (llmp op, llmp fit): hw/ plus `files` checked as one
+ * compilation, its diagnostics to stderr.  Open returns the HwSet, or NULL once the errors
+ * are reported; close (always, also after NULL) releases everything and flushes the
+ * diagnostics.  The session must not move while open: the HwSet points into it. */
+typedef struct HwSession {
+  Diag diag;
+  SemaOptions opt;
+  Sema *sema;
+  HwSet *hw;
+} HwSession;
+
+HwSet *hw_session_open(HwSession *x, const char *name, const char *const *files, int nfiles,
+                       const char **incdirs, int nincdirs);
+void hw_session_close(HwSession *x);
+
 #endif

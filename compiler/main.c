@@ -13,6 +13,7 @@
 #include <llvm-c/Core.h>
 
 #include "fmt.h"
+#include "cli.h"
 #include "fit_cmd.h"
 #include "op.h"
 #include "parse.h"
@@ -85,7 +86,7 @@ typedef struct Options {
   bool dump_ast, dump_sema, quiet, fmt_check, fmt_stdout;
 } Options;
 
-static int usage_error(const char *cmd, const char *fmt, const char *arg) {
+int cli_usage_error(const char *cmd, const char *fmt, const char *arg) {
   fprintf(stderr, "llmp%s%s: ", cmd ? " " : "", cmd ? cmd : "");
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\nTry `llmp%s%s --help`.\n", cmd ? " " : "", cmd ? cmd : "");
@@ -105,27 +106,27 @@ static int parse_options(const char *cmd, int argc, char **argv, Options *o) {
       return 0;
     } else if (!strcmp(a, "--error-format=short")) o->format = DIAG_SHORT;
     else if (!strcmp(a, "--error-format=human")) o->format = DIAG_HUMAN;
-    else if (!strncmp(a, "--error-format=", 15)) return usage_error(cmd, "unknown error format `%s` (human or short)", a + 15);
+    else if (!strncmp(a, "--error-format=", 15)) return cli_usage_error(cmd, "unknown error format `%s` (human or short)", a + 15);
     else if (!strcmp(a, "--color=always")) o->colour = 1;
     else if (!strcmp(a, "--color=never")) o->colour = 0;
     else if (!strcmp(a, "--color=auto")) o->colour = -1;
-    else if (!strncmp(a, "--color=", 8)) return usage_error(cmd, "unknown colour mode `%s` (auto, always, never)", a + 8);
+    else if (!strncmp(a, "--color=", 8)) return cli_usage_error(cmd, "unknown colour mode `%s` (auto, always, never)", a + 8);
     else if (!is_fmt && !strcmp(a, "--dump=ast")) o->dump_ast = true;
     else if (!is_fmt && !strcmp(a, "--dump=sema")) o->dump_sema = true;
-    else if (!is_fmt && !strncmp(a, "--dump=", 7)) return usage_error(cmd, "unknown dump `%s` (ast or sema)", a + 7);
+    else if (!is_fmt && !strncmp(a, "--dump=", 7)) return cli_usage_error(cmd, "unknown dump `%s` (ast or sema)", a + 7);
     else if (!is_fmt && !strcmp(a, "--quiet")) o->quiet = true;
     else if (!is_fmt && !strcmp(a, "-I")) {
-      if (i + 1 == argc) return usage_error(cmd, "%s needs a folder", a);
+      if (i + 1 == argc) return cli_usage_error(cmd, "%s needs a folder", a);
       o->incdirs[o->nincdirs++] = argv[++i];
     } else if (!is_fmt && !strncmp(a, "-I", 2)) o->incdirs[o->nincdirs++] = a + 2;
     else if (is_fmt && !strcmp(a, "--check")) o->fmt_check = true;
     else if (is_fmt && !strcmp(a, "--stdout")) o->fmt_stdout = true;
     else if (!strcmp(a, "--")) {
       while (++i < argc) o->files[o->nfiles++] = argv[i];
-    } else if (a[0] == '-' && a[1]) return usage_error(cmd, "unknown option `%s`", a);
+    } else if (a[0] == '-' && a[1]) return cli_usage_error(cmd, "unknown option `%s`", a);
     else o->files[o->nfiles++] = a;
   }
-  if (!o->nfiles) return usage_error(cmd, "%s", "no input files");
+  if (!o->nfiles) return cli_usage_error(cmd, "%s", "no input files");
   return -1;
 }
 
@@ -231,7 +232,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(cmd, "op")) return op_main(argc - 2, argv + 2);
   if (!strcmp(cmd, "fit")) return fit_main(argc - 2, argv + 2);
-  if (strcmp(cmd, "check") && strcmp(cmd, "fmt")) return usage_error(NULL, "unknown command `%s`", cmd);
+  if (strcmp(cmd, "check") && strcmp(cmd, "fmt")) return cli_usage_error(NULL, "unknown command `%s`", cmd);
   Options o = {0};
   int rc = parse_options(cmd, argc - 2, argv + 2, &o);
   if (rc < 0) rc = !strcmp(cmd, "check") ? cmd_check(&o) : cmd_fmt(&o);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "hw.h"
 
 typedef enum { NEED_GPU, NEED_CLUSTER } Need;
@@ -123,13 +124,6 @@ typedef struct OpOptions {
   int nquery;
 } OpOptions;
 
-static int op_usage_error(const char *msg, const char *arg) {
-  fprintf(stderr, "llmp op: ");
-  fprintf(stderr, msg, arg);
-  fprintf(stderr, "\nTry `llmp op --help`.\n");
-  return 2;
-}
-
 static int parse_op_options(int argc, char **argv, OpOptions *o) {
   o->dtype = RT_FP16;
   for (int i = 0; i < argc; i++) {
@@ -140,28 +134,28 @@ static int parse_op_options(int argc, char **argv, OpOptions *o) {
       return 0;
     } else if ((!strcmp(a, "--gpu") || !strcmp(a, "--cluster") || !strcmp(a, "--dtype") || !strcmp(a, "-f") ||
                 !strcmp(a, "-I")) && !has_next) {
-      return op_usage_error("%s needs a value", a);
+      return cli_usage_error("op", "%s needs a value", a);
     } else if (!strcmp(a, "--gpu")) o->gpu = argv[++i];
     else if (!strcmp(a, "--cluster")) o->cluster = argv[++i];
     else if (!strcmp(a, "--dtype")) {
       int dt = rt_dtype_lookup(argv[++i]);
-      if (dt < 0) return op_usage_error("unknown dtype `%s` (fp32, tf32, fp16, bf16, fp8)", argv[i]);
+      if (dt < 0) return cli_usage_error("op", "unknown dtype `%s` (fp32, tf32, fp16, bf16, fp8)", argv[i]);
       o->dtype = (RtDtype)dt;
     } else if (!strcmp(a, "-f") && o->nfiles < 32) o->files[o->nfiles++] = argv[++i];
     else if (!strcmp(a, "-I") && o->nincdirs < 32) o->incdirs[o->nincdirs++] = argv[++i];
     else if (!strcmp(a, "--batch")) o->batch = true;
     else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = true;
     else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9') && o->nquery == 0)
-      return op_usage_error("unknown option `%s`", a);
+      return cli_usage_error("op", "unknown option `%s`", a);
     else {
       o->query = argv + i;
       o->nquery = argc - i;
       break;
     }
   }
-  if (!o->gpu && !o->cluster) return op_usage_error("%s", "name a --gpu or a --cluster");
-  if (o->batch && o->nquery) return op_usage_error("%s", "--batch reads its queries from standard input, not the command line");
-  if (!o->batch && !o->nquery) return op_usage_error("%s", "no query: give KIND ARGS..., or --batch");
+  if (!o->gpu && !o->cluster) return cli_usage_error("op", "%s", "name a --gpu or a --cluster");
+  if (o->batch && o->nquery) return cli_usage_error("op", "%s", "--batch reads its queries from standard input, not the command line");
+  if (!o->batch && !o->nquery) return cli_usage_error("op", "%s", "no query: give KIND ARGS..., or --batch");
   return -1;
 }
 
@@ -262,26 +256,16 @@ int op_main(int argc, char **argv) {
   OpOptions o = {0};
   int rc = parse_op_options(argc, argv, &o);
   if (rc >= 0) return rc;
-  Diag d;
-  diag_init(&d, stderr);
-  SemaOptions so = {o.incdirs, o.nincdirs, NULL};
-  Sema *s = sema_new(&d, &so);
-  char *root = hw_root_text(&so, o.files, o.nfiles);
-  int errors = sema_run_text(s, "<llmp op>", root);
-  free(root);
-  HwSet *h = NULL;
+  HwSession hs;
+  HwSet *h = hw_session_open(&hs, "<llmp op>", o.files, o.nfiles, o.incdirs, o.nincdirs);
   OpCtx x = {&o, NULL, NULL, false};
   rc = 1;
-  if (!errors) {
-    h = hw_new(s, &d, &so);
+  if (h) {
     x.gpu = o.gpu ? hw_gpu(h, o.gpu) : NULL;
     x.cluster = o.cluster ? hw_cluster(h, o.cluster) : NULL;
     if ((!o.gpu || x.gpu) && (!o.cluster || x.cluster))
       rc = o.batch ? run_batch(&x) : !run_query(&x, o.nquery, o.query);
   }
-  hw_free(h);
-  sema_free(s);
-  diag_flush(&d);
-  diag_free(&d);
+  hw_session_close(&hs);
   return rc;
 }

@@ -23,27 +23,7 @@ static const char *const known_fail[] = {
 #include "ops_accuracy_known.h"
     NULL};
 
-static int failures, surprises;
-
-static int is_known(const char *what) {
-  for (int i = 0; known_fail[i]; i++)
-    if (strcmp(known_fail[i], what) == 0) return 1;
-  return 0;
-}
-
-/* Records a verdict; returns the word to print. */
-static const char *verdict(const char *what, int pass) {
-  int known = is_known(what);
-  if (pass && known) {
-    surprises++;
-    return "PASS (listed as known failure: remove it)";
-  }
-  if (!pass && !known) {
-    failures++;
-    return "FAIL";
-  }
-  return pass ? "PASS" : "FAIL (known)";
-}
+#include "verdict.h"
 
 /* The paper's Best_error% (a fraction) of op/prop ("fwd", "bwd", "dur"), or -1. */
 static double paper_error(const char *dir, const char *op, const char *prop) {
