@@ -1,0 +1,133 @@
+/* report.h - what llmp run says about one scenario, and the forms it says it in.
+ *
+ * A Report is filled by the evaluator (interp.c over the cost graph of lower.c) and printed
+ * by report.c as a table (for people), JSON Lines or CSV (for programs), and, for one
+ * iteration, as a Chrome trace-event file that Perfetto and chrome://tracing open.
+ *
+ * Times are seconds, memory bytes, rates per second.  The breakdown is of the critical path
+ * of one iteration, so its parts add up to the iteration time: the busiest pipeline device's
+ * forward, backward and recompute compute, its tensor/context/expert-parallel communication
+ * and pipeline sends, the pipeline bubble (makespan minus that device's busy time), the
+ * data-parallel communication not hidden behind the backward pass, and the optimizer step. */
+#ifndef LLMP_REPORT_H
+#define LLMP_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "llmp_rt.h"
+
+/* Breakdown parts: X(ENUM, "json key", "table label").  ORDER ReportPart */
+#define REPORT_PARTS(X) \
+  X(FORWARD, "forward", "forward") \
+  X(BACKWARD, "backward", "backward") \
+  X(RECOMPUTE, "recompute", "recompute") \
+  X(TP_COMM, "tp_comm", "TP communication") \
+  X(CP_COMM, "cp_comm", "CP communication") \
+  X(EP_COMM, "ep_comm", "EP communication") \
+  X(PP_COMM, "pp_comm", "pipeline send/receive") \
+  X(BUBBLE, "bubble", "pipeline bubble") \
+  X(DP_COMM, "dp_comm", "exposed DP communication") \
+  X(OPTIMIZER, "optimizer", "optimizer step")
+typedef enum {
+#define X(e, k, l) RP_##e,
+  REPORT_PARTS(X)
+#undef X
+  RP_N
+} ReportPart;
+
+/* Memory parts per GPU (the device that needs most): X(ENUM, "json key", "label"). */
+#define REPORT_MEMORY(X) \
+  X(WEIGHTS, "weights", "weights") \
+  X(GRADIENTS, "gradients", "gradients") \
+  X(OPTIMIZER, "optimizer", "optimizer state") \
+  X(ACTIVATIONS, "activations", "activations") \
+  X(BUFFERS, "buffers", "communication buffers")
+typedef enum {
+#define X(e, k, l) RM_##e,
+  REPORT_MEMORY(X)
+#undef X
+  RM_N
+} ReportMemory;
+
+typedef struct Report {
+  const char *scenario;         /* name of the scenario */
+  const char *file;             /* the file that declares it */
+  const char *model, *cluster, *gpu;
+  /* The plan as evaluated (defaults filled in). */
+  int tp, pp, dp, cp, ep, virtual_stages, micro_batch, global_batch, micro_batches, gpus;
+  int zero;
+  bool sequence_parallel;
+  const char *dtype, *schedule, *recompute;
+  /* Time. */
+  double iteration;             /* seconds per iteration */
+  double part[RP_N];            /* seconds; they add up to iteration */
+  double tokens_per_s;          /* global_batch * seq / iteration */
+  double model_flops;           /* FLOP of one iteration, all GPUs: forward + backward, no recompute */
+  double hardware_flops;        /* with recompute */
+  double tflops_per_gpu;        /* model FLOP/s per GPU, in FLOP/s */
+  double mfu;                   /* model FLOP/s per GPU over the GPU's dense peak for the dtype */
+  /* Memory of the device that needs most. */
+  double memory[RM_N];          /* bytes */
+  double peak;                  /* bytes: the sum of the parts */
+  double capacity;              /* bytes: the GPU's memory */
+  int peak_stage;               /* the pipeline stage (device) that needs most */
+  bool fits;                    /* peak <= capacity */
+  /* Against a measured run, where the scenario has `measured { ... }`. */
+  bool has_measured_iteration;
+  double measured_iteration;    /* seconds */
+  double error_pct;             /* 100 * (iteration - measured) / measured */
+  bool has_measured_tflops;
+  double measured_tflops;       /* FLOP/s per GPU as the source reports it */
+  /* Provenance: how many kernel calls a calibration table corrected, of how many. */
+  int calls, calibrated_calls;
+} Report;
+
+typedef enum { REPORT_TABLE, REPORT_JSON, REPORT_CSV } ReportFormat;
+
+/* Writes one scenario's report.  For REPORT_CSV, report_csv_header() first, once.  A table
+ * (layout at the top of report.c) ends with a newline and has no blank lines: a caller
+ * printing several puts a blank line between them.  JSON is one line (JSON Lines).  A plan
+ * that does not fit gets no time: no iteration, tokens/s, TFLOP/s or MFU lines in the table,
+ * null in JSON, empty CSV fields.  NULL out or r: nothing is written. */
+void report_print(FILE *out, const Report *r, ReportFormat f);
+void report_csv_header(FILE *out);
+/* Writes x seconds (or bytes) with a unit that reads well: "1.234 s", "56.7 ms", "93.1 GiB".
+ * Times: s, ms, us or ns with at most 4 significant digits, trailing zeros dropped ("1 s",
+ * "12.35 s", "1235 s").  Bytes: B, KiB, MiB, GiB or TiB with one decimal, dropped when it is
+ * 0 ("80 GiB", "512 B").  NaN or infinite: "n/a".  Truncated to fit n bytes; returns buf. */
+const char *report_time(char *buf, unsigned n, double seconds);
+const char *report_bytes(char *buf, unsigned n, double bytes);
+
+/* "does not fit: needs 93.1 GiB of 80 GiB: activations 61.2 GiB, ..." into buf: the memory
+ * parts that are not 0, largest first.  For a plan that fits: "fits: needs ..." alike. */
+const char *report_fit_message(char *buf, unsigned n, const Report *r);
+
+/* The Chrome trace of one iteration: a process per pipeline stage with a track for compute
+ * and one per communication stream (tp, pp, dp), events from the schedule simulation and the
+ * per-stage layer breakdown.  See report.c for the exact layout. */
+typedef struct TraceOp {        /* one operator of a model chunk's forward or backward */
+  const char *name;             /* "layer 3 qkv", "embedding", "tp allreduce" */
+  char stream;                  /* 'c' compute, 't' TP/CP/EP communication */
+  double fwd, bwd;              /* seconds for one micro-batch */
+} TraceOp;
+
+typedef struct TraceInput {
+  const Report *report;
+  const RtPipeEvent *events;    /* from rt_pipeline over the scenario's stages */
+  int nevents;
+  int stages, chunks;
+  /* Per model chunk (stages*chunks, model order): its operators in execution order. */
+  const TraceOp *const *ops;
+  const int *nops;
+  double p2p;                   /* seconds of one pipeline send */
+  double dp_start, dp_comm;     /* the data-parallel gradient reduction: start and length */
+  double optimizer_start, optimizer;
+} TraceInput;
+
+/* Writes the trace JSON (one event a line) and flushes out; returns 0, or -1 with errno set
+ * if writing failed (EINVAL if out or t is NULL).  Events with a time that is not finite are
+ * left out; stages < 1 means as many as the events' devices. */
+int report_trace(FILE *out, const TraceInput *t);
+
+#endif
