@@ -116,6 +116,62 @@ RtCost rt_alltoall(const RtCluster *c, double bytes, int nodes, int gpus_per_nod
 /* Send/receive between two ranks: nodes = 1 (same node) or 2, gpus_per_node = 2 or 1. */
 RtCost rt_p2p(const RtCluster *c, double bytes, int nodes, int gpus_per_node);
 
+/* --- pipeline schedules -------------------------------------------------------------- */
+/* The makespan of one iteration's pipeline, simulated event by event over devices and
+ * micro-batches with each model chunk's own times (runtime/schedule.c).  The closed-form
+ * bubble formulas ((p-1)/m for GPipe and 1F1B, (p-1)/(v m) for interleaved) hold only for
+ * equal stages and free sends; tests check the simulation against them there. */
+typedef enum { RT_GPIPE, RT_1F1B, RT_INTERLEAVED, RT_ZERO_BUBBLE, RT_NSCHEDULES } RtSchedule;
+
+enum { RT_MAX_CHUNKS = 1024 };  /* stages * chunks */
+
+typedef struct RtPipeline {
+  RtSchedule schedule;
+  int stages;                   /* pp: devices in the pipeline */
+  int chunks;                   /* model chunks per device (virtual stages); 1 unless interleaved */
+  int micro_batches;            /* per iteration, through this pipeline */
+  /* Per model chunk c = 0 .. stages*chunks-1 in model order (chunk c runs on device
+   * c % stages), seconds for one micro-batch: */
+  const double *fwd;            /* forward, with its tensor-parallel communication */
+  const double *bwd;            /* backward for the input gradient (B), with its TP communication */
+  const double *wgrad;          /* backward for the weight gradient (W); NULL: 0.  Every schedule
+                                   but zero-bubble runs it right after B, as one backward */
+  const double *recompute;      /* forward recomputed before the backward; NULL: 0 */
+  double p2p;                   /* one send of activations (or their gradient) between chunks
+                                   on different devices; the receiver waits for it, the sender
+                                   does not */
+} RtPipeline;
+
+typedef struct RtPipeEvent {
+  int device, chunk, micro;     /* chunk: model chunk index (0 .. stages*chunks-1) */
+  char kind;                    /* 'F' forward, 'R' recompute, 'B' backward (input grad, or the
+                                   whole backward), 'W' weight grad (zero-bubble) */
+  double start, end;            /* seconds from the iteration's start */
+} RtPipeEvent;
+
+typedef struct RtPipeResult {
+  double makespan;              /* first forward's start to the last backward's end, seconds */
+  double busy;                  /* compute time of the busiest device */
+  int busiest;                  /* that device */
+  int in_flight;                /* most micro-batch chunks any device holds activations for
+                                   (forward done, backward not yet), the memory model's factor */
+  int in_flight_device;         /* the device that holds them */
+  unsigned flags;               /* RT_BAD_ARGS: makespan NaN */
+} RtPipeResult;
+
+/* Simulates the schedule.  events may be NULL; otherwise up to maxevents events are written
+ * in start order per device (device 0's first; R and W events only where they take time),
+ * and *nevents (if not NULL) gets the number there were.  Out-of-range arguments (a time
+ * negative or not finite, chunks > 1 but for INTERLEAVED, which then needs micro_batches
+ * % stages == 0, more than RT_MAX_CHUNKS model chunks) give RT_BAD_ARGS with makespan and
+ * busy NaN, devices -1 and *nevents 0. */
+RtPipeResult rt_pipeline(const RtPipeline *p, RtPipeEvent *events, int maxevents, int *nevents);
+
+/* Layers per stage: uniform (layers / (stages*chunks), which must divide) or balanced
+ * (DeepSpeed's pipeline engine: chunks differ by at most one layer, the first ones get the
+ * extra layers).  Writes stages*chunks counts in model order; returns 0, or -1 if it cannot. */
+int rt_partition_layers(int layers, int stages, int chunks, int balanced, int *out);
+
 /* --- calibration tables ------------------------------------------------------------- */
 /* Loads every table file of a folder (hw/calibration/NAME/).  On error returns NULL and
  * writes "FILE:LINE: message" into err (errlen bytes). */
