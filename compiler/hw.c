@@ -14,6 +14,7 @@ struct HwSet {
   const SemaOptions *opt;
   RtGpu gpus[HW_MAX];
   RtCluster clusters[HW_MAX];
+  Decl *gpu_decls[HW_MAX], *cluster_decls[HW_MAX];   /* what each was built from */
   RtCalib *calibs[2 * HW_MAX];
   int ngpus, nclusters, ncalibs;
 };
@@ -70,7 +71,7 @@ static const char *const peak_fields[RT_NDTYPES] = {   /* ORDER RtDtype */
 
 static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
   for (int i = 0; i < h->ngpus; i++)
-    if (!strcmp(h->gpus[i].name, sema_decl_name(decl))) return &h->gpus[i];
+    if (h->gpu_decls[i] == decl) return &h->gpus[i];
   if (h->ngpus == HW_MAX) return NULL;
   RtGpu g = {0};
   double sms;
@@ -86,6 +87,7 @@ static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
   g.calib = load_calib(h, decl, &failed);
   if (failed) return NULL;
   h->gpus[h->ngpus] = g;
+  h->gpu_decls[h->ngpus] = decl;
   return &h->gpus[h->ngpus++];
 }
 
@@ -121,8 +123,13 @@ const RtCluster *hw_cluster(HwSet *h, const char *name) {
     diag_plain(h->d, NULL, "no cluster named `%s` (the systems are declared in hw/systems/, or give a file with -f)", name);
     return NULL;
   }
+  return hw_cluster_decl(h, decl);
+}
+
+const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
+  const char *name = sema_decl_name(decl);
   for (int i = 0; i < h->nclusters; i++)
-    if (!strcmp(h->clusters[i].name, name)) return &h->clusters[i];
+    if (h->cluster_decls[i] == decl) return &h->clusters[i];
   if (h->nclusters == HW_MAX) return NULL;
   RtCluster c = {0};
   double gpn, nodes;
@@ -144,6 +151,7 @@ const RtCluster *hw_cluster(HwSet *h, const char *name) {
   c.calib = load_calib(h, decl, &failed);
   if (failed) return NULL;
   h->clusters[h->nclusters] = c;
+  h->cluster_decls[h->nclusters] = decl;
   return &h->clusters[h->nclusters++];
 }
 

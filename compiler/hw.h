@@ -20,6 +20,8 @@ void hw_free(HwSet *h);
 /* NULL after reporting why (not declared, a figure missing, a table that does not load). */
 const RtGpu *hw_gpu(HwSet *h, const char *name);
 const RtCluster *hw_cluster(HwSet *h, const char *name);
+/* The same from a declaration (a scenario's `cluster = selene { nodes = 192 }`). */
+const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl);
 
 /* The text of a root file that imports every .llmp of hw/ that declares hardware
  * (hw/gpus.llmp, every file of hw/systems) and then the given files; malloc'd. */

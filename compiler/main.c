@@ -2,6 +2,7 @@
  *
  *   llmp check FILE...      parse -> imports -> sema          (--dump=ast after parsing)
  *   llmp fmt FILE...        parse -> canonical layout
+ *   llmp run|graph|validate parse -> sema -> lower -> evaluate -> report  (run.c)
  *
  * Each FILE is its own compilation (an arena, a declaration table).  Exit status: 0 when
  * clean, 1 when a file has errors (or, for fmt --check, is not formatted), 2 for a bad
@@ -17,6 +18,7 @@
 #include "fit_cmd.h"
 #include "op.h"
 #include "parse.h"
+#include "run.h"
 #include "sema.h"
 
 #define LLMP_VERSION "0.1.0"
@@ -232,6 +234,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(cmd, "op")) return op_main(argc - 2, argv + 2);
   if (!strcmp(cmd, "fit")) return fit_main(argc - 2, argv + 2);
+  if (!strcmp(cmd, "run") || !strcmp(cmd, "graph") || !strcmp(cmd, "validate")) return run_main(cmd, argc - 2, argv + 2);
   if (strcmp(cmd, "check") && strcmp(cmd, "fmt")) return cli_usage_error(NULL, "unknown command `%s`", cmd);
   Options o = {0};
   int rc = parse_options(cmd, argc - 2, argv + 2, &o);

@@ -75,7 +75,7 @@ static const FieldDef f_plan[] = {
     ENUM("recompute", e_recompute, 0), ENUM("layer_partition", e_partition, 0),
     {"zero", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 3},
     {"placement", FT_ENUMLIST, {{0}}, e_groups, DK_UNKNOWN, 0, 0, 0},
-    COUNT("dp_bucket_elements", 0), BOOL("overlap_dp"), BOOL("overlap_tp"), BOOL("overlap_pp"),
+    COUNT("dp_bucket_elements", 0), ENUM("grad_dtype", e_dtype, 0), BOOL("overlap_dp"), BOOL("overlap_tp"), BOOL("overlap_pp"),
     ENUM("optimizer", e_optimizer, 0), STRING("description"), STRING("source"), END};
 
 static const FieldDef f_measured[] = {
@@ -147,7 +147,7 @@ static const FieldDef p_linear[] = {POS("tokens"), POS("in"), POS("out"),
 static const FieldDef p_bmm[] = {POS("batch"), POS("m"), POS("k"), POS("n"), END};
 static const FieldDef p_attention[] = {POS("batch"), POS("heads"), POS("seq"), POS("head_dim"),
                                        BOOL("causal"), COUNT("kv_heads", 0),
-                                       ENUM("impl", e_attention, 0), END};
+                                       ENUM("impl", e_attention, 0), BOOL("dropout"), END};
 static const FieldDef p_softmax[] = {POS("rows"), POS("cols"), BOOL("causal"), END};
 static const FieldDef p_norm[] = {POSE("kind", e_norm), POS("tokens"), POS("hidden"), END};
 static const FieldDef p_activation[] = {POSE("kind", e_activation), POS("elements"), END};

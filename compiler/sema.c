@@ -1564,6 +1564,51 @@ bool sema_number(Sema *s, Decl *d, const char *field, double *out) {
   return true;
 }
 
+bool sema_bool(Sema *s, Decl *d, const char *field, bool *out) {
+  Value v = field_by_name(s, d, field);
+  if (v.t != T_BOOL || !v.known) return false;
+  *out = v.num != 0;
+  return true;
+}
+
+int sema_word_list(Sema *s, Decl *d, const char *field, const char **words, int max) {
+  Value v = field_by_name(s, d, field);
+  if (v.t != T_LIST || !v.known || !v.list) return -1;
+  int n = 0;
+  for (AstNode *c = v.list->u.list.first; c; c = c->next) {
+    if (c->kind != AST_NAME) return -1;
+    if (n < max) words[n] = c->name;
+    n++;
+  }
+  return n;
+}
+
+AstList sema_block_body(Decl *d) { return body_of(d); }
+
+void sema_decl_at(Sema *s, Decl *d, SrcFile **file, Span *span) {
+  Decl *at = d;
+  while (at->node->kind == AST_EXTEND && at->parent) at = at->parent;
+  *file = file_of(s, at);
+  *span = at->node->name_span;
+}
+
+DeclKind sema_decl_kind(const Decl *d) { return d->kind; }
+
+int sema_root_decls(Sema *s, DeclKind kind, Decl **out, int max) {
+  int n = 0;
+  for (int i = 0; i < s->ndecls; i++)
+    if (s->decls[i]->file == 0 && s->decls[i]->kind == kind && s->decls[i]->ext_state == 2) {
+      if (n < max) out[n] = s->decls[i];
+      n++;
+    }
+  return n;
+}
+
+AstNode *sema_field_node(Decl *d, const char *field) {
+  const FieldDef *fd = schema_field(d->schema, field);
+  return fd ? d->fields[schema_field_index(d->schema, fd)] : NULL;
+}
+
 const char *sema_word(Sema *s, Decl *d, const char *field) {
   Value v = field_by_name(s, d, field);
   return (v.t == T_ENUM || v.t == T_STR) && v.known ? v.str : NULL;

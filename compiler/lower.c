@@ -1,0 +1,1136 @@
+/* lower.c - a scenario's cost graph: operators, collectives, schedule, memory.
+ *
+ * The model of one training iteration, as built here (docs/model.md has it in prose):
+ *
+ * Operators.  Each `op` of a block becomes kernel calls for one micro-batch on one rank.
+ * `split = column` divides a linear's outputs by tp and `split = row` its inputs; the
+ * attention heads, the activation and any element-wise work between a column and the next
+ * row linear are divided by tp too.  Outside that region, norms, adds and dropouts work on
+ * all t tokens, or t/tp with sequence parallelism.  The conjugate collectives are inserted:
+ * without sequence parallelism, an all-reduce of the row linear's output (forward) and of
+ * the column linear's input gradient (backward); with it, all-gather before the column
+ * linear and reduce-scatter after the row linear (and the reverse in backward).  Context
+ * parallelism splits attention over cp ranks with a ring exchange of K and V (cp-1 sends
+ * forward, twice that backward).  Experts exchange tokens with an all-to-all over ep
+ * (dispatch and combine, forward and backward).  With overlap_tp (overlap_dp, for ZeRO-3's
+ * gathers) a collective is hidden behind the compute it overlaps, and only the excess counts.
+ *
+ * Stages.  Layers are split over pp * virtual_stages model chunks (uniform or balanced);
+ * the first chunk adds the embedding block, the last the head block.  The pipeline kernel
+ * simulates the schedule with each chunk's times; a sweep's varying pp needs no new graph.
+ *
+ * Data parallelism.  Gradients are reduced over dp in buckets of dp_bucket_elements: an
+ * all-reduce (ZeRO 0) or a reduce-scatter plus an all-gather of the updated parameters
+ * (ZeRO 1, 2: Megatron's distributed optimizer); ZeRO 3 gathers each layer's parameters in
+ * forward and backward and reduce-scatters its gradients in backward.  With overlap_dp the
+ * reduction hides behind the last micro-batch's backward and the gather behind the first
+ * forward, except one bucket each; without, it all follows the pipeline's end.
+ *
+ * Memory.  Per GPU of the first and of the last stage (the larger is reported): weights
+ * (2 bytes, 4 in fp32), gradients (grad_dtype, fp32 by default), optimizer state (fp32
+ * master weights and two moments: 12 bytes, 8 in fp32, sharded by ZeRO), activations (what
+ * each operator saves for its backward, times the micro-batch chunks the schedule keeps in
+ * flight on that stage), communication buffers (one gradient bucket, ZeRO-3's gathered
+ * layer).  What each operator saves follows Korthikanti et al. 2022 (arXiv 2205.05198),
+ * section 4: a linear its input, a norm its input, an activation its input, unfused
+ * attention Q, K, V and its softmax output (and dropout mask and output), flash attention
+ * Q, K, V, O and the log-sum-exp, a dropout its one-byte mask. */
+#include "lower.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+#include "units.h"
+
+/* --- named outputs ------------------------------------------------------------------- */
+
+#define OUTPUTS(X) \
+  X(ITERATION, "iteration") X(TOKENS, "tokens_per_s") X(MFU, "mfu") X(TFLOPS, "tflops_per_gpu") \
+  X(MODEL_FLOPS, "model_flops") X(HW_FLOPS, "hardware_flops") X(PEAK, "memory.peak") \
+  X(PEAK_STAGE, "memory.peak_stage") X(MAKESPAN, "pipeline.makespan") X(P2P, "pipeline.p2p") \
+  X(DP_START, "dp.start") X(DP_TIME, "dp.exposed") X(OPT_TIME, "optimizer") X(MICRO, "micro_batches")
+typedef enum {
+#define X(e, s) O_##e,
+  OUTPUTS(X)
+#undef X
+  O_N
+} OutputId;
+static const char *const output_names[O_N] = {
+#define X(e, s) s,
+    OUTPUTS(X)
+#undef X
+};
+static const char *const part_outputs[RP_N] = {
+#define X(e, k, l) "part." k,
+    REPORT_PARTS(X)
+#undef X
+};
+static const char *const memory_outputs[RM_N] = {
+#define X(e, k, l) "memory." k,
+    REPORT_MEMORY(X)
+#undef X
+};
+
+/* --- state --------------------------------------------------------------------------- */
+
+enum { CM_TP, CM_CP, CM_EP, CM_DP, CM_N };   /* communication streams of a layer */
+
+typedef struct Acc {            /* one block, one micro-batch, one rank */
+  GId fc, bc;                   /* compute seconds, forward and backward */
+  GId wg;                       /* the weight-gradient share of bc (zero-bubble's W) */
+  GId comm_f[CM_N], comm_b[CM_N];   /* exposed communication seconds per stream */
+  GId sel;                      /* forward seconds that selective recompute re-runs */
+  GId act;                      /* activation bytes saved for backward, no recompute */
+  GId act_sel;                  /* of which selective recompute does not keep */
+  GId in_bytes;                 /* the block's input (what full recompute keeps) */
+  GId params;                   /* parameters on this rank */
+  GId flops;                    /* model FLOP of the forward on this rank */
+  GId gather_f, gather_b;       /* ZeRO-3 communication before overlap */
+} Acc;
+
+typedef struct LetVal {
+  AstNode *let;
+  GId id;
+  const char *word;
+} LetVal;
+
+typedef struct Val {            /* a block expression's value: a number node or a word */
+  GId id;
+  const char *word;             /* enumeration word (layernorm, column), or NULL */
+  bool ok;
+} Val;
+
+typedef struct Lower {
+  Sema *s;
+  Diag *d;
+  Graph *g;
+  Lowered *out;
+  Decl *scenario, *model, *plan, *cluster;
+  const RtGpu *gpu;
+  const RtCluster *rc;
+  SrcFile *file;
+  Span at;
+  int errors;
+  /* the plan, as nodes */
+  GId tp, pp, dp, cp, ep, vs, mb, gb, m, seq, hidden;
+  GId stride[5];                /* per group: tp cp ep dp pp */
+  GId bytes_act;                /* bytes per activation element */
+  RtDtype dt_gemm, dt_other;
+  bool sp, overlap_tp, overlap_dp;
+  int zero;
+  /* the block being lowered */
+  Decl *blk;
+  int which;                    /* LB_* */
+  Acc *acc;
+  LetVal lets[64];
+  int nlets;
+  bool sharded;                 /* between a column- and a row-parallel linear */
+} Lower;
+
+enum { G_TP, G_CP, G_EP, G_DP, G_PP };
+static const char *const group_names[] = {"tp", "cp", "ep", "dp", "pp"};
+
+static void err(Lower *L, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void err(Lower *L, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_vreport(L->d, DIAG_ERROR, L->file, sp, fmt, ap);
+  va_end(ap);
+  L->errors++;
+}
+
+/* An error inside a block: reported at the operator, with a note at the scenario. */
+static void err_blk(Lower *L, AstNode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
+  SrcFile *f;
+  Span sp;
+  sema_decl_at(L->s, L->blk, &f, &sp);
+  va_list ap;
+  va_start(ap, fmt);
+  diag_vreport(L->d, DIAG_ERROR, f, n ? n->span : sp, fmt, ap);
+  va_end(ap);
+  diag_note(L->d, L->file, L->at, "in scenario `%s`", sema_decl_name(L->scenario));
+  L->errors++;
+}
+
+static const char *save_str(Lowered *o, const char *a, const char *b) {
+  size_t n = strlen(a) + (b ? strlen(b) + 1 : 0) + 1;
+  char *p = malloc(n);
+  if (!p) abort();
+  snprintf(p, n, "%s%s%s", a, b ? " " : "", b ? b : "");
+  /* strings live as long as the Lowered: chained in one list */
+  char **node = malloc(sizeof(char *) + n);
+  if (!node) abort();
+  node[0] = o->strings;
+  memcpy(node + 1, p, n);
+  free(p);
+  o->strings = (char *)node;
+  return (const char *)(node + 1);
+}
+
+static void add_op(Lower *L, const char *name, const char *suffix, char stream, GId f, GId b) {
+  Lowered *o = L->out;
+  int w = L->which;
+  if (o->nops[w] == o->capops[w]) {
+    o->capops[w] = o->capops[w] ? 2 * o->capops[w] : 32;
+    o->ops[w] = realloc(o->ops[w], (size_t)o->capops[w] * sizeof *o->ops[w]);
+    if (!o->ops[w]) abort();
+  }
+  o->ops[w][o->nops[w]++] = (LowerOp){save_str(o, name, suffix), stream, f, b};
+}
+
+static GId K(Lower *L, double x) { return g_const(L->g, x); }
+static GId ADD(Lower *L, GId a, GId b) { return g_add(L->g, a, b); }
+static GId MUL(Lower *L, GId a, GId b) { return g_mul(L->g, a, b); }
+static GId DIV(Lower *L, GId a, GId b) { return g_div(L->g, a, b); }
+static GId MAX(Lower *L, GId a, GId b) { return g_max(L->g, a, b); }
+static GId SUB(Lower *L, GId a, GId b) { return g_sub(L->g, a, b); }
+static GId MUL3(Lower *L, GId a, GId b, GId c) { return MUL(L, MUL(L, a, b), c); }
+
+/* --- plan and model values ------------------------------------------------------------- */
+
+static double num_or(Lower *L, Decl *d, const char *field, double def) {
+  double x;
+  return sema_number(L->s, d, field, &x) ? x : def;
+}
+
+static bool bool_or(Lower *L, Decl *d, const char *field, bool def) {
+  bool x;
+  return sema_bool(L->s, d, field, &x) ? x : def;
+}
+
+static const char *word_or(Lower *L, Decl *d, const char *field, const char *def) {
+  const char *w = sema_word(L->s, d, field);
+  return w ? w : def;
+}
+
+/* plan.X inside a block: the plan as lowering completed it (dp derived, defaults filled). */
+static Val plan_value(Lower *L, const char *f) {
+  static const struct { const char *name; size_t off; } map[] = {
+      {"tp", offsetof(Lower, tp)}, {"pp", offsetof(Lower, pp)}, {"dp", offsetof(Lower, dp)},
+      {"cp", offsetof(Lower, cp)}, {"ep", offsetof(Lower, ep)}, {"virtual_stages", offsetof(Lower, vs)},
+      {"micro_batch", offsetof(Lower, mb)}, {"global_batch", offsetof(Lower, gb)}};
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (!strcmp(map[i].name, f)) return (Val){*(GId *)((char *)L + map[i].off), NULL, true};
+  if (!strcmp(f, "sequence_parallel")) return (Val){K(L, L->sp), NULL, true};
+  if (!strcmp(f, "zero")) return (Val){K(L, L->zero), NULL, true};
+  double x;
+  if (sema_number(L->s, L->plan, f, &x)) return (Val){K(L, x), NULL, true};
+  bool b;
+  if (sema_bool(L->s, L->plan, f, &b)) return (Val){K(L, b), NULL, true};
+  const char *w = sema_word(L->s, L->plan, f);
+  if (w) return (Val){-1, w, true};
+  return (Val){-1, NULL, false};
+}
+
+static Val decl_value(Lower *L, Decl *d, const char *f) {
+  double x;
+  if (sema_number(L->s, d, f, &x)) return (Val){K(L, x), NULL, true};
+  bool b;
+  if (sema_bool(L->s, d, f, &b)) return (Val){K(L, b), NULL, true};
+  const char *w = sema_word(L->s, d, f);
+  if (w) return (Val){-1, w, true};
+  return (Val){-1, NULL, false};
+}
+
+/* --- block expressions ----------------------------------------------------------------- */
+
+static Val eval(Lower *L, AstNode *n);
+
+static Val member(Lower *L, AstNode *n) {
+  /* a chain root.field[.field]: model.hidden, plan.tp, cluster.gpu.memory */
+  AstNode *chain[8];
+  int k = 0;
+  AstNode *x = n;
+  while (x->kind == AST_MEMBER && k < 8) {
+    chain[k++] = x;
+    x = x->u.bin.lhs;
+  }
+  if (x->kind != AST_NAME) return (Val){-1, NULL, false};
+  Decl *d = NULL;
+  if (!strcmp(x->name, "model")) d = L->model;
+  else if (!strcmp(x->name, "cluster")) d = L->cluster;
+  else if (!strcmp(x->name, "plan")) {
+    if (k != 1) return (Val){-1, NULL, false};
+    return plan_value(L, chain[0]->name);
+  } else return (Val){-1, NULL, false};
+  for (int i = k - 1; i > 0; i--) {
+    d = sema_ref(L->s, d, chain[i]->name);
+    if (!d) return (Val){-1, NULL, false};
+  }
+  return decl_value(L, d, chain[0]->name);
+}
+
+static Val let_value(Lower *L, AstNode *name) {
+  for (int i = 0; i < L->nlets; i++)
+    if (L->lets[i].let->u.bin.lhs->name == name->name) return (Val){L->lets[i].id, L->lets[i].word, true};
+  for (AstNode *c = sema_block_body(L->blk).first; c; c = c->next)
+    if (c->kind == AST_LET && c->u.bin.lhs->kind == AST_NAME && c->u.bin.lhs->name == name->name) {
+      Val v = eval(L, c->u.bin.rhs);
+      if (v.ok && L->nlets < 64) L->lets[L->nlets++] = (LetVal){c, v.id, v.word};
+      return v;
+    }
+  return (Val){-1, NULL, false};
+}
+
+static Val eval(Lower *L, AstNode *n) {
+  Graph *g = L->g;
+  switch (n->kind) {
+  case AST_NUM: {
+    double x = n->u.num.value;
+    if (n->u.num.unit) {
+      Unit u;
+      if (unit_lookup(n->u.num.unit, strlen(n->u.num.unit), &u)) x *= u.scale;
+    }
+    return (Val){K(L, x), NULL, true};
+  }
+  case AST_BOOL: return (Val){K(L, n->u.boolean), NULL, true};
+  case AST_NAME: {
+    Val v = let_value(L, n);
+    if (v.ok) return v;
+    return (Val){-1, n->name, true};   /* an enumeration word: column, layernorm */
+  }
+  case AST_MEMBER: return member(L, n);
+  case AST_UNOP: {
+    Val a = eval(L, n->u.bin.lhs);
+    if (!a.ok || a.word) return (Val){-1, NULL, false};
+    return (Val){g_un(g, n->u.bin.op == OP_NEG ? GN_NEG : GN_NOT, a.id), NULL, true};
+  }
+  case AST_BINOP: {
+    Val a = eval(L, n->u.bin.lhs), b = eval(L, n->u.bin.rhs);
+    if (!a.ok || !b.ok) return (Val){-1, NULL, false};
+    if (a.word || b.word) {   /* comparisons of words: model.norm == rmsnorm */
+      if (!a.word || !b.word || (n->u.bin.op != OP_EQ && n->u.bin.op != OP_NE)) return (Val){-1, NULL, false};
+      bool eq = !strcmp(a.word, b.word);
+      return (Val){K(L, n->u.bin.op == OP_EQ ? eq : !eq), NULL, true};
+    }
+    static const GOp map[] = {GN_ADD, GN_SUB, GN_MUL, GN_DIV, GN_MOD, GN_EQ, GN_NE, GN_LT, GN_LE,
+                              GN_GT, GN_GE, GN_AND, GN_OR};
+    return (Val){g_bin(g, map[n->u.bin.op], a.id, b.id), NULL, true};
+  }
+  case AST_CALL: {
+    const char *f = n->name;
+    GOp op = !strcmp(f, "min") ? GN_MIN : !strcmp(f, "max") ? GN_MAX : !strcmp(f, "ceil") ? GN_CEIL : GN_FLOOR;
+    GId acc = -1;
+    for (AstNode *a = n->u.list.first; a; a = a->next) {
+      Val v = eval(L, a);
+      if (!v.ok || v.word) return (Val){-1, NULL, false};
+      acc = op == GN_CEIL || op == GN_FLOOR ? g_un(g, op, v.id) : acc < 0 ? v.id : g_bin(g, op, acc, v.id);
+    }
+    return (Val){acc, NULL, acc >= 0};
+  }
+  default: return (Val){-1, NULL, false};
+  }
+}
+
+/* --- operators ------------------------------------------------------------------------- */
+
+typedef struct Args {
+  AstNode *node[12];            /* per parameter of the operator, NULL if not given */
+  const OpDef *def;
+  AstNode *call;
+} Args;
+
+static int param_index(const OpDef *od, const char *name) {
+  for (int i = 0; od->params[i].name; i++)
+    if (!strcmp(od->params[i].name, name)) return i;
+  return -1;
+}
+
+static void bind_args(AstNode *call, const OpDef *od, Args *a) {
+  memset(a, 0, sizeof *a);
+  a->def = od;
+  a->call = call;
+  int k = 0;
+  for (AstNode *x = call->u.list.first; x; x = x->next) {
+    if (x->kind == AST_NAMEDARG) {
+      int i = param_index(od, x->name);
+      if (i >= 0 && i < 12) a->node[i] = x->u.bin.rhs;
+    } else if (k < 12) {
+      a->node[k++] = x;
+    }
+  }
+}
+
+/* A numeric argument: its node; must be present (sema checked required ones). */
+static GId arg_num(Lower *L, Args *a, const char *name, double def) {
+  int i = param_index(a->def, name);
+  if (i < 0 || !a->node[i]) return K(L, def);
+  Val v = eval(L, a->node[i]);
+  if (!v.ok || v.word) {
+    err_blk(L, a->node[i], "argument `%s` of `%s` cannot be evaluated for this scenario", name, a->def->name);
+    return K(L, NAN);
+  }
+  return v.id;
+}
+
+static const char *arg_word(Lower *L, Args *a, const char *name, const char *def) {
+  int i = param_index(a->def, name);
+  if (i < 0 || !a->node[i]) return def;
+  Val v = eval(L, a->node[i]);
+  if (!v.ok || !v.word) {
+    err_blk(L, a->node[i], "argument `%s` of `%s` must be a word here", name, a->def->name);
+    return def;
+  }
+  return v.word;
+}
+
+static bool arg_bool(Lower *L, Args *a, const char *name, bool def) {
+  int i = param_index(a->def, name);
+  if (i < 0 || !a->node[i]) return def;
+  Val v = eval(L, a->node[i]);
+  double x;
+  if (!v.ok || v.word || !g_is_const(L->g, v.id, &x)) {
+    err_blk(L, a->node[i], "argument `%s` of `%s` must be true or false for this scenario", name, a->def->name);
+    return def;
+  }
+  return x != 0;
+}
+
+static GId call(Lower *L, RtKernel k, const char *label, int n, ...) {
+  GId args[RT_KERNEL_MAXARGS];
+  va_list ap;
+  va_start(ap, n);
+  for (int i = 0; i < n; i++) args[i] = va_arg(ap, GId);
+  va_end(ap);
+  return g_call(L->g, k, args, n, label);
+}
+
+static void compute(Lower *L, const char *name, GId c) {
+  Acc *a = L->acc;
+  a->fc = ADD(L, a->fc, c);
+  a->bc = ADD(L, a->bc, c + 1);
+  add_op(L, name, NULL, 'c', c, c + 1);
+}
+
+/* A collective over a group, seconds of one call (the node of its time). */
+static GId coll(Lower *L, RtKernel k, GId bytes, int group, const char *label) {
+  GId size = group == G_TP ? L->tp : group == G_CP ? L->cp : group == G_EP ? L->ep : group == G_DP ? L->dp : L->pp;
+  return call(L, k, label, 3, bytes, size, L->stride[group]);
+}
+
+/* Exposed communication: hidden behind `behind` seconds of compute when overlapped. */
+static GId exposed(Lower *L, GId comm, GId behind, bool overlap) {
+  return overlap ? MAX(L, K(L, 0), SUB(L, comm, behind)) : comm;
+}
+
+static void comm(Lower *L, int stream, const char *name, const char *what, GId f, GId b) {
+  Acc *a = L->acc;
+  a->comm_f[stream] = ADD(L, a->comm_f[stream], f);
+  a->comm_b[stream] = ADD(L, a->comm_b[stream], b);
+  add_op(L, name, what, 't', f, b);
+}
+
+/* Elements of work outside (or inside) the tensor-parallel region on this rank. */
+static GId local_elems(Lower *L, GId elems) {
+  return L->sharded || L->sp ? DIV(L, elems, L->tp) : elems;
+}
+
+static void lower_linear(Lower *L, const char *name, Args *a) {
+  GId t = arg_num(L, a, "tokens", 0), in = arg_num(L, a, "in", 0), out = arg_num(L, a, "out", 0);
+  const char *split = arg_word(L, a, "split", "none");
+  bool bias = arg_bool(L, a, "bias", false);
+  bool col = !strcmp(split, "column"), row = !strcmp(split, "row");
+  GId k = row ? DIV(L, in, L->tp) : in, n = col ? DIV(L, out, L->tp) : out;
+  GId c = call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), t, k, n, K(L, bias));
+  compute(L, name, c);
+  Acc *A = L->acc;
+  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), c + 1));   /* the weight-gradient GEMM: half the FLOPs */
+  A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, k, n)));
+  A->params = ADD(L, A->params, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)));
+  /* saved input: a column linear's input is replicated over tp (sharded with SP) */
+  GId in_el = col ? (L->sp ? DIV(L, MUL(L, t, in), L->tp) : MUL(L, t, in)) : row ? MUL(L, t, k) : local_elems(L, MUL(L, t, in));
+  A->act = ADD(L, A->act, MUL(L, in_el, L->bytes_act));
+  double tp;
+  bool single = g_is_const(L->g, L->tp, &tp) && tp == 1;
+  if ((col || row) && !single) {
+    GId elems = MUL(L, t, col ? in : out), bytes = MUL(L, elems, L->bytes_act);
+    GId f, b;
+    if (col) {
+      f = L->sp ? coll(L, RTK_ALLGATHER, bytes, G_TP, name) : K(L, 0);
+      b = coll(L, L->sp ? RTK_REDUCESCATTER : RTK_ALLREDUCE, bytes, G_TP, name);
+    } else {
+      f = coll(L, L->sp ? RTK_REDUCESCATTER : RTK_ALLREDUCE, bytes, G_TP, name);
+      b = L->sp ? coll(L, RTK_ALLGATHER, bytes, G_TP, name) : K(L, 0);
+    }
+    f = exposed(L, f, c, L->overlap_tp);
+    b = exposed(L, b, c + 1, L->overlap_tp);
+    comm(L, CM_TP, name, col ? (L->sp ? "tp allgather" : "tp allreduce") : (L->sp ? "tp reducescatter" : "tp allreduce"), f, b);
+  }
+  if (col) L->sharded = true;
+  if (row) L->sharded = false;
+}
+
+static void lower_attention(Lower *L, const char *name, Args *a) {
+  GId b = arg_num(L, a, "batch", 0), heads = arg_num(L, a, "heads", 0), s = arg_num(L, a, "seq", 0);
+  GId dh = arg_num(L, a, "head_dim", 0);
+  int i = param_index(a->def, "kv_heads");
+  GId kv = a->node[i] ? arg_num(L, a, "kv_heads", 0) : heads;
+  bool causal = arg_bool(L, a, "causal", true), drop = arg_bool(L, a, "dropout", false);
+  const char *impl = arg_word(L, a, "impl", "flash");
+  bool flash = !strcmp(impl, "flash");
+  GId h = DIV(L, heads, L->tp), kvr = MAX(L, K(L, 1), DIV(L, kv, L->tp));
+  GId c = flash ? call(L, RTK_FLASH, name, 7, K(L, L->dt_other), b, s, h, kvr, dh, K(L, causal))
+                : call(L, RTK_ATTENTION, name, 6, K(L, L->dt_other), b, s, h, dh, K(L, causal));
+  /* context parallelism: each rank computes 1/cp of the (load-balanced) score matrix */
+  GId f = DIV(L, c, L->cp), bw = DIV(L, c + 1, L->cp);
+  Acc *A = L->acc;
+  A->fc = ADD(L, A->fc, f);
+  A->bc = ADD(L, A->bc, bw);
+  A->sel = ADD(L, A->sel, f);
+  add_op(L, name, NULL, 'c', f, bw);
+  GId sl = DIV(L, s, L->cp);   /* this rank's tokens of each sequence */
+  A->flops = ADD(L, A->flops, DIV(L, MUL(L, MUL3(L, K(L, 4), b, MUL(L, s, s)), MUL(L, h, dh)), L->cp));
+  GId qkv = MUL3(L, b, sl, MUL(L, ADD(L, h, MUL(L, K(L, 2), kvr)), dh));
+  GId saved = MUL(L, qkv, L->bytes_act), extra;
+  if (flash) {   /* O and the fp32 log-sum-exp */
+    extra = ADD(L, MUL(L, MUL3(L, b, sl, MUL(L, h, dh)), L->bytes_act), MUL(L, K(L, 4), MUL3(L, b, h, sl)));
+  } else {       /* softmax output; with dropout its mask (1 byte) and output */
+    GId scores = MUL3(L, b, h, MUL(L, sl, s));
+    GId per = drop ? ADD(L, MUL(L, K(L, 2), L->bytes_act), K(L, 1)) : L->bytes_act;
+    extra = MUL(L, scores, per);
+  }
+  A->act = ADD(L, A->act, ADD(L, saved, extra));
+  A->act_sel = ADD(L, A->act_sel, extra);
+  double cp;
+  if (!(g_is_const(L->g, L->cp, &cp) && cp == 1)) {   /* ring exchange of K and V */
+    GId kvbytes = MUL(L, MUL3(L, K(L, 2), b, MUL3(L, sl, kvr, dh)), L->bytes_act);
+    GId one = coll(L, RTK_P2P, kvbytes, G_CP, name);
+    GId steps = SUB(L, L->cp, K(L, 1));
+    GId cf = MUL(L, one, steps), cb = MUL(L, K(L, 2), cf);
+    comm(L, CM_CP, name, "cp kv exchange", exposed(L, cf, f, true), exposed(L, cb, bw, true));
+  }
+}
+
+static void lower_experts(Lower *L, const char *name, Args *a) {
+  GId t = arg_num(L, a, "tokens", 0), hid = arg_num(L, a, "hidden", 0), ffn = arg_num(L, a, "ffn", 0);
+  GId e = arg_num(L, a, "experts", 1), k = arg_num(L, a, "top_k", 1);
+  const char *act = arg_word(L, a, "activation", "swiglu");
+  bool gated = !strcmp(act, "swiglu") || !strcmp(act, "geglu");
+  double cf = num_or(L, L->model, "capacity_factor", 1);
+  /* Tokens are split over tp (Megatron-Core requires sequence parallelism with MoE and
+   * tp > 1); each rank's t*top_k token-expert pairs go to its experts/ep local experts. */
+  GId tr = DIV(L, t, L->tp), el = DIV(L, e, L->ep);
+  GId pairs = MUL3(L, tr, k, K(L, cf)), per = DIV(L, pairs, el);
+  GId up = gated ? MUL(L, K(L, 2), ffn) : ffn;
+  GId c1 = call(L, RTK_BMM, name, 5, K(L, L->dt_gemm), el, per, hid, up);
+  GId c2 = call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, K(L, L->dt_other), MUL(L, pairs, ffn));
+  GId c3 = call(L, RTK_BMM, name, 5, K(L, L->dt_gemm), el, per, ffn, hid);
+  Acc *A = L->acc;
+  GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1 + 1, c2 + 1), c3 + 1);
+  A->fc = ADD(L, A->fc, f);
+  A->bc = ADD(L, A->bc, b);
+  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), ADD(L, c1 + 1, c3 + 1)));
+  add_op(L, name, NULL, 'c', f, b);
+  A->flops = ADD(L, A->flops, MUL(L, K(L, 2), MUL(L, pairs, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid)))));
+  A->params = ADD(L, A->params, MUL(L, el, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid))));
+  GId saved = MUL(L, pairs, ADD(L, ADD(L, hid, up), ffn));
+  A->act = ADD(L, A->act, MUL(L, saved, L->bytes_act));
+  double ep;
+  if (!(g_is_const(L->g, L->ep, &ep) && ep == 1)) {
+    GId bytes = MUL3(L, pairs, hid, L->bytes_act);
+    GId one = coll(L, RTK_ALLTOALL, bytes, G_EP, name);
+    GId two = MUL(L, K(L, 2), one);   /* dispatch and combine */
+    comm(L, CM_EP, name, "ep all-to-all", two, two);
+  }
+}
+
+static void lower_op(Lower *L, AstNode *op) {
+  AstNode *callnode = op->u.bin.rhs;
+  const OpDef *od = op_lookup(callnode->name);
+  if (!od) return;
+  Args a;
+  bind_args(callnode, od, &a);
+  const char *name = op->name;
+  Acc *A = L->acc;
+  Graph *g = L->g;
+  GId dto = K(L, L->dt_other);
+  int kind = (int)(od - op_defs);
+  switch (kind) {
+  case OPK_LINEAR: lower_linear(L, name, &a); break;
+  case OPK_ATTENTION: lower_attention(L, name, &a); break;
+  case OPK_EXPERTS: lower_experts(L, name, &a); break;
+  case OPK_NORM: {
+    const char *k = arg_word(L, &a, "kind", "layernorm");
+    GId t = local_elems(L, arg_num(L, &a, "tokens", 0)), h = arg_num(L, &a, "hidden", 0);
+    bool rms = !strcmp(k, "rmsnorm");
+    compute(L, name, call(L, rms ? RTK_RMSNORM : RTK_LAYERNORM, name, 3, dto, t, h));
+    A->act = ADD(L, A->act, MUL3(L, t, h, L->bytes_act));
+    A->params = ADD(L, A->params, rms ? h : MUL(L, K(L, 2), h));
+    break;
+  }
+  case OPK_ACTIVATION: {
+    const char *k = arg_word(L, &a, "kind", "gelu");
+    GId el = local_elems(L, arg_num(L, &a, "elements", 0));
+    bool gated = !strcmp(k, "swiglu") || !strcmp(k, "geglu");
+    compute(L, name, call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, dto, el));
+    A->act = ADD(L, A->act, MUL3(L, el, K(L, gated ? 2 : 1), L->bytes_act));
+    break;
+  }
+  case OPK_ADD: compute(L, name, call(L, RTK_ADD, name, 2, dto, local_elems(L, arg_num(L, &a, "elements", 0)))); break;
+  case OPK_DROPOUT: {   /* an element-wise pass that also writes a one-byte mask: costed as add */
+    GId el = local_elems(L, arg_num(L, &a, "elements", 0));
+    compute(L, name, call(L, RTK_ADD, name, 2, dto, el));
+    A->act = ADD(L, A->act, el);
+    break;
+  }
+  case OPK_ROPE: {
+    GId t = arg_num(L, &a, "tokens", 0), h = DIV(L, arg_num(L, &a, "heads", 0), L->tp);
+    compute(L, name, call(L, RTK_ROPE, name, 4, dto, t, h, arg_num(L, &a, "head_dim", 0)));
+    break;
+  }
+  case OPK_SOFTMAX: {
+    GId rows = arg_num(L, &a, "rows", 0), cols = arg_num(L, &a, "cols", 0);
+    if (L->sharded) rows = DIV(L, rows, L->tp);
+    compute(L, name, call(L, RTK_SOFTMAX, name, 4, dto, rows, cols, K(L, arg_bool(L, &a, "causal", false))));
+    A->act = ADD(L, A->act, MUL3(L, rows, cols, L->bytes_act));
+    break;
+  }
+  case OPK_BMM: {
+    GId bt = arg_num(L, &a, "batch", 0), m = arg_num(L, &a, "m", 0), k = arg_num(L, &a, "k", 0), n = arg_num(L, &a, "n", 0);
+    if (L->sharded) bt = DIV(L, bt, L->tp);
+    GId c = call(L, RTK_BMM, name, 5, K(L, L->dt_gemm), bt, m, k, n);
+    compute(L, name, c);
+    A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), c + 1));
+    A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), bt, MUL3(L, m, k, n)));
+    A->act = ADD(L, A->act, MUL3(L, bt, ADD(L, MUL(L, m, k), MUL(L, k, n)), L->bytes_act));
+    break;
+  }
+  case OPK_EMBEDDING: {
+    GId t = arg_num(L, &a, "tokens", 0), v = arg_num(L, &a, "vocab", 0), h = arg_num(L, &a, "hidden", 0);
+    bool split = !strcmp(arg_word(L, &a, "split", "none"), "vocab");
+    GId rows = split ? DIV(L, v, L->tp) : v;
+    compute(L, name, call(L, RTK_EMBEDDING, name, 4, dto, t, rows, h));
+    A->params = ADD(L, A->params, MUL(L, rows, h));
+    double tp;
+    if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) {
+      GId bytes = MUL3(L, t, h, L->bytes_act);
+      GId f = coll(L, L->sp ? RTK_REDUCESCATTER : RTK_ALLREDUCE, bytes, G_TP, name);
+      comm(L, CM_TP, name, L->sp ? "tp reducescatter" : "tp allreduce", f, K(L, 0));
+    }
+    break;
+  }
+  case OPK_CROSS_ENTROPY: {
+    GId t = arg_num(L, &a, "tokens", 0), v = arg_num(L, &a, "vocab", 0);
+    bool split = !strcmp(arg_word(L, &a, "split", "none"), "vocab");
+    GId vr = split ? DIV(L, v, L->tp) : v;
+    compute(L, name, call(L, RTK_CROSS_ENTROPY, name, 3, dto, t, vr));
+    A->act = ADD(L, A->act, MUL3(L, t, vr, K(L, 4)));   /* fp32 softmax of the logit shard */
+    double tp;
+    if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) {   /* max, sum of exp, target logit */
+      GId f = MUL(L, K(L, 3), coll(L, RTK_ALLREDUCE, MUL(L, t, K(L, 4)), G_TP, name));
+      comm(L, CM_TP, name, "tp allreduce", f, K(L, 0));
+    }
+    break;
+  }
+  case OPK_ROUTER: {
+    GId t = DIV(L, arg_num(L, &a, "tokens", 0), L->tp), h = arg_num(L, &a, "hidden", 0);
+    GId e = arg_num(L, &a, "experts", 1);
+    GId c1 = call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), t, h, e, K(L, 0));
+    GId c2 = call(L, RTK_SOFTMAX, name, 4, dto, t, e, K(L, 0));
+    GId f = ADD(L, c1, c2), b = ADD(L, c1 + 1, c2 + 1);
+    A->fc = ADD(L, A->fc, f);
+    A->bc = ADD(L, A->bc, b);
+    add_op(L, name, NULL, 'c', f, b);
+    A->params = ADD(L, A->params, MUL(L, h, e));
+    A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, h, e)));
+    A->act = ADD(L, A->act, ADD(L, MUL3(L, t, h, L->bytes_act), MUL3(L, t, e, K(L, 4))));
+    break;
+  }
+  case OPK_ALLREDUCE: case OPK_ALLGATHER: case OPK_REDUCESCATTER: case OPK_ALLTOALL: case OPK_P2P: {
+    static const RtKernel km[] = {RTK_ALLREDUCE, RTK_ALLGATHER, RTK_REDUCESCATTER, RTK_ALLTOALL, RTK_P2P};
+    GId bytes = arg_num(L, &a, "bytes", 0);
+    const char *grp = arg_word(L, &a, "group", "tp");
+    int gi = 0;
+    while (gi < 4 && strcmp(group_names[gi], grp)) gi++;
+    GId t = coll(L, km[kind - OPK_ALLREDUCE], bytes, gi, name);
+    int stream = gi == G_TP ? CM_TP : gi == G_CP ? CM_CP : gi == G_EP ? CM_EP : CM_DP;
+    comm(L, stream, name, grp, t, K(L, 0));
+    break;
+  }
+  default: break;
+  }
+}
+
+static void acc_init(Lower *L, Acc *a) {
+  GId z = K(L, 0);
+  a->fc = a->bc = a->wg = a->sel = a->act = a->act_sel = a->in_bytes = a->params = a->flops = z;
+  a->gather_f = a->gather_b = z;
+  for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
+}
+
+static void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
+  acc_init(L, a);
+  L->blk = blk;
+  L->which = which;
+  L->acc = a;
+  L->nlets = 0;
+  L->sharded = false;
+  if (!blk) return;
+  for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
+    if (c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL) lower_op(L, c);
+  /* the block's input: one micro-batch's hidden states on this rank */
+  GId t = DIV(L, MUL(L, L->mb, L->seq), L->cp);
+  a->in_bytes = MUL3(L, L->sp ? DIV(L, t, L->tp) : t, L->hidden, L->bytes_act);
+}
+
+static GId comm_sum(Lower *L, const GId *c) {
+  GId s = c[0];
+  for (int i = 1; i < CM_N; i++) s = ADD(L, s, c[i]);
+  return s;
+}
+
+/* --- the plan -------------------------------------------------------------------------- */
+
+static int dtype_code(const char *w) {
+  int d = rt_dtype_lookup(w);
+  return d < 0 ? RT_BF16 : d;
+}
+
+static bool read_plan(Lower *L) {
+  Decl *p = L->plan, *c = L->cluster, *m = L->model;
+  double tp = num_or(L, p, "tp", 1), pp = num_or(L, p, "pp", 1), cp = num_or(L, p, "cp", 1);
+  double ep = num_or(L, p, "ep", 1), vs = num_or(L, p, "virtual_stages", 1);
+  double mb = num_or(L, p, "micro_batch", 1), gb = num_or(L, p, "global_batch", 1);
+  double gpus = num_or(L, c, "gpus", 0), dp = num_or(L, p, "dp", 0);
+  if (dp == 0) dp = gpus / (tp * pp * cp);
+  const char *n = sema_decl_name(L->scenario);
+  if (!(dp >= 1) || dp != floor(dp)) {
+    err(L, L->at, "scenario `%s`: the cluster's %g GPUs do not divide by tp*pp*cp = %g", n, gpus, tp * pp * cp);
+    return false;
+  }
+  if (tp * pp * dp * cp > gpus) {
+    err(L, L->at, "scenario `%s`: the plan needs tp*pp*dp*cp = %g GPUs, the cluster has %g", n, tp * pp * dp * cp, gpus);
+    return false;
+  }
+  if (fmod(dp, ep) != 0) {
+    err(L, L->at, "scenario `%s`: plan.ep = %g must divide dp = %g (expert parallelism is carved out of data parallelism)", n, ep, dp);
+    return false;
+  }
+  double micro = gb / (mb * dp);
+  if (micro != floor(micro) || micro < 1) {
+    err(L, L->at, "scenario `%s`: global_batch = %g does not divide by micro_batch * dp = %g*%g", n, gb, mb, dp);
+    return false;
+  }
+  double layers = num_or(L, m, "layers", 1);
+  const char *part = word_or(L, p, "layer_partition", "uniform");
+  if (!strcmp(part, "uniform") && fmod(layers, pp * vs) != 0) {
+    err(L, L->at, "scenario `%s`: model.layers = %g does not divide by pp * virtual_stages = %g", n, layers, pp * vs);
+    return false;
+  }
+  if (layers < pp * vs) {
+    err(L, L->at, "scenario `%s`: %g layers cannot fill %g pipeline chunks", n, layers, pp * vs);
+    return false;
+  }
+  const char *sched = word_or(L, p, "schedule", "1f1b");
+  if (!strcmp(sched, "interleaved") && vs > 1 && fmod(micro, pp) != 0) {
+    err(L, L->at, "scenario `%s`: the interleaved schedule needs the micro-batches per iteration (%g) to be a multiple of pp = %g",
+        n, micro, pp);
+    return false;
+  }
+  if ((!strcmp(sched, "zero_bubble") || !strcmp(sched, "gpipe") || !strcmp(sched, "1f1b")) && vs > 1) {
+    err(L, L->at, "scenario `%s`: virtual_stages = %g needs schedule = interleaved", n, vs);
+    return false;
+  }
+  if (pp * vs > RT_MAX_CHUNKS) {
+    err(L, L->at, "scenario `%s`: %g pipeline chunks exceed the simulator's %d", n, pp * vs, RT_MAX_CHUNKS);
+    return false;
+  }
+  L->tp = K(L, tp), L->pp = K(L, pp), L->dp = K(L, dp), L->cp = K(L, cp), L->ep = K(L, ep);
+  L->vs = K(L, vs), L->mb = K(L, mb), L->gb = K(L, gb), L->m = K(L, micro);
+  L->seq = K(L, num_or(L, m, "seq", 1));
+  L->hidden = K(L, num_or(L, m, "hidden", 1));
+  int dt = dtype_code(word_or(L, p, "dtype", "bf16"));
+  L->dt_gemm = (RtDtype)dt;
+  L->dt_other = dt == RT_FP8 ? RT_BF16 : (RtDtype)dt;
+  L->bytes_act = K(L, dt == RT_FP32 ? 4 : 2);
+  L->sp = bool_or(L, p, "sequence_parallel", false) && tp > 1;
+  L->overlap_tp = bool_or(L, p, "overlap_tp", false);
+  L->overlap_dp = bool_or(L, p, "overlap_dp", false);
+  L->zero = (int)num_or(L, p, "zero", 0);
+  /* placement: stride of each group = product of the sizes of the groups inside it */
+  const char *order[8];
+  int no = sema_word_list(L->s, p, "placement", order, 8);
+  static const char *const def_order[] = {"tp", "cp", "ep", "dp", "pp"};
+  if (no < 0) {
+    no = 5;
+    for (int i = 0; i < 5; i++) order[i] = def_order[i];
+  }
+  double size[5] = {tp, cp, ep, dp, pp}, stride = 1, st[5] = {1, 1, 1, 1, 1};
+  bool seen[5] = {0};
+  for (int i = 0; i < no && i < 8; i++) {
+    int gi = 0;
+    while (gi < 5 && strcmp(group_names[gi], order[i])) gi++;
+    if (gi == 5 || gi == G_EP) continue;   /* ep lives inside dp: it takes dp's stride */
+    seen[gi] = true;
+    st[gi] = stride;
+    stride *= size[gi];
+  }
+  for (int gi = 0; gi < 5; gi++)
+    if (!seen[gi] && gi != G_EP) {   /* groups the placement leaves out go outermost */
+      st[gi] = stride;
+      stride *= size[gi];
+    }
+  st[G_EP] = st[G_DP];
+  for (int gi = 0; gi < 5; gi++) L->stride[gi] = K(L, st[gi]);
+  /* Fill the Report's plan echo. */
+  Report *r = &L->out->meta;
+  r->tp = (int)tp, r->pp = (int)pp, r->dp = (int)dp, r->cp = (int)cp, r->ep = (int)ep;
+  r->virtual_stages = (int)vs, r->micro_batch = (int)mb, r->global_batch = (int)gb;
+  r->micro_batches = (int)micro, r->gpus = (int)gpus, r->zero = L->zero, r->sequence_parallel = L->sp;
+  r->dtype = rt_dtype_name((RtDtype)dt);
+  r->schedule = sema_word(L->s, p, "schedule") ? sema_word(L->s, p, "schedule") : "1f1b";
+  r->recompute = sema_word(L->s, p, "recompute") ? sema_word(L->s, p, "recompute") : "none";
+  return true;
+}
+
+/* --- assembling the iteration ---------------------------------------------------------------- */
+
+static int schedule_code(const char *w) {
+  return !strcmp(w, "gpipe") ? RT_GPIPE : !strcmp(w, "interleaved") ? RT_INTERLEAVED
+         : !strcmp(w, "zero_bubble") ? RT_ZERO_BUBBLE : RT_1F1B;
+}
+
+/* Micro-batch chunks whose activations device d holds at most (1F1B family: the warm-up
+ * depth; GPipe: all).  The simulation's in_flight is checked against these in the tests. */
+static GId in_flight(Lower *L, int sched, GId d) {
+  Graph *g = L->g;
+  GId micro_chunks = MUL(L, L->m, L->vs);
+  if (sched == RT_GPIPE) return micro_chunks;
+  if (sched == RT_INTERLEAVED) {
+    GId warm = ADD(L, MUL(L, K(L, 2), SUB(L, SUB(L, L->pp, d), K(L, 1))), MUL(L, SUB(L, L->vs, K(L, 1)), L->pp));
+    return g_min(g, micro_chunks, ADD(L, warm, K(L, 1)));
+  }
+  return g_min(g, L->m, SUB(L, L->pp, d));
+}
+
+static void emit(Lower *L, OutputId o, GId id) { graph_output(L->g, output_names[o], id); }
+
+static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
+  Graph *g = L->g;
+  Decl *p = L->plan;
+  const char *sched_w = word_or(L, p, "schedule", "1f1b");
+  const char *rec_w = word_or(L, p, "recompute", "none");
+  int sched = schedule_code(sched_w);
+  bool full = !strcmp(rec_w, "full"), sel = !strcmp(rec_w, "selective");
+  bool balanced = !strcmp(word_or(L, p, "layer_partition", "uniform"), "balanced");
+  GId layers = K(L, num_or(L, L->model, "layers", 1));
+  L->out->layers = layers;
+
+  /* one layer, one micro-batch */
+  GId lf = ADD(L, Ly->fc, comm_sum(L, Ly->comm_f)), lb = ADD(L, Ly->bc, comm_sum(L, Ly->comm_b));
+  GId lr = full ? lf : sel ? Ly->sel : K(L, 0);
+  GId ef = ADD(L, E->fc, comm_sum(L, E->comm_f)), eb = ADD(L, E->bc, comm_sum(L, E->comm_b));
+  GId hf = ADD(L, H->fc, comm_sum(L, H->comm_f)), hb = ADD(L, H->bc, comm_sum(L, H->comm_b));
+
+  /* the pipeline send: one micro-batch's hidden states (sequence-sharded with SP) */
+  GId p2p_bytes = MUL3(L, DIV(L, MUL(L, L->mb, L->seq), L->cp), L->hidden, L->bytes_act);
+  if (L->sp) p2p_bytes = DIV(L, p2p_bytes, L->tp);
+  GId p2p = coll(L, RTK_P2P, p2p_bytes, G_PP, "pipeline send");
+  GId args[15] = {K(L, sched), L->pp, L->vs, L->m, layers, K(L, balanced), lf, SUB(L, lb, Ly->wg),
+                  Ly->wg, lr, ef, eb, hf, hb, p2p};
+  if (sched != RT_ZERO_BUBBLE) {   /* B and W run together: pass the whole backward as B */
+    args[7] = lb;
+    args[8] = K(L, 0);
+  }
+  GId pipe = g_call(g, RTK_PIPELINE, args, 15, "pipeline");
+  L->out->pipe = pipe;
+  GId makespan = pipe, nop2p = pipe + 1;
+
+  /* layers on the first and last device (closed forms of rt_partition_layers) */
+  GId chunks = MUL(L, L->pp, L->vs);
+  GId base = g_un(g, GN_FLOOR, DIV(L, layers, chunks));
+  GId rem = SUB(L, layers, MUL(L, base, chunks));
+  GId l0 = ADD(L, MUL(L, L->vs, base), g_un(g, GN_CEIL, DIV(L, rem, L->pp)));
+  GId ll = ADD(L, MUL(L, L->vs, base), g_un(g, GN_FLOOR, DIV(L, rem, L->pp)));
+  GId one_dev = g_bin(g, GN_EQ, L->pp, K(L, 1));
+  GId z = K(L, 0);
+
+  /* busy time of each end device; the breakdown is of the busier */
+  GId per_layer = ADD(L, ADD(L, lf, lb), lr);
+  GId busy0 = MUL(L, L->m, ADD(L, ADD(L, MUL(L, l0, per_layer), ADD(L, ef, eb)), g_select(g, one_dev, ADD(L, hf, hb), z)));
+  GId busyl = MUL(L, L->m, ADD(L, MUL(L, ll, per_layer), ADD(L, hf, hb)));
+  GId last_busier = g_bin(g, GN_AND, g_un(g, GN_NOT, one_dev), g_bin(g, GN_GT, busyl, busy0));
+  GId nl = g_select(g, last_busier, ll, l0);
+  GId with_e = g_un(g, GN_NOT, last_busier), with_h = g_bin(g, GN_OR, last_busier, one_dev);
+  GId busy = g_select(g, last_busier, busyl, busy0);
+  /* per part, one micro-batch on that device, then times m */
+#define ON_DEV(lay, emb, head) ADD(L, ADD(L, MUL(L, nl, lay), g_select(g, with_e, emb, z)), g_select(g, with_h, head, z))
+  GId part[RP_N];
+  part[RP_FORWARD] = ON_DEV(Ly->fc, E->fc, H->fc);
+  part[RP_BACKWARD] = ON_DEV(Ly->bc, E->bc, H->bc);
+  part[RP_RECOMPUTE] = MUL(L, nl, lr);
+  part[RP_TP_COMM] = ON_DEV(ADD(L, Ly->comm_f[CM_TP], Ly->comm_b[CM_TP]), ADD(L, E->comm_f[CM_TP], E->comm_b[CM_TP]),
+                            ADD(L, H->comm_f[CM_TP], H->comm_b[CM_TP]));
+  part[RP_CP_COMM] = MUL(L, nl, ADD(L, Ly->comm_f[CM_CP], Ly->comm_b[CM_CP]));
+  part[RP_EP_COMM] = MUL(L, nl, ADD(L, Ly->comm_f[CM_EP], Ly->comm_b[CM_EP]));
+  GId zero3 = MUL(L, nl, ADD(L, Ly->comm_f[CM_DP], Ly->comm_b[CM_DP]));
+#undef ON_DEV
+  for (int i = RP_FORWARD; i <= RP_EP_COMM; i++) part[i] = MUL(L, L->m, part[i]);
+  zero3 = MUL(L, L->m, zero3);
+  part[RP_PP_COMM] = SUB(L, makespan, nop2p);
+  part[RP_BUBBLE] = SUB(L, nop2p, busy);
+
+  /* data parallelism: the device that holds the most parameters */
+  bool tied = bool_or(L, L->model, "tied_embeddings", false);
+  GId hparams = H->params;
+  GId params0 = ADD(L, ADD(L, MUL(L, l0, Ly->params), E->params), g_select(g, one_dev, tied ? z : hparams, z));
+  GId paramsl = ADD(L, MUL(L, ll, Ly->params), hparams);
+  GId params = g_select(g, one_dev, params0, MAX(L, params0, paramsl));
+  int gdt = dtype_code(word_or(L, p, "grad_dtype", "fp32"));
+  GId grad_el = K(L, rt_dtype_bytes((RtDtype)gdt) < 2 ? 2 : rt_dtype_bytes((RtDtype)gdt));
+  GId w_el = K(L, L->dt_gemm == RT_FP32 ? 4 : 2);
+  GId bucket = K(L, num_or(L, p, "dp_bucket_elements", 40e6));
+  bucket = g_min(g, bucket, params);
+  GId nb = g_un(g, GN_CEIL, DIV(L, params, bucket));
+  GId last_el = SUB(L, params, MUL(L, SUB(L, nb, K(L, 1)), bucket));
+  GId dp_red, dp_gather = z, last_red, last_gather = z;
+  if (L->zero == 3) {
+    dp_red = last_red = z;   /* gradients are reduce-scattered per layer, in the backward */
+  } else {
+    RtKernel k = L->zero == 0 ? RTK_ALLREDUCE : RTK_REDUCESCATTER;
+    GId full_b = coll(L, k, MUL(L, bucket, grad_el), G_DP, "dp gradients");
+    last_red = coll(L, k, MUL(L, last_el, grad_el), G_DP, "dp gradients");
+    dp_red = ADD(L, MUL(L, SUB(L, nb, K(L, 1)), full_b), last_red);
+    if (L->zero >= 1) {
+      GId full_g = coll(L, RTK_ALLGATHER, MUL(L, bucket, w_el), G_DP, "dp parameters");
+      last_gather = coll(L, RTK_ALLGATHER, MUL(L, last_el, w_el), G_DP, "dp parameters");
+      dp_gather = ADD(L, MUL(L, SUB(L, nb, K(L, 1)), full_g), last_gather);
+    }
+  }
+  GId dp_exposed;
+  if (L->overlap_dp) {
+    GId bwin = MUL(L, nl, lb), fwin = MUL(L, nl, lf);
+    dp_exposed = ADD(L, MAX(L, last_red, SUB(L, dp_red, bwin)), MAX(L, last_gather, SUB(L, dp_gather, fwin)));
+  } else {
+    dp_exposed = ADD(L, dp_red, dp_gather);
+  }
+  part[RP_DP_COMM] = ADD(L, dp_exposed, zero3);
+  bool sgd = !strcmp(word_or(L, p, "optimizer", "adam"), "sgd");
+  GId opt_params = L->zero >= 1 ? DIV(L, params, L->dp) : params;
+  GId opt = call(L, RTK_ADAM, "optimizer", 2, K(L, L->dt_other), opt_params);
+  if (sgd) opt = MUL(L, K(L, 0.5), opt);   /* SGD with momentum: half of Adam's state traffic */
+  part[RP_OPTIMIZER] = opt;
+
+  GId iteration = ADD(L, ADD(L, makespan, dp_exposed), opt);
+  for (int i = 0; i < RP_N; i++) graph_output(g, part_outputs[i], part[i]);
+  emit(L, O_ITERATION, iteration);
+  emit(L, O_MAKESPAN, makespan);
+  emit(L, O_P2P, p2p);
+  emit(L, O_DP_START, makespan);
+  emit(L, O_DP_TIME, dp_exposed);
+  emit(L, O_OPT_TIME, opt);
+  emit(L, O_MICRO, L->m);
+
+  /* throughput */
+  GId tokens = MUL(L, L->gb, L->seq);
+  emit(L, O_TOKENS, DIV(L, tokens, iteration));
+  GId ranks = MUL3(L, L->tp, L->cp, MUL(L, L->m, L->dp));   /* forward FLOP per rank -> whole iteration */
+  GId fwd_flops = ADD(L, ADD(L, MUL(L, layers, Ly->flops), E->flops), H->flops);
+  GId model_flops = MUL3(L, K(L, 3), fwd_flops, ranks);
+  GId rec_flops = full ? MUL(L, layers, Ly->flops) : z;
+  GId hw_flops = ADD(L, model_flops, MUL(L, rec_flops, ranks));
+  GId gpus = MUL(L, MUL(L, L->tp, L->pp), MUL(L, L->dp, L->cp));
+  GId per_gpu = DIV(L, model_flops, MUL(L, iteration, gpus));
+  double peak = L->gpu->peak[L->dt_gemm] > 0 ? L->gpu->peak[L->dt_gemm] : L->gpu->peak[RT_FP16];
+  emit(L, O_MODEL_FLOPS, model_flops);
+  emit(L, O_HW_FLOPS, hw_flops);
+  emit(L, O_TFLOPS, per_gpu);
+  emit(L, O_MFU, DIV(L, per_gpu, K(L, peak)));
+
+  /* memory of the first and of the last device */
+  GId act_layer = full ? Ly->in_bytes : sel ? SUB(L, Ly->act, Ly->act_sel) : Ly->act;
+  GId work = full ? Ly->act : sel ? Ly->act_sel : z;   /* one layer rematerialised in backward */
+  GId opt_el = K(L, (L->dt_gemm == RT_FP32 ? 8 : 12) - (sgd ? 4 : 0));
+  GId mem0[RM_N], meml[RM_N];
+  GId pdev[2] = {params0, g_select(g, one_dev, params0, paramsl)};
+  GId ldev[2] = {l0, ll};
+  GId *mem[2] = {mem0, meml};
+  for (int d = 0; d < 2; d++) {
+    GId dev = d == 0 ? z : SUB(L, L->pp, K(L, 1));
+    GId P = pdev[d];
+    mem[d][RM_WEIGHTS] = MUL(L, L->zero == 3 ? DIV(L, P, L->dp) : P, w_el);
+    mem[d][RM_GRADIENTS] = MUL(L, L->zero >= 2 ? DIV(L, P, L->dp) : P, grad_el);
+    mem[d][RM_OPTIMIZER] = MUL(L, L->zero >= 1 ? DIV(L, P, L->dp) : P, opt_el);
+    GId fl = in_flight(L, sched, dev);
+    GId per_chunk = DIV(L, ldev[d], L->vs);
+    GId a = ADD(L, MUL3(L, fl, per_chunk, act_layer), work);
+    if (d == 0) a = ADD(L, a, MUL(L, fl, E->act));
+    GId head_act = MUL(L, in_flight(L, sched, SUB(L, L->pp, K(L, 1))), H->act);
+    a = ADD(L, a, d == 1 ? head_act : g_select(g, one_dev, head_act, z));
+    mem[d][RM_ACTIVATIONS] = a;
+    GId buf = g_select(g, g_bin(g, GN_GT, L->dp, K(L, 1)), MUL(L, bucket, grad_el), z);
+    if (L->zero == 3) buf = ADD(L, buf, MUL3(L, K(L, 2), Ly->params, w_el));
+    mem[d][RM_BUFFERS] = buf;
+  }
+  GId peak0 = z, peakl = z;
+  for (int i = 0; i < RM_N; i++) {
+    peak0 = ADD(L, peak0, mem0[i]);
+    peakl = ADD(L, peakl, meml[i]);
+  }
+  GId last_more = g_bin(g, GN_GT, peakl, peak0);
+  for (int i = 0; i < RM_N; i++) graph_output(g, memory_outputs[i], g_select(g, last_more, meml[i], mem0[i]));
+  emit(L, O_PEAK, MAX(L, peak0, peakl));
+  emit(L, O_PEAK_STAGE, g_select(g, last_more, SUB(L, L->pp, K(L, 1)), z));
+}
+
+/* --- entry points ---------------------------------------------------------------------- */
+
+int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
+  memset(out, 0, sizeof *out);
+  Lower L = {0};
+  L.s = s;
+  L.d = d;
+  L.out = out;
+  L.scenario = sc;
+  sema_decl_at(s, sc, &L.file, &L.at);
+  L.model = sema_ref(s, sc, "model");
+  L.plan = sema_ref(s, sc, "plan");
+  L.cluster = sema_ref(s, sc, "cluster");
+  if (!L.model || !L.plan || !L.cluster) {
+    err(&L, L.at, "scenario `%s` needs a model, a cluster and a plan", sema_decl_name(sc));
+    return -1;
+  }
+  L.rc = hw_cluster_decl(hw, L.cluster);
+  if (!L.rc) return -1;
+  L.gpu = L.rc->gpu;
+  graph_init(&out->g, L.gpu, L.rc);
+  L.g = &out->g;
+  Report *r = &out->meta;
+  r->scenario = sema_decl_name(sc);
+  r->file = sema_decl_path(s, sc);
+  r->model = sema_decl_name(L.model);
+  r->cluster = sema_decl_name(L.cluster);
+  r->gpu = L.gpu->name;
+  r->capacity = L.gpu->memory;
+  double x;
+  Decl *mdecl = sc;
+  if (sema_nsubs(mdecl, "measured") > 0) {
+    if (sema_sub_number(s, mdecl, "measured", 0, "iteration", &x)) {
+      r->has_measured_iteration = true;
+      r->measured_iteration = x;
+    }
+    if (sema_sub_number(s, mdecl, "measured", 0, "tflops_per_gpu", &x)) {
+      r->has_measured_tflops = true;
+      r->measured_tflops = x;
+    }
+  }
+  if (!read_plan(&L)) return -1;
+  Decl *blocks[LB_N] = {sema_ref(s, L.model, "embedding"), sema_ref(s, L.model, "layer"), sema_ref(s, L.model, "head")};
+  if (!blocks[LB_LAYER]) {
+    err(&L, L.at, "scenario `%s`: model `%s` has no `layer` block", sema_decl_name(sc), sema_decl_name(L.model));
+    return -1;
+  }
+  Acc acc[LB_N];
+  for (int i = 0; i < LB_N; i++) lower_block(&L, blocks[i], i, &acc[i]);
+  if (L.zero == 3) {   /* per-layer parameter gathers and gradient reduce-scatters */
+    L.which = LB_LAYER;
+    L.acc = &acc[LB_LAYER];
+    GId w_el = K(&L, L.dt_gemm == RT_FP32 ? 4 : 2);
+    GId pbytes = MUL(&L, acc[LB_LAYER].params, w_el);
+    GId ag = coll(&L, RTK_ALLGATHER, pbytes, G_DP, "zero3 gather");
+    GId rs = coll(&L, RTK_REDUCESCATTER, MUL(&L, acc[LB_LAYER].params, K(&L, 4)), G_DP, "zero3 reduce");
+    GId f = exposed(&L, ag, acc[LB_LAYER].fc, L.overlap_dp);
+    GId b = exposed(&L, ADD(&L, ag, rs), acc[LB_LAYER].bc, L.overlap_dp);
+    comm(&L, CM_DP, "layer", "zero3 gather/reduce", f, b);
+  }
+  if (L.errors) return -1;
+  assemble(&L, &acc[LB_EMBEDDING], &acc[LB_LAYER], &acc[LB_HEAD]);
+  return L.errors ? -1 : 0;
+}
+
+void lower_free(Lowered *l) {
+  graph_free(&l->g);
+  for (int i = 0; i < LB_N; i++) free(l->ops[i]);
+  char *s = l->strings;
+  while (s) {
+    char *next = ((char **)s)[0];
+    free(s);
+    s = next;
+  }
+  memset(l, 0, sizeof *l);
+}
+
+static double out_val(const Lowered *l, const double *vals, const char *name) {
+  GId id = graph_find_output(&l->g, name);
+  return id >= 0 ? vals[id] : NAN;
+}
+
+void lower_report(const Lowered *l, const double *vals, Report *r) {
+  *r = l->meta;
+  r->iteration = out_val(l, vals, "iteration");
+  for (int i = 0; i < RP_N; i++) r->part[i] = out_val(l, vals, part_outputs[i]);
+  r->tokens_per_s = out_val(l, vals, "tokens_per_s");
+  r->model_flops = out_val(l, vals, "model_flops");
+  r->hardware_flops = out_val(l, vals, "hardware_flops");
+  r->tflops_per_gpu = out_val(l, vals, "tflops_per_gpu");
+  r->mfu = out_val(l, vals, "mfu");
+  for (int i = 0; i < RM_N; i++) r->memory[i] = out_val(l, vals, memory_outputs[i]);
+  r->peak = out_val(l, vals, "memory.peak");
+  r->peak_stage = (int)out_val(l, vals, "memory.peak_stage");
+  r->fits = r->peak <= r->capacity;
+  if (r->has_measured_iteration) r->error_pct = 100 * (r->iteration - r->measured_iteration) / r->measured_iteration;
+  r->calls = r->calibrated_calls = 0;
+  for (int i = 0; i < l->g.nn; i++) {
+    const GNode *x = &l->g.n[i];
+    if (x->op != GN_CALL || rt_kernels[x->kernel].target == 'N') continue;
+    r->calls++;
+    r->calibrated_calls += ((unsigned)vals[i + 2] & RT_CALIBRATED) != 0;
+  }
+}
+
+int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out) {
+  const GNode *pn = &l->g.n[l->pipe];
+  double a[15];
+  for (int i = 0; i < 15; i++) a[i] = vals[l->g.args[pn->arg0 + i]];
+  int stages = (int)a[1], chunks = (int)a[2], m = (int)a[3], n = stages * chunks;
+  int counts[RT_MAX_CHUNKS];
+  if (rt_partition_layers((int)a[4], stages, chunks, a[5] != 0, counts) < 0) return -1;
+  double *buf = malloc(4 * (size_t)n * sizeof *buf);
+  if (!buf) return -1;
+  double *f = buf, *b = buf + n, *w = buf + 2 * n, *rc = buf + 3 * n;
+  for (int c = 0; c < n; c++) {
+    f[c] = counts[c] * a[6] + (c == 0 ? a[10] : 0) + (c == n - 1 ? a[12] : 0);
+    b[c] = counts[c] * a[7] + (c == 0 ? a[11] : 0) + (c == n - 1 ? a[13] : 0);
+    w[c] = counts[c] * a[8];
+    rc[c] = counts[c] * a[9];
+  }
+  RtPipeline p = {(RtSchedule)(int)a[0], stages, chunks, m, f, b, w, rc, a[14]};
+  int nev = 0;
+  rt_pipeline(&p, NULL, 0, &nev);
+  RtPipeEvent *ev = malloc((size_t)(nev > 0 ? nev : 1) * sizeof *ev);
+  /* per chunk: embedding ops, its layers' ops, head ops */
+  TraceOp **ops = calloc((size_t)n, sizeof *ops);
+  int *nops = calloc((size_t)n, sizeof *nops);
+  if (!ev || !ops || !nops) abort();
+  rt_pipeline(&p, ev, nev, &nev);
+  for (int c = 0; c < n; c++) {
+    int cnt = (c == 0 ? l->nops[LB_EMBEDDING] : 0) + counts[c] * l->nops[LB_LAYER] + (c == n - 1 ? l->nops[LB_HEAD] : 0);
+    ops[c] = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof **ops);
+    if (!ops[c]) abort();
+    int k = 0;
+    for (int blk = 0; blk < LB_N; blk++) {
+      int reps = blk == LB_LAYER ? counts[c] : ((blk == LB_EMBEDDING && c == 0) || (blk == LB_HEAD && c == n - 1));
+      for (int rep = 0; rep < reps; rep++)
+        for (int i = 0; i < l->nops[blk]; i++) {
+          const LowerOp *o = &l->ops[blk][i];
+          ops[c][k++] = (TraceOp){o->name, o->stream, vals[o->fwd], vals[o->bwd]};
+        }
+    }
+    nops[c] = k;
+  }
+  TraceInput t = {r, ev, nev, stages, chunks, (const TraceOp *const *)ops, nops, a[14],
+                  out_val(l, vals, "dp.start"), out_val(l, vals, "dp.exposed"),
+                  out_val(l, vals, "dp.start") + out_val(l, vals, "dp.exposed"), out_val(l, vals, "optimizer")};
+  int rc2 = report_trace(out, &t);
+  for (int c = 0; c < n; c++) free(ops[c]);
+  free(ops);
+  free(nops);
+  free(ev);
+  free(buf);
+  return rc2;
+}

@@ -1,0 +1,155 @@
+/* kernels.c - the runtime's kernels behind the one calling convention of llmp_kernels.h.
+ *
+ * Each wrapper converts its double arguments (dtype codes, flags and counts are exact small
+ * integers) and calls the kernel of llmp_rt.h.  Collectives take a group as (size, stride)
+ * so that placement is arithmetic in the cost graph: rt_group_layout turns it into the
+ * nodes x gpus_per_node the collective kernels expect.  The pipeline wrapper builds the
+ * per-chunk times of a model whose chunks differ only in their layer counts and in the
+ * embedding (first chunk) and head (last chunk), and simulates the schedule twice: with its
+ * sends and with free sends, so a report can tell the bubble from the send time. */
+#include "llmp_kernels.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+static RtDtype dt_of(double x) {
+  int i = (int)x;
+  return i >= 0 && i < RT_NDTYPES ? (RtDtype)i : RT_NDTYPES;
+}
+
+static void put(double *out, RtCost c) {
+  out[0] = c.fwd;
+  out[1] = c.bwd;
+  out[2] = (double)c.flags;
+}
+
+static void bad(double *out) {
+  out[0] = out[1] = NAN;
+  out[2] = RT_BAD_ARGS;
+}
+
+#define GPU_KERNEL(fname, call)                                          \
+  static void fname(const void *t, const double *a, double *out) {       \
+    const RtGpu *g = t;                                                  \
+    RtDtype dt = dt_of(a[0]);                                            \
+    if (dt == RT_NDTYPES) { bad(out); return; }                          \
+    put(out, call);                                                      \
+  }
+
+GPU_KERNEL(k_linear, rt_linear(g, dt, a[1], a[2], a[3], a[4] != 0))
+GPU_KERNEL(k_bmm, rt_bmm(g, dt, a[1], a[2], a[3], a[4]))
+GPU_KERNEL(k_softmax, rt_softmax(g, dt, a[1], a[2], a[3] != 0))
+GPU_KERNEL(k_attention, rt_attention(g, dt, a[1], a[2], a[3], a[4], a[5] != 0))
+GPU_KERNEL(k_flash, rt_flash_attention(g, dt, a[1], a[2], a[3], a[4], a[5], a[6] != 0))
+GPU_KERNEL(k_layernorm, rt_layernorm(g, dt, a[1], a[2]))
+GPU_KERNEL(k_rmsnorm, rt_rmsnorm(g, dt, a[1], a[2]))
+GPU_KERNEL(k_gelu, rt_gelu(g, dt, a[1]))
+GPU_KERNEL(k_swiglu, rt_swiglu(g, dt, a[1]))
+GPU_KERNEL(k_add, rt_add(g, dt, a[1]))
+GPU_KERNEL(k_rope, rt_rope(g, dt, a[1], a[2], a[3]))
+GPU_KERNEL(k_embedding, rt_embedding(g, dt, a[1], a[2], a[3]))
+GPU_KERNEL(k_cross_entropy, rt_cross_entropy(g, dt, a[1], a[2]))
+GPU_KERNEL(k_adam, rt_adam(g, dt, a[1]))
+
+int rt_group_layout(int size, int stride, int gpn, int *nodes, int *gpus_per_node) {
+  if (size < 1 || stride < 1 || gpn < 1) return -1;
+  if (size == 1 || (double)size * stride <= gpn) {
+    *nodes = 1;
+    *gpus_per_node = size;
+  } else if (stride >= gpn) {
+    if (stride % gpn) return -1;
+    *nodes = size;
+    *gpus_per_node = 1;
+  } else {
+    int per = gpn / stride;   /* members sharing a node */
+    if (gpn % stride || size % per) return -1;
+    *nodes = size / per;
+    *gpus_per_node = per;
+  }
+  return 0;
+}
+
+typedef RtCost CollFn(const RtCluster *, double, int, int);
+
+static void collective(CollFn *f, const void *t, const double *a, double *out) {
+  const RtCluster *c = t;
+  double size = a[1], stride = a[2];
+  if (!(size >= 1 && size <= 1e9 && stride >= 1 && stride <= 1e9) || size != floor(size) || stride != floor(stride)) {
+    bad(out);
+    return;
+  }
+  if (size == 1) {   /* a group of one rank communicates with nobody */
+    out[0] = out[1] = out[2] = 0;
+    return;
+  }
+  int nodes, gpn;
+  if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0) {
+    bad(out);
+    return;
+  }
+  put(out, f(c, a[0], nodes, gpn));
+  out[1] = 0;
+}
+
+static void k_allreduce(const void *t, const double *a, double *out) { collective(rt_allreduce, t, a, out); }
+static void k_allgather(const void *t, const double *a, double *out) { collective(rt_allgather, t, a, out); }
+static void k_reducescatter(const void *t, const double *a, double *out) { collective(rt_reducescatter, t, a, out); }
+static void k_alltoall(const void *t, const double *a, double *out) { collective(rt_alltoall, t, a, out); }
+
+/* One send between consecutive pipeline stages; the slowest boundary decides. */
+static void k_p2p(const void *t, const double *a, double *out) {
+  const RtCluster *c = t;
+  double size = a[1], stride = a[2];
+  if (!(size >= 1 && stride >= 1)) {
+    bad(out);
+    return;
+  }
+  if (size == 1) {
+    out[0] = out[1] = out[2] = 0;
+    return;
+  }
+  bool cross = stride >= c->gpus_per_node || stride * size > c->gpus_per_node;
+  put(out, rt_p2p(c, a[0], cross ? 2 : 1, cross ? 1 : 2));
+  out[1] = 0;
+}
+
+static void k_pipeline(const void *t, const double *a, double *out) {
+  (void)t;
+  int sched = (int)a[0], stages = (int)a[1], chunks = (int)a[2], m = (int)a[3], layers = (int)a[4];
+  int balanced = a[5] != 0;
+  double lf = a[6], lb = a[7], lw = a[8], lr = a[9], ff = a[10], fb = a[11], lsf = a[12], lsb = a[13];
+  int n = stages * chunks;
+  if (sched < 0 || sched >= RT_NSCHEDULES || stages < 1 || chunks < 1 || m < 1 || n > RT_MAX_CHUNKS) {
+    bad(out);
+    return;
+  }
+  int counts[RT_MAX_CHUNKS];
+  double *buf = malloc(4 * (size_t)n * sizeof *buf);
+  if (!buf || rt_partition_layers(layers, stages, chunks, balanced, counts) < 0) {
+    free(buf);
+    bad(out);
+    return;
+  }
+  double *f = buf, *b = buf + n, *w = buf + 2 * n, *r = buf + 3 * n;
+  for (int c = 0; c < n; c++) {
+    f[c] = counts[c] * lf + (c == 0 ? ff : 0) + (c == n - 1 ? lsf : 0);
+    b[c] = counts[c] * lb + (c == 0 ? fb : 0) + (c == n - 1 ? lsb : 0);
+    w[c] = counts[c] * lw;
+    r[c] = counts[c] * lr;
+  }
+  RtPipeline p = {(RtSchedule)sched, stages, chunks, m, f, b, w, r, a[14]};
+  RtPipeResult with = rt_pipeline(&p, NULL, 0, NULL);
+  p.p2p = 0;
+  RtPipeResult without = rt_pipeline(&p, NULL, 0, NULL);
+  free(buf);
+  out[0] = with.makespan;
+  out[1] = without.makespan;
+  out[2] = (double)(with.flags | without.flags);
+}
+
+const RtKernelInfo rt_kernels[RTK_N] = {
+#define X(e, name, fn, nargs, target, argnames) [RTK_##e] = {name, nargs, #target[0], argnames, fn},
+#include "kernels.def"
+#undef X
+};

@@ -1,0 +1,56 @@
+/* llmp_kernels.h - the runtime's kernels behind one calling convention, for evaluators.
+ *
+ * The cost graph (compiler/graph.c) is a DAG of scalar nodes; a kernel node calls
+ *   fn(target, args, out)
+ * where target is the graph's RtGpu (G kernels) or RtCluster (C kernels) or NULL, args the
+ * kernel's arguments as doubles (dtypes, flags and counts too: they are small integers,
+ * exact in a double), and out receives RT_KERNEL_NOUT doubles:
+ *   G kernels:  out[0] forward s, out[1] backward s, out[2] flags (RT_CALIBRATED, ...)
+ *   C kernels:  out[0] s of one call, out[1] 0, out[2] flags
+ *   pipeline:   out[0] makespan s, out[1] makespan with free sends s, out[2] flags
+ * One signature keeps the JIT's code generation a loop over this table. */
+#ifndef LLMP_KERNELS_H
+#define LLMP_KERNELS_H
+
+#include "llmp_rt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+#define X(e, name, fn, nargs, target, argnames) RTK_##e,
+#include "kernels.def"
+#undef X
+  RTK_N
+} RtKernel;
+
+enum { RT_KERNEL_NOUT = 3, RT_KERNEL_MAXARGS = 16 };
+
+typedef void RtKernelFn(const void *target, const double *args, double *out);
+
+typedef struct RtKernelInfo {
+  const char *name;
+  int nargs;
+  char target;                  /* 'G', 'C' or 'N' */
+  const char *argnames;         /* space-separated */
+  RtKernelFn *fn;
+} RtKernelInfo;
+
+extern const RtKernelInfo rt_kernels[RTK_N];
+
+/* The nodes x gpus_per_node layout of a group of `size` ranks whose consecutive members are
+ * `stride` ranks apart, on nodes of gpn GPUs (ranks fill a node before the next one):
+ * stride >= gpn puts every member on its own node; size * stride <= gpn keeps them in one
+ * node; otherwise gpn / stride members share each node.  Returns 0, or -1 if the group
+ * does not tile the nodes evenly (stride and gpn not multiples of one another). */
+int rt_group_layout(int size, int stride, int gpn, int *nodes, int *gpus_per_node);
+
+/* Pipeline-parallel send/receive: with pp stages `stride` ranks apart, whether any boundary
+ * crosses a node (the slowest send is the one the schedule waits for). */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
