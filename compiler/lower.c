@@ -478,6 +478,11 @@ static void lower_attention(Lower *L, const char *name, Args *a) {
                 : call(L, RTK_ATTENTION, name, 6, K(L, L->dt_other), b, s, h, dh, K(L, causal));
   /* context parallelism: each rank computes 1/cp of the (load-balanced) score matrix */
   GId f = DIV(L, c, L->cp), bw = DIV(L, c + 1, L->cp);
+  if (drop && !flash) {   /* dropout over the probabilities: one element-wise pass over b*h*s*s */
+    GId d = call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL3(L, b, h, MUL(L, s, s)));
+    f = ADD(L, f, DIV(L, d, L->cp));
+    bw = ADD(L, bw, DIV(L, d + 1, L->cp));
+  }
   Acc *A = L->acc;
   A->fc = ADD(L, A->fc, f);
   A->bc = ADD(L, A->bc, bw);
