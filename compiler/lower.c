@@ -89,7 +89,7 @@ typedef struct Acc {            /* one block, one micro-batch, one rank */
   GId in_bytes;                 /* the block's input (what full recompute keeps) */
   GId params;                   /* parameters on this rank */
   GId flops;                    /* model FLOP of the forward on this rank */
-  GId gather_f, gather_b;       /* ZeRO-3 communication before overlap */
+  GId sel_flops;                /* of which selective recompute re-runs (attention) */
 } Acc;
 
 typedef struct LetVal {
@@ -117,7 +117,7 @@ typedef struct Lower {
   int errors;
   /* the plan, as nodes */
   GId tp, pp, dp, cp, ep, vs, mb, gb, m, seq, hidden;
-  GId stride[5];                /* per group: tp cp ep dp pp */
+  GId stride[6];                /* per group: tp cp ep dp pp dpcp */
   GId bytes_act;                /* bytes per activation element */
   RtDtype dt_gemm, dt_other;
   bool sp, overlap_tp, overlap_dp;
@@ -131,7 +131,7 @@ typedef struct Lower {
   bool sharded;                 /* between a column- and a row-parallel linear */
 } Lower;
 
-enum { G_TP, G_CP, G_EP, G_DP, G_PP };
+enum { G_TP, G_CP, G_EP, G_DP, G_PP, G_DPCP };   /* G_DPCP: the dp x cp ranks that hold the same weights */
 static const char *const group_names[] = {"tp", "cp", "ep", "dp", "pp"};
 
 static void err(Lower *L, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -409,7 +409,8 @@ static void compute(Lower *L, const char *name, GId c) {
 
 /* A collective over a group, seconds of one call (the node of its time). */
 static GId coll(Lower *L, RtKernel k, GId bytes, int group, const char *label) {
-  GId size = group == G_TP ? L->tp : group == G_CP ? L->cp : group == G_EP ? L->ep : group == G_DP ? L->dp : L->pp;
+  GId size = group == G_TP ? L->tp : group == G_CP ? L->cp : group == G_EP ? L->ep : group == G_DP ? L->dp
+             : group == G_PP ? L->pp : MUL(L, L->dp, L->cp);
   return call(L, k, label, 3, bytes, size, L->stride[group]);
 }
 
@@ -489,7 +490,9 @@ static void lower_attention(Lower *L, const char *name, Args *a) {
   A->sel = ADD(L, A->sel, f);
   add_op(L, name, NULL, 'c', f, bw);
   GId sl = DIV(L, s, L->cp);   /* this rank's tokens of each sequence */
-  A->flops = ADD(L, A->flops, DIV(L, MUL(L, MUL3(L, K(L, 4), b, MUL(L, s, s)), MUL(L, h, dh)), L->cp));
+  GId af = DIV(L, MUL(L, MUL3(L, K(L, 4), b, MUL(L, s, s)), MUL(L, h, dh)), L->cp);
+  A->flops = ADD(L, A->flops, af);
+  A->sel_flops = ADD(L, A->sel_flops, af);
   GId qkv = MUL3(L, b, sl, MUL(L, ADD(L, h, MUL(L, K(L, 2), kvr)), dh));
   GId saved = MUL(L, qkv, L->bytes_act), extra;
   if (flash) {   /* O and the fp32 log-sum-exp */
@@ -664,7 +667,7 @@ static void lower_op(Lower *L, AstNode *op) {
 static void acc_init(Lower *L, Acc *a) {
   GId z = K(L, 0);
   a->fc = a->bc = a->wg = a->sel = a->act = a->act_sel = a->in_bytes = a->params = a->flops = z;
-  a->gather_f = a->gather_b = z;
+  a->sel_flops = z;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }
 
@@ -752,7 +755,7 @@ static bool read_plan(Lower *L) {
   int dt = dtype_code(word_or(L, p, "dtype", "bf16"));
   L->dt_gemm = (RtDtype)dt;
   L->dt_other = dt == RT_FP8 ? RT_BF16 : (RtDtype)dt;
-  L->bytes_act = K(L, dt == RT_FP32 ? 4 : 2);
+  L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2);   /* tf32 is stored as fp32 */
   L->sp = bool_or(L, p, "sequence_parallel", false) && tp > 1;
   L->overlap_tp = bool_or(L, p, "overlap_tp", false);
   L->overlap_dp = bool_or(L, p, "overlap_dp", false);
@@ -782,6 +785,7 @@ static bool read_plan(Lower *L) {
     }
   st[G_EP] = st[G_DP];
   for (int gi = 0; gi < 5; gi++) L->stride[gi] = K(L, st[gi]);
+  L->stride[G_DPCP] = K(L, st[G_CP] < st[G_DP] ? st[G_CP] : st[G_DP]);   /* cp and dp adjacent (the default) */
   /* Fill the Report's plan echo. */
   Report *r = &L->out->meta;
   r->tp = (int)tp, r->pp = (int)pp, r->dp = (int)dp, r->cp = (int)cp, r->ep = (int)ep;
@@ -888,22 +892,23 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   GId params = g_select(g, one_dev, params0, MAX(L, params0, paramsl));
   int gdt = dtype_code(word_or(L, p, "grad_dtype", "fp32"));
   GId grad_el = K(L, rt_dtype_bytes((RtDtype)gdt) < 2 ? 2 : rt_dtype_bytes((RtDtype)gdt));
-  GId w_el = K(L, L->dt_gemm == RT_FP32 ? 4 : 2);
+  GId w_el = K(L, L->dt_gemm == RT_FP32 || L->dt_gemm == RT_TF32 ? 4 : 2);
   GId bucket = K(L, num_or(L, p, "dp_bucket_elements", 40e6));
   bucket = g_min(g, bucket, params);
   GId nb = g_un(g, GN_CEIL, DIV(L, params, bucket));
   GId last_el = SUB(L, params, MUL(L, SUB(L, nb, K(L, 1)), bucket));
   GId dp_red, dp_gather = z, last_red, last_gather = z;
+  GId shard = MUL(L, L->dp, L->cp);   /* ranks that hold the same weights: ZeRO shards over them */
   if (L->zero == 3) {
     dp_red = last_red = z;   /* gradients are reduce-scattered per layer, in the backward */
   } else {
     RtKernel k = L->zero == 0 ? RTK_ALLREDUCE : RTK_REDUCESCATTER;
-    GId full_b = coll(L, k, MUL(L, bucket, grad_el), G_DP, "dp gradients");
-    last_red = coll(L, k, MUL(L, last_el, grad_el), G_DP, "dp gradients");
+    GId full_b = coll(L, k, MUL(L, bucket, grad_el), G_DPCP, "dp gradients");
+    last_red = coll(L, k, MUL(L, last_el, grad_el), G_DPCP, "dp gradients");
     dp_red = ADD(L, MUL(L, SUB(L, nb, K(L, 1)), full_b), last_red);
     if (L->zero >= 1) {
-      GId full_g = coll(L, RTK_ALLGATHER, MUL(L, bucket, w_el), G_DP, "dp parameters");
-      last_gather = coll(L, RTK_ALLGATHER, MUL(L, last_el, w_el), G_DP, "dp parameters");
+      GId full_g = coll(L, RTK_ALLGATHER, MUL(L, bucket, w_el), G_DPCP, "dp parameters");
+      last_gather = coll(L, RTK_ALLGATHER, MUL(L, last_el, w_el), G_DPCP, "dp parameters");
       dp_gather = ADD(L, MUL(L, SUB(L, nb, K(L, 1)), full_g), last_gather);
     }
   }
@@ -916,7 +921,7 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   }
   part[RP_DP_COMM] = ADD(L, dp_exposed, zero3);
   bool sgd = !strcmp(word_or(L, p, "optimizer", "adam"), "sgd");
-  GId opt_params = L->zero >= 1 ? DIV(L, params, L->dp) : params;
+  GId opt_params = L->zero >= 1 ? DIV(L, params, shard) : params;
   GId opt = call(L, RTK_ADAM, "optimizer", 2, K(L, L->dt_other), opt_params);
   if (sgd) opt = MUL(L, K(L, 0.5), opt);   /* SGD with momentum: half of Adam's state traffic */
   part[RP_OPTIMIZER] = opt;
@@ -937,7 +942,7 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   GId ranks = MUL3(L, L->tp, L->cp, MUL(L, L->m, L->dp));   /* forward FLOP per rank -> whole iteration */
   GId fwd_flops = ADD(L, ADD(L, MUL(L, layers, Ly->flops), E->flops), H->flops);
   GId model_flops = MUL3(L, K(L, 3), fwd_flops, ranks);
-  GId rec_flops = full ? MUL(L, layers, Ly->flops) : z;
+  GId rec_flops = full ? MUL(L, layers, Ly->flops) : sel ? MUL(L, layers, Ly->sel_flops) : z;
   GId hw_flops = ADD(L, model_flops, MUL(L, rec_flops, ranks));
   GId gpus = MUL(L, MUL(L, L->tp, L->pp), MUL(L, L->dp, L->cp));
   GId per_gpu = DIV(L, model_flops, MUL(L, iteration, gpus));
@@ -950,7 +955,7 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   /* memory of the first and of the last device */
   GId act_layer = full ? Ly->in_bytes : sel ? SUB(L, Ly->act, Ly->act_sel) : Ly->act;
   GId work = full ? Ly->act : sel ? Ly->act_sel : z;   /* one layer rematerialised in backward */
-  GId opt_el = K(L, (L->dt_gemm == RT_FP32 ? 8 : 12) - (sgd ? 4 : 0));
+  GId opt_el = K(L, (L->dt_gemm == RT_FP32 || L->dt_gemm == RT_TF32 ? 8 : 12) - (sgd ? 4 : 0));
   GId mem0[RM_N], meml[RM_N];
   GId pdev[2] = {params0, g_select(g, one_dev, params0, paramsl)};
   GId ldev[2] = {l0, ll};
@@ -958,9 +963,9 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   for (int d = 0; d < 2; d++) {
     GId dev = d == 0 ? z : SUB(L, L->pp, K(L, 1));
     GId P = pdev[d];
-    mem[d][RM_WEIGHTS] = MUL(L, L->zero == 3 ? DIV(L, P, L->dp) : P, w_el);
-    mem[d][RM_GRADIENTS] = MUL(L, L->zero >= 2 ? DIV(L, P, L->dp) : P, grad_el);
-    mem[d][RM_OPTIMIZER] = MUL(L, L->zero >= 1 ? DIV(L, P, L->dp) : P, opt_el);
+    mem[d][RM_WEIGHTS] = MUL(L, L->zero == 3 ? DIV(L, P, shard) : P, w_el);
+    mem[d][RM_GRADIENTS] = MUL(L, L->zero >= 2 ? DIV(L, P, shard) : P, grad_el);
+    mem[d][RM_OPTIMIZER] = MUL(L, L->zero >= 1 ? DIV(L, P, shard) : P, opt_el);
     GId fl = in_flight(L, sched, dev);
     GId per_chunk = DIV(L, ldev[d], L->vs);
     GId a = ADD(L, MUL3(L, fl, per_chunk, act_layer), work);
@@ -968,7 +973,7 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
     GId head_act = MUL(L, in_flight(L, sched, SUB(L, L->pp, K(L, 1))), H->act);
     a = ADD(L, a, d == 1 ? head_act : g_select(g, one_dev, head_act, z));
     mem[d][RM_ACTIVATIONS] = a;
-    GId buf = g_select(g, g_bin(g, GN_GT, L->dp, K(L, 1)), MUL(L, bucket, grad_el), z);
+    GId buf = g_select(g, g_bin(g, GN_GT, shard, K(L, 1)), MUL(L, bucket, grad_el), z);
     if (L->zero == 3) buf = ADD(L, buf, MUL3(L, K(L, 2), Ly->params, w_el));
     mem[d][RM_BUFFERS] = buf;
   }
@@ -1035,10 +1040,11 @@ int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
   if (L.zero == 3) {   /* per-layer parameter gathers and gradient reduce-scatters */
     L.which = LB_LAYER;
     L.acc = &acc[LB_LAYER];
-    GId w_el = K(&L, L.dt_gemm == RT_FP32 ? 4 : 2);
+    GId w_el = K(&L, L.dt_gemm == RT_FP32 || L.dt_gemm == RT_TF32 ? 4 : 2);
+    double gb = rt_dtype_bytes((RtDtype)dtype_code(word_or(&L, L.plan, "grad_dtype", "fp32")));
     GId pbytes = MUL(&L, acc[LB_LAYER].params, w_el);
-    GId ag = coll(&L, RTK_ALLGATHER, pbytes, G_DP, "zero3 gather");
-    GId rs = coll(&L, RTK_REDUCESCATTER, MUL(&L, acc[LB_LAYER].params, K(&L, 4)), G_DP, "zero3 reduce");
+    GId ag = coll(&L, RTK_ALLGATHER, pbytes, G_DPCP, "zero3 gather");
+    GId rs = coll(&L, RTK_REDUCESCATTER, MUL(&L, acc[LB_LAYER].params, K(&L, gb < 2 ? 2 : gb)), G_DPCP, "zero3 reduce");
     GId f = exposed(&L, ag, acc[LB_LAYER].fc, L.overlap_dp);
     GId b = exposed(&L, ADD(&L, ag, rs), acc[LB_LAYER].bc, L.overlap_dp);
     comm(&L, CM_DP, "layer", "zero3 gather/reduce", f, b);

@@ -353,8 +353,10 @@ static int cmd_validate(const RunOptions *o) {
       comp_close(&u);
       continue;
     }
-    int n;
-    Decl **list = scenarios_of(&u, NULL, &n, files.v[i]);
+    int n = sema_root_decls(u.s, DK_SCENARIO, NULL, 0);   /* files of models only: skipped */
+    Decl **list = calloc((size_t)(n ? n : 1), sizeof *list);
+    if (!list) abort();
+    sema_root_decls(u.s, DK_SCENARIO, list, n);
     for (int k = 0; k < n; k++) {
       double x;
       if (!sema_nsubs(list[k], "measured") || !sema_sub_number(u.s, list[k], "measured", 0, "iteration", &x)) continue;

@@ -196,7 +196,8 @@ TEST(calibrated_flags) {
     /* far outside the grid: the edge's correction, flagged */
     for (int a = 0; a < t->naxes; a++) x[a] = exp(t->logx[a][t->npts[a] - 1]) * 64;
     assert_int_equal(call(with[i].kernel, &g, RT_FP16, x).flags, RT_CALIBRATED | RT_EXTRAPOLATED);
-    assert_int_equal(call(with[i].kernel, &g, RT_BF16, x).flags, 0);   /* fp16 tables only */
+    /* bf16 has no tables of its own: the fp16 one corrects it (same tensor cores and rate) */
+    assert_int_equal(call(with[i].kernel, &g, RT_BF16, x).flags, RT_CALIBRATED | RT_EXTRAPOLATED);
   }
   /* causal flash attention has a table (axes seqs_heads = b x heads, l, head_dim); full does not */
   t = cal->op[RT_OP_FLASH][RT_FP16];
@@ -308,7 +309,7 @@ static const Recorded recorded[] = {
   {"rt_adam", 0x1.bc3100b917d86p-14, 0x0p+0, 0},
   /* c */
   {"rt_linear", 0x1.b53131eb235ep-10, 0x1.942a667dd312p-9, 1},
-  {"rt_linear", 0x1.174666f9840e7p-13, 0x1.0a523d540c5a8p-12, 0},
+  {"rt_linear", 0x1.17f5dcb154a56p-13, 0x1.2664590982e33p-12, 1},
   {"rt_linear", 0x1.04cf5f22a315ep-15, 0x1.4d4e294aa96f8p-14, 0},
   {"rt_linear", 0x1.6b2d3a6f12e8bp-15, 0x1.17aa75d2fd7aap-8, 3},
   {"rt_bmm", 0x1.23c20747ee591p-10, 0x1.326058c8b9db4p-10, 1},
@@ -401,6 +402,12 @@ TEST(recorded_values) {
   RtCalib *ops = shipped("a100-sxm4-80gb-perlmutter");
   RtCost out[NREC + 8];
   assert_int_equal(record(out, ops), NREC);
+  if (getenv("LLMP_RECORD")) {   /* a deliberate change of results: print the new table */
+    for (int i = 0; i < NREC; i++)
+      printf("  {\"%s\", %a, %a, %u},\n", recorded[i].kernel, out[i].fwd, out[i].bwd, out[i].flags);
+    rt_calib_free(ops);
+    return;
+  }
   for (int i = 0; i < NREC; i++)
     if (memcmp(&out[i].fwd, &recorded[i].fwd, sizeof(double)) != 0 ||
         memcmp(&out[i].bwd, &recorded[i].bwd, sizeof(double)) != 0 ||
