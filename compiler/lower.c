@@ -618,7 +618,8 @@ static void lower_op(Lower *L, AstNode *op) {
     if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) {
       GId bytes = MUL3(L, t, h, L->bytes_act);
       GId f = coll(L, L->sp ? RTK_REDUCESCATTER : RTK_ALLREDUCE, bytes, G_TP, name);
-      comm(L, CM_TP, name, L->sp ? "tp reducescatter" : "tp allreduce", f, K(L, 0));
+      GId b = L->sp ? coll(L, RTK_ALLGATHER, bytes, G_TP, name) : K(L, 0);   /* SP: gather the gradient */
+      comm(L, CM_TP, name, L->sp ? "tp reducescatter" : "tp allreduce", f, b);
     }
     break;
   }
@@ -742,6 +743,11 @@ static bool read_plan(Lower *L) {
   }
   if ((!strcmp(sched, "zero_bubble") || !strcmp(sched, "gpipe") || !strcmp(sched, "1f1b")) && vs > 1) {
     err(L, L->at, "scenario `%s`: virtual_stages = %g needs schedule = interleaved", n, vs);
+    return false;
+  }
+  if (micro * pp * vs > 1 << 24) {   /* the schedule simulation's work and memory grow with it */
+    err(L, L->at, "scenario `%s`: %g micro-batches per iteration over %g pipeline chunks are more than llmp simulates (%d)",
+        n, micro, pp * vs, 1 << 24);
     return false;
   }
   if (pp * vs > RT_MAX_CHUNKS) {
@@ -882,7 +888,8 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   for (int i = RP_FORWARD; i <= RP_EP_COMM; i++) part[i] = MUL(L, L->m, part[i]);
   zero3 = MUL(L, L->m, zero3);
   part[RP_PP_COMM] = SUB(L, makespan, nop2p);
-  part[RP_BUBBLE] = SUB(L, nop2p, busy);
+  /* one stage has no bubble: 0, not the rounding residue of simulation against closed form */
+  part[RP_BUBBLE] = g_select(g, one_dev, z, MAX(L, z, SUB(L, nop2p, busy)));
 
   /* data parallelism: the device that holds the most parameters */
   bool tied = bool_or(L, L->model, "tied_embeddings", false);

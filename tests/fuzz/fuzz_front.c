@@ -5,7 +5,10 @@
  *   1. sema_new / sema_run(check = true) / sema_free, with diagnostics discarded: the
  *      scanner, parser, import loader and checker must not crash, leak, hang or trip a
  *      sanitizer on any input;
- *   2. when the input parses without errors, the formatter runs on it and the harness
+ *   2. when it checks clean, every scenario of the input is lowered to its cost graph and
+ *      evaluated (lower_scenario, graph_eval, lower_report): lowering and the kernels must
+ *      not crash, leak or hang on any checked input either;
+ *   3. when the input parses without errors, the formatter runs on it and the harness
  *      aborts unless
  *        - fmt(x) parses without errors,
  *        - fmt(fmt(x)) == fmt(x)                       (formatting is idempotent),
@@ -25,6 +28,7 @@
  * Build: tests/fuzz/CMakeLists.txt (LLMP_FUZZ=ON, clang); long runs: tests/fuzz/run.sh.
  * As a plain program, `fuzz_front FILE...` runs each FILE once (libFuzzer's driver). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +36,8 @@
 #include <unistd.h>
 
 #include "fmt.h"
+#include "hw.h"
+#include "lower.h"
 #include "parse.h"
 #include "sema.h"
 
@@ -118,8 +124,9 @@ static void confine_imports(char *t, size_t n) {
   }
 }
 
-/* Checks path; returns the error count and, through ndecls, the declarations checked. */
-static int check_file(const char *path, int *ndecls) {
+/* Checks path; returns the error count and, through ndecls, the declarations checked; with
+ * evaluate, lowers and evaluates its scenarios when it checks clean. */
+static int check_file(const char *path, int *ndecls, bool evaluate) {
   Diag d;
   diag_init(&d, NULL);
   diag_set_writer(&d, discard, NULL);
@@ -127,6 +134,24 @@ static int check_file(const char *path, int *ndecls) {
   Sema *s = sema_new(&d, &so);
   int errors = sema_run(s, path, true);
   if (ndecls) *ndecls = sema_ndecls(s);
+  if (!errors && evaluate) {   /* the input itself (not its formatted copy): evaluate it */
+    HwSet *hw = hw_new(s, &d, &so);
+    Decl *list[16];
+    int n = sema_root_decls(s, DK_SCENARIO, list, 16);
+    for (int i = 0; i < n && i < 16; i++) {
+      Lowered l;
+      if (lower_scenario(s, hw, list[i], &d, &l) == 0) {
+        double *vals = malloc((size_t)l.g.nn * sizeof *vals);
+        Report r;
+        if (!vals) abort();
+        graph_eval(&l.g, NULL, vals);
+        lower_report(&l, vals, &r);
+        free(vals);
+      }
+      lower_free(&l);
+    }
+    hw_free(hw);
+  }
   sema_free(s);
   diag_free(&d);
   return errors;
@@ -192,7 +217,7 @@ static void check_formatter(const char *x, size_t nx, int x_errors, int x_decls)
   if (x_errors == 0) {
     write_file(formatted_path, f1, n1);
     int decls;
-    int errors = check_file(formatted_path, &decls);
+    int errors = check_file(formatted_path, &decls, false);
     unlink(formatted_path);
     if (errors || decls != x_decls) {
       char what[160];
@@ -216,7 +241,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   write_file(input_path, x, size);
 
   int decls = 0;
-  int errors = check_file(input_path, &decls);
+  int errors = check_file(input_path, &decls, true);
   check_formatter(x, size, errors, decls);
   free(x);
   return 0;

@@ -784,14 +784,10 @@ static void expect_parts_add_up(const char *base, const char *sizes, const char 
   if (!(isfinite(r->iteration) && r->iteration > 0)) fail_msg("plan `%s`: iteration %g", plan, r->iteration);
   if (!(fabs(sum - r->iteration) <= 1e-9 * r->iteration))
     fail_msg("plan `%s`: the parts add up to %.17g, the iteration is %.17g", plan, sum, r->iteration);
-  /* With one stage there is no bubble.  KNOWN BUG (compiler/lower.c, assemble():
-   * part[RP_BUBBLE] = SUB(L, nop2p, busy)): the simulated makespan and the closed-form busy
-   * time round differently, so with pp = 1 the bubble comes out as +-1e-18 s instead of 0
-   * (e.g. mixtral-like, tp 2 cp 2 ep 2, tf32, full recompute: -6.9e-18 s, which the table
-   * prints as "pipeline bubble -6.939e-09 ns -0.0 %").  The exact assertion would be
-   * r->part[RP_BUBBLE] == 0; this one tolerates the rounding. */
-  if (r->pp == 1 && !(fabs(r->part[RP_BUBBLE]) <= 1e-12 * r->iteration))
-    fail_msg("plan `%s`: pp = 1 but the bubble is %g s", plan, r->part[RP_BUBBLE]);
+  /* With one stage there is no bubble, exactly (not the rounding residue of the simulated
+   * makespan against the closed-form busy time), and no bubble is ever negative. */
+  if (r->pp == 1 && r->part[RP_BUBBLE] != 0) fail_msg("plan `%s`: pp = 1 but the bubble is %g s", plan, r->part[RP_BUBBLE]);
+  if (r->part[RP_BUBBLE] < 0) fail_msg("plan `%s`: negative bubble %g s", plan, r->part[RP_BUBBLE]);
   if (r->pp == 1) assert_true(r->part[RP_PP_COMM] == 0);
   double peak = 0;
   for (int i = 0; i < RM_N; i++) peak += r->memory[i];
