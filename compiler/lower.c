@@ -51,8 +51,8 @@
 #define OUTPUTS(X) \
   X(ITERATION, "iteration") X(TOKENS, "tokens_per_s") X(MFU, "mfu") X(TFLOPS, "tflops_per_gpu") \
   X(MODEL_FLOPS, "model_flops") X(HW_FLOPS, "hardware_flops") X(PEAK, "memory.peak") \
-  X(PEAK_STAGE, "memory.peak_stage") X(MAKESPAN, "pipeline.makespan") X(P2P, "pipeline.p2p") \
-  X(DP_START, "dp.start") X(DP_TIME, "dp.exposed") X(OPT_TIME, "optimizer") X(MICRO, "micro_batches")
+  X(PEAK_STAGE, "memory.peak_stage") X(MAKESPAN, "pipeline.makespan") \
+  X(DP_TIME, "dp.exposed") X(OPT_TIME, "optimizer")
 typedef enum {
 #define X(e, s) O_##e,
   OUTPUTS(X)
@@ -157,21 +157,6 @@ static void err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
   L->errors++;
 }
 
-static const char *save_str(Lowered *o, const char *a, const char *b) {
-  size_t n = strlen(a) + (b ? strlen(b) + 1 : 0) + 1;
-  char *p = malloc(n);
-  if (!p) abort();
-  snprintf(p, n, "%s%s%s", a, b ? " " : "", b ? b : "");
-  /* strings live as long as the Lowered: chained in one list */
-  char **node = malloc(sizeof(char *) + n);
-  if (!node) abort();
-  node[0] = o->strings;
-  memcpy(node + 1, p, n);
-  free(p);
-  o->strings = (char *)node;
-  return (const char *)(node + 1);
-}
-
 static void add_op(Lower *L, const char *name, const char *suffix, char stream, GId f, GId b) {
   Lowered *o = L->out;
   int w = L->which;
@@ -180,7 +165,8 @@ static void add_op(Lower *L, const char *name, const char *suffix, char stream, 
     o->ops[w] = realloc(o->ops[w], (size_t)o->capops[w] * sizeof *o->ops[w]);
     if (!o->ops[w]) abort();
   }
-  o->ops[w][o->nops[w]++] = (LowerOp){save_str(o, name, suffix), stream, f, b};
+  const char *text = suffix ? arena_printf(&o->names, "%s %s", name, suffix) : arena_strdup(&o->names, name);
+  o->ops[w][o->nops[w]++] = (LowerOp){text, stream, f, b};
 }
 
 static GId K(Lower *L, double x) { return g_const(L->g, x); }
@@ -700,6 +686,9 @@ static int dtype_code(const char *w) {
   return d < 0 ? RT_BF16 : d;
 }
 
+/* The plan's values as nodes, with the checks that need them evaluated.  Sema checks a
+ * scenario's divisibility where its values are known statically; these hold for every plan
+ * that reaches lowering, derived dp and (for sweeps) values sema cannot see included. */
 static bool read_plan(Lower *L) {
   Decl *p = L->plan, *c = L->cluster, *m = L->model;
   double tp = num_or(L, p, "tp", 1), pp = num_or(L, p, "pp", 1), cp = num_or(L, p, "cp", 1);
@@ -834,7 +823,6 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   bool full = !strcmp(rec_w, "full"), sel = !strcmp(rec_w, "selective");
   bool balanced = !strcmp(word_or(L, p, "layer_partition", "uniform"), "balanced");
   GId layers = K(L, num_or(L, L->model, "layers", 1));
-  L->out->layers = layers;
 
   /* one layer, one micro-batch */
   GId lf = ADD(L, Ly->fc, comm_sum(L, Ly->comm_f)), lb = ADD(L, Ly->bc, comm_sum(L, Ly->comm_b));
@@ -937,11 +925,8 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   for (int i = 0; i < RP_N; i++) graph_output(g, part_outputs[i], part[i]);
   emit(L, O_ITERATION, iteration);
   emit(L, O_MAKESPAN, makespan);
-  emit(L, O_P2P, p2p);
-  emit(L, O_DP_START, makespan);
   emit(L, O_DP_TIME, dp_exposed);
   emit(L, O_OPT_TIME, opt);
-  emit(L, O_MICRO, L->m);
 
   /* throughput */
   GId tokens = MUL(L, L->gb, L->seq);
@@ -999,6 +984,7 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
 
 int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
   memset(out, 0, sizeof *out);
+  arena_init(&out->names);
   Lower L = {0};
   L.s = s;
   L.d = d;
@@ -1064,12 +1050,7 @@ int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
 void lower_free(Lowered *l) {
   graph_free(&l->g);
   for (int i = 0; i < LB_N; i++) free(l->ops[i]);
-  char *s = l->strings;
-  while (s) {
-    char *next = ((char **)s)[0];
-    free(s);
-    s = next;
-  }
+  arena_free(&l->names);
   memset(l, 0, sizeof *l);
 }
 
@@ -1105,19 +1086,14 @@ int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out
   const GNode *pn = &l->g.n[l->pipe];
   double a[15];
   for (int i = 0; i < 15; i++) a[i] = vals[l->g.args[pn->arg0 + i]];
-  int stages = (int)a[1], chunks = (int)a[2], m = (int)a[3], n = stages * chunks;
+  int stages = (int)a[1], chunks = (int)a[2], n = stages * chunks;
   int counts[RT_MAX_CHUNKS];
-  if (rt_partition_layers((int)a[4], stages, chunks, a[5] != 0, counts) < 0) return -1;
-  double *buf = malloc(4 * (size_t)n * sizeof *buf);
-  if (!buf) return -1;
-  double *f = buf, *b = buf + n, *w = buf + 2 * n, *rc = buf + 3 * n;
-  for (int c = 0; c < n; c++) {
-    f[c] = counts[c] * a[6] + (c == 0 ? a[10] : 0) + (c == n - 1 ? a[12] : 0);
-    b[c] = counts[c] * a[7] + (c == 0 ? a[11] : 0) + (c == n - 1 ? a[13] : 0);
-    w[c] = counts[c] * a[8];
-    rc[c] = counts[c] * a[9];
+  double *buf = malloc(4 * (size_t)RT_MAX_CHUNKS * sizeof *buf);
+  RtPipeline p;
+  if (!buf || rt_pipeline_of_args(a, &p, buf) < 0 || rt_partition_layers((int)a[4], stages, chunks, a[5] != 0, counts) < 0) {
+    free(buf);
+    return -1;
   }
-  RtPipeline p = {(RtSchedule)(int)a[0], stages, chunks, m, f, b, w, rc, a[14]};
   int nev = 0;
   rt_pipeline(&p, NULL, 0, &nev);
   RtPipeEvent *ev = malloc((size_t)(nev > 0 ? nev : 1) * sizeof *ev);
@@ -1142,8 +1118,8 @@ int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out
     nops[c] = k;
   }
   TraceInput t = {r, ev, nev, stages, chunks, (const TraceOp *const *)ops, nops, a[14],
-                  out_val(l, vals, "dp.start"), out_val(l, vals, "dp.exposed"),
-                  out_val(l, vals, "dp.start") + out_val(l, vals, "dp.exposed"), out_val(l, vals, "optimizer")};
+                  out_val(l, vals, "pipeline.makespan"), out_val(l, vals, "dp.exposed"),
+                  out_val(l, vals, "pipeline.makespan") + out_val(l, vals, "dp.exposed"), out_val(l, vals, "optimizer")};
   int rc2 = report_trace(out, &t);
   for (int c = 0; c < n; c++) free(ops[c]);
   free(ops);

@@ -15,6 +15,7 @@
 #ifndef LLMP_LOWER_H
 #define LLMP_LOWER_H
 
+#include "arena.h"
 #include "graph.h"
 #include "hw.h"
 #include "report.h"
@@ -36,9 +37,7 @@ typedef struct Lowered {
   LowerOp *ops[LB_N];           /* per block, in execution order */
   int nops[LB_N], capops[LB_N];
   GId pipe;                     /* the pipeline kernel call */
-  GId layers;                   /* model.layers */
-  char *strings;                /* op names */
-  size_t nstrings, capstrings;
+  Arena names;                  /* the op names */
 } Lowered;
 
 /* Builds the graph; 0 on success, or -1 after reporting the reason to d (a plan that does

@@ -151,14 +151,23 @@ static void comp_close(Comp *u) {
   diag_flush(u->d);
 }
 
-/* Lowers and evaluates one scenario; fills r.  Returns 0, or -1 after reporting. */
-static int evaluate(Comp *u, Decl *sc, Lowered *l, double **vals, Report *r) {
-  if (lower_scenario(u->s, u->hw, sc, u->d, l) < 0) return -1;
-  *vals = malloc((size_t)(l->g.nn ? l->g.nn : 1) * sizeof **vals);
-  if (!*vals) abort();
-  graph_eval(&l->g, NULL, *vals);
-  lower_report(l, *vals, r);
-  if (!isfinite(r->iteration) || !isfinite(r->peak)) {
+/* One scenario evaluated: its cost graph, the graph's values, the report. */
+typedef struct Eval {
+  Lowered l;
+  double *vals;
+  Report r;
+} Eval;
+
+/* Lowers and evaluates one scenario.  Returns 0, or -1 after reporting; eval_close() after
+ * either. */
+static int eval_open(Comp *u, Decl *sc, Eval *e) {
+  e->vals = NULL;
+  if (lower_scenario(u->s, u->hw, sc, u->d, &e->l) < 0) return -1;
+  e->vals = malloc((size_t)(e->l.g.nn ? e->l.g.nn : 1) * sizeof *e->vals);
+  if (!e->vals) abort();
+  graph_eval(&e->l.g, NULL, e->vals);
+  lower_report(&e->l, e->vals, &e->r);
+  if (!isfinite(e->r.iteration) || !isfinite(e->r.peak)) {
     SrcFile *f;
     Span sp;
     sema_decl_at(u->s, sc, &f, &sp);
@@ -169,6 +178,11 @@ static int evaluate(Comp *u, Decl *sc, Lowered *l, double **vals, Report *r) {
   return 0;
 }
 
+static void eval_close(Eval *e) {
+  free(e->vals);
+  lower_free(&e->l);
+}
+
 static void setup(Diag *d, const RunOptions *o) {
   diag_init(d, stderr);
   d->buffered = true;
@@ -176,9 +190,9 @@ static void setup(Diag *d, const RunOptions *o) {
   if (o->colour >= 0) d->colour = o->colour;
 }
 
-enum { MAX_SCENARIOS = 4096 };
-
-static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path) {
+/* The scenarios of a file (only the one named `only`, if given); with `required`, a file
+ * without any is an error.  The list is malloc'd. */
+static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path, bool required) {
   int total = sema_root_decls(u->s, DK_SCENARIO, NULL, 0);
   Decl **all = calloc((size_t)(total ? total : 1), sizeof *all);
   if (!all) abort();
@@ -189,7 +203,7 @@ static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path) 
     for (int i = 0; i < total; i++)
       if (!strcmp(sema_decl_name(all[i]), only)) all[(*n)++] = all[i];
     if (!*n) diag_plain(u->d, path, "no scenario named `%s`", only);
-  } else if (!total) {
+  } else if (!total && required) {
     diag_plain(u->d, path, "declares no scenario to run");
   }
   return all;
@@ -212,7 +226,7 @@ static int cmd_run(const RunOptions *o) {
       continue;
     }
     int n;
-    Decl **list = scenarios_of(&u, o->scenario, &n, o->files[i]);
+    Decl **list = scenarios_of(&u, o->scenario, &n, o->files[i], true);
     if (!n) failed++;
     if (o->trace && n > 1) {
       diag_plain(&d, o->files[i], "--trace needs one scenario: this file has %d; name one with --scenario", n);
@@ -220,17 +234,15 @@ static int cmd_run(const RunOptions *o) {
       n = 0;
     }
     for (int k = 0; k < n; k++) {
-      Lowered l;
-      double *vals = NULL;
-      Report r;
-      if (evaluate(&u, list[k], &l, &vals, &r) == 0) {
+      Eval e;
+      if (eval_open(&u, list[k], &e) == 0) {
         diag_flush(&d);
         if (fmt == REPORT_TABLE && printed) fputc('\n', stdout);
-        report_print(stdout, &r, fmt);
+        report_print(stdout, &e.r, fmt);
         printed++;
         if (o->trace && !traced) {
           FILE *tf = fopen(o->trace, "w");
-          int rc = tf ? lower_trace(&l, vals, &r, tf) : -1;
+          int rc = tf ? lower_trace(&e.l, e.vals, &e.r, tf) : -1;
           if (tf && fclose(tf)) rc = -1;
           if (rc) {
             diag_plain(&d, o->trace, "cannot write the trace");
@@ -241,8 +253,7 @@ static int cmd_run(const RunOptions *o) {
       } else {
         failed++;
       }
-      free(vals);
-      lower_free(&l);
+      eval_close(&e);
     }
     free(list);
     comp_close(&u);
@@ -262,18 +273,15 @@ static int cmd_graph(const RunOptions *o) {
   }
   if (comp_open(&u, &d, o, o->files[0])) {
     int n;
-    Decl **list = scenarios_of(&u, o->scenario, &n, o->files[0]);
+    Decl **list = scenarios_of(&u, o->scenario, &n, o->files[0], true);
     if (n) {
-      Lowered l;
-      double *vals = NULL;
-      Report r;
-      if (evaluate(&u, list[0], &l, &vals, &r) == 0) {
-        if (o->format && !strcmp(o->format, "json")) graph_dump_json(stdout, &l.g, vals);
-        else graph_dump_dot(stdout, &l.g, vals);
+      Eval e;
+      if (eval_open(&u, list[0], &e) == 0) {
+        if (o->format && !strcmp(o->format, "json")) graph_dump_json(stdout, &e.l.g, e.vals);
+        else graph_dump_dot(stdout, &e.l.g, e.vals);
         rc = 0;
       }
-      free(vals);
-      lower_free(&l);
+      eval_close(&e);
     }
     free(list);
   }
@@ -353,41 +361,37 @@ static int cmd_validate(const RunOptions *o) {
       comp_close(&u);
       continue;
     }
-    int n = sema_root_decls(u.s, DK_SCENARIO, NULL, 0);   /* files of models only: skipped */
-    Decl **list = calloc((size_t)(n ? n : 1), sizeof *list);
-    if (!list) abort();
-    sema_root_decls(u.s, DK_SCENARIO, list, n);
+    int n;
+    Decl **list = scenarios_of(&u, NULL, &n, files.v[i], false);   /* files of models only: skipped */
     for (int k = 0; k < n; k++) {
       double x;
       if (!sema_nsubs(list[k], "measured") || !sema_sub_number(u.s, list[k], "measured", 0, "iteration", &x)) continue;
-      Lowered l;
-      double *vals = NULL;
-      Report r;
-      if (evaluate(&u, list[k], &l, &vals, &r) == 0) {
+      Eval e;
+      if (eval_open(&u, list[k], &e) == 0) {
+        const Report *r = &e.r;
         diag_flush(&d);
         char par[48];
-        snprintf(par, sizeof par, "%d/%d/%d", r.tp, r.pp, r.dp);
-        if (!r.fits) {
+        snprintf(par, sizeof par, "%d/%d/%d", r->tp, r->pp, r->dp);
+        if (!r->fits) {
           char msg[512];
-          printf("%-34s %6d %-14s %s\n", r.scenario, r.gpus, par, report_fit_message(msg, sizeof msg, &r));
+          printf("%-34s %6d %-14s %s\n", r->scenario, r->gpus, par, report_fit_message(msg, sizeof msg, r));
           failed++;
         } else if (csv) {
-          printf("%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.3f\n", r.scenario, r.file, r.gpus, r.tp, r.pp, r.dp, r.iteration,
-                 r.measured_iteration, r.error_pct);
+          printf("%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.3f\n", r->scenario, r->file, r->gpus, r->tp, r->pp, r->dp, r->iteration,
+                 r->measured_iteration, r->error_pct);
         } else {
-          printf("%-34s %6d %-14s %10.3f s %10.3f s %+7.2f%%\n", r.scenario, r.gpus, par, r.iteration, r.measured_iteration,
-                 r.error_pct);
+          printf("%-34s %6d %-14s %10.3f s %10.3f s %+7.2f%%\n", r->scenario, r->gpus, par, r->iteration, r->measured_iteration,
+                 r->error_pct);
         }
-        if (r.fits) {
+        if (r->fits) {
           rows++;
-          sum += fabs(r.error_pct);
-          if (fabs(r.error_pct) > worst) worst = fabs(r.error_pct);
+          sum += fabs(r->error_pct);
+          if (fabs(r->error_pct) > worst) worst = fabs(r->error_pct);
         }
       } else {
         failed++;
       }
-      free(vals);
-      lower_free(&l);
+      eval_close(&e);
     }
     free(list);
     comp_close(&u);

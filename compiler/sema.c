@@ -1592,8 +1592,6 @@ void sema_decl_at(Sema *s, Decl *d, SrcFile **file, Span *span) {
   *span = at->node->name_span;
 }
 
-DeclKind sema_decl_kind(const Decl *d) { return d->kind; }
-
 int sema_root_decls(Sema *s, DeclKind kind, Decl **out, int max) {
   int n = 0;
   for (int i = 0; i < s->ndecls; i++)
@@ -1602,11 +1600,6 @@ int sema_root_decls(Sema *s, DeclKind kind, Decl **out, int max) {
       n++;
     }
   return n;
-}
-
-AstNode *sema_field_node(Decl *d, const char *field) {
-  const FieldDef *fd = schema_field(d->schema, field);
-  return fd ? d->fields[schema_field_index(d->schema, fd)] : NULL;
 }
 
 const char *sema_word(Sema *s, Decl *d, const char *field) {

@@ -47,11 +47,9 @@ AstList sema_block_body(Decl *d);
 /* Where a declaration is written (its name; for an inline extension, the declaration it
  * extends), for errors found after checking. */
 void sema_decl_at(Sema *s, Decl *d, SrcFile **file, Span *span);
-DeclKind sema_decl_kind(const Decl *d);
 /* The root file's declarations of a kind, in source order: writes up to max, returns the count. */
 int sema_root_decls(Sema *s, DeclKind kind, Decl **out, int max);
-/* The AST_FIELD that sets a field (NULL when unset or inherited from nowhere). */
-AstNode *sema_field_node(Decl *d, const char *field);
+
 /* Nested blocks (tier, measured) as assembled: count, label, and their fields. */
 int sema_nsubs(Decl *d, const char *word);
 const char *sema_sub_label(Decl *d, const char *word, int i);

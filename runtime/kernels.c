@@ -11,7 +11,6 @@
 
 #include <math.h>
 #include <stdbool.h>
-#include <stdlib.h>
 
 static RtDtype dt_of(double x) {
   int i = (int)x;
@@ -114,35 +113,35 @@ static void k_p2p(const void *t, const double *a, double *out) {
   out[1] = 0;
 }
 
+int rt_pipeline_of_args(const double *a, RtPipeline *p, double *buf) {
+  int sched = (int)a[0], stages = (int)a[1], chunks = (int)a[2], m = (int)a[3], layers = (int)a[4];
+  int n = stages * chunks;
+  int counts[RT_MAX_CHUNKS];
+  if (sched < 0 || sched >= RT_NSCHEDULES || stages < 1 || chunks < 1 || m < 1 || n > RT_MAX_CHUNKS ||
+      rt_partition_layers(layers, stages, chunks, a[5] != 0, counts) < 0)
+    return -1;
+  double *f = buf, *b = buf + n, *w = buf + 2 * n, *r = buf + 3 * n;
+  for (int c = 0; c < n; c++) {   /* chunk c: its layers, plus the embedding (first) and head (last) */
+    f[c] = counts[c] * a[6] + (c == 0 ? a[10] : 0) + (c == n - 1 ? a[12] : 0);
+    b[c] = counts[c] * a[7] + (c == 0 ? a[11] : 0) + (c == n - 1 ? a[13] : 0);
+    w[c] = counts[c] * a[8];
+    r[c] = counts[c] * a[9];
+  }
+  *p = (RtPipeline){(RtSchedule)sched, stages, chunks, m, f, b, w, r, a[14]};
+  return 0;
+}
+
 static void k_pipeline(const void *t, const double *a, double *out) {
   (void)t;
-  int sched = (int)a[0], stages = (int)a[1], chunks = (int)a[2], m = (int)a[3], layers = (int)a[4];
-  int balanced = a[5] != 0;
-  double lf = a[6], lb = a[7], lw = a[8], lr = a[9], ff = a[10], fb = a[11], lsf = a[12], lsb = a[13];
-  int n = stages * chunks;
-  if (sched < 0 || sched >= RT_NSCHEDULES || stages < 1 || chunks < 1 || m < 1 || n > RT_MAX_CHUNKS) {
+  double buf[4 * RT_MAX_CHUNKS];
+  RtPipeline p;
+  if (rt_pipeline_of_args(a, &p, buf) < 0) {
     bad(out);
     return;
   }
-  int counts[RT_MAX_CHUNKS];
-  double *buf = malloc(4 * (size_t)n * sizeof *buf);
-  if (!buf || rt_partition_layers(layers, stages, chunks, balanced, counts) < 0) {
-    free(buf);
-    bad(out);
-    return;
-  }
-  double *f = buf, *b = buf + n, *w = buf + 2 * n, *r = buf + 3 * n;
-  for (int c = 0; c < n; c++) {
-    f[c] = counts[c] * lf + (c == 0 ? ff : 0) + (c == n - 1 ? lsf : 0);
-    b[c] = counts[c] * lb + (c == 0 ? fb : 0) + (c == n - 1 ? lsb : 0);
-    w[c] = counts[c] * lw;
-    r[c] = counts[c] * lr;
-  }
-  RtPipeline p = {(RtSchedule)sched, stages, chunks, m, f, b, w, r, a[14]};
   RtPipeResult with = rt_pipeline(&p, NULL, 0, NULL);
   p.p2p = 0;
   RtPipeResult without = rt_pipeline(&p, NULL, 0, NULL);
-  free(buf);
   out[0] = with.makespan;
   out[1] = without.makespan;
   out[2] = (double)(with.flags | without.flags);

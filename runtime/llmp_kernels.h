@@ -46,8 +46,11 @@ extern const RtKernelInfo rt_kernels[RTK_N];
  * does not tile the nodes evenly (stride and gpn not multiples of one another). */
 int rt_group_layout(int size, int stride, int gpn, int *nodes, int *gpus_per_node);
 
-/* Pipeline-parallel send/receive: with pp stages `stride` ranks apart, whether any boundary
- * crosses a node (the slowest send is the one the schedule waits for). */
+/* The pipeline kernel's arguments (kernels.def) as the RtPipeline they describe: chunk c's
+ * times are its layers' (rt_partition_layers) plus the embedding's on the first chunk and the
+ * head's on the last.  The arrays point into buf (4 * stages * chunks doubles, at most
+ * 4 * RT_MAX_CHUNKS).  Returns 0, or -1 if the arguments describe no pipeline. */
+int rt_pipeline_of_args(const double *args, RtPipeline *p, double *buf);
 
 #ifdef __cplusplus
 }
