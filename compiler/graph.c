@@ -207,27 +207,37 @@ GId graph_find_output(const Graph *g, const char *name) {
 
 /* --- evaluation -------------------------------------------------------------------- */
 
-void graph_eval(const Graph *g, const double *inputs, double *vals) {
-  double args[RT_KERNEL_MAXARGS];
-  for (int i = 0; i < g->nn; i++) {
-    const GNode *x = &g->n[i];
-    switch ((GOp)x->op) {
-    case GN_CONST: vals[i] = x->k; break;
-    case GN_INPUT: vals[i] = inputs[x->a]; break;
-    case GN_RESULT: break;   /* written by its call */
-    case GN_CALL: {
-      const RtKernelInfo *ki = &rt_kernels[x->kernel];
-      for (int j = 0; j < x->nargs; j++) args[j] = vals[g->args[x->arg0 + j]];
-      const void *target = ki->target == 'G' ? g->gpu : ki->target == 'C' ? g->cluster : NULL;
-      ki->fn(target, args, vals + i);
-      break;
-    }
-    case GN_SELECT: vals[i] = vals[x->a] != 0 ? vals[x->b] : vals[x->c]; break;
-    default:
-      vals[i] = apply((GOp)x->op, vals[x->a], x->b >= 0 ? vals[x->b] : 0, 0);
-      break;
-    }
+static inline void eval_node(const Graph *g, int i, const double *inputs, double *vals) {
+  const GNode *x = &g->n[i];
+  switch ((GOp)x->op) {
+  case GN_CONST: vals[i] = x->k; break;
+  case GN_INPUT: vals[i] = inputs[x->a]; break;
+  case GN_RESULT: break;   /* written by its call */
+  case GN_CALL: {
+    double args[RT_KERNEL_MAXARGS];
+    const RtKernelInfo *ki = &rt_kernels[x->kernel];
+    for (int j = 0; j < x->nargs; j++) args[j] = vals[g->args[x->arg0 + j]];
+    const void *target = ki->target == 'G' ? g->gpu : ki->target == 'C' ? g->cluster : NULL;
+    ki->fn(target, args, vals + i);
+    break;
   }
+  case GN_SELECT: vals[i] = vals[x->a] != 0 ? vals[x->b] : vals[x->c]; break;
+  default:
+    vals[i] = apply((GOp)x->op, vals[x->a], x->b >= 0 ? vals[x->b] : 0, 0);
+    break;
+  }
+}
+
+void graph_eval(const Graph *g, const double *inputs, double *vals) {
+  for (int i = 0; i < g->nn; i++) eval_node(g, i, inputs, vals);
+}
+
+int graph_eval_level(const Graph *g, const GLevel *lv, const double *inputs, double *vals) {
+  for (int i = 0; i < lv->nguard; i++) eval_node(g, lv->guard[i], inputs, vals);
+  for (int i = 0; i < lv->nchecks; i++)
+    if (vals[lv->checks[i]] == 0) return 1 + i;
+  for (int i = 0; i < lv->nbody; i++) eval_node(g, lv->body[i], inputs, vals);
+  return 0;
 }
 
 /* --- printing ---------------------------------------------------------------------- */

@@ -86,6 +86,27 @@ GId graph_find_output(const Graph *g, const char *name);   /* -1 if none */
 /* Evaluates every node: vals has g->nn slots; inputs g->ninputs values. */
 void graph_eval(const Graph *g, const double *inputs, double *vals);
 
+/* A staged evaluation, as a sweep runs it.  The nodes are split into levels; level k is
+ * evaluated again whenever the k-th axis of the sweep's loop nest changes, so a node that
+ * depends only on outer axes is evaluated once for all the inner points.  A level evaluates
+ * its guard nodes (what its checks need: arithmetic only, never a kernel call), then tests
+ * its checks in order: at the first whose value is 0 the level stops and returns 1 + that
+ * check's index; otherwise it evaluates its body and returns 0.  Every node a level
+ * evaluates is written to vals[node] (a call writes its RT_KERNEL_NOUT results there);
+ * nodes of earlier levels are read from vals.  Node lists are in index (topological)
+ * order; GN_RESULT nodes may appear in them and cost nothing. */
+typedef struct GLevel {
+  const GId *guard;
+  int nguard;
+  const GId *checks;            /* each a node of guard or of an earlier level */
+  int nchecks;
+  const GId *body;
+  int nbody;
+} GLevel;
+
+/* The interpreter's evaluation of one level (the reference for the JIT's level functions). */
+int graph_eval_level(const Graph *g, const GLevel *lv, const double *inputs, double *vals);
+
 /* `llmp graph`: the DAG as Graphviz dot or JSON (nodes with their values when vals != NULL). */
 void graph_dump_dot(FILE *out, const Graph *g, const double *vals);
 void graph_dump_json(FILE *out, const Graph *g, const double *vals);
