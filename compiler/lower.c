@@ -120,8 +120,19 @@ typedef struct Lower {
   GId stride[6];                /* per group: tp cp ep dp pp dpcp */
   GId bytes_act;                /* bytes per activation element */
   RtDtype dt_gemm, dt_other;
-  bool sp, overlap_tp, overlap_dp;
-  int zero;
+  /* plan decisions, as nodes (constants unless a sweep varies them) */
+  GId sp;                       /* sequence parallelism in effect (asked for and tp > 1) */
+  GId overlap_tp, overlap_dp;
+  GId zero;                     /* ZeRO stage 0..3 */
+  GId sched;                    /* RtSchedule */
+  GId rec_full, rec_sel;        /* recompute = full, selective */
+  GId balanced;                 /* layer_partition = balanced */
+  GId layers;
+  /* sweeps */
+  const LowerAxes *ax;
+  bool ready;                   /* the plan's nodes above are set */
+  bool results;                 /* evaluating a require/objective: results are names */
+  int let_depth;
   /* the block being lowered */
   Decl *blk;
   int which;                    /* LB_* */
@@ -148,7 +159,7 @@ static void err_blk(Lower *L, AstNode *n, const char *fmt, ...) __attribute__((f
 static void err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
   SrcFile *f;
   Span sp;
-  sema_decl_at(L->s, L->blk, &f, &sp);
+  sema_decl_at(L->s, L->blk ? L->blk : L->scenario, &f, &sp);
   va_list ap;
   va_start(ap, fmt);
   diag_vreport(L->d, DIAG_ERROR, f, n ? n->span : sp, fmt, ap);
@@ -176,13 +187,20 @@ static GId DIV(Lower *L, GId a, GId b) { return g_div(L->g, a, b); }
 static GId MAX(Lower *L, GId a, GId b) { return g_max(L->g, a, b); }
 static GId SUB(Lower *L, GId a, GId b) { return g_sub(L->g, a, b); }
 static GId MUL3(Lower *L, GId a, GId b, GId c) { return MUL(L, MUL(L, a, b), c); }
+static GId EQ(Lower *L, GId a, double x) { return g_bin(L->g, GN_EQ, a, K(L, x)); }
+static GId GE(Lower *L, GId a, double x) { return g_bin(L->g, GN_GE, a, K(L, x)); }
+static GId AND(Lower *L, GId a, GId b) { return g_bin(L->g, GN_AND, a, b); }
+/* a whole multiple: fmod(a, b) == 0 */
+static GId DIVIDES(Lower *L, GId a, GId b) { return EQ(L, g_bin(L->g, GN_MOD, a, b), 0); }
+
+/* Constant nodes: known true, known false, the value (NAN if not a constant). */
+static bool kt(Lower *L, GId c) { double v; return g_is_const(L->g, c, &v) && v != 0; }
+static bool kf(Lower *L, GId c) { double v; return g_is_const(L->g, c, &v) && v == 0; }
+static double cv(Lower *L, GId a) { double v; return g_is_const(L->g, a, &v) ? v : NAN; }
+/* c ? A : B, building only the side taken when c is a constant (no dead kernel calls). */
+#define PICK(L, c, A, B) (kt(L, c) ? (A) : kf(L, c) ? (B) : g_select((L)->g, (c), (A), (B)))
 
 /* --- plan and model values ------------------------------------------------------------- */
-
-static double num_or(Lower *L, Decl *d, const char *field, double def) {
-  double x;
-  return sema_number(L->s, d, field, &x) ? x : def;
-}
 
 static bool bool_or(Lower *L, Decl *d, const char *field, bool def) {
   bool x;
@@ -194,16 +212,85 @@ static const char *word_or(Lower *L, Decl *d, const char *field, const char *def
   return w ? w : def;
 }
 
+/* --- fields a sweep may set -------------------------------------------------------------- */
+
+static Val eval(Lower *L, AstNode *n);
+
+static const LowerAxis *axis_of(Lower *L, const char *root, const char *f) {
+  for (int i = 0; L->ax && i < L->ax->n; i++)
+    if (!strcmp(L->ax->axis[i].root, root) && !strcmp(L->ax->axis[i].field, f)) return &L->ax->axis[i];
+  return NULL;
+}
+
+/* The sweep's `let root.f = ...`, or NULL. */
+static AstNode *let_of(Lower *L, const char *root, const char *f) {
+  if (!L->ax || !L->ax->sweep) return NULL;
+  for (AstNode *c = sema_block_body(L->ax->sweep).first; c; c = c->next) {
+    AstNode *p = c->u.bin.lhs;
+    if (c->kind == AST_LET && p && p->kind == AST_MEMBER && !strcmp(p->name, f) && p->u.bin.lhs->kind == AST_NAME &&
+        !strcmp(p->u.bin.lhs->name, root))
+      return c;
+  }
+  return NULL;
+}
+
+/* A numeric (or boolean, or enumeration-coded) field of the plan or the model: the sweep's
+ * axis, its let, or the declaration's value.  A word field read here is coded. */
+static GId field_num(Lower *L, Decl *d, const char *root, const char *f, double def) {
+  const LowerAxis *a = axis_of(L, root, f);
+  if (a) return a->input >= 0 ? g_input(L->g, a->input) : K(L, a->value);
+  AstNode *let = let_of(L, root, f);
+  if (let && L->let_depth < 16) {
+    L->let_depth++;
+    Val v = eval(L, let->u.bin.rhs);
+    L->let_depth--;
+    double code;
+    if (v.ok && v.word && lower_axis_code(f, v.word, &code)) return K(L, code);
+    if (v.ok && !v.word) return v.id;
+    err_blk(L, let->u.bin.rhs, "`let %s.%s` cannot be evaluated for this sweep", root, f);
+    return K(L, NAN);
+  }
+  double x;
+  bool b;
+  if (sema_number(L->s, d, f, &x)) return K(L, x);
+  if (sema_bool(L->s, d, f, &b)) return K(L, b);
+  const char *w = sema_word(L->s, d, f);
+  if (w && lower_axis_code(f, w, &x)) return K(L, x);
+  return K(L, def);
+}
+
+/* The plan's fields before read_plan has set them (a sweep's lets read one another). */
+static GId plan_field(Lower *L, const char *f) {
+  static const struct { const char *name; double def; } defs[] = {
+      {"tp", 1}, {"pp", 1}, {"cp", 1}, {"ep", 1}, {"virtual_stages", 1}, {"micro_batch", 1}, {"global_batch", 1},
+      {"zero", 0}, {"sequence_parallel", 0}, {"overlap_tp", 0}, {"overlap_dp", 0}, {"schedule", RT_1F1B},
+      {"recompute", 0}, {"layer_partition", 0}};
+  for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+    if (!strcmp(defs[i].name, f)) return field_num(L, L->plan, "plan", f, defs[i].def);
+  if (!strcmp(f, "dp")) {
+    GId dp = field_num(L, L->plan, "plan", "dp", 0);
+    if (!kf(L, dp)) return dp;
+    GId gpus = field_num(L, L->cluster, "cluster", "gpus", 0);
+    return DIV(L, gpus, MUL3(L, plan_field(L, "tp"), plan_field(L, "pp"), plan_field(L, "cp")));
+  }
+  return field_num(L, L->plan, "plan", f, NAN);
+}
+
 /* plan.X inside a block: the plan as lowering completed it (dp derived, defaults filled). */
 static Val plan_value(Lower *L, const char *f) {
+  if (!L->ready) {
+    if (!sema_word(L->s, L->plan, f) || axis_of(L, "plan", f) || let_of(L, "plan", f)) return (Val){plan_field(L, f), NULL, true};
+    return (Val){-1, sema_word(L->s, L->plan, f), true};
+  }
   static const struct { const char *name; size_t off; } map[] = {
       {"tp", offsetof(Lower, tp)}, {"pp", offsetof(Lower, pp)}, {"dp", offsetof(Lower, dp)},
       {"cp", offsetof(Lower, cp)}, {"ep", offsetof(Lower, ep)}, {"virtual_stages", offsetof(Lower, vs)},
       {"micro_batch", offsetof(Lower, mb)}, {"global_batch", offsetof(Lower, gb)}};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
     if (!strcmp(map[i].name, f)) return (Val){*(GId *)((char *)L + map[i].off), NULL, true};
-  if (!strcmp(f, "sequence_parallel")) return (Val){K(L, L->sp), NULL, true};
-  if (!strcmp(f, "zero")) return (Val){K(L, L->zero), NULL, true};
+  if (!strcmp(f, "sequence_parallel")) return (Val){L->sp, NULL, true};
+  if (!strcmp(f, "zero")) return (Val){L->zero, NULL, true};
+  if (axis_of(L, "plan", f) || let_of(L, "plan", f)) return (Val){plan_field(L, f), NULL, true};
   double x;
   if (sema_number(L->s, L->plan, f, &x)) return (Val){K(L, x), NULL, true};
   bool b;
@@ -214,6 +301,8 @@ static Val plan_value(Lower *L, const char *f) {
 }
 
 static Val decl_value(Lower *L, Decl *d, const char *f) {
+  const char *root = d == L->model ? "model" : d == L->cluster ? "cluster" : NULL;
+  if (root && (axis_of(L, root, f) || let_of(L, root, f))) return (Val){field_num(L, d, root, f, NAN), NULL, true};
   double x;
   if (sema_number(L->s, d, f, &x)) return (Val){K(L, x), NULL, true};
   bool b;
@@ -224,8 +313,6 @@ static Val decl_value(Lower *L, Decl *d, const char *f) {
 }
 
 /* --- block expressions ----------------------------------------------------------------- */
-
-static Val eval(Lower *L, AstNode *n);
 
 static Val member(Lower *L, AstNode *n) {
   /* a chain root.field[.field]: model.hidden, plan.tp, cluster.gpu.memory */
@@ -240,7 +327,12 @@ static Val member(Lower *L, AstNode *n) {
   Decl *d = NULL;
   if (!strcmp(x->name, "model")) d = L->model;
   else if (!strcmp(x->name, "cluster")) d = L->cluster;
-  else if (!strcmp(x->name, "plan")) {
+  else if (!strcmp(x->name, "memory") && L->results && k == 1) {
+    char name[64];
+    snprintf(name, sizeof name, "memory.%s", chain[0]->name);
+    GId id = graph_find_output(L->g, name);
+    return (Val){id, NULL, id >= 0};
+  } else if (!strcmp(x->name, "plan")) {
     if (k != 1) return (Val){-1, NULL, false};
     return plan_value(L, chain[0]->name);
   } else return (Val){-1, NULL, false};
@@ -276,7 +368,11 @@ static Val eval(Lower *L, AstNode *n) {
   }
   case AST_BOOL: return (Val){K(L, n->u.boolean), NULL, true};
   case AST_NAME: {
-    Val v = let_value(L, n);
+    if (L->results) {   /* a sweep's require/objective: iteration, tokens_per_s, mfu, ... */
+      GId id = graph_find_output(g, n->name);
+      if (id >= 0) return (Val){id, NULL, true};
+    }
+    Val v = L->blk ? let_value(L, n) : (Val){-1, NULL, false};
     if (v.ok) return v;
     return (Val){-1, n->name, true};   /* an enumeration word: column, layernorm */
   }
@@ -401,8 +497,8 @@ static GId coll(Lower *L, RtKernel k, GId bytes, int group, const char *label) {
 }
 
 /* Exposed communication: hidden behind `behind` seconds of compute when overlapped. */
-static GId exposed(Lower *L, GId comm, GId behind, bool overlap) {
-  return overlap ? MAX(L, K(L, 0), SUB(L, comm, behind)) : comm;
+static GId exposed(Lower *L, GId comm, GId behind, GId overlap) {
+  return PICK(L, overlap, MAX(L, K(L, 0), SUB(L, comm, behind)), comm);
 }
 
 static void comm(Lower *L, int stream, const char *name, const char *what, GId f, GId b) {
@@ -414,7 +510,7 @@ static void comm(Lower *L, int stream, const char *name, const char *what, GId f
 
 /* Elements of work outside (or inside) the tensor-parallel region on this rank. */
 static GId local_elems(Lower *L, GId elems) {
-  return L->sharded || L->sp ? DIV(L, elems, L->tp) : elems;
+  return L->sharded ? DIV(L, elems, L->tp) : PICK(L, L->sp, DIV(L, elems, L->tp), elems);
 }
 
 static void lower_linear(Lower *L, const char *name, Args *a) {
@@ -430,23 +526,25 @@ static void lower_linear(Lower *L, const char *name, Args *a) {
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, k, n)));
   A->params = ADD(L, A->params, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)));
   /* saved input: a column linear's input is replicated over tp (sharded with SP) */
-  GId in_el = col ? (L->sp ? DIV(L, MUL(L, t, in), L->tp) : MUL(L, t, in)) : row ? MUL(L, t, k) : local_elems(L, MUL(L, t, in));
+  GId in_el = col ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in)) : row ? MUL(L, t, k) : local_elems(L, MUL(L, t, in));
   A->act = ADD(L, A->act, MUL(L, in_el, L->bytes_act));
   double tp;
   bool single = g_is_const(L->g, L->tp, &tp) && tp == 1;
   if ((col || row) && !single) {
     GId elems = MUL(L, t, col ? in : out), bytes = MUL(L, elems, L->bytes_act);
     GId f, b;
+    GId sp = L->sp;
     if (col) {
-      f = L->sp ? coll(L, RTK_ALLGATHER, bytes, G_TP, name) : K(L, 0);
-      b = coll(L, L->sp ? RTK_REDUCESCATTER : RTK_ALLREDUCE, bytes, G_TP, name);
+      f = PICK(L, sp, coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0));
+      b = PICK(L, sp, coll(L, RTK_REDUCESCATTER, bytes, G_TP, name), coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
     } else {
-      f = coll(L, L->sp ? RTK_REDUCESCATTER : RTK_ALLREDUCE, bytes, G_TP, name);
-      b = L->sp ? coll(L, RTK_ALLGATHER, bytes, G_TP, name) : K(L, 0);
+      f = PICK(L, sp, coll(L, RTK_REDUCESCATTER, bytes, G_TP, name), coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
+      b = PICK(L, sp, coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0));
     }
     f = exposed(L, f, c, L->overlap_tp);
     b = exposed(L, b, c + 1, L->overlap_tp);
-    comm(L, CM_TP, name, col ? (L->sp ? "tp allgather" : "tp allreduce") : (L->sp ? "tp reducescatter" : "tp allreduce"), f, b);
+    const char *what = !kt(L, sp) ? "tp allreduce" : col ? "tp allgather" : "tp reducescatter";
+    comm(L, CM_TP, name, kf(L, sp) || kt(L, sp) ? what : "tp collective", f, b);
   }
   if (col) L->sharded = true;
   if (row) L->sharded = false;
@@ -505,11 +603,11 @@ static void lower_experts(Lower *L, const char *name, Args *a) {
   GId e = arg_num(L, a, "experts", 1), k = arg_num(L, a, "top_k", 1);
   const char *act = arg_word(L, a, "activation", "swiglu");
   bool gated = !strcmp(act, "swiglu") || !strcmp(act, "geglu");
-  double cf = num_or(L, L->model, "capacity_factor", 1);
+  GId cf = field_num(L, L->model, "model", "capacity_factor", 1);
   /* Tokens are split over tp (Megatron-Core requires sequence parallelism with MoE and
    * tp > 1); each rank's t*top_k token-expert pairs go to its experts/ep local experts. */
   GId tr = DIV(L, t, L->tp), el = DIV(L, e, L->ep);
-  GId pairs = MUL3(L, tr, k, K(L, cf)), per = DIV(L, pairs, el);
+  GId pairs = MUL3(L, tr, k, cf), per = DIV(L, pairs, el);
   GId up = gated ? MUL(L, K(L, 2), ffn) : ffn;
   GId c1 = call(L, RTK_BMM, name, 5, K(L, L->dt_gemm), el, per, hid, up);
   GId c2 = call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, K(L, L->dt_other), MUL(L, pairs, ffn));
@@ -603,9 +701,10 @@ static void lower_op(Lower *L, AstNode *op) {
     double tp;
     if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) {
       GId bytes = MUL3(L, t, h, L->bytes_act);
-      GId f = coll(L, L->sp ? RTK_REDUCESCATTER : RTK_ALLREDUCE, bytes, G_TP, name);
-      GId b = L->sp ? coll(L, RTK_ALLGATHER, bytes, G_TP, name) : K(L, 0);   /* SP: gather the gradient */
-      comm(L, CM_TP, name, L->sp ? "tp reducescatter" : "tp allreduce", f, b);
+      GId sp = L->sp;
+      GId f = PICK(L, sp, coll(L, RTK_REDUCESCATTER, bytes, G_TP, name), coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
+      GId b = PICK(L, sp, coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0));   /* SP: gather the gradient */
+      comm(L, CM_TP, name, kt(L, sp) ? "tp reducescatter" : kf(L, sp) ? "tp allreduce" : "tp collective", f, b);
     }
     break;
   }
@@ -670,7 +769,7 @@ static void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
     if (c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL) lower_op(L, c);
   /* the block's input: one micro-batch's hidden states on this rank */
   GId t = DIV(L, MUL(L, L->mb, L->seq), L->cp);
-  a->in_bytes = MUL3(L, L->sp ? DIV(L, t, L->tp) : t, L->hidden, L->bytes_act);
+  a->in_bytes = MUL3(L, PICK(L, L->sp, DIV(L, t, L->tp), t), L->hidden, L->bytes_act);
 }
 
 static GId comm_sum(Lower *L, const GId *c) {
@@ -681,80 +780,135 @@ static GId comm_sum(Lower *L, const GId *c) {
 
 /* --- the plan -------------------------------------------------------------------------- */
 
+/* A condition on the plan.  A scenario's plan is constant: a false condition is an error
+ * with the message and its numbers.  A sweep's depends on its axes: it becomes a check
+ * node, tested before the point's kernels run, and `reason` counts the points it drops. */
+static bool need(Lower *L, GId ok, const char *reason, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static bool need(Lower *L, GId ok, const char *reason, const char *fmt, ...) {
+  if (kt(L, ok)) return true;
+  if (L->ax && L->ax->sweep) {
+    Lowered *o = L->out;
+    if (o->nchecks == o->capchecks) {
+      o->capchecks = o->capchecks ? 2 * o->capchecks : 16;
+      o->checks = realloc(o->checks, (size_t)o->capchecks * sizeof *o->checks);
+      if (!o->checks) abort();
+    }
+    o->checks[o->nchecks++] = (LowerCheck){ok, reason};
+    return true;
+  }
+  if (!kf(L, ok)) {   /* an axis given as a constant still folds: this cannot happen */
+    err(L, L->at, "scenario `%s`: %s (not decided when lowering)", sema_decl_name(L->scenario), reason);
+    return false;
+  }
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  err(L, L->at, "scenario `%s`: %s", sema_decl_name(L->scenario), msg);
+  return false;
+}
+
 static int dtype_code(const char *w) {
   int d = rt_dtype_lookup(w);
   return d < 0 ? RT_BF16 : d;
+}
+
+bool lower_axis_code(const char *field, const char *word, double *code) {
+  static const struct { const char *field, *word; double code; } codes[] = {
+      {"schedule", "gpipe", RT_GPIPE}, {"schedule", "1f1b", RT_1F1B}, {"schedule", "interleaved", RT_INTERLEAVED},
+      {"schedule", "zero_bubble", RT_ZERO_BUBBLE}, {"recompute", "none", 0}, {"recompute", "selective", 1},
+      {"recompute", "full", 2}, {"layer_partition", "uniform", 0}, {"layer_partition", "balanced", 1}};
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+    if (!strcmp(codes[i].field, field) && !strcmp(codes[i].word, word)) {
+      *code = codes[i].code;
+      return true;
+    }
+  return false;
 }
 
 /* The plan's values as nodes, with the checks that need them evaluated.  Sema checks a
  * scenario's divisibility where its values are known statically; these hold for every plan
  * that reaches lowering, derived dp and (for sweeps) values sema cannot see included. */
 static bool read_plan(Lower *L) {
-  Decl *p = L->plan, *c = L->cluster, *m = L->model;
-  double tp = num_or(L, p, "tp", 1), pp = num_or(L, p, "pp", 1), cp = num_or(L, p, "cp", 1);
-  double ep = num_or(L, p, "ep", 1), vs = num_or(L, p, "virtual_stages", 1);
-  double mb = num_or(L, p, "micro_batch", 1), gb = num_or(L, p, "global_batch", 1);
-  double gpus = num_or(L, c, "gpus", 0), dp = num_or(L, p, "dp", 0);
-  if (dp == 0) dp = gpus / (tp * pp * cp);
+  Decl *p = L->plan, *m = L->model;
+  GId tp = plan_field(L, "tp"), pp = plan_field(L, "pp"), cp = plan_field(L, "cp"), ep = plan_field(L, "ep");
+  GId vs = plan_field(L, "virtual_stages"), mb = plan_field(L, "micro_batch"), gb = plan_field(L, "global_batch");
+  GId gpus = field_num(L, L->cluster, "cluster", "gpus", 0), dp = plan_field(L, "dp");
+  GId layers = field_num(L, m, "model", "layers", 1);
+  GId sched = plan_field(L, "schedule"), part = plan_field(L, "layer_partition");
+  if (L->errors) return false;
+  GId ranks = MUL3(L, tp, pp, cp), chunks = MUL(L, pp, vs), micro = DIV(L, gb, MUL(L, mb, dp));
+  bool sweep = L->ax && L->ax->sweep;
   const char *n = sema_decl_name(L->scenario);
-  if (!(dp >= 1) || dp != floor(dp)) {
-    err(L, L->at, "scenario `%s`: the cluster's %g GPUs do not divide by tp*pp*cp = %g", n, gpus, tp * pp * cp);
-    return false;
+  (void)n;
+  /* what sema checks for a scenario, again for a sweep's points */
+  if (sweep) {
+    GId heads = field_num(L, m, "model", "heads", 1), kv = field_num(L, m, "model", "kv_heads", NAN);
+    double kvv;
+    if (g_is_const(L->g, kv, &kvv) && isnan(kvv)) kv = heads;   /* no grouped-query attention */
+    GId seq = field_num(L, m, "model", "seq", 1), experts = field_num(L, m, "model", "experts", 0);
+    need(L, DIVIDES(L, heads, tp), "model.heads does not divide by tp", "%s", "");
+    need(L, DIVIDES(L, kv, tp), "model.kv_heads does not divide by tp", "%s", "");
+    need(L, DIVIDES(L, seq, cp), "model.seq does not divide by cp", "%s", "");
+    need(L, g_bin(L->g, GN_OR, AND(L, g_bin(L->g, GN_GT, experts, K(L, 0)), DIVIDES(L, experts, ep)),
+                  AND(L, EQ(L, experts, 0), EQ(L, ep, 1))),
+         "model.experts does not divide by ep", "%s", "");
   }
-  if (tp * pp * dp * cp > gpus) {
-    err(L, L->at, "scenario `%s`: the plan needs tp*pp*dp*cp = %g GPUs, the cluster has %g", n, tp * pp * dp * cp, gpus);
+  if (!need(L, AND(L, GE(L, dp, 1), EQ(L, g_bin(L->g, GN_SUB, dp, g_un(L->g, GN_FLOOR, dp)), 0)),
+            "the cluster's GPUs do not divide by tp*pp*cp",
+            "the cluster's %g GPUs do not divide by tp*pp*cp = %g", cv(L, gpus), cv(L, ranks)))
     return false;
-  }
-  if (fmod(dp, ep) != 0) {
-    err(L, L->at, "scenario `%s`: plan.ep = %g must divide dp = %g (expert parallelism is carved out of data parallelism)", n, ep, dp);
+  if (!need(L, sweep ? EQ(L, SUB(L, MUL(L, ranks, dp), gpus), 0) : g_bin(L->g, GN_LE, MUL(L, ranks, dp), gpus),
+            "tp*pp*dp*cp is not the cluster's GPUs",
+            "the plan needs tp*pp*dp*cp = %g GPUs, the cluster has %g", cv(L, MUL(L, ranks, dp)), cv(L, gpus)))
     return false;
-  }
-  double micro = gb / (mb * dp);
-  if (micro != floor(micro) || micro < 1) {
-    err(L, L->at, "scenario `%s`: global_batch = %g does not divide by micro_batch * dp = %g*%g", n, gb, mb, dp);
+  if (!need(L, DIVIDES(L, dp, ep), "ep does not divide dp",
+            "plan.ep = %g must divide dp = %g (expert parallelism is carved out of data parallelism)", cv(L, ep), cv(L, dp)))
     return false;
-  }
-  double layers = num_or(L, m, "layers", 1);
-  const char *part = word_or(L, p, "layer_partition", "uniform");
-  if (!strcmp(part, "uniform") && fmod(layers, pp * vs) != 0) {
-    err(L, L->at, "scenario `%s`: model.layers = %g does not divide by pp * virtual_stages = %g", n, layers, pp * vs);
+  if (!need(L, AND(L, GE(L, micro, 1), EQ(L, SUB(L, micro, g_un(L->g, GN_FLOOR, micro)), 0)),
+            "global_batch does not divide by micro_batch * dp",
+            "global_batch = %g does not divide by micro_batch * dp = %g*%g", cv(L, gb), cv(L, mb), cv(L, dp)))
     return false;
-  }
-  if (layers < pp * vs) {
-    err(L, L->at, "scenario `%s`: %g layers cannot fill %g pipeline chunks", n, layers, pp * vs);
+  GId uniform = EQ(L, part, 0);
+  if (!need(L, g_bin(L->g, GN_OR, g_un(L->g, GN_NOT, uniform), DIVIDES(L, layers, chunks)),
+            "model.layers does not divide by pp * virtual_stages",
+            "model.layers = %g does not divide by pp * virtual_stages = %g", cv(L, layers), cv(L, chunks)))
     return false;
-  }
-  const char *sched = word_or(L, p, "schedule", "1f1b");
-  if (!strcmp(sched, "interleaved") && vs > 1 && fmod(micro, pp) != 0) {
-    err(L, L->at, "scenario `%s`: the interleaved schedule needs the micro-batches per iteration (%g) to be a multiple of pp = %g",
-        n, micro, pp);
+  if (!need(L, g_bin(L->g, GN_GE, layers, chunks), "fewer layers than pipeline chunks",
+            "%g layers cannot fill %g pipeline chunks", cv(L, layers), cv(L, chunks)))
     return false;
-  }
-  if ((!strcmp(sched, "zero_bubble") || !strcmp(sched, "gpipe") || !strcmp(sched, "1f1b")) && vs > 1) {
-    err(L, L->at, "scenario `%s`: virtual_stages = %g needs schedule = interleaved", n, vs);
+  GId inter = EQ(L, sched, RT_INTERLEAVED), multi = g_bin(L->g, GN_GT, vs, K(L, 1));
+  if (!need(L, g_bin(L->g, GN_OR, g_un(L->g, GN_NOT, AND(L, inter, multi)), DIVIDES(L, micro, pp)),
+            "interleaved: micro-batches not a multiple of pp",
+            "the interleaved schedule needs the micro-batches per iteration (%g) to be a multiple of pp = %g",
+            cv(L, micro), cv(L, pp)))
     return false;
-  }
-  if (micro * pp * vs > 1 << 24) {   /* the schedule simulation's work and memory grow with it */
-    err(L, L->at, "scenario `%s`: %g micro-batches per iteration over %g pipeline chunks are more than llmp simulates (%d)",
-        n, micro, pp * vs, 1 << 24);
+  if (!need(L, g_bin(L->g, GN_OR, inter, g_un(L->g, GN_NOT, multi)), "virtual_stages > 1 needs schedule = interleaved",
+            "virtual_stages = %g needs schedule = interleaved", cv(L, vs)))
     return false;
-  }
-  if (pp * vs > RT_MAX_CHUNKS) {
-    err(L, L->at, "scenario `%s`: %g pipeline chunks exceed the simulator's %d", n, pp * vs, RT_MAX_CHUNKS);
+  /* the schedule simulation's work and memory grow with the chunks it simulates */
+  if (!need(L, g_bin(L->g, GN_LE, MUL(L, micro, chunks), K(L, 1 << 24)), "more micro-batch chunks than llmp simulates",
+            "%g micro-batches per iteration over %g pipeline chunks are more than llmp simulates (%d)", cv(L, micro),
+            cv(L, chunks), 1 << 24))
     return false;
-  }
-  L->tp = K(L, tp), L->pp = K(L, pp), L->dp = K(L, dp), L->cp = K(L, cp), L->ep = K(L, ep);
-  L->vs = K(L, vs), L->mb = K(L, mb), L->gb = K(L, gb), L->m = K(L, micro);
-  L->seq = K(L, num_or(L, m, "seq", 1));
-  L->hidden = K(L, num_or(L, m, "hidden", 1));
+  if (!need(L, g_bin(L->g, GN_LE, chunks, K(L, RT_MAX_CHUNKS)), "more pipeline chunks than the simulator's limit",
+            "%g pipeline chunks exceed the simulator's %d", cv(L, chunks), RT_MAX_CHUNKS))
+    return false;
+  L->tp = tp, L->pp = pp, L->dp = dp, L->cp = cp, L->ep = ep, L->vs = vs, L->mb = mb, L->gb = gb, L->m = micro;
+  L->layers = layers, L->sched = sched, L->balanced = g_un(L->g, GN_NOT, uniform);
+  L->seq = field_num(L, m, "model", "seq", 1);
+  L->hidden = field_num(L, m, "model", "hidden", 1);
   int dt = dtype_code(word_or(L, p, "dtype", "bf16"));
   L->dt_gemm = (RtDtype)dt;
   L->dt_other = dt == RT_FP8 ? RT_BF16 : (RtDtype)dt;
   L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2);   /* tf32 is stored as fp32 */
-  L->sp = bool_or(L, p, "sequence_parallel", false) && tp > 1;
-  L->overlap_tp = bool_or(L, p, "overlap_tp", false);
-  L->overlap_dp = bool_or(L, p, "overlap_dp", false);
-  L->zero = (int)num_or(L, p, "zero", 0);
+  L->sp = AND(L, plan_field(L, "sequence_parallel"), g_bin(L->g, GN_GT, tp, K(L, 1)));
+  L->overlap_tp = plan_field(L, "overlap_tp");
+  L->overlap_dp = plan_field(L, "overlap_dp");
+  L->zero = plan_field(L, "zero");
+  GId rec = plan_field(L, "recompute");
+  L->rec_full = EQ(L, rec, 2), L->rec_sel = EQ(L, rec, 1);
   /* placement: stride of each group = product of the sizes of the groups inside it */
   const char *order[8];
   int no = sema_word_list(L->s, p, "placement", order, 8);
@@ -763,53 +917,53 @@ static bool read_plan(Lower *L) {
     no = 5;
     for (int i = 0; i < 5; i++) order[i] = def_order[i];
   }
-  double size[5] = {tp, cp, ep, dp, pp}, stride = 1, st[5] = {1, 1, 1, 1, 1};
+  GId size[5] = {tp, cp, ep, dp, pp}, stride = K(L, 1), st[5];
   bool seen[5] = {0};
+  for (int i = 0; i < 5; i++) st[i] = K(L, 1);
   for (int i = 0; i < no && i < 8; i++) {
     int gi = 0;
     while (gi < 5 && strcmp(group_names[gi], order[i])) gi++;
     if (gi == 5 || gi == G_EP) continue;   /* ep lives inside dp: it takes dp's stride */
     seen[gi] = true;
     st[gi] = stride;
-    stride *= size[gi];
+    stride = MUL(L, stride, size[gi]);
   }
   for (int gi = 0; gi < 5; gi++)
     if (!seen[gi] && gi != G_EP) {   /* groups the placement leaves out go outermost */
       st[gi] = stride;
-      stride *= size[gi];
+      stride = MUL(L, stride, size[gi]);
     }
   st[G_EP] = st[G_DP];
-  for (int gi = 0; gi < 5; gi++) L->stride[gi] = K(L, st[gi]);
-  L->stride[G_DPCP] = K(L, st[G_CP] < st[G_DP] ? st[G_CP] : st[G_DP]);   /* cp and dp adjacent (the default) */
-  /* Fill the Report's plan echo. */
+  for (int gi = 0; gi < 5; gi++) L->stride[gi] = st[gi];
+  L->stride[G_DPCP] = g_min(L->g, st[G_CP], st[G_DP]);   /* cp and dp adjacent (the default) */
+  L->ready = true;
+  /* Fill the Report's plan echo (a sweep's points are echoed from their axes). */
   Report *r = &L->out->meta;
-  r->tp = (int)tp, r->pp = (int)pp, r->dp = (int)dp, r->cp = (int)cp, r->ep = (int)ep;
-  r->virtual_stages = (int)vs, r->micro_batch = (int)mb, r->global_batch = (int)gb;
-  r->micro_batches = (int)micro, r->gpus = (int)gpus, r->zero = L->zero, r->sequence_parallel = L->sp;
+  r->tp = (int)cv(L, tp), r->pp = (int)cv(L, pp), r->dp = (int)cv(L, dp), r->cp = (int)cv(L, cp), r->ep = (int)cv(L, ep);
+  r->virtual_stages = (int)cv(L, vs), r->micro_batch = (int)cv(L, mb), r->global_batch = (int)cv(L, gb);
+  r->micro_batches = (int)cv(L, micro), r->gpus = (int)cv(L, gpus), r->zero = (int)cv(L, L->zero);
+  r->sequence_parallel = kt(L, L->sp);
   r->dtype = rt_dtype_name((RtDtype)dt);
-  r->schedule = sema_word(L->s, p, "schedule") ? sema_word(L->s, p, "schedule") : "1f1b";
-  r->recompute = sema_word(L->s, p, "recompute") ? sema_word(L->s, p, "recompute") : "none";
+  static const char *const sched_words[] = {[RT_GPIPE] = "gpipe", [RT_1F1B] = "1f1b", [RT_INTERLEAVED] = "interleaved",
+                                            [RT_ZERO_BUBBLE] = "zero_bubble"};
+  static const char *const rec_words[] = {"none", "selective", "full"};
+  double sc = cv(L, sched), rc = cv(L, rec);
+  r->schedule = sc >= 0 && sc < RT_NSCHEDULES ? sched_words[(int)sc] : "?";
+  r->recompute = rc >= 0 && rc <= 2 ? rec_words[(int)rc] : "?";
   return true;
 }
 
 /* --- assembling the iteration ---------------------------------------------------------------- */
 
-static int schedule_code(const char *w) {
-  return !strcmp(w, "gpipe") ? RT_GPIPE : !strcmp(w, "interleaved") ? RT_INTERLEAVED
-         : !strcmp(w, "zero_bubble") ? RT_ZERO_BUBBLE : RT_1F1B;
-}
-
 /* Micro-batch chunks whose activations device d holds at most (1F1B family: the warm-up
  * depth; GPipe: all).  The simulation's in_flight is checked against these in the tests. */
-static GId in_flight(Lower *L, int sched, GId d) {
+static GId in_flight(Lower *L, GId d) {
   Graph *g = L->g;
   GId micro_chunks = MUL(L, L->m, L->vs);
-  if (sched == RT_GPIPE) return micro_chunks;
-  if (sched == RT_INTERLEAVED) {
-    GId warm = ADD(L, MUL(L, K(L, 2), SUB(L, SUB(L, L->pp, d), K(L, 1))), MUL(L, SUB(L, L->vs, K(L, 1)), L->pp));
-    return g_min(g, micro_chunks, ADD(L, warm, K(L, 1)));
-  }
-  return g_min(g, L->m, SUB(L, L->pp, d));
+  GId inter_warm = ADD(L, MUL(L, K(L, 2), SUB(L, SUB(L, L->pp, d), K(L, 1))), MUL(L, SUB(L, L->vs, K(L, 1)), L->pp));
+  return PICK(L, EQ(L, L->sched, RT_GPIPE), micro_chunks,
+              PICK(L, EQ(L, L->sched, RT_INTERLEAVED), g_min(g, micro_chunks, ADD(L, inter_warm, K(L, 1))),
+                   g_min(g, L->m, SUB(L, L->pp, d))));
 }
 
 static void emit(Lower *L, OutputId o, GId id) { graph_output(L->g, output_names[o], id); }
@@ -817,29 +971,21 @@ static void emit(Lower *L, OutputId o, GId id) { graph_output(L->g, output_names
 static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   Graph *g = L->g;
   Decl *p = L->plan;
-  const char *sched_w = word_or(L, p, "schedule", "1f1b");
-  const char *rec_w = word_or(L, p, "recompute", "none");
-  int sched = schedule_code(sched_w);
-  bool full = !strcmp(rec_w, "full"), sel = !strcmp(rec_w, "selective");
-  bool balanced = !strcmp(word_or(L, p, "layer_partition", "uniform"), "balanced");
-  GId layers = K(L, num_or(L, L->model, "layers", 1));
+  GId full = L->rec_full, sel = L->rec_sel, layers = L->layers, zb = EQ(L, L->sched, RT_ZERO_BUBBLE);
 
   /* one layer, one micro-batch */
   GId lf = ADD(L, Ly->fc, comm_sum(L, Ly->comm_f)), lb = ADD(L, Ly->bc, comm_sum(L, Ly->comm_b));
-  GId lr = full ? lf : sel ? Ly->sel : K(L, 0);
+  GId lr = PICK(L, full, lf, PICK(L, sel, Ly->sel, K(L, 0)));
   GId ef = ADD(L, E->fc, comm_sum(L, E->comm_f)), eb = ADD(L, E->bc, comm_sum(L, E->comm_b));
   GId hf = ADD(L, H->fc, comm_sum(L, H->comm_f)), hb = ADD(L, H->bc, comm_sum(L, H->comm_b));
 
   /* the pipeline send: one micro-batch's hidden states (sequence-sharded with SP) */
   GId p2p_bytes = MUL3(L, DIV(L, MUL(L, L->mb, L->seq), L->cp), L->hidden, L->bytes_act);
-  if (L->sp) p2p_bytes = DIV(L, p2p_bytes, L->tp);
+  p2p_bytes = PICK(L, L->sp, DIV(L, p2p_bytes, L->tp), p2p_bytes);
   GId p2p = coll(L, RTK_P2P, p2p_bytes, G_PP, "pipeline send");
-  GId args[15] = {K(L, sched), L->pp, L->vs, L->m, layers, K(L, balanced), lf, SUB(L, lb, Ly->wg),
-                  Ly->wg, lr, ef, eb, hf, hb, p2p};
-  if (sched != RT_ZERO_BUBBLE) {   /* B and W run together: pass the whole backward as B */
-    args[7] = lb;
-    args[8] = K(L, 0);
-  }
+  /* outside zero-bubble, B and W run together: the whole backward is passed as B */
+  GId args[15] = {L->sched, L->pp, L->vs, L->m, layers, L->balanced, lf, PICK(L, zb, SUB(L, lb, Ly->wg), lb),
+                  PICK(L, zb, Ly->wg, K(L, 0)), lr, ef, eb, hf, hb, p2p};
   GId pipe = g_call(g, RTK_PIPELINE, args, 15, "pipeline");
   L->out->pipe = pipe;
   GId makespan = pipe, nop2p = pipe + 1;
@@ -888,35 +1034,38 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   int gdt = dtype_code(word_or(L, p, "grad_dtype", "fp32"));
   GId grad_el = K(L, rt_dtype_bytes((RtDtype)gdt) < 2 ? 2 : rt_dtype_bytes((RtDtype)gdt));
   GId w_el = K(L, L->dt_gemm == RT_FP32 || L->dt_gemm == RT_TF32 ? 4 : 2);
-  GId bucket = K(L, num_or(L, p, "dp_bucket_elements", 40e6));
+  GId bucket = field_num(L, p, "plan", "dp_bucket_elements", 40e6);
   bucket = g_min(g, bucket, params);
   GId nb = g_un(g, GN_CEIL, DIV(L, params, bucket));
   GId last_el = SUB(L, params, MUL(L, SUB(L, nb, K(L, 1)), bucket));
-  GId dp_red, dp_gather = z, last_red, last_gather = z;
   GId shard = MUL(L, L->dp, L->cp);   /* ranks that hold the same weights: ZeRO shards over them */
-  if (L->zero == 3) {
-    dp_red = last_red = z;   /* gradients are reduce-scattered per layer, in the backward */
-  } else {
-    RtKernel k = L->zero == 0 ? RTK_ALLREDUCE : RTK_REDUCESCATTER;
-    GId full_b = coll(L, k, MUL(L, bucket, grad_el), G_DPCP, "dp gradients");
-    last_red = coll(L, k, MUL(L, last_el, grad_el), G_DPCP, "dp gradients");
+  GId z3 = EQ(L, L->zero, 3), z0 = EQ(L, L->zero, 0), z1 = GE(L, L->zero, 1), z2 = GE(L, L->zero, 2);
+  /* ZeRO 0: all-reduce; 1, 2: reduce-scatter, then all-gather the updated parameters; 3:
+   * nothing here (gradients are reduce-scattered per layer, in the backward) */
+  GId last_red = z, dp_red = z;
+  if (!kt(L, z3)) {
+    GId gb_full = MUL(L, bucket, grad_el), gb_last = MUL(L, last_el, grad_el);
+    GId full_b = PICK(L, z0, coll(L, RTK_ALLREDUCE, gb_full, G_DPCP, "dp gradients"),
+                      coll(L, RTK_REDUCESCATTER, gb_full, G_DPCP, "dp gradients"));
+    last_red = PICK(L, z0, coll(L, RTK_ALLREDUCE, gb_last, G_DPCP, "dp gradients"),
+                    coll(L, RTK_REDUCESCATTER, gb_last, G_DPCP, "dp gradients"));
     dp_red = ADD(L, MUL(L, SUB(L, nb, K(L, 1)), full_b), last_red);
-    if (L->zero >= 1) {
-      GId full_g = coll(L, RTK_ALLGATHER, MUL(L, bucket, w_el), G_DPCP, "dp parameters");
-      last_gather = coll(L, RTK_ALLGATHER, MUL(L, last_el, w_el), G_DPCP, "dp parameters");
-      dp_gather = ADD(L, MUL(L, SUB(L, nb, K(L, 1)), full_g), last_gather);
-    }
   }
-  GId dp_exposed;
-  if (L->overlap_dp) {
-    GId bwin = MUL(L, nl, lb), fwin = MUL(L, nl, lf);
-    dp_exposed = ADD(L, MAX(L, last_red, SUB(L, dp_red, bwin)), MAX(L, last_gather, SUB(L, dp_gather, fwin)));
-  } else {
-    dp_exposed = ADD(L, dp_red, dp_gather);
-  }
+  GId gather_on = AND(L, z1, g_un(g, GN_NOT, z3));
+  GId last_gather = PICK(L, gather_on, coll(L, RTK_ALLGATHER, MUL(L, last_el, w_el), G_DPCP, "dp parameters"), z);
+  GId dp_gather = PICK(L, gather_on,
+                       ADD(L, MUL(L, SUB(L, nb, K(L, 1)), coll(L, RTK_ALLGATHER, MUL(L, bucket, w_el), G_DPCP, "dp parameters")),
+                           last_gather),
+                       z);
+  last_red = PICK(L, z3, z, last_red);
+  dp_red = PICK(L, z3, z, dp_red);
+  GId bwin = MUL(L, nl, lb), fwin = MUL(L, nl, lf);
+  GId dp_exposed = PICK(L, L->overlap_dp,
+                        ADD(L, MAX(L, last_red, SUB(L, dp_red, bwin)), MAX(L, last_gather, SUB(L, dp_gather, fwin))),
+                        ADD(L, dp_red, dp_gather));
   part[RP_DP_COMM] = ADD(L, dp_exposed, zero3);
   bool sgd = !strcmp(word_or(L, p, "optimizer", "adam"), "sgd");
-  GId opt_params = L->zero >= 1 ? DIV(L, params, shard) : params;
+  GId opt_params = PICK(L, z1, DIV(L, params, shard), params);
   GId opt = call(L, RTK_ADAM, "optimizer", 2, K(L, L->dt_other), opt_params);
   if (sgd) opt = MUL(L, K(L, 0.5), opt);   /* SGD with momentum: half of Adam's state traffic */
   part[RP_OPTIMIZER] = opt;
@@ -934,7 +1083,7 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   GId ranks = MUL3(L, L->tp, L->cp, MUL(L, L->m, L->dp));   /* forward FLOP per rank -> whole iteration */
   GId fwd_flops = ADD(L, ADD(L, MUL(L, layers, Ly->flops), E->flops), H->flops);
   GId model_flops = MUL3(L, K(L, 3), fwd_flops, ranks);
-  GId rec_flops = full ? MUL(L, layers, Ly->flops) : sel ? MUL(L, layers, Ly->sel_flops) : z;
+  GId rec_flops = PICK(L, full, MUL(L, layers, Ly->flops), PICK(L, sel, MUL(L, layers, Ly->sel_flops), z));
   GId hw_flops = ADD(L, model_flops, MUL(L, rec_flops, ranks));
   GId gpus = MUL(L, MUL(L, L->tp, L->pp), MUL(L, L->dp, L->cp));
   GId per_gpu = DIV(L, model_flops, MUL(L, iteration, gpus));
@@ -945,8 +1094,8 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   emit(L, O_MFU, DIV(L, per_gpu, K(L, peak)));
 
   /* memory of the first and of the last device */
-  GId act_layer = full ? Ly->in_bytes : sel ? SUB(L, Ly->act, Ly->act_sel) : Ly->act;
-  GId work = full ? Ly->act : sel ? Ly->act_sel : z;   /* one layer rematerialised in backward */
+  GId act_layer = PICK(L, full, Ly->in_bytes, PICK(L, sel, SUB(L, Ly->act, Ly->act_sel), Ly->act));
+  GId work = PICK(L, full, Ly->act, PICK(L, sel, Ly->act_sel, z));   /* one layer rematerialised in backward */
   GId opt_el = K(L, (L->dt_gemm == RT_FP32 || L->dt_gemm == RT_TF32 ? 8 : 12) - (sgd ? 4 : 0));
   GId mem0[RM_N], meml[RM_N];
   GId pdev[2] = {params0, g_select(g, one_dev, params0, paramsl)};
@@ -955,18 +1104,18 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   for (int d = 0; d < 2; d++) {
     GId dev = d == 0 ? z : SUB(L, L->pp, K(L, 1));
     GId P = pdev[d];
-    mem[d][RM_WEIGHTS] = MUL(L, L->zero == 3 ? DIV(L, P, shard) : P, w_el);
-    mem[d][RM_GRADIENTS] = MUL(L, L->zero >= 2 ? DIV(L, P, shard) : P, grad_el);
-    mem[d][RM_OPTIMIZER] = MUL(L, L->zero >= 1 ? DIV(L, P, shard) : P, opt_el);
-    GId fl = in_flight(L, sched, dev);
+    mem[d][RM_WEIGHTS] = MUL(L, PICK(L, z3, DIV(L, P, shard), P), w_el);
+    mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, DIV(L, P, shard), P), grad_el);
+    mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, DIV(L, P, shard), P), opt_el);
+    GId fl = in_flight(L, dev);
     GId per_chunk = DIV(L, ldev[d], L->vs);
     GId a = ADD(L, MUL3(L, fl, per_chunk, act_layer), work);
     if (d == 0) a = ADD(L, a, MUL(L, fl, E->act));
-    GId head_act = MUL(L, in_flight(L, sched, SUB(L, L->pp, K(L, 1))), H->act);
+    GId head_act = MUL(L, in_flight(L, SUB(L, L->pp, K(L, 1))), H->act);
     a = ADD(L, a, d == 1 ? head_act : g_select(g, one_dev, head_act, z));
     mem[d][RM_ACTIVATIONS] = a;
     GId buf = g_select(g, g_bin(g, GN_GT, shard, K(L, 1)), MUL(L, bucket, grad_el), z);
-    if (L->zero == 3) buf = ADD(L, buf, MUL3(L, K(L, 2), Ly->params, w_el));
+    buf = PICK(L, z3, ADD(L, buf, MUL3(L, K(L, 2), Ly->params, w_el)), buf);
     mem[d][RM_BUFFERS] = buf;
   }
   GId peak0 = z, peakl = z;
@@ -982,7 +1131,50 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
 
 /* --- entry points ---------------------------------------------------------------------- */
 
-int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
+/* The fields a sweep can vary: numbers, flags and the coded enumerations of the plan that
+ * lowering reads as nodes, and any number of the model.  Others (dtype, placement, the
+ * cluster) shape the graph itself. */
+static bool axis_supported(Lower *L, const LowerAxis *a) {
+  static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch",
+                                            "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
+                                            "overlap_tp", "overlap_dp", "schedule", "recompute", "layer_partition", NULL};
+  if (!strcmp(a->root, "plan")) {
+    for (int i = 0; plan_fields[i]; i++)
+      if (!strcmp(plan_fields[i], a->field)) return true;
+    return false;
+  }
+  double x;
+  return !strcmp(a->root, "model") && (sema_number(L->s, L->model, a->field, &x) || !sema_word(L->s, L->model, a->field));
+}
+
+/* A sweep's requires and objective, over the lowered outputs. */
+static void lower_sweep_outputs(Lower *L) {
+  Lowered *o = L->out;
+  L->results = true;
+  L->blk = NULL;
+  char name[32];
+  for (AstNode *c = sema_block_body(L->ax->sweep).first; c; c = c->next) {
+    if (c->kind != AST_REQUIRE && c->kind != AST_MINIMIZE && c->kind != AST_MAXIMIZE) continue;
+    Val v = eval(L, c->u.bin.rhs);
+    if (!v.ok || v.word) {
+      err_blk(L, c->u.bin.rhs, "this %s cannot be evaluated for the sweep's points",
+              c->kind == AST_REQUIRE ? "requirement" : "objective");
+      continue;
+    }
+    if (c->kind == AST_REQUIRE) {
+      snprintf(name, sizeof name, "require.%d", o->nrequires++);
+      graph_output(L->g, arena_strdup(&o->names, name), v.id);
+    } else {
+      graph_output(L->g, "objective", v.id);
+      o->maximize = c->kind == AST_MAXIMIZE;
+    }
+  }
+  L->results = false;
+}
+
+int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) { return lower_with_axes(s, hw, sc, NULL, d, out); }
+
+int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d, Lowered *out) {
   memset(out, 0, sizeof *out);
   arena_init(&out->names);
   Lower L = {0};
@@ -990,6 +1182,7 @@ int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
   L.d = d;
   L.out = out;
   L.scenario = sc;
+  L.ax = axes;
   sema_decl_at(s, sc, &L.file, &L.at);
   L.model = sema_ref(s, sc, "model");
   L.plan = sema_ref(s, sc, "plan");
@@ -1001,6 +1194,13 @@ int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
   L.rc = hw_cluster_decl(hw, L.cluster);
   if (!L.rc) return -1;
   L.gpu = L.rc->gpu;
+  for (int i = 0; axes && i < axes->n; i++)
+    if (!axis_supported(&L, &axes->axis[i])) {
+      err(&L, L.at, "`%s.%s` cannot be varied: a sweep varies numbers of the model, and the plan's parallel sizes, "
+          "micro_batch, global_batch, zero, dp_bucket_elements, sequence_parallel, overlap_tp, overlap_dp, schedule, "
+          "recompute and layer_partition", axes->axis[i].root, axes->axis[i].field);
+      return -1;
+    }
   graph_init(&out->g, L.gpu, L.rc);
   L.g = &out->g;
   Report *r = &out->meta;
@@ -1030,7 +1230,8 @@ int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
   }
   Acc acc[LB_N];
   for (int i = 0; i < LB_N; i++) lower_block(&L, blocks[i], i, &acc[i]);
-  if (L.zero == 3) {   /* per-layer parameter gathers and gradient reduce-scatters */
+  GId z3 = EQ(&L, L.zero, 3);
+  if (!kf(&L, z3)) {   /* ZeRO-3: per-layer parameter gathers and gradient reduce-scatters */
     L.which = LB_LAYER;
     L.acc = &acc[LB_LAYER];
     GId w_el = K(&L, L.dt_gemm == RT_FP32 || L.dt_gemm == RT_TF32 ? 4 : 2);
@@ -1040,15 +1241,17 @@ int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
     GId rs = coll(&L, RTK_REDUCESCATTER, MUL(&L, acc[LB_LAYER].params, K(&L, gb < 2 ? 2 : gb)), G_DPCP, "zero3 reduce");
     GId f = exposed(&L, ag, acc[LB_LAYER].fc, L.overlap_dp);
     GId b = exposed(&L, ADD(&L, ag, rs), acc[LB_LAYER].bc, L.overlap_dp);
-    comm(&L, CM_DP, "layer", "zero3 gather/reduce", f, b);
+    comm(&L, CM_DP, "layer", "zero3 gather/reduce", PICK(&L, z3, f, K(&L, 0)), PICK(&L, z3, b, K(&L, 0)));
   }
   if (L.errors) return -1;
   assemble(&L, &acc[LB_EMBEDDING], &acc[LB_LAYER], &acc[LB_HEAD]);
+  if (!L.errors && axes && axes->sweep) lower_sweep_outputs(&L);
   return L.errors ? -1 : 0;
 }
 
 void lower_free(Lowered *l) {
   graph_free(&l->g);
+  free(l->checks);
   for (int i = 0; i < LB_N; i++) free(l->ops[i]);
   arena_free(&l->names);
   memset(l, 0, sizeof *l);

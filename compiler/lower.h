@@ -9,9 +9,12 @@
  * by ZeRO stage and bucket, the optimizer step, and memory per GPU.  Its named outputs
  * (see lower.c, `outputs`) are what lower_report() reads into a Report.
  *
- * Axes: a plan field listed in LowerAxes becomes a graph input instead of a constant (the
- * sweep's arguments); with none, every plan value is a constant and the graph folds to
- * kernel calls and arithmetic on their results. */
+ * Axes (sweeps): a plan or model field listed in LowerAxes becomes a graph input instead of
+ * a constant (the sweep's arguments), or a given constant (one point of a sweep lowered
+ * alone).  Decisions that depend on an axis (sequence parallelism, ZeRO stage, schedule,
+ * recompute, overlap) become selections in the graph, and the checks that a plan divides
+ * become check nodes (Lowered.checks) instead of errors.  With no axes, every plan value
+ * is a constant and the graph folds to kernel calls and arithmetic on their results. */
 #ifndef LLMP_LOWER_H
 #define LLMP_LOWER_H
 
@@ -31,6 +34,29 @@ typedef struct LowerOp {
 
 enum { LB_EMBEDDING, LB_LAYER, LB_HEAD, LB_N };
 
+/* A field a sweep varies: plan.X or model.X.  Enumerations and booleans are numbered by
+ * lower_axis_code. */
+typedef struct LowerAxis {
+  const char *root;             /* "plan" or "model" */
+  const char *field;            /* "tp", "schedule", "layers" */
+  int input;                    /* the graph input holding it, or -1: `value` */
+  double value;
+} LowerAxis;
+
+typedef struct LowerAxes {
+  const LowerAxis *axis;
+  int n;
+  Decl *sweep;                  /* its `let`s set fields; its `require`s and objective become
+                                   the outputs "require.N" and "objective" */
+} LowerAxes;
+
+/* A condition every evaluated point must meet (1) before its kernels run: arithmetic on
+ * the axes only.  `reason` says what fails ("model.layers does not divide by pp"). */
+typedef struct LowerCheck {
+  GId ok;
+  const char *reason;
+} LowerCheck;
+
 typedef struct Lowered {
   Graph g;
   Report meta;                  /* names and plan, filled by lowering */
@@ -38,11 +64,23 @@ typedef struct Lowered {
   int nops[LB_N], capops[LB_N];
   GId pipe;                     /* the pipeline kernel call */
   Arena names;                  /* the op names */
+  LowerCheck *checks;           /* with axes: in the order they are tested */
+  int nchecks, capchecks;
+  int nrequires;                /* outputs require.0 .. require.N-1 */
+  bool maximize;                /* objective's sense (when the sweep has one) */
 } Lowered;
 
 /* Builds the graph; 0 on success, or -1 after reporting the reason to d (a plan that does
  * not divide, a missing block, an operator argument that is not a whole number, ...). */
 int lower_scenario(Sema *s, HwSet *hw, Decl *scenario, Diag *d, Lowered *out);
+
+/* The same with axes: a sweep's graph (inputs), or one of its points (constants). */
+int lower_with_axes(Sema *s, HwSet *hw, Decl *scenario, const LowerAxes *axes, Diag *d, Lowered *out);
+
+/* The number an axis value stands for: numbers as they are, true/false 1/0, and the words
+ * of the enumerations a sweep can vary (schedule, recompute, layer_partition).  False if
+ * `word` is not something plan.<field> can be varied over. */
+bool lower_axis_code(const char *field, const char *word, double *code);
 void lower_free(Lowered *l);
 
 /* Fills r from the evaluated values (vals from graph_eval over l->g). */
