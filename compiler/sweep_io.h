@@ -1,0 +1,215 @@
+/* sweep_io.h - what `llmp sweep` reads and writes: ranked rows and their writers (a table,
+ * CSV, JSON Lines), the bounded heap that keeps the best N points, the shards of a sweep's
+ * point range and the launchers that name them, `llmp merge`, and the progress bar.
+ *
+ * A sweep evaluates the points 0 .. P-1 of the product of its `vary` axes.  A point that fails
+ * a `require` is dropped and counted under that require's text; the others are ranked by the
+ * objective, ascending for `minimize` and descending for `maximize`, ties by point index, and a
+ * point whose objective is NaN ranks after every other.  That order is total (the point index
+ * is unique), so the best N are the same whatever order the points are pushed in, and the best
+ * N of the union of shards are the best N of the whole sweep.
+ *
+ * Sharding: shard K of N evaluates the contiguous slice [floor(K*P/N), floor((K+1)*P/N)) and
+ * writes JSON Lines; `llmp merge` reads the N files, checks they are the N shards of one
+ * sweep, sums the counts, re-ranks the rows and writes what one machine would have written,
+ * byte for byte (the table differs only in leaving out the elapsed time and rate, which a
+ * merge does not know).
+ *
+ * The meaning of the counts, which `llmp merge` checks:
+ *   evaluated = the points of the shard's slice (all P when unsharded),
+ *   kept      = the points that met every require (candidates for ranking),
+ *   evaluated = kept + the sum of the dropped counts,
+ *   the rows  = the best min(kept, keep) of the kept points, ranked.
+ * The dropped reasons should be every require of the sweep, in declaration order, with zero
+ * counts included: a merge lists them in the order the shards do (shard 0's first), so the
+ * same list in every shard gives the unsharded order.
+ *
+ * Ownership: the writers and SweepTop read what they are given and keep nothing of it
+ * (SweepTop deep-copies the rows it keeps).  A SweepDoc owns everything it points to, in its
+ * arena, until sweep_doc_free.  None of this is thread-safe: each evaluating thread has its
+ * own SweepTop, and the threads' heaps are merged at the end (sweep_top_merge). */
+#ifndef LLMP_SWEEP_IO_H
+#define LLMP_SWEEP_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "arena.h"
+
+/* --- rows and the sweep's metadata --------------------------------------------------------- */
+
+typedef struct SweepField {
+  const char *key;              /* "plan.tp", "iteration_s", "memory.peak", "mfu" */
+  double num;                   /* the value when str is NULL; NaN: none (null, empty) */
+  const char *str;              /* a text value ("full"), or NULL for a number */
+} SweepField;
+
+typedef struct SweepRow {
+  uint64_t point;               /* index in the product of the vary axes, from 0 */
+  double objective;             /* the value ranked by */
+  int nfields;
+  SweepField *fields;           /* the axis values first, then report figures; every row of
+                                   one output has the same keys in the same order */
+} SweepRow;
+
+typedef struct SweepDrop {
+  const char *reason;           /* the require's text: "memory.peak <= cluster.gpu.memory" */
+  uint64_t count;
+} SweepDrop;
+
+typedef struct SweepMeta {
+  const char *sweep;            /* the sweep's name */
+  const char *file;             /* the file that declares it */
+  const char *objective;        /* the objective's text: "iteration" */
+  bool maximize;                /* false: minimize */
+  int keep;                     /* how many rows to keep, >= 0 */
+  uint64_t points;              /* P: the points of the whole sweep */
+  int shard_k, shard_n;         /* this output is shard K of N (0 and 1 when unsharded) */
+  uint64_t evaluated, kept;     /* see the top of this file */
+  int ndropped;
+  const SweepDrop *dropped;
+  double elapsed;               /* seconds of evaluation, NaN when unknown (a merge); only
+                                   the table shows it, and no comparison uses it */
+} SweepMeta;
+
+/* The ranking: < 0 when a ranks before b, > 0 after, 0 only for the same point index. */
+int sweep_row_cmp(const SweepRow *a, const SweepRow *b, bool maximize);
+/* Sorts rows into rank order. */
+void sweep_sort(SweepRow *rows, int n, bool maximize);
+
+/* --- keeping the best N ------------------------------------------------------------------- */
+
+/* A bounded heap of the best `keep` rows pushed: push is O(log keep) when the row is kept and
+ * O(1) when it is not (compare with the worst kept); memory is O(keep rows).  Rows are deep
+ * copied (keys, text values and all), so the pusher may reuse its row at once. */
+typedef struct SweepTop SweepTop;
+
+SweepTop *sweep_top_new(int keep, bool maximize);
+void sweep_top_free(SweepTop *t);
+/* Whether a row with this objective and point would be kept now: lets a caller skip
+ * building the fields of a point that cannot make the list. */
+bool sweep_top_wants(const SweepTop *t, double objective, uint64_t point);
+/* Returns whether the row was kept (it may be pushed out later). */
+bool sweep_top_push(SweepTop *t, const SweepRow *row);
+/* Pushes every row of `from` into `into` (from is unchanged). */
+void sweep_top_merge(SweepTop *into, const SweepTop *from);
+int sweep_top_count(const SweepTop *t);
+/* Writes the kept rows, ranked, into out (room for sweep_top_count rows); they point into
+ * t's storage and stay valid until the next push into t or sweep_top_free.  Returns the
+ * count. */
+int sweep_top_rows(const SweepTop *t, SweepRow *out);
+
+/* --- writing -------------------------------------------------------------------------------- */
+
+typedef enum { SWEEP_TABLE, SWEEP_CSV, SWEEP_JSONL } SweepFormat;
+
+/* "table", "csv", "json" or "jsonl"; returns 0, or -1 for another name. */
+int sweep_format_parse(const char *name, SweepFormat *f);
+/* The format a file name asks for: .csv CSV, .jsonl or .json JSON Lines, else dflt. */
+SweepFormat sweep_format_of_path(const char *path, SweepFormat dflt);
+
+/* Writes the metadata and the rows (already ranked: sweep_sort or sweep_top_rows; the rank
+ * written is the position, from 1).  Returns 0, or -1 if writing failed.
+ *
+ * table: for people.  A title line, a line of counts, one of dropped points per reason (those
+ *   with a count), one of elapsed time and rate where m->elapsed is known; a blank line; then
+ *   the rows aligned under their keys, rank first.  Cells: text as is; no value "-"; keys
+ *   that start with "memory." or hold "bytes": GiB with one decimal ("19.2 GiB"); the key
+ *   "mfu" (or ending ".mfu", "_mfu"): percent with one decimal ("41.2 %"); other numbers:
+ *   integers as integers, others with 4 significant digits ("15.88", "0.5501"), whole from
+ *   10000 on.  Numbers are right-aligned, text left-aligned.
+ * csv: `# key: value` comment lines of metadata (no elapsed time), a header line
+ *   `rank,point,objective,KEY...` and a line per row; numbers the shortest text that reads
+ *   back as the same double, empty for NaN, inf/-inf; RFC 4180 quoting where needed.
+ * jsonl: a line of metadata,
+ *   {"llmp_sweep":1,"sweep":S,"file":F,"objective":O,"sense":"minimize","keep":N,"points":P,
+ *    "shard":[K,N],"evaluated":E,"kept":K,"dropped":{"REASON":COUNT,...}}
+ *   then a line per row {"rank":R,"point":I,"objective":X,"KEY":VALUE,...} in field order.
+ *   Numbers are the shortest text that reads back as the same double, NaN null, infinities
+ *   1e999 and -1e999 (which JSON readers take as the largest double or infinity), so that a
+ *   row read back compares bit for bit.  Strings are escaped; other bytes pass through. */
+int sweep_write(FILE *out, SweepFormat fmt, const SweepMeta *m, const SweepRow *rows, int n);
+
+/* --- reading JSON Lines back --------------------------------------------------------------- */
+
+typedef struct SweepDoc {
+  Arena arena;                  /* holds every string and array below */
+  SweepMeta meta;
+  SweepDrop *dropped;           /* meta.dropped */
+  SweepRow *rows;                /* malloc'd; fields and strings in the arena */
+  int nrows;
+  int meta_line, row_line;      /* the lines of the metadata and of the first row */
+} SweepDoc;
+
+/* Reads one output of sweep_write(SWEEP_JSONL), checking its shape and its counts (see the
+ * top of this file).  `name` is the file's name for messages.  Returns 0, or -1 after writing
+ * "NAME:LINE: error: MESSAGE" (or "NAME: error: ..." for the whole file) to err; either way
+ * the caller calls sweep_doc_free.  Any input is safe: lines are at most 16 MiB, and the
+ * reader knows only the two nested values of the metadata line, so it never recurses. */
+int sweep_read(FILE *in, const char *name, SweepDoc *doc, FILE *err);
+void sweep_doc_free(SweepDoc *doc);
+
+/* --- llmp merge ------------------------------------------------------------------------------ */
+
+/* Reads the shards' JSON Lines files, checks they are shards 0 .. N-1 of one sweep, each once
+ * (same sweep name, objective, sense, keep, points and N; the same keys), and writes the
+ * merged result to out.  Errors go to err, naming the file and line; nothing is written to
+ * out then.  Returns 0, or 1 after an error. */
+int sweep_merge(const char *const *paths, int npaths, SweepFormat fmt, FILE *out, FILE *err);
+
+/* `llmp merge [--format table|csv|json] [--out FILE] SHARD.jsonl...`; argv holds the
+ * command's arguments.  Exit status 0, 1 for errors in the files, 2 for a bad command line. */
+int merge_main(int argc, char **argv);
+
+/* --- shards ------------------------------------------------------------------------------------- */
+
+/* An environment lookup: getenv, or a test's table. */
+typedef const char *(*SweepGetenv)(const char *name);
+
+/* Parses --shard's value: "K/N" (0 <= K < N, N >= 1, K counted from 0) or "auto", which takes
+ * K and N from the first launcher whose variables are set:
+ *   a Slurm job array   K = SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN, N = SLURM_ARRAY_TASK_COUNT
+ *   Slurm tasks (srun)  K = SLURM_PROCID, N = SLURM_NTASKS
+ *   Open MPI (mpirun)   K = OMPI_COMM_WORLD_RANK, N = OMPI_COMM_WORLD_SIZE
+ *   PMI (MPICH, Intel)  K = PMI_RANK, N = PMI_SIZE
+ * (a variable set to "" counts as unset).  Returns 0, or -1 with a message in err.
+ * sweep_shard_parse looks variables up with getenv; sweep_shard_parse_env with env. */
+int sweep_shard_parse(const char *spec, int *k, int *n, char *err, size_t errlen);
+int sweep_shard_parse_env(const char *spec, SweepGetenv env, int *k, int *n, char *err, size_t errlen);
+
+/* Shard k of n of the points [0, points): [*begin, *end) with begin = floor(k*points/n),
+ * computed without overflow for any points.  The n slices tile [0, points); when points < n
+ * some are empty.  Needs 0 <= k < n. */
+void sweep_shard_range(uint64_t points, int k, int n, uint64_t *begin, uint64_t *end);
+
+/* --- progress ----------------------------------------------------------------------------------- */
+
+/* A one-line progress bar on a terminal:
+ *   [#########...........]  45%  1,234,567/2,700,000 points  1.2 M/s  1m05s left
+ * drawn over itself with "\r", from one second after start on, at most ten times a second,
+ * only when the output is a terminal; finish clears the line.  Update from one thread. */
+typedef double (*SweepClock)(void);   /* seconds, monotonic */
+
+typedef struct SweepProgress {
+  FILE *out;
+  bool enabled;                 /* out is a terminal */
+  SweepClock clock;
+  uint64_t total;
+  double start, last;           /* clock at start and at the last drawing */
+  bool drawn;                   /* the line shows a bar that finish must clear */
+} SweepProgress;
+
+/* On stderr, when it is a terminal, with the monotonic clock. */
+void sweep_progress_start(SweepProgress *p, uint64_t total);
+/* On out, drawing only when enabled, with the given clock (NULL: the monotonic one); tests
+ * give a memory stream and a fake clock. */
+void sweep_progress_start_on(SweepProgress *p, uint64_t total, FILE *out, bool enabled, SweepClock clock);
+void sweep_progress_update(SweepProgress *p, uint64_t done);
+void sweep_progress_finish(SweepProgress *p);
+/* The bar's text for done of total after elapsed seconds, without "\r" (the drawing's
+ * text); returns buf. */
+const char *sweep_progress_text(char *buf, size_t n, uint64_t done, uint64_t total, double elapsed);
+
+#endif
