@@ -3,6 +3,7 @@
  *   llmp check FILE...      parse -> imports -> sema          (--dump=ast after parsing)
  *   llmp fmt FILE...        parse -> canonical layout
  *   llmp run|graph|validate parse -> sema -> lower -> evaluate -> report  (run.c)
+ *   llmp sweep FILE         parse -> sema -> lower with axes -> stage -> JIT -> loop nest (sweep.c)
  *   llmp merge SHARD...     the JSON Lines of a sweep's shards -> one result  (sweep_io.c)
  *
  * Each FILE is its own compilation (an arena, a declaration table).  Exit status: 0 when
@@ -19,8 +20,10 @@
 #include "fit_cmd.h"
 #include "op.h"
 #include "parse.h"
+#include "jit.h"
 #include "run.h"
 #include "sema.h"
+#include "sweep.h"
 #include "sweep_io.h"
 
 #define LLMP_VERSION "0.1.0"
@@ -37,6 +40,7 @@ static const char usage_main[] =
     "  run      predict each scenario: iteration time and breakdown, throughput, MFU, memory\n"
     "  validate compare scenarios that have `measured` values with their predictions\n"
     "  graph    print the cost graph of a scenario (dot or JSON)\n"
+    "  sweep    evaluate every plan of a sweep and rank them (JIT-compiled, threaded)\n"
     "  merge    combine the outputs of a sweep's shards (--shard K/N) into one result\n"
     "  op       the predicted time of one operator or collective (the cost kernels)\n"
     "  fit      calibration tables for a gpu or cluster from measured samples\n"
@@ -238,10 +242,19 @@ int main(int argc, char **argv) {
     printf("llmp %s (LLVM %u.%u.%u)\n", LLMP_VERSION, major, minor, patch);
     return 0;
   }
+  if (!strcmp(cmd, "sweep")) {
+    int src = sweep_main(argc - 2, argv + 2);
+    jit_shutdown();
+    return src;
+  }
   if (!strcmp(cmd, "merge")) return merge_main(argc - 2, argv + 2);
   if (!strcmp(cmd, "op")) return op_main(argc - 2, argv + 2);
   if (!strcmp(cmd, "fit")) return fit_main(argc - 2, argv + 2);
-  if (!strcmp(cmd, "run") || !strcmp(cmd, "graph") || !strcmp(cmd, "validate")) return run_main(cmd, argc - 2, argv + 2);
+  if (!strcmp(cmd, "run") || !strcmp(cmd, "graph") || !strcmp(cmd, "validate")) {
+    int rrc = run_main(cmd, argc - 2, argv + 2);
+    jit_shutdown();
+    return rrc;
+  }
   if (strcmp(cmd, "check") && strcmp(cmd, "fmt")) return cli_usage_error(NULL, "unknown command `%s`", cmd);
   Options o = {0};
   int rc = parse_options(cmd, argc - 2, argv + 2, &o);

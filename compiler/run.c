@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "hw.h"
+#include "jit.h"
 #include "lower.h"
 #include "report.h"
 #include "sema.h"
@@ -37,6 +38,8 @@ static const char usage_run[] =
     "  --trace FILE      write a Chrome trace-event JSON of one iteration of the scenario\n"
     "                    (with several scenarios, name one with --scenario); open it in\n"
     "                    Perfetto (ui.perfetto.dev) or chrome://tracing\n"
+    "  --no-jit          evaluate with the interpreter instead of the JIT (same results)\n"
+    "  --dump=ir         print the LLVM module the JIT compiles (after optimisation)\n"
     "  -I DIR            also look for imports in DIR; may be repeated\n"
     "  --error-format=FORMAT, --color=WHEN   as for `llmp check`\n"
     "  -h, --help        this text\n";
@@ -74,6 +77,7 @@ typedef struct RunOptions {
   int nincdirs;
   const char *scenario, *trace, *format;
   double max_error, mean_error;
+  bool no_jit, dump_ir;
   DiagFormat diag_format;
   int colour;
 } RunOptions;
@@ -90,7 +94,9 @@ static int parse_run_options(const char *cmd, const char *usage, int argc, char 
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(usage, stdout);
       return 0;
-    } else if (!strcmp(a, "--error-format=short")) o->diag_format = DIAG_SHORT;
+    } else if (!strcmp(a, "--no-jit")) o->no_jit = true;
+    else if (!strcmp(a, "--dump=ir")) o->dump_ir = true;
+    else if (!strcmp(a, "--error-format=short")) o->diag_format = DIAG_SHORT;
     else if (!strcmp(a, "--error-format=human")) o->diag_format = DIAG_HUMAN;
     else if (!strcmp(a, "--color=always")) o->colour = 1;
     else if (!strcmp(a, "--color=never")) o->colour = 0;
@@ -130,6 +136,7 @@ static int parse_run_options(const char *cmd, const char *usage, int argc, char 
 /* One file's compilation: sema, hardware, diagnostics. */
 typedef struct Comp {
   Diag *d;
+  const RunOptions *o;
   SemaOptions so;
   Sema *s;
   HwSet *hw;
@@ -137,6 +144,7 @@ typedef struct Comp {
 
 static bool comp_open(Comp *u, Diag *d, const RunOptions *o, const char *path) {
   u->d = d;
+  u->o = o;
   u->so = (SemaOptions){o->incdirs, o->nincdirs, NULL};
   u->s = sema_new(d, &u->so);
   u->hw = NULL;
@@ -165,7 +173,24 @@ static int eval_open(Comp *u, Decl *sc, Eval *e) {
   if (lower_scenario(u->s, u->hw, sc, u->d, &e->l) < 0) return -1;
   e->vals = malloc((size_t)(e->l.g.nn ? e->l.g.nn : 1) * sizeof *e->vals);
   if (!e->vals) abort();
-  graph_eval(&e->l.g, NULL, e->vals);
+  if (u->o->no_jit) {
+    graph_eval(&e->l.g, NULL, e->vals);
+  } else {   /* the whole graph as one level, every node stored: the same values, to the bit */
+    char *msg = NULL;
+    Jit *j = jit_compile_graph(&e->l.g, JIT_STORE_ALL | (u->o->dump_ir ? JIT_IR_OPT : 0), &msg);
+    if (!j) {
+      SrcFile *f;
+      Span sp;
+      sema_decl_at(u->s, sc, &f, &sp);
+      diag_error(u->d, f, sp, "the JIT could not compile scenario `%s`: %s (--no-jit evaluates it with the interpreter)",
+                 sema_decl_name(sc), msg ? msg : "unknown error");
+      free(msg);
+      return -1;
+    }
+    if (u->o->dump_ir) fputs(jit_ir(j, JIT_IR_OPT), stdout);
+    jit_level(j, 0)(NULL, e->vals);
+    jit_free(j);
+  }
   lower_report(&e->l, e->vals, &e->r);
   if (!isfinite(e->r.iteration) || !isfinite(e->r.peak)) {
     SrcFile *f;

@@ -302,7 +302,7 @@ static void table_header(FILE *out, const SweepMeta *m) {
   bool first = true;
   for (int i = 0; i < m->ndropped; i++) {
     if (!m->dropped[i].count) continue;
-    fprintf(out, "%s%s `%s`", first ? "  dropped by require: " : ", ", grouped(a, m->dropped[i].count),
+    fprintf(out, "%s%s `%s`", first ? "  dropped: " : ", ", grouped(a, m->dropped[i].count),
             m->dropped[i].reason ? m->dropped[i].reason : "");
     first = false;
   }

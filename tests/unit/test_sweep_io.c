@@ -321,7 +321,7 @@ TEST(table_exact) {
   assert_string_equal(t,
                       "sweep search (f.llmp): minimize iteration, keep 3\n"
                       "  10 points: 10 evaluated, 4 kept, 6 dropped\n"
-                      "  dropped by require: 5 `memory.peak <= cluster.gpu.memory`, 1 `model.layers % plan.pp == 0`\n"
+                      "  dropped: 5 `memory.peak <= cluster.gpu.memory`, 1 `model.layers % plan.pp == 0`\n"
                       "\n"
                       "rank  plan.tp  plan.recompute  iteration_s     mfu  memory.peak  tokens_per_s\n"
                       "   1        4  full                    1.5  41.2 %     19.2 GiB         66043\n"

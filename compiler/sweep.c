@@ -1,0 +1,578 @@
+/* sweep.c - `llmp sweep` (see sweep.h): axes, staging, the threaded loop nest, the kept
+ * points' reports. */
+#include "sweep.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jit.h"
+#include "lower.h"
+#include "report.h"
+#include "units.h"
+
+enum { MAX_AXES = 64 };
+
+typedef struct Axis {
+  const char *root, *field;
+  int n;
+  double *vals;                 /* the values, coded (lower_axis_code) */
+  const char **words;           /* their words for enumerations and flags, else NULL */
+} Axis;
+
+struct Sweep {
+  Sema *s;
+  HwSet *hw;
+  Diag *d;
+  Decl *decl;
+  Arena arena;
+  Axis *ax;
+  int nax;
+  LowerAxis *la;
+  Lowered l;
+  /* the loop nest: position k loops over axis order[k]; point = sum digit[k] * stride[k] */
+  int order[MAX_AXES];
+  uint64_t radix[MAX_AXES], stride[MAX_AXES];
+  uint64_t points;
+  GLevel *lv;                   /* one per loop position */
+  GId *lists;
+  int **reason_of;              /* per level, per check: the reason index */
+  /* reasons: the checks' (deduplicated), then one per require */
+  const char **reasons;
+  int nreasons, ncheck_reasons;
+  GId *req;
+  int nreq;
+  GId obj;
+  const char *objective;
+  int keep;
+  Jit *jit;
+  JitLevelFn *fns;
+  double compile_s;
+  /* the result of sweep_run */
+  SweepRow *rows;
+  int nrows;
+  SweepDrop *drops;
+};
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p) abort();
+  return p;
+}
+
+/* The source text of an expression, for messages and reason names. */
+static const char *text_of(Sweep *sw, AstNode *n) {
+  SrcFile *f;
+  Span at;
+  sema_decl_at(sw->s, sw->decl, &f, &at);
+  if (!f || n->span.end > f->len || n->span.start >= n->span.end) return "?";
+  return arena_strndup(&sw->arena, f->text + n->span.start, n->span.end - n->span.start);
+}
+
+/* --- axes ---------------------------------------------------------------------------------- */
+
+static bool read_axes(Sweep *sw) {
+  SrcFile *f;
+  Span at;
+  sema_decl_at(sw->s, sw->decl, &f, &at);
+  for (AstNode *c = sema_block_body(sw->decl).first; c; c = c->next)
+    if (c->kind == AST_VARY) sw->nax++;
+  if (sw->nax > MAX_AXES) {
+    diag_error(sw->d, f, at, "sweep `%s` has %d axes; llmp sweeps at most %d", sema_decl_name(sw->decl), sw->nax, MAX_AXES);
+    return false;
+  }
+  sw->ax = arena_alloc(&sw->arena, (size_t)sw->nax * sizeof *sw->ax);
+  sw->la = arena_alloc(&sw->arena, (size_t)sw->nax * sizeof *sw->la);
+  int i = 0;
+  sw->points = 1;
+  for (AstNode *c = sema_block_body(sw->decl).first; c; c = c->next) {
+    if (c->kind != AST_VARY) continue;
+    AstNode *p = c->u.bin.lhs, *list = c->u.bin.rhs;
+    Axis *a = &sw->ax[i];
+    if (p->kind != AST_MEMBER || p->u.bin.lhs->kind != AST_NAME) {
+      diag_error(sw->d, f, p->span, "a sweep varies `plan.X` or `model.X`");
+      return false;
+    }
+    a->root = p->u.bin.lhs->name;
+    a->field = p->name;
+    a->n = list->u.list.count;
+    a->vals = arena_alloc(&sw->arena, (size_t)a->n * sizeof *a->vals);
+    int k = 0;
+    for (AstNode *x = list->u.list.first; x; x = x->next, k++) {
+      if (x->kind == AST_NUM) {
+        double v = x->u.num.value;
+        Unit u;
+        if (x->u.num.unit && unit_lookup(x->u.num.unit, strlen(x->u.num.unit), &u)) v *= u.scale;
+        a->vals[k] = v;
+        continue;
+      }
+      if (!a->words) a->words = arena_alloc(&sw->arena, (size_t)a->n * sizeof *a->words);
+      if (x->kind == AST_BOOL) {
+        a->vals[k] = x->u.boolean;
+        a->words[k] = x->u.boolean ? "true" : "false";
+      } else if (x->kind == AST_NAME && lower_axis_code(a->field, x->name, &a->vals[k])) {
+        a->words[k] = x->name;
+      } else {
+        diag_error(sw->d, f, x->span, "`%s.%s` cannot be varied over `%s`: a sweep varies numbers, true/false, "
+                   "and the words of schedule, recompute and layer_partition", a->root, a->field, text_of(sw, x));
+        return false;
+      }
+    }
+    if (a->words)   /* a list mixing numbers and words */
+      for (k = 0; k < a->n; k++)
+        if (!a->words[k]) a->words[k] = arena_printf(&sw->arena, "%g", a->vals[k]);
+    if ((double)sw->points * a->n > 9.0e18) {
+      diag_error(sw->d, f, c->span, "sweep `%s` has more than 9e18 points", sema_decl_name(sw->decl));
+      return false;
+    }
+    sw->points *= (uint64_t)a->n;
+    sw->la[i] = (LowerAxis){a->root, a->field, i, 0};
+    i++;
+  }
+  return true;
+}
+
+/* --- staging --------------------------------------------------------------------------------- */
+
+/* Which axes each node depends on, the loop order (most dependent kernel calls outermost),
+ * and the levels: a node is evaluated at the innermost loop of the axes it depends on. */
+static void stage(Sweep *sw) {
+  const Graph *g = &sw->l.g;
+  uint64_t *mask = xcalloc((size_t)g->nn, sizeof *mask);
+  for (int i = 0; i < g->nn; i++) {
+    const GNode *x = &g->n[i];
+    uint64_t m = 0;
+    switch ((GOp)x->op) {
+    case GN_CONST: break;
+    case GN_INPUT: m = 1ull << x->a; break;
+    case GN_RESULT: m = mask[x->b]; break;
+    case GN_CALL:
+      for (int j = 0; j < x->nargs; j++) m |= mask[g->args[x->arg0 + j]];
+      break;
+    default:
+      m = mask[x->a] | (x->b >= 0 ? mask[x->b] : 0) | (x->c >= 0 ? mask[x->c] : 0);
+      break;
+    }
+    mask[i] = m;
+  }
+  int calls[MAX_AXES] = {0};
+  for (int i = 0; i < g->nn; i++)
+    if (g->n[i].op == GN_CALL)
+      for (int a = 0; a < sw->nax; a++) calls[a] += (mask[i] >> a) & 1;
+  for (int a = 0; a < sw->nax; a++) sw->order[a] = a;
+  for (int a = 1; a < sw->nax; a++)   /* stable insertion sort: most calls first */
+    for (int b = a; b > 0 && calls[sw->order[b]] > calls[sw->order[b - 1]]; b--) {
+      int t = sw->order[b];
+      sw->order[b] = sw->order[b - 1];
+      sw->order[b - 1] = t;
+    }
+  int pos[MAX_AXES];
+  uint64_t st = 1;
+  for (int k = sw->nax - 1; k >= 0; k--) {
+    pos[sw->order[k]] = k;
+    sw->radix[k] = (uint64_t)sw->ax[sw->order[k]].n;
+    sw->stride[k] = st;
+    st *= sw->radix[k];
+  }
+  int L = sw->nax;
+  int *level = xcalloc((size_t)g->nn, sizeof *level);
+  for (int i = 0; i < g->nn; i++) {
+    int lv = 0;
+    for (int a = 0; a < sw->nax; a++)
+      if ((mask[i] >> a) & 1 && pos[a] > lv) lv = pos[a];
+    level[i] = lv;
+  }
+  /* guard: the nodes a level's checks need, at that level (arithmetic on the axes) */
+  unsigned char *guard = xcalloc((size_t)g->nn, 1);
+  int *nchk = xcalloc((size_t)L, sizeof *nchk);
+  for (int c = 0; c < sw->l.nchecks; c++) {
+    GId ok = sw->l.checks[c].ok;
+    nchk[level[ok]]++;
+    guard[ok] = 1;
+  }
+  for (int i = g->nn - 1; i >= 0; i--) {   /* reverse topological: mark the operands */
+    if (!guard[i]) continue;
+    const GNode *x = &g->n[i];
+    if (x->op == GN_CALL || x->op == GN_RESULT) abort();   /* checks are arithmetic on the axes */
+    GId ops[3] = {x->op == GN_CONST || x->op == GN_INPUT ? -1 : x->a, x->b, x->c};
+    for (int j = 0; j < 3; j++)
+      if (ops[j] >= 0 && level[ops[j]] == level[i]) guard[ops[j]] = 1;
+  }
+  sw->lv = xcalloc((size_t)L, sizeof *sw->lv);
+  sw->lists = xcalloc((size_t)g->nn + (size_t)sw->l.nchecks, sizeof *sw->lists);
+  sw->reason_of = xcalloc((size_t)L, sizeof *sw->reason_of);
+  GId *p = sw->lists;
+  for (int k = 0; k < L; k++) {
+    GLevel *v = &sw->lv[k];
+    v->guard = p;
+    for (int i = 0; i < g->nn; i++)
+      if (level[i] == k && guard[i]) *p++ = i;
+    v->nguard = (int)(p - v->guard);
+    v->checks = p;
+    sw->reason_of[k] = xcalloc((size_t)nchk[k], sizeof **sw->reason_of);
+    for (int c = 0; c < sw->l.nchecks; c++)
+      if (level[sw->l.checks[c].ok] == k) {
+        int r = 0;
+        while (strcmp(sw->reasons[r], sw->l.checks[c].reason)) r++;
+        sw->reason_of[k][p - v->checks] = r;
+        *p++ = sw->l.checks[c].ok;
+      }
+    v->nchecks = (int)(p - v->checks);
+    v->body = p;
+    for (int i = 0; i < g->nn; i++)
+      if (level[i] == k && !guard[i]) *p++ = i;
+    v->nbody = (int)(p - v->body);
+  }
+  free(nchk);
+  free(guard);
+  free(level);
+  free(mask);
+}
+
+/* The reasons a point is dropped: the checks' texts, once each, then the requires'. */
+static void collect_reasons(Sweep *sw) {
+  sw->reasons = arena_alloc(&sw->arena, (size_t)(sw->l.nchecks + sw->l.nrequires + 1) * sizeof *sw->reasons);
+  for (int c = 0; c < sw->l.nchecks; c++) {
+    int r = 0;
+    while (r < sw->nreasons && strcmp(sw->reasons[r], sw->l.checks[c].reason)) r++;
+    if (r == sw->nreasons) sw->reasons[sw->nreasons++] = sw->l.checks[c].reason;
+  }
+  sw->ncheck_reasons = sw->nreasons;
+  sw->nreq = sw->l.nrequires;
+  sw->req = arena_alloc(&sw->arena, (size_t)(sw->nreq + 1) * sizeof *sw->req);
+  int i = 0;
+  for (AstNode *c = sema_block_body(sw->decl).first; c; c = c->next) {
+    if (c->kind == AST_REQUIRE) {
+      char name[32];
+      snprintf(name, sizeof name, "require.%d", i);
+      sw->req[i++] = graph_find_output(&sw->l.g, name);
+      sw->reasons[sw->nreasons++] = text_of(sw, c->u.bin.rhs);
+    } else if (c->kind == AST_MINIMIZE || c->kind == AST_MAXIMIZE) {
+      sw->objective = text_of(sw, c->u.bin.rhs);
+    }
+  }
+  sw->obj = graph_find_output(&sw->l.g, "objective");
+  if (sw->obj < 0) {   /* no objective: the fastest first */
+    sw->obj = graph_find_output(&sw->l.g, "iteration");
+    sw->objective = "iteration";
+  }
+}
+
+Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *opt) {
+  double t0 = now();
+  Sweep *sw = xcalloc(1, sizeof *sw);
+  sw->s = s, sw->hw = hw, sw->d = d, sw->decl = decl;
+  arena_init(&sw->arena);
+  sw->keep = 20;
+  if (!read_axes(sw)) goto fail;
+  for (AstNode *c = sema_block_body(decl).first; c; c = c->next)
+    if (c->kind == AST_KEEP && c->u.bin.rhs->kind == AST_NUM) sw->keep = (int)fmin(c->u.bin.rhs->u.num.value, 1e6);
+  LowerAxes axes = {sw->la, sw->nax, decl};
+  if (lower_with_axes(s, hw, decl, &axes, d, &sw->l) < 0) goto fail;
+  collect_reasons(sw);
+  stage(sw);
+  if (opt->jit) {
+    char *msg = NULL;
+    sw->jit = jit_compile(&sw->l.g, sw->lv, sw->nax, opt->dump_ir ? JIT_IR_OPT : 0, &msg);
+    if (!sw->jit) {
+      diag_plain(d, sema_decl_path(s, decl), "the JIT could not compile sweep `%s`: %s", sema_decl_name(decl),
+                 msg ? msg : "unknown error");
+      free(msg);
+      goto fail;
+    }
+    if (opt->dump_ir) fputs(jit_ir(sw->jit, JIT_IR_OPT), opt->dump_ir);
+    sw->fns = xcalloc((size_t)sw->nax, sizeof *sw->fns);
+    for (int k = 0; k < sw->nax; k++) sw->fns[k] = jit_level(sw->jit, k);
+  }
+  sw->compile_s = now() - t0;
+  return sw;
+fail:
+  sweep_free(sw);
+  return NULL;
+}
+
+void sweep_free(Sweep *sw) {
+  if (!sw) return;
+  if (sw->jit) jit_free(sw->jit);
+  free(sw->fns);
+  for (int k = 0; sw->reason_of && k < sw->nax; k++) free(sw->reason_of[k]);
+  free(sw->reason_of);
+  free(sw->lv);
+  free(sw->lists);
+  free(sw->rows);
+  free(sw->drops);
+  lower_free(&sw->l);
+  arena_free(&sw->arena);
+  free(sw);
+}
+
+uint64_t sweep_points(const Sweep *sw) { return sw->points; }
+int sweep_nodes(const Sweep *sw) { return sw->l.g.nn; }
+int sweep_levels(const Sweep *sw) { return sw->nax; }
+double sweep_compile_seconds(const Sweep *sw) { return sw->compile_s; }
+double sweep_jit_seconds(const Sweep *sw) { return sw->jit ? jit_compile_seconds(sw->jit) : 0; }
+const Graph *sweep_graph(const Sweep *sw) { return &sw->l.g; }
+
+const char *sweep_loop(const Sweep *sw, int k, int *values, int *nodes, int *calls) {
+  const GLevel *v = &sw->lv[k];
+  *values = (int)sw->radix[k];
+  *nodes = v->nguard + v->nbody;
+  *calls = 0;
+  for (int i = 0; i < v->nbody; i++) *calls += sw->l.g.n[v->body[i]].op == GN_CALL;
+  const Axis *a = &sw->ax[sw->order[k]];
+  return a->field;
+}
+
+/* --- the loop nest ------------------------------------------------------------------------------ */
+
+typedef struct Worker {
+  Sweep *sw;
+  bool jit;
+  double *vals, *inputs;
+  SweepTop *top;
+  uint64_t *dropped;            /* per reason */
+  uint64_t kept;
+  atomic_uint_fast64_t *next, *done;
+  uint64_t end, chunk;
+} Worker;
+
+static void set_inputs(const Sweep *sw, const int *digit, int from, double *inputs) {
+  for (int k = from; k < sw->nax; k++) inputs[sw->order[k]] = sw->ax[sw->order[k]].vals[digit[k]];
+}
+
+static int eval_level(Worker *w, int k) {
+  const Sweep *sw = w->sw;
+  return w->jit ? sw->fns[k](w->inputs, w->vals) : graph_eval_level(&sw->l.g, &sw->lv[k], w->inputs, w->vals);
+}
+
+/* Points [b, e) in loop order. */
+static void run_range(Worker *w, uint64_t b, uint64_t e) {
+  Sweep *sw = w->sw;
+  int L = sw->nax, digit[MAX_AXES];
+  for (int k = 0; k < L; k++) digit[k] = (int)((b / sw->stride[k]) % sw->radix[k]);
+  set_inputs(sw, digit, 0, w->inputs);
+  int from = 0;
+  uint64_t i = b;
+  while (i < e) {
+    int failed = -1, code = 0;
+    for (int k = from; k < L; k++)
+      if ((code = eval_level(w, k)) != 0) {
+        failed = k;
+        break;
+      }
+    if (failed >= 0) {   /* every point until this loop's digit changes fails the same check */
+      uint64_t skip = sw->stride[failed] - i % sw->stride[failed];
+      if (skip > e - i) skip = e - i;
+      w->dropped[sw->reason_of[failed][code - 1]] += skip;
+      i += skip;
+      if (i >= e) break;
+      int k = failed;
+      while (k > 0 && (i / sw->stride[k]) % sw->radix[k] == 0) k--;   /* the outermost digit that changed */
+      for (int j = 0; j < L; j++) digit[j] = (int)((i / sw->stride[j]) % sw->radix[j]);
+      from = k;
+      set_inputs(sw, digit, from, w->inputs);
+      continue;
+    }
+    int r = 0;
+    while (r < sw->nreq && w->vals[sw->req[r]] != 0) r++;
+    if (r < sw->nreq) {
+      w->dropped[sw->ncheck_reasons + r]++;
+    } else {
+      w->kept++;
+      double obj = w->vals[sw->obj];
+      if (sweep_top_wants(w->top, obj, i)) sweep_top_push(w->top, &(SweepRow){i, obj, 0, NULL});
+    }
+    i++;
+    int k = L - 1;
+    while (k > 0 && ++digit[k] == (int)sw->radix[k]) digit[k--] = 0;
+    if (k == 0) digit[0]++;
+    from = k;
+    if (i < e) set_inputs(sw, digit, from, w->inputs);
+  }
+}
+
+static void *worker_main(void *arg) {
+  Worker *w = arg;
+  for (;;) {
+    uint64_t b = atomic_fetch_add(w->next, w->chunk);
+    if (b >= w->end) break;
+    uint64_t e = b + w->chunk < w->end ? b + w->chunk : w->end;
+    run_range(w, b, e);
+    atomic_fetch_add(w->done, e - b);
+  }
+  return NULL;
+}
+
+/* The axis values of a point, by axis (declaration order). */
+static void point_values(const Sweep *sw, uint64_t point, int *index) {
+  for (int k = 0; k < sw->nax; k++) index[sw->order[k]] = (int)((point / sw->stride[k]) % sw->radix[k]);
+}
+
+/* A kept point lowered alone, with its axes as constants, and its report. */
+static int point_report(Sweep *sw, uint64_t point, Report *r, double *objective, int *reason) {
+  int idx[MAX_AXES];
+  point_values(sw, point, idx);
+  LowerAxis la[MAX_AXES];
+  for (int a = 0; a < sw->nax; a++) la[a] = (LowerAxis){sw->ax[a].root, sw->ax[a].field, -1, sw->ax[a].vals[idx[a]]};
+  LowerAxes axes = {la, sw->nax, sw->decl};
+  Lowered l;
+  if (lower_with_axes(sw->s, sw->hw, sw->decl, &axes, sw->d, &l) < 0) {
+    lower_free(&l);
+    return -1;
+  }
+  double *vals = xcalloc((size_t)l.g.nn, sizeof *vals);
+  *reason = -1;
+  for (int c = 0; c < l.nchecks && *reason < 0; c++) {   /* constant by now */
+    double v;
+    if (g_is_const(&l.g, l.checks[c].ok, &v) && v == 0)
+      for (int k = 0; k < sw->ncheck_reasons; k++)
+        if (!strcmp(sw->reasons[k], l.checks[c].reason)) *reason = k;
+  }
+  if (*reason < 0) {
+    graph_eval(&l.g, NULL, vals);
+    for (int q = 0; q < l.nrequires && *reason < 0; q++) {
+      char name[32];
+      snprintf(name, sizeof name, "require.%d", q);
+      if (vals[graph_find_output(&l.g, name)] == 0) *reason = sw->ncheck_reasons + q;
+    }
+    GId o = graph_find_output(&l.g, "objective");
+    *objective = vals[o >= 0 ? o : graph_find_output(&l.g, "iteration")];
+    if (r) lower_report(&l, vals, r);
+  } else {
+    *objective = NAN;
+  }
+  free(vals);
+  lower_free(&l);
+  return 0;
+}
+
+void sweep_point_inputs(const Sweep *sw, uint64_t point, double *inputs) {
+  int idx[MAX_AXES];
+  point_values(sw, point, idx);
+  for (int a = 0; a < sw->nax; a++) inputs[a] = sw->ax[a].vals[idx[a]];
+}
+
+double sweep_point_objective(Sweep *sw, uint64_t point, int *reason) {
+  double obj = NAN;
+  if (point_report(sw, point, NULL, &obj, reason) < 0) *reason = -2;
+  return *reason == -1 ? obj : NAN;
+}
+
+static SweepField num_field(const char *key, double x) { return (SweepField){key, x, NULL}; }
+
+static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
+  int idx[MAX_AXES];
+  point_values(sw, row->point, idx);
+  SweepField *f = arena_alloc(&sw->arena, (size_t)(sw->nax + 16) * sizeof *f);
+  int n = 0;
+  for (int a = 0; a < sw->nax; a++) {
+    const Axis *ax = &sw->ax[a];
+    const char *key = arena_printf(&sw->arena, "%s.%s", ax->root, ax->field);
+    f[n++] = ax->words ? (SweepField){key, NAN, ax->words[idx[a]]} : num_field(key, ax->vals[idx[a]]);
+  }
+  bool has_dp = false;
+  for (int a = 0; a < sw->nax; a++) has_dp |= !strcmp(sw->ax[a].field, "dp") && !strcmp(sw->ax[a].root, "plan");
+  if (!has_dp) f[n++] = num_field("plan.dp", r->dp);
+  f[n++] = num_field("micro_batches", r->micro_batches);
+  f[n++] = num_field("iteration_s", r->iteration);
+  f[n++] = num_field("tokens_per_s", r->tokens_per_s);
+  f[n++] = num_field("tflops_per_gpu", r->tflops_per_gpu / 1e12);
+  f[n++] = num_field("mfu", r->mfu);
+  f[n++] = num_field("bubble_s", r->part[RP_BUBBLE]);
+  f[n++] = num_field("dp_comm_s", r->part[RP_DP_COMM]);
+  f[n++] = num_field("memory.peak", r->peak);
+  f[n++] = (SweepField){"fits", NAN, r->fits ? "yes" : "no"};
+  row->fields = f;
+  row->nfields = n;
+}
+
+int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows) {
+  uint64_t begin = 0, end = sw->points;
+  if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
+  int T = opt->threads < 1 ? 1 : opt->threads;
+  atomic_uint_fast64_t next = begin, done = 0;
+  uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32);
+  if (chunk < 4096) chunk = 4096;
+  Worker *w = xcalloc((size_t)T, sizeof *w);
+  pthread_t *th = xcalloc((size_t)T, sizeof *th);
+  int nr = sw->nreasons;
+  for (int t = 0; t < T; t++) {
+    w[t] = (Worker){sw, sw->jit != NULL, xcalloc((size_t)sw->l.g.nn, sizeof(double)), xcalloc((size_t)sw->nax + 1, sizeof(double)),
+                    sweep_top_new(sw->keep, sw->l.maximize), xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, &next, &done, end, chunk};
+  }
+  double t0 = now();
+  /* the workers evaluate; the main thread draws the progress bar (on a terminal) */
+  bool bar = opt->progress && isatty(2);
+  int started = 0;
+  if (T == 1 && !bar) {
+    worker_main(&w[0]);
+  } else {
+    for (; started < T; started++)
+      if (pthread_create(&th[started], NULL, worker_main, &w[started])) break;
+    if (!started) worker_main(&w[0]);   /* no thread could start: evaluate here */
+    SweepProgress pr;
+    if (bar && started) {
+      sweep_progress_start(&pr, span);
+      while (atomic_load(&done) < span) {
+        sweep_progress_update(&pr, atomic_load(&done));
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+      }
+      sweep_progress_finish(&pr);
+    }
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+  }
+  double elapsed = now() - t0;
+  /* merge the threads' results */
+  SweepTop *top = sweep_top_new(sw->keep, sw->l.maximize);
+  uint64_t kept = 0;
+  sw->drops = xcalloc((size_t)nr + 1, sizeof *sw->drops);
+  for (int r = 0; r < nr; r++) sw->drops[r].reason = sw->reasons[r];
+  for (int t = 0; t < T; t++) {
+    sweep_top_merge(top, w[t].top);
+    kept += w[t].kept;
+    for (int r = 0; r < nr; r++) sw->drops[r].count += w[t].dropped[r];
+    sweep_top_free(w[t].top);
+    free(w[t].vals);
+    free(w[t].inputs);
+    free(w[t].dropped);
+  }
+  free(w);
+  free(th);
+  int n = sweep_top_count(top);
+  sw->rows = xcalloc((size_t)n, sizeof *sw->rows);
+  sw->nrows = sweep_top_rows(top, sw->rows);
+  int rc = 0;
+  for (int i = 0; i < sw->nrows; i++) {   /* rows point into top: copy what is kept */
+    Report r;
+    double obj;
+    int reason;
+    if (point_report(sw, sw->rows[i].point, &r, &obj, &reason) < 0 || reason >= 0) {
+      diag_plain(sw->d, sema_decl_path(sw->s, sw->decl), "internal error: kept point %llu fails when evaluated alone",
+                 (unsigned long long)sw->rows[i].point);
+      rc = -1;
+      continue;
+    }
+    if (memcmp(&obj, &sw->rows[i].objective, sizeof obj) != 0)
+      diag_plain(sw->d, sema_decl_path(sw->s, sw->decl),
+                 "internal error: point %llu's objective evaluated alone (%.17g) differs from the sweep's (%.17g)",
+                 (unsigned long long)sw->rows[i].point, obj, sw->rows[i].objective);
+    fill_row(sw, &sw->rows[i], &r);
+  }
+  sweep_top_free(top);
+  *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->objective, sw->l.maximize, sw->keep,
+                      sw->points, opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1, span, kept,
+                      nr, sw->drops, elapsed};
+  *rows = sw->rows;
+  *nrows = sw->nrows;
+  return rc;
+}

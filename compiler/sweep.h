@@ -1,0 +1,66 @@
+/* sweep.h - `llmp sweep`: every point of a sweep's `vary` axes, evaluated by the staged,
+ * JIT-compiled cost graph.
+ *
+ * A sweep is lowered once, with its axes as graph inputs (lower_with_axes).  Its points are
+ * the product of the axes, numbered in loop order: the axis that the most kernel calls depend
+ * on is the outermost loop, the one the fewest depend on the innermost, so a node is evaluated
+ * again only when an axis it depends on changes (the graph's nodes are split into one GLevel
+ * per loop).  A point whose plan does not divide fails a check before its kernels run; one
+ * that fails a `require` is dropped; both are counted per reason.  The others are ranked by
+ * the objective and the best `keep` are kept (a bounded heap per thread), then lowered again
+ * one by one with their axes as constants, for their report: the figures a sweep prints are
+ * those `llmp run` prints for that plan, and the objective is checked to be the same bits.
+ *
+ * Points are spread over threads in chunks; the result does not depend on the number of
+ * threads or on the shard split (the ranking is a total order: objective, then point). */
+#ifndef LLMP_SWEEP_H
+#define LLMP_SWEEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "graph.h"
+#include "hw.h"
+#include "sema.h"
+#include "sweep_io.h"
+
+typedef struct Sweep Sweep;
+
+typedef struct SweepOptions {
+  int threads;                  /* >= 1 */
+  bool jit;                     /* false: the interpreter (graph_eval_level) */
+  int shard_k, shard_n;         /* evaluate shard k of n (0 and 1: all points) */
+  bool progress;                /* a progress bar on a terminal */
+  FILE *dump_ir;                /* print the JIT's module here (NULL: no) */
+} SweepOptions;
+
+/* Lowers and stages a sweep, and compiles it when opt->jit.  Returns NULL after reporting
+ * to d. */
+Sweep *sweep_new(Sema *s, HwSet *hw, Decl *sweep, Diag *d, const SweepOptions *opt);
+void sweep_free(Sweep *sw);
+
+/* Evaluates the points of opt's shard.  The rows (the kept points with their report's
+ * figures, ranked) and the metadata stay valid until sweep_free.  Returns 0, or -1 after
+ * reporting a kept point that could not be evaluated alone. */
+int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows);
+
+/* Figures for benchmarks and tests. */
+uint64_t sweep_points(const Sweep *sw);
+int sweep_nodes(const Sweep *sw);
+int sweep_levels(const Sweep *sw);
+double sweep_compile_seconds(const Sweep *sw);   /* lowering + staging + JIT */
+double sweep_jit_seconds(const Sweep *sw);       /* the JIT's part (0 without) */
+const Graph *sweep_graph(const Sweep *sw);
+/* Loop k (0 outermost): the axis it varies ("plan.tp"), its values, and the nodes and kernel
+ * calls evaluated each time it advances. */
+const char *sweep_loop(const Sweep *sw, int k, int *values, int *nodes, int *calls);
+/* The graph inputs (one per axis, declaration order) of a point. */
+void sweep_point_inputs(const Sweep *sw, uint64_t point, double *inputs);
+/* The objective (NaN when a check or require drops it) and the drop reason index (-1 kept)
+ * of one point, evaluated alone by the interpreter over the whole graph. */
+double sweep_point_objective(Sweep *sw, uint64_t point, int *reason);
+
+int sweep_main(int argc, char **argv);
+
+#endif

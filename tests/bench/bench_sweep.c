@@ -1,0 +1,141 @@
+/* bench_sweep.c - the speed of `llmp sweep`: JIT against interpreter, on one core.
+ *
+ *   bench_sweep [FILE [SWEEP]]     (default: examples/sweeps/gpt3_175b_selene.llmp)
+ *
+ * Prints, for the sweep:
+ *   - its size: points, graph nodes, kernel calls, levels (loops);
+ *   - compile time: lowering + staging, and the JIT's part (IR, default<O2>, machine code);
+ *   - points per second on one thread (-j 1) with the JIT-compiled levels, and with the
+ *     interpreter running the same levels (graph_eval_level), best of 3 runs of the whole
+ *     sweep, and the ratio;
+ *   - points per second of the interpreter evaluating each point's whole graph alone
+ *     (graph_eval, no staging: what a sweep would cost without compiling it), over a
+ *     sample of the points, and the JIT's ratio to that;
+ *   - the best point found, with its time and memory.
+ * Wall-clock timings: run it on an idle machine, in a Release build.  Not a CTest test. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jit.h"
+#include "sweep.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Best elapsed seconds of `reps` whole-sweep runs on one thread. */
+static double best_run(Sweep *sw, bool jit, int reps, SweepMeta *meta, const SweepRow **rows, int *nrows) {
+  SweepOptions o = {1, jit, 0, 1, false, NULL};
+  double best = INFINITY;
+  for (int r = 0; r < reps; r++) {
+    if (sweep_run(sw, &o, meta, rows, nrows) < 0) return NAN;
+    if (meta->elapsed < best) best = meta->elapsed;
+  }
+  return best;
+}
+
+static const char *field_str(const SweepRow *r, const char *key, char *buf, size_t n) {
+  for (int i = 0; i < r->nfields; i++)
+    if (!strcmp(r->fields[i].key, key)) {
+      if (r->fields[i].str) return r->fields[i].str;
+      snprintf(buf, n, "%.6g", r->fields[i].num);
+      return buf;
+    }
+  return "-";
+}
+
+int main(int argc, char **argv) {
+  const char *file = argc > 1 ? argv[1] : LLMP_SOURCE_DIR "/examples/sweeps/gpt3_175b_selene.llmp";
+  const char *name = argc > 2 ? argv[2] : NULL;
+  Diag d;
+  diag_init(&d, stderr);
+  SemaOptions so = {NULL, 0, NULL};
+  Sema *s = sema_new(&d, &so);
+  if (sema_run(s, file, true)) return 1;
+  HwSet *hw = hw_new(s, &d, &so);
+  Decl *list[16];
+  int n = sema_root_decls(s, DK_SWEEP, list, 16);
+  Decl *decl = NULL;
+  for (int i = 0; i < n && i < 16 && !decl; i++)
+    if (!name || !strcmp(sema_decl_name(list[i]), name)) decl = list[i];
+  if (!decl) {
+    fprintf(stderr, "bench_sweep: %s has no sweep%s%s\n", file, name ? " named " : "", name ? name : "");
+    return 1;
+  }
+  SweepOptions oj = {1, true, 0, 1, false, NULL}, oi = {1, false, 0, 1, false, NULL};
+  double t0 = now();
+  Sweep *sj = sweep_new(s, hw, decl, &d, &oj);
+  double tj = now() - t0;
+  t0 = now();
+  Sweep *si = sweep_new(s, hw, decl, &d, &oi);
+  double ti = now() - t0;
+  if (!sj || !si) return 1;
+  const Graph *g = sweep_graph(sj);
+  int calls = 0;
+  for (int i = 0; i < g->nn; i++) calls += g->n[i].op == GN_CALL;
+  uint64_t P = sweep_points(sj);
+  printf("sweep %s (%s)\n", sema_decl_name(decl), file);
+  printf("  points %llu, graph nodes %d, kernel calls %d, loops %d\n", (unsigned long long)P, g->nn, calls,
+         sweep_levels(sj));
+  for (int k = 0; k < sweep_levels(sj); k++) {
+    int nv, nn, nc;
+    const char *ax = sweep_loop(sj, k, &nv, &nn, &nc);
+    printf("    loop %d: %-18s %2d values, %5d nodes, %3d kernel calls each time it advances\n", k, ax, nv, nn, nc);
+  }
+  printf("  compile: lowering + staging %.1f ms; JIT %.1f ms (total with JIT %.1f ms)\n", 1e3 * ti,
+         1e3 * sweep_jit_seconds(sj), 1e3 * tj);
+
+  SweepMeta mj, mi;
+  const SweepRow *rj, *ri;
+  int nj, ni;
+  double ej = best_run(sj, true, 3, &mj, &rj, &nj);
+  double ei = best_run(si, false, 3, &mi, &ri, &ni);
+  printf("  JIT:          %10.3f ms for %llu points = %12.0f points/s on one core\n", 1e3 * ej,
+         (unsigned long long)P, (double)P / ej);
+  printf("  interpreter:  %10.3f ms for %llu points = %12.0f points/s on one core (same levels)\n", 1e3 * ei,
+         (unsigned long long)P, (double)P / ei);
+  printf("  JIT / interpreter: %.1fx\n", ei / ej);
+
+  /* each point's whole graph, no staging */
+  double *vals = calloc((size_t)g->nn, sizeof *vals), *in = calloc((size_t)sweep_levels(sj) + 1, sizeof *in);
+  uint64_t sample = P < 3000 ? P : 3000, step = P / sample;
+  t0 = now();
+  for (uint64_t k = 0; k < sample; k++) {
+    sweep_point_inputs(sj, k * step, in);
+    graph_eval(g, in, vals);
+  }
+  double ef = (now() - t0) / (double)sample;
+  printf("  interpreter, whole graph per point: %.2f us per point = %.0f points/s (sample of %llu)\n", 1e6 * ef,
+         1 / ef, (unsigned long long)sample);
+  printf("  JIT / whole-graph interpreter: %.0fx\n", ef * (double)P / ej);
+  bool same = nj == ni && mj.kept == mi.kept;
+  for (int i = 0; same && i < nj; i++) same = rj[i].point == ri[i].point && !memcmp(&rj[i].objective, &ri[i].objective, sizeof(double));
+  printf("  JIT and interpreter kept the same points, bit for bit: %s\n", same ? "yes" : "NO");
+  printf("  kept %llu of %llu points (%d dropped reasons)\n", (unsigned long long)mj.kept, (unsigned long long)P,
+         mj.ndropped);
+  if (nj > 0) {
+    char b[9][64];
+    printf("  best: tp %s pp %s dp %s micro_batch %s recompute %s schedule %s sp %s zero %s vs %s\n",
+           field_str(&rj[0], "plan.tp", b[0], 64), field_str(&rj[0], "plan.pp", b[1], 64),
+           field_str(&rj[0], "plan.dp", b[2], 64), field_str(&rj[0], "plan.micro_batch", b[3], 64),
+           field_str(&rj[0], "plan.recompute", b[4], 64), field_str(&rj[0], "plan.schedule", b[5], 64),
+           field_str(&rj[0], "plan.sequence_parallel", b[6], 64), field_str(&rj[0], "plan.zero", b[7], 64),
+           field_str(&rj[0], "plan.virtual_stages", b[8], 64));
+    printf("        iteration %s s, memory peak %s B, mfu %s\n", field_str(&rj[0], "iteration_s", b[1], 64),
+           field_str(&rj[0], "memory.peak", b[2], 64), field_str(&rj[0], "mfu", b[3], 64));
+  }
+  free(vals);
+  free(in);
+  sweep_free(sj);
+  sweep_free(si);
+  hw_free(hw);
+  sema_free(s);
+  diag_free(&d);
+  jit_shutdown();
+  return same ? 0 : 1;
+}

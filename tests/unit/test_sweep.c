@@ -1,0 +1,232 @@
+/* test_sweep.c - sweeps (compiler/sweep.c) against their points evaluated one by one.
+ *
+ * tests/sweep/small.llmp's tiny_search keeps every point that passes (keep 100000), so the
+ * sweep's result can be compared with each of its 2304 points lowered alone with its axes as
+ * constants and evaluated by the interpreter over the whole graph: the same points kept,
+ * with the same objective to the bit, in rank order, and the same drop counts per reason.
+ * The JIT and the interpreter, threads and shards must all give that one result. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit.h"
+#include "support.h"
+#include "sweep.h"
+
+#define SMALL LLMP_SOURCE_DIR "/tests/sweep/small.llmp"
+
+typedef struct Fixture {
+  Diag d;
+  SemaOptions so;
+  Sema *s;
+  HwSet *hw;
+} Fixture;
+
+static Decl *open_sweep(Fixture *f, const char *path, const char *name) {
+  setenv("LLMP_DATA", LLMP_SOURCE_DIR, 1);
+  diag_init(&f->d, stderr);
+  f->so = (SemaOptions){NULL, 0, NULL};
+  f->s = sema_new(&f->d, &f->so);
+  assert_int_equal(sema_run(f->s, path, true), 0);
+  f->hw = hw_new(f->s, &f->d, &f->so);
+  assert_non_null(f->hw);
+  Decl *list[8];
+  int n = sema_root_decls(f->s, DK_SWEEP, list, 8);
+  for (int i = 0; i < n; i++)
+    if (!strcmp(sema_decl_name(list[i]), name)) return list[i];
+  fail_msg("no sweep %s", name);
+  return NULL;
+}
+
+static void close_fixture(Fixture *f) {
+  hw_free(f->hw);
+  sema_free(f->s);
+  diag_free(&f->d);
+}
+
+/* A sweep's result as plain data, to compare runs. */
+typedef struct Result {
+  uint64_t kept, evaluated;
+  int nrows, ndrop;
+  uint64_t *point, drops[64];
+  double *obj;
+} Result;
+
+static void run_into(Sweep *sw, int threads, bool jit, int k, int n, Result *r) {
+  SweepOptions o = {threads, jit, k, n, false, NULL};
+  SweepMeta m;
+  const SweepRow *rows;
+  int nrows;
+  assert_int_equal(sweep_run(sw, &o, &m, &rows, &nrows), 0);
+  r->kept = m.kept;
+  r->evaluated = m.evaluated;
+  r->nrows = nrows;
+  r->ndrop = m.ndropped;
+  assert_true(m.ndropped <= 64);
+  for (int i = 0; i < m.ndropped; i++) r->drops[i] = m.dropped[i].count;
+  r->point = calloc((size_t)nrows + 1, sizeof *r->point);
+  r->obj = calloc((size_t)nrows + 1, sizeof *r->obj);
+  for (int i = 0; i < nrows; i++) {
+    r->point[i] = rows[i].point;
+    r->obj[i] = rows[i].objective;
+  }
+}
+
+static void result_free(Result *r) {
+  free(r->point);
+  free(r->obj);
+}
+
+static void assert_same(const Result *a, const Result *b) {
+  assert_int_equal(a->kept, b->kept);
+  assert_int_equal(a->nrows, b->nrows);
+  assert_int_equal(a->ndrop, b->ndrop);
+  for (int i = 0; i < a->ndrop; i++) assert_int_equal(a->drops[i], b->drops[i]);
+  for (int i = 0; i < a->nrows; i++) {
+    assert_int_equal(a->point[i], b->point[i]);
+    assert_memory_equal(&a->obj[i], &b->obj[i], sizeof(double));
+  }
+}
+
+static int cmp_obj(const void *x, const void *y) {
+  const double *a = x, *b = y;
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* Every point alone: kept ones in rank order with the same bits, dropped ones per reason. */
+static void every_point_alone(void **state) {
+  (void)state;
+  Fixture f;
+  Decl *decl = open_sweep(&f, SMALL, "tiny_search");
+  SweepOptions o = {1, true, 0, 1, false, NULL};
+  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
+  assert_non_null(sw);
+  Result r;
+  run_into(sw, 1, true, 0, 1, &r);
+  uint64_t P = sweep_points(sw);
+  assert_int_equal(P, 2304);
+  assert_int_equal(r.evaluated, P);
+  double *alone = calloc(2 * P, sizeof *alone);
+  uint64_t drops[64] = {0}, kept = 0;
+  for (uint64_t p = 0; p < P; p++) {
+    int reason;
+    double obj = sweep_point_objective(sw, p, &reason);
+    assert_true(reason >= -1 && reason < r.ndrop);
+    if (reason >= 0) {
+      drops[reason]++;
+      continue;
+    }
+    alone[2 * kept] = obj;
+    alone[2 * kept + 1] = (double)p;
+    kept++;
+  }
+  assert_int_equal(kept, r.kept);
+  assert_int_equal(r.nrows, (int)kept);   /* keep 100000: every kept point is a row */
+  for (int i = 0; i < r.ndrop; i++) assert_int_equal(drops[i], r.drops[i]);
+  qsort(alone, kept, 2 * sizeof(double), cmp_obj);
+  for (uint64_t i = 0; i < kept; i++) {
+    assert_int_equal((uint64_t)alone[2 * i + 1], r.point[i]);
+    assert_memory_equal(&alone[2 * i], &r.obj[i], sizeof(double));
+  }
+  printf("tiny_search: %llu points, %llu kept, each equal to the point evaluated alone\n", (unsigned long long)P,
+         (unsigned long long)kept);
+  free(alone);
+  result_free(&r);
+  sweep_free(sw);
+  close_fixture(&f);
+}
+
+/* The JIT and the interpreter, on 1 to 4 threads: one result. */
+static void jit_interpreter_threads_agree(void **state) {
+  (void)state;
+  Fixture f;
+  Decl *decl = open_sweep(&f, SMALL, "tiny_search");
+  SweepOptions oj = {1, true, 0, 1, false, NULL}, oi = {1, false, 0, 1, false, NULL};
+  Sweep *sj = sweep_new(f.s, f.hw, decl, &f.d, &oj), *si = sweep_new(f.s, f.hw, decl, &f.d, &oi);
+  assert_non_null(sj);
+  assert_non_null(si);
+  Result ref;
+  run_into(sj, 1, true, 0, 1, &ref);
+  for (int t = 1; t <= 4; t++) {
+    Result a, b;
+    run_into(sj, t, true, 0, 1, &a);
+    run_into(si, t, false, 0, 1, &b);
+    assert_same(&ref, &a);
+    assert_same(&ref, &b);
+    result_free(&a);
+    result_free(&b);
+  }
+  result_free(&ref);
+  sweep_free(sj);
+  sweep_free(si);
+  close_fixture(&f);
+}
+
+/* Shards: their counts add up to the whole, and the best of their rows are the whole's. */
+static void shards_add_up(void **state) {
+  (void)state;
+  Fixture f;
+  Decl *decl = open_sweep(&f, SMALL, "tiny_search");
+  SweepOptions o = {2, true, 0, 1, false, NULL};
+  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
+  assert_non_null(sw);
+  Result whole;
+  run_into(sw, 2, true, 0, 1, &whole);
+  for (int n = 2; n <= 7; n += 5) {
+    uint64_t evaluated = 0, kept = 0, drops[64] = {0};
+    int rows = 0;
+    for (int k = 0; k < n; k++) {
+      Result s;
+      run_into(sw, 2, true, k, n, &s);
+      evaluated += s.evaluated;
+      kept += s.kept;
+      rows += s.nrows;
+      for (int i = 0; i < s.ndrop; i++) drops[i] += s.drops[i];
+      for (int i = 0; i < s.nrows; i++) {   /* each shard row is a row of the whole, same bits */
+        int j = 0;
+        while (j < whole.nrows && whole.point[j] != s.point[i]) j++;
+        assert_true(j < whole.nrows);
+        assert_memory_equal(&whole.obj[j], &s.obj[i], sizeof(double));
+      }
+      result_free(&s);
+    }
+    assert_int_equal(evaluated, sweep_points(sw));
+    assert_int_equal(kept, whole.kept);
+    assert_int_equal(rows, whole.nrows);
+    for (int i = 0; i < whole.ndrop; i++) assert_int_equal(drops[i], whole.drops[i]);
+  }
+  result_free(&whole);
+  sweep_free(sw);
+  close_fixture(&f);
+}
+
+/* A field that shapes the graph cannot be an axis: an error, no sweep. */
+static void unsupported_axis(void **state) {
+  (void)state;
+  Fixture f;
+  Decl *decl = open_sweep(&f, LLMP_SOURCE_DIR "/tests/sweep/bad_axis.llmp", "by_dtype");
+  SweepOptions o = {1, false, 0, 1, false, NULL};
+  int before = f.d.errors;
+  assert_null(sweep_new(f.s, f.hw, decl, &f.d, &o));
+  assert_true(f.d.errors > before);
+  close_fixture(&f);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_point_alone),
+      cmocka_unit_test(jit_interpreter_threads_agree),
+      cmocka_unit_test(shards_add_up),
+      cmocka_unit_test(unsupported_axis),
+  };
+  int rc = RUN_TESTS(tests);
+  jit_shutdown();
+  return rc;
+}
