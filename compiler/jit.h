@@ -43,7 +43,7 @@ typedef struct JitOptions {
   int chunk_nodes;              /* nodes per chunk function (cg_llvm.h); 0: the default */
 } JitOptions;
 
-/* Compiles the levels; NULL with *error on failure. */
+/* Compiles the levels; NULL with *error on failure.  o NULL: the defaults (flags 0). */
 Jit *jit_compile(const Graph *g, const GLevel *levels, int nlevels, int flags, char **error);
 Jit *jit_compile_opts(const Graph *g, const GLevel *levels, int nlevels, const JitOptions *o, char **error);
 /* One level whose body is every node of g: jit_level(j, 0) evaluates what graph_eval does. */

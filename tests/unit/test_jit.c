@@ -5,15 +5,15 @@
  *                     mod by zero, selects, every kernel with plausible and implausible
  *                     arguments), split into random levels with guards and checks (some
  *                     fail), evaluated level by level as a sweep does, with new inputs for
- *                     the inner levels; with and without JIT_STORE_ALL, chunked small and not:
- *                     return codes and every value the JIT stores agree
+ *                     the innermost level; with and without JIT_STORE_ALL, chunked small and
+ *                     not, compiled in two threads: return codes and every value the JIT
+ *                     stores agree
  *   examples          every scenario of examples/ (recursively): graph_eval against one
  *                     level of all nodes
  *   generated         at least 1000 random valid scenarios (jit_gen.h), lowered, compared
  *   stored_nodes      without JIT_STORE_ALL only what is read across functions and the
  *                     outputs are written; constants are immediates
- *   threads           level functions called from several threads at once, and two
- *                     threads compiling at once
+ *   threads           level functions called from several threads at once
  *   ir_text           JIT_IR / JIT_IR_OPT, chunk functions, kernel declarations */
 #include <stdarg.h>
 #include <stddef.h>
@@ -328,16 +328,42 @@ static void random_case(uint64_t seed, Tally *t, Mismatch *m) {
   graph_free(&g);
 }
 
+typedef struct Worker {
+  int first, step, last;        /* seeds first, first+step, ... <= last */
+  uint64_t failed_seed;
+  Tally t;
+  Mismatch m;
+} Worker;
+
+static void *random_worker(void *arg) {
+  Worker *w = arg;
+  for (int seed = w->first; seed <= w->last && !w->m.msg[0]; seed += w->step) {
+    w->failed_seed = (uint64_t)seed;
+    random_case((uint64_t)seed, &w->t, &w->m);
+  }
+  return NULL;
+}
+
+/* Two threads, each compiling and comparing every other seed: the JIT compiles in several
+ * threads at once. */
 TEST(random_levels) {
-  Tally t = {0};
-  for (uint64_t seed = 1; seed <= 2000; seed++) {
-    Mismatch m = {{0}};
-    random_case(seed, &t, &m);
-    if (m.msg[0]) fail_msg("random graph of seed %llu: %s", (unsigned long long)seed, m.msg);
+  Worker w[2] = {{.first = 1, .step = 2, .last = 2000}, {.first = 2, .step = 2, .last = 2000}};
+  pthread_t th[2];
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, random_worker, &w[i]), 0);
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_join(th[i], NULL), 0);
+  Tally t = w[0].t;
+  for (int i = 0; i < 2; i++) {
+    if (w[i].m.msg[0]) fail_msg("random graph of seed %llu: %s", (unsigned long long)w[i].failed_seed, w[i].m.msg);
+    if (i == 0) continue;
+    t.graphs += w[i].t.graphs, t.nodes += w[i].t.nodes, t.evaluations += w[i].t.evaluations;
+    t.failed_checks += w[i].t.failed_checks, t.chunked += w[i].t.chunked, t.store_all += w[i].t.store_all;
+    t.nan_bits += w[i].t.nan_bits;
+    for (int k = 0; k < RTK_N; k++) t.calls[k] += w[i].t.calls[k];
   }
   printf("random graphs: %d (%d nodes, %d with JIT_STORE_ALL, %d chunked small), %d level evaluations compared, "
          "%d stopped by a check; %ld NaNs of other bits\n",
          t.graphs, t.nodes, t.store_all, t.chunked, t.evaluations, t.failed_checks, t.nan_bits);
+  assert_int_equal(t.graphs, 2000);
   assert_true(t.failed_checks > 100);
   for (int k = 0; k < RTK_N; k++)
     if (t.calls[k] < 50) fail_msg("kernel %s called %d times only", rt_kernels[k].name, t.calls[k]);
@@ -583,19 +609,7 @@ static void *eval_thread(void *arg) {
   return NULL;
 }
 
-typedef struct Compile {
-  uint64_t first;               /* seeds first .. first+19 */
-  Tally t;
-  Mismatch m;
-} Compile;
-
-static void *compile_thread(void *arg) {
-  Compile *c = arg;
-  for (uint64_t seed = c->first; seed < c->first + 20 && !c->m.msg[0]; seed++) random_case(seed, &c->t, &c->m);
-  return NULL;
-}
-
-/* One compiled scenario evaluated by four threads at once; two threads compiling at once. */
+/* One compiled scenario evaluated by four threads at once (random_levels compiles in two). */
 TEST(threads) {
   Comp *u = comp_open(LLMP_SOURCE_DIR "/examples/quickstart.llmp", NULL);
   Decl *sc;
@@ -621,14 +635,6 @@ TEST(threads) {
   jit_free(j);
   lower_free(&l);
   comp_close(u);
-
-  Compile cs[2] = {{.first = 100001}, {.first = 200001}};
-  for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, compile_thread, &cs[i]), 0);
-  for (int i = 0; i < 2; i++) {
-    assert_int_equal(pthread_join(th[i], NULL), 0);
-    if (cs[i].m.msg[0]) fail_msg("thread %d: %s", i, cs[i].m.msg);
-    assert_int_equal(cs[i].t.graphs, 20);
-  }
 }
 
 /* --- IR text -------------------------------------------------------------------------------- */
