@@ -6,8 +6,10 @@
  *      scanner, parser, import loader and checker must not crash, leak, hang or trip a
  *      sanitizer on any input;
  *   2. when it checks clean, every scenario of the input is lowered to its cost graph and
- *      evaluated (lower_scenario, graph_eval, lower_report): lowering and the kernels must
- *      not crash, leak or hang on any checked input either;
+ *      evaluated (lower_scenario, graph_eval, lower_report), and every sweep is lowered
+ *      with its axes as inputs and staged, and when it has at most 512 points evaluated by
+ *      the interpreter (sweep_new, sweep_run): lowering and the kernels must not crash,
+ *      leak or hang on any checked input either;
  *   3. when the input parses without errors, the formatter runs on it and the harness
  *      aborts unless
  *        - fmt(x) parses without errors,
@@ -38,6 +40,7 @@
 #include "fmt.h"
 #include "hw.h"
 #include "lower.h"
+#include "sweep.h"
 #include "parse.h"
 #include "sema.h"
 
@@ -149,6 +152,20 @@ static int check_file(const char *path, int *ndecls, bool evaluate) {
         free(vals);
       }
       lower_free(&l);
+    }
+    /* sweeps: lowered with their axes as inputs, staged, and (when small) every point
+     * evaluated by the interpreter and the kept ones lowered again alone */
+    n = sema_root_decls(s, DK_SWEEP, list, 16);
+    for (int i = 0; i < n && i < 4; i++) {
+      SweepOptions o = {1, false, 0, 1, false, NULL};
+      Sweep *sw = sweep_new(s, hw, list[i], &d, &o);
+      if (sw && sweep_points(sw) <= 512) {
+        SweepMeta m;
+        const SweepRow *rows;
+        int nrows;
+        sweep_run(sw, &o, &m, &rows, &nrows);
+      }
+      sweep_free(sw);
     }
     hw_free(hw);
   }
