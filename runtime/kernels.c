@@ -6,7 +6,8 @@
  * nodes x gpus_per_node the collective kernels expect.  The pipeline wrapper builds the
  * per-chunk times of a model whose chunks differ only in their layer counts and in the
  * embedding (first chunk) and head (last chunk), and simulates the schedule twice: with its
- * sends and with free sends, so a report can tell the bubble from the send time. */
+ * sends and with free sends, so a report can tell the bubble from the send time (once when the
+ * sends are free already). */
 #include "llmp_kernels.h"
 
 #include <math.h>
@@ -139,9 +140,11 @@ static void k_pipeline(const void *t, const double *a, double *out) {
     bad(out);
     return;
   }
-  RtPipeResult with = rt_pipeline(&p, NULL, 0, NULL);
-  p.p2p = 0;
-  RtPipeResult without = rt_pipeline(&p, NULL, 0, NULL);
+  RtPipeResult with = rt_pipeline(&p, NULL, 0, NULL), without = with;
+  if (p.p2p > 0) {              /* free sends already: the same run */
+    p.p2p = 0;
+    without = rt_pipeline(&p, NULL, 0, NULL);
+  }
   out[0] = with.makespan;
   out[1] = without.makespan;
   out[2] = (double)(with.flags | without.flags);

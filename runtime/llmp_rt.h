@@ -164,8 +164,16 @@ typedef struct RtPipeResult {
  * and *nevents (if not NULL) gets the number there were.  Out-of-range arguments (a time
  * negative or not finite, chunks > 1 but for INTERLEAVED, which then needs micro_batches
  * % stages == 0, more than RT_MAX_CHUNKS model chunks) give RT_BAD_ARGS with makespan and
- * busy NaN, devices -1 and *nevents 0. */
+ * busy NaN, devices -1 and *nevents 0.
+ * Without events (events NULL or maxevents 0) it takes the fast path of schedule.c: closed
+ * forms, and a steady-state fast-forward for the 1F1B family, in time independent of
+ * micro_batches; its makespan is rt_pipeline_reference's up to rounding (bit-identical when
+ * the times add exactly), and every other field is the same. */
 RtPipeResult rt_pipeline(const RtPipeline *p, RtPipeEvent *events, int maxevents, int *nevents);
+/* The full op-by-op simulation rt_pipeline runs when it writes events, with the same
+ * arguments and results: for tests of the fast path, and as its specification. */
+RtPipeResult rt_pipeline_reference(const RtPipeline *p, RtPipeEvent *events, int maxevents,
+                                   int *nevents);
 
 /* Layers per stage: uniform (layers / (stages*chunks), which must divide) or balanced
  * (DeepSpeed's pipeline engine: chunks differ by at most one layer, the first ones get the

@@ -1,4 +1,6 @@
-/* schedule.c - one iteration of a pipeline-parallel schedule, simulated op by op.
+/* schedule.c - one iteration of a pipeline-parallel schedule: simulated op by op, and the same
+ * numbers by a fast path (closed forms; for the 1F1B family the fill, the periods until the
+ * steady state repeats, and the drain).
  *
  * The model is split into C = stages x chunks model chunks; chunk c runs on device c % stages
  * (Megatron's interleaving: device d holds chunks d, d + stages, ...).  A micro-batch's forward
@@ -44,49 +46,103 @@
  * m <= 2 gives (m + p - 1)(f + b) + 2 (p-1) s, which GPipe gives for every m.
  *
  * Activations held (in_flight) are counted along each device's order: +1 at an F, -1 at its
- * B (input gradient); the device's ops never overlap, so that is the count over time.
+ * B (input gradient); the device's ops never overlap, so that is the count over time.  The
+ * order alone fixes it: a device runs F while it holds at most its warm-up w, so it peaks at
+ * min(w + 1, n) (n for GPipe).  A device's busy time is m (F + R + B + W) summed over the
+ * chunks it holds (one product per chunk, so devices with the same times tie exactly and the
+ * lowest index is the busiest).  Both are closed forms, the same on both paths below.
  *
- * The simulation keeps, per device, how many F, B and W it has issued (the next op follows from
- * those counts) and, per (chunk, micro-batch), when that chunk's next input arrives: the
+ * The reference simulation (rt_pipeline_reference; rt_pipeline runs it when asked for events)
+ * keeps, per device, how many F, B and W it has issued (the next op follows from those
+ * counts) and, per (chunk, micro-batch), when that chunk's next input arrives: the
  * activations for its F, later the gradient for its B (the two never overlap, so one slot
  * holds both).  A device blocked on a missing input is woken by the op that provides it, so
  * the run is linear in the number of ops; an order that cannot progress is reported as
  * RT_BAD_ARGS (it cannot happen with the orders above), and so is a failed allocation (one
  * double per (chunk, micro-batch): 80 MB for 10^4 micro-batches through 1024 chunks, which
- * runs in well under a second).  Everything is a pure function of its arguments; the work
- * arrays are the calling thread's own. */
+ * runs in well under a second).
+ *
+ * The fast path (rt_pipeline without events) gives the same makespan without visiting every
+ * op.  An op starts at max(device free, input arrival) and ends at start + its time, so the
+ * makespan is the longest path through a DAG fixed by the structure (schedule, stages,
+ * chunks, micro-batches), not by the times, and any order of evaluation the DAG allows
+ * computes the same numbers bit for bit.
+ *   - One stage never waits: the makespan is its busy time (when n > FS_REPLAY_N; shorter
+ *     runs go through the exact engine below, whose sums are the reference's).
+ *   - GPipe is two tandem lines: device d's last forward ends at
+ *       E_d = sum_{d'<=d} f_d' + d s + (m-1) max_{d'<=d} f_d'
+ *     (a longest lattice path spends its m-1 extra steps on the slowest stage), and the
+ *     backwards, each device starting from its E_d, end on device 0 at
+ *       max_d [E_d + sum_{d'<=d} t_d' + d s + (m-1) max_{d'<=d} t_d']    (t = R + B).
+ *   - The 1F1B family (1F1B, interleaved, ZB-H1) runs on a compact engine: the reference's
+ *     wake-ups made exact (a blocked device records the counter it waits on), no events,
+ *     each chunk's F and B in micro-batch order (an input is there iff the producing chunk's
+ *     count has passed it), arrival times in a ring per chunk (its outputs not yet consumed
+ *     are at most what its device holds).  Without fast-forward it computes in the
+ *     reference's doubles with the reference's arithmetic (`exact`): bit-identical.
+ *   Steady-state fast-forward, when at least FS_MIN_PERIODS steady periods exist.  A period is
+ *   one micro-batch (v = 1) or p (the p v forwards after which the interleaved order repeats):
+ *   each device runs U = 1 or p v times (B, [W], F) in it.  Cut K stops device d before its
+ *   backward K U + d: it has run its warm-up, K U + d backwards and the F (and W) after them.
+ *   These cuts are consistent (an op before a cut has its inputs before it: warm-ups differ by
+ *   1 or 2 between neighbours, and device 0's later local chunks take device p-1's forwards
+ *   p positions earlier), so the engine, given a cut as limits, stops exactly on it.  The
+ *   state at a cut is each device's free time and the arrival times not yet consumed, in a
+ *   fixed order (p + F_done(chunk 0) - B_done(chunk 0) of them).  While every device's next
+ *   period is steady ((K+1) U + d + w_d < n), the map from the state at cut K to the state at
+ *   cut K+1 is one fixed max-plus map: the same ops with the same times, inputs one period
+ *   on.  It commutes with adding a constant to every time, so the engine rebases at each cut
+ *   (device 0's free time moves into a base).  In max-plus theory the rebased state becomes
+ *   periodic after a transient; once the state at cut K equals the one at cut K-r, the map
+ *   being the same, the rebased states repeat with period r and the base grows by the same r
+ *   increments, for as long as the maps stay steady.  So the engine jumps j r periods at
+ *   once (counters + j r U, micro-batch indices + j r P, base + j times the r increments) to
+ *   the last steady cut, and runs the drain from there.  r up to 2p + 2 periods is looked for
+ *   (1F1B with sends repeats every p micro-batches), 4 when v > 1.
+ *   Integer ticks.  Repeats are detected exactly (equal states, never a tolerance), so a jump
+ *   is never taken on a transient.  For the repeat to happen the sums must be exact: in
+ *   doubles, rounding drifts along the critical circuit (a direction in which the map neither
+ *   grows nor shrinks differences) and the state never repeats bit for bit.  So the fast-
+ *   forward runs in int64 ticks, each op time rounded once to a power-of-two tick, with 2^62
+ *   ticks above four times an estimate of how far a time gets from a cut's base (one
+ *   micro-batch's round trip plus device 0's warm-up and a period, at the longest op).  A
+ *   rebased time beyond a quarter of 2^62 ticks, or a sum reaching 2^62 (it saturates), has
+ *   the run redone exactly (never seen in the tests).  The ticks' rounding is below 2^-59 of
+ *   that estimate per op.
+ *   Affine jumps.  Through a transient the state may instead move by a constant step each
+ *   period (slack left by the fill being absorbed at the rate two stages differ): if cuts
+ *   K-2, K-1, K moved by one step with the same max choices in both periods (each op's slack,
+ *   free - arrival, keeping its sign), every period is the same affine map and keeps moving the
+ *   state by that step until a slack reaches 0, which fixes how far it can jump exactly.
+ *   ZB-H1's transients are instead a wave (one more device changes regime each period) that
+ *   takes about 3p periods; they are run period by period.
+ *   Recorded orders.  The engine records the order it ran its ops in (device and kind): to
+ *   cut 0, one period, and from the last steady cut to the end.  Any set of times has the
+ *   same DAG, so for the same structure (the second run of k_pipeline, the next point of a
+ *   sweep) the thread replays that order with no input checks, wake-ups or stack.
+ *   A call then costs the fill, the periods until the state repeats, and the drain: about
+ *   p^2 ops for 1F1B, whatever m.
+ * The fast path's makespan is the reference's up to the reference's own rounding: with equal
+ * dyadic times (the closed-form tests) both are exact, and without fast-forward the engine is
+ * the reference's arithmetic, bit for bit.  Otherwise the reference adds every op's time to an
+ * absolute clock, drifting by up to 2^-53 relative per op on the critical path (n ops), while
+ * the fast path is within about 1e-15 of the exact sum: the two differ by at most 6e-13 in the
+ * tests (m up to 2000; p = 1 closed form included), the reference being the one off.
+ *
+ * Everything is a pure function of its arguments.  The fast path's work arrays and recorded
+ * orders are the calling thread's own (thread-local, kept for the next call: the work arrays
+ * up to RT_KEEP_BYTES, FS_ORDERS orders of up to FS_ORDER_MAX ops). */
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "llmp_rt.h"
 
 typedef enum { RT_OP_F, RT_OP_B, RT_OP_W } RtOpKind;
 
-/* One device's progress through its order. */
-typedef struct RtDev {
-  int nf, nb, nw;               /* forwards, backwards, weight gradients issued */
-  int warmup;                   /* forwards ahead of the backwards in the steady state */
-  int lag;                      /* zero-bubble: weight gradients it may owe */
-  int held, held_max;           /* (chunk, micro-batch) pairs between their F and their B */
-  int queued;                   /* on the wake-up stack */
-  long long ev;                 /* index of its next event */
-  double free;                  /* when its last op ends */
-  double busy;                  /* sum of its ops' times */
-} RtDev;
-
-typedef struct RtSim {
-  const RtPipeline *p;
-  int np, nv, nc, nm;           /* stages, chunks per device, model chunks, micro-batches */
-  int n;                        /* forwards (and backwards) per device: nm x nv */
-  int zb;                       /* W is its own op */
-  double *ready;                /* [chunk * nm + micro]: input arrival, -1 if not yet */
-  RtDev *dev;
-  int *stack, nstack;           /* devices to look at */
-  RtPipeEvent *events;
-  long long maxevents;
-  long long ops;                /* ops run */
-} RtSim;
+/* --- arguments and closed forms shared by both paths ------------------------------------ */
 
 static double rt_at(const double *a, int c) { return a ? a[c] : 0.0; }
 
@@ -122,6 +178,68 @@ static int rt_warmup(const RtPipeline *p, int d, int n) {
                         : p->stages - d - 1;
   return w < n ? w : n;
 }
+
+/* Chunk c's backward op: R + B, with W unless zero-bubble runs it on its own. */
+static double rt_bwd_op(const RtPipeline *p, int c, int zb) {
+  return rt_at(p->recompute, c) + (p->bwd[c] + (zb ? 0.0 : rt_at(p->wgrad, c)));
+}
+
+/* busy and busiest: device d computes m (F + R + B + W) of every chunk it holds. */
+static void rt_busy(const RtPipeline *p, RtPipeResult *r) {
+  int zb = p->schedule == RT_ZERO_BUBBLE, nc = p->stages * p->chunks;
+  r->busy = 0, r->busiest = 0;
+  for (int d = 0; d < p->stages; d++) {
+    double busy = 0;
+    for (int c = d; c < nc; c += p->stages) {
+      double w = zb ? rt_at(p->wgrad, c) : 0.0;
+      busy += p->micro_batches * (p->fwd[c] + rt_bwd_op(p, c, zb) + w);
+    }
+    if (busy > r->busy) r->busy = busy, r->busiest = d;
+  }
+}
+
+/* Events of devices d0 .. d1-1: F and B per (chunk, micro-batch), R and W where they take
+ * time. */
+static long long rt_nevents(const RtPipeline *p, int d0, int d1) {
+  int zb = p->schedule == RT_ZERO_BUBBLE, nc = p->stages * p->chunks;
+  long long nev = 0;
+  for (int d = d0; d < d1; d++)
+    for (int c = d; c < nc; c += p->stages)
+      nev += (long long)p->micro_batches * (2 + (rt_at(p->recompute, c) > 0) +
+                                            (zb && rt_at(p->wgrad, c) > 0));
+  return nev;
+}
+
+static RtPipeResult rt_pipe_bad(int *nevents) {
+  if (nevents) *nevents = 0;
+  return (RtPipeResult){NAN, NAN, -1, 0, -1, RT_BAD_ARGS};
+}
+
+/* --- the reference: every op simulated, events written -------------------------------- */
+
+/* One device's progress through its order. */
+typedef struct RtDev {
+  int nf, nb, nw;               /* forwards, backwards, weight gradients issued */
+  int warmup;                   /* forwards ahead of the backwards in the steady state */
+  int lag;                      /* zero-bubble: weight gradients it may owe */
+  int held, held_max;           /* (chunk, micro-batch) pairs between their F and their B */
+  int queued;                   /* on the wake-up stack */
+  long long ev;                 /* index of its next event */
+  double free;                  /* when its last op ends */
+} RtDev;
+
+typedef struct RtSim {
+  const RtPipeline *p;
+  int np, nv, nc, nm;           /* stages, chunks per device, model chunks, micro-batches */
+  int n;                        /* forwards (and backwards) per device: nm x nv */
+  int zb;                       /* W is its own op */
+  double *ready;                /* [chunk * nm + micro]: input arrival, -1 if not yet */
+  RtDev *dev;
+  int *stack, nstack;           /* devices to look at */
+  RtPipeEvent *events;
+  long long maxevents;
+  long long ops;                /* ops run */
+} RtSim;
 
 /* The model chunk and micro-batch of device d's k-th forward (or backward). */
 static void rt_pick(const RtSim *s, int d, int k, int backward, int *chunk, int *micro) {
@@ -174,18 +292,17 @@ static int rt_step(RtSim *s, int d) {
     rt_pick(s, d, v->nw, 1, &c, &i);
     double w = rt_at(p->wgrad, c), start = v->free;
     if (w > 0) rt_emit(s, d, c, i, 'W', start, start + w);
-    v->free = start + w, v->busy += w;
+    v->free = start + w;
     v->nw++, s->ops++;
     return 1;
   }
   rt_pick(s, d, kind == RT_OP_F ? v->nf : v->nb, kind == RT_OP_B, &c, &i);
   double *slot = &s->ready[(size_t)c * s->nm + i];
   if (*slot < 0) return 0;
-  double start = v->free > *slot ? v->free : *slot, took;
+  double start = v->free > *slot ? v->free : *slot;
   *slot = -1;
   if (kind == RT_OP_F) {
-    took = p->fwd[c];
-    double end = start + took;
+    double end = start + p->fwd[c];
     rt_emit(s, d, c, i, 'F', start, end);
     if (c + 1 < s->nc) {
       s->ready[(size_t)(c + 1) * s->nm + i] = end + rt_hop(s, c, c + 1);
@@ -201,7 +318,6 @@ static int rt_step(RtSim *s, int d) {
     double b = p->bwd[c] + (s->zb ? 0.0 : rt_at(p->wgrad, c));
     if (r > 0) rt_emit(s, d, c, i, 'R', start, start + r);
     double end = start + r + b;
-    took = r + b;
     rt_emit(s, d, c, i, 'B', start + r, end);
     if (c > 0) {
       s->ready[(size_t)(c - 1) * s->nm + i] = end + rt_hop(s, c, c - 1);
@@ -210,17 +326,12 @@ static int rt_step(RtSim *s, int d) {
     v->free = end;
     v->nb++, v->held--;
   }
-  v->busy += took;
   s->ops++;
   return 1;
 }
 
-static RtPipeResult rt_pipe_bad(int *nevents) {
-  if (nevents) *nevents = 0;
-  return (RtPipeResult){NAN, NAN, -1, 0, -1, RT_BAD_ARGS};
-}
-
-RtPipeResult rt_pipeline(const RtPipeline *p, RtPipeEvent *events, int maxevents, int *nevents) {
+RtPipeResult rt_pipeline_reference(const RtPipeline *p, RtPipeEvent *events, int maxevents,
+                                   int *nevents) {
   if (!rt_args_ok(p, maxevents, events)) return rt_pipe_bad(nevents);
   RtSim s = {.p = p, .np = p->stages, .nv = p->chunks, .nc = p->stages * p->chunks,
              .nm = p->micro_batches, .zb = p->schedule == RT_ZERO_BUBBLE,
@@ -243,9 +354,7 @@ RtPipeResult rt_pipeline(const RtPipeline *p, RtPipeEvent *events, int maxevents
     v->warmup = rt_warmup(p, d, s.n);
     v->lag = d;
     v->ev = nev;
-    for (int c = d; c < s.nc; c += s.np)
-      nev += (long long)s.nm * (2 + (rt_at(p->recompute, c) > 0) +
-                                (s.zb && rt_at(p->wgrad, c) > 0));
+    nev += rt_nevents(p, d, d + 1);
   }
 
   for (int d = s.np - 1; d >= 0; d--) rt_wake(&s, d);
@@ -259,13 +368,912 @@ RtPipeResult rt_pipeline(const RtPipeline *p, RtPipeEvent *events, int maxevents
   for (int d = 0; d < s.np; d++) {
     const RtDev *v = &s.dev[d];
     if (v->free > r.makespan) r.makespan = v->free;
-    if (v->busy > r.busy) r.busy = v->busy, r.busiest = d;
     if (v->held_max > r.in_flight) r.in_flight = v->held_max, r.in_flight_device = d;
   }
+  rt_busy(p, &r);
   long long total = (long long)s.np * s.n * (s.zb ? 3 : 2);
   free(s.ready), free(s.dev), free(s.stack);
   if (s.ops != total) return rt_pipe_bad(nevents);     /* the order deadlocked */
   if (nevents) *nevents = (int)nev;
+  return r;
+}
+
+/* --- the fast path: closed forms ------------------------------------------------------ */
+
+/* in_flight from the orders alone: device d peaks at min(w_d + 1, n) (GPipe: n). */
+static void rt_held(const RtPipeline *p, RtPipeResult *r) {
+  int n = p->micro_batches * p->chunks;
+  r->in_flight = 0, r->in_flight_device = 0;
+  for (int d = 0; d < p->stages; d++) {
+    int w = rt_warmup(p, d, n), held = w < n ? w + 1 : n;
+    if (held > r->in_flight) r->in_flight = held, r->in_flight_device = d;
+  }
+}
+
+/* GPipe over p >= 2 stages: the two tandem lines of the header. */
+static double rt_gpipe_makespan(const RtPipeline *p) {
+  double s = p->p2p, m1 = p->micro_batches - 1;
+  double fsum = 0, fmax = 0, tsum = 0, tmax = 0, best = 0;
+  for (int d = 0; d < p->stages; d++) {
+    double f = p->fwd[d], t = rt_bwd_op(p, d, 0);
+    fsum += f, tsum += t;
+    if (f > fmax) fmax = f;
+    if (t > tmax) tmax = t;
+    double e = fsum + d * s + m1 * fmax;              /* device d's last forward ends */
+    double end = e + tsum + d * s + m1 * tmax;        /* device 0's last backward via d */
+    if (end > best) best = end;
+  }
+  return best;
+}
+
+/* --- the fast path: the engines ------------------------------------------------------- */
+
+enum {
+  RT_KEEP_BYTES = 4 << 20,      /* larger work arrays are freed after the call */
+  FS_MIN_PERIODS = 3,           /* fewer steady periods: no fast-forward (it would not pay) */
+  FS_REPLAY_N = 32,             /* one stage, n up to this: its ops run (the reference's sums) */
+  FS_ORDERS = 4,                /* op orders kept per thread */
+  FS_ORDER_MAX = 1 << 20,       /* ops of the longest order kept */
+};
+
+#define FS_TICK_MAX ((int64_t)1 << 62)   /* larger times saturate and flag an overflow */
+#define FS_ROOM (FS_TICK_MAX / 4)        /* the most a rebased time at a cut may be, in size */
+
+/* Where a device's next F (or B) is in its order: the k-th is micro-batch base + j of local
+ * chunk `local` (reversed for B), with j = k % P, local = (k / P) % v, base = (k / (P v)) P,
+ * and P = p when v > 1, else 1 (the device's one chunk, micro-batch k). */
+typedef struct FsPos { int j, local, base; } FsPos;
+
+typedef struct FsDev {
+  int nf, nb, nw;               /* F, B, W issued */
+  int warmup;                   /* w_d */
+  int limit;                    /* it stops before its backward number `limit` */
+  int wait_for;                 /* blocked until *wait_on > wait_for (wait_on NULL: not blocked
+                                   on an input: running, on the stack, or at its limit) */
+  const int *wait_on;
+  int nf0, nb0;                 /* nf, nb at the cut the period started from */
+  FsPos pf, pb;                 /* its next F and next B */
+  const int64_t *fin, *bin;     /* one chunk per device: where its F and B inputs end (fin NULL:
+                                   chunk 0, its input there at 0) */
+  int64_t *fout, *bout;         /* and where its own F and B end */
+  int64_t bhop;                 /* the send before its B (none from its own F) */
+  int64_t free;                 /* when its last op ends: ticks from FsSim.base */
+  double xfree;                 /* the same in seconds, exact mode */
+} FsDev;
+
+/* The engine.  Fast-forwarding, times are integer ticks of FsSim.tick seconds (sums exact,
+ * so the rebased state repeats exactly when the real-number one does); otherwise (`exact`)
+ * they are the reference's doubles with its arithmetic, bit for bit. */
+typedef struct FsSim {
+  const RtPipeline *p;
+  int np, nv, nc, n, zb;        /* stages, chunks per device, model chunks, n, ZB-H1 */
+  int period;                   /* P: micro-batches per period */
+  int per_cut;                  /* U = P v: backwards (and forwards) per device per period */
+  int exact;                    /* doubles (xfend, xbend, xfree) instead of ticks */
+  int64_t p2p;
+  int64_t *f, *r, *b, *w;       /* per chunk: forward, recompute, backward (with W but in ZB-H1),
+                                   ZB-H1's W */
+  double *xf, *xr, *xb, *xw;    /* the same in seconds (the same memory), exact mode */
+  FsDev *dev;
+  int *fdone, *bdone;           /* per chunk: micro-batches through its F, through its B */
+  int64_t *fend, *bend;         /* per chunk, `ring` slots: when its F / B of micro i ended */
+  double *xfend, *xbend;        /* the same memory, exact mode */
+  int ring, mask;
+  int *stack, nstack;           /* devices to look at */
+  int64_t *slack;               /* while not NULL: [d 2U + 2k (+1 for the F)]: free - arrival of
+                                   the k-th B (F) of device d in the period (0: no input) */
+  uint16_t *log;                /* while not NULL: each op run is appended, (device << 2) | kind */
+  int nlog, logroom;            /* ops run, room in log */
+  int overflow;                 /* a time reached FS_TICK_MAX */
+  double tick;                  /* seconds per tick: a power of two */
+  double base;                  /* seconds: the ticks are from here (rebased at cuts) */
+} FsSim;
+
+/* Device u, if it waits for the counter just raised to `done`: onto the stack. */
+static void fs_feed(FsSim *s, int u, const int *counter, int done) {
+  FsDev *x = &s->dev[u];
+  if (x->wait_on != counter || done <= x->wait_for) return;
+  x->wait_on = NULL;
+  s->stack[s->nstack++] = u;
+}
+
+/* Device v stops: blocked until *counter > value. */
+static void fs_block(FsDev *v, const int *counter, int value) {
+  v->wait_on = counter, v->wait_for = value;
+}
+
+static void fs_record(FsSim *s, int d, RtOpKind kind) {
+  if (!s->log) return;
+  if (s->nlog < s->logroom) s->log[s->nlog] = (uint16_t)(d << 2 | (int)kind);
+  s->nlog++;                    /* more than the room: not recorded (fs_part) */
+}
+
+/* An op's end from its start (each below FS_TICK_MAX, so no overflow); saturates there. */
+static int64_t fs_sat(int64_t start, int64_t took) {
+  int64_t end = start + took;
+  return end < FS_TICK_MAX ? end : FS_TICK_MAX;
+}
+
+/* fs_sat, flagging the saturation. */
+static int64_t fs_end(FsSim *s, int64_t start, int64_t took) {
+  int64_t end = fs_sat(start, took);
+  if (end == FS_TICK_MAX) s->overflow = 1;
+  return end;
+}
+
+static void fs_advance(const FsSim *s, FsPos *q) {
+  if (++q->j < s->period) return;
+  q->j = 0;
+  if (++q->local < s->nv) return;
+  q->local = 0, q->base += s->period;
+}
+
+static int fs_w_next(const FsSim *s, const FsDev *v, int d) {
+  return s->zb && (v->nb - v->nw > d || (v->nb == s->n && v->nw < s->n));
+}
+
+static int fs_f_next(const FsSim *s, const FsDev *v) {
+  return v->nf < s->n && v->nf - v->nb <= v->warmup;
+}
+
+/* Runs device d until it waits for an input, reaches its limit or is done, in rt_next's
+ * order, for one chunk per device (chunk d; its k-th F and B are micro-batch k), with its
+ * counters in registers: start = max(free, arrival), arrival = the producer's end + the send
+ * (none from the last chunk's own forward). */
+static void fs_run1(FsSim *s, int d) {
+  FsDev *v = &s->dev[d];
+  int nf = v->nf, nb = v->nb, nw = v->nw, n = s->n, warm = v->warmup, limit = v->limit;
+  int mask = s->mask, last = d + 1 == s->np, zb = s->zb;
+  int64_t t = v->free, p2p = s->p2p, f = s->f[d], rb = s->r[d] + s->b[d], w = s->w[d];
+  size_t ring = (size_t)s->ring;
+  int64_t *fout = s->fend + d * ring, *bout = s->bend + d * ring;
+  const int64_t *fin = fout - (d > 0 ? ring : 0), *bin = last ? fout : bout + ring;
+  int64_t *slack = s->slack ? s->slack + (size_t)d * 2 * s->per_cut : NULL;
+  for (;;) {
+    if (zb && (nb - nw > d || (nb == n && nw < n))) {   /* ZB-H1's W */
+      t = fs_end(s, t, w), nw++;
+      fs_record(s, d, RT_OP_W);
+    } else if (nf < n && nf - nb <= warm) {
+      int64_t start = t, gap = 0;                        /* chunk 0's input is there at 0 */
+      if (d > 0) {
+        if (s->fdone[d - 1] <= nf) {
+          fs_block(v, &s->fdone[d - 1], nf);
+          break;
+        }
+        int64_t a = fin[nf & mask] + p2p;
+        gap = t - a;
+        if (a > start) start = a;
+      }
+      if (slack) slack[2 * (nf - v->nf0) + 1] = gap;
+      fout[nf & mask] = t = fs_end(s, start, f);
+      s->fdone[d] = ++nf;
+      fs_record(s, d, RT_OP_F);
+      if (!last) fs_feed(s, d + 1, &s->fdone[d], nf);
+    } else {
+      if (nb == n || nb == limit) break;
+      int64_t a;
+      if (last) {
+        a = bin[nb & mask];                              /* its forward ran: nf > nb */
+      } else {
+        if (s->bdone[d + 1] <= nb) {
+          fs_block(v, &s->bdone[d + 1], nb);
+          break;
+        }
+        a = bin[nb & mask] + p2p;
+      }
+      if (slack) slack[2 * (nb - v->nb0)] = t - a;
+      bout[nb & mask] = t = fs_end(s, t > a ? t : a, rb);
+      s->bdone[d] = ++nb;
+      fs_record(s, d, RT_OP_B);
+      if (d > 0) fs_feed(s, d - 1, &s->bdone[d], nb);
+    }
+  }
+  v->nf = nf, v->nb = nb, v->nw = nw, v->free = t;
+}
+
+/* fs_run1 for v > 1 chunks per device (interleaved: no W), chunks and micro-batches from
+ * FsPos. */
+static void fs_runv(FsSim *s, int d) {
+  FsDev *v = &s->dev[d];
+  int nf = v->nf, nb = v->nb, n = s->n, warm = v->warmup, limit = v->limit, mask = s->mask;
+  int np = s->np, nc = s->nc;
+  FsPos pf = v->pf, pb = v->pb;
+  int64_t t = v->free, p2p = s->p2p;
+  size_t ring = (size_t)s->ring;
+  int64_t *slack = s->slack ? s->slack + (size_t)d * 2 * s->per_cut : NULL;
+  for (;;) {
+    if (nf < n && nf - nb <= warm) {
+      int c = pf.local * np + d, i = pf.base + pf.j;
+      int64_t start = t, gap = 0;
+      if (c > 0) {
+        if (s->fdone[c - 1] <= i) {
+          fs_block(v, &s->fdone[c - 1], i);
+          break;
+        }
+        int64_t a = s->fend[(size_t)(c - 1) * ring + (i & mask)] + p2p;
+        gap = t - a;
+        if (a > start) start = a;
+      }
+      if (slack) slack[2 * (nf - v->nf0) + 1] = gap;
+      s->fend[(size_t)c * ring + (i & mask)] = t = fs_end(s, start, s->f[c]);
+      s->fdone[c]++, nf++;
+      fs_advance(s, &pf);
+      fs_record(s, d, RT_OP_F);
+      if (c + 1 < nc) fs_feed(s, d + 1 < np ? d + 1 : 0, &s->fdone[c], s->fdone[c]);
+    } else {
+      if (nb == n || nb == limit) break;
+      int c = (s->nv - 1 - pb.local) * np + d, i = pb.base + pb.j;
+      int64_t a;
+      if (c == nc - 1) {        /* from its own forward, no send */
+        if (s->fdone[c] <= i) {
+          fs_block(v, &s->fdone[c], i);
+          break;
+        }
+        a = s->fend[(size_t)c * ring + (i & mask)];
+      } else {
+        if (s->bdone[c + 1] <= i) {
+          fs_block(v, &s->bdone[c + 1], i);
+          break;
+        }
+        a = s->bend[(size_t)(c + 1) * ring + (i & mask)] + p2p;
+      }
+      if (slack) slack[2 * (nb - v->nb0)] = t - a;
+      s->bend[(size_t)c * ring + (i & mask)] = t = fs_end(s, t > a ? t : a, s->r[c] + s->b[c]);
+      s->bdone[c]++, nb++;
+      fs_advance(s, &pb);
+      fs_record(s, d, RT_OP_B);
+      if (c > 0) fs_feed(s, d > 0 ? d - 1 : np - 1, &s->bdone[c], s->bdone[c]);
+    }
+  }
+  v->nf = nf, v->nb = nb, v->pf = pf, v->pb = pb, v->free = t;
+}
+
+/* The exact engine: fs_run1 / fs_runv for any chunks per device in the reference's doubles
+ * and arithmetic (end = start + R + B, arrival = end + send), so its makespan is the
+ * reference's bit for bit. */
+static void fs_runx(FsSim *s, int d) {
+  const RtPipeline *p = s->p;
+  FsDev *v = &s->dev[d];
+  int np = s->np, nc = s->nc, mask = s->mask;
+  size_t ring = (size_t)s->ring;
+  double send = np > 1 ? p->p2p : 0.0;   /* one stage: every chunk on one device */
+  for (;;) {
+    if (fs_w_next(s, v, d)) {   /* ZB-H1 has one chunk per device: W of chunk d */
+      v->xfree = v->xfree + s->xw[d], v->nw++;
+      fs_record(s, d, RT_OP_W);
+    } else if (fs_f_next(s, v)) {
+      int c = v->pf.local * np + d, i = v->pf.base + v->pf.j;
+      double start = v->xfree;  /* chunk 0's input is there at 0, and free >= 0 */
+      if (c > 0) {
+        if (s->fdone[c - 1] <= i) {
+          fs_block(v, &s->fdone[c - 1], i);
+          return;
+        }
+        double a = s->xfend[(size_t)(c - 1) * ring + (i & mask)] + send;
+        if (!(start > a)) start = a;
+      }
+      s->xfend[(size_t)c * ring + (i & mask)] = v->xfree = start + s->xf[c];
+      s->fdone[c]++, v->nf++;
+      fs_advance(s, &v->pf);
+      fs_record(s, d, RT_OP_F);
+      if (c + 1 < nc) fs_feed(s, d + 1 < np ? d + 1 : 0, &s->fdone[c], s->fdone[c]);
+    } else {
+      if (v->nb == s->n || v->nb == v->limit) return;
+      int c = (s->nv - 1 - v->pb.local) * np + d, i = v->pb.base + v->pb.j;
+      double a;
+      if (c == nc - 1) {        /* from its own forward, no send */
+        if (s->fdone[c] <= i) {
+          fs_block(v, &s->fdone[c], i);
+          return;
+        }
+        a = s->xfend[(size_t)c * ring + (i & mask)];
+      } else {
+        if (s->bdone[c + 1] <= i) {
+          fs_block(v, &s->bdone[c + 1], i);
+          return;
+        }
+        a = s->xbend[(size_t)(c + 1) * ring + (i & mask)] + send;
+      }
+      double start = v->xfree > a ? v->xfree : a;
+      s->xbend[(size_t)c * ring + (i & mask)] = v->xfree = start + s->xr[c] + s->xb[c];
+      s->bdone[c]++, v->nb++;
+      fs_advance(s, &v->pb);
+      fs_record(s, d, RT_OP_B);
+      if (c > 0) fs_feed(s, d > 0 ? d - 1 : np - 1, &s->bdone[c], s->bdone[c]);
+    }
+  }
+}
+
+/* Sets every device's limit to cut K (K < 0: none); the period starts here. */
+static void fs_limits(FsSim *s, int K) {
+  for (int d = 0; d < s->np; d++) {
+    FsDev *v = &s->dev[d];
+    v->limit = K < 0 ? INT_MAX : K * s->per_cut + d;
+    v->nf0 = v->nf, v->nb0 = v->nb;
+  }
+}
+
+/* Runs every device until nothing more can run. */
+static void fs_drain(FsSim *s) {
+  for (int d = s->np - 1; d >= 0; d--) {
+    s->dev[d].wait_on = NULL;
+    s->stack[s->nstack++] = d;
+  }
+  while (s->nstack > 0) {
+    int d = s->stack[--s->nstack];
+    if (s->exact) fs_runx(s, d);
+    else if (s->nv == 1) fs_run1(s, d);
+    else fs_runv(s, d);
+  }
+}
+
+/* Whether every device stopped at its limit with a backward next: the cut was reached. */
+static int fs_at_cut(const FsSim *s) {
+  for (int d = 0; d < s->np; d++) {
+    const FsDev *v = &s->dev[d];
+    if (v->nb != v->limit || fs_w_next(s, v, d) || fs_f_next(s, v)) return 0;
+  }
+  return 1;
+}
+
+/* --- the fast path: replaying a recorded order ---------------------------------------- */
+
+/* Where device d's inputs and outputs are, for fs_replay1 (one chunk per device). */
+static void fs_wire1(FsSim *s) {
+  size_t ring = (size_t)s->ring;
+  for (int d = 0; d < s->np; d++) {
+    FsDev *v = &s->dev[d];
+    int last = d + 1 == s->np;
+    v->fout = s->fend + d * ring, v->bout = s->bend + d * ring;
+    v->fin = d > 0 ? v->fout - ring : NULL;
+    v->bin = last ? v->fout : v->bout + ring;
+    v->bhop = last ? 0 : s->p2p;
+  }
+}
+
+/* The recorded ops again, in their order, for one chunk per device: their inputs are there
+ * (the order is one the DAG allows), so no checks and no wake-ups; the same arithmetic. */
+static void fs_replay1(FsSim *s, const uint16_t *log, int nlog) {
+  FsDev *dev = s->dev;
+  const int64_t *f = s->f, *r = s->r, *b = s->b, *w = s->w;
+  int64_t p2p = s->p2p, *slack = s->slack, top = 0;
+  int mask = s->mask;
+  size_t span = 2 * (size_t)s->per_cut;
+  for (int k = 0; k < nlog; k++) {
+    int d = log[k] >> 2;
+    FsDev *v = &dev[d];
+    int64_t t = v->free, a;
+    if ((log[k] & 3) == RT_OP_W) {
+      v->free = t = fs_sat(t, w[d]), v->nw++;
+    } else if ((log[k] & 3) == RT_OP_F) {
+      int i = v->nf;
+      int64_t gap = 0;
+      if (v->fin) {
+        a = v->fin[i & mask] + p2p;
+        gap = t - a;
+        if (a > t) t = a;
+      }
+      if (slack) slack[d * span + 2 * (size_t)(i - v->nf0) + 1] = gap;
+      v->fout[i & mask] = v->free = t = fs_sat(t, f[d]);
+      v->nf = i + 1;
+    } else {
+      int i = v->nb;
+      a = v->bin[i & mask] + v->bhop;
+      if (slack) slack[d * span + 2 * (size_t)(i - v->nb0)] = t - a;
+      if (a > t) t = a;
+      v->bout[i & mask] = v->free = t = fs_sat(t, r[d] + b[d]);
+      v->nb = i + 1;
+    }
+    if (t > top) top = t;
+  }
+  for (int d = 0; d < s->np; d++) s->fdone[d] = dev[d].nf, s->bdone[d] = dev[d].nb;
+  if (top == FS_TICK_MAX) s->overflow = 1;
+}
+
+/* fs_replay1 for v > 1 chunks per device. */
+static void fs_replayv(FsSim *s, const uint16_t *log, int nlog) {
+  size_t ring = (size_t)s->ring, span = 2 * (size_t)s->per_cut;
+  int mask = s->mask, np = s->np, nc = s->nc;
+  int64_t p2p = s->p2p;
+  for (int k = 0; k < nlog; k++) {
+    int d = log[k] >> 2;
+    FsDev *v = &s->dev[d];
+    int64_t t = v->free, a;
+    if ((log[k] & 3) == RT_OP_F) {
+      int c = v->pf.local * np + d, i = v->pf.base + v->pf.j;
+      int64_t gap = 0;
+      if (c > 0) {
+        a = s->fend[(size_t)(c - 1) * ring + (i & mask)] + p2p;
+        gap = t - a;
+        if (a > t) t = a;
+      }
+      if (s->slack) s->slack[d * span + 2 * (size_t)(v->nf - v->nf0) + 1] = gap;
+      s->fend[(size_t)c * ring + (i & mask)] = v->free = fs_end(s, t, s->f[c]);
+      s->fdone[c]++, v->nf++;
+      fs_advance(s, &v->pf);
+    } else {
+      int c = (s->nv - 1 - v->pb.local) * np + d, i = v->pb.base + v->pb.j;
+      a = c < nc - 1 ? s->bend[(size_t)(c + 1) * ring + (i & mask)] + p2p
+                     : s->fend[(size_t)c * ring + (i & mask)];
+      if (s->slack) s->slack[d * span + 2 * (size_t)(v->nb - v->nb0)] = t - a;
+      s->bend[(size_t)c * ring + (i & mask)] = v->free =
+          fs_end(s, t > a ? t : a, s->r[c] + s->b[c]);
+      s->bdone[c]++, v->nb++;
+      fs_advance(s, &v->pb);
+    }
+  }
+}
+
+/* fs_replay1 for the exact engine (any chunks per device): fs_runx's arithmetic. */
+static void fs_replayx(FsSim *s, const uint16_t *log, int nlog) {
+  size_t ring = (size_t)s->ring;
+  int mask = s->mask, np = s->np, nc = s->nc;
+  double send = np > 1 ? s->p->p2p : 0.0;
+  for (int k = 0; k < nlog; k++) {
+    int d = log[k] >> 2;
+    FsDev *v = &s->dev[d];
+    double start = v->xfree, a;
+    if ((log[k] & 3) == RT_OP_W) {
+      v->xfree = start + s->xw[d], v->nw++;
+    } else if ((log[k] & 3) == RT_OP_F) {
+      int c = v->pf.local * np + d, i = v->pf.base + v->pf.j;
+      if (c > 0) {
+        a = s->xfend[(size_t)(c - 1) * ring + (i & mask)] + send;
+        if (!(start > a)) start = a;
+      }
+      s->xfend[(size_t)c * ring + (i & mask)] = v->xfree = start + s->xf[c];
+      s->fdone[c]++, v->nf++;
+      fs_advance(s, &v->pf);
+    } else {
+      int c = (s->nv - 1 - v->pb.local) * np + d, i = v->pb.base + v->pb.j;
+      a = c < nc - 1 ? s->xbend[(size_t)(c + 1) * ring + (i & mask)] + send
+                     : s->xfend[(size_t)c * ring + (i & mask)];
+      if (!(start > a)) start = a;
+      s->xbend[(size_t)c * ring + (i & mask)] = v->xfree = start + s->xr[c] + s->xb[c];
+      s->bdone[c]++, v->nb++;
+      fs_advance(s, &v->pb);
+    }
+  }
+}
+
+/* The order of a run's ops for one structure (schedule, stages, chunks, micro-batches), in
+ * three parts: to cut 0, one period, and from the last steady cut to the end (without
+ * fast-forward: the whole run in the first).  The DAG depends on the structure alone, so an
+ * order recorded with one set of times is one the DAG allows with any other. */
+typedef enum { FS_WARM, FS_PERIOD, FS_DRAIN, FS_NPARTS } FsPart;
+
+typedef struct FsOrder {
+  int schedule, np, nv, nm;     /* the structure (np 0: none) */
+  int size[FS_NPARTS];          /* ops of each part (its room in log) */
+  int have[FS_NPARTS];          /* recorded */
+  uint16_t *log;
+  size_t cap;
+} FsOrder;
+
+/* The calling thread's orders, replaced in turn. */
+static _Thread_local FsOrder fs_orders[FS_ORDERS];
+static _Thread_local int fs_order_next;
+
+/* Ops from cut `from` to cut `to` (-1: the start, the end): at cut K device d has run
+ * K U + d backwards, w_d + 1 more forwards, and in ZB-H1 K U W. */
+static long long fs_ops_between(const FsSim *s, int from, int to) {
+  long long ops = 0;
+  for (int d = 0; d < s->np; d++) {
+    long long b0 = from < 0 ? 0 : (long long)from * s->per_cut + d;
+    long long b1 = to < 0 ? s->n : (long long)to * s->per_cut + d;
+    long long f0 = from < 0 ? 0 : b0 + s->dev[d].warmup + 1;
+    long long f1 = to < 0 ? s->n : b1 + s->dev[d].warmup + 1;
+    long long w0 = from < 0 ? 0 : b0 - d, w1 = to < 0 ? s->n : b1 - d;
+    ops += (b1 - b0) + (f1 - f0) + (s->zb ? w1 - w0 : 0);
+  }
+  return ops;
+}
+
+/* The thread's order for p (recorded, or to record), or NULL if it is too long to keep.
+ * Whether a structure is fast-forwarded (ff) follows from the structure. */
+static FsOrder *fs_order(const FsSim *s, const RtPipeline *p, int ff, int kmax) {
+  for (int k = 0; k < FS_ORDERS; k++) {
+    FsOrder *o = &fs_orders[k];
+    if (o->np == p->stages && o->schedule == (int)p->schedule && o->nv == p->chunks &&
+        o->nm == p->micro_batches)
+      return o;
+  }
+  long long size[FS_NPARTS] = {fs_ops_between(s, -1, ff ? 0 : -1),
+                               ff ? fs_ops_between(s, 0, 1) : 0,
+                               ff ? fs_ops_between(s, kmax + 1, -1) : 0};
+  if (size[0] + size[1] + size[2] > FS_ORDER_MAX) return NULL;
+  FsOrder *o = &fs_orders[fs_order_next];
+  fs_order_next = (fs_order_next + 1) % FS_ORDERS;
+  size_t need = (size_t)(size[0] + size[1] + size[2]);
+  if (need > o->cap) {
+    free(o->log);
+    o->log = malloc(need * sizeof *o->log);
+    o->cap = o->log ? need : 0;
+  }
+  if (!o->log) return o->np = 0, NULL;
+  *o = (FsOrder){(int)p->schedule, p->stages, p->chunks, p->micro_batches,
+                 {(int)size[0], (int)size[1], (int)size[2]}, {0, 0, 0}, o->log, o->cap};
+  return o;
+}
+
+/* Runs to cut K (K < 0: to the end), which is `part` of the order o (NULL: none): replayed if
+ * recorded, else simulated (and recorded).  Returns 0 if the cut was not reached. */
+static int fs_part(FsSim *s, FsOrder *o, FsPart part, int K) {
+  fs_limits(s, K);
+  uint16_t *log = NULL;
+  if (o) {
+    log = o->log;
+    for (int k = 0; k < (int)part; k++) log += o->size[k];
+    if (o->have[part]) {
+      if (s->exact) fs_replayx(s, log, o->size[part]);
+      else if (s->nv == 1) fs_replay1(s, log, o->size[part]);
+      else fs_replayv(s, log, o->size[part]);
+      return 1;
+    }
+  }
+  s->log = log, s->nlog = 0, s->logroom = o ? o->size[part] : 0;
+  fs_drain(s);
+  s->log = NULL;
+  int ok = K < 0 || fs_at_cut(s);
+  if (o && ok) o->have[part] = s->nlog == o->size[part];
+  return ok;
+}
+
+/* --- the fast path: the state at a cut, and the jumps ---------------------------------- */
+
+/* The fast-forward's memory: the rebased states at the last `depth` cuts, the slacks of the
+ * last two periods. */
+typedef struct FsHist {
+  int depth, width;             /* cuts kept, room per state */
+  int64_t *z, *beta;            /* [slot * width]: states; [slot]: base moved at that cut */
+  uint64_t *hash;
+  int *len;
+  int64_t *slack[2];            /* [K % 2]: the period that ended at cut K */
+} FsHist;
+
+/* What fs_state does with each time of the state. */
+typedef enum { FS_REBASE, FS_PUT } FsIo;
+
+static int fs_range(FsSim *s, int64_t *ring, int lo, int hi, int64_t *z, int k, FsIo io,
+                    int64_t b0) {
+  for (int i = lo; i < hi; i++, k++) {
+    int64_t *t = &ring[i & s->mask];
+    if (io == FS_PUT) *t = z[k];
+    else z[k] = *t -= b0;
+  }
+  return k;
+}
+
+/* The state at a cut in its fixed order: free times, then per chunk the F inputs arrived and
+ * not consumed, then the B inputs, then the last chunk's forwards its B has not consumed;
+ * rebased by b0 into z, or put back from z.  Returns the count: p + F_done(0) - B_done(0). */
+static int fs_state(FsSim *s, int64_t *z, FsIo io, int64_t b0) {
+  int k = 0, nc = s->nc;
+  size_t ring = (size_t)s->ring;
+  for (int d = 0; d < s->np; d++, k++) {
+    if (io == FS_PUT) s->dev[d].free = z[k];
+    else z[k] = s->dev[d].free -= b0;
+  }
+  for (int c = 1; c < nc; c++)
+    k = fs_range(s, s->fend + (c - 1) * ring, s->fdone[c], s->fdone[c - 1], z, k, io, b0);
+  for (int c = 0; c + 1 < nc; c++)
+    k = fs_range(s, s->bend + (c + 1) * ring, s->bdone[c], s->bdone[c + 1], z, k, io, b0);
+  return fs_range(s, s->fend + (nc - 1) * ring, s->bdone[nc - 1], s->fdone[nc - 1], z, k, io, b0);
+}
+
+/* The state's hash; *far gets its largest time in magnitude. */
+static uint64_t fs_hash(const int64_t *z, int n, int64_t *far) {
+  uint64_t h = 14695981039346656037u;
+  int64_t top = 0;
+  for (int i = 0; i < n; i++) {
+    h = (h ^ (uint64_t)z[i]) * 1099511628211u;
+    h ^= h >> 29;
+    int64_t x = z[i] < 0 ? -z[i] : z[i];
+    if (x > top) top = x;
+  }
+  *far = top;
+  return h;
+}
+
+/* Skips `periods` periods: counters and micro-batch indices move on, and the rebased state
+ * becomes z at its new indices (the base is the caller's). */
+static void fs_jump(FsSim *s, int periods, int64_t *z) {
+  int ops = periods * s->per_cut, micro = periods * s->period;
+  for (int d = 0; d < s->np; d++) {
+    FsDev *v = &s->dev[d];
+    v->nf += ops, v->nb += ops, v->nw += s->zb ? ops : 0;
+    v->pf.base += micro, v->pb.base += micro;
+  }
+  for (int c = 0; c < s->nc; c++) s->fdone[c] += micro, s->bdone[c] += micro;
+  fs_state(s, z, FS_PUT, 0);
+}
+
+static int64_t *fs_slot(const FsHist *h, int K) {
+  return h->z + (size_t)(K % h->depth) * h->width;
+}
+
+/* The smallest r such that the state at cut K is the one at cut K-r (no earlier than cut
+ * `first`); 0 if none. */
+static int fs_repeat(const FsHist *h, int K, int first) {
+  int now = K % h->depth, old = now;
+  for (int r = 1; r <= K - first && r < h->depth; r++) {
+    old = old > 0 ? old - 1 : h->depth - 1;   /* (K - r) % depth */
+    if (h->hash[old] == h->hash[now] && h->len[old] == h->len[now] &&
+        !memcmp(fs_slot(h, K - r), fs_slot(h, K), (size_t)h->len[now] * sizeof *h->z))
+      return r;
+  }
+  return 0;
+}
+
+/* The periods the last period's max choices last for, if each kept its side since the period
+ * before: a slack moving by a step per period keeps its sign for |slack| / |step| periods
+ * when moving towards 0 (at 0 both sides are equal, either choice gives the same time). */
+static int64_t fs_choices_last(const FsSim *s, const FsHist *h, int K) {
+  const int64_t *now = h->slack[K % 2], *before = h->slack[(K - 1) % 2];
+  int64_t last = INT_MAX;
+  for (int k = 0; k < 2 * s->per_cut * s->np; k++) {
+    int64_t a = now[k], b = before[k], step = a - b, hold = INT_MAX;
+    if ((a > 0) != (b > 0) || (a < 0) != (b < 0)) return 0;   /* a choice changed */
+    if (a > 0 && step < 0) hold = a / -step;
+    if (a < 0 && step > 0) hold = -a / step;
+    if (hold < last) last = hold;
+  }
+  return last;
+}
+
+/* The affine jump: if cuts K-2, K-1, K moved by one constant step (device 0's base too) with
+ * the same max choices in both periods, each period is the same affine map (each time the sum
+ * of the same ops after the same state time), under which the state keeps moving by that step
+ * while those choices hold: jumps as far as they do and the steady maps reach.  Returns the
+ * periods jumped (0: none). */
+static int fs_affine(FsSim *s, FsHist *h, int K, int kmax) {
+  int len = h->len[K % h->depth];
+  if (h->len[(K - 1) % h->depth] != len || h->len[(K - 2) % h->depth] != len) return 0;
+  if (h->beta[K % h->depth] != h->beta[(K - 1) % h->depth]) return 0;
+  const int64_t *z = fs_slot(h, K), *y = fs_slot(h, K - 1), *x = fs_slot(h, K - 2);
+  for (int k = 0; k < len; k++)
+    if (z[k] - y[k] != y[k] - x[k]) return 0;
+  int64_t j = fs_choices_last(s, h, K);
+  if (j > kmax + 1 - K) j = kmax + 1 - K;
+  for (int k = 0; k < len && j >= 2; k++)   /* the moved times must stay in the room */
+    if (fabs((double)z[k] + (double)j * (double)(z[k] - y[k])) > (double)FS_ROOM) j = 0;
+  if (j < 2) return 0;
+  int64_t *to = fs_slot(h, K + (int)j);   /* may be the slot of K or K-1: read before written */
+  for (int k = 0; k < len; k++) to[k] = z[k] + j * (z[k] - y[k]);
+  int at = (K + (int)j) % h->depth;
+  int64_t far;
+  h->len[at] = len, h->beta[at] = h->beta[K % h->depth], h->hash[at] = fs_hash(to, len, &far);
+  fs_jump(s, (int)j, to);
+  s->base += (double)j * ((double)h->beta[at] * s->tick);
+  return (int)j;
+}
+
+/* Rebases the state at cut K on device 0's free time into the history; returns 0 if a time
+ * is out of the room (then the next period or the drain could reach FS_TICK_MAX). */
+static int fs_remember(FsSim *s, FsHist *h, int K) {
+  int now = K % h->depth;
+  int64_t *z = fs_slot(h, K), b0 = s->dev[0].free;
+  int64_t far;
+  h->len[now] = fs_state(s, z, FS_REBASE, b0);
+  h->beta[now] = b0, s->base += (double)b0 * s->tick;
+  h->hash[now] = fs_hash(z, h->len[now], &far);
+  return far <= FS_ROOM;
+}
+
+/* The steady-state fast-forward of the header: cuts K = 0, 1, ... (rebased, remembered) with
+ * affine jumps through transients, until the state repeats; then the periodic jump.  Leaves
+ * the engine on the last steady cut kmax + 1 and returns 1, or returns 0 if a cut was not
+ * reached (cannot happen with the orders above) or the ticks ran out of room. */
+static int fs_fast_forward(FsSim *s, FsHist *h, FsOrder *o, int kmax) {
+  int first = 0;                /* the history holds cuts first .. K */
+  if (!fs_part(s, o, FS_WARM, 0)) return 0;
+  for (int K = 0; K <= kmax + 1; K++) {
+    if (K > 0) {
+      s->slack = h->slack[K % 2];
+      int ok = fs_part(s, o, FS_PERIOD, K);
+      s->slack = NULL;
+      if (!ok) return 0;
+    }
+    if (s->overflow || !fs_remember(s, h, K)) return 0;
+    int r = fs_repeat(h, K, first);
+    if (r > 0) {
+      int j = (kmax + 1 - K) / r;
+      int64_t lambda = 0;       /* the base's growth over the r periods */
+      for (int q = 0; q < r; q++) lambda += h->beta[(K - q) % h->depth];
+      if (j > 0) fs_jump(s, j * r, fs_slot(h, K));
+      s->base += (double)j * ((double)lambda * s->tick);
+      for (K += j * r; K < kmax + 1; K++)   /* the rest (fewer than r), still rebased */
+        if (!fs_part(s, o, FS_PERIOD, K + 1) || !fs_remember(s, h, K + 1)) return 0;
+      return !s->overflow;
+    }
+    if (K - first >= 2 && K >= 2) {
+      int j = fs_affine(s, h, K, kmax);
+      if (j > 0) K += j, first = K;
+    }
+  }
+  return 1;
+}
+
+/* --- the fast path: memory and the run ------------------------------------------------ */
+
+/* The calling thread's work arrays, kept between calls (up to RT_KEEP_BYTES). */
+static _Thread_local void *fs_kept;
+static _Thread_local size_t fs_kept_size;
+
+static void *fs_alloc(size_t bytes) {
+  if (bytes > RT_KEEP_BYTES) return malloc(bytes);
+  if (bytes > fs_kept_size) {
+    size_t size = bytes < 65536 ? 65536 : bytes;
+    free(fs_kept);
+    fs_kept = malloc(size);
+    fs_kept_size = fs_kept ? size : 0;
+  }
+  return fs_kept;
+}
+
+static void fs_release(void *mem) {
+  if (mem != fs_kept) free(mem);
+}
+
+/* Reserves n items of `size` bytes at offset *at (kept 16-byte aligned); returns the offset. */
+static size_t fs_take(size_t *at, size_t n, size_t size) {
+  size_t o = *at;
+  *at += (n * size + 15) / 16 * 16;
+  return o;
+}
+
+/* Lays out the engine and the history in mem (NULL: only measures); returns the bytes.  The
+ * rings hold ticks or, in exact mode, doubles (the same 8 bytes). */
+static size_t fs_layout(FsSim *s, FsHist *h, char *mem) {
+  size_t at = 0, nc = (size_t)s->nc, np = (size_t)s->np, slots = nc * (size_t)s->ring;
+  size_t depth = (size_t)h->depth, t = sizeof(int64_t), i = sizeof(int);
+  size_t nslack = 2 * (size_t)s->per_cut * np;
+  size_t dev = fs_take(&at, np, sizeof(FsDev)), f = fs_take(&at, nc, t), r = fs_take(&at, nc, t);
+  size_t b = fs_take(&at, nc, t), w = fs_take(&at, nc, t);
+  size_t fend = fs_take(&at, slots, t), bend = fs_take(&at, slots, t);
+  size_t z = fs_take(&at, depth * (size_t)h->width, t), beta = fs_take(&at, depth, t);
+  size_t sl0 = fs_take(&at, nslack, t), sl1 = fs_take(&at, nslack, t);
+  size_t hash = fs_take(&at, depth, sizeof(uint64_t)), len = fs_take(&at, depth, i);
+  size_t fdone = fs_take(&at, nc, i), bdone = fs_take(&at, nc, i), stack = fs_take(&at, np, i);
+  if (mem) {
+    s->dev = (FsDev *)(mem + dev), s->stack = (int *)(mem + stack);
+    s->f = (int64_t *)(mem + f), s->r = (int64_t *)(mem + r);
+    s->b = (int64_t *)(mem + b), s->w = (int64_t *)(mem + w);
+    s->xf = (double *)(mem + f), s->xr = (double *)(mem + r);
+    s->xb = (double *)(mem + b), s->xw = (double *)(mem + w);
+    s->fend = (int64_t *)(mem + fend), s->bend = (int64_t *)(mem + bend);
+    s->xfend = (double *)(mem + fend), s->xbend = (double *)(mem + bend);
+    s->fdone = (int *)(mem + fdone), s->bdone = (int *)(mem + bdone);
+    h->z = (int64_t *)(mem + z), h->beta = (int64_t *)(mem + beta);
+    h->slack[0] = (int64_t *)(mem + sl0), h->slack[1] = (int64_t *)(mem + sl1);
+    h->hash = (uint64_t *)(mem + hash), h->len = (int *)(mem + len);
+  }
+  return at;
+}
+
+/* The engine's sizes for p; h sized for the fast-forward. */
+static void fs_init(FsSim *s, FsHist *h, const RtPipeline *p) {
+  *s = (FsSim){.p = p, .np = p->stages, .nv = p->chunks, .nc = p->stages * p->chunks,
+               .zb = p->schedule == RT_ZERO_BUBBLE, .period = p->chunks > 1 ? p->stages : 1};
+  s->n = p->micro_batches * s->nv;
+  s->per_cut = s->period * s->nv;
+  /* a chunk's outputs not yet consumed are at most what its device holds: w_0 + 1 */
+  int held = rt_warmup(p, 0, s->n) + 1;
+  for (s->ring = 1; s->ring <= held; s->ring *= 2) {}
+  s->mask = s->ring - 1;
+  /* the state has p + F_done(0) - B_done(0) <= p + held times; 1F1B with sends repeats every
+   * p periods, interleaved (p micro-batches a period) within a few */
+  h->width = s->np + held;
+  h->depth = (s->nv == 1 ? 2 * s->np + 2 : 4) + 1;
+}
+
+/* The engine before its first op (exact: in doubles, the op times as the reference has them). */
+static void fs_start(FsSim *s, int exact) {
+  const RtPipeline *p = s->p;
+  for (int c = 0; c < s->nc; c++) {
+    s->fdone[c] = s->bdone[c] = 0;
+    if (!exact) continue;
+    s->xf[c] = p->fwd[c], s->xr[c] = rt_at(p->recompute, c);
+    s->xb[c] = p->bwd[c] + (s->zb ? 0.0 : rt_at(p->wgrad, c));
+    s->xw[c] = s->zb ? rt_at(p->wgrad, c) : 0.0;
+  }
+  for (int d = 0; d < s->np; d++)
+    s->dev[d] = (FsDev){.warmup = rt_warmup(s->p, d, s->n), .limit = INT_MAX};
+  s->exact = exact, s->nstack = 0, s->slack = NULL, s->log = NULL;
+  s->overflow = 0, s->base = 0;
+}
+
+/* The tick: a power of two, with 2^62 ticks above 4 (one micro-batch's round trip through
+ * every chunk with its sends + device 0's warm-up and a period, each op at the longest), the
+ * most any time is from a cut's base.  Times become ticks rounded to the nearest (an op's
+ * rounding is below 2^-59 of that bound: the makespan's stays below about 1e-15 relative). */
+static void fs_ticks(FsSim *s) {
+  const RtPipeline *p = s->p;
+  double trip = 0, op = 0, send = p->p2p;
+  for (int c = 0; c < s->nc; c++) {
+    double w = rt_at(p->wgrad, c), x = p->fwd[c] + rt_bwd_op(p, c, s->zb) + (s->zb ? w : 0);
+    trip += x + 2 * send;
+    if (x + 2 * send > op) op = x + 2 * send;
+  }
+  int e;
+  frexp(4 * (trip + (s->dev[0].warmup + 1 + s->per_cut) * op), &e);
+  s->tick = ldexp(1, e - 62);
+  double scale = ldexp(1, 62 - e);
+  for (int c = 0; c < s->nc; c++) {
+    s->f[c] = (int64_t)nearbyint(p->fwd[c] * scale);
+    s->r[c] = (int64_t)nearbyint(rt_at(p->recompute, c) * scale);
+    s->b[c] = (int64_t)nearbyint((p->bwd[c] + (s->zb ? 0.0 : rt_at(p->wgrad, c))) * scale);
+    s->w[c] = (int64_t)nearbyint((s->zb ? rt_at(p->wgrad, c) : 0.0) * scale);
+  }
+  s->p2p = (int64_t)nearbyint(send * scale);
+}
+
+/* The last cut whose next period is steady for every device: (K+1) U + d + w_d < n. */
+static int fs_kmax(const FsSim *s) {
+  int top = 0;
+  for (int d = 0; d < s->np; d++) {
+    int w = rt_warmup(s->p, d, s->n);
+    if (d + w > top) top = d + w;
+  }
+  return s->n - top - 1 < 0 ? -1 : (s->n - top - 1) / s->per_cut - 1;
+}
+
+/* The fast-forwarded run in ticks; returns 0 (to be run exactly) if it could not be. */
+static int fs_run_fast(FsSim *s, FsHist *h, int kmax) {
+  fs_start(s, 0);
+  fs_ticks(s);
+  FsOrder *o = fs_order(s, s->p, 1, kmax);
+  if (s->nv == 1) fs_wire1(s);
+  if (!fs_fast_forward(s, h, o, kmax)) return 0;
+  fs_part(s, o, FS_DRAIN, -1);
+  return !s->overflow;
+}
+
+/* The makespan of a 1F1B-family schedule over p >= 2 stages, or of any over one stage (run
+ * exactly: GPipe's order too); -1 if out of memory or if the order did not finish. */
+static double fs_makespan(const RtPipeline *p) {
+  FsSim s;
+  FsHist h;
+  fs_init(&s, &h, p);
+  char *mem = fs_alloc(fs_layout(&s, &h, NULL));
+  if (!mem) return -1;
+  fs_layout(&s, &h, mem);
+  int kmax = fs_kmax(&s), ff = s.np > 1 && kmax >= FS_MIN_PERIODS;
+  if (!ff) {
+    fs_start(&s, 1);
+    fs_part(&s, fs_order(&s, p, 0, kmax), FS_WARM, -1);
+  } else if (!fs_run_fast(&s, &h, kmax)) {
+    fs_start(&s, 1);            /* out of ticks (never seen): run exactly, unrecorded */
+    fs_part(&s, NULL, FS_DRAIN, -1);
+  }
+  double last = s.exact ? s.dev[0].xfree : (double)s.dev[0].free;
+  int done = 1;
+  for (int d = 0; d < s.np; d++) {
+    const FsDev *v = &s.dev[d];
+    done &= v->nf == s.n && v->nb == s.n && (!s.zb || v->nw == s.n);
+    double t = s.exact ? v->xfree : (double)v->free;
+    if (t > last) last = t;
+  }
+  fs_release(mem);
+  return !done ? -1 : s.exact ? last : s.base + last * s.tick;
+}
+
+/* --- the entry point ------------------------------------------------------------------ */
+
+RtPipeResult rt_pipeline(const RtPipeline *p, RtPipeEvent *events, int maxevents, int *nevents) {
+  if (events && maxevents > 0) return rt_pipeline_reference(p, events, maxevents, nevents);
+  if (!rt_args_ok(p, maxevents, events)) return rt_pipe_bad(nevents);
+  RtPipeResult r = {0, 0, 0, 0, 0, 0};
+  rt_busy(p, &r);
+  rt_held(p, &r);
+  if (p->stages == 1 && p->micro_batches * p->chunks > FS_REPLAY_N)
+    r.makespan = r.busy;                            /* one device never waits */
+  else if (p->stages > 1 && p->schedule == RT_GPIPE)
+    r.makespan = rt_gpipe_makespan(p);
+  else
+    r.makespan = fs_makespan(p);
+  if (!(r.makespan >= 0)) return rt_pipe_bad(nevents);
+  if (nevents) *nevents = (int)rt_nevents(p, 0, p->stages);
   return r;
 }
 

@@ -1,6 +1,9 @@
 /* test_schedule.c - the pipeline-schedule simulation (runtime/schedule.c): the closed forms for
  * equal stages (GPipe, 1F1B, interleaved, ZB-H1), activations held, unequal stages worked by
- * hand, p2p sends, one stage, the event list, bad arguments, layer partitions, a large case. */
+ * hand, p2p sends, one stage, the event list, bad arguments, layer partitions, a large case;
+ * and the fast path (rt_pipeline without events) against the full simulation
+ * (rt_pipeline_reference) over thousands of random pipelines, bit for bit where the sums are
+ * exact or nothing is fast-forwarded, with its recorded orders, and through the kernel. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +16,7 @@
 #include <cmocka.h>
 
 #include "../unit/support.h"
-#include "llmp_rt.h"
+#include "llmp_kernels.h"
 
 /* Per-chunk times for a pipeline of equal chunks. */
 typedef struct Times {
@@ -479,6 +482,168 @@ TEST(large_deterministic) {
   }
 }
 
+/* --- the fast path against the reference ---------------------------------------------- */
+
+/* xorshift64: the random configurations are the same on every run. */
+static uint64_t rng_state = 88172645463325252u;
+
+static uint64_t rng(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+static double rng_uniform(void) { return (double)(rng() >> 11) * 0x1p-53; }
+
+static int rng_int(int lo, int hi) { return lo + (int)(rng() % (uint64_t)(hi - lo + 1)); }
+
+/* Log-uniform in [lo, hi]: as many small pipelines as large ones. */
+static int rng_log(int lo, int hi) {
+  return (int)floor(exp(log(lo) + rng_uniform() * (log(hi + 1.0) - log(lo))));
+}
+
+/* A random pipeline: every schedule, 1 to 64 stages, virtual stages, 1 to 2000 micro-batches,
+ * and per-chunk times that are equal (dyadic or not), equal but for the first and last chunks
+ * (embedding, head), a balanced partition of layers (two levels), or all different; with or
+ * without sends, recompute and a weight gradient. */
+static RtPipeline random_pipeline(Times *t) {
+  RtSchedule s = (RtSchedule)rng_int(0, RT_NSCHEDULES - 1);
+  int p = rng_log(1, 64), v = 1, m = rng_log(1, 2000);
+  if (s == RT_INTERLEAVED) {
+    v = rng_int(1, 6 < RT_MAX_CHUNKS / p ? 6 : RT_MAX_CHUNKS / p);
+    if (v > 1) m = m < p ? p : m / p * p;
+  }
+  int n = p * v, kind = rng_int(0, 4), extra = rng_int(0, n);
+  double layer = 1e-3 * (0.5 + rng_uniform());
+  for (int c = 0; c < n; c++) {
+    double x = layer;
+    if (kind == 1 && (c == 0 || c == n - 1)) x = layer * (0.3 + 2 * rng_uniform());
+    if (kind == 2) x = layer * (0.5 + rng_uniform());
+    if (kind == 3) x = layer * (1 + (c < extra));
+    if (kind == 4) x = rng_int(1, 8) * 0.25;
+    t->f[c] = x, t->b[c] = kind == 4 ? 2 * x : x * (1.7 + 0.6 * rng_uniform());
+    t->w[c] = kind == 4 ? 0.5 * rng_int(0, 4) : x * rng_uniform(), t->r[c] = x;
+  }
+  double p2p = rng_int(0, 1) ? (kind == 4 ? 0.125 * rng_int(1, 4) : layer * rng_uniform()) : 0;
+  return (RtPipeline){s, p, v, m, t->f, t->b, rng_int(0, 1) ? t->w : NULL,
+                      rng_int(0, 3) == 0 ? t->r : NULL, p2p};
+}
+
+static double relative(double a, double b) { return fabs(a - b) / fabs(b); }
+
+/* Every field of the fast path's result against the reference's: the makespan within 1e-12
+ * relative (the reference's own rounding; the fast path is within about 1e-15 of the exact
+ * sum), the rest equal.  Returns the makespan's relative difference. */
+static double check_fast(const RtPipeline *pl) {
+  int nf = -1, nr = -2;
+  RtPipeResult f = rt_pipeline(pl, NULL, 0, &nf), r = rt_pipeline_reference(pl, NULL, 0, &nr);
+  assert_int_equal(f.flags, 0);
+  assert_int_equal(r.flags, 0);
+  double rel = relative(f.makespan, r.makespan);
+  if (!(rel <= 1e-12))
+    fail_msg("schedule %d, p %d, v %d, m %d, p2p %g: makespan %.17g, reference %.17g",
+             (int)pl->schedule, pl->stages, pl->chunks, pl->micro_batches, pl->p2p, f.makespan,
+             r.makespan);
+  assert_true(f.busy == r.busy);
+  assert_int_equal(f.busiest, r.busiest);
+  assert_int_equal(f.in_flight, r.in_flight);
+  assert_int_equal(f.in_flight_device, r.in_flight_device);
+  assert_int_equal(nf, nr);
+  return rel;
+}
+
+/* Thousands of random pipelines, each twice with different times (the second run replays the
+ * first's recorded order of ops), within 1e-12 of the reference. */
+TEST(fast_matches_reference) {
+  Times t;
+  double worst = 0;
+  rng_state = 88172645463325252u;
+  for (int k = 0; k < 3000; k++) {
+    RtPipeline pl = random_pipeline(&t);
+    double rel = check_fast(&pl);
+    if (rel > worst) worst = rel;
+    for (int c = 0; c < pl.stages * pl.chunks; c++) t.f[c] *= 1.0 + 0.01 * (c % 3);
+    pl.p2p = pl.p2p > 0 ? 0 : 1e-4;
+    rel = check_fast(&pl);
+    if (rel > worst) worst = rel;
+  }
+  printf("fast path against the reference: largest relative difference %.3g\n", worst);
+}
+
+/* Where the reference's sums are exact (dyadic times) the fast path's are the same bits, with
+ * fast-forward or not; without fast-forward (few micro-batches, one short stage) it is the
+ * reference's arithmetic: the same bits for any times. */
+TEST(fast_bit_identical) {
+  Times t;
+  for (int s = 0; s < RT_NSCHEDULES; s++)
+    for (int p = 1; p <= 12; p++)
+      for (int m = p; m <= 6 * p + 40; m += p + 3) {
+        int v = s == RT_INTERLEAVED ? 2 : 1, mm = v > 1 ? (m + p - 1) / p * p : m;
+        RtPipeline pl = stages_of(&t, (RtSchedule)s, p, v, mm, 1.5, 2.25, s == RT_ZERO_BUBBLE ? 1 : 0,
+                                  p % 2 ? 0.25 : 0);
+        t.f[0] += 0.125, t.b[p * v - 1] += 0.5;      /* an embedding and a head */
+        RtPipeResult f = rt_pipeline(&pl, NULL, 0, NULL), r = rt_pipeline_reference(&pl, NULL, 0, NULL);
+        assert_memory_equal(&f, &r, sizeof f);
+      }
+  rng_state = 12345;
+  for (int k = 0; k < 400; k++) {   /* no fast-forward: m < p + 4 (v = 1), short single stages */
+    RtPipeline pl = random_pipeline(&t);
+    pl.chunks = 1, pl.schedule = pl.schedule == RT_INTERLEAVED ? RT_1F1B : pl.schedule;
+    pl.micro_batches = pl.stages > 1 ? rng_int(1, pl.stages + 3) : rng_int(1, 32);
+    for (int again = 0; again < 2; again++) {   /* the second time replays the first's order */
+      RtPipeResult f = rt_pipeline(&pl, NULL, 0, NULL);
+      RtPipeResult r = rt_pipeline_reference(&pl, NULL, 0, NULL);
+      if (pl.schedule != RT_GPIPE || pl.stages == 1) assert_memory_equal(&f, &r, sizeof f);
+      else assert_true(relative(f.makespan, r.makespan) <= 1e-12);   /* GPipe: a closed form */
+      for (int c = 0; c < pl.stages; c++) t.f[c] *= 1.0 + 0.1 * c, t.b[c] *= 1.0 / 3;
+      pl.p2p = pl.p2p > 0 ? 0 : 0.3;
+    }
+  }
+}
+
+/* The recorded orders are kept per structure: other structures in between, then the first
+ * again with other times, replayed. */
+TEST(fast_orders_kept) {
+  Times a, b;
+  for (int round = 0; round < 3; round++)
+    for (int k = 0; k < 7; k++) {
+      RtSchedule s = (RtSchedule)(1 + k % 3);
+      int p = 4 + k, v = s == RT_INTERLEAVED ? 2 : 1;
+      RtPipeline pl = stages_of(&a, s, p, v, 40 * p, 1.1 + round * 0.3, 2.3, 0.7, 0.01 * k);
+      check_fast(&pl);
+      RtPipeline other = stages_of(&b, RT_1F1B, 3, 1, 50 + k + round, 1.3, 2.9, 0, 0.02);
+      check_fast(&other);
+    }
+}
+
+/* The pipeline kernel: with and without its sends, as two runs of the reference give them;
+ * with free sends already, both outputs are the one run. */
+TEST(kernel_pipeline) {
+  RtKernelFn *fn = rt_kernels[RTK_PIPELINE].fn;
+  rng_state = 777;
+  for (int k = 0; k < 400; k++) {
+    int s = rng_int(0, RT_NSCHEDULES - 1), p = rng_log(1, 32), v = 1, m = rng_log(1, 1000);
+    if (s == RT_INTERLEAVED) v = rng_int(1, 3), m = v > 1 ? (m + p - 1) / p * p : m;
+    int zb = s == RT_ZERO_BUBBLE, layers = rng_int(p * v, 128);
+    double lf = 6.2e-3 * (0.5 + rng_uniform()), args[15] = {
+        s, p, v, m, layers, rng_int(0, 1), lf, zb ? lf : 2 * lf, zb ? lf * 0.9 : 0,
+        rng_int(0, 2) ? 0 : lf, 0.3e-3, 0.5e-3, 4e-3, 8e-3, rng_int(0, 1) ? 0.25e-3 : 0};
+    if (layers % (p * v) && !args[5]) args[5] = 1;
+    double out[RT_KERNEL_NOUT], buf[4 * RT_MAX_CHUNKS];
+    fn(NULL, args, out);
+    RtPipeline pl;
+    assert_int_equal(rt_pipeline_of_args(args, &pl, buf), 0);
+    RtPipeResult with = rt_pipeline_reference(&pl, NULL, 0, NULL);
+    pl.p2p = 0;
+    RtPipeResult without = rt_pipeline_reference(&pl, NULL, 0, NULL);
+    assert_true(out[2] == 0);
+    assert_true(relative(out[0], with.makespan) <= 1e-12);
+    assert_true(relative(out[1], without.makespan) <= 1e-12);
+    if (args[14] == 0) assert_true(out[0] == out[1]);
+  }
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(gpipe_1f1b_closed_form),
@@ -492,6 +657,10 @@ int main(int argc, char **argv) {
     cmocka_unit_test(bad_arguments),
     cmocka_unit_test(partition),
     cmocka_unit_test(large_deterministic),
+    cmocka_unit_test(fast_matches_reference),
+    cmocka_unit_test(fast_bit_identical),
+    cmocka_unit_test(fast_orders_kept),
+    cmocka_unit_test(kernel_pipeline),
   };
   return RUN_TESTS(tests);
 }
