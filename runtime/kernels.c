@@ -10,12 +10,18 @@
  * sends are free already). */
 #include "llmp_kernels.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 
 static RtDtype dt_of(double x) {
-  int i = (int)x;
-  return i >= 0 && i < RT_NDTYPES ? (RtDtype)i : RT_NDTYPES;
+  if (!(x >= 0 && x < RT_NDTYPES)) return RT_NDTYPES;   /* NaN included: (int)NaN is undefined */
+  return (RtDtype)(int)x;
+}
+
+/* A count argument as an int: whole, from lo to hi; else -1 (NaN and huge values included). */
+static int count_of(double x, int lo, int hi) {
+  return x >= lo && x <= hi && x == floor(x) ? (int)x : -1;
 }
 
 static void put(double *out, RtCost c) {
@@ -115,12 +121,12 @@ static void k_p2p(const void *t, const double *a, double *out) {
 }
 
 int rt_pipeline_of_args(const double *a, RtPipeline *p, double *buf) {
-  int sched = (int)a[0], stages = (int)a[1], chunks = (int)a[2], m = (int)a[3], layers = (int)a[4];
+  int sched = count_of(a[0], 0, RT_NSCHEDULES - 1), stages = count_of(a[1], 1, RT_MAX_CHUNKS);
+  int chunks = count_of(a[2], 1, RT_MAX_CHUNKS), m = count_of(a[3], 1, INT_MAX), layers = count_of(a[4], 0, INT_MAX);
+  if (sched < 0 || stages < 0 || chunks < 0 || m < 0 || layers < 0 || stages * chunks > RT_MAX_CHUNKS) return -1;
   int n = stages * chunks;
   int counts[RT_MAX_CHUNKS];
-  if (sched < 0 || sched >= RT_NSCHEDULES || stages < 1 || chunks < 1 || m < 1 || n > RT_MAX_CHUNKS ||
-      rt_partition_layers(layers, stages, chunks, a[5] != 0, counts) < 0)
-    return -1;
+  if (rt_partition_layers(layers, stages, chunks, a[5] != 0, counts) < 0) return -1;
   double *f = buf, *b = buf + n, *w = buf + 2 * n, *r = buf + 3 * n;
   for (int c = 0; c < n; c++) {   /* chunk c: its layers, plus the embedding (first) and head (last) */
     f[c] = counts[c] * a[6] + (c == 0 ? a[10] : 0) + (c == n - 1 ? a[12] : 0);

@@ -131,9 +131,11 @@
  *
  * Everything is a pure function of its arguments.  The fast path's work arrays and recorded
  * orders are the calling thread's own (thread-local, kept for the next call: the work arrays
- * up to RT_KEEP_BYTES, FS_ORDERS orders of up to FS_ORDER_MAX ops). */
+ * up to RT_KEEP_BYTES, FS_ORDERS orders of up to FS_ORDER_MAX ops; freed when the thread
+ * exits). */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -854,6 +856,37 @@ typedef struct FsOrder {
 static _Thread_local FsOrder fs_orders[FS_ORDERS];
 static _Thread_local int fs_order_next;
 
+/* The calling thread's work arrays (see fs_alloc), kept between calls. */
+static _Thread_local void *fs_kept;
+static _Thread_local size_t fs_kept_size;
+
+/* What a thread keeps is freed when it exits (a sweep's workers do): a thread-specific key
+ * whose destructor runs in the exiting thread, while its thread-locals are still there. */
+static pthread_key_t fs_key;
+static pthread_once_t fs_key_once = PTHREAD_ONCE_INIT;
+static _Thread_local int fs_key_set;
+
+static void fs_thread_exit(void *unused) {
+  (void)unused;
+  for (int k = 0; k < FS_ORDERS; k++) {
+    free(fs_orders[k].log);
+    fs_orders[k] = (FsOrder){0};
+  }
+  free(fs_kept);
+  fs_kept = NULL;
+  fs_kept_size = 0;
+}
+
+static void fs_key_init(void) { pthread_key_create(&fs_key, fs_thread_exit); }
+
+/* Registers the calling thread for fs_thread_exit, once, before it keeps anything. */
+static void fs_keep_begin(void) {
+  if (fs_key_set) return;
+  pthread_once(&fs_key_once, fs_key_init);
+  fs_key_set = 1;
+  pthread_setspecific(fs_key, &fs_key_set);
+}
+
 /* Ops from cut `from` to cut `to` (-1: the start, the end): at cut K device d has run
  * K U + d backwards, w_d + 1 more forwards, and in ZB-H1 K U W. */
 static long long fs_ops_between(const FsSim *s, int from, int to) {
@@ -886,6 +919,7 @@ static FsOrder *fs_order(const FsSim *s, const RtPipeline *p, int ff, int kmax) 
   fs_order_next = (fs_order_next + 1) % FS_ORDERS;
   size_t need = (size_t)(size[0] + size[1] + size[2]);
   if (need > o->cap) {
+    fs_keep_begin();
     free(o->log);
     o->log = malloc(need * sizeof *o->log);
     o->cap = o->log ? need : 0;
@@ -1097,12 +1131,10 @@ static int fs_fast_forward(FsSim *s, FsHist *h, FsOrder *o, int kmax) {
 /* --- the fast path: memory and the run ------------------------------------------------ */
 
 /* The calling thread's work arrays, kept between calls (up to RT_KEEP_BYTES). */
-static _Thread_local void *fs_kept;
-static _Thread_local size_t fs_kept_size;
-
 static void *fs_alloc(size_t bytes) {
   if (bytes > RT_KEEP_BYTES) return malloc(bytes);
   if (bytes > fs_kept_size) {
+    fs_keep_begin();
     size_t size = bytes < 65536 ? 65536 : bytes;
     free(fs_kept);
     fs_kept = malloc(size);
