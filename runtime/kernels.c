@@ -13,6 +13,8 @@
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
 
 static RtDtype dt_of(double x) {
   if (!(x >= 0 && x < RT_NDTYPES)) return RT_NDTYPES;   /* NaN included: (int)NaN is undefined */
@@ -138,8 +140,30 @@ int rt_pipeline_of_args(const double *a, RtPipeline *p, double *buf) {
   return 0;
 }
 
+/* The pipeline kernel remembers its last results per thread, by its arguments' bits: a sweep
+ * calls it again with the same stage times for plans that differ only outside the pipeline
+ * (ZeRO 0, 1 and 2, the DP bucket size, ...).  A pure function, so a hit returns the same
+ * bits a simulation would. */
+enum { PIPE_MEMO = 64, PIPE_NARGS = 15 };
+typedef struct PipeMemo {
+  double args[PIPE_NARGS], out[RT_KERNEL_NOUT];
+  bool used;
+} PipeMemo;
+static _Thread_local PipeMemo pipe_memo[PIPE_MEMO];
+
 static void k_pipeline(const void *t, const double *a, double *out) {
   (void)t;
+  uint64_t h = 1469598103934665603ull;   /* FNV-1a over the arguments' bits */
+  for (int i = 0; i < PIPE_NARGS; i++) {
+    uint64_t bits;
+    memcpy(&bits, &a[i], sizeof bits);
+    h = (h ^ bits) * 1099511628211ull;
+  }
+  PipeMemo *m = &pipe_memo[(h ^ h >> 32) % PIPE_MEMO];
+  if (m->used && !memcmp(m->args, a, sizeof m->args)) {
+    memcpy(out, m->out, sizeof m->out);
+    return;
+  }
   double buf[4 * RT_MAX_CHUNKS];
   RtPipeline p;
   if (rt_pipeline_of_args(a, &p, buf) < 0) {
@@ -154,6 +178,9 @@ static void k_pipeline(const void *t, const double *a, double *out) {
   out[0] = with.makespan;
   out[1] = without.makespan;
   out[2] = (double)(with.flags | without.flags);
+  memcpy(m->args, a, sizeof m->args);
+  memcpy(m->out, out, sizeof m->out);
+  m->used = true;
 }
 
 const RtKernelInfo rt_kernels[RTK_N] = {
