@@ -497,6 +497,9 @@ static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
 }
 
 int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows) {
+  free(sw->rows);   /* a previous run's result */
+  free(sw->drops);
+  sw->rows = NULL, sw->drops = NULL, sw->nrows = 0;
   uint64_t begin = 0, end = sw->points;
   if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
   int T = opt->threads < 1 ? 1 : opt->threads;

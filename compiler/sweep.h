@@ -42,7 +42,8 @@ void sweep_free(Sweep *sw);
 
 /* Evaluates the points of opt's shard.  The rows (the kept points with their report's
  * figures, ranked) and the metadata stay valid until sweep_free.  Returns 0, or -1 after
- * reporting a kept point that could not be evaluated alone. */
+ * reporting a kept point that could not be evaluated alone.  A run replaces the previous
+ * run's rows. */
 int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows);
 
 /* Figures for benchmarks and tests. */
