@@ -37,6 +37,7 @@
  * Q, K, V, O and the log-sum-exp, a dropout its one-byte mask. */
 #include "lower.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -197,6 +198,11 @@ static GId DIVIDES(Lower *L, GId a, GId b) { return EQ(L, g_bin(L->g, GN_MOD, a,
 static bool kt(Lower *L, GId c) { double v; return g_is_const(L->g, c, &v) && v != 0; }
 static bool kf(Lower *L, GId c) { double v; return g_is_const(L->g, c, &v) && v == 0; }
 static double cv(Lower *L, GId a) { double v; return g_is_const(L->g, a, &v) ? v : NAN; }
+/* A constant count as an int for the report's echo; 0 when not a constant or out of range. */
+static int ci(Lower *L, GId a) {
+  double v = cv(L, a);
+  return v >= INT_MIN && v <= INT_MAX ? (int)v : 0;
+}
 /* c ? A : B, building only the side taken when c is a constant (no dead kernel calls). */
 #define PICK(L, c, A, B) (kt(L, c) ? (A) : kf(L, c) ? (B) : g_select((L)->g, (c), (A), (B)))
 
@@ -939,9 +945,9 @@ static bool read_plan(Lower *L) {
   L->ready = true;
   /* Fill the Report's plan echo (a sweep's points are echoed from their axes). */
   Report *r = &L->out->meta;
-  r->tp = (int)cv(L, tp), r->pp = (int)cv(L, pp), r->dp = (int)cv(L, dp), r->cp = (int)cv(L, cp), r->ep = (int)cv(L, ep);
-  r->virtual_stages = (int)cv(L, vs), r->micro_batch = (int)cv(L, mb), r->global_batch = (int)cv(L, gb);
-  r->micro_batches = (int)cv(L, micro), r->gpus = (int)cv(L, gpus), r->zero = (int)cv(L, L->zero);
+  r->tp = ci(L, tp), r->pp = ci(L, pp), r->dp = ci(L, dp), r->cp = ci(L, cp), r->ep = ci(L, ep);
+  r->virtual_stages = ci(L, vs), r->micro_batch = ci(L, mb), r->global_batch = ci(L, gb);
+  r->micro_batches = ci(L, micro), r->gpus = ci(L, gpus), r->zero = ci(L, L->zero);
   r->sequence_parallel = kt(L, L->sp);
   r->dtype = rt_dtype_name((RtDtype)dt);
   static const char *const sched_words[] = {[RT_GPIPE] = "gpipe", [RT_1F1B] = "1f1b", [RT_INTERLEAVED] = "interleaved",
@@ -1273,7 +1279,8 @@ void lower_report(const Lowered *l, const double *vals, Report *r) {
   r->mfu = out_val(l, vals, "mfu");
   for (int i = 0; i < RM_N; i++) r->memory[i] = out_val(l, vals, memory_outputs[i]);
   r->peak = out_val(l, vals, "memory.peak");
-  r->peak_stage = (int)out_val(l, vals, "memory.peak_stage");
+  double ps = out_val(l, vals, "memory.peak_stage");
+  r->peak_stage = ps >= 0 && ps <= INT_MAX ? (int)ps : 0;
   r->fits = r->peak <= r->capacity;
   if (r->has_measured_iteration) r->error_pct = 100 * (r->iteration - r->measured_iteration) / r->measured_iteration;
   r->calls = r->calibrated_calls = 0;
@@ -1289,14 +1296,15 @@ int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out
   const GNode *pn = &l->g.n[l->pipe];
   double a[15];
   for (int i = 0; i < 15; i++) a[i] = vals[l->g.args[pn->arg0 + i]];
-  int stages = (int)a[1], chunks = (int)a[2], n = stages * chunks;
   int counts[RT_MAX_CHUNKS];
   double *buf = malloc(4 * (size_t)RT_MAX_CHUNKS * sizeof *buf);
   RtPipeline p;
-  if (!buf || rt_pipeline_of_args(a, &p, buf) < 0 || rt_partition_layers((int)a[4], stages, chunks, a[5] != 0, counts) < 0) {
+  if (!buf || rt_pipeline_of_args(a, &p, buf) < 0 ||   /* checks the counts before they are ints */
+      rt_partition_layers((int)a[4], p.stages, p.chunks, a[5] != 0, counts) < 0) {
     free(buf);
     return -1;
   }
+  int stages = p.stages, chunks = p.chunks, n = stages * chunks;
   int nev = 0;
   rt_pipeline(&p, NULL, 0, &nev);
   RtPipeEvent *ev = malloc((size_t)(nev > 0 ? nev : 1) * sizeof *ev);

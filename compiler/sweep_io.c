@@ -89,6 +89,7 @@ static void slot_copy(TopSlot *s, const SweepRow *row) {
     need += strlen(row->fields[i].key ? row->fields[i].key : "") + 1;
     if (row->fields[i].str) need += strlen(row->fields[i].str) + 1;
   }
+  if (need == 0) need = 1;   /* a row without fields still gets a buffer (no offset on NULL) */
   if (need > s->cap) {
     s->buf = xrealloc(s->buf, need);
     s->cap = need;
