@@ -26,4 +26,4 @@ fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$(nproc)"
-./build/llmp check examples/quickstart.llmp
+./build/llmp run examples/quickstart.llmp
