@@ -365,12 +365,7 @@ static Val eval(Lower *L, AstNode *n) {
   Graph *g = L->g;
   switch (n->kind) {
   case AST_NUM: {
-    double x = n->u.num.value;
-    if (n->u.num.unit) {
-      Unit u;
-      if (unit_lookup(n->u.num.unit, strlen(n->u.num.unit), &u)) x *= u.scale;
-    }
-    return (Val){K(L, x), NULL, true};
+    return (Val){K(L, unit_value(n->u.num.value, n->u.num.unit, NULL)), NULL, true};
   }
   case AST_BOOL: return (Val){K(L, n->u.boolean), NULL, true};
   case AST_NAME: {
@@ -786,6 +781,18 @@ static GId comm_sum(Lower *L, const GId *c) {
 
 /* --- the plan -------------------------------------------------------------------------- */
 
+/* A sweep's check node: tested for each point before its kernels run (unless always true). */
+static void add_check(Lower *L, GId ok, const char *reason) {
+  if (kt(L, ok)) return;
+  Lowered *o = L->out;
+  if (o->nchecks == o->capchecks) {
+    o->capchecks = o->capchecks ? 2 * o->capchecks : 16;
+    o->checks = realloc(o->checks, (size_t)o->capchecks * sizeof *o->checks);
+    if (!o->checks) abort();
+  }
+  o->checks[o->nchecks++] = (LowerCheck){ok, reason};
+}
+
 /* A condition on the plan.  A scenario's plan is constant: a false condition is an error
  * with the message and its numbers.  A sweep's depends on its axes: it becomes a check
  * node, tested before the point's kernels run, and `reason` counts the points it drops. */
@@ -793,13 +800,7 @@ static bool need(Lower *L, GId ok, const char *reason, const char *fmt, ...) __a
 static bool need(Lower *L, GId ok, const char *reason, const char *fmt, ...) {
   if (kt(L, ok)) return true;
   if (L->ax && L->ax->sweep) {
-    Lowered *o = L->out;
-    if (o->nchecks == o->capchecks) {
-      o->capchecks = o->capchecks ? 2 * o->capchecks : 16;
-      o->checks = realloc(o->checks, (size_t)o->capchecks * sizeof *o->checks);
-      if (!o->checks) abort();
-    }
-    o->checks[o->nchecks++] = (LowerCheck){ok, reason};
+    add_check(L, ok, reason);
     return true;
   }
   if (!kf(L, ok)) {   /* an axis given as a constant still folds: this cannot happen */
@@ -846,20 +847,18 @@ static bool read_plan(Lower *L) {
   if (L->errors) return false;
   GId ranks = MUL3(L, tp, pp, cp), chunks = MUL(L, pp, vs), micro = DIV(L, gb, MUL(L, mb, dp));
   bool sweep = L->ax && L->ax->sweep;
-  const char *n = sema_decl_name(L->scenario);
-  (void)n;
   /* what sema checks for a scenario, again for a sweep's points */
   if (sweep) {
     GId heads = field_num(L, m, "model", "heads", 1), kv = field_num(L, m, "model", "kv_heads", NAN);
     double kvv;
     if (g_is_const(L->g, kv, &kvv) && isnan(kvv)) kv = heads;   /* no grouped-query attention */
     GId seq = field_num(L, m, "model", "seq", 1), experts = field_num(L, m, "model", "experts", 0);
-    need(L, DIVIDES(L, heads, tp), "model.heads does not divide by tp", "%s", "");
-    need(L, DIVIDES(L, kv, tp), "model.kv_heads does not divide by tp", "%s", "");
-    need(L, DIVIDES(L, seq, cp), "model.seq does not divide by cp", "%s", "");
-    need(L, g_bin(L->g, GN_OR, AND(L, g_bin(L->g, GN_GT, experts, K(L, 0)), DIVIDES(L, experts, ep)),
+    add_check(L, DIVIDES(L, heads, tp), "model.heads does not divide by tp");
+    add_check(L, DIVIDES(L, kv, tp), "model.kv_heads does not divide by tp");
+    add_check(L, DIVIDES(L, seq, cp), "model.seq does not divide by cp");
+    add_check(L, g_bin(L->g, GN_OR, AND(L, g_bin(L->g, GN_GT, experts, K(L, 0)), DIVIDES(L, experts, ep)),
                   AND(L, EQ(L, experts, 0), EQ(L, ep, 1))),
-         "model.experts does not divide by ep", "%s", "");
+         "model.experts does not divide by ep");
   }
   if (!need(L, AND(L, GE(L, dp, 1), EQ(L, g_bin(L->g, GN_SUB, dp, g_un(L->g, GN_FLOOR, dp)), 0)),
             "the cluster's GPUs do not divide by tp*pp*cp",

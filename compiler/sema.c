@@ -832,14 +832,8 @@ static Value eval_call(Sema *s, Env *e, AstNode *n) {
 
 /* `80 GiB`: the literal in base units; counts must be exact. */
 static Value eval_number(Sema *s, Env *e, AstNode *n) {
-  double x = n->u.num.value;
-  Dim d = dim_none();
-  if (n->u.num.unit) {
-    Unit u;
-    unit_lookup(n->u.num.unit, strlen(n->u.num.unit), &u);
-    x *= u.scale;
-    d = u.dim;
-  }
+  Dim d;
+  double x = unit_value(n->u.num.value, n->u.num.unit, &d);
   if (!isfinite(x)) {
     err_env(s, e, n->span, "number out of range");
     return v_error();

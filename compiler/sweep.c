@@ -110,10 +110,7 @@ static bool read_axes(Sweep *sw) {
     int k = 0;
     for (AstNode *x = list->u.list.first; x; x = x->next, k++) {
       if (x->kind == AST_NUM) {
-        double v = x->u.num.value;
-        Unit u;
-        if (x->u.num.unit && unit_lookup(x->u.num.unit, strlen(x->u.num.unit), &u)) v *= u.scale;
-        a->vals[k] = v;
+        a->vals[k] = unit_value(x->u.num.value, x->u.num.unit, NULL);
         continue;
       }
       if (!a->words) a->words = arena_alloc(&sw->arena, (size_t)a->n * sizeof *a->words);
@@ -276,7 +273,16 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
   sw->keep = 20;
   if (!read_axes(sw)) goto fail;
   for (AstNode *c = sema_block_body(decl).first; c; c = c->next)
-    if (c->kind == AST_KEEP && c->u.bin.rhs->kind == AST_NUM) sw->keep = (int)fmin(c->u.bin.rhs->u.num.value, 1e6);
+    if (c->kind == AST_KEEP) {   /* sema checked it is a count; a sweep takes it as a literal */
+      if (c->u.bin.rhs->kind != AST_NUM) {
+        SrcFile *f;
+        Span at;
+        sema_decl_at(s, decl, &f, &at);
+        diag_error(d, f, c->u.bin.rhs->span, "`keep` takes a number, like `keep 20`");
+        goto fail;
+      }
+      sw->keep = (int)fmin(c->u.bin.rhs->u.num.value, 1e6);
+    }
   LowerAxes axes = {sw->la, sw->nax, decl};
   if (lower_with_axes(s, hw, decl, &axes, d, &sw->l) < 0) goto fail;
   collect_reasons(sw);

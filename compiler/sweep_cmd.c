@@ -35,6 +35,13 @@ static const char usage_sweep[] =
     "  --error-format=FORMAT, --color=WHEN   as for `llmp check`\n"
     "  -h, --help        this text\n";
 
+/* -j's value: 1 to 4096 threads, or -1. */
+static int threads_of(const char *text) {
+  char *end;
+  long j = strtol(text, &end, 10);
+  return *text && !*end && j >= 1 && j <= 4096 ? (int)j : -1;
+}
+
 int sweep_main(int argc, char **argv) {
   const char *file = NULL, *name = NULL, *format = NULL, *out = NULL, *shard = NULL;
   const char **inc = calloc((size_t)argc + 1, sizeof *inc);
@@ -70,23 +77,15 @@ int sweep_main(int argc, char **argv) {
       else if (!strcmp(a, "--out")) out = next;
       else if (!strcmp(a, "--shard")) shard = next;
       else if (!strcmp(a, "-I")) inc[ninc++] = next;
-      else {
-        char *end;
-        long j = strtol(next, &end, 10);
-        if (*end || j < 1 || j > 4096) {
-          rc = cli_usage_error("sweep", "-j needs a number of threads from 1 to 4096, not `%s`", next);
-          goto done;
-        }
-        opt.threads = (int)j;
+      else if ((opt.threads = threads_of(next)) < 0) {
+        rc = cli_usage_error("sweep", "-j needs a number of threads from 1 to 4096, not `%s`", next);
+        goto done;
       }
     } else if (!strncmp(a, "-j", 2) && a[2]) {
-      char *end;
-      long j = strtol(a + 2, &end, 10);
-      if (*end || j < 1 || j > 4096) {
+      if ((opt.threads = threads_of(a + 2)) < 0) {
         rc = cli_usage_error("sweep", "-j needs a number of threads from 1 to 4096, not `%s`", a + 2);
         goto done;
       }
-      opt.threads = (int)j;
     } else if (!strncmp(a, "-I", 2)) inc[ninc++] = a + 2;
     else if (a[0] == '-' && a[1]) {
       rc = cli_usage_error("sweep", "unknown option `%s`", a);

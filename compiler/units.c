@@ -35,6 +35,13 @@ const char *unit_case_fix(const char *text, size_t n) {
   return NULL;
 }
 
+double unit_value(double value, const char *unit, Dim *dim) {
+  Unit u;
+  bool known = unit && unit_lookup(unit, strlen(unit), &u);
+  if (dim) *dim = known ? u.dim : dim_none();
+  return known ? value * u.scale : value;
+}
+
 bool unit_lookup(const char *text, size_t n, Unit *out) {
   bool per_s = n > 2 && memcmp(text + n - 2, "/s", 2) == 0;
   const Unit *u = find(text, per_s ? n - 2 : n);
