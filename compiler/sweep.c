@@ -182,6 +182,32 @@ static void stage(Sweep *sw) {
     st *= sw->radix[k];
   }
   int L = sw->nax;
+  /* live: what the objective, the requires and the checks need; nothing else is evaluated
+   * (a kept point's report comes from lowering it again alone) */
+  unsigned char *live = xcalloc((size_t)g->nn, 1);
+  live[sw->obj] = 1;
+  for (int r = 0; r < sw->nreq; r++) live[sw->req[r]] = 1;
+  for (int c = 0; c < sw->l.nchecks; c++) live[sw->l.checks[c].ok] = 1;
+  for (int i = g->nn - 1; i >= 0; i--) {
+    if (!live[i]) continue;
+    const GNode *x = &g->n[i];
+    switch ((GOp)x->op) {
+    case GN_CONST: case GN_INPUT: break;
+    case GN_RESULT: live[x->b] = 1; break;
+    case GN_CALL:
+      for (int j = 0; j < x->nargs; j++) live[g->args[x->arg0 + j]] = 1;
+      break;
+    default:
+      live[x->a] = 1;
+      if (x->b >= 0) live[x->b] = 1;
+      if (x->c >= 0) live[x->c] = 1;
+      break;
+    }
+  }
+  /* a pipeline whose makespan with free sends is not needed simulates once */
+  for (int i = 0; i < g->nn; i++)
+    if (live[i] && g->n[i].op == GN_CALL && g->n[i].kernel == RTK_PIPELINE && !live[i + 1])
+      sw->l.g.n[i].kernel = RTK_PIPELINE_MAKESPAN;
   int *level = xcalloc((size_t)g->nn, sizeof *level);
   for (int i = 0; i < g->nn; i++) {
     int lv = 0;
@@ -227,10 +253,11 @@ static void stage(Sweep *sw) {
     v->nchecks = (int)(p - v->checks);
     v->body = p;
     for (int i = 0; i < g->nn; i++)
-      if (level[i] == k && !guard[i]) *p++ = i;
+      if (level[i] == k && !guard[i] && live[i]) *p++ = i;
     v->nbody = (int)(p - v->body);
   }
   free(nchk);
+  free(live);
   free(guard);
   free(level);
   free(mask);

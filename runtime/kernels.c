@@ -7,7 +7,8 @@
  * per-chunk times of a model whose chunks differ only in their layer counts and in the
  * embedding (first chunk) and head (last chunk), and simulates the schedule twice: with its
  * sends and with free sends, so a report can tell the bubble from the send time (once when the
- * sends are free already). */
+ * sends are free already); pipeline_makespan, for a sweep that needs no breakdown, only with
+ * its sends. */
 #include "llmp_kernels.h"
 
 #include <limits.h>
@@ -140,30 +141,41 @@ int rt_pipeline_of_args(const double *a, RtPipeline *p, double *buf) {
   return 0;
 }
 
-/* The pipeline kernel remembers its last results per thread, by its arguments' bits: a sweep
- * calls it again with the same stage times for plans that differ only outside the pipeline
- * (ZeRO 0, 1 and 2, the DP bucket size, ...).  A pure function, so a hit returns the same
- * bits a simulation would. */
-enum { PIPE_MEMO = 64, PIPE_NARGS = 15 };
+/* The pipeline kernels remember their last results per thread, by their arguments' bits: a
+ * sweep calls them again with the same stage times for plans that differ only outside the
+ * pipeline (ZeRO 0, 1 and 2, the DP bucket size, ...).  Pure functions, so a hit returns the
+ * same bits a simulation would.  The memo is set-associative (PIPE_WAYS entries per set,
+ * replaced in turn), so a sweep's dozen stage-time sets in flight do not evict each other. */
+enum { PIPE_SETS = 64, PIPE_WAYS = 4, PIPE_NARGS = 15 };
 typedef struct PipeMemo {
   double args[PIPE_NARGS], out[RT_KERNEL_NOUT];
-  bool used;
+  bool used, both;              /* both: out[1] (free sends) is there too */
 } PipeMemo;
-static _Thread_local PipeMemo pipe_memo[PIPE_MEMO];
+static _Thread_local PipeMemo pipe_memo[PIPE_SETS][PIPE_WAYS];
+static _Thread_local unsigned char pipe_next[PIPE_SETS];
 
-static void k_pipeline(const void *t, const double *a, double *out) {
-  (void)t;
+void rt_pipeline_memo_clear(void) {
+  memset(pipe_memo, 0, sizeof pipe_memo);
+  memset(pipe_next, 0, sizeof pipe_next);
+}
+
+/* both: out[1] is the makespan with free sends (a second simulation); else out[1] is NaN and
+ * out[0] the same bits as with both. */
+static void pipeline(const double *a, double *out, bool both) {
   uint64_t h = 1469598103934665603ull;   /* FNV-1a over the arguments' bits */
   for (int i = 0; i < PIPE_NARGS; i++) {
     uint64_t bits;
     memcpy(&bits, &a[i], sizeof bits);
     h = (h ^ bits) * 1099511628211ull;
   }
-  PipeMemo *m = &pipe_memo[(h ^ h >> 32) % PIPE_MEMO];
-  if (m->used && !memcmp(m->args, a, sizeof m->args)) {
-    memcpy(out, m->out, sizeof m->out);
-    return;
-  }
+  unsigned set = (unsigned)((h ^ h >> 32) % PIPE_SETS);
+  PipeMemo *ways = pipe_memo[set];
+  for (int w = 0; w < PIPE_WAYS; w++)
+    if (ways[w].used && (ways[w].both || !both) && !memcmp(ways[w].args, a, sizeof ways[w].args)) {
+      memcpy(out, ways[w].out, sizeof ways[w].out);
+      if (!both) out[1] = NAN;
+      return;
+    }
   double buf[4 * RT_MAX_CHUNKS];
   RtPipeline p;
   if (rt_pipeline_of_args(a, &p, buf) < 0) {
@@ -171,16 +183,28 @@ static void k_pipeline(const void *t, const double *a, double *out) {
     return;
   }
   RtPipeResult with = rt_pipeline(&p, NULL, 0, NULL), without = with;
-  if (p.p2p > 0) {              /* free sends already: the same run */
+  if (both && p.p2p > 0) {      /* free sends already: the same run */
     p.p2p = 0;
     without = rt_pipeline(&p, NULL, 0, NULL);
   }
   out[0] = with.makespan;
-  out[1] = without.makespan;
+  out[1] = both ? without.makespan : NAN;
   out[2] = (double)(with.flags | without.flags);
+  PipeMemo *m = &ways[pipe_next[set]];
+  pipe_next[set] = (unsigned char)((pipe_next[set] + 1) % PIPE_WAYS);
   memcpy(m->args, a, sizeof m->args);
   memcpy(m->out, out, sizeof m->out);
-  m->used = true;
+  m->used = true, m->both = both;
+}
+
+static void k_pipeline(const void *t, const double *a, double *out) {
+  (void)t;
+  pipeline(a, out, true);
+}
+
+static void k_pipeline_makespan(const void *t, const double *a, double *out) {
+  (void)t;
+  pipeline(a, out, false);
 }
 
 const RtKernelInfo rt_kernels[RTK_N] = {

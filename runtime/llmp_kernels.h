@@ -8,6 +8,7 @@
  *   G kernels:  out[0] forward s, out[1] backward s, out[2] flags (RT_CALIBRATED, ...)
  *   C kernels:  out[0] s of one call, out[1] 0, out[2] flags
  *   pipeline:   out[0] makespan s, out[1] makespan with free sends s, out[2] flags
+ *   pipeline_makespan: out[0] as pipeline's (the same bits), out[1] NaN, out[2] flags
  * One signature keeps the JIT's code generation a loop over this table. */
 #ifndef LLMP_KERNELS_H
 #define LLMP_KERNELS_H
@@ -38,6 +39,9 @@ typedef struct RtKernelInfo {
 } RtKernelInfo;
 
 extern const RtKernelInfo rt_kernels[RTK_N];
+
+/* Empties the calling thread's memo of pipeline results (benchmarks: each run starts cold). */
+void rt_pipeline_memo_clear(void);
 
 /* The nodes x gpus_per_node layout of a group of `size` ranks whose consecutive members are
  * `stride` ranks apart, on nodes of gpn GPUs (ranks fill a node before the next one):

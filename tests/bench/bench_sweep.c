@@ -33,6 +33,7 @@ static double best_run(Sweep *sw, bool jit, int reps, SweepMeta *meta, const Swe
   SweepOptions o = {1, jit, 0, 1, false, NULL};
   double best = INFINITY;
   for (int r = 0; r < reps; r++) {
+    rt_pipeline_memo_clear();   /* each run starts cold, as `llmp sweep` does */
     if (sweep_run(sw, &o, meta, rows, nrows) < 0) return NAN;
     if (meta->elapsed < best) best = meta->elapsed;
   }

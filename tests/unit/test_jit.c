@@ -84,7 +84,7 @@ static double random_value(Rng *r) {
 /* A plausible argument i of kernel k (dtypes, shapes, group sizes, schedules). */
 static double plausible_arg(Rng *r, RtKernel k, int i) {
   static const double sizes[] = {1, 2, 8, 64, 128, 512, 1000, 4096, 12288, 50257, 1 << 20};
-  if (k == RTK_PIPELINE) {
+  if (k == RTK_PIPELINE || k == RTK_PIPELINE_MAKESPAN) {
     switch (i) {
     case 0: return rng_int(r, 4);                    /* schedule */
     case 1: return 1 + rng_int(r, 8);                /* stages */
@@ -109,7 +109,7 @@ static double plausible_arg(Rng *r, RtKernel k, int i) {
  * other argument may be anything. */
 static double implausible_arg(Rng *r, RtKernel k, int i) {
   static const double rejected[] = {-1, -3, 0, -0.0, 0.5};
-  if (k == RTK_PIPELINE && i <= 5) return RNG_PICK(r, rejected);
+  if ((k == RTK_PIPELINE || k == RTK_PIPELINE_MAKESPAN) && i <= 5) return RNG_PICK(r, rejected);
   return random_value(r);
 }
 
@@ -138,7 +138,7 @@ static void random_call(Rng *r, Graph *g, Pool *p) {
   GId args[RT_KERNEL_MAXARGS];
   bool wild = rng_chance(r, 0.3);
   for (int i = 0; i < rt_kernels[k].nargs; i++) {
-    bool free_arg = !(k == RTK_PIPELINE && i <= 5);
+    bool free_arg = !((k == RTK_PIPELINE || k == RTK_PIPELINE_MAKESPAN) && i <= 5);
     if (wild && free_arg && rng_chance(r, 0.5)) args[i] = pick(r, p);
     else args[i] = g_const(g, wild && rng_chance(r, 0.3) ? implausible_arg(r, k, i) : plausible_arg(r, k, i));
   }
