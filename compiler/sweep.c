@@ -38,7 +38,8 @@ struct Sweep {
   int order[MAX_AXES];
   uint64_t radix[MAX_AXES], stride[MAX_AXES];
   uint64_t points;
-  GLevel *lv;                   /* one per loop position */
+  GLevel *lv;                   /* one per loop position, then its lazy part (lv[nax + k]: what
+                                   only the objective needs, evaluated for points that pass) */
   GId *lists;
   int **reason_of;              /* per level, per check: the reason index */
   /* reasons: the checks' (deduplicated), then one per require */
@@ -141,6 +142,30 @@ static bool read_axes(Sweep *sw) {
 
 /* --- staging --------------------------------------------------------------------------------- */
 
+/* Marks with `mark` the unmarked operands of the nodes marked `mark`, transitively. */
+static void mark_operands(const Graph *g, unsigned char *live, unsigned char mark) {
+  for (int i = g->nn - 1; i >= 0; i--) {
+    if (live[i] != mark) continue;
+    const GNode *x = &g->n[i];
+    GId ops[RT_KERNEL_MAXARGS];
+    int n = 0;
+    switch ((GOp)x->op) {
+    case GN_CONST: case GN_INPUT: break;
+    case GN_RESULT: ops[n++] = x->b; break;
+    case GN_CALL:
+      for (int j = 0; j < x->nargs; j++) ops[n++] = g->args[x->arg0 + j];
+      break;
+    default:
+      ops[n++] = x->a;
+      if (x->b >= 0) ops[n++] = x->b;
+      if (x->c >= 0) ops[n++] = x->c;
+      break;
+    }
+    for (int j = 0; j < n; j++)
+      if (!live[ops[j]]) live[ops[j]] = mark;
+  }
+}
+
 /* Which axes each node depends on, the loop order (most dependent kernel calls outermost),
  * and the levels: a node is evaluated at the innermost loop of the axes it depends on. */
 static void stage(Sweep *sw) {
@@ -184,26 +209,14 @@ static void stage(Sweep *sw) {
   int L = sw->nax;
   /* live: what the objective, the requires and the checks need; nothing else is evaluated
    * (a kept point's report comes from lowering it again alone) */
+  /* live = 1: what the checks and the requires need, 2: what only the objective needs (the
+   * lazy part of its level: a point that fails a require never pays for it) */
   unsigned char *live = xcalloc((size_t)g->nn, 1);
-  live[sw->obj] = 1;
   for (int r = 0; r < sw->nreq; r++) live[sw->req[r]] = 1;
   for (int c = 0; c < sw->l.nchecks; c++) live[sw->l.checks[c].ok] = 1;
-  for (int i = g->nn - 1; i >= 0; i--) {
-    if (!live[i]) continue;
-    const GNode *x = &g->n[i];
-    switch ((GOp)x->op) {
-    case GN_CONST: case GN_INPUT: break;
-    case GN_RESULT: live[x->b] = 1; break;
-    case GN_CALL:
-      for (int j = 0; j < x->nargs; j++) live[g->args[x->arg0 + j]] = 1;
-      break;
-    default:
-      live[x->a] = 1;
-      if (x->b >= 0) live[x->b] = 1;
-      if (x->c >= 0) live[x->c] = 1;
-      break;
-    }
-  }
+  mark_operands(g, live, 1);
+  if (!live[sw->obj]) live[sw->obj] = 2;
+  mark_operands(g, live, 2);
   /* a pipeline whose makespan with free sends is not needed simulates once */
   for (int i = 0; i < g->nn; i++)
     if (live[i] && g->n[i].op == GN_CALL && g->n[i].kernel == RTK_PIPELINE && !live[i + 1])
@@ -231,7 +244,7 @@ static void stage(Sweep *sw) {
     for (int j = 0; j < 3; j++)
       if (ops[j] >= 0 && level[ops[j]] == level[i]) guard[ops[j]] = 1;
   }
-  sw->lv = xcalloc((size_t)L, sizeof *sw->lv);
+  sw->lv = xcalloc(2 * (size_t)L, sizeof *sw->lv);
   sw->lists = xcalloc((size_t)g->nn + (size_t)sw->l.nchecks, sizeof *sw->lists);
   sw->reason_of = xcalloc((size_t)L, sizeof *sw->reason_of);
   GId *p = sw->lists;
@@ -253,7 +266,14 @@ static void stage(Sweep *sw) {
     v->nchecks = (int)(p - v->checks);
     v->body = p;
     for (int i = 0; i < g->nn; i++)
-      if (level[i] == k && !guard[i] && live[i]) *p++ = i;
+      if (level[i] == k && !guard[i] && live[i] == 1) *p++ = i;
+    v->nbody = (int)(p - v->body);
+  }
+  for (int k = 0; k < L; k++) {
+    GLevel *v = &sw->lv[L + k];
+    v->guard = v->checks = v->body = p;
+    for (int i = 0; i < g->nn; i++)
+      if (level[i] == k && live[i] == 2) *p++ = i;
     v->nbody = (int)(p - v->body);
   }
   free(nchk);
@@ -316,7 +336,7 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
   stage(sw);
   if (opt->jit) {
     char *msg = NULL;
-    sw->jit = jit_compile(&sw->l.g, sw->lv, sw->nax, opt->dump_ir ? JIT_IR_OPT : 0, &msg);
+    sw->jit = jit_compile(&sw->l.g, sw->lv, 2 * sw->nax, opt->dump_ir ? JIT_IR_OPT : 0, &msg);
     if (!sw->jit) {
       diag_plain(d, sema_decl_path(s, decl), "the JIT could not compile sweep `%s`: %s", sema_decl_name(decl),
                  msg ? msg : "unknown error");
@@ -324,8 +344,8 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
       goto fail;
     }
     if (opt->dump_ir) fputs(jit_ir(sw->jit, JIT_IR_OPT), opt->dump_ir);
-    sw->fns = xcalloc((size_t)sw->nax, sizeof *sw->fns);
-    for (int k = 0; k < sw->nax; k++) sw->fns[k] = jit_level(sw->jit, k);
+    sw->fns = xcalloc(2 * (size_t)sw->nax, sizeof *sw->fns);
+    for (int k = 0; k < 2 * sw->nax; k++) sw->fns[k] = jit_level(sw->jit, k);
   }
   sw->compile_s = now() - t0;
   return sw;
@@ -357,11 +377,12 @@ double sweep_jit_seconds(const Sweep *sw) { return sw->jit ? jit_compile_seconds
 const Graph *sweep_graph(const Sweep *sw) { return &sw->l.g; }
 
 const char *sweep_loop(const Sweep *sw, int k, int *values, int *nodes, int *calls) {
-  const GLevel *v = &sw->lv[k];
+  const GLevel *v = &sw->lv[k], *lazy = &sw->lv[sw->nax + k];
   *values = (int)sw->radix[k];
-  *nodes = v->nguard + v->nbody;
+  *nodes = v->nguard + v->nbody + lazy->nbody;
   *calls = 0;
   for (int i = 0; i < v->nbody; i++) *calls += sw->l.g.n[v->body[i]].op == GN_CALL;
+  for (int i = 0; i < lazy->nbody; i++) *calls += sw->l.g.n[lazy->body[i]].op == GN_CALL;
   const Axis *a = &sw->ax[sw->order[k]];
   return a->field;
 }
@@ -388,16 +409,19 @@ static int eval_level(Worker *w, int k) {
   return w->jit ? sw->fns[k](w->inputs, w->vals) : graph_eval_level(&sw->l.g, &sw->lv[k], w->inputs, w->vals);
 }
 
-/* Points [b, e) in loop order. */
+/* Points [b, e) in loop order.  Levels from `from` on are evaluated for each point; their
+ * lazy parts (what only the objective needs) for a point that passes, from `lazy` on: the
+ * first whose loop moved since they were last evaluated. */
 static void run_range(Worker *w, uint64_t b, uint64_t e) {
   Sweep *sw = w->sw;
-  int L = sw->nax, digit[MAX_AXES];
+  int L = sw->nax, digit[MAX_AXES], lazy = 0;
   for (int k = 0; k < L; k++) digit[k] = (int)((b / sw->stride[k]) % sw->radix[k]);
   set_inputs(sw, digit, 0, w->inputs);
   int from = 0;
   uint64_t i = b;
   while (i < e) {
     int failed = -1, code = 0;
+    if (from < lazy) lazy = from;
     for (int k = from; k < L; k++)
       if ((code = eval_level(w, k)) != 0) {
         failed = k;
@@ -421,6 +445,7 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
     if (r < sw->nreq) {
       w->dropped[sw->ncheck_reasons + r]++;
     } else {
+      for (; lazy < L; lazy++) eval_level(w, L + lazy);
       w->kept++;
       double obj = w->vals[sw->obj];
       if (sweep_top_wants(w->top, obj, i)) sweep_top_push(w->top, &(SweepRow){i, obj, 0, NULL});

@@ -5,8 +5,11 @@
  * the product of the axes, numbered in loop order: the axis that the most kernel calls depend
  * on is the outermost loop, the one the fewest depend on the innermost, so a node is evaluated
  * again only when an axis it depends on changes (the graph's nodes are split into one GLevel
- * per loop).  A point whose plan does not divide fails a check before its kernels run; one
- * that fails a `require` is dropped; both are counted per reason.  The others are ranked by
+ * per loop).  Only what the objective, the requires and the checks need is evaluated, and
+ * what only the objective needs (the pipeline simulation) is each level's lazy part, run for
+ * the points that pass.  A point whose plan does not divide fails a check before its kernels
+ * run; one that fails a `require` is dropped; both are counted per reason.  The others are
+ * ranked by
  * the objective and the best `keep` are kept (a bounded heap per thread), then lowered again
  * one by one with their axes as constants, for their report: the figures a sweep prints are
  * those `llmp run` prints for that plan, and the objective is checked to be the same bits.
