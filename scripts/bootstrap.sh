@@ -8,8 +8,10 @@ set -eu
 cd "$(dirname "$0")/.."
 
 # Build: a C compiler, CMake, flex, bison, LLVM 19 (the JIT).  Tests: cmocka; the fuzz
-# harness: clang-14 with its sanitizer and libFuzzer runtime.
-PKGS="gcc make cmake flex bison libcmocka-dev llvm-19-dev clang-14 libclang-rt-14-dev"
+# harness: clang-14 with its sanitizer and libFuzzer runtime; python3 for the tests of the
+# sampling harness hw/probe/ (Python with PyTorch on a GPU node; its grid, order, budget and
+# CSV writer are tested here without PyTorch).
+PKGS="gcc make cmake flex bison libcmocka-dev llvm-19-dev clang-14 libclang-rt-14-dev python3"
 
 missing=""
 for p in $PKGS; do
