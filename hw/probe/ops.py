@@ -1,0 +1,335 @@
+"""Operator timing with PyTorch, as training frameworks run the operators.
+
+Each operator is built at one shape (build()) into a Case: `fwd`, a call of the forward pass
+with autograd recording (as in training), and `bwd`, a call of the backward pass on a graph
+retained from one forward (torch.autograd.grad with retain_graph=True and a random output
+gradient), or None.  Timer.median_us() runs warm-ups, then times each repeat between two
+CUDA events (queued back to back, one synchronisation at the end), and returns the median;
+on a CPU device it times with time.perf_counter instead (for tests and dry runs of the
+code, not for calibration).
+
+torch is imported by the caller (env.import_torch) and passed in: importing this module
+needs no torch.
+"""
+
+import math
+import statistics
+import sys
+import time
+
+import grid
+
+TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "tf32": "float32"}
+
+
+class Unsupported(Exception):
+    """The point cannot be measured with this PyTorch or at this shape."""
+
+
+class Case:
+    def __init__(self, fwd, bwd=None, impl=None):
+        self.fwd, self.bwd, self.impl = fwd, bwd, impl
+
+
+class Timer:
+    """Median time of a callable: CUDA events on a GPU, perf_counter on a CPU."""
+
+    def __init__(self, torch, device):
+        self.torch, self.device = torch, device
+        self.events = device.type == "cuda"
+
+    def sync(self):
+        if self.events:
+            self.torch.cuda.synchronize(self.device)
+
+    def median_us(self, fn, warmup, repeats):
+        for _ in range(warmup):
+            fn()
+        self.sync()
+        if self.events:
+            ev = [(self.torch.cuda.Event(enable_timing=True),
+                   self.torch.cuda.Event(enable_timing=True)) for _ in range(repeats)]
+            for start, end in ev:
+                start.record()
+                fn()
+                end.record()
+            self.sync()
+            times = [start.elapsed_time(end) * 1e3 for start, end in ev]
+        else:
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                fn()
+                times.append((time.perf_counter() - t0) * 1e6)
+        # CUDA events resolve about 0.5 us; a sample file needs positive times
+        return max(statistics.median(times), 1e-3)
+
+
+def _grad_case(torch, forward, inputs, impl=None):
+    """A Case whose backward is autograd.grad of one retained forward w.r.t. inputs."""
+    out = forward()
+    grad = torch.randn_like(out)
+
+    def bwd():
+        torch.autograd.grad(out, inputs, grad, retain_graph=True)
+
+    return Case(forward, bwd, impl)
+
+
+def _randn(torch, shape, dtype, device, scale=1.0, grad=True):
+    t = torch.randn(shape, dtype=dtype, device=device)
+    if scale != 1.0:
+        t.mul_(scale)
+    return t.requires_grad_(grad)
+
+
+def _causal_mask(torch, l, device):
+    return torch.ones(l, l, dtype=torch.bool, device=device).triu_(1)
+
+
+def _fused_upper_triang():
+    """Megatron's (or Apex's) fused scale-mask-softmax extension, or None."""
+    try:
+        import scaled_upper_triang_masked_softmax_cuda as mod
+        return mod
+    except ImportError:
+        return None
+
+
+def build(torch, op, shape, dtype, device):
+    """The Case of op at shape (grid.KERNEL_COLUMNS order), dtype a torch dtype."""
+    F = torch.nn.functional
+    R = lambda s, scale=1.0, grad=True: _randn(torch, s, dtype, device, scale, grad)  # noqa: E731
+
+    if op == "linear":   # F.linear: x W^T + b; backward: data- and weight-gradient GEMMs, db
+        m, k, n, bias = shape
+        x, w = R((m, k)), R((n, k), 1 / math.sqrt(k))
+        b = R((n,)) if bias else None
+        ins = (x, w, b) if bias else (x, w)
+        return _grad_case(torch, lambda: F.linear(x, w, b), ins, "torch.nn.functional.linear")
+    if op == "bmm":
+        bt, m, k, n = shape
+        a, c = R((bt, m, k)), R((bt, k, n), 1 / math.sqrt(k))
+        return _grad_case(torch, lambda: torch.bmm(a, c), (a, c), "torch.bmm")
+    if op == "softmax":
+        x = R(tuple(shape))
+        return _grad_case(torch, lambda: torch.softmax(x, -1), (x,), "torch.softmax")
+    if op in ("masked_softmax", "masked_fill"):
+        rows, cols = shape
+        if rows % cols:
+            raise Unsupported("rows %d is not a multiple of cols %d (a causal L x L mask)"
+                              % (rows, cols))
+        x = R((rows // cols, cols, cols))
+        mask = _causal_mask(torch, cols, device)
+        if op == "masked_fill":   # Megatron's attention_mask_func: fill with -10000
+            return _grad_case(torch, lambda: x.masked_fill(mask, -10000.0), (x,),
+                              "Tensor.masked_fill (causal mask, -10000)")
+        fusable = device.type == "cuda" and dtype in (torch.float16, torch.bfloat16)
+        mod = _fused_upper_triang() if fusable else None
+        if mod is not None and cols <= 16384:
+            scale = 1.0
+
+            class Fused(torch.autograd.Function):   # Megatron's ScaledUpperTriangMaskedSoftmax
+                @staticmethod
+                def forward(ctx, inp):
+                    y = mod.forward(inp, scale)
+                    ctx.save_for_backward(y)
+                    return y
+
+                @staticmethod
+                def backward(ctx, g):
+                    (y,) = ctx.saved_tensors
+                    return mod.backward(g.contiguous(), y, scale)
+
+            return _grad_case(torch, lambda: Fused.apply(x), (x,),
+                              "scaled_upper_triang_masked_softmax_cuda (fused)")
+        return _grad_case(torch, lambda: torch.softmax(x.masked_fill(mask, -10000.0), -1), (x,),
+                          "masked_fill + torch.softmax (unfused: no fused kernel found)")
+    if op in ("flash_attention", "flash_attention_full"):
+        b, l, hq, kv, d = shape
+        if hq % kv:
+            raise Unsupported("heads %d do not divide by kv_heads %d" % (hq, kv))
+        q, k_, v = R((b, hq, l, d)), R((b, kv, l, d)), R((b, kv, l, d))
+        causal = op == "flash_attention"
+        sdpa = getattr(F, "scaled_dot_product_attention", None)
+        if sdpa is None:
+            raise Unsupported("torch %s has no scaled_dot_product_attention (torch >= 2.0)"
+                              % torch.__version__)
+        if kv == hq:
+            fwd, impl = (lambda: sdpa(q, k_, v, is_causal=causal)), "sdpa"
+        else:
+            try:
+                sdpa(q[:, :, :1], k_[:, :, :1], v[:, :, :1], is_causal=causal, enable_gqa=True)
+                fwd, impl = (lambda: sdpa(q, k_, v, is_causal=causal, enable_gqa=True)), \
+                    "sdpa enable_gqa"
+            except TypeError:   # torch < 2.5: repeat the key/value heads, as frameworks did
+                r = hq // kv
+
+                def fwd():
+                    return sdpa(q, k_.repeat_interleave(r, 1), v.repeat_interleave(r, 1),
+                                is_causal=causal)
+
+                impl = "sdpa + repeat_interleave of k, v"
+        return _grad_case(torch, fwd, (q, k_, v), "torch.nn.functional.scaled_dot_product_attention"
+                          " (%s, %s)" % (impl, "causal" if causal else "full"))
+    if op == "layernorm":
+        t, h = shape
+        x, w, bb = R((t, h)), R((h,)), R((h,))
+        return _grad_case(torch, lambda: F.layer_norm(x, (h,), w, bb, 1e-5), (x, w, bb),
+                          "torch.nn.functional.layer_norm")
+    if op == "rmsnorm":
+        t, h = shape
+        x, w = R((t, h)), R((h,))
+        if hasattr(F, "rms_norm"):
+            return _grad_case(torch, lambda: F.rms_norm(x, (h,), w, 1e-5), (x, w),
+                              "torch.nn.functional.rms_norm")
+        return _grad_case(torch,
+                          lambda: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * w,
+                          (x, w), "x * rsqrt(mean(x^2) + eps) * w (eager)")
+    if op == "gelu":
+        x = R(tuple(shape))
+        return _grad_case(torch, lambda: F.gelu(x), (x,), "torch.nn.functional.gelu")
+    if op == "swiglu":   # output elements; the input is [rows, 2 c] split in halves
+        e = shape[0]
+        c = math.gcd(e, 8192)
+        x = R((e // c, 2 * c))
+
+        def fwd():
+            a, g = x.chunk(2, -1)
+            return F.silu(a) * g
+
+        return _grad_case(torch, fwd, (x,), "silu(x1) * x2 of x.chunk(2, -1) (eager)")
+    if op == "add":   # backward: the residual fork's gradient accumulation, one add as well
+        a, b = R(tuple(shape)), R(tuple(shape))
+        g1, g2 = R(tuple(shape), grad=False), R(tuple(shape), grad=False)
+        return Case(lambda: a + b, lambda: torch.add(g1, g2),
+                    "a + b; backward: the gradient accumulation g1 + g2")
+    if op == "rope":   # GPT-NeoX / LLaMA eager rotary: x cos + rotate_half(x) sin
+        t, h, d = shape
+        if d % 2:
+            raise Unsupported("rotary dimensions %d are odd" % d)
+        x = R((t, h, d))
+        cos, sin = R((t, 1, d), grad=False), R((t, 1, d), grad=False)
+
+        def fwd():
+            x1, x2 = x[..., :d // 2], x[..., d // 2:]
+            return x * cos + torch.cat((-x2, x1), -1) * sin
+
+        return _grad_case(torch, fwd, (x,), "x * cos + rotate_half(x) * sin (eager)")
+    if op == "embedding":   # Megatron's VocabParallelEmbedding: range mask, lookup, zero rows
+        t, rows, h = shape
+        w = R((rows, h))
+        idx = torch.randint(0, rows, (t,), device=device)
+
+        def fwd():
+            outside = (idx < 0) | (idx >= rows)
+            e = F.embedding(idx.masked_fill(outside, 0), w)
+            return e.masked_fill(outside.unsqueeze(-1), 0.0)
+
+        return _grad_case(torch, fwd, (w,), "Megatron VocabParallelEmbedding (eager)")
+    if op == "cross_entropy":
+        t, vocab = shape
+        logits = R((t, vocab))
+        target = torch.randint(0, vocab, (t,), device=device)
+        xent = _vocab_parallel_cross_entropy(torch)
+        return _grad_case(torch, lambda: xent.apply(logits.float(), target), (logits,),
+                          "Megatron vocab-parallel cross-entropy on fp32 logits (eager, tp 1)")
+    if op == "adam":
+        n = shape[0]
+        p = torch.nn.Parameter(torch.randn(n, dtype=torch.float32, device=device))
+        p.grad = torch.randn(n, dtype=torch.float32, device=device)
+        try:
+            opt, impl = torch.optim.Adam([p], lr=1e-4, fused=True), "torch.optim.Adam(fused=True)"
+        except (TypeError, RuntimeError, ValueError):
+            opt, impl = torch.optim.Adam([p], lr=1e-4), "torch.optim.Adam"
+        model = torch.empty(n, dtype=dtype, device=device) if dtype != torch.float32 else None
+
+        def step():   # the fp32 master step, then the copy into the model's weights
+            opt.step()
+            if model is not None:
+                model.copy_(p.detach())
+
+        return Case(step, None, impl + (" + copy to the %s weights" % str(dtype)[6:]
+                                        if model is not None else ""))
+    raise Unsupported("unknown operator %s" % op)
+
+
+def _vocab_parallel_cross_entropy(torch):
+    """Megatron-LM's _VocabParallelCrossEntropy for one tensor-parallel rank (the all-reduces
+    are no-ops): max, shift, target logit, exp, sum, log; backward softmax - one-hot.  The
+    backward writes a new gradient instead of reusing the saved softmax in place, which moves
+    the same bytes and lets the graph be run backward repeatedly."""
+
+    class VocabParallelCrossEntropy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, logits, target):
+            logits_max = torch.max(logits, dim=-1)[0]
+            logits = logits - logits_max.unsqueeze(-1)
+            rows = torch.arange(logits.size(0), device=logits.device)
+            predicted = logits[rows, target].clone()
+            exp_logits = torch.exp(logits, out=logits)   # in place, as Megatron
+            sum_exp = exp_logits.sum(dim=-1)
+            loss = torch.log(sum_exp) - predicted
+            exp_logits.div_(sum_exp.unsqueeze(-1))
+            ctx.save_for_backward(exp_logits, target)
+            return loss
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            softmax, target = ctx.saved_tensors
+            grad = softmax * grad_output.unsqueeze(-1)
+            rows = torch.arange(grad.size(0), device=grad.device)
+            grad[rows, target] -= grad_output
+            return grad, None
+
+    return VocabParallelCrossEntropy
+
+
+def is_oom(torch, e):
+    oom = getattr(torch.cuda, "OutOfMemoryError", None)
+    return (oom is not None and isinstance(e, oom)) or "out of memory" in str(e).lower()
+
+
+def device_sms(torch, device):
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return grid.DEFAULT_SMS
+
+
+class OpMeasurer:
+    """measure(point) for order.run: builds the case, times it, frees it.  Returns
+    (fwd_us, bwd_us or None, impl) or None where the point cannot be measured (out of
+    memory, unsupported), saying why on stderr."""
+
+    def __init__(self, torch, device, warmup, repeats, log=sys.stderr):
+        self.torch, self.device = torch, device
+        self.warmup, self.repeats = warmup, repeats
+        self.timer = Timer(torch, device)
+        self.log = log
+
+    def __call__(self, point):
+        torch = self.torch
+        op, dt = point.stream
+        dtype = getattr(torch, TORCH_DTYPES[dt])
+        if self.device.type == "cuda":
+            torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
+            torch.backends.cudnn.allow_tf32 = dt == "tf32"
+        f_est, b_est = grid.op_cost(op, point.shape, dt)
+        warmup, repeats = grid.op_reps(f_est + b_est, self.warmup, self.repeats)
+        case = None
+        try:
+            case = build(torch, op, point.shape, dtype, self.device)
+            f = self.timer.median_us(case.fwd, warmup, repeats)
+            b = self.timer.median_us(case.bwd, warmup, repeats) if case.bwd else None
+            return f, b, case.impl
+        except Unsupported as e:
+            print("probe: %s %s %s: skipped: %s" % (op, dt, point.shape, e), file=self.log)
+        except Exception as e:   # one point failing does not end the run
+            why = "out of memory" if is_oom(torch, e) else "%s: %s" % (type(e).__name__, e)
+            print("probe: %s %s %s: skipped: %s" % (op, dt, point.shape, why.splitlines()[0]),
+                  file=self.log)
+        finally:
+            del case
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()
+        return None
