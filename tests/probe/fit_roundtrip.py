@@ -22,6 +22,9 @@ import csvout  # noqa: E402
 import grid  # noqa: E402
 
 ROWS_PER_FILE = 40
+# The files carry the probe's `# key: value` provenance lines, which llmp fit skips; False
+# writes them without (for a fitter that does not skip comments).
+COMMENTS = True
 LAYOUTS = [(1, 4), (2, 4)]   # Perlmutter: 4 A100 per node
 
 # the table each operator's samples feed (docs/calibration.md), by file name
@@ -39,7 +42,7 @@ def write_samples(out):
             "gpu_count": 1, "torch": "none", "hostname": "test",
             "date": "2025-01-01T00:00:00+00:00", "command": "fit_roundtrip.py",
             "budget": "none (the full grid)"}
-    samples = csvout.SampleSet(out, info, durable=False, autosave=False)
+    samples = csvout.SampleSet(out, info, comments=COMMENTS, durable=False, autosave=False)
     for p in grid.op_order(grid.ALL_OPS, ("fp16", "bf16")):
         op, dt = p.stream
         f = samples.files.get(("op", op, dt))
