@@ -26,15 +26,17 @@ static const char usage_fit[] =
     "\n"
     "Fits calibration tables from samples measured on a real GPU (operators) or system\n"
     "(collectives), writes them to OUT_DIR (created if missing), and prints the 5-fold\n"
-    "cross-validated error per sample file, so you see how good the calibration is before you\n"
-    "use it. Name OUT_DIR hw/calibration/NAME and set `calibration = \"NAME\"` in the gpu or\n"
-    "cluster declaration to use the tables.\n"
+    "cross-validated error (MAPE on the rows each fit did not see): per sample file, per table\n"
+    "and over all rows for operators, per table for collectives, so you see how good the\n"
+    "calibration is before you use it. Name OUT_DIR hw/calibration/NAME and set\n"
+    "`calibration = \"NAME\"` in the gpu or cluster declaration to use the tables.\n"
     "\n"
     "Sample files (docs/calibration.md): operator CSVs NAME_DTYPE.csv, either in the format of\n"
     "arXiv 2509.22832's samples (linear1_fp16.csv, ...) or with the kernel's own arguments as\n"
     "columns (linear_fp16.csv: m,k,n,bias,F_dur(us),B_dur(us)); collective CSVs\n"
-    "KIND_fp16_NODES_GPUSPERNODE.csv with columns shape,nodes,GPUsPerNode,dur(us). A folder with\n"
-    "operator/ or nccl/ subfolders is read there.\n"
+    "KIND_fp16_NODES_GPUSPERNODE.csv with columns shape (or bytes) and dur(us). Lines starting\n"
+    "with # are comments; `# gpu:` and `# date:` go into the tables' provenance. A folder with\n"
+    "operator/ or nccl/ subfolders is read there. A malformed file is an error FILE:LINE:.\n"
     "\n"
     "options:\n"
     "  --gpu GPU         fit operator tables for this gpu (hw/gpus.llmp or -f)\n"
@@ -43,10 +45,20 @@ static const char usage_fit[] =
     "  -f FILE           also read the gpus and clusters of FILE\n"
     "  -h, --help        this text\n";
 
+/* mkdir -p: path and its missing parents; 0, or -1 with errno. */
 static int make_dir(const char *path) {
   struct stat st;
-  if (stat(path, &st) == 0) return S_ISDIR(st.st_mode) ? 0 : -1;
-  return mkdir(path, 0777);
+  char buf[4096];
+  if (stat(path, &st) == 0) return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
+  if (strlen(path) >= sizeof buf) return errno = ENAMETOOLONG, -1;
+  strcpy(buf, path);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (stat(buf, &st) != 0 && mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  return mkdir(buf, 0777) == 0 || errno == EEXIST ? 0 : -1;
 }
 
 /* "a/b" -> "a/b/sub" when that folder exists, else "a/b". */
@@ -56,35 +68,11 @@ static void sub_or_self(char *out, size_t n, const char *dir, const char *sub) {
   if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) snprintf(out, n, "%s", dir);
 }
 
+/* Reads SAMPLES (its operator/ subfolder if it has one), prints the cross-validated error
+ * per sample file, per table and over all rows, writes the tables with their provenance. */
 static int fit_gpu(const RtGpu *g, const char *samples, const char *out) {
-  char dir[4096], prov[4096 + 256];
-  sub_or_self(dir, sizeof dir, samples, "operator");
-  RtSampleSet set;
-  memset(&set, 0, sizeof set);
-  if (rt_samples_load(dir, &set, stderr)) return 1;
-  double (*mape)[2] = calloc((size_t)set.nfiles + 1, sizeof *mape);
-  if (!mape) abort();
-  rt_fit_cv(g, &set, 5, mape);
-  printf("%-34s %8s %8s\n", "sample file", "fwd err", "bwd err");
-  for (int f = 0; f < set.nfiles; f++) {
-    printf("%-34s", set.file[f]);
-    for (int k = 0; k < 2; k++)
-      if (mape[f][k] < 0) printf(" %8s", "-");
-      else printf(" %7.2f%%", 100 * mape[f][k]);
-    printf("\n");
-  }
-  RtCalib *c = rt_fit(g, &set, NULL);
-  time_t now = time(NULL);
-  char date[32];
-  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-  snprintf(prov, sizeof prov, "derived by llmp fit --gpu %s on %s from %d rows of %s", g->name, date, set.n, dir);
-  int rc = c && rt_calib_write_dir(c, out, prov) == 0 ? 0 : 1;
-  if (rc) fprintf(stderr, "llmp fit: cannot write the tables to %s\n", out);
-  else printf("wrote %d tables to %s\n", rt_calib_ntables(c), out);
-  rt_calib_free(c);
-  rt_samples_free(&set);
-  free(mape);
-  return rc;
+  fflush(stdout);
+  return rt_fit_gpu_dir(g, samples, out, stdout, stderr);
 }
 
 static int fit_cluster(const RtCluster *c, const char *samples, const char *out) {
@@ -94,9 +82,11 @@ static int fit_cluster(const RtCluster *c, const char *samples, const char *out)
   char date[32];
   strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
   snprintf(header, sizeof header, "derived by llmp fit --cluster %s on %s from %s", c->name, date, dir);
-  int written = rt_fit_collectives_dir(c, dir, out, header, err, sizeof err);   /* tables, or -1 */
-  if (written < 0) {
-    fprintf(stderr, "llmp fit: %s\n", err);
+  fflush(stdout);
+  int written = rt_fit_collectives_dir_report(c, dir, out, header, stdout, err, sizeof err);
+  if (written < 0) {   /* "FILE:LINE: message" */
+    fflush(stdout);
+    fprintf(stderr, "%s\n", err);
     return 1;
   }
   printf("wrote %d collective tables of %s to %s\n", written, c->name, out);

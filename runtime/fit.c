@@ -9,8 +9,10 @@
  *    backfitting (scatter each sample's residual to its cell's corners with the hat weights,
  *    normalise per node, repeat).  Nodes no sample touches are filled from their neighbours
  *    along the axes, so a sparse corner of the grid continues its surroundings.
- * Quality is reported as k-fold cross-validated MAPE per sample file. */
+ * Quality is reported as k-fold cross-validated MAPE per sample file, per table and over all
+ * rows (rt_fit_cv_full); rt_fit_gpu_dir() is `llmp fit --gpu`: read, report, fit, write. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -197,14 +199,36 @@ void rt_fit_mape(const RtGpu *g, const RtSampleSet *set, const unsigned char *us
   }
 }
 
-int rt_fit_cv(const RtGpu *g, const RtSampleSet *set, int folds, double (*mape)[2]) {
-  double sum[RT_FIT_MAX_FILES][2] = {{0}};
-  int cnt[RT_FIT_MAX_FILES][2] = {{0}};
+static void err_add(RtFitErr *e, int which, double ape, double *sum) {
+  sum[which] += ape, e->rows[which]++;
+}
+
+static void err_done(RtFitErr *e, const double *sum) {
+  for (int w = 0; w < 2; w++) e->mape[w] = e->rows[w] ? sum[w] / e->rows[w] : -1;
+}
+
+int rt_fit_cv_full(const RtGpu *g, const RtSampleSet *set, int folds, RtFitCv *cv) {
+  double sum[RT_FIT_MAX_FILES][2] = {{0}}, tsum[RT_FIT_MAX_FILES][2] = {{0}}, asum[2] = {0};
+  int tab_of[RT_NOPS][RT_NDTYPES];
+  memset(cv, 0, sizeof *cv);
   unsigned char *use = malloc((size_t)set->n + 1);
   if (!use || folds < 2) {
     free(use);
     return -1;
   }
+  /* The tables in the order rt_fit() makes them: ops.def order, then dtype. */
+  for (int op = 0; op < RT_NOPS; op++)
+    for (int dt = 0; dt < RT_NDTYPES; dt++) tab_of[op][dt] = -1;
+  for (int i = 0; i < set->n; i++) tab_of[set->s[i].op][set->s[i].dtype] = 0;
+  for (int op = 0; op < RT_NOPS; op++)
+    for (int dt = 0; dt < RT_NDTYPES; dt++) {
+      if (tab_of[op][dt] < 0) continue;
+      int t = tab_of[op][dt] = cv->ntables++;   /* a table has files: at most RT_FIT_MAX_FILES */
+      const char *keys = rt_op_info[op].keys;
+      cv->table[t].op = op, cv->table[t].dtype = (RtDtype)dt;
+      snprintf(cv->table[t].name, sizeof cv->table[t].name, "%s %s%s%s", rt_op_info[op].kernel,
+               rt_dtype_name((RtDtype)dt), keys[0] ? " " : "", keys);
+    }
   for (int k = 0; k < folds; k++) {
     /* Fold of row i: a fixed hash, so the folds are the same on every run and machine. */
     for (int i = 0; i < set->n; i++) use[i] = ((unsigned)i * 2654435761u >> 7) % (unsigned)folds != (unsigned)k;
@@ -219,15 +243,32 @@ int rt_fit_cv(const RtGpu *g, const RtSampleSet *set, int folds, double (*mape)[
       const RtSample *s = &set->s[i];
       if (use[i]) continue;
       RtCost e = rt_op_eval(&gc, (RtOp)s->op, s->dtype, s->a);
-      sum[s->file][0] += fabs(e.fwd - s->fwd) / s->fwd, cnt[s->file][0]++;
-      if (s->bwd > 0) sum[s->file][1] += fabs(e.bwd - s->bwd) / s->bwd, cnt[s->file][1]++;
+      int t = tab_of[s->op][s->dtype];
+      for (int w = 0; w < 2; w++) {
+        double meas = w ? s->bwd : s->fwd;
+        if (!(meas > 0)) continue;
+        double ape = fabs((w ? e.bwd : e.fwd) - meas) / meas;
+        err_add(&cv->file[s->file], w, ape, sum[s->file]);
+        if (t >= 0) err_add(&cv->table[t].err, w, ape, tsum[t]);
+        err_add(&cv->all, w, ape, asum);
+      }
     }
     rt_calib_free(c);
   }
+  for (int f = 0; f < set->nfiles; f++) err_done(&cv->file[f], sum[f]);
+  for (int t = 0; t < cv->ntables; t++) err_done(&cv->table[t].err, tsum[t]);
+  err_done(&cv->all, asum);
   free(use);
-  for (int f = 0; f < set->nfiles; f++)
-    for (int w = 0; w < 2; w++) mape[f][w] = cnt[f][w] ? sum[f][w] / cnt[f][w] : -1;
   return 0;
+}
+
+int rt_fit_cv(const RtGpu *g, const RtSampleSet *set, int folds, double (*mape)[2]) {
+  RtFitCv *cv = malloc(sizeof *cv);
+  int rc = cv ? rt_fit_cv_full(g, set, folds, cv) : -1;
+  for (int f = 0; rc == 0 && f < set->nfiles; f++)
+    for (int w = 0; w < 2; w++) mape[f][w] = cv->file[f].mape[w];
+  free(cv);
+  return rc;
 }
 
 static void table_file_name(const RtTable *t, const char *dir, char *out, size_t len) {
@@ -264,34 +305,61 @@ static const RtGpu *gpu_of_dir(const char *dir) {
   return rt_gpu_builtin(base ? base + 1 : buf);
 }
 
-int rt_fit_dir(const char *samples_dir, const char *out_dir, const char *gpu, FILE *report) {
-  FILE *out = report ? report : stderr;
-  const RtGpu *g = gpu ? rt_gpu_builtin(gpu) : gpu_of_dir(samples_dir);
-  if (!g) {
-    fprintf(out, "llmp fit: unknown GPU `%s` (a100_sxm4_80gb, h100_sxm, gh200)\n",
-            gpu ? gpu : samples_dir);
-    return 1;
-  }
+/* snprintf at buf + *len, *len advanced and kept within cap (a long header is cut). */
+static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+  if (*len + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+  va_end(ap);
+  if (n > 0) *len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
+}
+
+/* " 12.34%" or "-" for no rows, 10 characters. */
+static void pct(FILE *f, double mape) {
+  if (mape < 0) fprintf(f, " %9s", "-");
+  else fprintf(f, " %8.2f%%", 100 * mape);
+}
+
+static void report_line(FILE *f, const char *name, const RtFitErr *e) {
+  fprintf(f, "%-34s %7d", name, e->rows[0]);
+  pct(f, e->mape[0]);
+  pct(f, e->mape[1]);
+  fputc('\n', f);
+}
+
+/* The report of `llmp fit --gpu`: the cross-validated error per sample file, per table and
+ * over all rows. */
+static void print_report(FILE *f, const RtSampleSet *set, const RtFitCv *cv, int folds) {
+  fprintf(f, "%d-fold cross-validated error (MAPE) on the rows each fit did not see\n", folds);
+  fprintf(f, "%-34s %7s %9s %9s\n", "sample file", "rows", "fwd", "bwd");
+  for (int i = 0; i < set->nfiles; i++) report_line(f, set->file[i], &cv->file[i]);
+  fprintf(f, "%-34s %7s %9s %9s\n", "table", "rows", "fwd", "bwd");
+  for (int t = 0; t < cv->ntables; t++) report_line(f, cv->table[t].name, &cv->table[t].err);
+  report_line(f, "all", &cv->all);
+}
+
+int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report,
+                   FILE *err) {
+  if (!err) err = stderr;
   RtSampleSet set;
-  if (rt_samples_load(samples_dir, &set, out) != 0) return 1;
+  if (rt_samples_load(samples_dir, &set, err) != 0) return 1;
   if (set.n == 0) {
-    fprintf(out, "%s:0: no sample files\n", samples_dir);
-    return 1;
-  }
-  double cv[RT_FIT_MAX_FILES][2];
-  int rows[RT_FIT_MAX_FILES];
-  double dummy[RT_FIT_MAX_FILES][2];
-  rt_fit_mape(g, &set, NULL, dummy, rows);
-  RtCalib *c = rt_fit_cv(g, &set, 5, cv) == 0 ? rt_fit(g, &set, NULL) : NULL;
-  if (!c) {
-    fprintf(out, "llmp fit: out of memory\n");
+    fprintf(err, "%s:0: no sample files (NAME_DTYPE.csv: docs/calibration.md)\n", samples_dir);
     rt_samples_free(&set);
     return 1;
   }
-  if (report) fprintf(report, "%-32s %6s %9s %9s\n", "samples", "rows", "cv fwd %", "cv bwd %");
-  for (int f = 0; report && f < set.nfiles; f++)
-    fprintf(report, "%-32s %6d %9.2f %9.2f\n", set.file[f], rows[f], 100 * cv[f][0],
-            cv[f][1] < 0 ? NAN : 100 * cv[f][1]);
+  RtFitCv *cv = malloc(sizeof *cv);
+  RtCalib *c = cv && rt_fit_cv_full(g, &set, 5, cv) == 0 ? rt_fit(g, &set, NULL) : NULL;
+  if (!c) {
+    fprintf(err, "llmp fit: out of memory\n");
+    free(cv);
+    rt_samples_free(&set);
+    return 1;
+  }
+  if (report) print_report(report, &set, cv, 5);
   int paper = strstr(samples_dir, "paper-samples") != NULL;
   char date[32];
   time_t now = time(NULL);
@@ -299,35 +367,53 @@ int rt_fit_dir(const char *samples_dir, const char *out_dir, const char *gpu, FI
   int rc = 0;
   for (int i = 0; rc == 0 && i < c->ntables; i++) {
     const RtTable *t = &c->tables[i];
-    char hdr[8192];
-    int len = 0, n = 0;
+    char hdr[16384];
+    size_t len = 0;
+    int n = 0, n1 = 0;
     double s0 = 0, s1 = 0;
-    int n1 = 0;
-    len += snprintf(hdr + len, sizeof hdr - (size_t)len, "source:");
+    append(hdr, sizeof hdr, &len, "source:");
     for (int f = 0; f < set.nfiles; f++) {
       int mine = 0;
       for (int j = 0; j < set.n && !mine; j++)
         mine = set.s[j].file == f && &c->tables[i] == c->op[set.s[j].op][set.s[j].dtype];
       if (!mine) continue;
       const char *shown = strstr(set.path[f], "shared/data/");   /* repository-relative */
-      len += snprintf(hdr + len, sizeof hdr - (size_t)len, "\n  %s", shown ? shown : set.path[f]);
-      n += rows[f], s0 += cv[f][0] * rows[f];
-      if (cv[f][1] >= 0) s1 += cv[f][1] * rows[f], n1 += rows[f];
+      const RtSampleMeta *m = &set.meta[f];
+      append(hdr, sizeof hdr, &len, "\n  %s", shown ? shown : set.path[f]);
+      if (m->gpu[0] || m->date[0])   /* what the samples say of themselves (hw/probe's header) */
+        append(hdr, sizeof hdr, &len, " (%s%s%s%s%s)", m->gpu[0] ? "gpu: " : "", m->gpu,
+               m->gpu[0] && m->date[0] ? "; " : "", m->date[0] ? "date: " : "", m->date);
+      /* The file's cross-validated MAPE weighted by its rows: the table's over its rows. */
+      const RtFitErr *e = &cv->file[f];
+      n += e->rows[0], s0 += e->mape[0] * e->rows[0];
+      if (e->mape[1] >= 0) s1 += e->mape[1] * e->rows[0], n1 += e->rows[0];
     }
-    len += snprintf(hdr + len, sizeof hdr - (size_t)len, "\nlicence: %s\n",
-                    paper ? "MIT, copyright 2025 ICICLE: samples of arXiv 2509.22832, "
-                            "github.com/DebarghaG/estimate-train-time, src/estimate_train_time/data/regressors/"
-                          : "that of the sample files above");
-    len += snprintf(hdr + len, sizeof hdr - (size_t)len,
-                    "derived: llmp fit on %s from %d rows, GPU model %s (datasheet figures)\n"
-                    "cv: 5-fold MAPE fwd %.2f %%", date, n, g->name, 100 * s0 / (n ? n : 1));
-    if (n1) snprintf(hdr + len, sizeof hdr - (size_t)len, ", bwd %.2f %%", 100 * s1 / n1);
+    append(hdr, sizeof hdr, &len, "\nlicence: %s\n",
+           paper ? "MIT, copyright 2025 ICICLE: samples of arXiv 2509.22832, "
+                   "github.com/DebarghaG/estimate-train-time, src/estimate_train_time/data/regressors/"
+                 : "that of the sample files above");
+    append(hdr, sizeof hdr, &len,
+           "derived: llmp fit on %s from %d rows, GPU model %s (datasheet figures)\n"
+           "cv: 5-fold MAPE fwd %.2f %%", date, n, g->name, 100 * s0 / (n ? n : 1));
+    if (n1) append(hdr, sizeof hdr, &len, ", bwd %.2f %%", 100 * s1 / n1);
     if (write_one(t, out_dir, hdr) != 0) {
-      fprintf(out, "%s: cannot write table %s\n", out_dir, t->name);
+      fprintf(err, "%s: cannot write table %s\n", out_dir, t->name);
       rc = 1;
     }
   }
+  if (rc == 0 && report) fprintf(report, "wrote %d tables to %s\n", c->ntables, out_dir);
   rt_calib_free(c);
+  free(cv);
   rt_samples_free(&set);
   return rc;
+}
+
+int rt_fit_dir(const char *samples_dir, const char *out_dir, const char *gpu, FILE *report) {
+  const RtGpu *g = gpu ? rt_gpu_builtin(gpu) : gpu_of_dir(samples_dir);
+  if (!g) {
+    fprintf(report ? report : stderr, "llmp fit: unknown GPU `%s` (a100_sxm4_80gb, h100_sxm, gh200)\n",
+            gpu ? gpu : samples_dir);
+    return 1;
+  }
+  return rt_fit_gpu_dir(g, samples_dir, out_dir, report, report);
 }

@@ -125,6 +125,14 @@ static int fit_fail(char *err, size_t errlen, const char *msg, const char *kerne
 int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
                       const double *bytes, const double *seconds, int n, int max_points,
                       RtTable *out, char *err, size_t errlen) {
+  return rt_fit_collective_cv(c, kernel, nodes, gpus_per_node, bytes, seconds, n, max_points, out,
+                              NULL, err, errlen);
+}
+
+int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
+                         const double *bytes, const double *seconds, int n, int max_points,
+                         RtTable *out, double *cv, char *err, size_t errlen) {
+  if (cv) *cv = NAN;
   if (max_points <= 0 || max_points > RT_MAX_POINTS) max_points = RT_MAX_POINTS;
   if (n < 2) return fit_fail(err, errlen, "fewer than 2 samples", kernel);
   FitPt *pts = malloc(2 * (size_t)n * sizeof *pts);
@@ -147,6 +155,7 @@ int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpu
     double e = fit_cv(pts, n, K, pts + n);
     if (e < best * 0.999) best = e, bestK = K;   /* more nodes only for a real gain */
   }
+  if (cv) *cv = isfinite(best) ? best : n >= FIT_FOLDS ? fit_cv(pts, n, 1, pts + n) : NAN;
   double k[RT_MAX_POINTS] = {0}, a[RT_MAX_POINTS] = {0};
   int K = fit_knots(pts, n, bestK, k);
   fit_spline(pts, n, k, K, a);
@@ -166,63 +175,6 @@ int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpu
 
 /* --- nccl/ sample folders ------------------------------------------------------------ */
 
-int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *err,
-                     size_t errlen) {
-  FILE *f = fopen(path, "r");
-  char line[512];
-  int ishape = -1, idur = -1, n = 0, cap = 0, ln = 1;
-  *bytes = *seconds = NULL;
-  if (!f) return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
-  if (fgets(line, sizeof line, f)) {
-    int col = 0;
-    for (char *tok = strtok(line, ",\r\n"); tok; tok = strtok(NULL, ",\r\n"), col++) {
-      if (strcmp(tok, "shape") == 0) ishape = col;
-      if (strcmp(tok, "dur(us)") == 0) idur = col;
-    }
-  }
-  if (ishape < 0 || idur < 0) {
-    fclose(f);
-    return snprintf(err, errlen, "%s:1: no shape and dur(us) columns", path), -1;
-  }
-  while (fgets(line, sizeof line, f)) {
-    double v[8] = {0};
-    int col = 0;
-    ln++;
-    for (char *p = line; col < 8; col++) {
-      char *end;
-      v[col] = strtod(p, &end);
-      if (end == p) break;
-      p = end;
-      if (*p != ',') { col++; break; }
-      p++;
-    }
-    if (col <= ishape || col <= idur || !(v[ishape] > 0) || !(v[idur] > 0)) {
-      if (line[0] == '\n' || line[0] == '\r') continue;
-      fclose(f), free(*bytes), free(*seconds);
-      return snprintf(err, errlen, "%s:%d: a row needs positive shape and dur(us)", path, ln), -1;
-    }
-    if (n == cap) {
-      cap = cap ? 2 * cap : 1024;
-      double *b = realloc(*bytes, (size_t)cap * sizeof *b);
-      if (b) *bytes = b;
-      double *s = b ? realloc(*seconds, (size_t)cap * sizeof *s) : NULL;
-      if (s) *seconds = s;
-      if (!b || !s) {
-        fclose(f), free(*bytes), free(*seconds);
-        return snprintf(err, errlen, "%s: out of memory", path), -1;
-      }
-    }
-    (*bytes)[n] = 2 * v[ishape];   /* fp16 elements */
-    (*seconds)[n++] = v[idur] * 1e-6;
-  }
-  fclose(f);
-  return n;
-}
-
-double rt_nccl_kernel_bytes(const char *kernel, double buf_bytes, int nodes, int gpus_per_node) {
-  return strcmp(kernel, "allgather") == 0 ? buf_bytes * nodes * gpus_per_node : buf_bytes;
-}
-
 /* Parses "KERNEL[_large]_fp16_N_G.csv" into kernel, nodes, gpus; 0 on success. */
 static int fit_parse_name(const char *name, char *kernel, size_t klen, int *nodes, int *gpn) {
   const char *p = strstr(name, "_fp16_");
@@ -236,19 +188,128 @@ static int fit_parse_name(const char *name, char *kernel, size_t klen, int *node
   return 0;
 }
 
+/* Fails with "PATH:LINE: message" from the reader. */
+static int coll_fail(RtCsv *f, double **bytes, double **seconds, char *err, size_t errlen) {
+  snprintf(err, errlen, "%s", f->err);
+  rt_csv_close(f);
+  free(*bytes), free(*seconds);
+  *bytes = *seconds = NULL;
+  return -1;
+}
+
+/* A positive, finite number in column col; time: microseconds, as seconds. */
+static int coll_value(RtCsv *f, int col, int time, double *v) {
+  if (rt_csv_number(f, col, v) != 0) return -1;
+  if (!(*v > 0) || !isfinite(*v))
+    return rt_csv_fail(f, "column `%s`: %s`%s` is not a positive number%s", f->col[col],
+                       time ? "time " : "", f->field[col], time ? " of microseconds" : "");
+  if (time) *v *= 1e-6;
+  return 0;
+}
+
+/* The reader behind both entry points: *bytes are the kernel's `bytes` where *kernel_bytes
+ * is set (a `bytes` column), else the rank buffers (2 x `shape`).  nodes, gpn > 0: the
+ * layout the file name says, checked against `nodes` and `GPUsPerNode` columns if any. */
+static int coll_read(const char *path, int nodes, int gpn, double **bytes, double **seconds,
+                     int *kernel_bytes, RtSampleMeta *meta, char *err, size_t errlen) {
+  RtCsv f;
+  int n = 0, cap = 0;
+  *bytes = *seconds = NULL;
+  if (rt_csv_open(&f, path) != 0) return coll_fail(&f, bytes, seconds, err, errlen);
+  int ibytes = rt_csv_column(&f, "bytes"), ishape = rt_csv_column(&f, "shape");
+  int idur = rt_csv_column(&f, "dur(us)");
+  if (idur < 0) idur = rt_csv_column(&f, "dur");
+  int inodes = rt_csv_column(&f, "nodes"), igpn = rt_csv_column(&f, "GPUsPerNode");
+  if (igpn < 0) igpn = rt_csv_column(&f, "gpus_per_node");
+  *kernel_bytes = ibytes >= 0;
+  if (ibytes < 0 && ishape < 0) {
+    rt_csv_fail(&f, "no size column: `shape` (fp16 elements of a rank's buffer) or `bytes` (the kernel's bytes)");
+    return coll_fail(&f, bytes, seconds, err, errlen);
+  }
+  if (idur < 0) {
+    rt_csv_fail(&f, "no time column: dur(us) (or dur)");
+    return coll_fail(&f, bytes, seconds, err, errlen);
+  }
+  int rc;
+  while ((rc = rt_csv_row(&f)) == 1) {
+    double size, sec, v;
+    if (coll_value(&f, ibytes >= 0 ? ibytes : ishape, 0, &size) != 0 || coll_value(&f, idur, 1, &sec) != 0)
+      return coll_fail(&f, bytes, seconds, err, errlen);
+    for (int k = 0; k < 2; k++) {   /* the layout columns, if any, agree with the file name */
+      int col = k ? igpn : inodes, want = k ? gpn : nodes;
+      if (col < 0 || want <= 0) continue;
+      if (rt_csv_number(&f, col, &v) != 0) return coll_fail(&f, bytes, seconds, err, errlen);
+      if (v != want) {
+        rt_csv_fail(&f, "column `%s`: %s, but the file name says %d", f.col[col], f.field[col], want);
+        return coll_fail(&f, bytes, seconds, err, errlen);
+      }
+    }
+    if (n == cap) {
+      cap = cap ? 2 * cap : 1024;
+      double *b = realloc(*bytes, (size_t)cap * sizeof *b);
+      if (b) *bytes = b;
+      double *s = b ? realloc(*seconds, (size_t)cap * sizeof *s) : NULL;
+      if (s) *seconds = s;
+      if (!b || !s) {
+        rt_csv_fail(&f, "out of memory");
+        return coll_fail(&f, bytes, seconds, err, errlen);
+      }
+    }
+    (*bytes)[n] = ibytes >= 0 ? size : 2 * size;   /* shape: fp16 elements */
+    (*seconds)[n++] = sec;
+  }
+  if (rc < 0) return coll_fail(&f, bytes, seconds, err, errlen);
+  if (meta) *meta = f.meta;
+  rt_csv_close(&f);
+  return n;
+}
+
+int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *err,
+                     size_t errlen) {
+  char kernel[RT_NAME_MAX] = "";
+  int nodes = 0, gpn = 0, kb = 0;
+  const char *base = strrchr(path, '/');
+  int named = fit_parse_name(base ? base + 1 : path, kernel, sizeof kernel, &nodes, &gpn) == 0;
+  int n = coll_read(path, named ? nodes : 0, named ? gpn : 0, bytes, seconds, &kb, NULL, err, errlen);
+  /* A `bytes` column is the kernel's argument: back to the rank buffer this function gives. */
+  for (int i = 0; kb && named && i < n; i++)
+    (*bytes)[i] /= rt_nccl_kernel_bytes(kernel, 1, nodes, gpn);
+  return n;
+}
+
+int rt_collective_csv_read(const char *path, const char *kernel, int nodes, int gpus_per_node,
+                           double **bytes, double **seconds, RtSampleMeta *meta, char *err,
+                           size_t errlen) {
+  int kb = 0, n = coll_read(path, nodes, gpus_per_node, bytes, seconds, &kb, meta, err, errlen);
+  for (int i = 0; !kb && i < n; i++)
+    (*bytes)[i] = rt_nccl_kernel_bytes(kernel, (*bytes)[i], nodes, gpus_per_node);
+  return n;
+}
+
+double rt_nccl_kernel_bytes(const char *kernel, double buf_bytes, int nodes, int gpus_per_node) {
+  return strcmp(kernel, "allgather") == 0 ? buf_bytes * nodes * gpus_per_node : buf_bytes;
+}
+
 typedef struct FitGroup {
   char kernel[RT_NAME_MAX];
   int nodes, gpn, n;
   double *bytes, *seconds;
-  char files[256];
+  char files[2048];             /* "a.csv, b.csv (gpu: ...; date: ...)" */
+  char first[256];              /* the first file's name, for errors */
 } FitGroup;
 
 static int fit_add_file(FitGroup *g, const char *dir, const char *name, char *err,
                         size_t errlen) {
   char path[1024];
   double *b, *s;
+  RtSampleMeta meta;
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  int m = rt_nccl_csv_read(path, &b, &s, err, errlen);
+  int known = 0;
+  for (int k = 0; k < RT_NCOLLS; k++) known |= strcmp(g->kernel, rt_coll_kernels[k]) == 0;
+  if (!known)
+    return snprintf(err, errlen, "%s:0: unknown collective `%s` (allreduce, allgather, "
+                    "reducescatter, alltoall, p2p)", path, g->kernel), -1;
+  int m = rt_collective_csv_read(path, g->kernel, g->nodes, g->gpn, &b, &s, &meta, err, errlen);
   if (m < 0) return -1;
   double *nb = realloc(g->bytes, (size_t)(g->n + m) * sizeof *nb);
   if (nb) g->bytes = nb;
@@ -256,13 +317,20 @@ static int fit_add_file(FitGroup *g, const char *dir, const char *name, char *er
   if (ns) g->seconds = ns;
   if (!nb || !ns) {
     free(b), free(s);
-    return snprintf(err, errlen, "%s: out of memory", path), -1;
+    return snprintf(err, errlen, "%s:0: out of memory", path), -1;
   }
-  for (int i = 0; i < m; i++) g->bytes[g->n + i] = rt_nccl_kernel_bytes(g->kernel, b[i], g->nodes, g->gpn);
+  memcpy(g->bytes + g->n, b, (size_t)m * sizeof *b);
   memcpy(g->seconds + g->n, s, (size_t)m * sizeof *s);
   g->n += m;
   size_t used = strlen(g->files);
+  if (!used) snprintf(g->first, sizeof g->first, "%s", name);
   snprintf(g->files + used, sizeof g->files - used, "%s%s", used ? ", " : "", name);
+  if (meta.gpu[0] || meta.date[0]) {   /* what the samples say of themselves (hw/probe) */
+    used = strlen(g->files);
+    snprintf(g->files + used, sizeof g->files - used, " (%s%s%s%s%s)", meta.gpu[0] ? "gpu: " : "",
+             meta.gpu, meta.gpu[0] && meta.date[0] ? "; " : "", meta.date[0] ? "date: " : "",
+             meta.date);
+  }
   free(b), free(s);
   return 0;
 }
@@ -276,7 +344,7 @@ static int fit_list(const char *dir, char ***names, char *err, size_t errlen) {
   DIR *d = opendir(dir);
   int n = 0;
   *names = NULL;
-  if (!d) return snprintf(err, errlen, "%s: %s", dir, strerror(errno)), -1;
+  if (!d) return snprintf(err, errlen, "%s:0: cannot open folder: %s", dir, strerror(errno)), -1;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     size_t len = strlen(e->d_name);
     if (len < 5 || strcmp(e->d_name + len - 4, ".csv") != 0) continue;
@@ -284,7 +352,7 @@ static int fit_list(const char *dir, char ***names, char *err, size_t errlen) {
     char *copy = malloc(len + 1);
     if (!nn || !copy) {
       free(copy), free(nn ? nn : *names), closedir(d);
-      return snprintf(err, errlen, "%s: out of memory", dir), -1;
+      return snprintf(err, errlen, "%s:0: out of memory", dir), -1;
     }
     memcpy(copy, e->d_name, len + 1);
     *names = nn;
@@ -296,12 +364,16 @@ static int fit_list(const char *dir, char ***names, char *err, size_t errlen) {
 }
 
 static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nccl_dir,
-                           const char *out_dir, const char *header, char *err, size_t errlen) {
+                           const char *out_dir, const char *header, FILE *report, double *sum,
+                           int *rows, char *err, size_t errlen) {
   RtTable t;
-  char path[1024], prov[2048];
-  if (rt_fit_collective(c, g->kernel, g->nodes, g->gpn, g->bytes, g->seconds, g->n, 0, &t, err,
-                        errlen) != 0)
-    return -1;
+  char path[1024], prov[8192];
+  double cv;
+  char why[256];
+  if (rt_fit_collective_cv(c, g->kernel, g->nodes, g->gpn, g->bytes, g->seconds, g->n, 0, &t, &cv,
+                           why, sizeof why) != 0)
+    return snprintf(err, errlen, "%s/%s:0: the %s table of %d x %d GPUs: %s", nccl_dir, g->first,
+                    g->kernel, g->nodes, g->gpn, why + strlen(g->kernel) + 2), -1;
   snprintf(prov, sizeof prov,
            "%s%sfrom %s/{%s}: %d rows\n"
            "derived: rt_fit_collectives_dir (runtime/fit_collectives.c): log(measured / physics) "
@@ -313,15 +385,26 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
   FILE *f = fopen(path, "w");
   int rc = f ? rt_table_write(f, &t, prov) : -1;
   if (f && fclose(f) != 0) rc = -1;
+  if (rc == 0 && report) {
+    fprintf(report, "%-42s %7d %5d", t.name, g->n, t.npts[0]);
+    if (isfinite(cv)) fprintf(report, " %8.2f%%\n", 100 * cv), *sum += cv * g->n, *rows += g->n;
+    else fprintf(report, " %9s\n", "-");
+  }
   rt_table_release(&t);
-  if (rc != 0) snprintf(err, errlen, "%s: cannot write", path);
+  if (rc != 0) snprintf(err, errlen, "%s: cannot write the table", path);
   return rc;
 }
 
 int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir,
                            const char *header, char *err, size_t errlen) {
+  return rt_fit_collectives_dir_report(c, nccl_dir, out_dir, header, NULL, err, errlen);
+}
+
+int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, const char *out_dir,
+                                  const char *header, FILE *report, char *err, size_t errlen) {
   char **names;
-  int nn = fit_list(nccl_dir, &names, err, errlen), written = 0, rc = 0;
+  int nn = fit_list(nccl_dir, &names, err, errlen), written = 0, rc = 0, rows = 0;
+  double sum = 0;
   if (nn < 0) return -1;
   FitGroup *groups = calloc((size_t)nn + 1, sizeof *groups);
   int ng = 0;
@@ -336,11 +419,19 @@ int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char 
     if (j == ng) groups[ng++] = key;
     rc = fit_add_file(&groups[j], nccl_dir, names[i], err, errlen);
   }
-  if (!groups) rc = -1, snprintf(err, errlen, "out of memory");
+  if (!groups) rc = -1, snprintf(err, errlen, "%s:0: out of memory", nccl_dir);
+  if (rc == 0 && ng == 0)
+    rc = -1, snprintf(err, errlen, "%s:0: no collective sample files (KIND_fp16_NODES_GPUSPERNODE.csv)",
+                      nccl_dir);
+  if (rc == 0 && report) {
+    fprintf(report, "%d-fold cross-validated error (MAPE) on the rows each fit did not see\n", FIT_FOLDS);
+    fprintf(report, "%-42s %7s %5s %9s\n", "table", "rows", "grid", "error");
+  }
   for (int j = 0; rc == 0 && j < ng; j++) {
-    rc = fit_write_group(c, &groups[j], nccl_dir, out_dir, header, err, errlen);
+    rc = fit_write_group(c, &groups[j], nccl_dir, out_dir, header, report, &sum, &rows, err, errlen);
     written += rc == 0;
   }
+  if (rc == 0 && report && rows) fprintf(report, "%-42s %7d %5s %8.2f%%\n", "all", rows, "", 100 * sum / rows);
   for (int j = 0; groups && j < ng; j++) free(groups[j].bytes), free(groups[j].seconds);
   for (int i = 0; i < nn; i++) free(names[i]);
   free(names), free(groups);

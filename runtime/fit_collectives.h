@@ -11,8 +11,10 @@
 #define LLMP_FIT_COLLECTIVES_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "calib.h"
+#include "llmp_fit.h"
 #include "llmp_rt.h"
 
 /* The physics time of one call (seconds) with no table applied; NaN for bad arguments or an
@@ -26,21 +28,43 @@ double rt_collective_physics(const char *kernel, const RtCluster *c, double byte
 int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
                       const double *bytes, const double *seconds, int n, int max_points,
                       RtTable *out, char *err, size_t errlen);
+/* rt_fit_collective(), also giving in *cv the 5-fold cross-validated mean absolute
+ * percentage error (a fraction) of the chosen grid; NAN with fewer than 5 samples. */
+int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
+                         const double *bytes, const double *seconds, int n, int max_points,
+                         RtTable *out, double *cv, char *err, size_t errlen);
 
 /* Reads every KERNEL[_large]_fp16_NODES_GPUS.csv of an nccl/ sample folder (columns shape =
- * fp16 elements, dur(us)), fits one table per (kernel, layout), merging the _large file into
- * its kernel, and writes OUT_DIR/KERNEL_fp16_NODES_GPUS.tbl with the provenance lines of
- * `header` followed by the fit's own (rows, source files, cross-validated MAPE).
- * Returns the number of tables written, or -1 with a message in err. */
+ * fp16 elements of a rank's buffer, or bytes = the kernel's argument; dur(us)), fits one
+ * table per (kernel, layout), merging the _large file into its kernel, and writes
+ * OUT_DIR/KERNEL_fp16_NODES_GPUS.tbl with the provenance lines of `header` followed by the
+ * fit's own (rows, source files with what their `# gpu:` and `# date:` comments say, grid).
+ * Returns the number of tables written, or -1 with a message in err ("FILE:LINE: ..." for a
+ * malformed sample file). */
 int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir,
                            const char *header, char *err, size_t errlen);
+/* The same, printing to report (if not NULL) each table's rows, grid nodes and
+ * cross-validated error, and the error over all rows. */
+int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, const char *out_dir,
+                                  const char *header, FILE *report, char *err, size_t errlen);
 
-/* Samples of one nccl/ CSV file: *bytes (2 x shape: the fp16 buffer a rank passes) and
- * *seconds are malloc'ed (caller frees); returns the row count, or -1 with a message in err.
- * rt_nccl_kernel_bytes() turns those bytes into the kernel's `bytes` argument. */
+/* Samples of one collective CSV (the reader of llmp_fit.h: `#` comments, CRLF): *bytes are
+ * the kernel's `bytes` argument (llmp_rt.h: the full tensor) from a `bytes` column as they
+ * are, or from a `shape` column through rt_nccl_kernel_bytes(); *seconds from dur(us) (or
+ * dur).  nodes and gpus_per_node are the layout of the file's name; `nodes` and `GPUsPerNode`
+ * (or `gpus_per_node`) columns, where present, must agree.  *bytes and *seconds are malloc'ed
+ * (caller frees); meta (may be NULL) receives the `# gpu:` and `# date:` comments.  Returns the
+ * row count, or -1 with "PATH:LINE: message" in err. */
+int rt_collective_csv_read(const char *path, const char *kernel, int nodes, int gpus_per_node,
+                           double **bytes, double **seconds, RtSampleMeta *meta, char *err,
+                           size_t errlen);
+
+/* Samples of one nccl/ CSV file as rank buffers: *bytes (2 x shape, or a `bytes` column
+ * turned back into the buffer a rank passes) and *seconds are malloc'ed (caller frees);
+ * returns the row count, or -1 with a message in err.  rt_nccl_kernel_bytes() turns those
+ * bytes into the kernel's `bytes` argument. */
 int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *err,
                      size_t errlen);
-
 /* The kernel's `bytes` argument (llmp_rt.h: the full tensor) for a sample whose rank buffer
  * is buf_bytes: the same, except for all-gather, whose samples give the per-rank input (its
  * `shape`; the gathered output is nodes x gpus_per_node times larger).  The data says so: read

@@ -10,8 +10,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "llmp_fit.h"
 #include "ops.h"
@@ -33,6 +35,7 @@ typedef struct PaperOp {
   const char *name;
   RtOp op;
   int (*map)(const double *r, double *a);
+  unsigned need;            /* the raw columns map() reads: bits 1 << C_... */
 } PaperOp;
 
 #define R(c) r[C_##c]
@@ -110,29 +113,37 @@ static int m_last(const double *r, double *a) {    /* layers + final norm + LM h
 }
 #undef R
 
+#define N(c) (1u << C_##c)
+#define LAYER (N(MP) | N(B) | N(L) | N(DIM))
+#define SCORES (N(MP) | N(B) | N(H) | N(L))
+#define STAGE (N(MP) | N(DIM) | N(ENC))
 static const PaperOp paper_ops[] = {
-    {"linear1", RT_OP_LINEAR, m_lin1},
-    {"linear2", RT_OP_LINEAR, m_lin2},
-    {"linear3", RT_OP_LINEAR, m_lin3},
-    {"linear4", RT_OP_LINEAR, m_lin4},
-    {"linear_final", RT_OP_LINEAR, m_linf},
-    {"baddbmm", RT_OP_BMM, m_baddbmm},
-    {"bmm", RT_OP_BMM, m_bmm},
-    {"ScaledUpperTriangMaskedSoftmax", RT_OP_MASKED_SOFTMAX, m_scores},
-    {"softmax", RT_OP_SOFTMAX, m_scores},
-    {"fillmask", RT_OP_MASKED_FILL, m_scores},
-    {"flash_atten", RT_OP_FLASH, m_flash},
-    {"layernorm", RT_OP_LAYERNORM, m_norm},
-    {"RMSlayernorm", RT_OP_RMSNORM, m_norm},
-    {"gelu", RT_OP_GELU, m_gelu},
-    {"res_add", RT_OP_ADD, m_add},
-    {"RoPE", RT_OP_ROPE, m_rope},
-    {"embedding", RT_OP_EMBEDDING, m_embed},
-    {"parallel_cross_entropy_128", RT_OP_CROSS_ENTROPY, m_xent},
-    {"firstStage_optimizer", RT_OP_ADAM, m_first},
-    {"middleStage_optimizer", RT_OP_ADAM, m_middle},
-    {"lastStage_optimizer", RT_OP_ADAM, m_last},
+    {"linear1", RT_OP_LINEAR, m_lin1, LAYER},
+    {"linear2", RT_OP_LINEAR, m_lin2, LAYER},
+    {"linear3", RT_OP_LINEAR, m_lin3, LAYER},
+    {"linear4", RT_OP_LINEAR, m_lin4, LAYER},
+    {"linear_final", RT_OP_LINEAR, m_linf, LAYER},
+    {"baddbmm", RT_OP_BMM, m_baddbmm, SCORES | N(DIM)},
+    {"bmm", RT_OP_BMM, m_bmm, SCORES | N(DIM)},
+    {"ScaledUpperTriangMaskedSoftmax", RT_OP_MASKED_SOFTMAX, m_scores, SCORES},
+    {"softmax", RT_OP_SOFTMAX, m_scores, SCORES},
+    {"fillmask", RT_OP_MASKED_FILL, m_scores, SCORES},
+    {"flash_atten", RT_OP_FLASH, m_flash, SCORES | N(DIM)},
+    {"layernorm", RT_OP_LAYERNORM, m_norm, N(B) | N(L) | N(DIM)},
+    {"RMSlayernorm", RT_OP_RMSNORM, m_norm, N(B) | N(L) | N(DIM)},
+    {"gelu", RT_OP_GELU, m_gelu, LAYER},
+    {"res_add", RT_OP_ADD, m_add, N(B) | N(L) | N(DIM)},
+    {"RoPE", RT_OP_ROPE, m_rope, SCORES | N(DIM)},
+    {"embedding", RT_OP_EMBEDDING, m_embed, LAYER},
+    {"parallel_cross_entropy_128", RT_OP_CROSS_ENTROPY, m_xent, N(MP) | N(B) | N(L)},
+    {"firstStage_optimizer", RT_OP_ADAM, m_first, STAGE},
+    {"middleStage_optimizer", RT_OP_ADAM, m_middle, STAGE},
+    {"lastStage_optimizer", RT_OP_ADAM, m_last, STAGE},
 };
+#undef N
+#undef LAYER
+#undef SCORES
+#undef STAGE
 
 /* The kernel-form files: NAME_DTYPE.csv whose NAME is one of these and whose columns are the
  * op's arguments by these names. ORDER ops.h argument vectors. */
@@ -159,29 +170,172 @@ static const struct {
     {"adam", RT_OP_ADAM, {"params"}},
 };
 
-enum { MAX_COLS = 16 };
+/* --- the CSV reader ------------------------------------------------------------------ */
 
-/* Splits a CSV line (no quoting: sample files hold numbers) into at most MAX_COLS fields. */
-static int split(char *line, char **f) {
-  int n = 0;
-  line[strcspn(line, "\r\n")] = '\0';
-  for (char *p = line;; p++) {
-    if (n == MAX_COLS) return -1;
-    f[n++] = p;
-    p = strchr(p, ',');
-    if (!p) break;
-    *p = '\0';
-  }
-  return n;
+int rt_csv_fail(RtCsv *c, const char *fmt, ...) {
+  int n = snprintf(c->err, sizeof c->err, "%s:%d: ", c->path, c->line);
+  if (n < 0 || (size_t)n >= sizeof c->err) return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->err + n, sizeof c->err - (size_t)n, fmt, ap);
+  va_end(ap);
+  return -1;
 }
 
-static int col_of(char **hdr, int nh, const char *name) {
-  for (int i = 0; i < nh; i++) {
-    const char *h = hdr[i];
-    while (isspace((unsigned char)*h)) h++;
-    if (strcmp(h, name) == 0) return i;
+static char *trim(char *s) {
+  while (*s == ' ' || *s == '\t') s++;
+  size_t n = strlen(s);
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = '\0';
+  return s;
+}
+
+/* `# KEY: value` (KEY case-insensitive) into out, if out is still empty. */
+static void meta_line(const char *p, const char *key, char *out, size_t len) {
+  size_t k = strlen(key);
+  while (*p == '#' || *p == ' ' || *p == '\t') p++;
+  if (out[0] || strncasecmp(p, key, k) != 0) return;
+  p += k;
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p++ != ':') return;
+  while (*p == ' ' || *p == '\t') p++;
+  snprintf(out, len, "%s", p);
+  for (size_t n = strlen(out); n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\t');) out[--n] = '\0';
+}
+
+/* The next line that is not blank or a comment, into c->buf without its line end: 1, 0 at
+ * the end of the file, -1 on error.  Comments feed c->meta. */
+static int next_line(RtCsv *c) {
+  for (;;) {
+    size_t n = 0;
+    int ch = EOF;
+    while ((ch = getc(c->f)) != EOF && ch != '\n') {
+      if (ch == '\0') {
+        c->line++;
+        return rt_csv_fail(c, "a NUL byte: not a text file");
+      }
+      if (n == RT_CSV_MAX_LINE) {
+        c->line++;
+        return rt_csv_fail(c, "line longer than %d bytes", RT_CSV_MAX_LINE);
+      }
+      c->buf[n++] = (char)ch;
+    }
+    if (ch == EOF && n == 0) {
+      if (ferror(c->f)) return rt_csv_fail(c, "read error: %s", strerror(errno));
+      return 0;
+    }
+    c->line++;
+    if (n > 0 && c->buf[n - 1] == '\r') n--;
+    c->buf[n] = '\0';
+    char *p = c->buf;
+    if (c->line == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;   /* UTF-8 byte-order mark */
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == '\0') continue;
+    if (*p == '#') {
+      meta_line(p, "gpu", c->meta.gpu, sizeof c->meta.gpu);
+      meta_line(p, "date", c->meta.date, sizeof c->meta.date);
+      continue;
+    }
+    if (p != c->buf) memmove(c->buf, p, strlen(p) + 1);
+    return 1;
   }
+}
+
+/* Splits c->buf at commas into out[] (trimmed); the number of fields, which may exceed
+ * RT_CSV_MAX_COLS (only that many are stored). */
+static int split(char *line, char **out) {
+  int n = 0;
+  for (char *p = line;;) {
+    char *comma = strchr(p, ',');
+    if (comma) *comma = '\0';
+    if (n < RT_CSV_MAX_COLS) out[n] = trim(p);
+    n++;
+    if (!comma) return n;
+    p = comma + 1;
+  }
+}
+
+int rt_csv_open(RtCsv *c, const char *path) {
+  memset(c, 0, sizeof *c);
+  c->path = path;
+  if (!(c->f = fopen(path, "r"))) return rt_csv_fail(c, "cannot open: %s", strerror(errno));
+  if (!(c->buf = malloc(RT_CSV_MAX_LINE + 1))) return rt_csv_fail(c, "out of memory");
+  int rc = next_line(c);
+  if (rc < 0) return -1;
+  if (rc == 0) {
+    if (c->line == 0) return c->line = 1, rt_csv_fail(c, "empty file: no header line");
+    return rt_csv_fail(c, "no header line: the file holds only comments and blank lines");
+  }
+  if (!(c->hdr = strdup(c->buf))) return rt_csv_fail(c, "out of memory");
+  int n = split(c->hdr, c->col);
+  if (n > RT_CSV_MAX_COLS)
+    return rt_csv_fail(c, "%d columns in the header; at most %d", n, RT_CSV_MAX_COLS);
+  c->ncols = n;
+  for (int i = 0; i < c->ncols; i++)
+    for (int j = 0; j < i; j++)
+      if (c->col[i][0] && strcmp(c->col[i], c->col[j]) == 0)
+        return rt_csv_fail(c, "column `%s` twice in the header", c->col[i]);
+  return 0;
+}
+
+int rt_csv_column(const RtCsv *c, const char *name) {
+  for (int i = 0; i < c->ncols; i++)
+    if (strcmp(c->col[i], name) == 0) return i;
   return -1;
+}
+
+int rt_csv_row(RtCsv *c) {
+  int rc = next_line(c);
+  if (rc == 0 && c->rows == 0) return rt_csv_fail(c, "no rows under the header");
+  if (rc <= 0) return rc;
+  int n = split(c->buf, c->field);
+  if (n != c->ncols)
+    return rt_csv_fail(c, "%d field%s, the header has %d", n, n == 1 ? "" : "s", c->ncols);
+  c->rows++;
+  return 1;
+}
+
+int rt_csv_number(RtCsv *c, int col, double *v) {
+  const char *s = c->field[col];
+  char *end;
+  *v = strtod(s, &end);
+  if (end == s || *end != '\0')
+    return rt_csv_fail(c, "column `%s`: `%.40s%s` is not a number", c->col[col], s,
+                       strlen(s) > 40 ? "..." : "");
+  return 0;
+}
+
+void rt_csv_close(RtCsv *c) {
+  if (c->f) fclose(c->f);
+  free(c->buf), free(c->hdr);
+  c->f = NULL, c->buf = c->hdr = NULL;
+}
+
+/* --- operator sample files ------------------------------------------------------------- */
+
+/* A time column's value in seconds: microseconds > 0 and finite. */
+static int time_of(RtCsv *c, int col, double *sec) {
+  double us;
+  if (rt_csv_number(c, col, &us) != 0) return -1;
+  if (!(us > 0) || !isfinite(us))
+    return rt_csv_fail(c, "column `%s`: time `%s` is not a positive number of microseconds",
+                       c->col[col], c->field[col]);
+  *sec = us * 1e-6;
+  return 0;
+}
+
+/* A column the fit does not need but reads if it can (the model's width): NAN if not a number. */
+static double lenient(const RtCsv *c, int col) {
+  char *end;
+  double v = strtod(c->field[col], &end);
+  return end != c->field[col] && *end == '\0' ? v : NAN;
+}
+
+static void list_names(char *out, size_t len, const char *const *names, int n) {
+  out[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    size_t used = strlen(out);
+    snprintf(out + used, len - used, "%s%s", i ? ", " : "", names[i]);
+  }
 }
 
 /* Reads one file whose name (without _DTYPE.csv) is stem. */
@@ -193,98 +347,98 @@ static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtyp
   for (size_t i = 0; i < sizeof kernel_forms / sizeof kernel_forms[0]; i++)
     if (strcmp(stem, kernel_forms[i].name) == 0) kf = (int)i;
   if (!po && kf < 0) return 0;   /* not a sample file we know: skip (paper-regressors.csv) */
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    fprintf(err, "%s:0: cannot open: %s\n", path, strerror(errno));
-    return -1;
-  }
-  char *line = NULL;
-  size_t cap = 0;
-  char *hdr[MAX_COLS], *fld[MAX_COLS];
-  int nh = 0, lineno = 1, rc = 0;
-  char *hdrbuf = NULL;
-  if (getline(&line, &cap, f) < 0 || (hdrbuf = strdup(line)) == NULL || (nh = split(hdrbuf, hdr)) < 1) {
-    fprintf(err, "%s:1: no header line\n", path);
-    rc = -1;
-  }
-  /* A kernel-form header names the op's arguments; otherwise it is the paper's form. */
-  int argcol[RT_OP_MAX_ARGS], rawcol[NRAW];
-  int kform = 0;
+  RtCsv c;
+  int rc = rt_csv_open(&c, path);
+  /* The form: a kernel-form header names the op's arguments (all of them; naming one is
+   * enough to be read as that form), a paper-form header the raw columns. */
+  int argcol[RT_OP_MAX_ARGS] = {0}, rawcol[NRAW], nargs = 0, have = 0, kform = 0;
+  char names[256];
   if (rc == 0 && kf >= 0) {
-    kform = 1;
-    for (int i = 0; i < RT_OP_MAX_ARGS && kernel_forms[kf].cols[i]; i++)
-      if ((argcol[i] = col_of(hdr, nh, kernel_forms[kf].cols[i])) < 0) kform = 0;
-    if (!kform && !po) {
-      fprintf(err, "%s:1: kernel-form sample file needs the columns of kernel %s\n", path, stem);
-      rc = -1;
-    }
+    while (nargs < RT_OP_MAX_ARGS && kernel_forms[kf].cols[nargs]) nargs++;
+    for (int i = 0; i < nargs; i++) have += (argcol[i] = rt_csv_column(&c, kernel_forms[kf].cols[i])) >= 0;
+    kform = have > 0 || !po;
+    list_names(names, sizeof names, kernel_forms[kf].cols, nargs);
+    for (int i = 0; rc == 0 && kform && i < nargs; i++)
+      if (argcol[i] < 0)
+        rc = rt_csv_fail(&c, "no column `%s`: a %s file in kernel form has the columns %s",
+                         kernel_forms[kf].cols[i], stem, names);
   }
-  for (int i = 0; i < NRAW; i++) rawcol[i] = rc == 0 ? col_of(hdr, nh, raw_names[i]) : -1;
-  if (rc == 0 && rawcol[C_F] < 0 && rawcol[C_DUR] < 0 && col_of(hdr, nh, "dur") < 0) {
-    fprintf(err, "%s:1: no time column (F_dur(us), dur(us) or dur)\n", path);
-    rc = -1;
+  for (int i = 0; i < NRAW; i++) rawcol[i] = rc == 0 ? rt_csv_column(&c, raw_names[i]) : -1;
+  if (rc == 0 && !kform) {
+    const char *need[NRAW];
+    int nn = 0;
+    for (int i = 0; i < NRAW; i++)
+      if (po->need & (1u << i)) need[nn++] = raw_names[i];
+    list_names(names, sizeof names, need, nn);
+    for (int i = 0; rc == 0 && i < NRAW; i++)
+      if ((po->need & (1u << i)) && rawcol[i] < 0)
+        rc = rt_csv_fail(&c, "no column `%s`: the paper's %s file has the columns %s", raw_names[i],
+                         stem, names);
   }
-  int fcol = rawcol[C_F] >= 0 ? rawcol[C_F] : rawcol[C_DUR] >= 0 ? rawcol[C_DUR] : col_of(hdr, nh, "dur");
-  if (rc == 0 && set->nfiles == RT_FIT_MAX_FILES) {
-    fprintf(err, "%s:0: more than %d sample files\n", path, RT_FIT_MAX_FILES);
-    rc = -1;
-  }
+  int fcol = rawcol[C_F] >= 0 ? rawcol[C_F] : rawcol[C_DUR] >= 0 ? rawcol[C_DUR] : rt_csv_column(&c, "dur");
+  int bcol = rawcol[C_B_DUR];
+  if (rc == 0 && fcol < 0) rc = rt_csv_fail(&c, "no time column: F_dur(us) (or dur(us), dur)");
+  if (rc == 0 && set->nfiles == RT_FIT_MAX_FILES)
+    rc = rt_csv_fail(&c, "more than %d sample files", RT_FIT_MAX_FILES);
   int fi = set->nfiles;
   if (rc == 0) {
     snprintf(set->file[fi], sizeof set->file[fi], "%s", stem);
     snprintf(set->path[fi], sizeof set->path[fi], "%.*s", (int)sizeof set->path[fi] - 1, path);
     set->nfiles++;
   }
-  while (rc == 0 && getline(&line, &cap, f) >= 0) {
-    lineno++;
-    int n = split(line, fld);
-    if (n == 1 && fld[0][0] == '\0') continue;
-    if (n != nh) {
-      fprintf(err, "%s:%d: %d fields, the header has %d\n", path, lineno, n, nh);
+  while (rc == 0 && (rc = rt_csv_row(&c)) == 1) {
+    rc = 0;
+    RtSample s = {.file = fi, .dtype = dt, .bwd = -1};
+    if (time_of(&c, fcol, &s.fwd) != 0 || (bcol >= 0 && time_of(&c, bcol, &s.bwd) != 0)) {
       rc = -1;
       break;
     }
-    double v[MAX_COLS];
-    for (int i = 0; i < n; i++) {
-      char *end;
-      v[i] = strtod(fld[i], &end);
-      if (end == fld[i] || *end != '\0') v[i] = NAN;
-    }
-    RtSample s = {.file = fi, .dtype = dt, .bwd = -1};
     double r[NRAW];
-    for (int i = 0; i < NRAW; i++) r[i] = rawcol[i] >= 0 ? v[rawcol[i]] : NAN;
+    for (int i = 0; i < NRAW; i++) r[i] = NAN;
     if (kform) {
       s.op = kernel_forms[kf].op;
-      for (int i = 0; i < RT_OP_MAX_ARGS && kernel_forms[kf].cols[i]; i++) s.a[i] = v[argcol[i]];
+      for (int i = 0; rc == 0 && i < nargs; i++) {
+        rc = rt_csv_number(&c, argcol[i], &s.a[i]);
+        int bias = s.op == RT_OP_LINEAR && i == 3;
+        if (rc == 0 && bias && s.a[i] != 0 && s.a[i] != 1)
+          rc = rt_csv_fail(&c, "column `bias`: `%s` is not 0 or 1", c.field[argcol[i]]);
+        if (rc == 0 && !bias && !(s.a[i] >= 1 && isfinite(s.a[i])))
+          rc = rt_csv_fail(&c, "column `%s`: `%s` is not a size (a number >= 1)", c.col[argcol[i]],
+                           c.field[argcol[i]]);
+      }
     } else {
       s.op = po->op;
-      po->map(r, s.a);
+      for (int i = 0; rc == 0 && i < NRAW; i++) {
+        if (!(po->need & (1u << i))) continue;
+        rc = rt_csv_number(&c, rawcol[i], &r[i]);
+        if (rc == 0 && !(r[i] > 0 && isfinite(r[i])))
+          rc = rt_csv_fail(&c, "column `%s`: `%s` is not a positive number", raw_names[i],
+                           c.field[rawcol[i]]);
+      }
+      if (rc == 0) po->map(r, s.a);
+      for (int i = 0; rc == 0 && i < (s.op == RT_OP_LINEAR ? 3 : rt_op_nargs((RtOp)s.op)); i++)
+        if (!(s.a[i] >= 1 && isfinite(s.a[i])))   /* as rt_op_args_ok() wants them */
+          rc = rt_csv_fail(&c, "the row maps to a %s shape with a size below 1 (more mp than heads?)",
+                           stem);
     }
+    if (rc != 0) break;
+    if (rawcol[C_DIM] >= 0 && !isfinite(r[C_DIM])) r[C_DIM] = lenient(&c, rawcol[C_DIM]);
+    if (rawcol[C_HIDSZ] >= 0) r[C_HIDSZ] = lenient(&c, rawcol[C_HIDSZ]);
     s.hidden = isfinite(r[C_DIM]) ? r[C_DIM] : isfinite(r[C_HIDSZ]) ? r[C_HIDSZ] : 0;
-    s.fwd = v[fcol] * 1e-6;
-    if (rawcol[C_B_DUR] >= 0) s.bwd = v[rawcol[C_B_DUR]] * 1e-6;
-    int ok = isfinite(s.fwd) && s.fwd > 0 && !(rawcol[C_B_DUR] >= 0 && !(s.bwd > 0));
-    for (int i = 0; ok && i < rt_op_nargs((RtOp)s.op); i++) ok = isfinite(s.a[i]);
-    if (!ok) {
-      fprintf(err, "%s:%d: a field is not a number, or a time is not positive\n", path, lineno);
-      rc = -1;
-      break;
-    }
     if (set->n % 1024 == 0) {
       RtSample *ns = realloc(set->s, (size_t)(set->n + 1024) * sizeof *ns);
       if (!ns) {
-        fprintf(err, "%s:%d: out of memory\n", path, lineno);
-        rc = -1;
+        rc = rt_csv_fail(&c, "out of memory");
         break;
       }
       set->s = ns;
     }
     set->s[set->n++] = s;
   }
-  free(hdrbuf);
-  free(line);
-  fclose(f);
-  return rc;
+  if (rc == 0) set->meta[fi] = c.meta;
+  else fprintf(err, "%s\n", c.err);
+  rt_csv_close(&c);
+  return rc == 0 ? 0 : -1;
 }
 
 static int cmp_name(const void *a, const void *b) {

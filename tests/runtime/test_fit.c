@@ -1,0 +1,483 @@
+/* test_fit.c - the fitter (runtime/fit.c, fit_collectives.c) and the sample reader
+ * (runtime/samples.c) on synthetic samples drawn from a known model.
+ *
+ * The known model of an operator is the A100's physics (rt_gpu_builtin, no tables) times a
+ * smooth correction surface over the table's axes: a product of power laws with a little
+ * curvature, different for fwd and bwd; of a collective, a latency plus bytes over a
+ * bandwidth.  Samples carry 1 % multiplicative noise from a fixed-seed generator, are written
+ * as CSV files in the kernel form (with the probe's `#` comment header, comments between rows,
+ * and CRLF line ends in one file), read back through rt_samples_load(), fitted, and the fitted
+ * calibration must reproduce the noise-free model at held-out points inside the sampled grid
+ * (off the grid's nodes) within 2 %.  Too few samples must give a sensible answer or a clear
+ * error, never a crash. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../unit/support.h"
+#include "calib.h"
+#include "clusters.h"
+#include "fit_collectives.h"
+#include "llmp_fit.h"
+#include "llmp_rt.h"
+#include "ops.h"
+
+/* --- a fixed-seed generator ---------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static double uniform(void) {   /* splitmix64, in [0, 1) */
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+}
+
+static double normal(void) {    /* Box-Muller */
+  double u = uniform(), v = uniform();
+  return sqrt(-2 * log(1 - u)) * cos(2 * M_PI * v);
+}
+
+static double pick(const double *v, int n) { return v[(int)(uniform() * n)]; }
+
+/* Log-uniform in [lo, hi]. */
+static double log_uniform(double lo, double hi) { return lo * pow(hi / lo, uniform()); }
+
+static const double noise = 0.01;
+
+/* --- a temporary folder -------------------------------------------------------------- */
+
+static char tmp[64];
+
+static void tmp_make(void) {
+  snprintf(tmp, sizeof tmp, "/tmp/llmp_fit_XXXXXX");
+  assert_non_null(mkdtemp(tmp));
+}
+
+static void tmp_remove(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+  assert_int_equal(system(cmd), 0);
+}
+
+static FILE *tmp_open(const char *name) {
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s", tmp, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  return f;
+}
+
+/* The probe's header (hw/probe writes these comment lines before the column names). */
+static void probe_header(FILE *f, const char *eol) {
+  fprintf(f, "# llmp probe: synthetic samples (tests/runtime/test_fit.c)%s", eol);
+  fprintf(f, "# gpu: NVIDIA A100-SXM4-80GB%s# driver: 550.54.15%s", eol, eol);
+  fprintf(f, "# torch: 2.3.0%s# date: 2025-06-01%s", eol, eol);
+}
+
+/* --- the known operator model -------------------------------------------------------- */
+
+typedef struct Kernel {
+  const char *name;          /* kernel-form file name stem */
+  RtOp op;
+  const char *cols;          /* the kernel's argument columns */
+  int nargs;
+  double lo[5], hi[5];       /* held-out points: log-uniform in [lo, hi] per argument */
+  double grid[5][10];        /* sampled values per argument (0-terminated) */
+  double ref[RT_MAX_AXES];   /* the correction's reference point per table axis */
+  int anywhere;              /* samples drawn anywhere in the range, not on a grid */
+} Kernel;
+
+/* The correction at table coordinates x: 1.3 (fwd; 0.9 bwd) x a power law per axis x a
+ * little curvature on the first. */
+static double correction(const Kernel *k, const double *x, int bwd) {
+  static const double p[2][RT_MAX_AXES] = {{-0.10, 0.05, -0.03, 0.04}, {0.06, -0.08, 0.02, -0.05}};
+  double lc = log(bwd ? 0.9 : 1.3);
+  int naxes = rt_op_info[k->op].naxes;
+  for (int a = 0; a < naxes; a++) lc += p[bwd][a] * log(x[a] / k->ref[a]);
+  double u = log(x[0] / k->ref[0]);
+  return exp(lc + 0.01 * u * u);
+}
+
+/* The noise-free model's cost of args a. */
+static RtCost model(const RtGpu *g, const Kernel *k, const double *a) {
+  double x[RT_MAX_AXES];
+  RtCost c = rt_op_physics(g, k->op, RT_FP16, a, x);
+  c.fwd *= correction(k, x, 0);
+  c.bwd *= correction(k, x, 1);
+  return c;
+}
+
+static const Kernel kernels[] = {
+    {"linear", RT_OP_LINEAR, "m,k,n,bias", 4,
+     {1024, 1024, 1024, 0}, {16384, 8192, 16384, 1},
+     {{1024, 2048, 4096, 8192, 16384}, {1024, 2048, 4096, 8192}, {1024, 2048, 4096, 8192, 16384},
+      {1}},
+     {4096, 4096, 4096}, 0},
+    {"flash_attention", RT_OP_FLASH, "b,l,heads,kv_heads,head_dim", 5,
+     {1, 512, 8, 0, 64}, {8, 8192, 32, 0, 128},
+     {{1, 2, 4, 8}, {512, 1024, 2048, 4096, 8192}, {8, 16, 32}, {0}, {64, 128}},
+     {64, 2048, 128}, 0},
+    {"layernorm", RT_OP_LAYERNORM, "tokens,hidden", 2,
+     {1024, 1024}, {65536, 16384},
+     {{1024, 4096, 16384, 65536}, {1024, 2048, 4096, 8192, 16384}},
+     {8192, 4096}, 0},
+    {"adam", RT_OP_ADAM, "params", 1,
+     {1e6}, {1e10},
+     {{1e6, 3e6, 1e7, 3e7, 1e8, 3e8, 1e9, 3e9, 1e10}},
+     {1e8}, 0},
+    /* samples anywhere: the grid's nodes at quantiles, values fitted between samples */
+    {"gelu", RT_OP_GELU, "elements", 1, {1e5}, {1e9}, {{0}}, {1e7}, 1},
+};
+enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
+
+static void draw_inside(const Kernel *k, double *a);
+
+/* A sample's arguments: a random point of the kernel's sampled grid (rows of a probe). */
+static void draw_grid(const Kernel *k, double *a) {
+  if (k->anywhere) return draw_inside(k, a);
+  for (int i = 0; i < k->nargs; i++) {
+    int n = 0;
+    while (n < 10 && k->grid[i][n] > 0) n++;
+    a[i] = n ? pick(k->grid[i], n) : 0;
+  }
+  if (k->op == RT_OP_LINEAR) a[3] = uniform() < 0.5;          /* bias or not */
+  if (k->op == RT_OP_FLASH) a[3] = a[2];                      /* kv_heads = heads */
+}
+
+/* A held-out point: log-uniform inside the grid's range, so off the nodes. */
+static void draw_inside(const Kernel *k, double *a) {
+  for (int i = 0; i < k->nargs; i++) a[i] = k->hi[i] > k->lo[i] ? log_uniform(k->lo[i], k->hi[i]) : k->lo[i];
+  if (k->op == RT_OP_LINEAR) a[3] = uniform() < 0.5;
+  if (k->op == RT_OP_FLASH) {
+    a[0] = round(a[0]), a[2] = round(a[2]), a[3] = a[2];   /* whole sequences, heads */
+    a[4] = round(a[4]);
+  }
+}
+
+/* Writes `rows` noisy samples of kernel k as OPDIR/NAME_fp16.csv in the kernel form. */
+static void write_kernel_csv(const RtGpu *g, const Kernel *k, int rows, int crlf) {
+  char name[64];
+  snprintf(name, sizeof name, "operator/%s_fp16.csv", k->name);
+  FILE *f = tmp_open(name);
+  const char *eol = crlf ? "\r\n" : "\n";
+  probe_header(f, eol);
+  int bwd = k->op != RT_OP_ADAM;   /* an optimizer step has no backward */
+  fprintf(f, "%s,F_dur(us)%s%s", k->cols, bwd ? ",B_dur(us)" : "", eol);
+  for (int r = 0; r < rows; r++) {
+    if (r == rows / 2) fprintf(f, "%s# half way%s", eol, eol);   /* a blank line, a comment */
+    double a[5];
+    draw_grid(k, a);
+    RtCost c = model(g, k, a);
+    for (int i = 0; i < k->nargs; i++) fprintf(f, "%.17g,", a[i]);
+    fprintf(f, "%.6f", 1e6 * c.fwd * exp(noise * normal()));
+    if (bwd) fprintf(f, ",%.6f", 1e6 * c.bwd * exp(noise * normal()));
+    fputs(eol, f);
+  }
+  fclose(f);
+}
+
+/* --- operators ----------------------------------------------------------------------- */
+
+/* Samples of every kernel through the reader, the fit, and the error at held-out points. */
+TEST(recovers_operator_model) {
+  rng_state = 20250601;
+  const RtGpu *g = rt_gpu_builtin("a100_sxm4_80gb");
+  assert_non_null(g);
+  tmp_make();
+  char dir[128];
+  snprintf(dir, sizeof dir, "%s/operator", tmp);
+  assert_int_equal(mkdir(dir, 0777), 0);
+  for (int k = 0; k < NKERNELS; k++) write_kernel_csv(g, &kernels[k], 600, k == 2);
+  RtSampleSet set;
+  assert_int_equal(rt_samples_load(tmp, &set, stderr), 0);
+  assert_int_equal(set.nfiles, NKERNELS);
+  assert_int_equal(set.n, NKERNELS * 600);
+  for (int f = 0; f < set.nfiles; f++) {
+    assert_string_equal(set.meta[f].gpu, "NVIDIA A100-SXM4-80GB");
+    assert_string_equal(set.meta[f].date, "2025-06-01");
+  }
+  RtCalib *c = rt_fit(g, &set, NULL);
+  assert_non_null(c);
+  assert_int_equal(rt_calib_ntables(c), NKERNELS);
+  RtGpu gc = *g;
+  gc.calib = c;
+  for (int k = 0; k < NKERNELS; k++) {
+    double worst = 0, sum = 0;
+    int n = 500, cnt = 0;
+    for (int i = 0; i < n; i++) {
+      double a[5];
+      draw_inside(&kernels[k], a);
+      RtCost want = model(g, &kernels[k], a), got = rt_op_eval(&gc, kernels[k].op, RT_FP16, a);
+      assert_true(got.flags & RT_CALIBRATED);
+      assert_false(got.flags & RT_EXTRAPOLATED);
+      int nw = kernels[k].op == RT_OP_ADAM ? 1 : 2;
+      for (int w = 0; w < nw; w++) {
+        double e = fabs((w ? got.bwd : got.fwd) / (w ? want.bwd : want.fwd) - 1);
+        worst = fmax(worst, e), sum += e, cnt++;
+      }
+    }
+    printf("%-16s held-out error: mean %.3f %%, max %.3f %%\n", kernels[k].name, 100 * sum / cnt,
+           100 * worst);
+    if (worst >= 0.02 || sum / cnt >= 0.005)
+      fail_msg("%s: max error %.3f %%, mean %.3f %%", kernels[k].name, 100 * worst, 100 * sum / cnt);
+  }
+  /* The cross-validated error sees the noise: about its mean absolute value, 0.8 %. */
+  RtFitCv cv;
+  assert_int_equal(rt_fit_cv_full(g, &set, 5, &cv), 0);
+  assert_int_equal(cv.ntables, NKERNELS);
+  assert_int_equal(cv.all.rows[0], set.n);
+  for (int t = 0; t < cv.ntables; t++)
+    for (int w = 0; w < (cv.table[t].op == RT_OP_ADAM ? 1 : 2); w++) {
+      assert_int_equal(cv.table[t].err.rows[w], 600);
+      assert_true(cv.table[t].err.mape[w] > 0.004 && cv.table[t].err.mape[w] < 0.015);
+    }
+  assert_string_equal(cv.table[1].name, "flash_attention fp16 causal=1");
+  rt_calib_free(c);
+  rt_samples_free(&set);
+  tmp_remove();
+}
+
+/* rt_fit_dir() end to end: the report, and tables that load and carry the probe's gpu and
+ * date in their source lines. */
+TEST(fit_dir_writes_tables) {
+  rng_state = 7;
+  const RtGpu *g = rt_gpu_builtin("a100_sxm4_80gb");
+  tmp_make();
+  char dir[128], out[160], path[256];
+  snprintf(dir, sizeof dir, "%s/operator", tmp);
+  snprintf(out, sizeof out, "%s/out", tmp);
+  assert_int_equal(mkdir(dir, 0777), 0);
+  assert_int_equal(mkdir(out, 0777), 0);
+  write_kernel_csv(g, &kernels[2], 200, 1);
+  write_kernel_csv(g, &kernels[3], 100, 0);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *rep = open_memstream(&text, &len);
+  assert_int_equal(rt_fit_dir(tmp, out, "a100_sxm4_80gb", rep), 0);
+  fclose(rep);
+  printf("%s", text);
+  assert_non_null(strstr(text, "\nlayernorm fp16                         200 "));
+  assert_non_null(strstr(text, "\nadam fp16                              100 "));
+  assert_non_null(strstr(text, "\nall                                    300 "));
+  assert_non_null(strstr(text, "\nwrote 2 tables to "));
+  free(text);
+  char err[256];
+  RtCalib *c = rt_calib_load(out, err, sizeof err);
+  if (!c) fail_msg("%s", err);
+  assert_int_equal(rt_calib_ntables(c), 2);
+  rt_calib_free(c);
+  snprintf(path, sizeof path, "%s/layernorm_fp16.tbl", out);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char buf[4096];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  assert_non_null(strstr(buf, "operator/layernorm_fp16.csv (gpu: NVIDIA A100-SXM4-80GB; date: 2025-06-01)\n"));
+  assert_non_null(strstr(buf, "# licence: that of the sample files above\n"));
+  assert_non_null(strstr(buf, "\n# cv: 5-fold MAPE fwd "));
+  tmp_remove();
+}
+
+/* One or two samples: a constant correction, finite everywhere; none: no table. */
+TEST(operator_few_samples) {
+  rng_state = 3;
+  const RtGpu *g = rt_gpu_builtin("a100_sxm4_80gb");
+  RtSample s[2] = {{.op = RT_OP_LINEAR, .dtype = RT_FP16, .a = {4096, 4096, 4096, 0}},
+                   {.op = RT_OP_LINEAR, .dtype = RT_FP16, .a = {8192, 4096, 4096, 1}}};
+  for (int i = 0; i < 2; i++) {
+    RtCost c = model(g, &kernels[0], s[i].a);
+    s[i].fwd = c.fwd, s[i].bwd = c.bwd;
+  }
+  RtSampleSet set = {.n = 1, .nfiles = 1, .s = s};
+  snprintf(set.file[0], sizeof set.file[0], "linear");
+  for (int n = 0; n <= 2; n++) {
+    set.n = n;
+    RtCalib *c = rt_fit(g, &set, NULL);
+    assert_non_null(c);
+    assert_int_equal(rt_calib_ntables(c), n ? 1 : 0);
+    RtGpu gc = *g;
+    gc.calib = c;
+    const double far[4] = {512, 30000, 100, 1};
+    RtCost e = rt_op_eval(&gc, RT_OP_LINEAR, RT_FP16, far);
+    assert_true(isfinite(e.fwd) && e.fwd > 0 && isfinite(e.bwd) && e.bwd > 0);
+    if (n) {   /* at the sample itself the table reproduces it */
+      RtCost at = rt_op_eval(&gc, RT_OP_LINEAR, RT_FP16, s[0].a);
+      assert_true(fabs(at.fwd / s[0].fwd - 1) < 1e-9);
+      assert_true(e.flags & RT_EXTRAPOLATED);
+    }
+    RtFitCv cv;
+    assert_int_equal(rt_fit_cv_full(g, &set, 5, &cv), 0);
+    assert_int_equal(cv.all.rows[0], n);
+    if (n == 0) assert_true(cv.all.mape[0] == -1);
+    else assert_true(isfinite(cv.all.mape[0]) && cv.all.mape[0] >= 0);
+    rt_calib_free(c);
+  }
+  RtFitCv cv;
+  assert_int_equal(rt_fit_cv_full(g, &set, 1, &cv), -1);   /* one fold is no cross-validation */
+}
+
+/* The reader: comments anywhere with the line numbers right, the probe's header kept. */
+TEST(reader_comments_and_lines) {
+  tmp_make();
+  FILE *f = tmp_open("gelu_fp16.csv");
+  fputs("\xEF\xBB\xBF# gpu:  NVIDIA H100 80GB HBM3  \r\n#date:2025-06-01\r\n\r\n"
+        "  elements , F_dur(us)\r\n# between\r\n1e6, 10 \r\n\r\n  # indented\r\n2e6,x\r\n", f);
+  fclose(f);
+  char path[256];
+  snprintf(path, sizeof path, "%s/gelu_fp16.csv", tmp);
+  RtCsv c;
+  assert_int_equal(rt_csv_open(&c, path), 0);
+  assert_int_equal(c.line, 4);
+  assert_int_equal(c.ncols, 2);
+  assert_int_equal(rt_csv_column(&c, "elements"), 0);
+  assert_int_equal(rt_csv_column(&c, "F_dur(us)"), 1);
+  assert_int_equal(rt_csv_row(&c), 1);
+  assert_int_equal(c.line, 6);
+  double v;
+  assert_int_equal(rt_csv_number(&c, 1, &v), 0);
+  assert_true(v == 10);
+  assert_int_equal(rt_csv_row(&c), 1);
+  assert_int_equal(c.line, 9);
+  assert_int_equal(rt_csv_number(&c, 1, &v), -1);
+  char want[300];
+  snprintf(want, sizeof want, "%s:9: column `F_dur(us)`: `x` is not a number", path);
+  assert_string_equal(c.err, want);
+  assert_int_equal(rt_csv_row(&c), 0);
+  assert_string_equal(c.meta.gpu, "NVIDIA H100 80GB HBM3");
+  assert_string_equal(c.meta.date, "2025-06-01");
+  rt_csv_close(&c);
+  /* the loader reports the same place */
+  RtSampleSet set;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *err = open_memstream(&text, &len);
+  assert_int_equal(rt_samples_load(tmp, &set, err), -1);
+  fclose(err);
+  snprintf(want, sizeof want, "%s:9: column `F_dur(us)`: `x` is not a number\n", path);
+  assert_string_equal(text, want);
+  free(text);
+  /* a missing file: line 0 */
+  assert_int_equal(rt_csv_open(&c, "/nonexistent/x.csv"), -1);
+  assert_non_null(strstr(c.err, "/nonexistent/x.csv:0: cannot open: "));
+  rt_csv_close(&c);
+  tmp_remove();
+}
+
+/* --- collectives --------------------------------------------------------------------- */
+
+/* The known collective: 25 us + bytes / 80 GB/s. */
+static double coll_model(double bytes) { return 25e-6 + bytes / 80e9; }
+
+TEST(recovers_collective_model) {
+  rng_state = 42;
+  const RtCluster *sys = rt_cluster_builtin("perlmutter");
+  assert_non_null(sys);
+  tmp_make();
+  /* through the files: a `bytes` column, the probe's comments, a `_large` file merged in */
+  const char *names[2] = {"allreduce_fp16_2_4.csv", "allreduce_large_fp16_2_4.csv"};
+  for (int k = 0; k < 2; k++) {
+    FILE *f = tmp_open(names[k]);
+    probe_header(f, "\n");
+    fputs("bytes,nodes,GPUsPerNode,dur(us)\n", f);
+    for (int i = 0; i < 300; i++) {
+      double b = k ? log_uniform(64 << 20, 4.0 * (1 << 30)) : log_uniform(1024, 64 << 20);
+      fprintf(f, "%.0f,2,4,%.6f\n", b, 1e6 * coll_model(b) * exp(noise * normal()));
+    }
+    fclose(f);
+  }
+  char out[160], err[512];
+  snprintf(out, sizeof out, "%s/out", tmp);
+  assert_int_equal(mkdir(out, 0777), 0);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *rep = open_memstream(&text, &len);
+  int n = rt_fit_collectives_dir_report(sys, tmp, out, "source: synthetic", rep, err, sizeof err);
+  fclose(rep);
+  if (n != 1) fail_msg("%d tables: %s", n, err);
+  if (!strstr(text, "\nallreduce fp16 gpus_per_node=4 nodes=2         600 ")) fail_msg("%s", text);
+  free(text);
+  RtCalib *c = rt_calib_load(out, err, sizeof err);
+  if (!c) fail_msg("%s", err);
+  RtCluster cal = *sys;
+  cal.calib = c;
+  double worst = 0, sum = 0;
+  for (int i = 0; i < 1000; i++) {
+    double b = log_uniform(2048, 2.0 * (1 << 30));
+    RtCost got = rt_allreduce(&cal, b, 2, 4);
+    assert_true(got.flags & RT_CALIBRATED);
+    double e = fabs(got.fwd / coll_model(b) - 1);
+    worst = fmax(worst, e), sum += e;
+  }
+  printf("allreduce 2x4    held-out error: mean %.3f %%, max %.3f %%\n", 100 * sum / 1000, 100 * worst);
+  if (worst >= 0.02 || sum / 1000 >= 0.005) fail_msg("max error %.3f %%, mean %.3f %%", 100 * worst, 100 * sum / 1000);
+  rt_calib_free(c);
+  /* all-gather from `shape` (a rank's fp16 input) and from `bytes` (the gathered output)
+   * give the same kernel arguments */
+  FILE *f = tmp_open("allgather_fp16_2_4.csv");
+  fputs("shape,dur(us)\n1000,30\n", f);
+  fclose(f);
+  f = tmp_open("allgather_large_fp16_2_4.csv");
+  fputs("# bytes: the kernel's argument\nbytes,dur(us)\n16000,30\n", f);
+  fclose(f);
+  double *b, *s;
+  char path[256];
+  snprintf(path, sizeof path, "%s/allgather_fp16_2_4.csv", tmp);
+  assert_int_equal(rt_collective_csv_read(path, "allgather", 2, 4, &b, &s, NULL, err, sizeof err), 1);
+  assert_true(b[0] == 16000 && fabs(s[0] / 30e-6 - 1) < 1e-12);
+  free(b), free(s);
+  snprintf(path, sizeof path, "%s/allgather_large_fp16_2_4.csv", tmp);
+  assert_int_equal(rt_collective_csv_read(path, "allgather", 2, 4, &b, &s, NULL, err, sizeof err), 1);
+  assert_true(b[0] == 16000);
+  free(b), free(s);
+  assert_int_equal(rt_nccl_csv_read(path, &b, &s, err, sizeof err), 1);   /* the rank's buffer */
+  assert_true(b[0] == 2000);
+  free(b), free(s);
+  tmp_remove();
+}
+
+TEST(collective_few_samples) {
+  const RtCluster *sys = rt_cluster_builtin("perlmutter");
+  double bytes[4] = {1e6, 1e7, 1e8, 1e9}, sec[4];
+  for (int i = 0; i < 4; i++) sec[i] = coll_model(bytes[i]);
+  RtTable t;
+  char err[256];
+  double cv;
+  for (int n = 0; n < 2; n++) {
+    assert_int_equal(rt_fit_collective_cv(sys, "allreduce", 2, 4, bytes, sec, n, 0, &t, &cv, err, sizeof err), -1);
+    assert_string_equal(err, "allreduce: fewer than 2 samples");
+    assert_true(isnan(cv));
+  }
+  /* four samples: a table (one node: too few samples to choose more), no cross-validation */
+  assert_int_equal(rt_fit_collective_cv(sys, "allreduce", 2, 4, bytes, sec, 4, 0, &t, &cv, err, sizeof err), 0);
+  assert_true(isnan(cv));
+  unsigned flags = 0;
+  assert_true(isfinite(rt_table_eval(&t, 0, &bytes[2], &flags)));
+  rt_table_release(&t);
+  /* a bad sample is an error, not a crash */
+  sec[1] = NAN;
+  assert_int_equal(rt_fit_collective(sys, "allreduce", 2, 4, bytes, sec, 4, 0, &t, err, sizeof err), -1);
+  assert_string_equal(err, "allreduce: a sample or its layout is out of range");
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(recovers_operator_model),
+    cmocka_unit_test(fit_dir_writes_tables),
+    cmocka_unit_test(operator_few_samples),
+    cmocka_unit_test(reader_comments_and_lines),
+    cmocka_unit_test(recovers_collective_model),
+    cmocka_unit_test(collective_few_samples),
+  };
+  return RUN_TESTS(tests);
+}

@@ -1,0 +1,476 @@
+/* sample_efficiency.c - how the calibration's error falls with the samples it sees (issue 6).
+ *
+ *   sample_efficiency DATA_DIR [--reps N] [--no-collectives]
+ *                     [--max-mean PCT] [--min-within N]
+ *
+ * DATA_DIR is shared/data.  For the paper's A100 (Perlmutter) and GH200 (Vista) samples
+ * (paper-samples/<gpu>/operator/ and nccl/): for each fraction of 1, 5, 10, 20 and 80 % of
+ * the rows, a random subset of that fraction of every sample file (stratified per file: at
+ * least one row of each; fixed seeds) calibrates the tables (rt_fit for the operators,
+ * rt_fit_collective for each collective layout, fed by all files of the layout), and the
+ * mean absolute percentage error is measured on the rows of each file that the fit did not
+ * see.  Averaged over N repetitions (default 5) with different subsets.  Printed per
+ * operator (each paper file, fwd and bwd; `dur` for the optimizer) next to the paper's
+ * Best_error% for that operator (paper-regressors.csv, its own hold-out with all its
+ * samples), then a summary per fraction: the number of operators within the paper's error
+ * and the mean error.
+ *
+ * A collective layout fitted from a single row has no table (rt_fit_collective needs two):
+ * its error is then that of the physics alone.
+ *
+ * As a regression guard (CTest): --max-mean PCT fails when the mean operator error at 10 %
+ * of the samples (both systems) exceeds PCT; --min-within N when fewer than N operators are
+ * within the paper's error at 10 %.  Exit status 0, 1 when a guard fails, 2 on bad usage or
+ * missing data. */
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib.h"
+#include "clusters.h"
+#include "fit_collectives.h"
+#include "llmp_fit.h"
+#include "llmp_rt.h"
+#include "ops.h"
+
+enum { NFRAC = 5, MAX_ENTRIES = 256, MAX_GROUPS = 32 };
+static const double fractions[NFRAC] = {0.01, 0.05, 0.10, 0.20, 0.80};
+enum { AT10 = 2 };   /* the index of 10 % */
+
+/* --- a fixed-seed generator ------------------------------------------------------------ */
+
+static uint64_t mix(uint64_t z) {   /* splitmix64's finaliser */
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static uint64_t seed_of(const char *s, int a, int b) {
+  uint64_t h = 1469598103934665603ull;   /* FNV-1a of the name, then the numbers */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return mix(h ^ mix((uint64_t)a * 0x9E3779B97F4A7C15ull + (uint64_t)b));
+}
+
+/* Shuffles idx[0..n) (Fisher-Yates) with a generator seeded by seed. */
+static void shuffle(int *idx, int n, uint64_t seed) {
+  for (int i = n - 1; i > 0; i--) {
+    seed += 0x9E3779B97F4A7C15ull;
+    int j = (int)(mix(seed) % (uint64_t)(i + 1));
+    int t = idx[i];
+    idx[i] = idx[j], idx[j] = t;
+  }
+}
+
+/* The rows a fraction takes of n: rounded, at least 1, fewer than n where n > 1. */
+static int take(double frac, int n) {
+  int k = (int)(frac * n + 0.5);
+  if (k < 1) k = 1;
+  if (k >= n && n > 1) k = n - 1;
+  return k;
+}
+
+/* --- the paper's figures ---------------------------------------------------------------- */
+
+/* The last field of a line (Best_error%, a fraction); the config field before it holds
+ * quoted commas. */
+static double last_field(const char *line) {
+  const char *last = strrchr(line, ',');
+  return last ? atof(last + 1) : -1;
+}
+
+/* operator/paper-regressors.csv: the error of op/prop ("fwd", "bwd", "dur"), or -1. */
+static double paper_op_error(const char *dir, const char *op, const char *prop) {
+  char path[2048], line[4096];
+  snprintf(path, sizeof path, "%s/operator/paper-regressors.csv", dir);
+  FILE *f = fopen(path, "r");
+  double e = -1;
+  while (f && e < 0 && fgets(line, sizeof line, f)) {
+    char fn[128], pr[16];
+    if (sscanf(line, "%*[^,],%127[^,],%*[^,],%15[^,],", fn, pr) == 2 && strcmp(fn, op) == 0 &&
+        strcmp(pr, prop) == 0)
+      e = last_field(line);
+  }
+  if (f) fclose(f);
+  return e;
+}
+
+/* nccl/paper-regressors.csv: the error of file stem fn (allreduce_large, ...) at a layout. */
+static double paper_coll_error(const char *dir, const char *fn, int nodes, int gpn) {
+  char path[2048], line[4096];
+  snprintf(path, sizeof path, "%s/nccl/paper-regressors.csv", dir);
+  FILE *f = fopen(path, "r");
+  double e = -1;
+  while (f && e < 0 && fgets(line, sizeof line, f)) {
+    char name[128];
+    int n, g;
+    if (sscanf(line, "%*[^,],%127[^,],%*[^,],%d,%d,", name, &n, &g) == 3 && strcmp(name, fn) == 0 &&
+        n == nodes && g == gpn)
+      e = last_field(line);
+  }
+  if (f) fclose(f);
+  return e;
+}
+
+/* --- one row of the table ---------------------------------------------------------------- */
+
+typedef struct Entry {
+  char name[64];
+  const char *prop;
+  int rows;
+  double paper;             /* fraction, or -1 */
+  double err[NFRAC];        /* mean over the repetitions of the held-out MAPE */
+  int reps[NFRAC];
+} Entry;
+
+typedef struct Table {
+  const char *sys, *what;
+  int n;
+  Entry e[MAX_ENTRIES];
+} Table;
+
+static void print_table(const Table *t, int reps) {
+  printf("\n== %s: %s, MAPE on the rows the fit did not see (mean of %d repetitions) ==\n", t->sys,
+         t->what, reps);
+  printf("%-34s %-4s %6s %7s", "operator", "", "rows", "paper");
+  for (int k = 0; k < NFRAC; k++) printf(" %6.0f%%", 100 * fractions[k]);
+  printf("\n");
+  for (int i = 0; i < t->n; i++) {
+    const Entry *e = &t->e[i];
+    printf("%-34s %-4s %6d", e->name, e->prop, e->rows);
+    if (e->paper < 0) printf(" %7s", "-");
+    else printf(" %6.2f%%", 100 * e->paper);
+    for (int k = 0; k < NFRAC; k++)
+      if (e->reps[k]) printf(" %6.2f%%", 100 * e->err[k] / e->reps[k]);
+      else printf(" %7s", "-");
+    printf("\n");
+  }
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  if (n == 0) return NAN;
+  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Summary over the tables' entries: per fraction, the number within the paper's error (of
+ * those with a paper figure), the mean and the median error; *mean10 and *within10 receive
+ * the 10 % column's figures. */
+static void summary(const char *title, const Table *const *ts, int nt, double *mean10,
+                    int *within10) {
+  static double v[NFRAC + 1][2 * MAX_ENTRIES];
+  int nv[NFRAC + 1] = {0}, within[NFRAC] = {0}, with_paper = 0, n = 0;
+  double sum[NFRAC + 1] = {0};
+  for (int t = 0; t < nt; t++)
+    for (int i = 0; i < ts[t]->n; i++) {
+      const Entry *e = &ts[t]->e[i];
+      n++;
+      if (e->paper >= 0) with_paper++, sum[NFRAC] += e->paper, v[NFRAC][nv[NFRAC]++] = e->paper;
+      for (int k = 0; k < NFRAC; k++) {
+        if (!e->reps[k]) continue;
+        double x = e->err[k] / e->reps[k];
+        sum[k] += x, v[k][nv[k]++] = x;
+        within[k] += e->paper >= 0 && x < e->paper;
+      }
+    }
+  printf("\n-- %s: %d operators, %d with the paper's figure --\n", title, n, with_paper);
+  printf("%-34s", "fraction of the samples seen");
+  for (int k = 0; k < NFRAC; k++) printf(" %6.0f%%", 100 * fractions[k]);
+  printf("   paper\n%-34s", "within the paper's error");
+  for (int k = 0; k < NFRAC; k++) printf(" %3d/%-3d", within[k], with_paper);
+  printf("\n%-34s", "mean error");
+  for (int k = 0; k <= NFRAC; k++) printf(" %6.2f%%", nv[k] ? 100 * sum[k] / nv[k] : NAN);
+  printf("\n%-34s", "median error");
+  for (int k = 0; k <= NFRAC; k++) printf(" %6.2f%%", 100 * median(v[k], nv[k]));
+  printf("\n");
+  if (mean10) *mean10 = nv[AT10] ? sum[AT10] / nv[AT10] : NAN;
+  if (within10) *within10 = within[AT10];
+}
+
+/* --- operators ----------------------------------------------------------------------------- */
+
+static int operators(const char *data, const char *sys, int reps, Table *t) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/paper-samples/%s", data, sys);
+  const RtGpu *g = rt_gpu_builtin(sys);
+  RtSampleSet set;
+  if (!g || rt_samples_load(dir, &set, stderr) != 0) return -1;
+  int n = set.n, nf = set.nfiles;
+  int *order = malloc((size_t)n * sizeof *order), *start = calloc((size_t)nf + 1, sizeof *start);
+  unsigned char *use = malloc((size_t)n), *test = malloc((size_t)n);
+  if (!order || !start || !use || !test) abort();
+  /* The rows of each file, contiguous in order[] (samples load file by file). */
+  for (int i = 0; i < n; i++) start[set.s[i].file + 1]++;
+  for (int f = 0; f < nf; f++) start[f + 1] += start[f];
+  int *fill = calloc((size_t)nf, sizeof *fill);
+  for (int i = 0; i < n; i++) order[start[set.s[i].file] + fill[set.s[i].file]++] = i;
+  free(fill);
+  /* The entries: each file's fwd and bwd (dur for the optimizer steps). */
+  int entry[RT_FIT_MAX_FILES][2];
+  t->sys = sys, t->what = "operators", t->n = 0;
+  for (int f = 0; f < nf; f++)
+    for (int w = 0; w < 2; w++) {
+      entry[f][w] = -1;
+      int has = 0;
+      for (int i = start[f]; i < start[f + 1] && !has; i++) has = w ? set.s[order[i]].bwd > 0 : 1;
+      if (!has || t->n == MAX_ENTRIES) continue;
+      Entry *e = &t->e[entry[f][w] = t->n++];
+      memset(e, 0, sizeof *e);
+      snprintf(e->name, sizeof e->name, "%s", set.file[f]);
+      e->prop = strstr(set.file[f], "optimizer") ? "dur" : w ? "bwd" : "fwd";
+      e->rows = start[f + 1] - start[f];
+      e->paper = paper_op_error(dir, set.file[f], e->prop);
+    }
+  for (int r = 0; r < reps; r++) {
+    for (int f = 0; f < nf; f++)
+      shuffle(order + start[f], start[f + 1] - start[f], seed_of(sys, r, f));
+    for (int k = 0; k < NFRAC; k++) {
+      memset(use, 0, (size_t)n);
+      for (int f = 0; f < nf; f++) {
+        int m = start[f + 1] - start[f];
+        for (int i = 0; i < take(fractions[k], m); i++) use[order[start[f] + i]] = 1;
+      }
+      for (int i = 0; i < n; i++) test[i] = !use[i];
+      RtCalib *c = rt_fit(g, &set, use);
+      if (!c) abort();
+      RtGpu gc = *g;
+      gc.calib = c;
+      double mape[RT_FIT_MAX_FILES][2];
+      int rows[RT_FIT_MAX_FILES];
+      rt_fit_mape(&gc, &set, test, mape, rows);
+      for (int f = 0; f < nf; f++)
+        for (int w = 0; w < 2; w++)
+          if (entry[f][w] >= 0 && mape[f][w] >= 0) {
+            t->e[entry[f][w]].err[k] += mape[f][w];
+            t->e[entry[f][w]].reps[k]++;
+          }
+      rt_calib_free(c);
+    }
+  }
+  free(order), free(start), free(use), free(test);
+  rt_samples_free(&set);
+  return 0;
+}
+
+/* --- collectives --------------------------------------------------------------------------- */
+
+typedef struct File {
+  char stem[RT_NAME_MAX];    /* allreduce_large */
+  int n;
+  double *bytes, *sec;
+  int entry;
+} File;
+
+typedef struct Group {
+  char kernel[RT_NAME_MAX];
+  int nodes, gpn, nfiles;
+  File file[2];             /* the plain and the _large file */
+} Group;
+
+static RtCost coll_call(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpn) {
+  if (strcmp(kernel, "allreduce") == 0) return rt_allreduce(c, bytes, nodes, gpn);
+  if (strcmp(kernel, "allgather") == 0) return rt_allgather(c, bytes, nodes, gpn);
+  if (strcmp(kernel, "reducescatter") == 0) return rt_reducescatter(c, bytes, nodes, gpn);
+  if (strcmp(kernel, "alltoall") == 0) return rt_alltoall(c, bytes, nodes, gpn);
+  return rt_p2p(c, bytes, nodes, gpn);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The groups of an nccl/ folder: files KERNEL[_large]_fp16_N_G.csv, by (kernel, layout). */
+static int load_groups(const char *dir, Group *gs, int *ng) {
+  char *names[128];
+  int nn = 0;
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  for (struct dirent *e; nn < 128 && (e = readdir(d)) != NULL;)
+    if (strstr(e->d_name, ".csv")) names[nn++] = strdup(e->d_name);
+  closedir(d);
+  qsort(names, (size_t)nn, sizeof *names, cmp_str);
+  *ng = 0;
+  int rc = 0;
+  for (int i = 0; i < nn; i++) {
+    char stem[RT_NAME_MAX], kernel[RT_NAME_MAX];
+    int nodes, gpn;
+    const char *fp = strstr(names[i], "_fp16_");
+    if (rc || !fp || (size_t)(fp - names[i]) >= sizeof stem ||
+        sscanf(fp, "_fp16_%d_%d.csv", &nodes, &gpn) != 2) {
+      free(names[i]);
+      continue;
+    }
+    snprintf(stem, sizeof stem, "%.*s", (int)(fp - names[i]), names[i]);
+    memcpy(kernel, stem, sizeof kernel);
+    char *large = strstr(kernel, "_large");
+    if (large) *large = '\0';
+    int j = 0;
+    while (j < *ng && !(strcmp(gs[j].kernel, kernel) == 0 && gs[j].nodes == nodes && gs[j].gpn == gpn)) j++;
+    if (j == *ng) {
+      if (*ng == MAX_GROUPS) rc = -1;
+      else memset(&gs[j], 0, sizeof gs[j]), snprintf(gs[j].kernel, sizeof gs[j].kernel, "%s", kernel),
+           gs[j].nodes = nodes, gs[j].gpn = gpn, (*ng)++;
+    }
+    if (rc == 0 && gs[j].nfiles < 2) {
+      File *f = &gs[j].file[gs[j].nfiles++];
+      char path[2048], err[512];
+      snprintf(f->stem, sizeof f->stem, "%s", stem);
+      snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+      f->n = rt_collective_csv_read(path, kernel, nodes, gpn, &f->bytes, &f->sec, NULL, err, sizeof err);
+      if (f->n < 0) fprintf(stderr, "%s\n", err), rc = -1, f->n = 0;
+    }
+    free(names[i]);
+  }
+  return rc;
+}
+
+static int collectives(const char *data, const char *gpudir, const char *cluster, int reps,
+                       Table *t) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/paper-samples/%s/nccl", data, gpudir);
+  const RtCluster *sys = rt_cluster_builtin(cluster);
+  static Group gs[MAX_GROUPS];
+  int ng = 0;
+  if (!sys || load_groups(dir, gs, &ng) != 0) return -1;
+  RtCluster bare = *sys;
+  bare.calib = NULL;
+  t->sys = cluster, t->what = "collectives", t->n = 0;
+  for (int j = 0; j < ng; j++)
+    for (int k = 0; k < gs[j].nfiles && t->n < MAX_ENTRIES; k++) {
+      File *f = &gs[j].file[k];
+      Entry *e = &t->e[f->entry = t->n++];
+      memset(e, 0, sizeof *e);
+      snprintf(e->name, sizeof e->name, "%s %dx%d", f->stem, gs[j].nodes, gs[j].gpn);
+      e->prop = "";
+      e->rows = f->n;
+      char pdir[1024];
+      snprintf(pdir, sizeof pdir, "%s/paper-samples/%s", data, gpudir);
+      e->paper = paper_coll_error(pdir, f->stem, gs[j].nodes, gs[j].gpn);
+    }
+  for (int j = 0; j < ng; j++) {
+    Group *g = &gs[j];
+    int total = 0;
+    for (int k = 0; k < g->nfiles; k++) total += g->file[k].n;
+    int *order[2] = {NULL, NULL};
+    double *tb = malloc((size_t)total * sizeof *tb), *ts = malloc((size_t)total * sizeof *ts);
+    for (int k = 0; k < g->nfiles; k++) order[k] = malloc((size_t)g->file[k].n * sizeof *order[k]);
+    for (int r = 0; r < reps; r++) {
+      for (int k = 0; k < g->nfiles; k++) {
+        for (int i = 0; i < g->file[k].n; i++) order[k][i] = i;
+        shuffle(order[k], g->file[k].n, seed_of(g->file[k].stem, r, 1000 * g->nodes + g->gpn));
+      }
+      for (int q = 0; q < NFRAC; q++) {
+        int m = 0, seen[2];
+        for (int k = 0; k < g->nfiles; k++) {
+          seen[k] = take(fractions[q], g->file[k].n);
+          for (int i = 0; i < seen[k]; i++)
+            tb[m] = g->file[k].bytes[order[k][i]], ts[m++] = g->file[k].sec[order[k][i]];
+        }
+        RtTable tab;
+        char err[256];
+        int fitted = rt_fit_collective(sys, g->kernel, g->nodes, g->gpn, tb, ts, m, 0, &tab, err,
+                                       sizeof err) == 0;
+        for (int k = 0; k < g->nfiles; k++) {
+          const File *f = &g->file[k];
+          double sum = 0;
+          for (int i = seen[k]; i < f->n; i++) {
+            double b = f->bytes[order[k][i]], p = coll_call(g->kernel, &bare, b, g->nodes, g->gpn).fwd;
+            unsigned fl = 0;
+            double pred = fitted ? p * rt_table_eval(&tab, 0, &b, &fl) : p;
+            sum += fabs(pred - f->sec[order[k][i]]) / f->sec[order[k][i]];
+          }
+          if (f->n > seen[k]) t->e[f->entry].err[q] += sum / (f->n - seen[k]), t->e[f->entry].reps[q]++;
+        }
+        if (fitted) rt_table_release(&tab);
+      }
+    }
+    for (int k = 0; k < g->nfiles; k++) free(order[k]), free(g->file[k].bytes), free(g->file[k].sec);
+    free(tb), free(ts);
+  }
+  return 0;
+}
+
+/* --- main ------------------------------------------------------------------------------------ */
+
+static int usage(const char *prog) {
+  fprintf(stderr, "usage: %s DATA_DIR [--reps N] [--no-collectives] [--max-mean PCT] [--min-within N]\n",
+          prog);
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  const char *data = NULL;
+  int reps = 5, coll = 1, min_within = -1;
+  double max_mean = -1;
+  for (int i = 1; i < argc; i++) {
+    char *end = NULL;
+    if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+      reps = (int)strtol(argv[++i], &end, 10);
+      if (*end || reps < 1 || reps > 100) return usage(argv[0]);
+    } else if (strcmp(argv[i], "--max-mean") == 0 && i + 1 < argc) {
+      max_mean = strtod(argv[++i], &end);
+      if (*end || !(max_mean >= 0)) return usage(argv[0]);
+    } else if (strcmp(argv[i], "--min-within") == 0 && i + 1 < argc) {
+      min_within = (int)strtol(argv[++i], &end, 10);
+      if (*end || min_within < 0) return usage(argv[0]);
+    } else if (strcmp(argv[i], "--no-collectives") == 0) {
+      coll = 0;
+    } else if (argv[i][0] == '-' || data) {
+      return usage(argv[0]);
+    } else {
+      data = argv[i];
+    }
+  }
+  if (!data) return usage(argv[0]);
+  static const char *const systems[2][2] = {{"a100-sxm4-80gb-perlmutter", "perlmutter"},
+                                            {"gh200-vista", "vista"}};
+  static Table ops[2], colls[2];
+  printf("Sample efficiency: tables fitted from a random fraction of every sample file (fixed\n"
+         "seeds, %d repetitions), MAPE on the rest; `paper` is arXiv 2509.22832's Best_error%%\n"
+         "(its own hold-out, with all its samples).\n", reps);
+  for (int s = 0; s < 2; s++) {
+    if (operators(data, systems[s][0], reps, &ops[s]) != 0) {
+      fprintf(stderr, "%s: cannot load the operator samples of %s\n", argv[0], systems[s][0]);
+      return 2;
+    }
+    print_table(&ops[s], reps);
+  }
+  const Table *all_ops[2] = {&ops[0], &ops[1]};
+  double mean10 = NAN;
+  int within10 = 0;
+  summary("A100 (Perlmutter), operators", all_ops, 1, NULL, NULL);
+  summary("GH200 (Vista), operators", all_ops + 1, 1, NULL, NULL);
+  summary("both systems, operators", all_ops, 2, &mean10, &within10);
+  if (coll) {
+    for (int s = 0; s < 2; s++) {
+      if (collectives(data, systems[s][0], systems[s][1], reps, &colls[s]) != 0) {
+        fprintf(stderr, "%s: cannot load the collective samples of %s\n", argv[0], systems[s][0]);
+        return 2;
+      }
+      print_table(&colls[s], reps);
+    }
+    const Table *all_colls[2] = {&colls[0], &colls[1]};
+    summary("both systems, collective layouts", all_colls, 2, NULL, NULL);
+  }
+  int rc = 0;
+  if (max_mean >= 0) {
+    int ok = mean10 * 100 <= max_mean;
+    printf("\nguard: mean operator error at 10 %% of the samples %.2f %% <= %.2f %%: %s\n", 100 * mean10,
+           max_mean, ok ? "PASS" : "FAIL");
+    rc |= !ok;
+  }
+  if (min_within >= 0) {
+    int ok = within10 >= min_within;
+    printf("guard: operators within the paper's error at 10 %% of the samples %d >= %d: %s\n", within10,
+           min_within, ok ? "PASS" : "FAIL");
+    rc |= !ok;
+  }
+  return rc;
+}
