@@ -1,0 +1,25 @@
+# lines.cmake - each_line(), for the CLI tests' check scripts (tests/run, tests/fit).
+
+# The non-empty lines of a text, without list semantics (a line may hold `;` or `[`), into
+# LINE_1 .. LINE_n of the caller's scope, and n into var_lines.
+function(each_line text var_lines)
+  set(lines_out "")
+  set(rest "${text}")
+  set(n 0)
+  while(NOT rest STREQUAL "")
+    string(FIND "${rest}" "\n" nl)
+    if(nl EQUAL -1)
+      set(line "${rest}")
+      set(rest "")
+    else()
+      string(SUBSTRING "${rest}" 0 ${nl} line)
+      math(EXPR start "${nl} + 1")
+      string(SUBSTRING "${rest}" ${start} -1 rest)
+    endif()
+    if(NOT line STREQUAL "")
+      math(EXPR n "${n} + 1")
+      set(LINE_${n} "${line}" PARENT_SCOPE)
+    endif()
+  endwhile()
+  set(${var_lines} ${n} PARENT_SCOPE)
+endfunction()
