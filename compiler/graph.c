@@ -299,6 +299,24 @@ void graph_dump_json(FILE *out, const Graph *g, const double *vals) {
   fputs("}}\n", out);
 }
 
+int graph_operands(const Graph *g, GId i, GId *ops) {
+  const GNode *x = &g->n[i];
+  int n = 0;
+  switch ((GOp)x->op) {
+  case GN_CONST: case GN_INPUT: break;
+  case GN_RESULT: ops[n++] = x->b; break;
+  case GN_CALL:
+    for (int j = 0; j < x->nargs; j++) ops[n++] = g->args[x->arg0 + j];
+    break;
+  default:
+    ops[n++] = x->a;
+    if (x->b >= 0) ops[n++] = x->b;
+    if (x->c >= 0) ops[n++] = x->c;
+    break;
+  }
+  return n;
+}
+
 void graph_dump_dot(FILE *out, const Graph *g, const double *vals) {
   fputs("digraph cost {\n  rankdir=LR;\n  node [fontname=\"Helvetica\", fontsize=10];\n", out);
   for (int i = 0; i < g->nn; i++) {
@@ -319,19 +337,12 @@ void graph_dump_dot(FILE *out, const Graph *g, const double *vals) {
       fputc('"', out);
     }
     fputs("];\n", out);
-    GId ops[3] = {x->a, x->b, x->c};
-    if (x->op == GN_CALL)
-      for (int j = 0; j < x->nargs; j++) {
-        GId s = g->args[x->arg0 + j];
-        if (g->n[s].op == GN_RESULT) s = g->n[s].b;
-        fprintf(out, "  n%d -> n%d;\n", s, i);
-      }
-    else if (x->op != GN_CONST && x->op != GN_INPUT)
-      for (int j = 0; j < 3; j++)
-        if (ops[j] >= 0) {
-          GId s = g->n[ops[j]].op == GN_RESULT ? g->n[ops[j]].b : ops[j];
-          fprintf(out, "  n%d -> n%d;\n", s, i);
-        }
+    GId ops[RT_KERNEL_MAXARGS];
+    int n = graph_operands(g, i, ops);
+    for (int j = 0; j < n; j++) {
+      GId s = g->n[ops[j]].op == GN_RESULT ? g->n[ops[j]].b : ops[j];
+      fprintf(out, "  n%d -> n%d;\n", s, i);
+    }
   }
   for (int i = 0; i < g->nout; i++) {
     GId s = g->out[i].id;

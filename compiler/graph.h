@@ -80,6 +80,10 @@ static inline GId g_min(Graph *g, GId a, GId b) { return g_bin(g, GN_MIN, a, b);
 
 bool g_is_const(const Graph *g, GId a, double *value);
 
+/* The nodes node i reads, into ops (room for RT_KERNEL_MAXARGS): a call's arguments, an
+ * operation's operands, a result's call; none for a constant or an input.  Returns the count. */
+int graph_operands(const Graph *g, GId i, GId *ops);
+
 void graph_output(Graph *g, const char *name, GId id);
 GId graph_find_output(const Graph *g, const char *name);   /* -1 if none */
 

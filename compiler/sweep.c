@@ -144,23 +144,10 @@ static bool read_axes(Sweep *sw) {
 
 /* Marks with `mark` the unmarked operands of the nodes marked `mark`, transitively. */
 static void mark_operands(const Graph *g, unsigned char *live, unsigned char mark) {
+  GId ops[RT_KERNEL_MAXARGS];
   for (int i = g->nn - 1; i >= 0; i--) {
     if (live[i] != mark) continue;
-    const GNode *x = &g->n[i];
-    GId ops[RT_KERNEL_MAXARGS];
-    int n = 0;
-    switch ((GOp)x->op) {
-    case GN_CONST: case GN_INPUT: break;
-    case GN_RESULT: ops[n++] = x->b; break;
-    case GN_CALL:
-      for (int j = 0; j < x->nargs; j++) ops[n++] = g->args[x->arg0 + j];
-      break;
-    default:
-      ops[n++] = x->a;
-      if (x->b >= 0) ops[n++] = x->b;
-      if (x->c >= 0) ops[n++] = x->c;
-      break;
-    }
+    int n = graph_operands(g, i, ops);
     for (int j = 0; j < n; j++)
       if (!live[ops[j]]) live[ops[j]] = mark;
   }
@@ -171,20 +158,11 @@ static void mark_operands(const Graph *g, unsigned char *live, unsigned char mar
 static void stage(Sweep *sw) {
   const Graph *g = &sw->l.g;
   uint64_t *mask = xcalloc((size_t)g->nn, sizeof *mask);
+  GId ops[RT_KERNEL_MAXARGS];
   for (int i = 0; i < g->nn; i++) {
-    const GNode *x = &g->n[i];
-    uint64_t m = 0;
-    switch ((GOp)x->op) {
-    case GN_CONST: break;
-    case GN_INPUT: m = 1ull << x->a; break;
-    case GN_RESULT: m = mask[x->b]; break;
-    case GN_CALL:
-      for (int j = 0; j < x->nargs; j++) m |= mask[g->args[x->arg0 + j]];
-      break;
-    default:
-      m = mask[x->a] | (x->b >= 0 ? mask[x->b] : 0) | (x->c >= 0 ? mask[x->c] : 0);
-      break;
-    }
+    uint64_t m = g->n[i].op == GN_INPUT ? 1ull << g->n[i].a : 0;
+    int n = graph_operands(g, i, ops);
+    for (int j = 0; j < n; j++) m |= mask[ops[j]];
     mask[i] = m;
   }
   int calls[MAX_AXES] = {0};
@@ -238,11 +216,10 @@ static void stage(Sweep *sw) {
   }
   for (int i = g->nn - 1; i >= 0; i--) {   /* reverse topological: mark the operands */
     if (!guard[i]) continue;
-    const GNode *x = &g->n[i];
-    if (x->op == GN_CALL || x->op == GN_RESULT) abort();   /* checks are arithmetic on the axes */
-    GId ops[3] = {x->op == GN_CONST || x->op == GN_INPUT ? -1 : x->a, x->b, x->c};
-    for (int j = 0; j < 3; j++)
-      if (ops[j] >= 0 && level[ops[j]] == level[i]) guard[ops[j]] = 1;
+    if (g->n[i].op == GN_CALL || g->n[i].op == GN_RESULT) abort();   /* checks are arithmetic on the axes */
+    int n = graph_operands(g, i, ops);
+    for (int j = 0; j < n; j++)
+      if (level[ops[j]] == level[i]) guard[ops[j]] = 1;
   }
   sw->lv = xcalloc(2 * (size_t)L, sizeof *sw->lv);
   sw->lists = xcalloc((size_t)g->nn + (size_t)sw->l.nchecks, sizeof *sw->lists);
