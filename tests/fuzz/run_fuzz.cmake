@@ -1,7 +1,8 @@
 # run_fuzz.cmake - the body of the fuzz.front.60s test (cmake -P).  Copies the seed corpus
 # to a scratch folder, runs the fuzzer on it for SECONDS, and prints a summary: runs,
-# executions per second, coverage, peak memory.  On a failure it prints the whole output
-# (with the sanitizer report and the path of the saved reproducer) and fails.
+# executions per second, coverage, peak memory.  On a failure it prints the report (from the
+# sanitizer's or libFuzzer's first line to the end) and the reproducers in hex, and fails; the
+# whole output is in ARTIFACTS/fuzz.log either way.
 #
 # Variables: FUZZER (the fuzz_front binary), CORPUS_SRC (seed corpus, never written),
 # CORPUS (scratch copy), DICT, ARTIFACTS (where crash-*, leak-*, timeout-* files go), SECONDS.
@@ -23,8 +24,36 @@ execute_process(
   OUTPUT_VARIABLE out
   ERROR_VARIABLE out)
 
+file(WRITE "${ARTIFACTS}/fuzz.log" "${out}")
 if(NOT rc EQUAL 0)
-  message("${out}")
+  # The progress lines (#N NEW ...) would bury the report: print from the line of the first
+  # mark of a sanitizer's, UBSan's, libFuzzer's or the harness's report to the end (the last
+  # 4000 bytes if there is none: killed from outside), then each reproducer's bytes in hex, so
+  # that a CI log alone shows what failed.
+  set(at -1)
+  foreach(mark "==ERROR" "runtime error:" "ALARM:" "ERROR: libFuzzer" "out-of-memory" "fuzz_front:"
+          "Sanitizer")
+    string(FIND "${out}" "${mark}" m)
+    if(m GREATER -1 AND (at EQUAL -1 OR m LESS at))
+      set(at ${m})
+    endif()
+  endforeach()
+  if(at GREATER -1)
+    string(SUBSTRING "${out}" 0 ${at} before)
+    string(FIND "${before}" "\n" nl REVERSE)
+    math(EXPR at "${nl} + 1")
+  else()
+    string(LENGTH "${out}" len)
+    math(EXPR at "${len} > 4000 ? ${len} - 4000 : 0")
+  endif()
+  string(SUBSTRING "${out}" ${at} -1 report)
+  message("--- fuzz_front's report (the whole output: ${ARTIFACTS}/fuzz.log)\n${report}")
+  file(GLOB repro "${ARTIFACTS}/crash-*" "${ARTIFACTS}/leak-*" "${ARTIFACTS}/timeout-*" "${ARTIFACTS}/oom-*"
+       "${ARTIFACTS}/slow-unit-*")
+  foreach(f ${repro})
+    file(READ "${f}" hex HEX)
+    message("--- reproducer ${f} (hex):\n${hex}")
+  endforeach()
   message(FATAL_ERROR "fuzz_front failed (exit status ${rc}); the reproducer is in ${ARTIFACTS}/")
 endif()
 
