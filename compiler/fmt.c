@@ -190,9 +190,30 @@ static void expr(Out *o, const AstNode *n, int level) {
 
 /* --- statements ------------------------------------------------------------------ */
 
+static bool simple_fields(AstList l);
+
+/* Whether every inline extension in an expression can stay on one line. */
+static bool simple_expr(const AstNode *n) {
+  if (!n) return true;
+  switch (n->kind) {
+  case AST_EXTEND: return simple_fields(n->u.list);
+  case AST_MEMBER: case AST_UNOP: return simple_expr(n->u.bin.lhs);
+  case AST_BINOP: return simple_expr(n->u.bin.lhs) && simple_expr(n->u.bin.rhs);
+  case AST_NAMEDARG: return simple_expr(n->u.bin.rhs);
+  case AST_CALL: case AST_LIST:
+    for (const AstNode *c = n->u.list.first; c; c = c->next)
+      if (!simple_expr(c)) return false;
+    return true;
+  default: return true;
+  }
+}
+
+/* A body that stays on one line where it was written on one: fields only, and the same of
+ * every extension in their values (one that must break would break its enclosing ones on
+ * the next formatting, which must change nothing). */
 static bool simple_fields(AstList l) {
   for (const AstNode *c = l.first; c; c = c->next)
-    if (c->kind != AST_FIELD) return false;
+    if (c->kind != AST_FIELD || !simple_expr(c->u.bin.rhs)) return false;
   return true;
 }
 

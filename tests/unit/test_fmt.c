@@ -550,6 +550,12 @@ TEST(one_line_nested_blocks_stay_one_line) {
   fmt_is("scenario s {\n  plan = q {\n      tp = 2\n  }\n}\n", "scenario s {\n  plan = q {\n    tp = 2\n  }\n}\n");
   /* a one-line block holding a block is laid out over lines; the inner one stays one line */
   fmt_is("model m {\n  outer { inner { z = 1 } }\n}\n", "model m {\n  outer {\n    inner { z = 1 }\n  }\n}\n");
+  /* an extension that must break (it holds a block) breaks every extension around it, or the
+   * next formatting would (the fuzzer's input: a = c { d = e { f g { h = 1 } } }) */
+  fmt_is("model n { x = a { b = c { f g { h = 1 } } } }\n",
+         "model n {\n  x = a {\n    b = c {\n      f g { h = 1 }\n    }\n  }\n}\n");
+  fmt_is("model n { x = [q(a { b = c { f g { h = 1 } } })] }\n",
+         "model n {\n  x = [q(a {\n    b = c {\n      f g { h = 1 }\n    }\n  })]\n}\n");
 }
 
 TEST(semicolons_split_to_lines) {
