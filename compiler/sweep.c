@@ -48,6 +48,12 @@ struct Sweep {
   GId *req;
   int nreq;
   GId obj;
+  /* pruning (see prune_setup): the objective with each pipeline simulation replaced by its
+   * lower bound, and the signs it needs (conds[i] >= 0, or > 0 where strict[i]); -1: none */
+  GId obj_bound;
+  GId *conds;
+  bool *strict;
+  int nconds;
   const char *objective;
   int keep;
   Jit *jit;
@@ -57,6 +63,7 @@ struct Sweep {
   SweepRow *rows;
   int nrows;
   SweepDrop *drops;
+  uint64_t pruned;              /* points whose objective's bound skipped the rest */
 };
 
 static double now(void) {
@@ -153,12 +160,143 @@ static void mark_operands(const Graph *g, unsigned char *live, unsigned char mar
   }
 }
 
+/* --- pruning ------------------------------------------------------------------------------- */
+
+/* How a node moves with the pipeline simulations' makespans: bits P_UP (never down when they
+ * grow), P_DOWN; both: unknown. */
+enum { P_NONE = 0, P_UP = 1, P_DOWN = 2, P_ANY = 3 };
+static int p_neg(int s) { return (s & P_UP ? P_DOWN : 0) | (s & P_DOWN ? P_UP : 0); }
+
+/* The sign of x * y (or x / y) where y does not depend on the makespans: y's sign where it is
+ * a constant, else that of x with the condition y >= 0 (y > 0: strict). */
+static int p_scaled(Sweep *sw, int sx, GId y, bool strict, GId *conds, bool *st, int *nc) {
+  double k;
+  if (g_is_const(&sw->l.g, y, &k)) return k > 0 || (k == 0 && !strict) ? sx : k < 0 ? p_neg(sx) : P_ANY;
+  conds[*nc] = y, st[(*nc)++] = strict;
+  return sx;
+}
+
+/* A sweep with `keep N` and an objective that only grows (minimize) or only shrinks
+ * (maximize) with the makespans of its objective-only pipeline simulations can skip a
+ * simulation: the objective over each makespan's lower bound (pipeline_bound) bounds it, and
+ * a point whose bound is worse than the N-th best kept so far cannot be kept.  This clones
+ * what the objective computes from the simulations, with the bounds in their place: live 3,
+ * the bound part of each level, evaluated before the rest (live 4) of what the simulations
+ * feed.  The signs come from the operations (sums, max, min, ceilings; products and quotients
+ * by a factor that does not depend on the makespans, checked >= 0 or > 0 for each point).
+ * Returns live, grown with the graph. */
+static unsigned char *prune_setup(Sweep *sw, unsigned char *live) {
+  Graph *g = &sw->l.g;
+  int nn = g->nn;
+  sw->obj_bound = -1;
+  unsigned char *sign = xcalloc((size_t)nn, 1), *dep = xcalloc((size_t)nn, 1);
+  GId *conds = xcalloc((size_t)nn * 2 + 1, sizeof *conds);
+  bool *st = xcalloc((size_t)nn * 2 + 1, sizeof *st);
+  int nc = 0, npipe = 0;
+  GId ops[RT_KERNEL_MAXARGS];
+  for (int i = 0; i < nn; i++) {
+    if (live[i] != 2) continue;
+    const GNode *n = &g->n[i];
+    if (n->op == GN_CALL && n->kernel == RTK_PIPELINE_MAKESPAN) {
+      dep[i] = 1, sign[i] = P_UP, npipe++;
+      continue;
+    }
+    int no = graph_operands(g, i, ops);
+    for (int j = 0; j < no; j++) dep[i] |= dep[ops[j]];
+    if (!dep[i]) continue;
+    int sa = sign[n->a], sb = no > 1 ? sign[n->b] : P_NONE;
+    switch (n->op) {
+    case GN_ADD: case GN_MIN: case GN_MAX: sign[i] = (unsigned char)(sa | sb); break;
+    case GN_SUB: sign[i] = (unsigned char)(sa | p_neg(sb)); break;
+    case GN_NEG: sign[i] = (unsigned char)p_neg(sa); break;
+    case GN_CEIL: case GN_FLOOR: sign[i] = (unsigned char)sa; break;
+    case GN_SELECT: sign[i] = dep[n->a] ? P_ANY : (unsigned char)(sb | sign[n->c]); break;
+    case GN_MUL:
+      if (dep[n->a] && dep[n->b]) sign[i] = P_ANY;
+      else if (dep[n->a]) sign[i] = (unsigned char)p_scaled(sw, sa, n->b, false, conds, st, &nc);
+      else sign[i] = (unsigned char)p_scaled(sw, sb, n->a, false, conds, st, &nc);
+      break;
+    case GN_DIV:
+      if (dep[n->a] && dep[n->b]) sign[i] = P_ANY;
+      else if (dep[n->a]) sign[i] = (unsigned char)p_scaled(sw, sa, n->b, true, conds, st, &nc);
+      else if (sb == P_UP) {   /* x / y, y only grows: y's bound > 0 and x >= 0 (below) */
+        sign[i] = (unsigned char)p_scaled(sw, P_DOWN, n->a, false, conds, st, &nc);
+        conds[nc] = -1 - n->b, st[nc++] = true;   /* the bound of y: mapped below */
+      } else sign[i] = P_ANY;
+      break;
+    default: sign[i] = P_ANY;   /* a call, a result of one, a comparison, ... */
+    }
+  }
+  int want = sw->l.maximize ? P_DOWN : P_UP;
+  if (npipe && dep[sw->obj] && sign[sw->obj] == want && sw->keep > 0) {
+    GId *map = xcalloc((size_t)nn, sizeof *map);
+    for (int i = 0; i < nn; i++) {
+      if (live[i] != 2 || !dep[i]) continue;
+      const GNode n = g->n[i];   /* a copy: the graph grows */
+      GId m = -1;
+#define M(x) (dep[x] ? map[x] : (x))
+      if (n.op == GN_CALL) {
+        GId args[RT_KERNEL_MAXARGS];
+        memcpy(args, &g->args[n.arg0], (size_t)n.nargs * sizeof *args);
+        m = g_call(g, RTK_PIPELINE_BOUND, args, n.nargs, "pipeline bound");
+      } else if (n.op == GN_SELECT) {
+        m = g_select(g, n.a, M(n.b), M(n.c));
+      } else if (n.op == GN_NEG || n.op == GN_CEIL || n.op == GN_FLOOR) {
+        m = g_un(g, (GOp)n.op, M(n.a));
+      } else {
+        m = g_bin(g, (GOp)n.op, M(n.a), M(n.b));
+      }
+#undef M
+      map[i] = m;
+    }
+    live = realloc(live, (size_t)g->nn);
+    if (!live) abort();
+    memset(live + nn, 0, (size_t)(g->nn - nn));
+    for (int i = 0; i < nn; i++)
+      if (live[i] == 2 && dep[i]) live[i] = 4, live[map[i]] = 3;
+    for (int c = 0; c < nc; c++)
+      if (conds[c] < 0) conds[c] = map[-1 - conds[c]];
+    sw->obj_bound = map[sw->obj];
+    sw->conds = arena_alloc(&sw->arena, (size_t)(nc + 1) * sizeof *sw->conds);
+    sw->strict = arena_alloc(&sw->arena, (size_t)(nc + 1) * sizeof *sw->strict);
+    memcpy(sw->conds, conds, (size_t)nc * sizeof *conds);
+    memcpy(sw->strict, st, (size_t)nc * sizeof *st);
+    sw->nconds = nc;
+    /* outputs, so that the JIT stores what run_range reads */
+    graph_output(g, "objective.bound", sw->obj_bound);
+    for (int c = 0; c < nc; c++) graph_output(g, arena_printf(&sw->arena, "objective.bound.sign.%d", c), sw->conds[c]);
+    free(map);
+  }
+  free(sign);
+  free(dep);
+  free(conds);
+  free(st);
+  return live;
+}
+
 /* Which axes each node depends on, the loop order (most dependent kernel calls outermost),
  * and the levels: a node is evaluated at the innermost loop of the axes it depends on. */
 static void stage(Sweep *sw) {
   const Graph *g = &sw->l.g;
-  uint64_t *mask = xcalloc((size_t)g->nn, sizeof *mask);
+  int nn0 = g->nn;   /* prune_setup appends the bound part after these */
   GId ops[RT_KERNEL_MAXARGS];
+  int L = sw->nax;
+  /* live = 1: what the checks and the requires need, 2: what only the objective needs (the
+   * lazy part of its level: a point that fails a require never pays for it); nothing else is
+   * evaluated (a kept point's report comes from lowering it again alone) */
+  unsigned char *live = xcalloc((size_t)g->nn, 1);
+  for (int r = 0; r < sw->nreq; r++) live[sw->req[r]] = 1;
+  for (int c = 0; c < sw->l.nchecks; c++) live[sw->l.checks[c].ok] = 1;
+  mark_operands(g, live, 1);
+  if (!live[sw->obj]) live[sw->obj] = 2;
+  mark_operands(g, live, 2);
+  /* a pipeline whose makespan with free sends is not needed simulates once */
+  for (int i = 0; i < g->nn; i++)
+    if (live[i] && g->n[i].op == GN_CALL && g->n[i].kernel == RTK_PIPELINE && !live[i + 1])
+      sw->l.g.n[i].kernel = RTK_PIPELINE_MAKESPAN;
+  /* 3: the bound part, 4: the rest of the lazy part */
+  live = prune_setup(sw, live);
+  uint64_t *mask = xcalloc((size_t)g->nn, sizeof *mask);
   for (int i = 0; i < g->nn; i++) {
     uint64_t m = g->n[i].op == GN_INPUT ? 1ull << g->n[i].a : 0;
     int n = graph_operands(g, i, ops);
@@ -166,7 +304,7 @@ static void stage(Sweep *sw) {
     mask[i] = m;
   }
   int calls[MAX_AXES] = {0};
-  for (int i = 0; i < g->nn; i++)
+  for (int i = 0; i < nn0; i++)
     if (g->n[i].op == GN_CALL)
       for (int a = 0; a < sw->nax; a++) calls[a] += (mask[i] >> a) & 1;
   for (int a = 0; a < sw->nax; a++) sw->order[a] = a;
@@ -184,21 +322,6 @@ static void stage(Sweep *sw) {
     sw->stride[k] = st;
     st *= sw->radix[k];
   }
-  int L = sw->nax;
-  /* live: what the objective, the requires and the checks need; nothing else is evaluated
-   * (a kept point's report comes from lowering it again alone) */
-  /* live = 1: what the checks and the requires need, 2: what only the objective needs (the
-   * lazy part of its level: a point that fails a require never pays for it) */
-  unsigned char *live = xcalloc((size_t)g->nn, 1);
-  for (int r = 0; r < sw->nreq; r++) live[sw->req[r]] = 1;
-  for (int c = 0; c < sw->l.nchecks; c++) live[sw->l.checks[c].ok] = 1;
-  mark_operands(g, live, 1);
-  if (!live[sw->obj]) live[sw->obj] = 2;
-  mark_operands(g, live, 2);
-  /* a pipeline whose makespan with free sends is not needed simulates once */
-  for (int i = 0; i < g->nn; i++)
-    if (live[i] && g->n[i].op == GN_CALL && g->n[i].kernel == RTK_PIPELINE && !live[i + 1])
-      sw->l.g.n[i].kernel = RTK_PIPELINE_MAKESPAN;
   int *level = xcalloc((size_t)g->nn, sizeof *level);
   for (int i = 0; i < g->nn; i++) {
     int lv = 0;
@@ -221,7 +344,7 @@ static void stage(Sweep *sw) {
     for (int j = 0; j < n; j++)
       if (level[ops[j]] == level[i]) guard[ops[j]] = 1;
   }
-  sw->lv = xcalloc(2 * (size_t)L, sizeof *sw->lv);
+  sw->lv = xcalloc(4 * (size_t)L, sizeof *sw->lv);
   sw->lists = xcalloc((size_t)g->nn + (size_t)sw->l.nchecks, sizeof *sw->lists);
   sw->reason_of = xcalloc((size_t)L, sizeof *sw->reason_of);
   GId *p = sw->lists;
@@ -246,13 +369,14 @@ static void stage(Sweep *sw) {
       if (level[i] == k && !guard[i] && live[i] == 1) *p++ = i;
     v->nbody = (int)(p - v->body);
   }
-  for (int k = 0; k < L; k++) {
-    GLevel *v = &sw->lv[L + k];
-    v->guard = v->checks = v->body = p;
-    for (int i = 0; i < g->nn; i++)
-      if (level[i] == k && live[i] == 2) *p++ = i;
-    v->nbody = (int)(p - v->body);
-  }
+  for (int part = 1; part < 4; part++)   /* lazy (2), bound (3), the rest (4) */
+    for (int k = 0; k < L; k++) {
+      GLevel *v = &sw->lv[part * L + k];
+      v->guard = v->checks = v->body = p;
+      for (int i = 0; i < g->nn; i++)
+        if (level[i] == k && live[i] == part + 1) *p++ = i;
+      v->nbody = (int)(p - v->body);
+    }
   free(nchk);
   free(live);
   free(guard);
@@ -313,7 +437,7 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
   stage(sw);
   if (opt->jit) {
     char *msg = NULL;
-    sw->jit = jit_compile(&sw->l.g, sw->lv, 2 * sw->nax, opt->dump_ir ? JIT_IR_OPT : 0, &msg);
+    sw->jit = jit_compile(&sw->l.g, sw->lv, 4 * sw->nax, opt->dump_ir ? JIT_IR_OPT : 0, &msg);
     if (!sw->jit) {
       diag_plain(d, sema_decl_path(s, decl), "the JIT could not compile sweep `%s`: %s", sema_decl_name(decl),
                  msg ? msg : "unknown error");
@@ -321,8 +445,8 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
       goto fail;
     }
     if (opt->dump_ir) fputs(jit_ir(sw->jit, JIT_IR_OPT), opt->dump_ir);
-    sw->fns = xcalloc(2 * (size_t)sw->nax, sizeof *sw->fns);
-    for (int k = 0; k < 2 * sw->nax; k++) sw->fns[k] = jit_level(sw->jit, k);
+    sw->fns = xcalloc(4 * (size_t)sw->nax, sizeof *sw->fns);
+    for (int k = 0; k < 4 * sw->nax; k++) sw->fns[k] = jit_level(sw->jit, k);
   }
   sw->compile_s = now() - t0;
   return sw;
@@ -350,16 +474,21 @@ uint64_t sweep_points(const Sweep *sw) { return sw->points; }
 int sweep_nodes(const Sweep *sw) { return sw->l.g.nn; }
 int sweep_levels(const Sweep *sw) { return sw->nax; }
 double sweep_compile_seconds(const Sweep *sw) { return sw->compile_s; }
+uint64_t sweep_pruned(const Sweep *sw) { return sw->pruned; }
 double sweep_jit_seconds(const Sweep *sw) { return sw->jit ? jit_compile_seconds(sw->jit) : 0; }
 const Graph *sweep_graph(const Sweep *sw) { return &sw->l.g; }
 
 const char *sweep_loop(const Sweep *sw, int k, int *values, int *nodes, int *calls) {
-  const GLevel *v = &sw->lv[k], *lazy = &sw->lv[sw->nax + k];
+  const GLevel *v = &sw->lv[k];
   *values = (int)sw->radix[k];
-  *nodes = v->nguard + v->nbody + lazy->nbody;
+  *nodes = v->nguard + v->nbody;
   *calls = 0;
   for (int i = 0; i < v->nbody; i++) *calls += sw->l.g.n[v->body[i]].op == GN_CALL;
-  for (int i = 0; i < lazy->nbody; i++) *calls += sw->l.g.n[lazy->body[i]].op == GN_CALL;
+  for (int part = 1; part < 4; part++) {   /* the lazy, bound and last parts */
+    const GLevel *lz = &sw->lv[part * sw->nax + k];
+    *nodes += lz->nbody;
+    for (int i = 0; i < lz->nbody; i++) *calls += sw->l.g.n[lz->body[i]].op == GN_CALL;
+  }
   const Axis *a = &sw->ax[sw->order[k]];
   return a->field;
 }
@@ -368,11 +497,11 @@ const char *sweep_loop(const Sweep *sw, int k, int *values, int *nodes, int *cal
 
 typedef struct Worker {
   Sweep *sw;
-  bool jit;
+  bool jit, prune;
   double *vals, *inputs;
   SweepTop *top;
   uint64_t *dropped;            /* per reason */
-  uint64_t kept;
+  uint64_t kept, pruned;
   atomic_uint_fast64_t *next, *done;
   uint64_t end, chunk;
 } Worker;
@@ -386,19 +515,36 @@ static int eval_level(Worker *w, int k) {
   return w->jit ? sw->fns[k](w->inputs, w->vals) : graph_eval_level(&sw->l.g, &sw->lv[k], w->inputs, w->vals);
 }
 
+/* Whether the point just evaluated, whose bound part is evaluated, cannot be kept: the
+ * objective's bound is worse than the worst point this worker keeps (strictly: a tie could
+ * still be kept by its index), and every sign the bound relies on holds. */
+static bool pruned(const Worker *w) {
+  const Sweep *sw = w->sw;
+  double bound = w->vals[sw->obj_bound];
+  if (isnan(bound)) return false;
+  for (int c = 0; c < sw->nconds; c++) {
+    double x = w->vals[sw->conds[c]];
+    if (!(sw->strict[c] ? x > 0 : x >= 0)) return false;
+  }
+  return !sweep_top_wants(w->top, bound, 0);
+}
+
 /* Points [b, e) in loop order.  Levels from `from` on are evaluated for each point; their
- * lazy parts (what only the objective needs) for a point that passes, from `lazy` on: the
- * first whose loop moved since they were last evaluated. */
+ * lazy parts (what only the objective needs) for a point that passes, each part from the
+ * first level whose loop moved since that part was last evaluated: lazy[0] the lazy part,
+ * lazy[1] the bound part and lazy[2] the rest, which a pruned point skips (prune_setup). */
 static void run_range(Worker *w, uint64_t b, uint64_t e) {
   Sweep *sw = w->sw;
-  int L = sw->nax, digit[MAX_AXES], lazy = 0;
+  int L = sw->nax, digit[MAX_AXES], lazy[3] = {0, 0, 0};
+  bool bound = w->prune && sw->obj_bound >= 0 && w->top;
   for (int k = 0; k < L; k++) digit[k] = (int)((b / sw->stride[k]) % sw->radix[k]);
   set_inputs(sw, digit, 0, w->inputs);
   int from = 0;
   uint64_t i = b;
   while (i < e) {
     int failed = -1, code = 0;
-    if (from < lazy) lazy = from;
+    for (int part = 0; part < 3; part++)
+      if (from < lazy[part]) lazy[part] = from;
     for (int k = from; k < L; k++)
       if ((code = eval_level(w, k)) != 0) {
         failed = k;
@@ -422,10 +568,19 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
     if (r < sw->nreq) {
       w->dropped[sw->ncheck_reasons + r]++;
     } else {
-      for (; lazy < L; lazy++) eval_level(w, L + lazy);
       w->kept++;
-      double obj = w->vals[sw->obj];
-      if (sweep_top_wants(w->top, obj, i)) sweep_top_push(w->top, &(SweepRow){i, obj, 0, NULL});
+      for (; lazy[0] < L; lazy[0]++) eval_level(w, L + lazy[0]);
+      bool skip = false;
+      if (bound) {
+        for (; lazy[1] < L; lazy[1]++) eval_level(w, 2 * L + lazy[1]);
+        skip = pruned(w);
+        w->pruned += skip;
+      }
+      if (!skip) {
+        for (; lazy[2] < L; lazy[2]++) eval_level(w, 3 * L + lazy[2]);
+        double obj = w->vals[sw->obj];
+        if (sweep_top_wants(w->top, obj, i)) sweep_top_push(w->top, &(SweepRow){i, obj, 0, NULL});
+      }
     }
     i++;
     int k = L - 1;
@@ -534,7 +689,7 @@ static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
 int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows) {
   free(sw->rows);   /* a previous run's result */
   free(sw->drops);
-  sw->rows = NULL, sw->drops = NULL, sw->nrows = 0;
+  sw->rows = NULL, sw->drops = NULL, sw->nrows = 0, sw->pruned = 0;
   uint64_t begin = 0, end = sw->points;
   if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
   int T = opt->threads < 1 ? 1 : opt->threads;
@@ -545,8 +700,9 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   pthread_t *th = xcalloc((size_t)T, sizeof *th);
   int nr = sw->nreasons;
   for (int t = 0; t < T; t++) {
-    w[t] = (Worker){sw, sw->jit != NULL, xcalloc((size_t)sw->l.g.nn, sizeof(double)), xcalloc((size_t)sw->nax + 1, sizeof(double)),
-                    sweep_top_new(sw->keep, sw->l.maximize), xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, &next, &done, end, chunk};
+    w[t] = (Worker){sw, sw->jit != NULL, !opt->no_prune, xcalloc((size_t)sw->l.g.nn, sizeof(double)),
+                    xcalloc((size_t)sw->nax + 1, sizeof(double)), sweep_top_new(sw->keep, sw->l.maximize),
+                    xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk};
   }
   double t0 = now();
   /* the workers evaluate; the main thread draws the progress bar (on a terminal) */
@@ -578,6 +734,7 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   for (int t = 0; t < T; t++) {
     sweep_top_merge(top, w[t].top);
     kept += w[t].kept;
+    sw->pruned += w[t].pruned;
     for (int r = 0; r < nr; r++) sw->drops[r].count += w[t].dropped[r];
     sweep_top_free(w[t].top);
     free(w[t].vals);

@@ -36,6 +36,8 @@ typedef struct SweepOptions {
   int shard_k, shard_n;         /* evaluate shard k of n (0 and 1: all points) */
   bool progress;                /* a progress bar on a terminal */
   FILE *dump_ir;                /* print the JIT's module here (NULL: no) */
+  bool no_prune;                /* simulate every point's pipeline, even where its lower bound
+                                   shows it cannot be kept (benchmarks, tests) */
 } SweepOptions;
 
 /* Lowers and stages a sweep, and compiles it when opt->jit.  Returns NULL after reporting
@@ -55,6 +57,10 @@ int sweep_nodes(const Sweep *sw);
 int sweep_levels(const Sweep *sw);
 double sweep_compile_seconds(const Sweep *sw);   /* lowering + staging + JIT */
 double sweep_jit_seconds(const Sweep *sw);       /* the JIT's part (0 without) */
+/* Of the last run's points that passed, how many skipped their pipeline simulations: the
+ * objective's lower bound was already worse than the worst point kept (SweepOptions.no_prune
+ * turns this off; the results are the same). */
+uint64_t sweep_pruned(const Sweep *sw);
 const Graph *sweep_graph(const Sweep *sw);
 /* Loop k (0 outermost): the axis it varies ("plan.tp"), its values, and the nodes and kernel
  * calls evaluated each time it advances. */

@@ -29,6 +29,8 @@ static const char usage_sweep[] =
     "                    Lines and combine the N outputs with `llmp merge`\n"
     "  --shard auto      K and N from Slurm (job array or tasks), Open MPI or PMI\n"
     "  --no-jit          evaluate with the interpreter instead of the JIT (same results)\n"
+    "  --no-prune        simulate every passing point's pipeline schedule, even where its lower\n"
+    "                    bound shows it cannot be kept (same results, slower)\n"
     "  --dump=ir         print the JIT's LLVM module (after optimisation) first\n"
     "  --no-progress     no progress bar (it shows on a terminal after one second)\n"
     "  -I DIR            also look for imports in DIR; may be repeated\n"
@@ -49,7 +51,7 @@ int sweep_main(int argc, char **argv) {
   int ninc = 0, colour = -1;
   DiagFormat dfmt = DIAG_HUMAN;
   long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-  SweepOptions opt = {(int)(nproc > 0 ? nproc : 1), true, 0, 1, true, NULL};
+  SweepOptions opt = {(int)(nproc > 0 ? nproc : 1), true, 0, 1, true, NULL, false};
   int rc = 2;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -58,6 +60,7 @@ int sweep_main(int argc, char **argv) {
       rc = 0;
       goto done;
     } else if (!strcmp(a, "--no-jit")) opt.jit = false;
+    else if (!strcmp(a, "--no-prune")) opt.no_prune = true;
     else if (!strcmp(a, "--dump=ir")) opt.dump_ir = stdout;
     else if (!strcmp(a, "--no-progress")) opt.progress = false;
     else if (!strcmp(a, "--error-format=short")) dfmt = DIAG_SHORT;

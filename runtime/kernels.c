@@ -207,6 +207,20 @@ static void k_pipeline_makespan(const void *t, const double *a, double *out) {
   pipeline(a, out, false);
 }
 
+/* rt_pipeline_bound: out[0] a lower bound on pipeline_makespan's out[0] (a sweep's pruning). */
+static void k_pipeline_bound(const void *t, const double *a, double *out) {
+  (void)t;
+  double buf[4 * RT_MAX_CHUNKS];
+  RtPipeline p;
+  if (rt_pipeline_of_args(a, &p, buf) < 0) {
+    bad(out);
+    return;
+  }
+  out[0] = rt_pipeline_bound(&p);
+  out[1] = NAN;
+  out[2] = 0;
+}
+
 const RtKernelInfo rt_kernels[RTK_N] = {
 #define X(e, name, fn, nargs, target, argnames) [RTK_##e] = {name, nargs, #target[0], argnames, fn},
 #include "kernels.def"

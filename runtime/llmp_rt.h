@@ -175,6 +175,15 @@ RtPipeResult rt_pipeline(const RtPipeline *p, RtPipeEvent *events, int maxevents
 RtPipeResult rt_pipeline_reference(const RtPipeline *p, RtPipeEvent *events, int maxevents,
                                    int *nevents);
 
+/* A lower bound on rt_pipeline(p)'s makespan, in time independent of micro_batches and
+ * without simulating: for each device d, its first forward waits for micro-batch 0 to cross
+ * chunks 0 .. d-1 (with their sends), then it runs all its ops (busy time), and its last
+ * backward's gradient still has to cross chunks d-1 .. 0 (in ZB-H1 device d may run up to
+ * d + 1 weight-gradient ops after that backward; device 0 runs its last one after its own).
+ * The largest over the devices, less 1e-9 of itself for rounding; NaN where rt_pipeline
+ * gives RT_BAD_ARGS.  A sweep compares it with its worst kept point to skip simulations. */
+double rt_pipeline_bound(const RtPipeline *p);
+
 /* Layers per stage: uniform (layers / (stages*chunks), which must divide) or balanced
  * (DeepSpeed's pipeline engine: chunks differ by at most one layer, the first ones get the
  * extra layers).  Writes stages*chunks counts in model order; returns 0, or -1 if it cannot. */

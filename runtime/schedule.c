@@ -1290,6 +1290,31 @@ static double fs_makespan(const RtPipeline *p) {
   return !done ? -1 : s.exact ? last : s.base + last * s.tick;
 }
 
+/* --- a lower bound without simulation ------------------------------------------------ */
+
+double rt_pipeline_bound(const RtPipeline *p) {
+  if (!rt_args_ok(p, 0, NULL)) return NAN;
+  int np = p->stages, zb = p->schedule == RT_ZERO_BUBBLE;
+  double m = p->micro_batches, send = np > 1 ? p->p2p : 0.0;
+  double head = 0, tail = 0, best = 0;   /* chunks 0 .. d-1: forwards, backward ops, with sends */
+  for (int d = 0; d < np; d++) {
+    double busy = 0;
+    for (int c = d; c < np * p->chunks; c += np)
+      busy += m * (p->fwd[c] + rt_bwd_op(p, c, zb) + (zb ? rt_at(p->wgrad, c) : 0.0));
+    double lb = head + busy;
+    if (zb && d > 0) {   /* up to d + 1 W after its last B; device 0 runs one after its own */
+      double late = (m < d + 1 ? m : d + 1) * rt_at(p->wgrad, d);
+      lb = fmax(lb, head + busy - late + tail + rt_at(p->wgrad, 0));
+    } else if (!zb) {
+      lb += tail;                 /* the last op of device d is the backward of chunk d */
+    }
+    if (lb > best) best = lb;
+    head += p->fwd[d] + send;
+    tail += rt_bwd_op(p, d, zb) + send;
+  }
+  return best * (1 - 1e-9);
+}
+
 /* --- the entry point ------------------------------------------------------------------ */
 
 RtPipeResult rt_pipeline(const RtPipeline *p, RtPipeEvent *events, int maxevents, int *nevents) {

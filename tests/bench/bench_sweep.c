@@ -7,7 +7,9 @@
  *   - compile time: lowering + staging, and the JIT's part (IR, default<O2>, machine code);
  *   - points per second on one thread (-j 1) with the JIT-compiled levels, and with the
  *     interpreter running the same levels (graph_eval_level), best of 3 runs of the whole
- *     sweep, and the ratio;
+ *     sweep, and the ratio; each with the pruning of sweep.c (a point whose objective's lower
+ *     bound is worse than the worst kept skips its pipeline simulation) and without it
+ *     (SweepOptions.no_prune), with how many points it skipped;
  *   - points per second of the interpreter evaluating each point's whole graph alone
  *     (graph_eval, no staging: what a sweep would cost without compiling it), over a
  *     sample of the points, and the JIT's ratio to that;
@@ -29,8 +31,9 @@ static double now(void) {
 }
 
 /* Best elapsed seconds of `reps` whole-sweep runs on one thread. */
-static double best_run(Sweep *sw, bool jit, int reps, SweepMeta *meta, const SweepRow **rows, int *nrows) {
-  SweepOptions o = {1, jit, 0, 1, false, NULL};
+static double best_run(Sweep *sw, bool jit, bool prune, int reps, SweepMeta *meta, const SweepRow **rows,
+                       int *nrows) {
+  SweepOptions o = {1, jit, 0, 1, false, NULL, !prune};
   double best = INFINITY;
   for (int r = 0; r < reps; r++) {
     rt_pipeline_memo_clear();   /* each run starts cold, as `llmp sweep` does */
@@ -68,7 +71,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_sweep: %s has no sweep%s%s\n", file, name ? " named " : "", name ? name : "");
     return 1;
   }
-  SweepOptions oj = {1, true, 0, 1, false, NULL}, oi = {1, false, 0, 1, false, NULL};
+  SweepOptions oj = {1, true, 0, 1, false, NULL, false}, oi = {1, false, 0, 1, false, NULL, false};
   double t0 = now();
   Sweep *sj = sweep_new(s, hw, decl, &d, &oj);
   double tj = now() - t0;
@@ -94,13 +97,30 @@ int main(int argc, char **argv) {
   SweepMeta mj, mi;
   const SweepRow *rj, *ri;
   int nj, ni;
-  double ej = best_run(sj, true, 3, &mj, &rj, &nj);
-  double ei = best_run(si, false, 3, &mi, &ri, &ni);
-  printf("  JIT:          %10.3f ms for %llu points = %12.0f points/s on one core\n", 1e3 * ej,
+  SweepMeta mj0, mi0;
+  const SweepRow *rj0, *ri0;
+  int nj0, ni0;
+  double ej0 = best_run(sj, true, false, 3, &mj0, &rj0, &nj0);
+  double ei0 = best_run(si, false, false, 3, &mi0, &ri0, &ni0);
+  /* the next runs of sj and si free these rows: keep copies (point, objective) */
+  SweepRow *cj0 = calloc((size_t)nj0 + 1, sizeof *cj0), *ci0 = calloc((size_t)ni0 + 1, sizeof *ci0);
+  if (!cj0 || !ci0) return 1;
+  memcpy(cj0, rj0, (size_t)nj0 * sizeof *cj0);
+  memcpy(ci0, ri0, (size_t)ni0 * sizeof *ci0);
+  rj0 = cj0, ri0 = ci0;
+  double ej = best_run(sj, true, true, 3, &mj, &rj, &nj);
+  double ei = best_run(si, false, true, 3, &mi, &ri, &ni);
+  printf("  pruning: %llu of the %llu points that pass skip their pipeline simulation\n",
+         (unsigned long long)sweep_pruned(sj), (unsigned long long)mj.kept);
+  printf("  JIT:                      %10.3f ms for %llu points = %12.0f points/s on one core\n", 1e3 * ej,
          (unsigned long long)P, (double)P / ej);
-  printf("  interpreter:  %10.3f ms for %llu points = %12.0f points/s on one core (same levels)\n", 1e3 * ei,
-         (unsigned long long)P, (double)P / ei);
-  printf("  JIT / interpreter: %.1fx\n", ei / ej);
+  printf("  JIT, no pruning:          %10.3f ms for %llu points = %12.0f points/s on one core\n", 1e3 * ej0,
+         (unsigned long long)P, (double)P / ej0);
+  printf("  interpreter:              %10.3f ms for %llu points = %12.0f points/s on one core (same levels)\n",
+         1e3 * ei, (unsigned long long)P, (double)P / ei);
+  printf("  interpreter, no pruning:  %10.3f ms for %llu points = %12.0f points/s on one core (same levels)\n",
+         1e3 * ei0, (unsigned long long)P, (double)P / ei0);
+  printf("  JIT / interpreter (same levels): %.1fx, without pruning %.1fx\n", ei / ej, ei0 / ej0);
 
   /* each point's whole graph, no staging */
   double *vals = calloc((size_t)g->nn, sizeof *vals), *in = calloc((size_t)sweep_levels(sj) + 1, sizeof *in);
@@ -113,10 +133,17 @@ int main(int argc, char **argv) {
   double ef = (now() - t0) / (double)sample;
   printf("  interpreter, whole graph per point: %.2f us per point = %.0f points/s (sample of %llu)\n", 1e6 * ef,
          1 / ef, (unsigned long long)sample);
-  printf("  JIT / whole-graph interpreter: %.0fx\n", ef * (double)P / ej);
-  bool same = nj == ni && mj.kept == mi.kept;
-  for (int i = 0; same && i < nj; i++) same = rj[i].point == ri[i].point && !memcmp(&rj[i].objective, &ri[i].objective, sizeof(double));
-  printf("  JIT and interpreter kept the same points, bit for bit: %s\n", same ? "yes" : "NO");
+  printf("  JIT / whole-graph interpreter: %.0fx (JIT without pruning: %.0fx)\n", ef * (double)P / ej,
+         ef * (double)P / ej0);
+  bool same = nj == ni && mj.kept == mi.kept && nj == nj0 && nj == ni0;
+  for (int i = 0; same && i < nj; i++)
+    same = rj[i].point == ri[i].point && !memcmp(&rj[i].objective, &ri[i].objective, sizeof(double)) &&
+           rj[i].point == rj0[i].point && !memcmp(&rj[i].objective, &rj0[i].objective, sizeof(double)) &&
+           rj[i].point == ri0[i].point && !memcmp(&rj[i].objective, &ri0[i].objective, sizeof(double));
+  printf("  JIT and interpreter, with and without pruning, kept the same points, bit for bit: %s\n",
+         same ? "yes" : "NO");
+  free(cj0);
+  free(ci0);
   printf("  kept %llu of %llu points (%d dropped reasons)\n", (unsigned long long)mj.kept, (unsigned long long)P,
          mj.ndropped);
   if (nj > 0) {

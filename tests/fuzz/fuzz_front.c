@@ -8,8 +8,9 @@
  *   2. when it checks clean, every scenario of the input is lowered to its cost graph and
  *      evaluated (lower_scenario, graph_eval, lower_report), and every sweep is lowered
  *      with its axes as inputs and staged, and when it has at most 512 points evaluated by
- *      the interpreter (sweep_new, sweep_run): lowering and the kernels must not crash,
- *      leak or hang on any checked input either;
+ *      the interpreter (sweep_new, sweep_run; where the pruning skipped simulations, again
+ *      without it, and the harness aborts unless the kept rows are the same bits): lowering
+ *      and the kernels must not crash, leak or hang on any checked input either;
  *   3. when the input parses without errors, the formatter runs on it and the harness
  *      aborts unless
  *        - fmt(x) parses without errors,
@@ -127,6 +128,29 @@ static void confine_imports(char *t, size_t n) {
   }
 }
 
+/* A sweep that pruned (skipped simulations by a lower bound) keeps the same rows, to the
+ * bit, when run again without pruning; aborts otherwise. */
+static void same_without_pruning(Sweep *sw, const SweepOptions *o, uint64_t kept, const SweepRow *rows, int nrows) {
+  uint64_t *point = malloc(((size_t)nrows + 1) * sizeof *point);
+  double *obj = malloc(((size_t)nrows + 1) * sizeof *obj);
+  if (!point || !obj) abort();
+  for (int i = 0; i < nrows; i++) point[i] = rows[i].point, obj[i] = rows[i].objective;
+  SweepOptions all = *o;
+  all.no_prune = true;
+  SweepMeta m;
+  const SweepRow *r2;
+  int n2;
+  bool same = sweep_run(sw, &all, &m, &r2, &n2) == 0 && n2 == nrows && m.kept == kept;
+  for (int i = 0; same && i < nrows; i++)
+    same = r2[i].point == point[i] && !memcmp(&r2[i].objective, &obj[i], sizeof(double));
+  free(point);
+  free(obj);
+  if (!same) {
+    fprintf(stderr, "\nfuzz_front: a sweep kept other points with pruning than without\n");
+    abort();
+  }
+}
+
 /* Checks path; returns the error count and, through ndecls, the declarations checked; with
  * evaluate, lowers and evaluates its scenarios when it checks clean. */
 static int check_file(const char *path, int *ndecls, bool evaluate) {
@@ -157,13 +181,14 @@ static int check_file(const char *path, int *ndecls, bool evaluate) {
      * evaluated by the interpreter and the kept ones lowered again alone */
     n = sema_root_decls(s, DK_SWEEP, list, 16);
     for (int i = 0; i < n && i < 4; i++) {
-      SweepOptions o = {1, false, 0, 1, false, NULL};
+      SweepOptions o = {1, false, 0, 1, false, NULL, false};
       Sweep *sw = sweep_new(s, hw, list[i], &d, &o);
       if (sw && sweep_points(sw) <= 512) {
         SweepMeta m;
         const SweepRow *rows;
         int nrows;
-        sweep_run(sw, &o, &m, &rows, &nrows);
+        if (sweep_run(sw, &o, &m, &rows, &nrows) == 0 && sweep_pruned(sw) > 0)
+          same_without_pruning(sw, &o, m.kept, rows, nrows);
       }
       sweep_free(sw);
     }

@@ -641,6 +641,45 @@ TEST(pipeline_makespan_kernel) {
   }
 }
 
+/* pipeline_bound (a sweep's pruning) never exceeds the simulated makespan, on random
+ * structures with unequal stages, sends, recompute and weight gradients, and micro-batch
+ * counts from 1 (m < p) to many; it is tight where the closed forms say it is (1F1B and
+ * GPipe with equal stages and no sends: (m + p - 1)(f + b)); bad arguments give NaN. */
+TEST(pipeline_bound_kernel) {
+  unsigned seed = 11;
+  double worst = 1;               /* the smallest bound / makespan seen */
+  for (int t = 0; t < 3000; t++) {
+    seed = seed * 1103515245u + 12345u;
+    int sched = (int)(seed >> 8) % RT_NSCHEDULES, p = 1 + (int)(seed >> 12) % 8;
+    int v = sched == RT_INTERLEAVED ? 1 + (int)(seed >> 16) % 3 : 1;
+    int m = v > 1 ? p * (1 + (int)(seed >> 20) % 4) : 1 + (int)(seed >> 20) % 40;
+    int layers = p * v + (int)(seed >> 24) % (2 * p * v);
+    unsigned r = seed * 2654435761u;
+    double a[15] = {sched, p, v, m, layers, 1, 0.5 + (r % 97) / 13.0, 1 + (r % 89) / 11.0, (r % 7) / 3.0,
+                    (r % 3) / 2.0, (r % 11) / 4.0, (r % 13) / 5.0, (r % 17) / 3.0, (r % 19) / 2.0, (r % 5) / 4.0};
+    double ms[RT_KERNEL_NOUT], lb[RT_KERNEL_NOUT];
+    rt_kernels[RTK_PIPELINE_MAKESPAN].fn(NULL, a, ms);
+    rt_kernels[RTK_PIPELINE_BOUND].fn(NULL, a, lb);
+    if (!(lb[0] <= ms[0]))
+      fail_msg("schedule %d p=%d v=%d m=%d layers=%d: bound %.17g > makespan %.17g", sched, p, v, m, layers, lb[0],
+               ms[0]);
+    if (lb[0] / ms[0] < worst) worst = lb[0] / ms[0];
+  }
+  assert_true(worst > 0.3);
+  double out[RT_KERNEL_NOUT], lb[RT_KERNEL_NOUT];
+  for (int s = RT_GPIPE; s <= RT_1F1B; s++)
+    for (int p = 1; p <= 8; p *= 2)
+      for (int m = 1; m <= 16; m++) {
+        double a[15] = {s, p, 1, m, p, 0, 1.5, 2.25, 0, 0, 0, 0, 0, 0, 0};
+        rt_kernels[RTK_PIPELINE_BOUND].fn(NULL, a, lb);
+        pipe_kernel(s, p, 1, m, p, 1.5, 2.25, 0, 0, out);
+        assert_true(lb[0] <= out[0] && lb[0] >= out[0] * (1 - 1e-8));
+      }
+  double bad_args[15] = {RT_1F1B, 2, 2, 4, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0};   /* chunks > 1 outside interleaved */
+  rt_kernels[RTK_PIPELINE_BOUND].fn(NULL, bad_args, lb);
+  assert_true(isnan(lb[0]));
+}
+
 TEST(pipeline_kernel_closed_forms) {
   double out[RT_KERNEL_NOUT];
   for (int p = 1; p <= 8; p *= 2)
@@ -1027,6 +1066,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(placement_tp8),
       cmocka_unit_test(placement_order),
       cmocka_unit_test(pipeline_makespan_kernel),
+      cmocka_unit_test(pipeline_bound_kernel),
       cmocka_unit_test(pipeline_kernel_closed_forms),
       cmocka_unit_test(pipeline_through_graph),
       cmocka_unit_test(pipeline_zero_bubble_through_graph),

@@ -59,8 +59,8 @@ typedef struct Result {
   double *obj;
 } Result;
 
-static void run_into(Sweep *sw, int threads, bool jit, int k, int n, Result *r) {
-  SweepOptions o = {threads, jit, k, n, false, NULL};
+static void run_pruned(Sweep *sw, int threads, bool jit, int k, int n, bool prune, Result *r) {
+  SweepOptions o = {threads, jit, k, n, false, NULL, !prune};
   SweepMeta m;
   const SweepRow *rows;
   int nrows;
@@ -77,6 +77,10 @@ static void run_into(Sweep *sw, int threads, bool jit, int k, int n, Result *r) 
     r->point[i] = rows[i].point;
     r->obj[i] = rows[i].objective;
   }
+}
+
+static void run_into(Sweep *sw, int threads, bool jit, int k, int n, Result *r) {
+  run_pruned(sw, threads, jit, k, n, true, r);
 }
 
 static void result_free(Result *r) {
@@ -105,7 +109,7 @@ static void every_point_alone(void **state) {
   (void)state;
   Fixture f;
   Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions o = {1, true, 0, 1, false, NULL};
+  SweepOptions o = {1, true, 0, 1, false, NULL, false};
   Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
   assert_non_null(sw);
   /* the sweep evaluates only what its objective, requires and checks need: its pipeline
@@ -156,7 +160,7 @@ static void jit_interpreter_threads_agree(void **state) {
   (void)state;
   Fixture f;
   Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions oj = {1, true, 0, 1, false, NULL}, oi = {1, false, 0, 1, false, NULL};
+  SweepOptions oj = {1, true, 0, 1, false, NULL, false}, oi = {1, false, 0, 1, false, NULL, false};
   Sweep *sj = sweep_new(f.s, f.hw, decl, &f.d, &oj), *si = sweep_new(f.s, f.hw, decl, &f.d, &oi);
   assert_non_null(sj);
   assert_non_null(si);
@@ -182,7 +186,7 @@ static void shards_add_up(void **state) {
   (void)state;
   Fixture f;
   Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions o = {2, true, 0, 1, false, NULL};
+  SweepOptions o = {2, true, 0, 1, false, NULL, false};
   Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
   assert_non_null(sw);
   Result whole;
@@ -215,12 +219,52 @@ static void shards_add_up(void **state) {
   close_fixture(&f);
 }
 
+/* Pruning (a point whose objective's lower bound is worse than the worst kept skips its
+ * pipeline simulation) keeps the same points, bit for bit, with the JIT and the interpreter
+ * on 1 and 3 threads; it skips simulations where the objective is monotone in the makespan
+ * (a sum, a quotient by it, by an axis, a negation) and none where it is not. */
+static void pruning_keeps_the_same_points(void **state) {
+  (void)state;
+  static const struct { const char *name; bool prunable; } sweeps[] = {
+      {"fastest", true}, {"best_mfu", true}, {"per_tp", true}, {"negated", true}, {"squared", false}};
+  for (size_t i = 0; i < sizeof sweeps / sizeof *sweeps; i++) {
+    Fixture f;
+    Decl *decl = open_sweep(&f, LLMP_SOURCE_DIR "/tests/sweep/prune.llmp", sweeps[i].name);
+    SweepOptions oj = {1, true, 0, 1, false, NULL, false}, oi = {1, false, 0, 1, false, NULL, false};
+    Sweep *sj = sweep_new(f.s, f.hw, decl, &f.d, &oj), *si = sweep_new(f.s, f.hw, decl, &f.d, &oi);
+    assert_non_null(sj);
+    assert_non_null(si);
+    Result ref;
+    run_pruned(si, 1, false, 0, 1, false, &ref);
+    assert_int_equal(sweep_pruned(si), 0);
+    assert_true(ref.nrows >= 3 && ref.kept > 100);
+    for (int t = 1; t <= 3; t += 2)
+      for (int jit = 0; jit < 2; jit++) {
+        Sweep *sw = jit ? sj : si;
+        Result a;
+        run_pruned(sw, t, jit, 0, 1, true, &a);
+        assert_same(&ref, &a);
+        uint64_t pruned = sweep_pruned(sw);
+        if (sweeps[i].prunable) assert_true(pruned > 0 && pruned < a.kept);
+        else assert_int_equal(pruned, 0);
+        if (t == 1 && jit)
+          printf("%s: %llu points pass, %llu skip their simulation, %d kept\n", sweeps[i].name,
+                 (unsigned long long)a.kept, (unsigned long long)pruned, a.nrows);
+        result_free(&a);
+      }
+    result_free(&ref);
+    sweep_free(sj);
+    sweep_free(si);
+    close_fixture(&f);
+  }
+}
+
 /* A field that shapes the graph cannot be an axis: an error, no sweep. */
 static void unsupported_axis(void **state) {
   (void)state;
   Fixture f;
   Decl *decl = open_sweep(&f, LLMP_SOURCE_DIR "/tests/sweep/bad_axis.llmp", "by_dtype");
-  SweepOptions o = {1, false, 0, 1, false, NULL};
+  SweepOptions o = {1, false, 0, 1, false, NULL, false};
   int before = f.d.errors;
   assert_null(sweep_new(f.s, f.hw, decl, &f.d, &o));
   assert_true(f.d.errors > before);
@@ -232,6 +276,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(every_point_alone),
       cmocka_unit_test(jit_interpreter_threads_agree),
       cmocka_unit_test(shards_add_up),
+      cmocka_unit_test(pruning_keeps_the_same_points),
       cmocka_unit_test(unsupported_axis),
   };
   int rc = RUN_TESTS(tests);
