@@ -89,6 +89,7 @@ typedef struct Acc {            /* one block, one micro-batch, one rank */
   GId act_sel;                  /* of which selective recompute does not keep */
   GId in_bytes;                 /* the block's input (what full recompute keeps) */
   GId params;                   /* parameters on this rank */
+  GId tensors;                  /* the parameter tensors (weights, biases) holding them */
   GId flops;                    /* model FLOP of the forward on this rank */
   GId sel_flops;                /* of which selective recompute re-runs (attention) */
 } Acc;
@@ -526,6 +527,7 @@ static void lower_linear(Lower *L, const char *name, Args *a) {
   A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), c + 1));   /* the weight-gradient GEMM: half the FLOPs */
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, k, n)));
   A->params = ADD(L, A->params, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)));
+  A->tensors = ADD(L, A->tensors, K(L, bias ? 2 : 1));
   /* saved input: a column linear's input is replicated over tp (sharded with SP) */
   GId in_el = col ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in)) : row ? MUL(L, t, k) : local_elems(L, MUL(L, t, in));
   A->act = ADD(L, A->act, MUL(L, in_el, L->bytes_act));
@@ -621,6 +623,7 @@ static void lower_experts(Lower *L, const char *name, Args *a) {
   add_op(L, name, NULL, 'c', f, b);
   A->flops = ADD(L, A->flops, MUL(L, K(L, 2), MUL(L, pairs, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid)))));
   A->params = ADD(L, A->params, MUL(L, el, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid))));
+  A->tensors = ADD(L, A->tensors, MUL(L, K(L, 2), el));   /* fc1 and fc2 weights per local expert */
   GId saved = MUL(L, pairs, ADD(L, ADD(L, hid, up), ffn));
   A->act = ADD(L, A->act, MUL(L, saved, L->bytes_act));
   double ep;
@@ -654,6 +657,7 @@ static void lower_op(Lower *L, AstNode *op) {
     compute(L, name, call(L, rms ? RTK_RMSNORM : RTK_LAYERNORM, name, 3, dto, t, h));
     A->act = ADD(L, A->act, MUL3(L, t, h, L->bytes_act));
     A->params = ADD(L, A->params, rms ? h : MUL(L, K(L, 2), h));
+    A->tensors = ADD(L, A->tensors, K(L, rms ? 1 : 2));   /* weight; layernorm's bias */
     break;
   }
   case OPK_ACTIVATION: {
@@ -699,6 +703,7 @@ static void lower_op(Lower *L, AstNode *op) {
     GId rows = split ? DIV(L, v, L->tp) : v;
     compute(L, name, call(L, RTK_EMBEDDING, name, 4, dto, t, rows, h));
     A->params = ADD(L, A->params, MUL(L, rows, h));
+    A->tensors = ADD(L, A->tensors, K(L, 1));
     double tp;
     if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) {
       GId bytes = MUL3(L, t, h, L->bytes_act);
@@ -732,6 +737,7 @@ static void lower_op(Lower *L, AstNode *op) {
     A->bc = ADD(L, A->bc, b);
     add_op(L, name, NULL, 'c', f, b);
     A->params = ADD(L, A->params, MUL(L, h, e));
+    A->tensors = ADD(L, A->tensors, K(L, 1));
     A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, h, e)));
     A->act = ADD(L, A->act, ADD(L, MUL3(L, t, h, L->bytes_act), MUL3(L, t, e, K(L, 4))));
     break;
@@ -754,6 +760,7 @@ static void lower_op(Lower *L, AstNode *op) {
 static void acc_init(Lower *L, Acc *a) {
   GId z = K(L, 0);
   a->fc = a->bc = a->wg = a->sel = a->act = a->act_sel = a->in_bytes = a->params = a->flops = z;
+  a->tensors = z;
   a->sel_flops = z;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }
@@ -1036,6 +1043,10 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   GId params0 = ADD(L, ADD(L, MUL(L, l0, Ly->params), E->params), g_select(g, one_dev, tied ? z : hparams, z));
   GId paramsl = ADD(L, MUL(L, ll, Ly->params), hparams);
   GId params = g_select(g, one_dev, params0, MAX(L, params0, paramsl));
+  /* and the tensors that hold them (the optimizer step's per-tensor cost), counted alike */
+  GId tensors0 = ADD(L, ADD(L, MUL(L, l0, Ly->tensors), E->tensors), g_select(g, one_dev, tied ? z : H->tensors, z));
+  GId tensorsl = ADD(L, MUL(L, ll, Ly->tensors), H->tensors);
+  GId tensors = g_select(g, one_dev, tensors0, g_select(g, g_bin(g, GN_GE, params0, paramsl), tensors0, tensorsl));
   int gdt = dtype_code(word_or(L, p, "grad_dtype", "fp32"));
   GId grad_el = K(L, rt_dtype_bytes((RtDtype)gdt) < 2 ? 2 : rt_dtype_bytes((RtDtype)gdt));
   GId w_el = K(L, L->dt_gemm == RT_FP32 || L->dt_gemm == RT_TF32 ? 4 : 2);
@@ -1071,7 +1082,11 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   part[RP_DP_COMM] = ADD(L, dp_exposed, zero3);
   bool sgd = !strcmp(word_or(L, p, "optimizer", "adam"), "sgd");
   GId opt_params = PICK(L, z1, DIV(L, params, shard), params);
-  GId opt = call(L, RTK_ADAM, "optimizer", 2, K(L, L->dt_other), opt_params);
+  /* ZeRO 1 and 2 (Megatron's distributed optimizer): a rank steps one fp32 shard tensor per
+   * parameter whose range overlaps its 1/shard of the flat gradient buffer, about
+   * tensors/shard of them (a tensor split at a shard boundary counts once); ZeRO 3 likewise. */
+  GId opt_tensors = PICK(L, z1, MAX(L, K(L, 1), g_un(g, GN_CEIL, DIV(L, tensors, shard))), tensors);
+  GId opt = call(L, RTK_ADAM, "optimizer", 3, K(L, L->dt_other), opt_params, opt_tensors);
   if (sgd) opt = MUL(L, K(L, 0.5), opt);   /* SGD with momentum: half of Adam's state traffic */
   part[RP_OPTIMIZER] = opt;
 

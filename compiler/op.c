@@ -23,6 +23,7 @@ typedef enum { NEED_GPU, NEED_CLUSTER } Need;
 typedef struct QueryKind {
   const char *name;
   int nargs;
+  int optional;               /* of them, trailing ones that may be left out: they read as 1 */
   Need need;
   const char *args;           /* for messages and --help */
   RtCost (*gpu_fn)(const RtGpu *g, RtDtype dt, const double *a);
@@ -48,29 +49,29 @@ static RtCost k_add(const RtGpu *g, RtDtype dt, const double *a) { return rt_add
 static RtCost k_rope(const RtGpu *g, RtDtype dt, const double *a) { return rt_rope(g, dt, a[0], a[1], a[2]); }
 static RtCost k_embedding(const RtGpu *g, RtDtype dt, const double *a) { return rt_embedding(g, dt, a[0], a[1], a[2]); }
 static RtCost k_cross_entropy(const RtGpu *g, RtDtype dt, const double *a) { return rt_cross_entropy(g, dt, a[0], a[1]); }
-static RtCost k_adam(const RtGpu *g, RtDtype dt, const double *a) { return rt_adam(g, dt, a[0]); }
+static RtCost k_adam(const RtGpu *g, RtDtype dt, const double *a) { return rt_adam(g, dt, a[0], a[1]); }
 
 static const QueryKind kinds[] = {
-    {"linear", 3, NEED_GPU, "M K N", k_linear, NULL},
-    {"bmm", 4, NEED_GPU, "BATCH M K N", k_bmm, NULL},
-    {"softmax_causal", 2, NEED_GPU, "ROWS L", k_softmax_causal, NULL},
-    {"softmax", 2, NEED_GPU, "ROWS L", k_softmax, NULL},
-    {"attention", 4, NEED_GPU, "B L HEADS HEAD_DIM", k_attention, NULL},
-    {"flash_attention", 4, NEED_GPU, "B L HEADS HEAD_DIM", k_flash, NULL},
-    {"layernorm", 2, NEED_GPU, "TOKENS HIDDEN", k_layernorm, NULL},
-    {"rmsnorm", 2, NEED_GPU, "TOKENS HIDDEN", k_rmsnorm, NULL},
-    {"gelu", 1, NEED_GPU, "ELEMENTS", k_gelu, NULL},
-    {"swiglu", 1, NEED_GPU, "ELEMENTS", k_swiglu, NULL},
-    {"add", 1, NEED_GPU, "ELEMENTS", k_add, NULL},
-    {"rope", 3, NEED_GPU, "TOKENS HEADS HEAD_DIM", k_rope, NULL},
-    {"embedding", 3, NEED_GPU, "TOKENS ROWS HIDDEN", k_embedding, NULL},
-    {"cross_entropy", 2, NEED_GPU, "TOKENS VOCAB", k_cross_entropy, NULL},
-    {"adam", 1, NEED_GPU, "PARAMS", k_adam, NULL},
-    {"allreduce", 3, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_allreduce},
-    {"allgather", 3, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_allgather},
-    {"reducescatter", 3, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_reducescatter},
-    {"alltoall", 3, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_alltoall},
-    {"p2p", 3, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_p2p},
+    {"linear", 3, 0, NEED_GPU, "M K N", k_linear, NULL},
+    {"bmm", 4, 0, NEED_GPU, "BATCH M K N", k_bmm, NULL},
+    {"softmax_causal", 2, 0, NEED_GPU, "ROWS L", k_softmax_causal, NULL},
+    {"softmax", 2, 0, NEED_GPU, "ROWS L", k_softmax, NULL},
+    {"attention", 4, 0, NEED_GPU, "B L HEADS HEAD_DIM", k_attention, NULL},
+    {"flash_attention", 4, 0, NEED_GPU, "B L HEADS HEAD_DIM", k_flash, NULL},
+    {"layernorm", 2, 0, NEED_GPU, "TOKENS HIDDEN", k_layernorm, NULL},
+    {"rmsnorm", 2, 0, NEED_GPU, "TOKENS HIDDEN", k_rmsnorm, NULL},
+    {"gelu", 1, 0, NEED_GPU, "ELEMENTS", k_gelu, NULL},
+    {"swiglu", 1, 0, NEED_GPU, "ELEMENTS", k_swiglu, NULL},
+    {"add", 1, 0, NEED_GPU, "ELEMENTS", k_add, NULL},
+    {"rope", 3, 0, NEED_GPU, "TOKENS HEADS HEAD_DIM", k_rope, NULL},
+    {"embedding", 3, 0, NEED_GPU, "TOKENS ROWS HIDDEN", k_embedding, NULL},
+    {"cross_entropy", 2, 0, NEED_GPU, "TOKENS VOCAB", k_cross_entropy, NULL},
+    {"adam", 2, 1, NEED_GPU, "PARAMS [TENSORS]", k_adam, NULL},
+    {"allreduce", 3, 0, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_allreduce},
+    {"allgather", 3, 0, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_allgather},
+    {"reducescatter", 3, 0, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_reducescatter},
+    {"alltoall", 3, 0, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_alltoall},
+    {"p2p", 3, 0, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_p2p},
 };
 enum { NKINDS = sizeof kinds / sizeof kinds[0], MAX_ARGS = 8 };
 
@@ -94,7 +95,8 @@ static const char usage_op[] =
     "  layernorm TOKENS HIDDEN     rmsnorm TOKENS HIDDEN\n"
     "  gelu ELEMENTS               swiglu ELEMENTS (of the output)    add ELEMENTS\n"
     "  rope TOKENS HEADS HEAD_DIM  embedding TOKENS ROWS HIDDEN       cross_entropy TOKENS VOCAB\n"
-    "  adam PARAMS                 one optimizer step (FWD_US; BWD_US is 0)\n"
+    "  adam PARAMS [TENSORS]       one optimizer step over PARAMS parameters in TENSORS\n"
+    "                              parameter tensors (default 1) (FWD_US; BWD_US is 0)\n"
     "collectives (with --cluster; BYTES is the full tensor: the reduced tensor, the gathered\n"
     "output, the message sent):\n"
     "  allreduce | allgather | reducescatter | alltoall | p2p  BYTES NODES GPUS_PER_NODE\n"
@@ -183,12 +185,16 @@ static bool run_query(OpCtx *x, int n, char **words) {
     printf("error: unknown kind `%s` (see llmp op --help)\n", words[0]);
     return false;
   }
-  if (n - 1 != k->nargs) {
-    printf("error: %s takes %d argument%s: %s %s\n", k->name, k->nargs, k->nargs == 1 ? "" : "s", k->name, k->args);
+  if (n - 1 > k->nargs || n - 1 < k->nargs - k->optional) {
+    if (k->optional)
+      printf("error: %s takes %d to %d arguments: %s %s\n", k->name, k->nargs - k->optional, k->nargs, k->name, k->args);
+    else
+      printf("error: %s takes %d argument%s: %s %s\n", k->name, k->nargs, k->nargs == 1 ? "" : "s", k->name, k->args);
     return false;
   }
   double a[MAX_ARGS];
-  for (int i = 0; i < k->nargs; i++) {
+  for (int i = n - 1; i < k->nargs; i++) a[i] = 1;   /* optional arguments left out */
+  for (int i = 0; i < n - 1; i++) {
     char *end;
     errno = 0;
     a[i] = strtod(words[i + 1], &end);

@@ -59,7 +59,7 @@ GPU_KERNEL(k_add, rt_add(g, dt, a[1]))
 GPU_KERNEL(k_rope, rt_rope(g, dt, a[1], a[2], a[3]))
 GPU_KERNEL(k_embedding, rt_embedding(g, dt, a[1], a[2], a[3]))
 GPU_KERNEL(k_cross_entropy, rt_cross_entropy(g, dt, a[1], a[2]))
-GPU_KERNEL(k_adam, rt_adam(g, dt, a[1]))
+GPU_KERNEL(k_adam, rt_adam(g, dt, a[1], a[2]))
 
 int rt_group_layout(int size, int stride, int gpn, int *nodes, int *gpus_per_node) {
   if (size < 1 || stride < 1 || gpn < 1) return -1;

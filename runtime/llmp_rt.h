@@ -101,8 +101,9 @@ RtCost rt_rope(const RtGpu *g, RtDtype dt, double tokens, double heads, double h
 RtCost rt_embedding(const RtGpu *g, RtDtype dt, double tokens, double rows, double hidden);
 /* Vocabulary-parallel cross-entropy over a [tokens, vocab] logit shard (Megatron). */
 RtCost rt_cross_entropy(const RtGpu *g, RtDtype dt, double tokens, double vocab);
-/* One Adam step (fused, fp32 master weights and moments) over params parameters: fwd. */
-RtCost rt_adam(const RtGpu *g, RtDtype dt, double params);
+/* One Adam step (fused, fp32 master weights and moments) over params parameters held in
+ * `tensors` parameter tensors (weights and biases; each adds a fixed cost): fwd. */
+RtCost rt_adam(const RtGpu *g, RtDtype dt, double params, double tensors);
 
 /* --- collectives ------------------------------------------------------------------- */
 /* A group of nodes x gpus_per_node GPUs of the cluster (one GPU per rank), laid out on

@@ -17,7 +17,7 @@ static const int op_nargs[RT_NOPS] = {
     [RT_OP_LINEAR] = 4, [RT_OP_BMM] = 4, [RT_OP_SOFTMAX] = 2, [RT_OP_MASKED_SOFTMAX] = 2,
     [RT_OP_MASKED_FILL] = 2, [RT_OP_FLASH] = 5, [RT_OP_FLASH_FULL] = 5, [RT_OP_LAYERNORM] = 2,
     [RT_OP_RMSNORM] = 2, [RT_OP_GELU] = 1, [RT_OP_SWIGLU] = 1, [RT_OP_ADD] = 1, [RT_OP_ROPE] = 3,
-    [RT_OP_EMBEDDING] = 3, [RT_OP_CROSS_ENTROPY] = 2, [RT_OP_ADAM] = 1,
+    [RT_OP_EMBEDDING] = 3, [RT_OP_CROSS_ENTROPY] = 2, [RT_OP_ADAM] = 2,
 };
 
 int rt_op_nargs(RtOp op) { return (unsigned)op < RT_NOPS ? op_nargs[op] : 0; }
@@ -147,9 +147,10 @@ RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doubl
     c.fwd = stream(g, a[0] * a[1] * (eb + 4 * 7), 6);
     c.bwd = stream(g, a[0] * a[1] * (4 + 4 + eb), 2);
     break;
-  case RT_OP_ADAM:   /* fp32 master, m, v read and written, gradient read, model copy written */
-    x[0] = a[0];
-    c.fwd = stream(g, a[0] * (3 * 4 * 2 + 2 * eb), 1);
+  case RT_OP_ADAM:   /* fp32 master, m, v read and written, gradient read, model copy written;
+                      * and the step's fixed cost per parameter tensor (ops.h) */
+    x[0] = a[0], x[1] = a[1];
+    c.fwd = stream(g, a[0] * (3 * 4 * 2 + 2 * eb), 1) + a[1] * RT_ADAM_TENSOR_OVERHEAD;
     c.bwd = 0;
     break;
   default:
@@ -266,6 +267,6 @@ RtCost rt_cross_entropy(const RtGpu *g, RtDtype dt, double tokens, double vocab)
   return rt_op_eval(g, RT_OP_CROSS_ENTROPY, dt, (const double[]){tokens, vocab});
 }
 
-RtCost rt_adam(const RtGpu *g, RtDtype dt, double params) {
-  return rt_op_eval(g, RT_OP_ADAM, dt, (const double[]){params});
+RtCost rt_adam(const RtGpu *g, RtDtype dt, double params, double tensors) {
+  return rt_op_eval(g, RT_OP_ADAM, dt, (const double[]){params, tensors});
 }

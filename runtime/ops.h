@@ -6,7 +6,7 @@
  *   LINEAR m k n bias | BMM batch m k n | SOFTMAX, MASKED_SOFTMAX, MASKED_FILL rows cols |
  *   FLASH, FLASH_FULL b l heads kv_heads head_dim | LAYERNORM, RMSNORM tokens hidden |
  *   GELU, SWIGLU, ADD elements | ROPE tokens heads head_dim | EMBEDDING tokens rows hidden |
- *   CROSS_ENTROPY tokens vocab | ADAM params */
+ *   CROSS_ENTROPY tokens vocab | ADAM params tensors */
 #ifndef LLMP_RT_OPS_H
 #define LLMP_RT_OPS_H
 
@@ -64,6 +64,15 @@ double rt_peak(const RtGpu *g, RtDtype dt);
 /* Fixed cost of one kernel in an operator's profiled span: the gap between back-to-back
  * kernels plus the ramp of a kernel's first wave. */
 #define RT_KERNEL_OVERHEAD 2.5e-6
+/* Fixed cost of an optimizer step per parameter tensor it updates.  The fused Adam kernel
+ * walks all tensors in a few multi_tensor_apply launches (apex/PyTorch: up to 110 tensors of
+ * 64 Ki-element chunks per launch), but the step around it does work per tensor: Python's
+ * walk over the parameters to hand each gradient to its fp32 main copy and to build the
+ * per-tensor address lists of every multi_tensor_apply call (unscale and inf check, gradient
+ * norm, Adam, copy back to the model's weights).  The default, two kernel overheads per
+ * tensor, is an order of magnitude, not a measured figure: the `adam` table's `tensors` axis
+ * carries what a system measures (the paper's GH200 steps cost ~50 us per tensor). */
+#define RT_ADAM_TENSOR_OVERHEAD (2 * RT_KERNEL_OVERHEAD)
 
 /* ceil(x), bit for bit, without a libm call for the values the model rounds up (> 0, below
  * 2^52, where truncation through int64 is exact); anything else goes to ceil(). */

@@ -30,6 +30,9 @@ static double vocab_shard(double mp) { return ceil(50257 / (128 * mp)) * 128; }
  * projection (d/mp x d + bias d), MLP (d x 4d/mp + bias, 4d/mp x d + bias d), two layernorms
  * (4d): 12 d^2/mp + 7 d/mp + 6 d. */
 static double layer_params(double d, double mp) { return 12 * d * d / mp + 7 * d / mp + 6 * d; }
+/* ... held in 12 parameter tensors: QKV, projection and the two MLP linears, weight and bias
+ * each, and the two layernorms' weight and bias. */
+enum { LAYER_TENSORS = 12 };
 
 typedef struct PaperOp {
   const char *name;
@@ -99,16 +102,20 @@ static int m_xent(const double *r, double *a) {
   a[0] = R(B) * R(L), a[1] = vocab_shard(R(MP));
   return 0;
 }
-static int m_first(const double *r, double *a) {   /* layers + the embedding shard */
+/* The stage optimizers: (params, tensors) of the stage's layers and blocks. */
+static int m_first(const double *r, double *a) {   /* layers + the embedding shard (1 tensor) */
   a[0] = R(ENC) * layer_params(R(DIM), R(MP)) + vocab_shard(R(MP)) * R(DIM);
+  a[1] = R(ENC) * LAYER_TENSORS + 1;
   return 0;
 }
 static int m_middle(const double *r, double *a) {
   a[0] = R(ENC) * layer_params(R(DIM), R(MP));
+  a[1] = R(ENC) * LAYER_TENSORS;
   return 0;
 }
-static int m_last(const double *r, double *a) {    /* layers + final norm + LM head shard */
+static int m_last(const double *r, double *a) {    /* layers + final norm (2) + LM head shard (1) */
   a[0] = R(ENC) * layer_params(R(DIM), R(MP)) + 2 * R(DIM) + vocab_shard(R(MP)) * R(DIM);
+  a[1] = R(ENC) * LAYER_TENSORS + 3;
   return 0;
 }
 #undef R
@@ -146,28 +153,31 @@ static const PaperOp paper_ops[] = {
 #undef STAGE
 
 /* The kernel-form files: NAME_DTYPE.csv whose NAME is one of these and whose columns are the
- * op's arguments by these names. ORDER ops.h argument vectors. */
+ * op's arguments by these names. ORDER ops.h argument vectors.  The columns past `required`
+ * may be missing; they read as 1: adam's `tensors`, so that files written before the column
+ * existed (hw/probe's step over one tensor) read as what they measured. */
 static const struct {
   const char *name;
   RtOp op;
   const char *cols[RT_OP_MAX_ARGS];
+  int required;             /* 0: all of them */
 } kernel_forms[] = {
-    {"linear", RT_OP_LINEAR, {"m", "k", "n", "bias"}},
-    {"bmm", RT_OP_BMM, {"batch", "m", "k", "n"}},
-    {"softmax", RT_OP_SOFTMAX, {"rows", "cols"}},
-    {"masked_softmax", RT_OP_MASKED_SOFTMAX, {"rows", "cols"}},
-    {"masked_fill", RT_OP_MASKED_FILL, {"rows", "cols"}},
-    {"flash_attention", RT_OP_FLASH, {"b", "l", "heads", "kv_heads", "head_dim"}},
-    {"flash_attention_full", RT_OP_FLASH_FULL, {"b", "l", "heads", "kv_heads", "head_dim"}},
-    {"layernorm", RT_OP_LAYERNORM, {"tokens", "hidden"}},
-    {"rmsnorm", RT_OP_RMSNORM, {"tokens", "hidden"}},
-    {"gelu", RT_OP_GELU, {"elements"}},
-    {"swiglu", RT_OP_SWIGLU, {"elements"}},
-    {"add", RT_OP_ADD, {"elements"}},
-    {"rope", RT_OP_ROPE, {"tokens", "heads", "head_dim"}},
-    {"embedding", RT_OP_EMBEDDING, {"tokens", "rows", "hidden"}},
-    {"cross_entropy", RT_OP_CROSS_ENTROPY, {"tokens", "vocab"}},
-    {"adam", RT_OP_ADAM, {"params"}},
+    {"linear", RT_OP_LINEAR, {"m", "k", "n", "bias"}, 0},
+    {"bmm", RT_OP_BMM, {"batch", "m", "k", "n"}, 0},
+    {"softmax", RT_OP_SOFTMAX, {"rows", "cols"}, 0},
+    {"masked_softmax", RT_OP_MASKED_SOFTMAX, {"rows", "cols"}, 0},
+    {"masked_fill", RT_OP_MASKED_FILL, {"rows", "cols"}, 0},
+    {"flash_attention", RT_OP_FLASH, {"b", "l", "heads", "kv_heads", "head_dim"}, 0},
+    {"flash_attention_full", RT_OP_FLASH_FULL, {"b", "l", "heads", "kv_heads", "head_dim"}, 0},
+    {"layernorm", RT_OP_LAYERNORM, {"tokens", "hidden"}, 0},
+    {"rmsnorm", RT_OP_RMSNORM, {"tokens", "hidden"}, 0},
+    {"gelu", RT_OP_GELU, {"elements"}, 0},
+    {"swiglu", RT_OP_SWIGLU, {"elements"}, 0},
+    {"add", RT_OP_ADD, {"elements"}, 0},
+    {"rope", RT_OP_ROPE, {"tokens", "heads", "head_dim"}, 0},
+    {"embedding", RT_OP_EMBEDDING, {"tokens", "rows", "hidden"}, 0},
+    {"cross_entropy", RT_OP_CROSS_ENTROPY, {"tokens", "vocab"}, 0},
+    {"adam", RT_OP_ADAM, {"params", "tensors"}, 1},
 };
 
 /* --- the CSV reader ------------------------------------------------------------------ */
@@ -358,7 +368,8 @@ static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtyp
     for (int i = 0; i < nargs; i++) have += (argcol[i] = rt_csv_column(&c, kernel_forms[kf].cols[i])) >= 0;
     kform = have > 0 || !po;
     list_names(names, sizeof names, kernel_forms[kf].cols, nargs);
-    for (int i = 0; rc == 0 && kform && i < nargs; i++)
+    int required = kernel_forms[kf].required ? kernel_forms[kf].required : nargs;
+    for (int i = 0; rc == 0 && kform && i < required; i++)
       if (argcol[i] < 0)
         rc = rt_csv_fail(&c, "no column `%s`: a %s file in kernel form has the columns %s",
                          kernel_forms[kf].cols[i], stem, names);
@@ -398,6 +409,10 @@ static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtyp
     if (kform) {
       s.op = kernel_forms[kf].op;
       for (int i = 0; rc == 0 && i < nargs; i++) {
+        if (argcol[i] < 0) {   /* an optional column the file does not have */
+          s.a[i] = 1;
+          continue;
+        }
         rc = rt_csv_number(&c, argcol[i], &s.a[i]);
         int bias = s.op == RT_OP_LINEAR && i == 3;
         if (rc == 0 && bias && s.a[i] != 0 && s.a[i] != 1)
@@ -406,6 +421,9 @@ static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtyp
           rc = rt_csv_fail(&c, "column `%s`: `%s` is not a size (a number >= 1)", c.col[argcol[i]],
                            c.field[argcol[i]]);
       }
+      if (rc == 0 && s.op == RT_OP_ADAM && s.a[1] > s.a[0])   /* a tensor holds a parameter or more */
+        rc = rt_csv_fail(&c, "column `tensors`: %s tensors cannot hold %s parameters", c.field[argcol[1]],
+                         c.field[argcol[0]]);
     } else {
       s.op = po->op;
       for (int i = 0; rc == 0 && i < NRAW; i++) {

@@ -33,7 +33,7 @@ KERNEL_COLUMNS = {
     "rope": ("tokens", "heads", "head_dim"),
     "embedding": ("tokens", "rows", "hidden"),
     "cross_entropy": ("tokens", "vocab"),
-    "adam": ("params",),
+    "adam": ("params", "tensors"),   # the parameters split into that many tensors
 }
 
 # Operators sampled by default, in the order of the round-robin.  flash_attention_full
@@ -189,8 +189,8 @@ def sweep_shapes():
             out += [("layernorm", (tok, hid)), ("rmsnorm", (tok, hid))]
     for e in _elementwise_sweep():
         out += [("gelu", (e,)), ("swiglu", (e,)), ("add", (e,))]
-    for p in _elementwise_sweep(20, 31):
-        out.append(("adam", (p,)))
+    for p in _elementwise_sweep(20, 31):   # one tensor, and a GPT stage's ~100 (llmp's `tensors` axis)
+        out += [("adam", (p, 1)), ("adam", (p, 96))]
     for tok in (512, 4096):
         out.append(("rope", (tok, 8, 64)))
         out.append(("cross_entropy", (tok, 32000)))
@@ -268,8 +268,9 @@ def op_cost(op, shape, dtype="fp16"):
     if op == "cross_entropy":
         e = shape[0] * shape[1]
         return mem(e * (eb + 28), 8), mem(e * (8 + eb), 3)
-    if op == "adam":
-        return mem(shape[0] * (32 + eb), 2), 0.0
+    if op == "adam":   # shape (params,) reads as one tensor; two launches' worth per tensor
+        tensors = shape[1] if len(shape) > 1 else 1
+        return mem(shape[0] * (32 + eb), 2 + 2 * tensors), 0.0
     raise KeyError(op)
 
 

@@ -234,20 +234,25 @@ def build(torch, op, shape, dtype, device):
         xent = _vocab_parallel_cross_entropy(torch)
         return _grad_case(torch, lambda: xent.apply(logits.float(), target), (logits,),
                           "Megatron vocab-parallel cross-entropy on fp32 logits (eager, tp 1)")
-    if op == "adam":
+    if op == "adam":   # (params, tensors): the parameters in `tensors` near-equal tensors
         n = shape[0]
-        p = torch.nn.Parameter(torch.randn(n, dtype=torch.float32, device=device))
-        p.grad = torch.randn(n, dtype=torch.float32, device=device)
+        t = shape[1] if len(shape) > 1 else 1
+        sizes = [n // t + (1 if i < n % t else 0) for i in range(t)]
+        ps = [torch.nn.Parameter(torch.randn(s, dtype=torch.float32, device=device)) for s in sizes]
+        for p in ps:
+            p.grad = torch.randn(p.numel(), dtype=torch.float32, device=device)
         try:
-            opt, impl = torch.optim.Adam([p], lr=1e-4, fused=True), "torch.optim.Adam(fused=True)"
+            opt, impl = torch.optim.Adam(ps, lr=1e-4, fused=True), "torch.optim.Adam(fused=True)"
         except (TypeError, RuntimeError, ValueError):
-            opt, impl = torch.optim.Adam([p], lr=1e-4), "torch.optim.Adam"
-        model = torch.empty(n, dtype=dtype, device=device) if dtype != torch.float32 else None
+            opt, impl = torch.optim.Adam(ps, lr=1e-4), "torch.optim.Adam"
+        models = [torch.empty(s, dtype=dtype, device=device) for s in sizes] \
+            if dtype != torch.float32 else None
 
         def step():   # the fp32 master step, then the copy into the model's weights
             opt.step()
-            if model is not None:
-                model.copy_(p.detach())
+            if models is not None:
+                for m, p in zip(models, ps):
+                    m.copy_(p.detach())
 
         return Case(step, None, impl + (" + copy to the %s weights" % str(dtype)[6:]
                                         if model is not None else ""))

@@ -88,7 +88,7 @@ static void draw_shapes(Kernel k) {
     case K_ADD: a[0] = draw(1e4, 1e10); break;
     case K_ROPE: a[0] = draw(256, 1e6), a[1] = draw(1, 128), a[2] = 32 * draw(2, 8); break;
     case K_EMBEDDING: a[0] = draw(256, 1e6), a[1] = draw(1e3, 2.6e5), a[2] = draw(512, 16384); break;
-    case K_ADAM: a[0] = draw(1e6, 1e11); break;
+    case K_ADAM: a[0] = draw(1e6, 1e11), a[1] = draw(1, 2000); break;
     default: {   /* collectives */
       int l = (int)(uniform() * (sizeof layouts / sizeof layouts[0]));
       s->nodes = k == K_P2P ? 1 + (i & 1) : layouts[l][0];
@@ -120,7 +120,7 @@ static double run(Kernel k, const RtGpu *g, const RtCluster *c, long calls) {
     case K_ROPE: r = rt_rope(g, s->dt, a[0], a[1], a[2]); break;
     case K_EMBEDDING: r = rt_embedding(g, s->dt, a[0], a[1], a[2]); break;
     case K_CROSS_ENTROPY: r = rt_cross_entropy(g, s->dt, a[0], a[1]); break;
-    case K_ADAM: r = rt_adam(g, s->dt, a[0]); break;
+    case K_ADAM: r = rt_adam(g, s->dt, a[0], a[1]); break;
     case K_ALLREDUCE: r = rt_allreduce(c, a[0], s->nodes, s->gpn); break;
     case K_ALLGATHER: r = rt_allgather(c, a[0], s->nodes, s->gpn); break;
     case K_REDUCESCATTER: r = rt_reducescatter(c, a[0], s->nodes, s->gpn); break;

@@ -23,7 +23,7 @@ class FitterColumns(unittest.TestCase):
         with open(os.path.join(ROOT, "runtime", "samples.c")) as f:
             src = f.read()
         forms = {m.group(1): tuple(re.findall(r'"([^"]+)"', m.group(2)))
-                 for m in re.finditer(r'\{"(\w+)", RT_OP_\w+, \{([^}]*)\}\}', src)}
+                 for m in re.finditer(r'\{"(\w+)", RT_OP_\w+, \{([^}]*)\}, \d+\}', src)}
         self.assertEqual(forms, grid.KERNEL_COLUMNS)
         for col in ('"F_dur(us)"', '"B_dur(us)"'):
             self.assertIn(col, src)
@@ -57,7 +57,7 @@ class Files(unittest.TestCase):
         s = csvout.SampleSet(self.out, info)
         s.add_op("linear", "fp16", (8192, 4096, 12288, 1), 1803.25, 3702.9, {"impl": "F.linear"})
         s.add_op("linear", "fp16", (512, 512, 512, 0), 12.0, 20.5)
-        s.add_op("adam", "fp16", (1048576,), 55.5)
+        s.add_op("adam", "fp16", (1048576, 12), 55.5)
         lines = read(csvout.op_path(self.out, "linear", "fp16"))
         comments = [ln for ln in lines if ln.startswith("#")]
         self.assertEqual(lines[:len(comments)], comments, "comment lines come first")
@@ -73,7 +73,7 @@ class Files(unittest.TestCase):
                                 "512,512,512,0,12,20.5"])
         adam = read(csvout.op_path(self.out, "adam", "fp16"))
         self.assertEqual([ln for ln in adam if not ln.startswith("#")],
-                         ["params,F_dur(us)", "1048576,55.5"])
+                         ["params,tensors,F_dur(us)", "1048576,12,55.5"])
         self.assertEqual(s.paths(), sorted([csvout.op_path(self.out, "linear", "fp16"),
                                             csvout.op_path(self.out, "adam", "fp16")]))
 

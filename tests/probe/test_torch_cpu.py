@@ -23,7 +23,7 @@ TINY = {
     "masked_softmax": (64, 16), "masked_fill": (64, 16), "flash_attention": (2, 16, 4, 2, 8),
     "flash_attention_full": (1, 16, 2, 2, 8), "layernorm": (16, 32), "rmsnorm": (16, 32),
     "gelu": (1024,), "swiglu": (1536,), "add": (1024,), "rope": (16, 4, 8),
-    "embedding": (16, 100, 32), "cross_entropy": (16, 100), "adam": (4096,),
+    "embedding": (16, 100, 32), "cross_entropy": (16, 100), "adam": (4096, 3),
 }
 
 
