@@ -49,6 +49,11 @@ static const double adam_clip = 0.4054651081081644;   /* log(1.5) */
  * grid tried (2 to 24 points per axis) on both GPUs. */
 static const int adam_points[2] = {6, 4};
 
+/* How op's table is fitted: the residual clip (0: least squares) and the most grid points on
+ * axis a.  Adam is the one op fitted otherwise (above). */
+static double fit_clip(RtOp op) { return op == RT_OP_ADAM ? adam_clip : 0; }
+static int fit_points(RtOp op, int a, int naxes) { return op == RT_OP_ADAM ? adam_points[a] : grid_max[naxes]; }
+
 static int cmp_dbl(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -198,8 +203,7 @@ static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char
   int npts[RT_MAX_AXES];
   for (int a = 0; a < naxes; a++) {
     for (int i = 0; i < n; i++) vals[i] = p[i].x[a];
-    int gmax = op == RT_OP_ADAM ? adam_points[a] : grid_max[naxes];
-    npts[a] = choose_points(vals, n, gmax, pts[a]);
+    npts[a] = choose_points(vals, n, fit_points(op, a, naxes), pts[a]);
     pp[a] = pts[a];
   }
   rc = -1;
@@ -207,7 +211,7 @@ static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char
                     npts, pp, with_bwd) != 0)
     goto out;
   double lam = n < sparse_density * t->nvals ? sparse_smoothing : 0;
-  double clip = op == RT_OP_ADAM ? adam_clip : 0;
+  double clip = fit_clip(op);
   fit_values(t, 0, p, n, lam, clip);
   if (with_bwd) fit_values(t, 1, p, n, lam, clip);
   rc = 1;

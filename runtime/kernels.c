@@ -141,6 +141,13 @@ int rt_pipeline_of_args(const double *a, RtPipeline *p, double *buf) {
   return 0;
 }
 
+/* The pipeline kernels' arguments as an RtPipeline in buf; false (out set bad) if none. */
+static bool pipeline_args(const double *a, RtPipeline *p, double *buf, double *out) {
+  if (rt_pipeline_of_args(a, p, buf) == 0) return true;
+  bad(out);
+  return false;
+}
+
 /* The pipeline kernels remember their last results per thread, by their arguments' bits: a
  * sweep calls them again with the same stage times for plans that differ only outside the
  * pipeline (ZeRO 0, 1 and 2, the DP bucket size, ...).  Pure functions, so a hit returns the
@@ -178,10 +185,7 @@ static void pipeline(const double *a, double *out, bool both) {
     }
   double buf[4 * RT_MAX_CHUNKS];
   RtPipeline p;
-  if (rt_pipeline_of_args(a, &p, buf) < 0) {
-    bad(out);
-    return;
-  }
+  if (!pipeline_args(a, &p, buf, out)) return;
   RtPipeResult with = rt_pipeline(&p, NULL, 0, NULL), without = with;
   if (both && p.p2p > 0) {      /* free sends already: the same run */
     p.p2p = 0;
@@ -212,10 +216,7 @@ static void k_pipeline_bound(const void *t, const double *a, double *out) {
   (void)t;
   double buf[4 * RT_MAX_CHUNKS];
   RtPipeline p;
-  if (rt_pipeline_of_args(a, &p, buf) < 0) {
-    bad(out);
-    return;
-  }
+  if (!pipeline_args(a, &p, buf, out)) return;
   out[0] = rt_pipeline_bound(&p);
   out[1] = NAN;
   out[2] = 0;
