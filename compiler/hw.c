@@ -83,6 +83,7 @@ static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
   for (int t = 0; t < RT_NDTYPES; t++)
     if (t != RT_FP16) sema_number(h->s, decl, peak_fields[t], &g.peak[t]);
   sema_number(h->s, decl, "l2_cache", &g.l2_cache);
+  sema_number(h->s, decl, "sustained_compute", &g.sustained_compute);
   bool failed;
   g.calib = load_calib(h, decl, &failed);
   if (failed) return NULL;

@@ -1075,7 +1075,15 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
                        z);
   last_red = PICK(L, z3, z, last_red);
   dp_red = PICK(L, z3, z, dp_red);
-  GId bwin = MUL(L, nl, lb), fwin = MUL(L, nl, lf);
+  /* The window a reduction hides behind: the device's last micro-batch backward (its buckets
+   * become ready as it runs).  Interleaved, each model chunk reduces after its own last
+   * backward, and min(pp, m) backwards of every earlier chunk still follow it (Megatron runs
+   * micro-batches in groups of pp per chunk), so chunk c's reduction has c * min(pp, m) more
+   * chunk backwards to hide behind: with v chunks of equal size the stream's excess is
+   * T - (1 + (v - 1) min(pp, m)) b_chunk.  The parameter gathers mirror it in the forward. */
+  GId groups = ADD(L, K(L, 1), MUL(L, SUB(L, L->vs, K(L, 1)), g_min(g, L->pp, L->m)));
+  GId win = DIV(L, MUL(L, nl, groups), L->vs);
+  GId bwin = MUL(L, win, lb), fwin = MUL(L, win, lf);
   GId dp_exposed = PICK(L, L->overlap_dp,
                         ADD(L, MAX(L, last_red, SUB(L, dp_red, bwin)), MAX(L, last_gather, SUB(L, dp_gather, fwin))),
                         ADD(L, dp_red, dp_gather));

@@ -50,6 +50,13 @@ double rt_mem_time(const RtGpu *g, double bytes) {
   return (bytes + in_flight) / bw;
 }
 
+/* The fraction of the modelled tensor-core rate a part sustains through a training run (power
+ * and clock limits that a short benchmark does not reach), from hw/gpus.llmp: scales GEMMs and
+ * attention, not the memory-bound kernels. */
+double rt_sustained(const RtGpu *g) {
+  return g->sustained_compute > 0 && g->sustained_compute <= 1 ? g->sustained_compute : 1;
+}
+
 /* The fraction of datasheet peak a perfectly shaped GEMM sustains: Hopper parts throttle
  * clocks under dense tensor-core load more than Ampere (published max achievable matmul:
  * A100 87 %, H100 80 %).  Generation is told by the per-SM rate: > 5 TFLOP/s/SM at fp16 is
@@ -64,7 +71,7 @@ void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q) {
   int hopper = is_sm90(g);
   double sustained = hopper ? 0.84 : 0.90;
   const Tile *tiles = hopper ? tiles_sm90 : tiles_sm80;
-  double per_sm = peak * sustained / g->sms;
+  double per_sm = peak * sustained * rt_sustained(g) / g->sms;
   q->g = g;
   q->sms = g->sms;
   q->eb = rt_dtype_bytes(dt);

@@ -39,6 +39,8 @@ typedef struct RtGpu {
   int sms;                      /* streaming multiprocessors (compute units on AMD) */
   double l2_cache;              /* bytes; 0 if unknown */
   const RtCalib *calib;         /* operator tables, or NULL: datasheet model only */
+  double sustained_compute;     /* fraction of the tensor-core rate held through training,
+                                   (0, 1]; 0 means 1 (hw/gpus.llmp `sustained_compute`) */
 } RtGpu;
 
 enum { RT_MAX_TIERS = 4 };

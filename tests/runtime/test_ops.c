@@ -404,6 +404,7 @@ static int record(RtCost *out, const RtCalib *ops) {
   int n = 0;
   RtGpu a = *gpu("a100_sxm4_80gb"), c = a, h = *gpu("h100_sxm");
   c.calib = ops;
+  h.sustained_compute = 0;   /* the datasheet physics (sustained_compute: its own test) */
   const RtGpu *G[] = {&a, &c, &h};
 #define Q(name, ...) out[n++] = name(g, __VA_ARGS__)
   for (int i = 0; i < 3; i++) {
@@ -437,6 +438,24 @@ static int record(RtCost *out, const RtCalib *ops) {
   return n;
 }
 
+/* sustained_compute scales the tensor-core rate: a compute-bound GEMM's and attention's times
+ * divide by it (all but the launch overhead), memory-bound kernels keep theirs; 0 and 1 are
+ * the datasheet model. */
+TEST(sustained_compute_scales_tensor_work) {
+  RtGpu full = *gpu("h100_sxm"), slow = full, unset = full;
+  full.sustained_compute = 1, slow.sustained_compute = 0.5, unset.sustained_compute = 0;
+  RtCost f = rt_linear(&full, RT_BF16, 8192, 8192, 8192, 0), s = rt_linear(&slow, RT_BF16, 8192, 8192, 8192, 0);
+  assert_true(s.fwd > 1.99 * f.fwd && s.fwd <= 2 * f.fwd && s.bwd > 1.99 * f.bwd && s.bwd <= 2 * f.bwd);
+  f = rt_flash_attention(&full, RT_BF16, 4, 8192, 32, 8, 128, 1);
+  s = rt_flash_attention(&slow, RT_BF16, 4, 8192, 32, 8, 128, 1);
+  assert_true(s.fwd > 1.9 * f.fwd && s.bwd > 1.9 * f.bwd);
+  f = rt_layernorm(&full, RT_BF16, 8192, 8192), s = rt_layernorm(&slow, RT_BF16, 8192, 8192);
+  assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
+  f = rt_linear(&unset, RT_BF16, 8192, 8192, 8192, 0);
+  s = rt_linear(&full, RT_BF16, 8192, 8192, 8192, 0);
+  assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
+}
+
 TEST(recorded_values) {
   RtCalib *ops = shipped("a100-sxm4-80gb-perlmutter");
   RtCost out[NREC + 8];
@@ -466,6 +485,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(calibrated_flags),
     cmocka_unit_test(adam_per_tensor),
     cmocka_unit_test(bad_arguments),
+    cmocka_unit_test(sustained_compute_scales_tensor_work),
     cmocka_unit_test(recorded_values),
   };
   return RUN_TESTS(tests);
