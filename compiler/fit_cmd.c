@@ -83,7 +83,7 @@ static int fit_cluster(const RtCluster *c, const char *samples, const char *out)
   strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
   snprintf(header, sizeof header, "derived by llmp fit --cluster %s on %s from %s", c->name, date, dir);
   fflush(stdout);
-  int written = rt_fit_collectives_dir_report(c, dir, out, header, stdout, err, sizeof err);
+  int written = rt_fit_collectives_dir_report(c, dir, out, header, stdout, stderr, err, sizeof err);
   if (written < 0) {   /* "FILE:LINE: message" */
     fflush(stdout);
     fprintf(stderr, "%s\n", err);

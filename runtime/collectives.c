@@ -267,6 +267,59 @@ RtCost rt_p2p(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
   return rt_collective(RT_COLL_P2P, c, bytes, nodes, gpus_per_node);
 }
 
+/* --- a hard lower bound, for the fitter ------------------------------------------------
+ *
+ * No run of a collective can beat the time its busiest rank needs to move the data it must
+ * move through the links it has, at their declared rates (no efficiency, no latency):
+ *
+ *   all-gather, all-to-all   every rank receives the (n - 1)/n of the output it does not hold;
+ *   reduce-scatter           every rank sends the (n - 1)/n of its input that other ranks'
+ *                            slices need (true with in-switch reduction too: the switch still
+ *                            has to get each rank's contribution);
+ *   all-reduce               both, whatever the algorithm (ring, tree, NVLS or SHARP);
+ *   p2p                      the receiver receives the whole message,
+ *
+ * a volume of (n - 1)/n x bytes (p2p: bytes) in one direction.  Links are declared per
+ * direction, so one rate serves both.  The rate of one rank is at most
+ *
+ *   inside a node    its NVLink ports, all of them (a mesh GPU drives every port, through
+ *                    peers outside the group too): tier bandwidth x links_per_node / GPUs;
+ *   across nodes     the node's NICs (the first inter-node tier, the links a node has), shared
+ *                    by the group's gpn ranks of that node: bandwidth x links / gpn.
+ *
+ * Every byte a rank receives (or sends) crosses one of its NVLink ports or comes straight
+ * from a NIC, and the node's NICs deliver at most their sum to the group's gpn ranks, which
+ * all need the same volume: so the average rank, hence the slowest, needs at least
+ * volume / (NVLink + NICs / gpn).  A group inside one node has no NIC term, a group of one
+ * GPU per node no NVLink term (what reaches it over NVLink came through the node's NICs). */
+static double rt_bound_rate(const RtCluster *c, int nodes, int gpn) {
+  const RtTier *in = rt_intra_tier(c);
+  double rate = 0;
+  if (gpn > 1) {
+    int ports = in->links_per_node > 0 ? in->links_per_node / c->gpus_per_node : 1;
+    rate += in->bandwidth * (ports < 1 ? 1 : ports);
+  }
+  if (nodes > 1) {
+    const RtTier *nic = &c->tiers[in ? 1 : 0];
+    int links = nic->links_per_node > 0 ? nic->links_per_node : c->gpus_per_node;
+    rate += nic->bandwidth * links / gpn;
+  }
+  return rate;
+}
+
+double rt_collective_min_time(const char *kernel, const RtCluster *c, double bytes, int nodes,
+                              int gpus_per_node) {
+  RtPath p;
+  int k = 0;
+  while (k <= RT_COLL_P2P && strcmp(kernel, rt_coll_kernel[k]) != 0) k++;
+  if (k > RT_COLL_P2P || !rt_group_ok(c, bytes, nodes, gpus_per_node)) return NAN;
+  int n = nodes * gpus_per_node;
+  if (n == 1 || bytes == 0) return 0;
+  if (rt_path(c, nodes, gpus_per_node, &p) != 0) return NAN;   /* the cluster cannot hold it */
+  double volume = k == RT_COLL_P2P ? bytes : (n - 1.0) / n * bytes;
+  return volume / rt_bound_rate(c, nodes, gpus_per_node);
+}
+
 /* For the fitter: the physics alone, without any table (NaN on bad arguments). */
 double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes,
                              int gpus_per_node) {

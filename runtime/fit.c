@@ -397,11 +397,73 @@ static void print_report(FILE *f, const RtSampleSet *set, const RtFitCv *cv, int
   report_line(f, "all", &cv->all);
 }
 
+/* --- samples no run can produce --------------------------------------------------------- */
+
+enum { DROPS_SHOWN = 3 };   /* impossible samples warned of one by one, per file */
+
+/* A time as "118 us", "3.7 ms" or "1.2 s". */
+static const char *time_str(double sec, char *buf, size_t len) {
+  if (sec < 1e-3) snprintf(buf, len, "%.3g us", sec * 1e6);
+  else if (sec < 1) snprintf(buf, len, "%.3g ms", sec * 1e3);
+  else snprintf(buf, len, "%.3g s", sec);
+  return buf;
+}
+
+/* Sample s against rt_op_min_time(): 0 keep it, 1 its backward time goes (bwd = -1), 2 the
+ * row goes.  Warns of it on warn (if not NULL). */
+static int judge(const RtGpu *g, const RtSampleSet *set, RtSample *s, FILE *warn) {
+  double flops[2];
+  RtCost lo = rt_op_min_time(g, (RtOp)s->op, s->dtype, s->a, flops);
+  int fwd = s->fwd < lo.fwd, bwd = s->bwd > 0 && s->bwd < lo.bwd;
+  if (!fwd && !bwd) return 0;
+  int w = fwd ? 0 : 1;
+  char t1[32], t2[32];
+  if (warn)
+    fprintf(warn, "%s:%d: warning: %s time %s for %.2g FLOP is faster than %s's peak allows "
+            "(>= %s); %s dropped\n", set->path[s->file], s->line, w ? "backward" : "forward",
+            time_str(w ? s->bwd : s->fwd, t1, sizeof t1), flops[w], g->name ? g->name : "the GPU",
+            time_str(w ? lo.bwd : lo.fwd, t2, sizeof t2), fwd ? "sample" : "backward time");
+  if (fwd) return 2;
+  s->bwd = -1;
+  return 1;
+}
+
+int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn) {
+  int rows[RT_FIT_MAX_FILES] = {0}, left[RT_FIT_MAX_FILES] = {0}, hit[RT_FIT_MAX_FILES] = {0};
+  int kept = 0, rc = 0;
+  for (int i = 0; i < set->n; i++) {
+    RtSample s = set->s[i];
+    int f = s.file;
+    rows[f]++;
+    int v = judge(g, set, &s, hit[f] < DROPS_SHOWN ? warn : NULL);
+    hit[f] += v != 0;
+    if (v == 2) continue;
+    set->s[kept++] = s, left[f]++;
+  }
+  set->n = kept;
+  for (int f = 0; f < set->nfiles; f++) {
+    if (warn && hit[f] > DROPS_SHOWN)
+      fprintf(warn, "%s:0: warning: %d of %d rows had a time faster than %s's peak allows; "
+              "dropped\n", set->path[f], hit[f], rows[f], g->name ? g->name : "the GPU");
+    if (rows[f] > 0 && left[f] == 0) {
+      rc = -1;
+      if (warn)
+        fprintf(warn, "%s:0: every row is faster than %s's peak allows: nothing to fit (samples "
+                "of another GPU?)\n", set->path[f], g->name ? g->name : "the GPU");
+    }
+  }
+  return rc;
+}
+
 int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report,
                    FILE *err) {
   if (!err) err = stderr;
   RtSampleSet set;
   if (rt_samples_load(samples_dir, &set, err) != 0) return 1;
+  if (rt_samples_drop_impossible(g, &set, err) != 0) {
+    rt_samples_free(&set);
+    return 1;
+  }
   if (set.n == 0) {
     fprintf(err, "%s:0: no sample files (NAME_DTYPE.csv: docs/calibration.md)\n", samples_dir);
     rt_samples_free(&set);

@@ -197,6 +197,21 @@ static int coll_fail(RtCsv *f, double **bytes, double **seconds, char *err, size
   return -1;
 }
 
+/* Room for row n in the row arrays (lines may be NULL: not kept); 0, or -1 out of memory. */
+static int coll_grow(int n, int *cap, double **bytes, double **seconds, int **lines) {
+  if (n < *cap) return 0;
+  int c = *cap ? 2 * *cap : 1024;
+  double *b = realloc(*bytes, (size_t)c * sizeof *b);
+  if (b) *bytes = b;
+  double *s = b ? realloc(*seconds, (size_t)c * sizeof *s) : NULL;
+  if (s) *seconds = s;
+  int *l = s && lines ? realloc(*lines, (size_t)c * sizeof *l) : NULL;
+  if (l) *lines = l;
+  if (!b || !s || (lines && !l)) return -1;
+  *cap = c;
+  return 0;
+}
+
 /* A positive, finite number in column col; time: microseconds, as seconds. */
 static int coll_value(RtCsv *f, int col, int time, double *v) {
   if (rt_csv_number(f, col, v) != 0) return -1;
@@ -209,12 +224,14 @@ static int coll_value(RtCsv *f, int col, int time, double *v) {
 
 /* The reader behind both entry points: *bytes are the kernel's `bytes` where *kernel_bytes
  * is set (a `bytes` column), else the rank buffers (2 x `shape`).  nodes, gpn > 0: the
- * layout the file name says, checked against `nodes` and `GPUsPerNode` columns if any. */
+ * layout the file name says, checked against `nodes` and `GPUsPerNode` columns if any.
+ * lines (may be NULL) receives each row's line number (malloc'ed, caller frees). */
 static int coll_read(const char *path, int nodes, int gpn, double **bytes, double **seconds,
-                     int *kernel_bytes, RtSampleMeta *meta, char *err, size_t errlen) {
+                     int **lines, int *kernel_bytes, RtSampleMeta *meta, char *err, size_t errlen) {
   RtCsv f;
   int n = 0, cap = 0;
   *bytes = *seconds = NULL;
+  if (lines) *lines = NULL;
   if (rt_csv_open(&f, path) != 0) return coll_fail(&f, bytes, seconds, err, errlen);
   int ibytes = rt_csv_column(&f, "bytes"), ishape = rt_csv_column(&f, "shape");
   int idur = rt_csv_column(&f, "dur(us)");
@@ -233,32 +250,31 @@ static int coll_read(const char *path, int nodes, int gpn, double **bytes, doubl
   int rc;
   while ((rc = rt_csv_row(&f)) == 1) {
     double size, sec, v;
-    if (coll_value(&f, ibytes >= 0 ? ibytes : ishape, 0, &size) != 0 || coll_value(&f, idur, 1, &sec) != 0)
-      return coll_fail(&f, bytes, seconds, err, errlen);
-    for (int k = 0; k < 2; k++) {   /* the layout columns, if any, agree with the file name */
+    if (coll_value(&f, ibytes >= 0 ? ibytes : ishape, 0, &size) != 0 || coll_value(&f, idur, 1, &sec) != 0) {
+      rc = -1;
+      break;
+    }
+    for (int k = 0; rc > 0 && k < 2; k++) {   /* the layout columns, if any, agree with the file name */
       int col = k ? igpn : inodes, want = k ? gpn : nodes;
       if (col < 0 || want <= 0) continue;
-      if (rt_csv_number(&f, col, &v) != 0) return coll_fail(&f, bytes, seconds, err, errlen);
-      if (v != want) {
-        rt_csv_fail(&f, "column `%s`: %s, but the file name says %d", f.col[col], f.field[col], want);
-        return coll_fail(&f, bytes, seconds, err, errlen);
-      }
+      if (rt_csv_number(&f, col, &v) != 0) rc = -1;
+      else if (v != want)
+        rc = rt_csv_fail(&f, "column `%s`: %s, but the file name says %d", f.col[col], f.field[col], want);
     }
-    if (n == cap) {
-      cap = cap ? 2 * cap : 1024;
-      double *b = realloc(*bytes, (size_t)cap * sizeof *b);
-      if (b) *bytes = b;
-      double *s = b ? realloc(*seconds, (size_t)cap * sizeof *s) : NULL;
-      if (s) *seconds = s;
-      if (!b || !s) {
-        rt_csv_fail(&f, "out of memory");
-        return coll_fail(&f, bytes, seconds, err, errlen);
-      }
+    if (rc < 0) break;
+    if (coll_grow(n, &cap, bytes, seconds, lines) != 0) {
+      rt_csv_fail(&f, "out of memory");
+      rc = -1;
+      break;
     }
+    if (lines) (*lines)[n] = f.line;
     (*bytes)[n] = ibytes >= 0 ? size : 2 * size;   /* shape: fp16 elements */
     (*seconds)[n++] = sec;
   }
-  if (rc < 0) return coll_fail(&f, bytes, seconds, err, errlen);
+  if (rc < 0) {
+    if (lines) free(*lines), *lines = NULL;
+    return coll_fail(&f, bytes, seconds, err, errlen);
+  }
   if (meta) *meta = f.meta;
   rt_csv_close(&f);
   return n;
@@ -270,20 +286,30 @@ int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *e
   int nodes = 0, gpn = 0, kb = 0;
   const char *base = strrchr(path, '/');
   int named = fit_parse_name(base ? base + 1 : path, kernel, sizeof kernel, &nodes, &gpn) == 0;
-  int n = coll_read(path, named ? nodes : 0, named ? gpn : 0, bytes, seconds, &kb, NULL, err, errlen);
+  int n = coll_read(path, named ? nodes : 0, named ? gpn : 0, bytes, seconds, NULL, &kb, NULL, err,
+                    errlen);
   /* A `bytes` column is the kernel's argument: back to the rank buffer this function gives. */
   for (int i = 0; kb && named && i < n; i++)
     (*bytes)[i] /= rt_nccl_kernel_bytes(kernel, 1, nodes, gpn);
   return n;
 }
 
-int rt_collective_csv_read(const char *path, const char *kernel, int nodes, int gpus_per_node,
-                           double **bytes, double **seconds, RtSampleMeta *meta, char *err,
-                           size_t errlen) {
-  int kb = 0, n = coll_read(path, nodes, gpus_per_node, bytes, seconds, &kb, meta, err, errlen);
+/* rt_collective_csv_read(), with each row's line number in *lines (may be NULL). */
+static int coll_read_kernel(const char *path, const char *kernel, int nodes, int gpus_per_node,
+                            double **bytes, double **seconds, int **lines, RtSampleMeta *meta,
+                            char *err, size_t errlen) {
+  int kb = 0;
+  int n = coll_read(path, nodes, gpus_per_node, bytes, seconds, lines, &kb, meta, err, errlen);
   for (int i = 0; !kb && i < n; i++)
     (*bytes)[i] = rt_nccl_kernel_bytes(kernel, (*bytes)[i], nodes, gpus_per_node);
   return n;
+}
+
+int rt_collective_csv_read(const char *path, const char *kernel, int nodes, int gpus_per_node,
+                           double **bytes, double **seconds, RtSampleMeta *meta, char *err,
+                           size_t errlen) {
+  return coll_read_kernel(path, kernel, nodes, gpus_per_node, bytes, seconds, NULL, meta, err,
+                          errlen);
 }
 
 double rt_nccl_kernel_bytes(const char *kernel, double buf_bytes, int nodes, int gpus_per_node) {
@@ -293,15 +319,67 @@ double rt_nccl_kernel_bytes(const char *kernel, double buf_bytes, int nodes, int
 typedef struct FitGroup {
   char kernel[RT_NAME_MAX];
   int nodes, gpn, n;
+  int dropped;                  /* samples faster than rt_collective_min_time() allows */
   double *bytes, *seconds;
   char files[2048];             /* "a.csv, b.csv (gpu: ...; date: ...)" */
   char first[256];              /* the first file's name, for errors */
 } FitGroup;
 
-static int fit_add_file(FitGroup *g, const char *dir, const char *name, char *err,
-                        size_t errlen) {
+enum { FIT_DROPS_SHOWN = 3 };   /* impossible samples warned of one by one, per file */
+
+/* A time as "118 us", "3.7 ms" or "1.2 s". */
+static const char *fit_time_str(double sec, char *buf, size_t len) {
+  if (sec < 1e-3) snprintf(buf, len, "%.3g us", sec * 1e6);
+  else if (sec < 1) snprintf(buf, len, "%.3g ms", sec * 1e3);
+  else snprintf(buf, len, "%.3g s", sec);
+  return buf;
+}
+
+/* Drops the m samples of one file (rows at line[i]) that beat rt_collective_min_time(): no
+ * run can, so they are mismeasured (a timer stopped before the collective ended) and a fit
+ * that followed them would predict the impossible.  Warns on warn (if not NULL) of the first
+ * FIT_DROPS_SHOWN by line, then of the count.  Returns the samples kept, compacted in place. */
+static int fit_drop_impossible(const RtCluster *c, FitGroup *g, const char *path, double *b,
+                               double *s, const int *line, int m, FILE *warn) {
+  int kept = 0, dropped = 0;
+  char t1[32], t2[32];
+  for (int i = 0; i < m; i++) {
+    double lo = rt_collective_min_time(g->kernel, c, b[i], g->nodes, g->gpn);
+    if (!(s[i] < lo)) {   /* NaN (a layout the cluster cannot hold) is the fitter's error */
+      b[kept] = b[i], s[kept++] = s[i];
+      continue;
+    }
+    if (warn && dropped < FIT_DROPS_SHOWN)
+      fprintf(warn, "%s:%d: warning: %s for a %.2g-byte %s on %d x %d GPUs is faster than the "
+              "links allow (>= %s); sample dropped\n", path, line[i], fit_time_str(s[i], t1, sizeof t1),
+              b[i], g->kernel, g->nodes, g->gpn, fit_time_str(lo, t2, sizeof t2));
+    dropped++;
+  }
+  if (warn && dropped > FIT_DROPS_SHOWN)
+    fprintf(warn, "%s:0: warning: %d of %d samples dropped as faster than the links allow\n", path,
+            dropped, m);
+  g->dropped += dropped;
+  return kept;
+}
+
+/* Appends m > 0 samples to the group's; 0, or -1 out of memory. */
+static int fit_append(FitGroup *g, const double *b, const double *s, int m) {
+  double *nb = realloc(g->bytes, (size_t)(g->n + m) * sizeof *nb);
+  if (nb) g->bytes = nb;
+  double *ns = nb ? realloc(g->seconds, (size_t)(g->n + m) * sizeof *ns) : NULL;
+  if (ns) g->seconds = ns;
+  if (!nb || !ns) return -1;
+  memcpy(g->bytes + g->n, b, (size_t)m * sizeof *b);
+  memcpy(g->seconds + g->n, s, (size_t)m * sizeof *s);
+  g->n += m;
+  return 0;
+}
+
+static int fit_add_file(const RtCluster *c, FitGroup *g, const char *dir, const char *name,
+                        FILE *warn, char *err, size_t errlen) {
   char path[1024];
   double *b, *s;
+  int *lines;
   RtSampleMeta meta;
   snprintf(path, sizeof path, "%s/%s", dir, name);
   int known = 0;
@@ -309,19 +387,14 @@ static int fit_add_file(FitGroup *g, const char *dir, const char *name, char *er
   if (!known)
     return snprintf(err, errlen, "%s:0: unknown collective `%s` (allreduce, allgather, "
                     "reducescatter, alltoall, p2p)", path, g->kernel), -1;
-  int m = rt_collective_csv_read(path, g->kernel, g->nodes, g->gpn, &b, &s, &meta, err, errlen);
+  int m = coll_read_kernel(path, g->kernel, g->nodes, g->gpn, &b, &s, &lines, &meta, err, errlen);
   if (m < 0) return -1;
-  double *nb = realloc(g->bytes, (size_t)(g->n + m) * sizeof *nb);
-  if (nb) g->bytes = nb;
-  double *ns = nb ? realloc(g->seconds, (size_t)(g->n + m) * sizeof *ns) : NULL;
-  if (ns) g->seconds = ns;
-  if (!nb || !ns) {
+  m = fit_drop_impossible(c, g, path, b, s, lines, m, warn);
+  free(lines);
+  if (m > 0 && fit_append(g, b, s, m) != 0) {
     free(b), free(s);
     return snprintf(err, errlen, "%s:0: out of memory", path), -1;
   }
-  memcpy(g->bytes + g->n, b, (size_t)m * sizeof *b);
-  memcpy(g->seconds + g->n, s, (size_t)m * sizeof *s);
-  g->n += m;
   size_t used = strlen(g->files);
   if (!used) snprintf(g->first, sizeof g->first, "%s", name);
   snprintf(g->files + used, sizeof g->files - used, "%s%s", used ? ", " : "", name);
@@ -367,19 +440,25 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
                            const char *out_dir, const char *header, FILE *report, double *sum,
                            int *rows, char *err, size_t errlen) {
   RtTable t;
-  char path[1024], prov[8192];
+  char path[1024], prov[8192], drops[96] = "";
   double cv;
   char why[256];
   if (rt_fit_collective_cv(c, g->kernel, g->nodes, g->gpn, g->bytes, g->seconds, g->n, 0, &t, &cv,
-                           why, sizeof why) != 0)
+                           why, sizeof why) != 0) {
+    if (g->dropped)   /* say why the samples are too few */
+      snprintf(why + strlen(why), sizeof why - strlen(why), " (%d dropped as faster than the links allow)",
+               g->dropped);
     return snprintf(err, errlen, "%s/%s:0: the %s table of %d x %d GPUs: %s", nccl_dir, g->first,
                     g->kernel, g->nodes, g->gpn, why + strlen(g->kernel) + 2), -1;
+  }
+  if (g->dropped)
+    snprintf(drops, sizeof drops, " (%d more dropped: faster than the links allow)", g->dropped);
   snprintf(prov, sizeof prov,
-           "%s%sfrom %s/{%s}: %d rows\n"
+           "%s%sfrom %s/{%s}: %d rows%s\n"
            "derived: rt_fit_collectives_dir (runtime/fit_collectives.c): log(measured / physics) "
            "of cluster %s,\nleast-absolute-deviation linear spline over log bytes, %d grid nodes "
            "chosen by 5-fold cross-validation",
-           header ? header : "", header && *header ? "\n" : "", nccl_dir, g->files, g->n,
+           header ? header : "", header && *header ? "\n" : "", nccl_dir, g->files, g->n, drops,
            c->name ? c->name : "?", t.npts[0]);
   snprintf(path, sizeof path, "%s/%s_fp16_%d_%d.tbl", out_dir, g->kernel, g->nodes, g->gpn);
   FILE *f = fopen(path, "w");
@@ -397,11 +476,12 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
 
 int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir,
                            const char *header, char *err, size_t errlen) {
-  return rt_fit_collectives_dir_report(c, nccl_dir, out_dir, header, NULL, err, errlen);
+  return rt_fit_collectives_dir_report(c, nccl_dir, out_dir, header, NULL, stderr, err, errlen);
 }
 
 int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, const char *out_dir,
-                                  const char *header, FILE *report, char *err, size_t errlen) {
+                                  const char *header, FILE *report, FILE *warn, char *err,
+                                  size_t errlen) {
   char **names;
   int nn = fit_list(nccl_dir, &names, err, errlen), written = 0, rc = 0, rows = 0;
   double sum = 0;
@@ -417,7 +497,7 @@ int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, cons
                        groups[j].nodes == key.nodes && groups[j].gpn == key.gpn))
       j++;
     if (j == ng) groups[ng++] = key;
-    rc = fit_add_file(&groups[j], nccl_dir, names[i], err, errlen);
+    rc = fit_add_file(c, &groups[j], nccl_dir, names[i], warn, err, errlen);
   }
   if (!groups) rc = -1, snprintf(err, errlen, "%s:0: out of memory", nccl_dir);
   if (rc == 0 && ng == 0)

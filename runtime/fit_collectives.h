@@ -22,6 +22,12 @@
 double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes,
                              int gpus_per_node);
 
+/* A time no call can beat (seconds): the bytes a rank must receive or send over the sum of
+ * its links' declared rates (collectives.c has the derivation); below the physics for every
+ * layout.  0 for one rank or 0 bytes; NaN for bad arguments or an unknown kernel name. */
+double rt_collective_min_time(const char *kernel, const RtCluster *c, double bytes, int nodes,
+                              int gpus_per_node);
+
 /* Fits the table of (kernel, fp16, nodes, gpus_per_node) from n samples (bytes[i], seconds[i],
  * both > 0) into *out (initialised here).  max_points caps the grid (<= RT_MAX_POINTS; 0: the
  * cap).  Returns 0, or -1 with a message in err. */
@@ -44,9 +50,13 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
 int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir,
                            const char *header, char *err, size_t errlen);
 /* The same, printing to report (if not NULL) each table's rows, grid nodes and
- * cross-validated error, and the error over all rows. */
+ * cross-validated error, and the error over all rows.  Samples faster than
+ * rt_collective_min_time() are dropped before the fit, with warnings `FILE:LINE: warning: ...`
+ * on warn (if not NULL; rt_fit_collectives_dir() warns on stderr); a layout left with fewer
+ * than the 2 samples a fit needs is an error naming its first file. */
 int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, const char *out_dir,
-                                  const char *header, FILE *report, char *err, size_t errlen);
+                                  const char *header, FILE *report, FILE *warn, char *err,
+                                  size_t errlen);
 
 /* Samples of one collective CSV (the reader of llmp_fit.h: `#` comments, CRLF): *bytes are
  * the kernel's `bytes` argument (llmp_rt.h: the full tensor) from a `bytes` column as they

@@ -79,6 +79,7 @@ enum { RT_FIT_MAX_FILES = 64 };
 
 typedef struct RtSample {
   int file;                 /* index into RtSampleSet.file */
+  int line;                 /* its line in that file */
   int op;                   /* RtOp (runtime/ops.def) */
   RtDtype dtype;
   double a[5];              /* the kernel's arguments (runtime/ops.h) */
@@ -99,6 +100,13 @@ typedef struct RtSampleSet {
  * are skipped. */
 int rt_samples_load(const char *dir, RtSampleSet *set, FILE *err);
 void rt_samples_free(RtSampleSet *set);
+
+/* Drops the samples that beat what g can do at all (rt_op_min_time(): the matrix products'
+ * FLOPs at the datasheet peak): a row whose forward time does, or only its backward time
+ * where that alone does.  Warns on warn (if not NULL) `FILE:LINE: warning: ...` for the first
+ * few per file, then with the count.  Returns 0, or -1 with `FILE:0: ...` on warn when a file
+ * has no row left (the samples, or the GPU model, are wrong). */
+int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn);
 
 /* Fits tables from the samples with use[i] != 0 (use NULL: all) into a new table set for g
  * (release with rt_calib_free).  NULL on allocation failure.  Any number of samples works:

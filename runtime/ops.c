@@ -159,6 +159,38 @@ RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doubl
   return c;
 }
 
+/* --- a hard lower bound, for the fitter ----------------------------------------------
+ *
+ * The multiply-adds an op cannot do without, at the GPU's datasheet peak for the dtype: no
+ * run beats that.  Only the matrix products count (2 FLOPs per multiply-add):
+ *   linear, bmm    fwd 2mkn (x batch); bwd 4mkn, the data and the weight gradient;
+ *   flash          fwd 4 d per score (QK^T and PV) over the scores a causal mask keeps,
+ *                  l(l+1)/2 per (sequence, head), or l^2; bwd 8 d per score (dV, dP, dQ, dK),
+ *                  2x fwd, not counting the recomputed QK^T an implementation may skip.
+ * The other ops are memory traffic, and no memory bound is hard: a small tensor runs from
+ * L2 faster than HBM allows.  An fp32 product may run on TF32 tensor cores (PyTorch's
+ * allow_tf32), so fp32's peak is the larger of the two. */
+static void op_min_flops(RtOp op, const double *a, double *f) {
+  f[0] = f[1] = 0;
+  if (op == RT_OP_LINEAR || op == RT_OP_BMM) {
+    f[0] = 2 * (op == RT_OP_BMM ? a[0] * a[1] * a[2] * a[3] : a[0] * a[1] * a[2]);
+    f[1] = 2 * f[0];
+  } else if (op == RT_OP_FLASH || op == RT_OP_FLASH_FULL) {
+    double l = a[1], scores = op == RT_OP_FLASH ? l * (l + 1) / 2 : l * l;
+    f[0] = 4 * a[0] * a[2] * a[4] * scores;
+    f[1] = 2 * f[0];
+  }
+}
+
+RtCost rt_op_min_time(const RtGpu *g, RtOp op, RtDtype dt, const double *a, double *flops) {
+  double f[2], peak = rt_peak(g, dt);
+  if (dt == RT_FP32 && g->peak[RT_TF32] > peak) peak = g->peak[RT_TF32];
+  op_min_flops(op, a, f);
+  if (flops) flops[0] = f[0], flops[1] = f[1];
+  if (!(peak > 0)) return (RtCost){0, 0, 0};   /* no figure, no bound */
+  return (RtCost){f[0] / peak, f[1] / peak, 0};
+}
+
 static const RtCost bad = {NAN, NAN, RT_BAD_ARGS};
 
 RtCost rt_op_eval(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {

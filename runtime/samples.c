@@ -399,7 +399,7 @@ static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtyp
   }
   while (rc == 0 && (rc = rt_csv_row(&c)) == 1) {
     rc = 0;
-    RtSample s = {.file = fi, .dtype = dt, .bwd = -1};
+    RtSample s = {.file = fi, .line = c.line, .dtype = dt, .bwd = -1};
     if (time_of(&c, fcol, &s.fwd) != 0 || (bcol >= 0 && time_of(&c, bcol, &s.bwd) != 0)) {
       rc = -1;
       break;

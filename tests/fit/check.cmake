@@ -4,6 +4,8 @@
 #
 # The case folder holds sample CSVs and `expect`, one directive a line (`#` lines are notes):
 #   mode gpu|cluster   llmp fit --gpu a100_sxm4_80gb (default) or --cluster perlmutter
+#   gpu NAME           the GPU of mode gpu instead of a100_sxm4_80gb (samples of another GPU
+#                      can be faster than an A100 can run them)
 #   rc N               the exit status (default 0)
 #   err TEXT           standard error is exactly these lines (every `err` line, in order)
 #   out REGEX          standard output matches REGEX (each `out` line is one check)
@@ -35,6 +37,7 @@ if(nlines GREATER 0)
 endif()
 
 set(mode gpu)
+set(gpu a100_sxm4_80gb)
 set(want_rc 0)
 set(want_err "")
 set(have_err FALSE)
@@ -42,6 +45,8 @@ foreach(i RANGE 1 ${ndir})
   set(d "${DIR_${i}}")
   if(d MATCHES "^mode (gpu|cluster)$")
     set(mode ${CMAKE_MATCH_1})
+  elseif(d MATCHES "^gpu ([a-z0-9_]+)$")
+    set(gpu ${CMAKE_MATCH_1})
   elseif(d MATCHES "^rc ([0-9]+)$")
     set(want_rc ${CMAKE_MATCH_1})
   elseif(d MATCHES "^err (.*)$")
@@ -56,7 +61,7 @@ foreach(i RANGE 1 ${ndir})
 endforeach()
 
 if(mode STREQUAL "gpu")
-  set(args fit --gpu a100_sxm4_80gb ${CASE} -o ${out_dir})
+  set(args fit --gpu ${gpu} ${CASE} -o ${out_dir})
 else()
   set(args fit --cluster perlmutter ${CASE} -o ${out_dir})
 endif()

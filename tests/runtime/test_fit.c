@@ -407,7 +407,7 @@ TEST(recovers_collective_model) {
   char *text = NULL;
   size_t len = 0;
   FILE *rep = open_memstream(&text, &len);
-  int n = rt_fit_collectives_dir_report(sys, tmp, out, "source: synthetic", rep, err, sizeof err);
+  int n = rt_fit_collectives_dir_report(sys, tmp, out, "source: synthetic", rep, rep, err, sizeof err);
   fclose(rep);
   if (n != 1) fail_msg("%d tables: %s", n, err);
   if (!strstr(text, "\nallreduce fp16 gpus_per_node=4 nodes=2         600 ")) fail_msg("%s", text);
