@@ -131,6 +131,36 @@ TEST(bad_arguments) {
   assert_true(one.fwd == 0);
 }
 
+/* The fitter's hard bound (rt_collective_min_time) never exceeds the physics model, for every
+ * kernel, layout and size over the shipped clusters (rt_cluster_builtin: hw/systems/, which
+ * hw_consistency checks): a sample the fitter drops is one the model could not predict
+ * either.  It is positive wherever data moves, and grows with the message. */
+TEST(bound_below_physics) {
+  const char *names[] = {"perlmutter", "selene", "eos", "vista"};
+  const char *kernels[] = {"allreduce", "allgather", "reducescatter", "alltoall", "p2p"};
+  for (int s = 0; s < 4; s++) {
+    const RtCluster *c = sys(names[s]);
+    for (int k = 0; k < 5; k++)
+      for (int nodes = 1; nodes <= 256; nodes *= 2)
+        for (int g = 1; g <= c->gpus_per_node; g *= 2) {
+          if (nodes * g == 1 || (k == 4 && nodes * g != 2)) continue;
+          double prev = 0;
+          for (double b = 1; b <= 64e9; b *= 1.9) {
+            double lo = rt_collective_min_time(kernels[k], c, b, nodes, g);
+            double t = rt_collective_physics(kernels[k], c, b, nodes, g);
+            if (!(lo > prev && lo < t))
+              fail_msg("%s %s %dx%d %.3g bytes: bound %.4g s, physics %.4g s", names[s], kernels[k],
+                       nodes, g, b, lo, t);
+            prev = lo;
+          }
+        }
+  }
+  const RtCluster *v = sys("vista");   /* the paper's 8-node all-gather: 7/8 x 2 GB at 50 GB/s */
+  assert_float_equal(rt_collective_min_time("allgather", v, 2e9, 8, 1), 0.035, 1e-12);
+  assert_true(isnan(rt_collective_min_time("gather", v, 2e9, 8, 1)));
+  assert_true(rt_collective_min_time("allreduce", v, 2e9, 1, 1) == 0);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(monotonic_in_bytes),
@@ -139,6 +169,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(calibrated_flag),
     cmocka_unit_test(shipped_tables),
     cmocka_unit_test(bad_arguments),
+    cmocka_unit_test(bound_below_physics),
   };
   return RUN_TESTS(tests);
 }
