@@ -12,13 +12,13 @@
  *
  *   t = base latency + intra-node steps x NVLink hop + inter-node steps x network hop
  *     + bus bytes / (bottleneck bandwidth x protocol efficiency)
- *     + pipeline fill: every NVLink ring step also waits for one chunk in flight,
+ *     + pipeline fill: inside a node, every ring step also waits for one chunk in flight,
  *
  * and NCCL's tuner runs the cheapest one, so we take the minimum.  The fill term is the
  * size-dependent efficiency seen on NVLink: a message smaller than one chunk per rank runs at
  * half the link rate, a larger one approaches it (single-node nccl-tests: Selene's all-reduce
- * reaches 59 % of its plateau at 4 MiB per rank, 75 % at 16 MiB).  A node-to-node step pays
- * its hop latency but no fill: the samples with one GPU per node show none (Vista's 8-node
+ * reaches 59 % of its plateau at 4 MiB per rank, 75 % at 16 MiB).  A ring across nodes pays
+ * its hop latencies but no fill: the samples with one GPU per node show none (Vista's 8-node
  * all-reduce holds 23.5-24 GB/s of bus bandwidth from 2.6 to 16 MB per rank, where a fill per
  * step would have cost a third of the rate at the low end).  Then, if the cluster carries a
  * calibration table for (kernel, fp16, gpus_per_node=G nodes=N), its correction (interpolated
@@ -153,8 +153,9 @@ static double rt_ring_bw(const RtPath *p) {
 }
 
 /* One ring collective of `steps` steps (inter of them node-to-node) moving bus_bytes per rank.
- * rank_bytes is the slice a rank contributes per step, which bounds the chunk in flight; the
- * NVLink steps wait for it (the fill, above), the network steps for their hop latency. */
+ * rank_bytes is the slice a rank contributes per step, which bounds the chunk in flight.  Inside
+ * a node every step waits for it (the fill, above); across nodes every step's pace is set by
+ * its network edges, which pay their hop latency only. */
 static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes, int steps,
                            int inter) {
   double bw = rt_ring_bw(p), best = INFINITY;
@@ -163,7 +164,7 @@ static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes,
     double lat = rt_proto_base[pr] + (steps - inter) * rt_proto_hop_nvlink[pr] * p->lat_intra +
                  inter * rt_proto_hop_net[pr] * p->lat_net;
     double t = lat + bus_bytes / (bw * rt_proto_eff[pr]);
-    if (pr == RT_PROTO_SIMPLE) t += (steps - inter) * fmin(rank_bytes, rt_fill_chunk) / bw;
+    if (pr == RT_PROTO_SIMPLE && p->nodes == 1) t += steps * fmin(rank_bytes, rt_fill_chunk) / bw;
     if (t < best) best = t;
   }
   return best;

@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,18 +437,27 @@ static int fit_list(const char *dir, char ***names, char *err, size_t errlen) {
   return n;
 }
 
+/* Fits and writes one layout's table: 1 written, 0 skipped (every sample but one or none was
+ * dropped as impossible: a warning, and an older table of that layout in out_dir is removed,
+ * since it would still correct the physics with what no run can do), -1 on error. */
 static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nccl_dir,
-                           const char *out_dir, const char *header, FILE *report, double *sum,
-                           int *rows, char *err, size_t errlen) {
+                           const char *out_dir, const char *header, FILE *report, FILE *warn,
+                           double *sum, int *rows, char *err, size_t errlen) {
   RtTable t;
   char path[1024], prov[8192], drops[96] = "";
   double cv;
   char why[256];
+  snprintf(path, sizeof path, "%s/%s_fp16_%d_%d.tbl", out_dir, g->kernel, g->nodes, g->gpn);
   if (rt_fit_collective_cv(c, g->kernel, g->nodes, g->gpn, g->bytes, g->seconds, g->n, 0, &t, &cv,
                            why, sizeof why) != 0) {
-    if (g->dropped)   /* say why the samples are too few */
-      snprintf(why + strlen(why), sizeof why - strlen(why), " (%d dropped as faster than the links allow)",
-               g->dropped);
+    if (g->dropped && g->n < 2) {
+      bool stale = remove(path) == 0;
+      if (warn)
+        fprintf(warn, "%s/%s:0: warning: no %s table of %d x %d GPUs: %d of its %d samples are faster "
+                "than the links allow%s; that layout keeps the physics model\n", nccl_dir, g->first,
+                g->kernel, g->nodes, g->gpn, g->dropped, g->dropped + g->n, stale ? " (its old table removed)" : "");
+      return 0;
+    }
     return snprintf(err, errlen, "%s/%s:0: the %s table of %d x %d GPUs: %s", nccl_dir, g->first,
                     g->kernel, g->nodes, g->gpn, why + strlen(g->kernel) + 2), -1;
   }
@@ -460,7 +470,6 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
            "chosen by 5-fold cross-validation",
            header ? header : "", header && *header ? "\n" : "", nccl_dir, g->files, g->n, drops,
            c->name ? c->name : "?", t.npts[0]);
-  snprintf(path, sizeof path, "%s/%s_fp16_%d_%d.tbl", out_dir, g->kernel, g->nodes, g->gpn);
   FILE *f = fopen(path, "w");
   int rc = f ? rt_table_write(f, &t, prov) : -1;
   if (f && fclose(f) != 0) rc = -1;
@@ -471,7 +480,7 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
   }
   rt_table_release(&t);
   if (rc != 0) snprintf(err, errlen, "%s: cannot write the table", path);
-  return rc;
+  return rc == 0 ? 1 : -1;
 }
 
 int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir,
@@ -508,9 +517,14 @@ int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, cons
     fprintf(report, "%-42s %7s %5s %9s\n", "table", "rows", "grid", "error");
   }
   for (int j = 0; rc == 0 && j < ng; j++) {
-    rc = fit_write_group(c, &groups[j], nccl_dir, out_dir, header, report, &sum, &rows, err, errlen);
-    written += rc == 0;
+    int w = fit_write_group(c, &groups[j], nccl_dir, out_dir, header, report, warn, &sum, &rows, err,
+                            errlen);
+    if (w < 0) rc = -1;
+    else written += w;
   }
+  if (rc == 0 && ng > 0 && written == 0)
+    rc = -1, snprintf(err, errlen, "%s:0: no table left to write: every layout's samples are faster than the links allow",
+                      nccl_dir);
   if (rc == 0 && report && rows) fprintf(report, "%-42s %7d %5s %8.2f%%\n", "all", rows, "", 100 * sum / rows);
   for (int j = 0; groups && j < ng; j++) free(groups[j].bytes), free(groups[j].seconds);
   for (int i = 0; i < nn; i++) free(names[i]);
