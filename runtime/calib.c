@@ -576,3 +576,10 @@ RtCalib *rt_calib_load(const char *dir, char *err, size_t errlen) {
   }
   return c;
 }
+
+const char *rt_time_str(double sec, char *buf, size_t len) {
+  if (sec < 1e-3) snprintf(buf, len, "%.3g us", sec * 1e6);
+  else if (sec < 1) snprintf(buf, len, "%.3g ms", sec * 1e3);
+  else snprintf(buf, len, "%.3g s", sec);
+  return buf;
+}

@@ -118,4 +118,7 @@ void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost);
  * at x and sets RT_CALIBRATED (and RT_EXTRAPOLATED). */
 void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost);
 
+/* A duration for messages: "118 us", "3.7 ms" or "1.2 s" (in buf, which it returns). */
+const char *rt_time_str(double sec, char *buf, size_t len);
+
 #endif

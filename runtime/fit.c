@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "calib.h"
 #include "llmp_fit.h"
 #include "ops.h"
 
@@ -401,14 +402,6 @@ static void print_report(FILE *f, const RtSampleSet *set, const RtFitCv *cv, int
 
 enum { DROPS_SHOWN = 3 };   /* impossible samples warned of one by one, per file */
 
-/* A time as "118 us", "3.7 ms" or "1.2 s". */
-static const char *time_str(double sec, char *buf, size_t len) {
-  if (sec < 1e-3) snprintf(buf, len, "%.3g us", sec * 1e6);
-  else if (sec < 1) snprintf(buf, len, "%.3g ms", sec * 1e3);
-  else snprintf(buf, len, "%.3g s", sec);
-  return buf;
-}
-
 /* Sample s against rt_op_min_time(): 0 keep it, 1 its backward time goes (bwd = -1), 2 the
  * row goes.  Warns of it on warn (if not NULL). */
 static int judge(const RtGpu *g, const RtSampleSet *set, RtSample *s, FILE *warn) {
@@ -421,8 +414,8 @@ static int judge(const RtGpu *g, const RtSampleSet *set, RtSample *s, FILE *warn
   if (warn)
     fprintf(warn, "%s:%d: warning: %s time %s for %.2g FLOP is faster than %s's peak allows "
             "(>= %s); %s dropped\n", set->path[s->file], s->line, w ? "backward" : "forward",
-            time_str(w ? s->bwd : s->fwd, t1, sizeof t1), flops[w], g->name ? g->name : "the GPU",
-            time_str(w ? lo.bwd : lo.fwd, t2, sizeof t2), fwd ? "sample" : "backward time");
+            rt_time_str(w ? s->bwd : s->fwd, t1, sizeof t1), flops[w], g->name ? g->name : "the GPU",
+            rt_time_str(w ? lo.bwd : lo.fwd, t2, sizeof t2), fwd ? "sample" : "backward time");
   if (fwd) return 2;
   s->bwd = -1;
   return 1;

@@ -328,14 +328,6 @@ typedef struct FitGroup {
 
 enum { FIT_DROPS_SHOWN = 3 };   /* impossible samples warned of one by one, per file */
 
-/* A time as "118 us", "3.7 ms" or "1.2 s". */
-static const char *fit_time_str(double sec, char *buf, size_t len) {
-  if (sec < 1e-3) snprintf(buf, len, "%.3g us", sec * 1e6);
-  else if (sec < 1) snprintf(buf, len, "%.3g ms", sec * 1e3);
-  else snprintf(buf, len, "%.3g s", sec);
-  return buf;
-}
-
 /* Drops the m samples of one file (rows at line[i]) that beat rt_collective_min_time(): no
  * run can, so they are mismeasured (a timer stopped before the collective ended) and a fit
  * that followed them would predict the impossible.  Warns on warn (if not NULL) of the first
@@ -352,8 +344,8 @@ static int fit_drop_impossible(const RtCluster *c, FitGroup *g, const char *path
     }
     if (warn && dropped < FIT_DROPS_SHOWN)
       fprintf(warn, "%s:%d: warning: %s for a %.2g-byte %s on %d x %d GPUs is faster than the "
-              "links allow (>= %s); sample dropped\n", path, line[i], fit_time_str(s[i], t1, sizeof t1),
-              b[i], g->kernel, g->nodes, g->gpn, fit_time_str(lo, t2, sizeof t2));
+              "links allow (>= %s); sample dropped\n", path, line[i], rt_time_str(s[i], t1, sizeof t1),
+              b[i], g->kernel, g->nodes, g->gpn, rt_time_str(lo, t2, sizeof t2));
     dropped++;
   }
   if (warn && dropped > FIT_DROPS_SHOWN)
