@@ -104,13 +104,23 @@ static const RtTier *rt_intra_tier(const RtCluster *c) {
   return c->ntiers > 0 && c->tiers[0].span_nodes == 0 ? &c->tiers[0] : NULL;
 }
 
+/* The ports one GPU has on an intra-node tier: links_per_node / GPUs (0: one, a switch). */
+static int rt_gpu_ports(const RtCluster *c, const RtTier *t) {
+  int ports = t->links_per_node > 0 ? t->links_per_node / c->gpus_per_node : 1;
+  return ports < 1 ? 1 : ports;
+}
+
+/* The links of a node on an inter-node tier (links_per_node 0: one NIC per GPU). */
+static int rt_node_links(const RtCluster *c, const RtTier *t) {
+  return t->links_per_node > 0 ? t->links_per_node : c->gpus_per_node;
+}
+
 /* A GPU of a gpn-GPU group inside a node.  links_per_node of the innermost tier counts the GPU
  * ports of the node: 0 or one per GPU is a switch (one port reaches every peer); more is a
  * mesh without a switch (Perlmutter: 4 GPUs x 3 peers = 12 ports of 100 GB/s), where each port
  * joins one peer, so a GPU drives at most gpn-1 of its ports. */
 static double rt_intra_bw(const RtCluster *c, const RtTier *t, int gpn) {
-  int ports = t->links_per_node > 0 ? t->links_per_node / c->gpus_per_node : 1;
-  if (ports < 1) ports = 1;
+  int ports = rt_gpu_ports(c, t);
   if (ports > gpn - 1) ports = gpn - 1;
   return t->bandwidth * ports * rt_tier_eff(t, rt_default_eff_nvlink);
 }
@@ -132,7 +142,7 @@ static int rt_path(const RtCluster *c, int nodes, int gpn, RtPath *p) {
    * outermost (the longest path, most switch hops) the latency. */
   for (int i = in ? 1 : 0; i < c->ntiers; i++) {
     const RtTier *t = &c->tiers[i];
-    int links = t->links_per_node > 0 ? t->links_per_node : c->gpus_per_node;
+    int links = rt_node_links(c, t);
     double eff = rt_tier_eff(t, rt_default_eff_net);
     /* A GPU drives the NIC next to it; gpn GPUs use at most gpn NICs and share fewer. */
     double node = t->bandwidth * eff * (links < gpn ? links : gpn);
@@ -296,14 +306,10 @@ RtCost rt_p2p(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
 static double rt_bound_rate(const RtCluster *c, int nodes, int gpn) {
   const RtTier *in = rt_intra_tier(c);
   double rate = 0;
-  if (gpn > 1) {
-    int ports = in->links_per_node > 0 ? in->links_per_node / c->gpus_per_node : 1;
-    rate += in->bandwidth * (ports < 1 ? 1 : ports);
-  }
+  if (gpn > 1) rate += in->bandwidth * rt_gpu_ports(c, in);
   if (nodes > 1) {
     const RtTier *nic = &c->tiers[in ? 1 : 0];
-    int links = nic->links_per_node > 0 ? nic->links_per_node : c->gpus_per_node;
-    rate += nic->bandwidth * links / gpn;
+    rate += nic->bandwidth * rt_node_links(c, nic) / gpn;
   }
   return rate;
 }

@@ -440,19 +440,18 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
   double cv;
   char why[256];
   snprintf(path, sizeof path, "%s/%s_fp16_%d_%d.tbl", out_dir, g->kernel, g->nodes, g->gpn);
+  if (g->dropped && g->n < 2) {   /* fewer than a fit needs, because of the drops */
+    bool stale = remove(path) == 0;
+    if (warn)
+      fprintf(warn, "%s/%s:0: warning: no %s table of %d x %d GPUs: %d of its %d samples are faster "
+              "than the links allow%s; that layout keeps the physics model\n", nccl_dir, g->first,
+              g->kernel, g->nodes, g->gpn, g->dropped, g->dropped + g->n, stale ? " (its old table removed)" : "");
+    return 0;
+  }
   if (rt_fit_collective_cv(c, g->kernel, g->nodes, g->gpn, g->bytes, g->seconds, g->n, 0, &t, &cv,
-                           why, sizeof why) != 0) {
-    if (g->dropped && g->n < 2) {
-      bool stale = remove(path) == 0;
-      if (warn)
-        fprintf(warn, "%s/%s:0: warning: no %s table of %d x %d GPUs: %d of its %d samples are faster "
-                "than the links allow%s; that layout keeps the physics model\n", nccl_dir, g->first,
-                g->kernel, g->nodes, g->gpn, g->dropped, g->dropped + g->n, stale ? " (its old table removed)" : "");
-      return 0;
-    }
+                           why, sizeof why) != 0)
     return snprintf(err, errlen, "%s/%s:0: the %s table of %d x %d GPUs: %s", nccl_dir, g->first,
                     g->kernel, g->nodes, g->gpn, why + strlen(g->kernel) + 2), -1;
-  }
   if (g->dropped)
     snprintf(drops, sizeof drops, " (%d more dropped: faster than the links allow)", g->dropped);
   snprintf(prov, sizeof prov,
