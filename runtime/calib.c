@@ -167,7 +167,7 @@ void rt_table_locate(const RtTable *t, const double *lx, RtTablePos *pos, unsign
 }
 
 double rt_table_at(const RtTable *t, int which, const RtTablePos *pos) {
-  const double *v = t->logc[which];
+  const double *v = t->logc[which] ? t->logc[which] : t->logc[0];
   if (!v) return 1.0;
   double sum = 0;
   for (int c = 0; c < pos->n; c++) sum += pos->w[c] * v[pos->idx[c]];
@@ -175,7 +175,6 @@ double rt_table_at(const RtTable *t, int which, const RtTablePos *pos) {
 }
 
 double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags) {
-  if (!t->logc[which]) return 1.0;
   double lx[RT_MAX_AXES];
   for (int a = 0; a < t->naxes; a++) lx[a] = log(x[a]);
   RtTablePos pos;

@@ -3,7 +3,7 @@
  * A table corrects one kernel for one dtype (and optional key=value qualifiers, e.g. a
  * collective's layout): a grid over up to RT_MAX_AXES axes whose nodes hold
  * log(measured time / physics-model time), one grid for the forward time and optionally one
- * for the backward time.  rt_table_eval() interpolates multilinearly in (log axis, log
+ * for the backward time (without it, the forward's grid corrects the backward too).  rt_table_eval() interpolates multilinearly in (log axis, log
  * correction) space and clamps at the grid's edges, so a correction is always a positive
  * factor and is piecewise power-law between nodes.  The file format is in docs/calibration.md.
  *
@@ -78,7 +78,8 @@ const RtTable *rt_layout_table(const RtCalib *c, int kernel, int nodes, int gpn)
 
 /* The correction factor of grid `which` (0 fwd, 1 bwd) at x (t->naxes coordinates, in the
  * axes' units, > 0).  Sets RT_EXTRAPOLATED in *flags when x lies outside the grid on some
- * axis (the value is then the edge's).  Returns 1 for a missing bwd grid. */
+ * axis (the value is then the edge's).  A table without a bwd grid corrects the backward time
+ * by its forward grid: the same implementation on the same GPU (docs/calibration.md). */
 double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags);
 
 /* Canonicalises a key string (sorts the words, single spaces) into out; 0 on success, -1 if

@@ -423,13 +423,17 @@ static int judge(const RtGpu *g, const RtSampleSet *set, RtSample *s, FILE *warn
 
 int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn) {
   int rows[RT_FIT_MAX_FILES] = {0}, left[RT_FIT_MAX_FILES] = {0}, hit[RT_FIT_MAX_FILES] = {0};
+  int bwds[RT_FIT_MAX_FILES] = {0}, bad_bwd[RT_FIT_MAX_FILES] = {0};
   int kept = 0, rc = 0;
+  const char *gpu = g->name ? g->name : "the GPU";
   for (int i = 0; i < set->n; i++) {
     RtSample s = set->s[i];
     int f = s.file;
     rows[f]++;
+    bwds[f] += s.bwd > 0;
     int v = judge(g, set, &s, hit[f] < DROPS_SHOWN ? warn : NULL);
     hit[f] += v != 0;
+    bad_bwd[f] += v == 1;
     if (v == 2) continue;
     set->s[kept++] = s, left[f]++;
   }
@@ -437,12 +441,25 @@ int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn) {
   for (int f = 0; f < set->nfiles; f++) {
     if (warn && hit[f] > DROPS_SHOWN)
       fprintf(warn, "%s:0: warning: %d of %d rows had a time faster than %s's peak allows; "
-              "dropped\n", set->path[f], hit[f], rows[f], g->name ? g->name : "the GPU");
+              "dropped\n", set->path[f], hit[f], rows[f], gpu);
     if (rows[f] > 0 && left[f] == 0) {
       rc = -1;
       if (warn)
         fprintf(warn, "%s:0: every row is faster than %s's peak allows: nothing to fit (samples "
-                "of another GPU?)\n", set->path[f], g->name ? g->name : "the GPU");
+                "of another GPU?)\n", set->path[f], gpu);
+    }
+    /* A backward column most of whose times no run can produce was not measured as the file
+     * says (docs/calibration.md, "Samples no run can produce"): its other times are not
+     * trusted either, and the table corrects the backward by the forward's correction. */
+    if (bwds[f] > 0 && 2 * bad_bwd[f] > bwds[f]) {
+      if (warn)
+        fprintf(warn, "%s:0: warning: %d of %d backward times are faster than %s's peak allows: "
+                "the column is not credible; every backward time of this file dropped (the "
+                "forward's correction serves the backward)\n", set->path[f], bad_bwd[f],
+                bwds[f], gpu);
+      for (int i = 0; i < set->n; i++)
+        if (set->s[i].file == f) set->s[i].bwd = -1;
+      set->meta[f].bwd_bad = bad_bwd[f], set->meta[f].bwd_rows = bwds[f];
     }
   }
   return rc;
@@ -494,6 +511,10 @@ int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir,
       if (m->gpu[0] || m->date[0])   /* what the samples say of themselves (hw/probe's header) */
         append(hdr, sizeof hdr, &len, " (%s%s%s%s%s)", m->gpu[0] ? "gpu: " : "", m->gpu,
                m->gpu[0] && m->date[0] ? "; " : "", m->date[0] ? "date: " : "", m->date);
+      if (m->bwd_rows)
+        append(hdr, sizeof hdr, &len, "\n    backward column not used: %d of its %d times are "
+               "faster than %s's peak allows; the forward's correction serves the backward",
+               m->bwd_bad, m->bwd_rows, g->name);
       /* The file's cross-validated MAPE weighted by its rows: the table's over its rows. */
       const RtFitErr *e = &cv->file[f];
       n += e->rows[0], s0 += e->mape[0] * e->rows[0];

@@ -429,9 +429,11 @@ static int fit_list(const char *dir, char ***names, char *err, size_t errlen) {
   return n;
 }
 
-/* Fits and writes one layout's table: 1 written, 0 skipped (every sample but one or none was
- * dropped as impossible: a warning, and an older table of that layout in out_dir is removed,
- * since it would still correct the physics with what no run can do), -1 on error. */
+/* Fits and writes one layout's table: 1 written, 0 skipped (every sample but one or none, or
+ * most of them, were dropped as impossible: a warning, and an older table of that layout in
+ * out_dir is removed, since it would still correct the physics with what no run can do), -1 on
+ * error.  Samples most of which no run can produce were not measured as their files say, so
+ * the few that pass the bound are not trusted either (docs/calibration.md). */
 static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nccl_dir,
                            const char *out_dir, const char *header, FILE *report, FILE *warn,
                            double *sum, int *rows, char *err, size_t errlen) {
@@ -440,12 +442,14 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
   double cv;
   char why[256];
   snprintf(path, sizeof path, "%s/%s_fp16_%d_%d.tbl", out_dir, g->kernel, g->nodes, g->gpn);
-  if (g->dropped && g->n < 2) {   /* fewer than a fit needs, because of the drops */
+  if (g->dropped && (g->n < 2 || g->dropped > g->n)) {   /* too few left, or most impossible */
     bool stale = remove(path) == 0;
     if (warn)
       fprintf(warn, "%s/%s:0: warning: no %s table of %d x %d GPUs: %d of its %d samples are faster "
-              "than the links allow%s; that layout keeps the physics model\n", nccl_dir, g->first,
-              g->kernel, g->nodes, g->gpn, g->dropped, g->dropped + g->n, stale ? " (its old table removed)" : "");
+              "than the links allow%s%s; that layout keeps the physics model\n", nccl_dir, g->first,
+              g->kernel, g->nodes, g->gpn, g->dropped, g->dropped + g->n,
+              g->n >= 2 ? ", so the others are not trusted either" : "",
+              stale ? " (its old table removed)" : "");
     return 0;
   }
   if (rt_fit_collective_cv(c, g->kernel, g->nodes, g->gpn, g->bytes, g->seconds, g->n, 0, &t, &cv,

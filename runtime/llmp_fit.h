@@ -44,6 +44,8 @@ enum { RT_CSV_MAX_COLS = 64, RT_CSV_MAX_LINE = 1 << 16 };
 
 typedef struct RtSampleMeta {
   char gpu[96], date[32];   /* from `# gpu: ...` and `# date: ...` (the first of each); "" if none */
+  int bwd_bad, bwd_rows;    /* set by rt_samples_drop_impossible() when it dropped the backward
+                             * column: its impossible times, of its measured ones */
 } RtSampleMeta;
 
 typedef struct RtCsv {

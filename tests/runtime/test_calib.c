@@ -90,7 +90,9 @@ TEST(exact_at_grid_points) {
       unsigned flags = 0;
       near(rt_table_eval(t, 0, (const double[]){tok[i], hid[j]}, &flags), pow(2, 3 * i + j));
       assert_int_equal(flags, 0);
-      assert_true(rt_table_eval(t, 1, (const double[]){tok[i], hid[j]}, &flags) == 1);
+      /* no bwd grid: the forward's correction serves the backward, bit for bit */
+      assert_true(rt_table_eval(t, 1, (const double[]){tok[i], hid[j]}, &flags) ==
+                  rt_table_eval(t, 0, (const double[]){tok[i], hid[j]}, &flags));
     }
   rt_calib_free(c);
   tmp_clean();

@@ -54,6 +54,9 @@ static void system_table(const char *data, const char *sys) {
     failures++;
     return;
   }
+  /* As `llmp fit` does: no sample faster than the GPU's peak, and no backward column most of
+   * whose times are (docs/calibration.md); such a column has no error to measure. */
+  rt_samples_drop_impossible(g, &set, NULL);
   double cv[RT_FIT_MAX_FILES][2], dummy[RT_FIT_MAX_FILES][2];
   int rows[RT_FIT_MAX_FILES];
   rt_fit_mape(g, &set, NULL, dummy, rows);
@@ -64,6 +67,10 @@ static void system_table(const char *data, const char *sys) {
     int optim = strstr(set.file[f], "optimizer") != NULL;
     int linear = strncmp(set.file[f], "linear", 6) == 0;
     for (int w = 0; w < 2; w++) {
+      if (w == 1 && set.meta[f].bwd_rows)
+        printf("%-32s %-4s %6d %8s %8.2f  not measured: %d of its %d times are faster than the "
+               "peak allows\n", set.file[f], "bwd", rows[f], "-",
+               100 * paper_error(dir, set.file[f], "bwd"), set.meta[f].bwd_bad, set.meta[f].bwd_rows);
       if (cv[f][w] < 0) continue;
       const char *prop = optim ? "dur" : w ? "bwd" : "fwd";
       double paper = paper_error(dir, set.file[f], prop);
@@ -150,6 +157,8 @@ int main(int argc, char **argv) {
   system_table(argv[1], "a100-sxm4-80gb-perlmutter");
   system_table(argv[1], "gh200-vista");
   gemm_check(argv[1]);
-  printf("\n%d unexpected failure(s), %d known failure(s) now passing\n", failures, surprises);
+  verdict_unjudged();
+  printf("\n%d unexpected failure(s), %d known failure(s) now passing or not measured\n", failures,
+         surprises);
   return failures || surprises ? 1 : 0;
 }

@@ -18,7 +18,6 @@
     "gh200-vista embedding fwd",
     "gh200-vista embedding bwd",
     "gh200-vista fillmask bwd",
-    "gh200-vista flash_atten bwd",
     "gh200-vista lastStage_optimizer dur",
     "gh200-vista linear1 fwd",
     "gh200-vista linear1 bwd",

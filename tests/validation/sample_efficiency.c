@@ -129,6 +129,7 @@ typedef struct Table {
   const char *sys, *what;
   int n;
   Entry e[MAX_ENTRIES];
+  char note[1024];          /* columns not measured, one line each */
 } Table;
 
 static void print_table(const Table *t, int reps) {
@@ -147,6 +148,7 @@ static void print_table(const Table *t, int reps) {
       else printf(" %7s", "-");
     printf("\n");
   }
+  if (t->note[0]) printf("%s", t->note);
 }
 
 static int cmp_dbl(const void *a, const void *b) {
@@ -202,6 +204,14 @@ static int operators(const char *data, const char *sys, int reps, Table *t) {
   const RtGpu *g = rt_gpu_builtin(sys);
   RtSampleSet set;
   if (!g || rt_samples_load(dir, &set, stderr) != 0) return -1;
+  /* As `llmp fit` does (docs/calibration.md): a backward column most of whose times beat the
+   * GPU's peak is not used, and has no error to measure (noted under the table). */
+  if (rt_samples_drop_impossible(g, &set, NULL) != 0) return -1;
+  for (int f = 0; f < set.nfiles; f++)
+    if (set.meta[f].bwd_rows)
+      snprintf(t->note + strlen(t->note), sizeof t->note - strlen(t->note),
+               "%s bwd: not measured: %d of its %d times are faster than %s's peak allows\n",
+               set.file[f], set.meta[f].bwd_bad, set.meta[f].bwd_rows, g->name);
   int n = set.n, nf = set.nfiles;
   int *order = malloc((size_t)n * sizeof *order), *start = calloc((size_t)nf + 1, sizeof *start);
   unsigned char *use = malloc((size_t)n), *test = malloc((size_t)n);
@@ -263,7 +273,7 @@ static int operators(const char *data, const char *sys, int reps, Table *t) {
 
 typedef struct File {
   char stem[RT_NAME_MAX];    /* allreduce_large */
-  int n;
+  int n, dropped;            /* samples kept, and dropped as faster than the links allow */
   double *bytes, *sec;
   int entry;
 } File;
@@ -287,7 +297,7 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 /* The groups of an nccl/ folder: files KERNEL[_large]_fp16_N_G.csv, by (kernel, layout). */
-static int load_groups(const char *dir, Group *gs, int *ng) {
+static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng) {
   char *names[128];
   int nn = 0;
   DIR *d = opendir(dir);
@@ -325,6 +335,12 @@ static int load_groups(const char *dir, Group *gs, int *ng) {
       snprintf(path, sizeof path, "%s/%s", dir, names[i]);
       f->n = rt_collective_csv_read(path, kernel, nodes, gpn, &f->bytes, &f->sec, NULL, err, sizeof err);
       if (f->n < 0) fprintf(stderr, "%s\n", err), rc = -1, f->n = 0;
+      /* As `llmp fit` does: no sample faster than the links allow. */
+      int kept = 0;
+      for (int m = 0; m < f->n; m++)
+        if (!(f->sec[m] < rt_collective_min_time(kernel, sys, f->bytes[m], nodes, gpn)))
+          f->bytes[kept] = f->bytes[m], f->sec[kept++] = f->sec[m];
+      f->dropped = f->n - kept, f->n = kept;
     }
     free(names[i]);
   }
@@ -338,10 +354,25 @@ static int collectives(const char *data, const char *gpudir, const char *cluster
   const RtCluster *sys = rt_cluster_builtin(cluster);
   static Group gs[MAX_GROUPS];
   int ng = 0;
-  if (!sys || load_groups(dir, gs, &ng) != 0) return -1;
+  if (!sys || load_groups(sys, dir, gs, &ng) != 0) return -1;
   RtCluster bare = *sys;
   bare.calib = NULL;
   t->sys = cluster, t->what = "collectives", t->n = 0;
+  for (int j = 0; j < ng; j++) {
+    /* A layout most of whose samples are impossible gets no table from `llmp fit`: nothing
+     * credible to measure (docs/calibration.md). */
+    int kept = 0, dropped = 0;
+    for (int k = 0; k < gs[j].nfiles; k++) kept += gs[j].file[k].n, dropped += gs[j].file[k].dropped;
+    if (dropped && (kept < 2 || dropped > kept)) {
+      for (int k = 0; k < gs[j].nfiles; k++)
+        snprintf(t->note + strlen(t->note), sizeof t->note - strlen(t->note),
+                 "%s %dx%d: not measured: %d of its %d samples are faster than the links allow\n",
+                 gs[j].file[k].stem, gs[j].nodes, gs[j].gpn, gs[j].file[k].dropped,
+                 gs[j].file[k].n + gs[j].file[k].dropped);
+      for (int k = 0; k < gs[j].nfiles; k++) free(gs[j].file[k].bytes), free(gs[j].file[k].sec);
+      gs[j].nfiles = 0;
+    }
+  }
   for (int j = 0; j < ng; j++)
     for (int k = 0; k < gs[j].nfiles && t->n < MAX_ENTRIES; k++) {
       File *f = &gs[j].file[k];
