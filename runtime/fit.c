@@ -4,7 +4,8 @@
  * r = log(measured / model), and fit a grid of log corrections over the kernel's axes so
  * that the runtime's own log-log multilinear interpolation reproduces r.
  *  - Grid: per axis, the distinct sampled values when there are few (sweeps usually sample a
- *    handful of sizes: then every sample sits on a node), else that many quantiles of them.
+ *    handful of sizes: then every sample sits on a node), else that many quantiles of them;
+ *    how many at most per axis is chosen per table by an inner cross-validation on its rows.
  *  - Values: least squares on the interpolation's own hat basis, solved by damped
  *    backfitting (scatter each sample's residual to its cell's corners with the hat weights,
  *    normalise per node, repeat).  Nodes no sample touches are filled from their neighbours
@@ -23,14 +24,15 @@
 #include "llmp_fit.h"
 #include "ops.h"
 
+/* The most grid points per axis for 1, 2, 3 or 4 axes: where the choice below stops. */
 static const int grid_max[RT_MAX_AXES + 1] = {0, 32, 24, 16, 12};
 
 /* A table with fewer than sparse_density samples per grid node is sparse: its nodes are pulled
  * toward the mean of their axis neighbours with the weight sparse_smoothing (in units of a
  * sample's hat weight) while it is fitted.  Every table fitted from all of the paper's samples,
  * or from the 4/5 of them a cross-validation fold sees, has at least 0.39 samples per node
- * (bmm), so the shipped tables are fitted as before (docs/calibration.md, "How a table is
- * fitted"). */
+ * (bmm, at the finest grid the choice allows), so the shipped tables are not smoothed
+ * (docs/calibration.md, "How a table is fitted"). */
 static const double sparse_density = 0.35, sparse_smoothing = 0.2;
 
 /* Adam's tables are fitted robustly: a sample's log residual counts at most adam_clip (a
@@ -133,42 +135,84 @@ typedef struct Pt {
   double x[RT_MAX_AXES], r[2];   /* r[1] NAN: no backward measurement */
 } Pt;
 
+/* Every sample's cell corners and hat weights in t, located once per grid: the fit's 40
+ * sweeps and the inner cross-validation read them instead of searching the axes again. */
+typedef struct Cells {
+  int stride;      /* 1 << naxes */
+  int *k, *idx;    /* k[i] corners of sample i at idx[i * stride ..] */
+  double *w;
+} Cells;
+
+static int cells_init(Cells *c, const RtTable *t, const Pt *p, int n) {
+  c->stride = 1 << t->naxes;
+  c->k = malloc((size_t)(n + 1) * sizeof *c->k);
+  c->idx = malloc((size_t)(n + 1) * (size_t)c->stride * sizeof *c->idx);
+  c->w = malloc((size_t)(n + 1) * (size_t)c->stride * sizeof *c->w);
+  if (!c->k || !c->idx || !c->w) return -1;
+  for (int i = 0; i < n; i++) c->k[i] = corners(t, p[i].x, c->idx + i * c->stride, c->w + i * c->stride);
+  return 0;
+}
+
+static void cells_free(Cells *c) { free(c->k), free(c->idx), free(c->w); }
+
+/* The fitted log correction of grid `which` at sample i of c. */
+static double cells_at(const Cells *c, const double *v, int i) {
+  const int *idx = c->idx + i * c->stride;
+  const double *w = c->w + i * c->stride;
+  double pred = 0;
+  for (int j = 0; j < c->k[i]; j++) pred += w[j] * v[idx[j]];
+  return pred;
+}
+
+/* Per node of t: cnt[j] its neighbours along the axes and, if v, sum[j] their values. */
+static void neighbour_sums(const RtTable *t, const double *v, double *sum, int *cnt) {
+  memset(cnt, 0, (size_t)t->nvals * sizeof *cnt);
+  if (v) memset(sum, 0, (size_t)t->nvals * sizeof *sum);
+  int stride = 1;
+  for (int a = t->naxes - 1; a >= 0; stride *= t->npts[a], a--) {
+    int np = t->npts[a], block = stride * np;
+    for (int b = 0; b < t->nvals; b += block)
+      for (int pos = 0; pos < np; pos++)
+        for (int j = b + pos * stride, e = j + stride; j < e; j++) {
+          if (pos > 0) cnt[j]++;
+          if (pos + 1 < np) cnt[j]++;
+          if (!v) continue;
+          if (pos > 0) sum[j] += v[j - stride];
+          if (pos + 1 < np) sum[j] += v[j + stride];
+        }
+  }
+}
+
 /* The log corrections of one direction (0 fwd, 1 bwd); lam > 0: smoothed (sparse tables);
  * clip > 0: robust, each sample's residual counts at most clip (a Huber loss). */
-static void fit_values(RtTable *t, int which, const Pt *p, int n, double lam, double clip) {
+static void fit_values(RtTable *t, const Cells *c, int which, const Pt *p, int n, double lam,
+                       double clip) {
   double *v = t->logc[which];
-  double *old = malloc((size_t)t->nvals * sizeof *old);
+  double *old = malloc((size_t)t->nvals * sizeof *old), *sum = malloc((size_t)t->nvals * sizeof *sum);
+  int *cnt = malloc((size_t)t->nvals * sizeof *cnt);
   double *num = calloc((size_t)t->nvals, sizeof *num), *den = calloc((size_t)t->nvals, sizeof *den);
   unsigned char *known = calloc((size_t)t->nvals, 1);
-  if (!num || !den || !known || !old) goto out;
-  int idx[1 << RT_MAX_AXES];
-  double w[1 << RT_MAX_AXES];
+  if (!num || !den || !known || !old || !sum || !cnt) goto out;
+  neighbour_sums(t, NULL, NULL, cnt);
   for (int iter = 0; iter < 40; iter++) {
     memset(num, 0, (size_t)t->nvals * sizeof *num);
     memset(den, 0, (size_t)t->nvals * sizeof *den);
     for (int i = 0; i < n; i++) {
       if (!isfinite(p[i].r[which])) continue;
-      int k = corners(t, p[i].x, idx, w);
-      double pred = 0;
-      for (int j = 0; j < k; j++) pred += w[j] * v[idx[j]];
-      double d = p[i].r[which] - pred;
+      const int *idx = c->idx + i * c->stride;
+      const double *w = c->w + i * c->stride;
+      double d = p[i].r[which] - cells_at(c, v, i);
       if (clip > 0) d = fmax(-clip, fmin(clip, d));
-      for (int j = 0; j < k; j++) num[idx[j]] += w[j] * d, den[idx[j]] += w[j];
+      for (int j = 0; j < c->k[i]; j++) num[idx[j]] += w[j] * d, den[idx[j]] += w[j];
     }
     if (lam > 0 && iter > 0) {
       /* Sparse: minimise the squared residuals + lam * (node - mean of its axis neighbours)^2,
        * by the same damped per-node steps; nodes without data follow their neighbours. */
       memcpy(old, v, (size_t)t->nvals * sizeof *v);
+      neighbour_sums(t, old, sum, cnt);
       for (int j = 0; j < t->nvals; j++) {
-        double sum = 0;
-        int cnt = 0, stride = 1;
-        for (int a = t->naxes - 1; a >= 0; stride *= t->npts[a], a--) {
-          int pos = (j / stride) % t->npts[a];
-          if (pos > 0) sum += old[j - stride], cnt++;
-          if (pos + 1 < t->npts[a]) sum += old[j + stride], cnt++;
-        }
-        double pen = cnt ? lam * (old[j] - sum / cnt) : 0;
-        v[j] += 0.6 * (num[j] - pen) / (den[j] + (cnt ? lam : 0) + 1e-12);
+        double pen = cnt[j] ? lam * (old[j] - sum[j] / cnt[j]) : 0;
+        v[j] += 0.6 * (num[j] - pen) / (den[j] + (cnt[j] ? lam : 0) + 1e-12);
       }
       continue;
     }
@@ -177,13 +221,165 @@ static void fit_values(RtTable *t, int which, const Pt *p, int n, double lam, do
     if (iter == 0) fill_empty(t, v, known);
   }
 out:
-  free(num), free(den), free(known), free(old);
+  free(num), free(den), free(known), free(old), free(sum), free(cnt);
+}
+
+/* Grid resolution, chosen per table from its rows: the most points per axis is the entry of
+ * cap_ladder (never above fit_points()) whose fit has the smallest error on the rows it did
+ * not see, by an inner cv_folds-fold cross-validation on the rows the fit is given (the error
+ * as the reports measure it: MAPE of the corrected times, fwd and bwd rows together).  A
+ * table with fewer than cv_min_rows rows keeps the finest grid. */
+static const int cap_ladder[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
+enum { NCAPS = sizeof cap_ladder / sizeof cap_ladder[0], cv_folds = 3, cv_min_rows = 12 };
+static const double finer_slack = 1.01;
+
+/* The table of op/dt on the rows p[0..n) with at most cap[a] points on axis a: grid and
+ * values.  vals: scratch for n doubles.  0, or -1 on failure (t released). */
+static int fit_grid(RtTable *t, RtOp op, RtDtype dt, const Pt *p, int n, const int *cap,
+                    int with_bwd, double *vals) {
+  int naxes = rt_op_info[op].naxes;
+  double pts[RT_MAX_AXES][RT_MAX_POINTS];
+  const double *pp[RT_MAX_AXES];
+  int npts[RT_MAX_AXES];
+  for (int a = 0; a < naxes; a++) {
+    for (int i = 0; i < n; i++) vals[i] = p[i].x[a];
+    npts[a] = choose_points(vals, n, cap[a], pts[a]);
+    pp[a] = pts[a];
+  }
+  if (rt_table_init(t, rt_op_info[op].kernel, dt, rt_op_info[op].keys, naxes, rt_op_info[op].axis,
+                    npts, pp, with_bwd) != 0)
+    return -1;
+  Cells c;
+  if (cells_init(&c, t, p, n) != 0) {
+    cells_free(&c);
+    rt_table_release(t);
+    return -1;
+  }
+  double lam = n < sparse_density * t->nvals ? sparse_smoothing : 0;
+  double clip = fit_clip(op);
+  fit_values(t, &c, 0, p, n, lam, clip);
+  if (with_bwd) fit_values(t, &c, 1, p, n, lam, clip);
+  cells_free(&c);
+  return 0;
+}
+
+/* The summed absolute percentage error of the times corrected by t on the rows p[0..n),
+ * fwd and bwd; *cnt counts them. */
+static double held_out_error(const RtTable *t, const Pt *p, int n, int *cnt) {
+  Cells c;
+  double sum = 0;
+  if (cells_init(&c, t, p, n) == 0)
+    for (int i = 0; i < n; i++)
+      for (int w = 0; w < 2; w++) {
+        if (!isfinite(p[i].r[w]) || !t->logc[w]) continue;
+        sum += fabs(expm1(cells_at(&c, t->logc[w], i) - p[i].r[w])), (*cnt)++;
+      }
+  else sum = INFINITY;
+  cells_free(&c);
+  return sum;
+}
+
+/* The inner cross-validated error (a mean) of fitting p[0..n) with at most cap[a] points on
+ * axis a; q: scratch for n rows, vals for n doubles.  INFINITY on failure. */
+static double cv_error(RtOp op, RtDtype dt, const Pt *p, int n, const int *cap, int with_bwd,
+                       Pt *q, double *vals) {
+  double sum = 0;
+  int cnt = 0;
+  for (int k = 0; k < cv_folds; k++) {
+    /* Inner fold of row i: a fixed hash of its place among the table's rows (another than the
+     * outer folds' hash of the set's rows), so that every run chooses alike. */
+    int nt = 0, nh = 0;
+    for (int i = 0; i < n; i++)
+      if ((((unsigned)i * 2246822519u) >> 9) % cv_folds != (unsigned)k) q[nt++] = p[i];
+    for (int i = 0; i < n; i++)
+      if ((((unsigned)i * 2246822519u) >> 9) % cv_folds == (unsigned)k) q[nt + nh++] = p[i];
+    if (nt == 0 || nh == 0) continue;
+    RtTable t;
+    if (fit_grid(&t, op, dt, q, nt, cap, with_bwd, vals) != 0) return INFINITY;
+    sum += held_out_error(&t, q + nt, nh, &cnt);
+    rt_table_release(&t);
+  }
+  return cnt ? sum / cnt : INFINITY;
+}
+
+/* The caps tried for one table and their errors: the search asks for some twice. */
+typedef struct Tried {
+  int n, cap[64][RT_MAX_AXES];
+  double err[64];
+} Tried;
+
+/* cv_error() of cap, from tr if it was tried. */
+static double cv_error_once(Tried *tr, RtOp op, RtDtype dt, const Pt *p, int n, const int *cap,
+                            int with_bwd, Pt *q, double *vals) {
+  size_t len = (size_t)rt_op_info[op].naxes * sizeof *cap;
+  for (int i = 0; i < tr->n; i++)
+    if (memcmp(tr->cap[i], cap, len) == 0) return tr->err[i];
+  double e = cv_error(op, dt, p, n, cap, with_bwd, q, vals);
+  if (tr->n < 64) memcpy(tr->cap[tr->n], cap, len), tr->err[tr->n++] = e;
+  return e;
+}
+
+/* The distinct values of axis a among p[0..n) (vals: scratch for n doubles). */
+static int distinct(const Pt *p, int n, int a, double *vals) {
+  for (int i = 0; i < n; i++) vals[i] = p[i].x[a];
+  qsort(vals, (size_t)n, sizeof *vals, cmp_dbl);
+  int d = 0;
+  for (int i = 0; i < n; i++)
+    if (d == 0 || vals[i] > vals[d - 1] * (1 + 1e-9)) vals[d++] = vals[i];
+  return d;
+}
+
+/* The most points per axis, cap[a], for the table of op/dt on the rows p[0..n) (above). */
+static void choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd, double *vals,
+                        int *cap) {
+  int naxes = rt_op_info[op].naxes, top[RT_MAX_AXES], nd = 1;
+  for (int a = 0; a < naxes; a++) {
+    int d = distinct(p, n, a, vals), m = fit_points(op, a, naxes);
+    cap[a] = m, top[a] = d < m ? d : m;   /* a cap at or above top[a]: the same grid */
+    if (top[a] > nd) nd = top[a];
+  }
+  Pt *q = n >= cv_min_rows ? malloc((size_t)n * sizeof *q) : NULL;
+  if (!q) return;
+  /* One cap for every axis first, from the ladder; then each axis in turn, a step up or down
+   * the ladder, while that lowers the error. */
+  double err = INFINITY;
+  int lvl[RT_MAX_AXES] = {0}, best = 0;
+  Tried tr = {0};
+  for (int c = 0; c < NCAPS; c++) {
+    int try[RT_MAX_AXES];
+    for (int a = 0; a < naxes; a++) try[a] = cap_ladder[c] < top[a] ? cap_ladder[c] : top[a];
+    double e = cv_error_once(&tr, op, dt, p, n, try, with_bwd, q, vals);
+    if (e < err * finer_slack) err = fmin(e, err), best = c;
+    if (cap_ladder[c] >= nd) break;
+  }
+  for (int a = 0; a < naxes; a++) {
+    lvl[a] = best;
+    while (lvl[a] > 0 && cap_ladder[lvl[a] - 1] >= top[a]) lvl[a]--;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    int moved = 0;
+    for (int a = 0; a < naxes; a++)
+      for (int dir = -1; dir <= 1; dir += 2) {
+        int l = lvl[a] + dir;
+        if (l < 0 || l >= NCAPS || (dir > 0 && cap_ladder[lvl[a]] >= top[a])) continue;
+        int try[RT_MAX_AXES];
+        for (int b = 0; b < naxes; b++) {
+          int v = cap_ladder[b == a ? l : lvl[b]];
+          try[b] = v < top[b] ? v : top[b];
+        }
+        double e = cv_error_once(&tr, op, dt, p, n, try, with_bwd, q, vals);
+        if (e < err * (dir > 0 ? finer_slack : 1)) err = fmin(e, err), lvl[a] = l, moved = 1;
+      }
+    if (!moved) break;
+  }
+  for (int a = 0; a < naxes; a++) cap[a] = cap_ladder[lvl[a]] < top[a] ? cap_ladder[lvl[a]] : top[a];
+  free(q);
 }
 
 /* One table for op/dt from the used samples; 0 if there is none, -1 on failure. */
 static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, RtOp op,
                      RtDtype dt, RtTable *t) {
-  int naxes = rt_op_info[op].naxes, n = 0, with_bwd = 0;
+  int n = 0, with_bwd = 0;
   Pt *p = malloc((size_t)(set->n + 1) * sizeof *p);
   double *vals = malloc((size_t)(set->n + 1) * sizeof *vals);
   int rc = -1;
@@ -199,23 +395,9 @@ static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char
   }
   rc = 0;
   if (n == 0) goto out;
-  double pts[RT_MAX_AXES][RT_MAX_POINTS];
-  const double *pp[RT_MAX_AXES];
-  int npts[RT_MAX_AXES];
-  for (int a = 0; a < naxes; a++) {
-    for (int i = 0; i < n; i++) vals[i] = p[i].x[a];
-    npts[a] = choose_points(vals, n, fit_points(op, a, naxes), pts[a]);
-    pp[a] = pts[a];
-  }
-  rc = -1;
-  if (rt_table_init(t, rt_op_info[op].kernel, dt, rt_op_info[op].keys, naxes, rt_op_info[op].axis,
-                    npts, pp, with_bwd) != 0)
-    goto out;
-  double lam = n < sparse_density * t->nvals ? sparse_smoothing : 0;
-  double clip = fit_clip(op);
-  fit_values(t, 0, p, n, lam, clip);
-  if (with_bwd) fit_values(t, 1, p, n, lam, clip);
-  rc = 1;
+  int cap[RT_MAX_AXES];
+  choose_caps(op, dt, p, n, with_bwd, vals, cap);
+  rc = fit_grid(t, op, dt, p, n, cap, with_bwd, vals) == 0 ? 1 : -1;
 out:
   free(p), free(vals);
   return rc;

@@ -332,6 +332,40 @@ TEST(operator_few_samples) {
   assert_int_equal(rt_fit_cv_full(g, &set, 1, &cv), -1);   /* one fold is no cross-validation */
 }
 
+/* The grid's resolution is chosen from the data (runtime/fit.c, inner cross-validation): 60
+ * samples on 60 sizes of a smooth correction with +-5 % noise get a coarse grid rather than
+ * one node per size, fitting the correction within the noise; and the choice is the same on
+ * every fit. */
+TEST(grid_chosen_from_data) {
+  rng_state = 11;
+  const RtGpu *g = rt_gpu_builtin("a100_sxm4_80gb");
+  RtSample s[60];
+  for (int i = 0; i < 60; i++) {
+    s[i] = (RtSample){.op = RT_OP_LINEAR, .dtype = RT_FP16, .a = {256.0 * (i + 1), 4096, 4096, 0}};
+    RtCost c = model(g, &kernels[0], s[i].a);
+    double f = 1.2 + 0.1 * log(s[i].a[0] / 256) / log(60), noise = 1 + 0.1 * (uniform() - 0.5);
+    s[i].fwd = c.fwd * f * noise, s[i].bwd = c.bwd * f / noise;
+  }
+  RtSampleSet set = {.n = 60, .nfiles = 1, .s = s};
+  snprintf(set.file[0], sizeof set.file[0], "linear");
+  RtCalib *c1 = rt_fit(g, &set, NULL), *c2 = rt_fit(g, &set, NULL);
+  assert_non_null(c1);
+  assert_non_null(c2);
+  const RtTable *t = &c1->tables[0];
+  assert_true(t->npts[0] >= 2 && t->npts[0] < 24);
+  assert_int_equal(t->npts[0], c2->tables[0].npts[0]);
+  assert_memory_equal(t->logc[0], c2->tables[0].logc[0], (size_t)t->nvals * sizeof(double));
+  RtGpu gc = *g;
+  gc.calib = c1;
+  for (int i = 0; i < 60; i++) {
+    RtCost e = rt_op_eval(&gc, RT_OP_LINEAR, RT_FP16, s[i].a), m = model(g, &kernels[0], s[i].a);
+    double f = 1.2 + 0.1 * log(s[i].a[0] / 256) / log(60);
+    assert_true(fabs(e.fwd / (m.fwd * f) - 1) < 0.05);
+  }
+  rt_calib_free(c1);
+  rt_calib_free(c2);
+}
+
 /* The reader: comments anywhere with the line numbers right, the probe's header kept. */
 TEST(reader_comments_and_lines) {
   tmp_make();
@@ -480,6 +514,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(recovers_operator_model),
     cmocka_unit_test(fit_dir_writes_tables),
     cmocka_unit_test(operator_few_samples),
+    cmocka_unit_test(grid_chosen_from_data),
     cmocka_unit_test(reader_comments_and_lines),
     cmocka_unit_test(recovers_collective_model),
     cmocka_unit_test(collective_few_samples),
