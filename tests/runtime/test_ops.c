@@ -316,8 +316,10 @@ typedef struct Recorded {
   unsigned flags;
 } Recorded;
 
-/* Written (%a) by the operator kernels as of 6afa9fc, before they were made fast; the calls
- * are those of record() below, in order: A100 without tables, with the Perlmutter tables, H100.
+/* Written (%a) by the operator kernels as of 6afa9fc, before they were made fast, and recorded
+ * again when the shipped Perlmutter tables were refitted (grids chosen by inner
+ * cross-validation); the calls are those of record() below, in order: A100 without tables,
+ * with the Perlmutter tables, H100.
  * Any change to a result must be deliberate (then record again).  The collectives' physics is
  * being reworked, so their results are not recorded here. */
 static const Recorded recorded[] = {
@@ -347,29 +349,29 @@ static const Recorded recorded[] = {
   {"rt_adam", 0x1.6433246655ef9p-6, 0x0p+0, 0},
   {"rt_adam", 0x1.d129b641fb415p-14, 0x0p+0, 0},
   /* c */
-  {"rt_linear", 0x1.b53131eb235ep-10, 0x1.942a667dd312p-9, 1},
-  {"rt_linear", 0x1.17f5dcb154a56p-13, 0x1.2664590982e33p-12, 1},
+  {"rt_linear", 0x1.c4d28fdb455acp-10, 0x1.9c1b0d895e54dp-9, 1},
+  {"rt_linear", 0x1.0832e1b7e9f15p-13, 0x1.26796c32c1a65p-12, 1},
   {"rt_linear", 0x1.04cf5f22a315ep-15, 0x1.4d4e294aa96f8p-14, 0},
-  {"rt_linear", 0x1.6b2d3a6f12e8bp-15, 0x1.17aa75d2fd7aap-8, 3},
+  {"rt_linear", 0x1.652e729f2f0c8p-15, 0x1.0422e3c22f6a9p-8, 3},
   {"rt_bmm", 0x1.23c20747ee591p-10, 0x1.326058c8b9db4p-10, 1},
   {"rt_bmm", 0x1.5f77c8da86975p-14, 0x1.d39792546f1fp-14, 0},
-  {"rt_softmax", 0x1.dfdb9cc118acap-11, 0x1.5a59a86541c81p-10, 1},
-  {"rt_softmax", 0x1.dbe38b302b003p-18, 0x1.51f1356affaep-17, 3},
+  {"rt_softmax", 0x1.d8a6df95429d9p-11, 0x1.51bf4dc8ff45ep-10, 1},
+  {"rt_softmax", 0x1.e1ad7440a0f0dp-18, 0x1.63ffd41b1813ap-17, 3},
   {"rt_masked_fill", 0x1.f655c1b73237dp-10, 0x1.ec6db294acc31p-8, 1},
-  {"rt_attention", 0x1.bdbf6b4bd37bep-9, 0x1.6ac9c3396a52ap-8, 1},
-  {"rt_attention", 0x1.1742f64c3f082p-11, 0x1.d8b684cf3d7b9p-11, 1},
-  {"rt_flash_attention", 0x1.5dfd4a89f868bp-8, 0x1.0b8e66a8c8deap-6, 1},
+  {"rt_attention", 0x1.bdc010aadd019p-9, 0x1.6ac95fef71ad9p-8, 1},
+  {"rt_attention", 0x1.1a52dde7c30cp-11, 0x1.da1b74a2f2c7ap-11, 1},
+  {"rt_flash_attention", 0x1.71dbb42ffb63dp-8, 0x1.18b63036e0a12p-6, 1},
   {"rt_flash_attention", 0x1.3c533f9d4c7edp-14, 0x1.f10c69c0596aap-13, 0},
-  {"rt_flash_attention", 0x1.97c6a1de4982ep-7, 0x1.7ed44ee328e9ap-5, 3},
+  {"rt_flash_attention", 0x1.892a423763295p-7, 0x1.712c8835e381bp-5, 3},
   {"rt_layernorm", 0x1.18e0bb0a43907p-13, 0x1.cf43c005899d2p-12, 1},
-  {"rt_rmsnorm", 0x1.57df541432c08p-11, 0x1.934a4654a20d7p-9, 1},
+  {"rt_rmsnorm", 0x1.585fbfca7ab06p-11, 0x1.93469a8304e6dp-9, 1},
   {"rt_gelu", 0x1.81c6d4fa1746ap-12, 0x1.037d608c2649ep-11, 1},
   {"rt_swiglu", 0x1.40e171c443bfep-12, 0x1.09d65cae8f426p-11, 0},
   {"rt_add", 0x1.0059c47751a02p-13, 0x1.0059c47751a02p-13, 1},
-  {"rt_rope", 0x1.8929d2bd3ac6ap-11, 0x1.e1d0796dccf7cp-10, 1},
-  {"rt_embedding", 0x1.01470dc4eeb74p-11, 0x1.47efe94a16e23p-10, 1},
-  {"rt_cross_entropy", 0x1.0083a89f6c629p-9, 0x1.4b7ac5815075fp-11, 1},
-  {"rt_adam", 0x1.07c8761aa63ep-5, 0x0p+0, 3},
+  {"rt_rope", 0x1.87ee3630ac194p-11, 0x1.e164fd2a00af7p-10, 1},
+  {"rt_embedding", 0x1.f72bc923ad858p-12, 0x1.42def3c0c2798p-10, 1},
+  {"rt_cross_entropy", 0x1.f5cca04f3182ep-10, 0x1.4daf58c677e12p-11, 1},
+  {"rt_adam", 0x1.0836c5c7d1f06p-5, 0x0p+0, 3},
   {"rt_adam", 0x1.d129b641fb415p-14, 0x0p+0, 0},
   /* h */
   {"rt_linear", 0x1.11d89571391c7p-11, 0x1.1a708c976ea3p-10, 0},
