@@ -355,6 +355,22 @@ static int fit_drop_impossible(const RtCluster *c, FitGroup *g, const char *path
   return kept;
 }
 
+int rt_collective_keep_possible(const char *kernel, const RtCluster *c, int nodes,
+                                int gpus_per_node, double *bytes, double *seconds, int *tag, int n) {
+  int kept = 0;
+  for (int i = 0; i < n; i++) {
+    if (seconds[i] < rt_collective_min_time(kernel, c, bytes[i], nodes, gpus_per_node)) continue;
+    bytes[kept] = bytes[i], seconds[kept] = seconds[i];
+    if (tag) tag[kept] = tag[i];
+    kept++;
+  }
+  return kept;
+}
+
+int rt_collective_layout_credible(int kept, int dropped) {
+  return !dropped || (kept >= 2 && dropped <= kept);
+}
+
 /* Appends m > 0 samples to the group's; 0, or -1 out of memory. */
 static int fit_append(FitGroup *g, const double *b, const double *s, int m) {
   double *nb = realloc(g->bytes, (size_t)(g->n + m) * sizeof *nb);
@@ -442,7 +458,7 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
   double cv;
   char why[256];
   snprintf(path, sizeof path, "%s/%s_fp16_%d_%d.tbl", out_dir, g->kernel, g->nodes, g->gpn);
-  if (g->dropped && (g->n < 2 || g->dropped > g->n)) {   /* too few left, or most impossible */
+  if (!rt_collective_layout_credible(g->n, g->dropped)) {   /* too few left, or most impossible */
     bool stale = remove(path) == 0;
     if (warn)
       fprintf(warn, "%s/%s:0: warning: no %s table of %d x %d GPUs: %d of its %d samples are faster "

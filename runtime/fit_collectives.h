@@ -28,6 +28,16 @@ double rt_collective_physics(const char *kernel, const RtCluster *c, double byte
 double rt_collective_min_time(const char *kernel, const RtCluster *c, double bytes, int nodes,
                               int gpus_per_node);
 
+/* Keeps, compacted in place, the n samples (bytes[i], seconds[i], and tag[i] if tag is not
+ * NULL) that rt_collective_min_time() does not rule out; returns how many. */
+int rt_collective_keep_possible(const char *kernel, const RtCluster *c, int nodes,
+                                int gpus_per_node, double *bytes, double *seconds, int *tag, int n);
+
+/* Whether a layout's samples can be fitted after `dropped` of them were ruled out and `kept`
+ * remain: not when fewer than 2 remain (a fit needs 2), nor when most were ruled out (what is
+ * left of a broken file is not a measurement; docs/calibration.md). */
+int rt_collective_layout_credible(int kept, int dropped);
+
 /* Fits the table of (kernel, fp16, nodes, gpus_per_node) from n samples (bytes[i], seconds[i],
  * both > 0) into *out (initialised here).  max_points caps the grid (<= RT_MAX_POINTS; 0: the
  * cap).  Returns 0, or -1 with a message in err. */

@@ -147,20 +147,15 @@ static void validate_system(const char *data, const char *calib_dir, const char 
     }
     /* As `llmp fit` does: samples faster than the links allow are dropped, and a layout most
      * of whose samples are (or with fewer than 2 left) has nothing credible to measure. */
-    int kept = 0, dropped = 0, dropped_here = 0, here = 0;
-    for (int i = 0; i < s.n; i++) {
-      here += s.file[i] == large;
-      if (s.sec[i] < rt_collective_min_time(kernel, sys, s.bytes[i], nodes, gpn)) {
-        dropped++, dropped_here += s.file[i] == large;
-        continue;
-      }
-      s.bytes[kept] = s.bytes[i], s.sec[kept] = s.sec[i], s.file[kept++] = s.file[i];
-    }
-    s.n = kept;
+    int here = 0, n = s.n;
+    for (int i = 0; i < n; i++) here += s.file[i] == large;
+    s.n = rt_collective_keep_possible(kernel, sys, nodes, gpn, s.bytes, s.sec, s.file, n);
+    int dropped = n - s.n, dropped_here = here;
+    for (int i = 0; i < s.n; i++) dropped_here -= s.file[i] == large;
     char lay[16], what[128];
     snprintf(lay, sizeof lay, "%dx%d", nodes, gpn);
     snprintf(what, sizeof what, "%s %s %s", sysname, func, lay);
-    if (dropped && (kept < 2 || dropped > kept)) {
+    if (!rt_collective_layout_credible(s.n, dropped)) {
       printf("%-16s %-6s %6d %9s %9s %9s %10.2f%%  not measured: %d of its %d samples are faster "
              "than the links allow\n", func, lay, here, "-", "-", "-", 100 * best, dropped_here,
              here);

@@ -336,10 +336,7 @@ static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng
       f->n = rt_collective_csv_read(path, kernel, nodes, gpn, &f->bytes, &f->sec, NULL, err, sizeof err);
       if (f->n < 0) fprintf(stderr, "%s\n", err), rc = -1, f->n = 0;
       /* As `llmp fit` does: no sample faster than the links allow. */
-      int kept = 0;
-      for (int m = 0; m < f->n; m++)
-        if (!(f->sec[m] < rt_collective_min_time(kernel, sys, f->bytes[m], nodes, gpn)))
-          f->bytes[kept] = f->bytes[m], f->sec[kept++] = f->sec[m];
+      int kept = rt_collective_keep_possible(kernel, sys, nodes, gpn, f->bytes, f->sec, NULL, f->n);
       f->dropped = f->n - kept, f->n = kept;
     }
     free(names[i]);
@@ -363,7 +360,7 @@ static int collectives(const char *data, const char *gpudir, const char *cluster
      * credible to measure (docs/calibration.md). */
     int kept = 0, dropped = 0;
     for (int k = 0; k < gs[j].nfiles; k++) kept += gs[j].file[k].n, dropped += gs[j].file[k].dropped;
-    if (dropped && (kept < 2 || dropped > kept)) {
+    if (!rt_collective_layout_credible(kept, dropped)) {
       for (int k = 0; k < gs[j].nfiles; k++)
         snprintf(t->note + strlen(t->note), sizeof t->note - strlen(t->note),
                  "%s %dx%d: not measured: %d of its %d samples are faster than the links allow\n",
