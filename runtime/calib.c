@@ -190,9 +190,31 @@ void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost) {
   cost->flags |= RT_CALIBRATED;
 }
 
+static const char *const bmm_class_keys[RT_BMM_CLASSES] = {
+    "align=8 thin=k", "align=16 thin=k", "align=32 thin=k", "align=64 thin=k",
+    "align=8 thin=n", "align=16 thin=n", "align=32 thin=n", "align=64 thin=n"};
+
+int rt_bmm_class(double k, double n) {
+  double thin = k <= n ? k : n;
+  if (!(thin >= 8 && thin < 9007199254740992.0) || fmod(thin, 8) != 0) return -1;
+  int a = 0;
+  while (a < 3 && fmod(thin, 16 << a) == 0) a++;
+  return (k <= n ? 0 : 4) + a;
+}
+
+const char *rt_bmm_class_keys(int cls) {
+  return cls >= 0 && cls < RT_BMM_CLASSES ? bmm_class_keys[cls] : NULL;
+}
+
+const RtTable *rt_bmm_table(const RtCalib *c, RtDtype dt, double k, double n) {
+  if (!c) return NULL;
+  int cls = rt_bmm_class(k, n);
+  return cls >= 0 && c->bmm[cls][dt] ? c->bmm[cls][dt] : c->op[RT_OP_BMM][dt];
+}
+
 void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost) {
   if (!g->calib) return;
-  const RtTable *t = g->calib->op[op][dt];
+  const RtTable *t = op == RT_OP_BMM ? rt_bmm_table(g->calib, dt, x[2], x[3]) : g->calib->op[op][dt];
   if (!t) return;
   double lx[RT_MAX_AXES];
   for (int a = 0; a < t->naxes; a++) lx[a] = log(x[a]);
@@ -353,9 +375,19 @@ static int finish_table(Loader *L) {
     if (t->logc[w] && L->nv[w] != t->nvals)
       return fail(L, L->cur_line, "table %s has %d %s values; its axes need %d", t->name, L->nv[w],
                   w ? "bwd" : "fwd", t->nvals);
+  int bmm_class = 0;
+  if (strcmp(t->kernel, "bmm") == 0 && t->keys[0]) {
+    bmm_class = 1;
+    int k = 0;
+    while (k < RT_BMM_CLASSES && strcmp(t->keys, bmm_class_keys[k]) != 0) k++;
+    if (k == RT_BMM_CLASSES)
+      return fail(L, L->cur_line,
+                  "table %s: bmm's qualifiers are `align=8|16|32|64 thin=k|n`, or none", t->name);
+  }
   for (int op = 0; op < RT_NOPS; op++) {
     const RtOpInfo *o = &rt_op_info[op];
-    if (strcmp(o->kernel, t->kernel) != 0 || strcmp(o->keys, t->keys) != 0) continue;
+    if (strcmp(o->kernel, t->kernel) != 0 || (strcmp(o->keys, t->keys) != 0 && !(bmm_class && op == RT_OP_BMM)))
+      continue;
     int ok = o->naxes == t->naxes;
     for (int a = 0; ok && a < t->naxes; a++) ok = strcmp(o->axis[a], t->axis_name[a]) == 0;
     if (!ok) {
@@ -519,6 +551,14 @@ static void resolve_ops(RtCalib *c) {
       c->op[op][dt] = rt_table_find(c, rt_op_info[op].kernel, (RtDtype)dt, rt_op_info[op].keys);
   for (int op = 0; op < RT_NOPS; op++)
     if (!c->op[op][RT_BF16]) c->op[op][RT_BF16] = c->op[op][RT_FP16];
+  for (int k = 0; k < RT_BMM_CLASSES; k++) {
+    for (int dt = 0; dt < RT_NDTYPES; dt++)
+      c->bmm[k][dt] = rt_table_find(c, "bmm", (RtDtype)dt, bmm_class_keys[k]);
+    /* A bf16 bmm in a folder with no bf16 bmm tables at all uses the fp16 ones, as above;
+     * one with a bf16 `bmm` table keeps it for every class fp16 has and bf16 has not. */
+    if (!c->bmm[k][RT_BF16] && c->op[RT_OP_BMM][RT_BF16] == c->op[RT_OP_BMM][RT_FP16])
+      c->bmm[k][RT_BF16] = c->bmm[k][RT_FP16];
+  }
 }
 
 RtCalib *rt_calib_load(const char *dir, char *err, size_t errlen) {

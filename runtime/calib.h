@@ -52,6 +52,22 @@ typedef struct RtTable {
 enum { RT_NCOLLS = 5 };
 extern const char *const rt_coll_kernels[RT_NCOLLS];
 
+/* bmm's tables by shape class.  A batched GEMM's time depends on how the thinner of its inner
+ * and output extents (k or n: an attention head's dimension in Q K^T and in P V) divides into
+ * the kernels' 16- to 64-wide tiles: on the paper's GH200 samples a head dimension of 72 takes
+ * 20 % longer than one of 64 and one of 96 about as long, which no interpolation between
+ * head dimensions can follow.  So besides the `bmm DTYPE` table, one table per class
+ * `bmm DTYPE align=A thin=T` may correct bmm: T is k when k <= n, else n, and A the largest of
+ * 8, 16, 32, 64 dividing that extent (no class when 8 does not).  A bmm uses its class's table
+ * where there is one, else the `bmm DTYPE` table (docs/calibration.md). */
+enum { RT_BMM_CLASSES = 8 };
+/* The class of a bmm with inner extent k and output extent n, 0..RT_BMM_CLASSES-1, or -1. */
+int rt_bmm_class(double k, double n);
+/* A class's table keys, canonical ("align=16 thin=k"); NULL out of range. */
+const char *rt_bmm_class_keys(int cls);
+/* The table correcting a bmm of extents k, n in dtype dt: its class's, else bmm's, else NULL. */
+const RtTable *rt_bmm_table(const RtCalib *c, RtDtype dt, double k, double n);
+
 typedef struct RtLayoutTable {
   int kernel, nodes, gpn;      /* kernel: index into rt_coll_kernels */
   const RtTable *t;
@@ -61,6 +77,7 @@ struct RtCalib {
   int ntables;
   RtTable *tables;
   const RtTable *op[RT_NOPS][RT_NDTYPES];   /* resolved at load; NULL: physics only */
+  const RtTable *bmm[RT_BMM_CLASSES][RT_NDTYPES];   /* bmm's class tables, likewise */
   /* Set by rt_calib_load(): layout[] holds every collective layout table, sorted by
    * (kernel, nodes, gpn).  A hand-built RtCalib (resolved == 0) is searched linearly. */
   int resolved, nlayout;

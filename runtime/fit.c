@@ -234,9 +234,10 @@ enum { NCAPS = sizeof cap_ladder / sizeof cap_ladder[0], cv_folds = 3, cv_min_ro
 static const double finer_slack = 1.01;
 
 /* The table of op/dt on the rows p[0..n) with at most cap[a] points on axis a: grid and
- * values.  vals: scratch for n doubles.  0, or -1 on failure (t released). */
-static int fit_grid(RtTable *t, RtOp op, RtDtype dt, const Pt *p, int n, const int *cap,
-                    int with_bwd, double *vals) {
+ * values; keys: its qualifiers, NULL for op's.  vals: scratch for n doubles.  0, or -1 on
+ * failure (t released). */
+static int fit_grid(RtTable *t, RtOp op, RtDtype dt, const char *keys, const Pt *p, int n,
+                    const int *cap, int with_bwd, double *vals) {
   int naxes = rt_op_info[op].naxes;
   double pts[RT_MAX_AXES][RT_MAX_POINTS];
   const double *pp[RT_MAX_AXES];
@@ -246,8 +247,8 @@ static int fit_grid(RtTable *t, RtOp op, RtDtype dt, const Pt *p, int n, const i
     npts[a] = choose_points(vals, n, cap[a], pts[a]);
     pp[a] = pts[a];
   }
-  if (rt_table_init(t, rt_op_info[op].kernel, dt, rt_op_info[op].keys, naxes, rt_op_info[op].axis,
-                    npts, pp, with_bwd) != 0)
+  if (rt_table_init(t, rt_op_info[op].kernel, dt, keys ? keys : rt_op_info[op].keys, naxes,
+                    rt_op_info[op].axis, npts, pp, with_bwd) != 0)
     return -1;
   Cells c;
   if (cells_init(&c, t, p, n) != 0) {
@@ -279,6 +280,10 @@ static double held_out_error(const RtTable *t, const Pt *p, int n, int *cnt) {
   return sum;
 }
 
+/* Inner fold of row i: a fixed hash of its place among the table's rows (another than the
+ * outer folds' hash of the set's rows), so that every run chooses alike. */
+static int inner_fold(int i) { return (int)((((unsigned)i * 2246822519u) >> 9) % cv_folds); }
+
 /* The inner cross-validated error (a mean) of fitting p[0..n) with at most cap[a] points on
  * axis a; q: scratch for n rows, vals for n doubles.  INFINITY on failure. */
 static double cv_error(RtOp op, RtDtype dt, const Pt *p, int n, const int *cap, int with_bwd,
@@ -286,16 +291,14 @@ static double cv_error(RtOp op, RtDtype dt, const Pt *p, int n, const int *cap, 
   double sum = 0;
   int cnt = 0;
   for (int k = 0; k < cv_folds; k++) {
-    /* Inner fold of row i: a fixed hash of its place among the table's rows (another than the
-     * outer folds' hash of the set's rows), so that every run chooses alike. */
     int nt = 0, nh = 0;
     for (int i = 0; i < n; i++)
-      if ((((unsigned)i * 2246822519u) >> 9) % cv_folds != (unsigned)k) q[nt++] = p[i];
+      if (inner_fold(i) != k) q[nt++] = p[i];
     for (int i = 0; i < n; i++)
-      if ((((unsigned)i * 2246822519u) >> 9) % cv_folds == (unsigned)k) q[nt + nh++] = p[i];
+      if (inner_fold(i) == k) q[nt + nh++] = p[i];
     if (nt == 0 || nh == 0) continue;
     RtTable t;
-    if (fit_grid(&t, op, dt, q, nt, cap, with_bwd, vals) != 0) return INFINITY;
+    if (fit_grid(&t, op, dt, NULL, q, nt, cap, with_bwd, vals) != 0) return INFINITY;
     sum += held_out_error(&t, q + nt, nh, &cnt);
     rt_table_release(&t);
   }
@@ -329,9 +332,10 @@ static int distinct(const Pt *p, int n, int a, double *vals) {
   return d;
 }
 
-/* The most points per axis, cap[a], for the table of op/dt on the rows p[0..n) (above). */
-static void choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd, double *vals,
-                        int *cap) {
+/* The most points per axis, cap[a], for the table of op/dt on the rows p[0..n) (above), and
+ * the inner cross-validated error with them (INFINITY: too few rows to tell). */
+static double choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd, double *vals,
+                          int *cap) {
   int naxes = rt_op_info[op].naxes, top[RT_MAX_AXES], nd = 1;
   for (int a = 0; a < naxes; a++) {
     int d = distinct(p, n, a, vals), m = fit_points(op, a, naxes);
@@ -339,7 +343,7 @@ static void choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd, d
     if (top[a] > nd) nd = top[a];
   }
   Pt *q = n >= cv_min_rows ? malloc((size_t)n * sizeof *q) : NULL;
-  if (!q) return;
+  if (!q) return INFINITY;
   /* One cap for every axis first, from the ladder; then each axis in turn, a step up or down
    * the ladder, while that lowers the error. */
   double err = INFINITY;
@@ -373,31 +377,103 @@ static void choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd, d
     if (!moved) break;
   }
   for (int a = 0; a < naxes; a++) cap[a] = cap_ladder[lvl[a]] < top[a] ? cap_ladder[lvl[a]] : top[a];
+  err = cv_error_once(&tr, op, dt, p, n, cap, with_bwd, q, vals);
   free(q);
+  return err;
 }
 
-/* One table for op/dt from the used samples; 0 if there is none, -1 on failure. */
-static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, RtOp op,
-                     RtDtype dt, RtTable *t) {
-  int n = 0, with_bwd = 0;
-  Pt *p = malloc((size_t)(set->n + 1) * sizeof *p);
-  double *vals = malloc((size_t)(set->n + 1) * sizeof *vals);
-  int rc = -1;
-  if (!p || !vals) goto out;
+/* The used samples of op/dt as fitting rows in p (room for set->n + 1), *with_bwd set when
+ * one has a backward time; cls: where non-NULL, each row's bmm class (rt_bmm_class). */
+static int gather(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, RtOp op,
+                  RtDtype dt, Pt *p, signed char *cls, int *with_bwd) {
+  int n = 0;
+  *with_bwd = 0;
   for (int i = 0; i < set->n; i++) {
     const RtSample *s = &set->s[i];
     if ((use && !use[i]) || s->op != (int)op || s->dtype != dt) continue;
     RtCost c = rt_op_physics(g, op, dt, s->a, p[n].x);
     p[n].r[0] = log(s->fwd / c.fwd);
     p[n].r[1] = s->bwd > 0 && c.bwd > 0 ? log(s->bwd / c.bwd) : NAN;
-    with_bwd |= isfinite(p[n].r[1]);
+    *with_bwd |= isfinite(p[n].r[1]);
+    if (cls) cls[n] = (signed char)rt_bmm_class(p[n].x[2], p[n].x[3]);
     n++;
   }
+  return n;
+}
+
+/* The held-out error, per bmm class, of the bmm table fitted with caps cap on the rows p[0..n)
+ * by the inner folds (the rows of every class scored on the fits that did not see them):
+ * sum[k] over cnt[k] corrected times.  q: scratch for n rows, vals for n doubles. */
+static int class_errors(RtDtype dt, const Pt *p, const signed char *cls, int n, const int *cap,
+                        int with_bwd, Pt *q, double *vals, double *sum, int *cnt) {
+  for (int k = 0; k < cv_folds; k++) {
+    int nt = 0;
+    for (int i = 0; i < n; i++)
+      if (inner_fold(i) != k) q[nt++] = p[i];
+    if (nt == 0 || nt == n) continue;
+    RtTable t;
+    if (fit_grid(&t, RT_OP_BMM, dt, NULL, q, nt, cap, with_bwd, vals) != 0) return -1;
+    for (int c = 0; c < RT_BMM_CLASSES; c++) {
+      int nh = 0;
+      for (int i = 0; i < n; i++)
+        if (inner_fold(i) == k && cls[i] == c) q[nt + nh++] = p[i];
+      if (nh) sum[c] += held_out_error(&t, q + nt, nh, &cnt[c]);
+    }
+    rt_table_release(&t);
+  }
+  return 0;
+}
+
+/* bmm's class tables (calib.h) for dt: a class with at least cv_min_rows rows gets a table
+ * fitted on them alone when that table's inner cross-validated error on them is below the
+ * `bmm` table's, fitted on all of bmm's rows with caps cap, on the same rows.  The tables go
+ * to c->tables[c->ntables..] and c->bmm[][dt].  0, or -1 on failure. */
+static int fit_bmm_classes(const RtGpu *g, const RtSampleSet *set, const unsigned char *use,
+                           RtDtype dt, const int *cap, RtCalib *c) {
+  int rc = -1, with_bwd, n;
+  Pt *p = malloc((size_t)(set->n + 1) * sizeof *p), *q = malloc((size_t)(set->n + 1) * sizeof *q),
+     *pc = malloc((size_t)(set->n + 1) * sizeof *pc);
+  signed char *cls = malloc((size_t)set->n + 1);
+  double *vals = malloc((size_t)(set->n + 1) * sizeof *vals), sum[RT_BMM_CLASSES] = {0};
+  int cnt[RT_BMM_CLASSES] = {0}, rows[RT_BMM_CLASSES] = {0};
+  if (!p || !q || !pc || !cls || !vals) goto out;
+  n = gather(g, set, use, RT_OP_BMM, dt, p, cls, &with_bwd);
+  for (int i = 0; i < n; i++)
+    if (cls[i] >= 0) rows[cls[i]]++;
+  int any = 0;
+  for (int k = 0; k < RT_BMM_CLASSES; k++) any |= rows[k] >= cv_min_rows && rows[k] < n;
+  if (any && class_errors(dt, p, cls, n, cap, with_bwd, q, vals, sum, cnt) != 0) goto out;
+  for (int k = 0; any && k < RT_BMM_CLASSES; k++) {
+    if (rows[k] < cv_min_rows || rows[k] == n || cnt[k] == 0) continue;
+    int nc = 0, kb = 0, kcap[RT_MAX_AXES];
+    for (int i = 0; i < n; i++)
+      if (cls[i] == k) pc[nc] = p[i], kb |= isfinite(p[i].r[1]), nc++;
+    double e = choose_caps(RT_OP_BMM, dt, pc, nc, kb, vals, kcap);
+    if (!(e < sum[k] / cnt[k])) continue;
+    RtTable *t = &c->tables[c->ntables];
+    if (fit_grid(t, RT_OP_BMM, dt, rt_bmm_class_keys(k), pc, nc, kcap, kb, vals) != 0) goto out;
+    c->bmm[k][dt] = t, c->ntables++;
+  }
+  rc = 0;
+out:
+  free(p), free(q), free(pc), free(cls), free(vals);
+  return rc;
+}
+
+/* One table for op/dt from the used samples; 0 if there is none, -1 on failure.  cap: the
+ * grid's caps, as chosen. */
+static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, RtOp op,
+                     RtDtype dt, RtTable *t, int *cap) {
+  int with_bwd = 0;
+  Pt *p = malloc((size_t)(set->n + 1) * sizeof *p);
+  double *vals = malloc((size_t)(set->n + 1) * sizeof *vals);
+  int rc = -1;
+  if (!p || !vals) goto out;
+  int n = gather(g, set, use, op, dt, p, NULL, &with_bwd);
   rc = 0;
   if (n == 0) goto out;
-  int cap[RT_MAX_AXES];
   choose_caps(op, dt, p, n, with_bwd, vals, cap);
-  rc = fit_grid(t, op, dt, p, n, cap, with_bwd, vals) == 0 ? 1 : -1;
+  rc = fit_grid(t, op, dt, NULL, p, n, cap, with_bwd, vals) == 0 ? 1 : -1;
 out:
   free(p), free(vals);
   return rc;
@@ -405,18 +481,21 @@ out:
 
 RtCalib *rt_fit(const RtGpu *g, const RtSampleSet *set, const unsigned char *use) {
   RtCalib *c = calloc(1, sizeof *c);
-  if (!c || !(c->tables = calloc(RT_NOPS * RT_NDTYPES, sizeof *c->tables))) {
+  if (!c || !(c->tables = calloc((RT_NOPS + RT_BMM_CLASSES) * RT_NDTYPES, sizeof *c->tables))) {
     free(c);
     return NULL;
   }
   for (int op = 0; op < RT_NOPS; op++)
     for (int dt = 0; dt < RT_NDTYPES; dt++) {
-      int rc = fit_table(g, set, use, (RtOp)op, (RtDtype)dt, &c->tables[c->ntables]);
+      int cap[RT_MAX_AXES];
+      int rc = fit_table(g, set, use, (RtOp)op, (RtDtype)dt, &c->tables[c->ntables], cap);
+      if (rc == 1) c->op[op][dt] = &c->tables[c->ntables++];
+      if (rc == 1 && op == RT_OP_BMM && fit_bmm_classes(g, set, use, (RtDtype)dt, cap, c) != 0)
+        rc = -1;
       if (rc < 0) {
         rt_calib_free(c);
         return NULL;
       }
-      if (rc == 1) c->op[op][dt] = &c->tables[c->ntables++];
     }
   return c;
 }
@@ -685,7 +764,9 @@ int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir,
     for (int f = 0; f < set.nfiles; f++) {
       int mine = 0;
       for (int j = 0; j < set.n && !mine; j++)
-        mine = set.s[j].file == f && &c->tables[i] == c->op[set.s[j].op][set.s[j].dtype];
+        mine = set.s[j].file == f && (t == c->op[set.s[j].op][set.s[j].dtype] ||
+                                      (set.s[j].op == RT_OP_BMM &&
+                                       t == rt_bmm_table(c, set.s[j].dtype, set.s[j].a[2], set.s[j].a[3])));
       if (!mine) continue;
       const char *shown = strstr(set.path[f], "shared/data/");   /* repository-relative */
       const RtSampleMeta *m = &set.meta[f];

@@ -245,15 +245,12 @@ RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads
   RtCost s = {A, B + C, 0}, v = {B, A + B, 0};
   double x[RT_MAX_AXES];
   RtCost p = rt_op_physics(g, sm, dt, pa, x);
-  const RtTable *tb = g->calib ? g->calib->op[RT_OP_BMM][dt] : NULL;
+  const RtTable *ts = rt_bmm_table(g->calib, dt, d, l), *tv = rt_bmm_table(g->calib, dt, l, d);
   const RtTable *tp = g->calib ? g->calib->op[sm][dt] : NULL;
-  if (tb || tp) {
-    double lbh = log(bh), ll = log(l);
-    if (tb) {
-      double ld = log(d);
-      rt_calibrate_log(tb, (const double[]){lbh, ll, ld, ll}, &s);
-      rt_calibrate_log(tb, (const double[]){lbh, ll, ll, ld}, &v);
-    }
+  if (ts || tv || tp) {
+    double lbh = log(bh), ll = log(l), ld = log(d);
+    if (ts) rt_calibrate_log(ts, (const double[]){lbh, ll, ld, ll}, &s);
+    if (tv) rt_calibrate_log(tv, (const double[]){lbh, ll, ll, ld}, &v);
     if (tp) rt_calibrate_log(tp, (const double[]){log(pa[0]), ll}, &p);
   }
   unsigned f = s.flags | p.flags | v.flags;

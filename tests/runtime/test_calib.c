@@ -257,6 +257,65 @@ TEST(missing_fwd) {
   rejects("# only a comment\n", 1, "no table in this file");
 }
 
+/* bmm's classes (calib.h): the thinner of k and n, and the largest of 8..64 dividing it. */
+TEST(bmm_classes) {
+  assert_int_equal(rt_bmm_class(64, 1024), 3);     /* Q K^T, head dimension 64 */
+  assert_int_equal(rt_bmm_class(1024, 64), 7);     /* P V */
+  assert_int_equal(rt_bmm_class(72, 4096), 0);     /* 8 x 9 */
+  assert_int_equal(rt_bmm_class(4096, 80), 5);     /* 16 x 5 */
+  assert_int_equal(rt_bmm_class(96, 96), 2);       /* a tie is thin k: 32 x 3 */
+  assert_int_equal(rt_bmm_class(128, 512), 3);     /* 64 and past: 64 */
+  assert_int_equal(rt_bmm_class(100, 1024), -1);   /* not a multiple of 8 */
+  assert_int_equal(rt_bmm_class(4, 1024), -1);
+  assert_int_equal(rt_bmm_class(1024, 85.5), -1);
+  assert_string_equal(rt_bmm_class_keys(3), "align=64 thin=k");
+  assert_string_equal(rt_bmm_class_keys(4), "align=8 thin=n");
+  assert_null(rt_bmm_class_keys(8));
+  assert_null(rt_bmm_class_keys(-1));
+}
+
+/* A bmm is corrected by its class's table where the folder has one, else by `bmm`'s; the
+ * unfused attention's two products look theirs up alike; bf16 uses the fp16 tables. */
+TEST(bmm_class_tables) {
+  static const char axes[] = "axis batch 1 1000\naxis m 1 100000\naxis k 1 100000\naxis n 1 100000\n";
+  char all[512], cls[512];
+  snprintf(all, sizeof all, "table bmm fp16\n%sfwd 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2\n", axes);
+  snprintf(cls, sizeof cls, "table bmm fp16 thin=k align=64\n%sfwd 3 3 3 3 3 3 3 3 3 3 3 3 3 3 3 3\n", axes);
+  tmp_dir();
+  put("bmm_fp16.tbl", all);
+  put("bmm_fp16_align-64_thin-k.tbl", cls);
+  char err[256];
+  RtCalib *c = load(err, sizeof err);
+  assert_non_null(c);
+  assert_true(rt_bmm_table(c, RT_FP16, 64, 1024) == rt_table_find(c, "bmm", RT_FP16, "align=64 thin=k"));
+  assert_true(rt_bmm_table(c, RT_FP16, 72, 1024) == rt_table_find(c, "bmm", RT_FP16, ""));
+  assert_true(rt_bmm_table(c, RT_FP16, 100, 1024) == rt_table_find(c, "bmm", RT_FP16, ""));
+  assert_true(rt_bmm_table(c, RT_BF16, 64, 1024) == rt_bmm_table(c, RT_FP16, 64, 1024));
+  assert_null(rt_bmm_table(c, RT_FP32, 64, 1024));
+  assert_null(rt_bmm_table(NULL, RT_FP16, 64, 1024));
+  RtGpu plain = *rt_gpu_builtin("a100_sxm4_80gb"), cal = plain;
+  plain.calib = NULL, cal.calib = c;
+  RtCost p = rt_bmm(&plain, RT_FP16, 32, 2048, 64, 2048), q = rt_bmm(&cal, RT_FP16, 32, 2048, 64, 2048);
+  near(q.fwd, 3 * p.fwd), near(q.bwd, 3 * p.bwd);
+  assert_true(q.flags & RT_CALIBRATED);
+  p = rt_bmm(&plain, RT_FP16, 32, 2048, 2048, 64), q = rt_bmm(&cal, RT_FP16, 32, 2048, 2048, 64);
+  near(q.fwd, 2 * p.fwd), near(q.bwd, 2 * p.bwd);   /* thin n: no table of its own */
+  /* attention = scores (thin k: 3x) + softmax (no table) + values (thin n: 2x) */
+  RtCost s = rt_bmm(&plain, RT_FP16, 32, 2048, 64, 2048), v = rt_bmm(&plain, RT_FP16, 32, 2048, 2048, 64);
+  RtCost m = rt_softmax(&plain, RT_FP16, 32 * 2048, 2048, 1);
+  RtCost a = rt_attention(&cal, RT_FP16, 2, 2048, 16, 64, 1);
+  near(a.fwd, 3 * s.fwd + m.fwd + 2 * v.fwd), near(a.bwd, 3 * s.bwd + m.bwd + 2 * v.bwd);
+  rt_calib_free(c);
+  tmp_clean();
+  /* qualifiers other than a class, and a class table with other axes */
+  rejects("table bmm fp16 align=7 thin=k\naxis batch 1\naxis m 1\naxis k 1\naxis n 1\nfwd 1\n", 1,
+          "bmm's qualifiers are `align=8|16|32|64 thin=k|n`");
+  rejects("table bmm fp16 thin=k\naxis batch 1\naxis m 1\naxis k 1\naxis n 1\nfwd 1\n", 1,
+          "bmm's qualifiers");
+  rejects("table bmm fp16 align=8 thin=n\naxis batch 1\naxis m 1\naxis n 1\nfwd 1\n", 1,
+          "kernel bmm takes the axes batch m k n");
+}
+
 TEST(empty_folder) {
   tmp_dir();
   put("README", "not a table\n");
@@ -329,6 +388,8 @@ int main(int argc, char **argv) {
     cmocka_unit_test(missing_fwd),
     cmocka_unit_test(empty_folder),
     cmocka_unit_test(missing_folder),
+    cmocka_unit_test(bmm_classes),
+    cmocka_unit_test(bmm_class_tables),
     cmocka_unit_test(shipped_folders_load),
     cmocka_unit_test(write_read_back),
   };

@@ -366,6 +366,61 @@ TEST(grid_chosen_from_data) {
   rt_calib_free(c2);
 }
 
+/* bmm's class tables (calib.h): samples whose correction steps with the alignment of the
+ * head dimension (k of Q K^T) get a table per class, which follows the steps that the one
+ * `bmm` table, interpolating between head dimensions, cannot. */
+TEST(bmm_class_tables_fitted) {
+  rng_state = 23;
+  const RtGpu *g = rt_gpu_builtin("a100_sxm4_80gb");
+  static const double batch[] = {16, 64, 256}, len[] = {1024, 2048, 4096};
+  static const double step[4] = {1.35, 1.2, 1.1, 1.0};   /* align 8, 16, 32, 64 */
+  /* head dimensions 32, 40, .. 256: more than a 4-axis grid's 12 nodes per axis */
+  enum { ND = 29, N = 3 * 3 * ND * 2 };
+  RtSample *s = calloc(N, sizeof *s);
+  assert_non_null(s);
+  int n = 0;
+  for (int r = 0; r < 2; r++)
+    for (int b = 0; b < 3; b++)
+      for (int l = 0; l < 3; l++)
+        for (int d = 0; d < ND; d++) {
+          double dim = 32 + 8 * d;
+          s[n] = (RtSample){.op = RT_OP_BMM, .dtype = RT_FP16, .a = {batch[b], len[l], dim, len[l]}};
+          double x[RT_MAX_AXES];
+          RtCost c = rt_op_physics(g, RT_OP_BMM, RT_FP16, s[n].a, x);
+          double f = step[rt_bmm_class(dim, len[l])] * pow(dim / 64, 0.1);
+          s[n].fwd = c.fwd * f * exp(0.005 * normal()), s[n].bwd = c.bwd * f * exp(0.005 * normal());
+          n++;
+        }
+  RtSampleSet set = {.n = N, .nfiles = 1, .s = s};
+  snprintf(set.file[0], sizeof set.file[0], "bmm");
+  RtCalib *c = rt_fit(g, &set, NULL);
+  assert_non_null(c);
+  assert_non_null(c->op[RT_OP_BMM][RT_FP16]);
+  for (int k = 0; k < 4; k++) assert_non_null(c->bmm[k][RT_FP16]);     /* thin k: every class */
+  for (int k = 4; k < RT_BMM_CLASSES; k++) assert_null(c->bmm[k][RT_FP16]);   /* no rows */
+  assert_int_equal(rt_calib_ntables(c), 5);
+  RtGpu gc = *g;
+  gc.calib = c;
+  RtCalib pooled = *c;   /* the same tables without the classes' */
+  memset(pooled.bmm, 0, sizeof pooled.bmm);
+  RtGpu gp = *g;
+  gp.calib = &pooled;
+  double worst = 0, worst_pooled = 0;
+  for (int i = 0; i < N / 2; i++) {   /* the noise-free model at every sampled shape */
+    double x[RT_MAX_AXES];
+    RtCost m = rt_op_physics(g, RT_OP_BMM, RT_FP16, s[i].a, x);
+    double f = step[rt_bmm_class(s[i].a[2], s[i].a[3])] * pow(s[i].a[2] / 64, 0.1);
+    RtCost e = rt_op_eval(&gc, RT_OP_BMM, RT_FP16, s[i].a), p = rt_op_eval(&gp, RT_OP_BMM, RT_FP16, s[i].a);
+    worst = fmax(worst, fmax(fabs(e.fwd / (m.fwd * f) - 1), fabs(e.bwd / (m.bwd * f) - 1)));
+    worst_pooled = fmax(worst_pooled, fabs(p.fwd / (m.fwd * f) - 1));
+  }
+  printf("bmm by class: worst error %.2f %% (one table: %.2f %%)\n", 100 * worst, 100 * worst_pooled);
+  assert_true(worst < 0.02);
+  assert_true(worst_pooled > 0.05);
+  rt_calib_free(c);
+  free(s);
+}
+
 /* The reader: comments anywhere with the line numbers right, the probe's header kept. */
 TEST(reader_comments_and_lines) {
   tmp_make();
@@ -515,6 +570,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(fit_dir_writes_tables),
     cmocka_unit_test(operator_few_samples),
     cmocka_unit_test(grid_chosen_from_data),
+    cmocka_unit_test(bmm_class_tables_fitted),
     cmocka_unit_test(reader_comments_and_lines),
     cmocka_unit_test(recovers_collective_model),
     cmocka_unit_test(collective_few_samples),

@@ -318,7 +318,8 @@ typedef struct Recorded {
 
 /* Written (%a) by the operator kernels as of 6afa9fc, before they were made fast, and recorded
  * again when the shipped Perlmutter tables were refitted (grids chosen by inner
- * cross-validation); the calls are those of record() below, in order: A100 without tables,
+ * cross-validation, and when bmm got its class tables); the calls are those of record() below,
+ * in order: A100 without tables,
  * with the Perlmutter tables, H100.
  * Any change to a result must be deliberate (then record again).  The collectives' physics is
  * being reworked, so their results are not recorded here. */
@@ -353,13 +354,13 @@ static const Recorded recorded[] = {
   {"rt_linear", 0x1.0832e1b7e9f15p-13, 0x1.26796c32c1a65p-12, 1},
   {"rt_linear", 0x1.04cf5f22a315ep-15, 0x1.4d4e294aa96f8p-14, 0},
   {"rt_linear", 0x1.652e729f2f0c8p-15, 0x1.0422e3c22f6a9p-8, 3},
-  {"rt_bmm", 0x1.23c20747ee591p-10, 0x1.326058c8b9db4p-10, 1},
+  {"rt_bmm", 0x1.16ea003ccd68bp-10, 0x1.2c18cea6f526p-10, 1},
   {"rt_bmm", 0x1.5f77c8da86975p-14, 0x1.d39792546f1fp-14, 0},
   {"rt_softmax", 0x1.d8a6df95429d9p-11, 0x1.51bf4dc8ff45ep-10, 1},
   {"rt_softmax", 0x1.e1ad7440a0f0dp-18, 0x1.63ffd41b1813ap-17, 3},
   {"rt_masked_fill", 0x1.f655c1b73237dp-10, 0x1.ec6db294acc31p-8, 1},
-  {"rt_attention", 0x1.bdc010aadd019p-9, 0x1.6ac95fef71ad9p-8, 1},
-  {"rt_attention", 0x1.1a52dde7c30cp-11, 0x1.da1b74a2f2c7ap-11, 1},
+  {"rt_attention", 0x1.affbc515afd54p-9, 0x1.5fef87da88d6cp-8, 1},
+  {"rt_attention", 0x1.1e149eaa15591p-11, 0x1.d5eadfd1cf55ap-11, 1},
   {"rt_flash_attention", 0x1.71dbb42ffb63dp-8, 0x1.18b63036e0a12p-6, 1},
   {"rt_flash_attention", 0x1.3c533f9d4c7edp-14, 0x1.f10c69c0596aap-13, 0},
   {"rt_flash_attention", 0x1.892a423763295p-7, 0x1.712c8835e381bp-5, 3},
