@@ -196,9 +196,11 @@ static const char *const bmm_class_keys[RT_BMM_CLASSES] = {
 
 int rt_bmm_class(double k, double n) {
   double thin = k <= n ? k : n;
-  if (!(thin >= 8 && thin < 9007199254740992.0) || fmod(thin, 8) != 0) return -1;
+  if (!(thin >= 8 && thin < 9007199254740992.0)) return -1;   /* 2^53: exact as an integer */
+  unsigned long long t = (unsigned long long)thin;
+  if ((double)t != thin || (t & 7) != 0) return -1;
   int a = 0;
-  while (a < 3 && fmod(thin, 16 << a) == 0) a++;
+  while (a < 3 && (t & ((16ull << a) - 1)) == 0) a++;
   return (k <= n ? 0 : 4) + a;
 }
 
