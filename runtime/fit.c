@@ -424,61 +424,64 @@ static int class_errors(RtDtype dt, const Pt *p, const signed char *cls, int n, 
   return 0;
 }
 
-/* bmm's class tables (calib.h) for dt: a class with at least cv_min_rows rows gets a table
- * fitted on them alone, with the `bmm` table's caps cap (a search per class, as choose_caps()
- * does, tripled the fit's time for no better error on the paper's samples), when that
- * table's inner cross-validated error on them is below the `bmm` table's, fitted on all of
- * bmm's rows with the same caps, on the same rows.  The tables go
- * to c->tables[c->ntables..] and c->bmm[][dt].  0, or -1 on failure. */
-static int fit_bmm_classes(const RtGpu *g, const RtSampleSet *set, const unsigned char *use,
-                           RtDtype dt, const int *cap, RtCalib *c) {
-  int rc = -1, with_bwd, n;
-  Pt *p = malloc((size_t)(set->n + 1) * sizeof *p), *q = malloc((size_t)(set->n + 1) * sizeof *q),
-     *pc = malloc((size_t)(set->n + 1) * sizeof *pc);
-  signed char *cls = malloc((size_t)set->n + 1);
-  double *vals = malloc((size_t)(set->n + 1) * sizeof *vals), sum[RT_BMM_CLASSES] = {0};
-  int cnt[RT_BMM_CLASSES] = {0}, rows[RT_BMM_CLASSES] = {0};
-  if (!p || !q || !pc || !cls || !vals) goto out;
-  n = gather(g, set, use, RT_OP_BMM, dt, p, cls, &with_bwd);
+/* bmm's class tables (calib.h) for dt, from the bmm rows p[0..n) and their classes cls: a
+ * class with at least cv_min_rows rows gets a table fitted on them alone, with the `bmm`
+ * table's caps cap (a search per class, as choose_caps() does, tripled the fit's time for no
+ * better error on the paper's samples), when that table's inner cross-validated error on them
+ * is below the `bmm` table's, fitted on all of bmm's rows with the same caps, on the same
+ * rows.  The tables go to c->tables[c->ntables..] and c->bmm[][dt].  q: scratch for n rows,
+ * vals for n doubles.  0, or -1 on failure. */
+static int fit_bmm_classes(RtDtype dt, const Pt *p, const signed char *cls, int n, int with_bwd,
+                           const int *cap, Pt *q, double *vals, RtCalib *c) {
+  double sum[RT_BMM_CLASSES] = {0};
+  int cnt[RT_BMM_CLASSES] = {0}, rows[RT_BMM_CLASSES] = {0}, any = 0;
   for (int i = 0; i < n; i++)
     if (cls[i] >= 0) rows[cls[i]]++;
-  int any = 0;
   for (int k = 0; k < RT_BMM_CLASSES; k++) any |= rows[k] >= cv_min_rows && rows[k] < n;
-  if (any && class_errors(dt, p, cls, n, cap, with_bwd, q, vals, sum, cnt) != 0) goto out;
-  for (int k = 0; any && k < RT_BMM_CLASSES; k++) {
+  if (!any) return 0;
+  if (class_errors(dt, p, cls, n, cap, with_bwd, q, vals, sum, cnt) != 0) return -1;
+  Pt *pc = malloc((size_t)n * sizeof *pc);
+  if (!pc) return -1;
+  for (int k = 0; k < RT_BMM_CLASSES; k++) {
     if (rows[k] < cv_min_rows || rows[k] == n || cnt[k] == 0) continue;
-    int nc = 0, kb = 0, kcap[RT_MAX_AXES];
+    int nc = 0, kb = 0;
     for (int i = 0; i < n; i++)
       if (cls[i] == k) pc[nc] = p[i], kb |= isfinite(p[i].r[1]), nc++;
-    for (int a = 0; a < rt_op_info[RT_OP_BMM].naxes; a++) kcap[a] = cap[a];
-    double e = cv_error(RT_OP_BMM, dt, pc, nc, kcap, kb, q, vals);
-    if (!(e < sum[k] / cnt[k])) continue;
+    if (!(cv_error(RT_OP_BMM, dt, pc, nc, cap, kb, q, vals) < sum[k] / cnt[k])) continue;
     RtTable *t = &c->tables[c->ntables];
-    if (fit_grid(t, RT_OP_BMM, dt, rt_bmm_class_keys(k), pc, nc, kcap, kb, vals) != 0) goto out;
+    if (fit_grid(t, RT_OP_BMM, dt, rt_bmm_class_keys(k), pc, nc, cap, kb, vals) != 0) {
+      free(pc);
+      return -1;
+    }
     c->bmm[k][dt] = t, c->ntables++;
   }
-  rc = 0;
-out:
-  free(p), free(q), free(pc), free(cls), free(vals);
-  return rc;
+  free(pc);
+  return 0;
 }
 
-/* One table for op/dt from the used samples; 0 if there is none, -1 on failure.  cap: the
- * grid's caps, as chosen. */
+/* op/dt's table from the used samples, appended to c (and, for bmm, its class tables); 0, or
+ * -1 on failure. */
 static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, RtOp op,
-                     RtDtype dt, RtTable *t, int *cap) {
-  int with_bwd = 0;
-  Pt *p = malloc((size_t)(set->n + 1) * sizeof *p);
+                     RtDtype dt, RtCalib *c) {
+  int with_bwd = 0, rc = -1, cap[RT_MAX_AXES];
+  Pt *p = malloc((size_t)(set->n + 1) * sizeof *p), *q = NULL;
   double *vals = malloc((size_t)(set->n + 1) * sizeof *vals);
-  int rc = -1;
-  if (!p || !vals) goto out;
-  int n = gather(g, set, use, op, dt, p, NULL, &with_bwd);
+  signed char *cls = op == RT_OP_BMM ? malloc((size_t)set->n + 1) : NULL;
+  if (!p || !vals || (op == RT_OP_BMM && !cls)) goto out;
+  int n = gather(g, set, use, op, dt, p, cls, &with_bwd);
   rc = 0;
   if (n == 0) goto out;
   choose_caps(op, dt, p, n, with_bwd, vals, cap);
-  rc = fit_grid(t, op, dt, NULL, p, n, cap, with_bwd, vals) == 0 ? 1 : -1;
+  RtTable *t = &c->tables[c->ntables];
+  rc = -1;
+  if (fit_grid(t, op, dt, NULL, p, n, cap, with_bwd, vals) != 0) goto out;
+  c->op[op][dt] = t, c->ntables++;
+  if (cls && (!(q = malloc((size_t)n * sizeof *q)) ||
+              fit_bmm_classes(dt, p, cls, n, with_bwd, cap, q, vals, c) != 0))
+    goto out;
+  rc = 0;
 out:
-  free(p), free(vals);
+  free(p), free(q), free(vals), free(cls);
   return rc;
 }
 
@@ -489,17 +492,11 @@ RtCalib *rt_fit(const RtGpu *g, const RtSampleSet *set, const unsigned char *use
     return NULL;
   }
   for (int op = 0; op < RT_NOPS; op++)
-    for (int dt = 0; dt < RT_NDTYPES; dt++) {
-      int cap[RT_MAX_AXES];
-      int rc = fit_table(g, set, use, (RtOp)op, (RtDtype)dt, &c->tables[c->ntables], cap);
-      if (rc == 1) c->op[op][dt] = &c->tables[c->ntables++];
-      if (rc == 1 && op == RT_OP_BMM && fit_bmm_classes(g, set, use, (RtDtype)dt, cap, c) != 0)
-        rc = -1;
-      if (rc < 0) {
+    for (int dt = 0; dt < RT_NDTYPES; dt++)
+      if (fit_table(g, set, use, (RtOp)op, (RtDtype)dt, c) != 0) {
         rt_calib_free(c);
         return NULL;
       }
-    }
   return c;
 }
 
