@@ -59,6 +59,21 @@ int rt_keys_canonical(const char *keys, char *out, size_t outlen) {
 
 /* --- building, releasing ---------------------------------------------------------- */
 
+/* Axis a's bucket index (RtTable.bucket): slice b of RT_BUCKETS starts at
+ * logx[0] + b / scale; its entry is the number of inner points below that edge, less a
+ * millionth of a slice so that it stays a lower bound for a point that rounding puts in the
+ * slice.  table_cell() starts there and steps up to the exact cell. */
+static void index_axis(RtTable *t, int a) {
+  const double *p = t->logx[a];
+  int n = t->npts[a];
+  t->bucket_scale[a] = n > 1 ? RT_BUCKETS / (p[n - 1] - p[0]) : 0;
+  for (int b = 0, i = 0; b < RT_BUCKETS; b++) {
+    double edge = n > 1 ? p[0] + (b - 1e-6) / t->bucket_scale[a] : p[0];
+    while (i < n - 2 && p[i + 1] < edge) i++;
+    t->bucket[a][b] = (unsigned char)i;
+  }
+}
+
 static void table_set_name(RtTable *t) {
   snprintf(t->name, sizeof t->name, "%s %s%s%s", t->kernel, rt_dtype_name(t->dtype),
            t->keys[0] ? " " : "", t->keys);
@@ -82,6 +97,7 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
       if (!(points[a][i] > 0) || (i > 0 && !(points[a][i] > points[a][i - 1]))) return -1;
       t->logx[a][i] = log(points[a][i]);
     }
+    index_axis(t, a);
     t->nvals *= npts[a];
   }
   table_set_name(t);
@@ -103,90 +119,96 @@ void rt_table_release(RtTable *t) {
 
 /* --- evaluation ------------------------------------------------------------------- */
 
-/* The cell of the grid that holds a point (logs of its coordinates) and the weights of the
- * cell's corners.  The arithmetic is the reference one, in the same order: per axis the cell's
- * lower index and the fraction (lx - p[i]) / (p[i+1] - p[i]); per corner (axis 0 the lowest bit
- * of the corner number) the product over the axes, axis 0 first, of frac or 1 - frac; corners
- * of weight 0 are dropped, the rest kept in corner order, so that rt_table_at() adds the same
- * terms in the same order as a direct evaluation would. */
-void rt_table_locate(const RtTable *t, const double *lx, RtTablePos *pos, unsigned *flags) {
-  int lo[RT_MAX_AXES];
+/* The cell of the grid that holds a point (logs of its coordinates) and the weights of its
+ * 2^naxes corners.  Per axis: the point clamped to the grid, the cell's lower index (the
+ * number of inner grid points below it, found from the axis's bucket index) and the fraction
+ * (l - p[i]) / (p[i+1] - p[i]); per corner (axis 0 the lowest bit of the corner number) the
+ * product over the axes, axis 0 first, of frac or 1 - frac.  An axis of one point has frac 0
+ * and its upper corners weight 0 at the lower corner's index, so every index is in the grid.
+ * Adding a corner of weight 0 adds +-0, which changes no sum but the sign of a zero, and the
+ * correction is exp of the sum: the same bits as summing only the corners of nonzero weight.
+ * NAXES is a constant at every call, so each table shape gets its own unrolled copy. */
+static inline void table_cell(const RtTable *t, int naxes, const double *lx, int *idx, double *w,
+                              unsigned *flags) {
+  int lo[RT_MAX_AXES], up[RT_MAX_AXES];
   double frac[RT_MAX_AXES];
-  for (int a = 0; a < t->naxes; a++) {
+  unsigned out = 0;
+  for (int a = 0; a < naxes; a++) {
     const double *p = t->logx[a];
     int n = t->npts[a];
     double l = lx[a];
-    if (n == 1 || l <= p[0]) {
-      if (n == 1 ? fabs(l - p[0]) > 1e-9 : l < p[0] - 1e-9) *flags |= RT_EXTRAPOLATED;
-      lo[a] = 0, frac[a] = 0;
-    } else if (l >= p[n - 1]) {
-      if (l > p[n - 1] + 1e-9) *flags |= RT_EXTRAPOLATED;
-      lo[a] = n - 2, frac[a] = 1;
-    } else {
-      /* The first i with p[i + 1] >= l: p[0] < l < p[n - 1], so i is the number of the
-       * inner points p[1..n-2] below l, counted by a branch-free binary search. */
-      int i = 0;
-      if (n > 2) {
-        const double *q = p + 1, *base = q;
-        for (int len = n - 2; len > 1;) {
-          int half = len / 2;
-          base = base[half] < l ? base + half : base;
-          len -= half;
-        }
-        i = (int)(base - q) + (*base < l);
-      }
-      lo[a] = i, frac[a] = (l - p[i]) / (p[i + 1] - p[i]);
+    if (n == 1) {
+      out |= fabs(l - p[0]) > 1e-9;
+      lo[a] = up[a] = 0, frac[a] = 0;
+      continue;
     }
+    double first = p[0], last = p[n - 1];
+    out |= (l < first - 1e-9) | (l > last + 1e-9);
+    double c = l < first ? first : l > last ? last : l;
+    /* The first i with p[i + 1] >= c: the number of the inner points p[1..n-2] below c (0 at
+     * c = first: frac 0; n - 2 at c = last: frac 1), from the bucket of c, corrected by the
+     * steps to the exact cell, which the bucket's nearness makes few. */
+    int b = (int)((c - first) * t->bucket_scale[a]);
+    int i = t->bucket[a][b < RT_BUCKETS ? b : RT_BUCKETS - 1];
+    while (i > 0 && p[i] >= c) i--;   /* not taken: the index is a lower bound */
+    i += p[i + 1] < c;                /* p[n - 1] < c never holds: in bounds */
+    i += p[i + 1] < c;
+    while (p[i + 1] < c) i++;         /* a slice holding three inner points or more */
+    lo[a] = i, up[a] = i + 1, frac[a] = (c - p[i]) / (p[i + 1] - p[i]);
   }
-  /* Corner weights and indices, built axis by axis: after axis a, entry c (c < 2^(a+1)) holds
-   * the product for corner bits 0..a, multiplied in axis order as the reference does. */
-  double w[1 << RT_MAX_AXES];
-  int idx[1 << RT_MAX_AXES];
+  if (out) *flags |= RT_EXTRAPOLATED;
   int stride = 1;
-  for (int a = t->naxes - 1; a > 0; a--) stride *= t->npts[a];
+  for (int a = naxes - 1; a > 0; a--) stride *= t->npts[a];
   w[0] = 1, idx[0] = 0;
   int nc = 1;
-  for (int a = 0; a < t->naxes; a++) {
-    int single = t->npts[a] == 1;
+  for (int a = 0; a < naxes; a++) {
     double f = frac[a], g = 1 - f;
     for (int c = 0; c < nc; c++) {
       double wc = w[c];
       int ic = idx[c];
       w[c] = wc * g, idx[c] = ic + lo[a] * stride;
-      w[c + nc] = single ? 0 : wc * f, idx[c + nc] = ic + (lo[a] + 1) * stride;
+      w[c + nc] = wc * f, idx[c + nc] = ic + up[a] * stride;
     }
     nc *= 2;
-    if (a + 1 < t->naxes) stride /= t->npts[a + 1];
+    if (a + 1 < naxes) stride /= t->npts[a + 1];
   }
-  int k = 0;
-  for (int c = 0; c < nc; c++) {
-    pos->w[k] = w[c], pos->idx[k] = idx[c];
-    k += w[c] != 0;
-  }
-  pos->n = k;
 }
 
-double rt_table_at(const RtTable *t, int which, const RtTablePos *pos) {
-  const double *v = t->logc[which] ? t->logc[which] : t->logc[0];
-  if (!v) return 1.0;
-  double sum = 0;
-  for (int c = 0; c < pos->n; c++) sum += pos->w[c] * v[pos->idx[c]];
-  return exp(sum);
+/* The sums of the corners' weighted log corrections in grids v0 and v1 (v1 may be v0). */
+static inline void table_sums(const RtTable *t, int naxes, const double *lx, const double *v0,
+                              const double *v1, double *s0, double *s1, unsigned *flags) {
+  int idx[1 << RT_MAX_AXES];
+  double w[1 << RT_MAX_AXES];
+  table_cell(t, naxes, lx, idx, w, flags);
+  double a = 0, b = 0;
+  for (int c = 0; c < 1 << naxes; c++) a += w[c] * v0[idx[c]], b += w[c] * v1[idx[c]];
+  *s0 = a, *s1 = b;
+}
+
+static void table_sums_n(const RtTable *t, const double *lx, const double *v0, const double *v1,
+                         double *s0, double *s1, unsigned *flags) {
+  switch (t->naxes) {
+  case 1: table_sums(t, 1, lx, v0, v1, s0, s1, flags); break;
+  case 2: table_sums(t, 2, lx, v0, v1, s0, s1, flags); break;
+  case 3: table_sums(t, 3, lx, v0, v1, s0, s1, flags); break;
+  default: table_sums(t, 4, lx, v0, v1, s0, s1, flags); break;
+  }
 }
 
 double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags) {
   double lx[RT_MAX_AXES];
   for (int a = 0; a < t->naxes; a++) lx[a] = log(x[a]);
-  RtTablePos pos;
-  rt_table_locate(t, lx, &pos, flags);
-  return rt_table_at(t, which, &pos);
+  const double *v = t->logc[which] ? t->logc[which] : t->logc[0];
+  double s, same;
+  table_sums_n(t, lx, v, v, &s, &same, flags);
+  return exp(s);
 }
 
 void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost) {
-  RtTablePos pos;
-  rt_table_locate(t, lx, &pos, &cost->flags);
-  cost->fwd *= rt_table_at(t, 0, &pos);
-  if (cost->bwd > 0) cost->bwd *= rt_table_at(t, 1, &pos);
+  double s0, s1;
+  table_sums_n(t, lx, t->logc[0], t->logc[1] ? t->logc[1] : t->logc[0], &s0, &s1, &cost->flags);
+  cost->fwd *= exp(s0);
+  if (cost->bwd > 0) cost->bwd *= exp(s1);
   cost->flags |= RT_CALIBRATED;
 }
 
@@ -467,6 +489,7 @@ static int read_axis(Loader *L, char **w, int nw) {
       return fail(L, L->line, "axis points must increase (`%s`)", w[i]);
   }
   t->npts[a] = nw - 2;
+  index_axis(t, a);
   t->naxes++;
   return 0;
 }

@@ -17,7 +17,7 @@
 
 #include "llmp_rt.h"
 
-enum { RT_MAX_AXES = 4, RT_MAX_POINTS = 64, RT_NAME_MAX = 32, RT_KEYS_MAX = 96 };
+enum { RT_MAX_AXES = 4, RT_MAX_POINTS = 64, RT_NAME_MAX = 32, RT_KEYS_MAX = 96, RT_BUCKETS = 128 };
 
 /* The operator kernels a table can correct: see ops.def. */
 typedef enum {
@@ -43,8 +43,13 @@ typedef struct RtTable {
   char axis_name[RT_MAX_AXES][RT_NAME_MAX];
   int npts[RT_MAX_AXES];
   double logx[RT_MAX_AXES][RT_MAX_POINTS];   /* log of the grid points, strictly increasing */
+  /* An index for finding a point's cell without a binary search: per axis, RT_BUCKETS equal
+   * slices of [logx[0], logx[n-1]], each holding the cell of its lower edge (set with the
+   * axis by rt_table_init() and the loader). */
+  double bucket_scale[RT_MAX_AXES];
+  unsigned char bucket[RT_MAX_AXES][RT_BUCKETS];
   int nvals;                   /* product of npts */
-  double *logc[2];             /* [0] fwd, [1] bwd (NULL: no backward grid, factor 1) */
+  double *logc[2];             /* [0] fwd (always there), [1] bwd (NULL: fwd's grid) */
 } RtTable;
 
 /* The collective kernels whose tables are per layout (`KERNEL fp16 gpus_per_node=G nodes=N`,
@@ -114,20 +119,6 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
                   const char *const *axis_names, const int *npts, const double *const *points,
                   int with_bwd);
 void rt_table_release(RtTable *t);
-
-/* A point's cell in a table's grid: the corners of nonzero weight, in corner order. */
-typedef struct RtTablePos {
-  int n;
-  int idx[1 << RT_MAX_AXES];
-  double w[1 << RT_MAX_AXES];
-} RtTablePos;
-
-/* The cell of the point whose coordinates' logs are lx[0..t->naxes-1]; sets RT_EXTRAPOLATED
- * in *flags as rt_table_eval() does.  rt_table_at() is then the correction of grid `which`
- * there: rt_table_eval() is rt_table_locate() + rt_table_at(), bit for bit, and a caller that
- * needs both grids, or the same log for several tables, locates once. */
-void rt_table_locate(const RtTable *t, const double *lx, RtTablePos *pos, unsigned *flags);
-double rt_table_at(const RtTable *t, int which, const RtTablePos *pos);
 
 /* rt_calibrate() for a table already found and the logs of its coordinates. */
 void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost);

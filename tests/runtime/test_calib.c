@@ -1,5 +1,6 @@
 /* test_calib.c - calibration tables (runtime/calib.c): interpolation on hand-written tables in
- * a temporary folder, clamping, and the loader's FILE:LINE: errors for every malformed case. */
+ * a temporary folder, clamping, the loader's FILE:LINE: errors for every malformed case, and
+ * the fast lookup against the plain arithmetic, bit for bit. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -374,6 +375,116 @@ TEST(write_read_back) {
   tmp_clean();
 }
 
+/* --- the fast lookup against the plain arithmetic --------------------------------------- */
+
+/* The reference interpolation, written plainly: per axis the cell by a linear scan (clamped,
+ * frac 0 below the grid and 1 above it), per corner the product of the axes' weights in axis
+ * order, the sum of the corners of nonzero weight in corner order, exp of it. */
+static double reference(const RtTable *t, const double *v, const double *lx, unsigned *flags) {
+  int lo[RT_MAX_AXES];
+  double frac[RT_MAX_AXES];
+  for (int a = 0; a < t->naxes; a++) {
+    const double *p = t->logx[a];
+    int n = t->npts[a];
+    double l = lx[a];
+    if (n == 1 || l <= p[0]) {
+      if (n == 1 ? fabs(l - p[0]) > 1e-9 : l < p[0] - 1e-9) *flags |= RT_EXTRAPOLATED;
+      lo[a] = 0, frac[a] = 0;
+    } else if (l >= p[n - 1]) {
+      if (l > p[n - 1] + 1e-9) *flags |= RT_EXTRAPOLATED;
+      lo[a] = n - 2, frac[a] = 1;
+    } else {
+      int i = 0;
+      while (p[i + 1] < l) i++;
+      lo[a] = i, frac[a] = (l - p[i]) / (p[i + 1] - p[i]);
+    }
+  }
+  double sum = 0;
+  for (int c = 0; c < 1 << t->naxes; c++) {
+    double w = 1;
+    int idx = 0;
+    for (int a = 0; a < t->naxes; a++) {
+      int up = (c >> a) & 1;
+      if (up && t->npts[a] == 1) w = 0;
+      w *= up ? frac[a] : 1 - frac[a];
+      idx = idx * t->npts[a] + lo[a] + (t->npts[a] == 1 ? 0 : up);
+    }
+    if (w != 0) sum += w * v[idx];
+  }
+  return exp(sum);
+}
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+static double uniform01(void) {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  return (double)(rng_state >> 11) * 0x1.0p-53;
+}
+
+/* Points on grid nodes, between them, beyond both edges and at integers, through
+ * rt_table_eval() (both grids) and rt_calibrate_log(): the same bits and flags as reference(). */
+static void check_lookup(const RtTable *t, int points) {
+  for (int it = 0; it < points; it++) {
+    double x[RT_MAX_AXES], lx[RT_MAX_AXES];
+    for (int a = 0; a < t->naxes; a++) {
+      const double *p = t->logx[a];
+      int n = t->npts[a];
+      double u = uniform01(), l = p[(int)(uniform01() * n)];
+      if (u >= 0.2 && u < 0.3) l = p[0] - 3 * uniform01();
+      else if (u >= 0.3 && u < 0.4) l = p[n - 1] + 3 * uniform01();
+      else if (u >= 0.4) l = p[0] + (p[n - 1] - p[0]) * uniform01();
+      if (uniform01() < 0.3) l = log(fmax(1, round(exp(l))));
+      x[a] = exp(l), lx[a] = log(x[a]);
+    }
+    for (int w = 0; w < 2; w++) {
+      unsigned f = 0, rf = 0;
+      double got = rt_table_eval(t, w, x, &f);
+      double want = reference(t, t->logc[w] ? t->logc[w] : t->logc[0], lx, &rf);
+      if (memcmp(&got, &want, sizeof got) != 0 || f != rf)
+        fail_msg("%s grid %d: %a (flags %u), reference %a (%u)", t->name, w, got, f, want, rf);
+    }
+    RtCost c = {1e-3, it % 5 ? 2e-3 : 0, 0};
+    unsigned rf = 0;
+    double f0 = reference(t, t->logc[0], lx, &rf) * 1e-3;
+    double f1 = it % 5 ? reference(t, t->logc[1] ? t->logc[1] : t->logc[0], lx, &rf) * 2e-3 : 0;
+    rt_calibrate_log(t, lx, &c);
+    if (memcmp(&c.fwd, &f0, sizeof f0) != 0 || memcmp(&c.bwd, &f1, sizeof f1) != 0 ||
+        c.flags != (rf | RT_CALIBRATED))
+      fail_msg("%s calibrate: %a %a, reference %a %a", t->name, c.fwd, c.bwd, f0, f1);
+  }
+}
+
+TEST(fast_lookup_matches_reference) {
+  /* Every shipped table. */
+  const char *names[] = {"a100-sxm4-80gb-perlmutter", "gh200-vista", "perlmutter", "vista"};
+  for (int i = 0; i < 4; i++) {
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/hw/calibration/%s", LLMP_SOURCE_DIR, names[i]);
+    RtCalib *c = rt_calib_load(path, err, sizeof err);
+    if (!c) fail_msg("%s", err);
+    for (int k = 0; k < rt_calib_ntables(c); k++) check_lookup(&c->tables[k], 2000);
+    rt_calib_free(c);
+  }
+  /* Axes the bucket index finds hard: one point, two, a cluster of close points beside a far
+   * one (many points in one bucket), 64 points, and axes of each shape together. */
+  static double one[] = {512}, two[] = {1, 1e9}, cluster[] = {1, 1.001, 1.002, 1.003, 1.004, 1e6},
+                many[64];
+  for (int i = 0; i < 64; i++) many[i] = pow(1.3, i) * (i % 2 ? 1.1 : 1);   /* uneven steps */
+  const double *axes[] = {one, two, cluster, many};
+  const int npts[] = {1, 2, 6, 64};
+  const char *names4[] = {"a", "b", "c", "d"};
+  for (int shape = 0; shape < 4 * 4 * 4; shape++) {
+    int pick[3] = {shape % 4, shape / 4 % 4, shape / 16}, np[3];
+    const double *pts[3];
+    for (int a = 0; a < 3; a++) pts[a] = axes[pick[a]], np[a] = npts[pick[a]];
+    RtTable t;
+    assert_int_equal(rt_table_init(&t, "linear", RT_FP16, "", 3, names4, np, pts, shape & 1), 0);
+    for (int w = 0; w < 2; w++)
+      for (int v = 0; t.logc[w] && v < t.nvals; v++) t.logc[w][v] = 2 * uniform01() - 1;
+    check_lookup(&t, 300);
+    rt_table_release(&t);
+  }
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(exact_at_grid_points),
@@ -392,6 +503,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(bmm_class_tables),
     cmocka_unit_test(shipped_folders_load),
     cmocka_unit_test(write_read_back),
+    cmocka_unit_test(fast_lookup_matches_reference),
   };
   return RUN_TESTS(tests);
 }
