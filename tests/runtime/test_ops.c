@@ -318,7 +318,7 @@ typedef struct Recorded {
 
 /* Written (%a) by the operator kernels as of 6afa9fc, before they were made fast, and recorded
  * again when the shipped Perlmutter tables were refitted (grids chosen by inner
- * cross-validation, and when bmm got its class tables); the calls are those of record() below,
+ * cross-validation, when bmm got its class tables, and when tables got the additive prior); the calls are those of record() below,
  * in order: A100 without tables,
  * with the Perlmutter tables, H100.
  * Any change to a result must be deliberate (then record again).  The collectives' physics is
@@ -350,21 +350,21 @@ static const Recorded recorded[] = {
   {"rt_adam", 0x1.6433246655ef9p-6, 0x0p+0, 0},
   {"rt_adam", 0x1.d129b641fb415p-14, 0x0p+0, 0},
   /* c */
-  {"rt_linear", 0x1.c4d28fdb455acp-10, 0x1.9c1b0d895e54dp-9, 1},
-  {"rt_linear", 0x1.0832e1b7e9f15p-13, 0x1.26796c32c1a65p-12, 1},
+  {"rt_linear", 0x1.c5e03321295dep-10, 0x1.9e306797f4927p-9, 1},
+  {"rt_linear", 0x1.0e19077f01905p-13, 0x1.22e6d4842c501p-12, 1},
   {"rt_linear", 0x1.04cf5f22a315ep-15, 0x1.4d4e294aa96f8p-14, 0},
-  {"rt_linear", 0x1.652e729f2f0c8p-15, 0x1.0422e3c22f6a9p-8, 3},
+  {"rt_linear", 0x1.7be97b5d242ffp-15, 0x1.48d8d79c87871p-8, 3},
   {"rt_bmm", 0x1.16ea003ccd68bp-10, 0x1.2c18cea6f526p-10, 1},
   {"rt_bmm", 0x1.5f77c8da86975p-14, 0x1.d39792546f1fp-14, 0},
-  {"rt_softmax", 0x1.d8a6df95429d9p-11, 0x1.51bf4dc8ff45ep-10, 1},
-  {"rt_softmax", 0x1.e1ad7440a0f0dp-18, 0x1.63ffd41b1813ap-17, 3},
-  {"rt_masked_fill", 0x1.f655c1b73237dp-10, 0x1.ec6db294acc31p-8, 1},
-  {"rt_attention", 0x1.affbc515afd54p-9, 0x1.5fef87da88d6cp-8, 1},
-  {"rt_attention", 0x1.1e9033417da06p-11, 0x1.d910a9249b8bcp-11, 1},
-  {"rt_flash_attention", 0x1.71dbb42ffb63dp-8, 0x1.18b63036e0a12p-6, 1},
+  {"rt_softmax", 0x1.d9e67b9ec0e95p-11, 0x1.56a57e0c71b59p-10, 1},
+  {"rt_softmax", 0x1.ea8af409473d8p-18, 0x1.7f967d52447afp-17, 3},
+  {"rt_masked_fill", 0x1.f656c4b1e1616p-10, 0x1.ec7808b366c77p-8, 1},
+  {"rt_attention", 0x1.af66ffca7c01ap-9, 0x1.609318dfb1fcbp-8, 1},
+  {"rt_attention", 0x1.1e26716969798p-11, 0x1.d8dbcfe32a629p-11, 1},
+  {"rt_flash_attention", 0x1.710a2e3c256c7p-8, 0x1.178c2b2db310bp-6, 1},
   {"rt_flash_attention", 0x1.3c533f9d4c7edp-14, 0x1.f10c69c0596aap-13, 0},
-  {"rt_flash_attention", 0x1.892a423763295p-7, 0x1.712c8835e381bp-5, 3},
-  {"rt_layernorm", 0x1.18e0bb0a43907p-13, 0x1.cf43c005899d2p-12, 1},
+  {"rt_flash_attention", 0x1.8b96b79d19396p-7, 0x1.71f27620ae8f5p-5, 3},
+  {"rt_layernorm", 0x1.15f7ef45c848p-13, 0x1.ca5a8474d9b71p-12, 1},
   {"rt_rmsnorm", 0x1.585fbfca7ab06p-11, 0x1.93469a8304e6dp-9, 1},
   {"rt_gelu", 0x1.81c6d4fa1746ap-12, 0x1.037d608c2649ep-11, 1},
   {"rt_swiglu", 0x1.40e171c443bfep-12, 0x1.09d65cae8f426p-11, 0},
