@@ -89,22 +89,26 @@ static int choose_points(double *v, int n, int gmax, double *pts) {
   return np;
 }
 
+/* Coordinate v's cell on axis a of t (as rt_table_eval), clamped at the edges: its lower
+ * point *lo and the fraction *fr of the way to the next. */
+static void axis_cell(const RtTable *t, int a, double v, int *lo, double *fr) {
+  const double *p = t->logx[a];
+  int n = t->npts[a];
+  double lx = log(v);
+  if (n == 1 || lx <= p[0]) *lo = 0, *fr = 0;
+  else if (lx >= p[n - 1]) *lo = n - 2, *fr = 1;
+  else {
+    int i = 0;
+    while (p[i + 1] < lx) i++;
+    *lo = i, *fr = (lx - p[i]) / (p[i + 1] - p[i]);
+  }
+}
+
 /* The cell corners of x and their hat weights (as rt_table_eval), clamped at the edges. */
 static int corners(const RtTable *t, const double *x, int *idx, double *w) {
   int lo[RT_MAX_AXES];
   double fr[RT_MAX_AXES];
-  for (int a = 0; a < t->naxes; a++) {
-    const double *p = t->logx[a];
-    int n = t->npts[a];
-    double lx = log(x[a]);
-    if (n == 1 || lx <= p[0]) lo[a] = 0, fr[a] = 0;
-    else if (lx >= p[n - 1]) lo[a] = n - 2, fr[a] = 1;
-    else {
-      int i = 0;
-      while (p[i + 1] < lx) i++;
-      lo[a] = i, fr[a] = (lx - p[i]) / (p[i + 1] - p[i]);
-    }
-  }
+  for (int a = 0; a < t->naxes; a++) axis_cell(t, a, x[a], &lo[a], &fr[a]);
   int k = 0;
   for (int c = 0; c < (1 << t->naxes); c++) {
     double ww = 1;
@@ -204,18 +208,8 @@ static int additive_prior(const RtTable *t, int which, const Pt *p, int n, doubl
   double f[RT_MAX_AXES][RT_MAX_POINTS] = {{0}};
   if (!lo || !fr) goto out;
   for (int i = 0; i < n; i++)
-    for (int a = 0; a < naxes; a++) {
-      const double *q = t->logx[a];
-      int np = t->npts[a], *l = &lo[i * RT_MAX_AXES + a];
-      double lx = log(p[i].x[a]), *w = &fr[i * RT_MAX_AXES + a];
-      if (np == 1 || lx <= q[0]) *l = 0, *w = 0;
-      else if (lx >= q[np - 1]) *l = np - 2, *w = 1;
-      else {
-        int k = 0;
-        while (q[k + 1] < lx) k++;
-        *l = k, *w = (lx - q[k]) / (q[k + 1] - q[k]);
-      }
-    }
+    for (int a = 0; a < naxes; a++)
+      axis_cell(t, a, p[i].x[a], &lo[i * RT_MAX_AXES + a], &fr[i * RT_MAX_AXES + a]);
   for (int sweep = 0; sweep < 8; sweep++)
     for (int a = 0; a < naxes; a++) {
       int np = t->npts[a];
@@ -230,7 +224,8 @@ static int additive_prior(const RtTable *t, int which, const Pt *p, int n, doubl
           others += (1 - w) * f[b][l] + (t->npts[b] > 1 ? w * f[b][l + 1] : 0);
         }
         int l = lo[i * RT_MAX_AXES + a];
-        double w = fr[i * RT_MAX_AXES + a], mine = (1 - w) * f[a][l] + (np > 1 ? w * f[a][l + 1] : 0);
+        double w = fr[i * RT_MAX_AXES + a];
+        double mine = (1 - w) * f[a][l] + (np > 1 ? w * f[a][l + 1] : 0);
         double d = p[i].r[which] - others - mine;
         num[l] += (1 - w) * d, den[l] += 1 - w;
         if (np > 1) num[l + 1] += w * d, den[l + 1] += w;
@@ -240,7 +235,8 @@ static int additive_prior(const RtTable *t, int which, const Pt *p, int n, doubl
     }
   for (int j = 0; j < t->nvals; j++) {
     double sum = 0;
-    for (int a = naxes - 1, rest = j; a >= 0; rest /= t->npts[a], a--) sum += f[a][rest % t->npts[a]];
+    for (int a = naxes - 1, rest = j; a >= 0; rest /= t->npts[a], a--)
+      sum += f[a][rest % t->npts[a]];
     node_add[j] = sum;
   }
   rc = 0;
@@ -250,7 +246,9 @@ out:
 }
 
 /* The log corrections of one direction (0 fwd, 1 bwd); lam > 0: smoothed (sparse tables);
- * clip > 0: robust, each sample's residual counts at most clip (a Huber loss). */
+ * clip > 0: robust, each sample's residual counts at most clip (a Huber loss); mu > 0 (not
+ * with clip, and for two axes or more): pulled toward the additive prior, in the place of
+ * the smoothing. */
 static void fit_values(RtTable *t, const Cells *c, int which, const Pt *p, int n, double lam,
                        double clip, double mu) {
   double *v = t->logc[which];
