@@ -150,7 +150,7 @@ static inline void table_cell(const RtTable *t, int naxes, const double *lx, int
      * steps to the exact cell, which the bucket's nearness makes few. */
     int b = (int)((c - first) * t->bucket_scale[a]);
     int i = t->bucket[a][b < RT_BUCKETS ? b : RT_BUCKETS - 1];
-    while (i > 0 && p[i] >= c) i--;   /* not taken: the index is a lower bound */
+    while (i > 0 && p[i] >= c) i--;   /* a guard: the index is built as a lower bound */
     i += p[i + 1] < c;                /* p[n - 1] < c never holds: in bounds */
     i += p[i + 1] < c;
     while (p[i + 1] < c) i++;         /* a slice holding three inner points or more */
@@ -174,14 +174,18 @@ static inline void table_cell(const RtTable *t, int naxes, const double *lx, int
   }
 }
 
-/* The sums of the corners' weighted log corrections in grids v0 and v1 (v1 may be v0). */
+/* The sums of the corners' weighted log corrections in grid v0 and, unless v1 is NULL, in
+ * grid v1 (which may be v0). */
 static inline void table_sums(const RtTable *t, int naxes, const double *lx, const double *v0,
                               const double *v1, double *s0, double *s1, unsigned *flags) {
   int idx[1 << RT_MAX_AXES];
   double w[1 << RT_MAX_AXES];
   table_cell(t, naxes, lx, idx, w, flags);
   double a = 0, b = 0;
-  for (int c = 0; c < 1 << naxes; c++) a += w[c] * v0[idx[c]], b += w[c] * v1[idx[c]];
+  if (v1)
+    for (int c = 0; c < 1 << naxes; c++) a += w[c] * v0[idx[c]], b += w[c] * v1[idx[c]];
+  else
+    for (int c = 0; c < 1 << naxes; c++) a += w[c] * v0[idx[c]];
   *s0 = a, *s1 = b;
 }
 
@@ -199,8 +203,8 @@ double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *fla
   double lx[RT_MAX_AXES];
   for (int a = 0; a < t->naxes; a++) lx[a] = log(x[a]);
   const double *v = t->logc[which] ? t->logc[which] : t->logc[0];
-  double s, same;
-  table_sums_n(t, lx, v, v, &s, &same, flags);
+  double s, unused;
+  table_sums_n(t, lx, v, NULL, &s, &unused, flags);
   return exp(s);
 }
 
@@ -238,7 +242,8 @@ const RtTable *rt_bmm_table(const RtCalib *c, RtDtype dt, double k, double n) {
 
 void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost) {
   if (!g->calib) return;
-  const RtTable *t = op == RT_OP_BMM ? rt_bmm_table(g->calib, dt, x[2], x[3]) : g->calib->op[op][dt];
+  const RtTable *t =
+      op == RT_OP_BMM ? rt_bmm_table(g->calib, dt, x[2], x[3]) : g->calib->op[op][dt];
   if (!t) return;
   double lx[RT_MAX_AXES];
   for (int a = 0; a < t->naxes; a++) lx[a] = log(x[a]);
@@ -410,7 +415,8 @@ static int finish_table(Loader *L) {
   }
   for (int op = 0; op < RT_NOPS; op++) {
     const RtOpInfo *o = &rt_op_info[op];
-    if (strcmp(o->kernel, t->kernel) != 0 || (strcmp(o->keys, t->keys) != 0 && !(bmm_class && op == RT_OP_BMM)))
+    if (strcmp(o->kernel, t->kernel) != 0 ||
+        (strcmp(o->keys, t->keys) != 0 && !(bmm_class && op == RT_OP_BMM)))
       continue;
     int ok = o->naxes == t->naxes;
     for (int a = 0; ok && a < t->naxes; a++) ok = strcmp(o->axis[a], t->axis_name[a]) == 0;

@@ -3,9 +3,10 @@
  * A table corrects one kernel for one dtype (and optional key=value qualifiers, e.g. a
  * collective's layout): a grid over up to RT_MAX_AXES axes whose nodes hold
  * log(measured time / physics-model time), one grid for the forward time and optionally one
- * for the backward time (without it, the forward's grid corrects the backward too).  rt_table_eval() interpolates multilinearly in (log axis, log
- * correction) space and clamps at the grid's edges, so a correction is always a positive
- * factor and is piecewise power-law between nodes.  The file format is in docs/calibration.md.
+ * for the backward time (without it, the forward's grid corrects the backward too).
+ * rt_table_eval() interpolates multilinearly in (log axis, log correction) space and clamps at
+ * the grid's edges, so a correction is always a positive factor and is piecewise power-law
+ * between nodes.  The file format is in docs/calibration.md.
  *
  * Kernels never search tables by name when they run: rt_calib_load() resolves, once, the
  * table of every (RtOp, dtype) pair into RtCalib.op[][] and every collective layout table into
@@ -44,8 +45,8 @@ typedef struct RtTable {
   int npts[RT_MAX_AXES];
   double logx[RT_MAX_AXES][RT_MAX_POINTS];   /* log of the grid points, strictly increasing */
   /* An index for finding a point's cell without a binary search: per axis, RT_BUCKETS equal
-   * slices of [logx[0], logx[n-1]], each holding the cell of its lower edge (set with the
-   * axis by rt_table_init() and the loader). */
+   * slices of [logx[0], logx[n-1]], each holding a lower bound of the cell of its lower edge
+   * (set with the axis by rt_table_init() and the loader). */
   double bucket_scale[RT_MAX_AXES];
   unsigned char bucket[RT_MAX_AXES][RT_BUCKETS];
   int nvals;                   /* product of npts */

@@ -41,7 +41,7 @@ static const double sparse_density = 0.35, sparse_smoothing = 0.2;
  * llmp fit tries each mu of prior_mu on the grid choose_caps() chose and keeps the one of
  * smallest inner cross-validated error, 0 (no pull) unless another is better.  On the paper's
  * samples it is chosen where the full grid's nodes see few rows: the A100's masked softmax
- * (232 rows over 24 x 24 nodes, 5.2 -> 4.4 % error) and flash attention. */
+ * (232 rows over 24 x 24 nodes, 5.24 -> 4.33 % fwd error) and flash attention. */
 static const double prior_mu[] = {0.3, 1.0};
 
 /* Adam's tables are fitted robustly: a sample's log residual counts at most adam_clip (a
@@ -64,19 +64,28 @@ static const int adam_points[2] = {6, 4};
 /* How op's table is fitted: the residual clip (0: least squares) and the most grid points on
  * axis a.  Adam is the one op fitted otherwise (above). */
 static double fit_clip(RtOp op) { return op == RT_OP_ADAM ? adam_clip : 0; }
-static int fit_points(RtOp op, int a, int naxes) { return op == RT_OP_ADAM ? adam_points[a] : grid_max[naxes]; }
+static int fit_points(RtOp op, int a, int naxes) {
+  return op == RT_OP_ADAM ? adam_points[a] : grid_max[naxes];
+}
 
 static int cmp_dbl(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
-/* Grid points of one axis from the sampled values v[0..n). */
-static int choose_points(double *v, int n, int gmax, double *pts) {
+/* Sorts v[0..n) and keeps its distinct values (those more than 1e-9 apart, relatively) at its
+ * front; returns how many. */
+static int sort_distinct(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_dbl);
   int nd = 0;
   for (int i = 0; i < n; i++)
     if (nd == 0 || v[i] > v[nd - 1] * (1 + 1e-9)) v[nd++] = v[i];
+  return nd;
+}
+
+/* Grid points of one axis from the sampled values v[0..n). */
+static int choose_points(double *v, int n, int gmax, double *pts) {
+  int nd = sort_distinct(v, n);
   if (nd <= gmax) {
     memcpy(pts, v, (size_t)nd * sizeof *v);
     return nd;
@@ -162,7 +171,8 @@ static int cells_init(Cells *c, const RtTable *t, const Pt *p, int n) {
   c->idx = malloc((size_t)(n + 1) * (size_t)c->stride * sizeof *c->idx);
   c->w = malloc((size_t)(n + 1) * (size_t)c->stride * sizeof *c->w);
   if (!c->k || !c->idx || !c->w) return -1;
-  for (int i = 0; i < n; i++) c->k[i] = corners(t, p[i].x, c->idx + i * c->stride, c->w + i * c->stride);
+  for (int i = 0; i < n; i++)
+    c->k[i] = corners(t, p[i].x, c->idx + i * c->stride, c->w + i * c->stride);
   return 0;
 }
 
@@ -201,6 +211,11 @@ static void neighbour_sums(const RtTable *t, const double *v, double *sum, int *
  * turn to what the others leave); *node_add then holds, per grid node, the sum of the axes'
  * values there.  Many rows inform each axis point, where a node of the full grid sees few:
  * it is the prior the nodes are pulled toward (fit_values()). */
+/* Axis function f (np points) at the point lo + w of the way to the next. */
+static double axis_at(const double *f, int np, int lo, double w) {
+  return (1 - w) * f[lo] + (np > 1 ? w * f[lo + 1] : 0);
+}
+
 static int additive_prior(const RtTable *t, int which, const Pt *p, int n, double *node_add) {
   int naxes = t->naxes, rc = -1;
   int *lo = malloc((size_t)(n + 1) * RT_MAX_AXES * sizeof *lo);
@@ -217,16 +232,12 @@ static int additive_prior(const RtTable *t, int which, const Pt *p, int n, doubl
       for (int i = 0; i < n; i++) {
         if (!isfinite(p[i].r[which])) continue;
         double others = 0;
-        for (int b = 0; b < naxes; b++) {
-          if (b == a) continue;
-          int l = lo[i * RT_MAX_AXES + b];
-          double w = fr[i * RT_MAX_AXES + b];
-          others += (1 - w) * f[b][l] + (t->npts[b] > 1 ? w * f[b][l + 1] : 0);
-        }
+        for (int b = 0; b < naxes; b++)
+          if (b != a)
+            others += axis_at(f[b], t->npts[b], lo[i * RT_MAX_AXES + b], fr[i * RT_MAX_AXES + b]);
         int l = lo[i * RT_MAX_AXES + a];
         double w = fr[i * RT_MAX_AXES + a];
-        double mine = (1 - w) * f[a][l] + (np > 1 ? w * f[a][l + 1] : 0);
-        double d = p[i].r[which] - others - mine;
+        double d = p[i].r[which] - others - axis_at(f[a], np, l, w);
         num[l] += (1 - w) * d, den[l] += 1 - w;
         if (np > 1) num[l + 1] += w * d, den[l + 1] += w;
       }
@@ -252,7 +263,8 @@ out:
 static void fit_values(RtTable *t, const Cells *c, int which, const Pt *p, int n, double lam,
                        double clip, double mu) {
   double *v = t->logc[which];
-  double *old = malloc((size_t)t->nvals * sizeof *old), *sum = malloc((size_t)t->nvals * sizeof *sum);
+  double *old = malloc((size_t)t->nvals * sizeof *old);
+  double *sum = malloc((size_t)t->nvals * sizeof *sum);
   int *cnt = malloc((size_t)t->nvals * sizeof *cnt);
   double *num = calloc((size_t)t->nvals, sizeof *num), *den = calloc((size_t)t->nvals, sizeof *den);
   unsigned char *known = calloc((size_t)t->nvals, 1);
@@ -400,11 +412,7 @@ static double cv_error_once(Tried *tr, RtOp op, RtDtype dt, const Pt *p, int n, 
 /* The distinct values of axis a among p[0..n) (vals: scratch for n doubles). */
 static int distinct(const Pt *p, int n, int a, double *vals) {
   for (int i = 0; i < n; i++) vals[i] = p[i].x[a];
-  qsort(vals, (size_t)n, sizeof *vals, cmp_dbl);
-  int d = 0;
-  for (int i = 0; i < n; i++)
-    if (d == 0 || vals[i] > vals[d - 1] * (1 + 1e-9)) vals[d++] = vals[i];
-  return d;
+  return sort_distinct(vals, n);
 }
 
 /* The most points per axis, cap[a], for the table of op/dt on the rows p[0..n) (above), and
@@ -451,7 +459,8 @@ static double choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd,
       }
     if (!moved) break;
   }
-  for (int a = 0; a < naxes; a++) cap[a] = cap_ladder[lvl[a]] < top[a] ? cap_ladder[lvl[a]] : top[a];
+  for (int a = 0; a < naxes; a++)
+    cap[a] = cap_ladder[lvl[a]] < top[a] ? cap_ladder[lvl[a]] : top[a];
   err = cv_error_once(&tr, op, dt, p, n, cap, with_bwd, q, vals);
   free(q);
   return err;
@@ -841,10 +850,12 @@ int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir,
     append(hdr, sizeof hdr, &len, "source:");
     for (int f = 0; f < set.nfiles; f++) {
       int mine = 0;
-      for (int j = 0; j < set.n && !mine; j++)
-        mine = set.s[j].file == f && (t == c->op[set.s[j].op][set.s[j].dtype] ||
-                                      (set.s[j].op == RT_OP_BMM &&
-                                       t == rt_bmm_table(c, set.s[j].dtype, set.s[j].a[2], set.s[j].a[3])));
+      for (int j = 0; j < set.n && !mine; j++) {
+        const RtSample *sj = &set.s[j];
+        mine = sj->file == f && (t == c->op[sj->op][sj->dtype] ||
+                                 (sj->op == RT_OP_BMM &&
+                                  t == rt_bmm_table(c, sj->dtype, sj->a[2], sj->a[3])));
+      }
       if (!mine) continue;
       const char *shown = strstr(set.path[f], "shared/data/");   /* repository-relative */
       const RtSampleMeta *m = &set.meta[f];
