@@ -34,7 +34,9 @@
  * layer).  What each operator saves follows Korthikanti et al. 2022 (arXiv 2205.05198),
  * section 4: a linear its input, a norm its input, an activation its input, unfused
  * attention Q, K, V and its softmax output (and dropout mask and output), flash attention
- * Q, K, V, O and the log-sum-exp, a dropout its one-byte mask. */
+ * Q, K, V, O and the log-sum-exp (O is the next linear's input, counted once), a dropout its
+ * one-byte mask.  fp8 (Transformer Engine) is the layers' GEMMs only, each keeping the fp8
+ * cast of its input, one byte an element. */
 #include "lower.h"
 
 #include <limits.h>
@@ -121,7 +123,9 @@ typedef struct Lower {
   GId tp, pp, dp, cp, ep, vs, mb, gb, m, seq, hidden;
   GId stride[6];                /* per group: tp cp ep dp pp dpcp */
   GId bytes_act;                /* bytes per activation element */
-  RtDtype dt_gemm, dt_other;
+  GId bytes_gemm_in;            /* bytes per element a GEMM keeps of its input (1: fp8's cast) */
+  RtDtype dt_plan;              /* the plan's dtype */
+  RtDtype dt_gemm, dt_other;    /* the current block's GEMMs', and the other operators' */
   /* plan decisions, as nodes (constants unless a sweep varies them) */
   GId sp;                       /* sequence parallelism in effect (asked for and tp > 1) */
   GId overlap_tp, overlap_dp;
@@ -138,6 +142,8 @@ typedef struct Lower {
   /* the block being lowered */
   Decl *blk;
   int which;                    /* LB_* */
+  GId out_saved;                /* bytes of its output the last operator keeps (flash
+                                   attention's O) for its backward, or -1 */
   Acc *acc;
   LetVal lets[64];
   int nlets;
@@ -515,7 +521,11 @@ static GId local_elems(Lower *L, GId elems) {
   return L->sharded ? DIV(L, elems, L->tp) : PICK(L, L->sp, DIV(L, elems, L->tp), elems);
 }
 
-static void lower_linear(Lower *L, const char *name, Args *a) {
+/* in_saved: the bytes of the linear's input that the operator before it keeps (flash
+ * attention's O), or -1.  In 16- and 32-bit training the linear keeps that same tensor, not a
+ * copy, and keeps it under selective recompute too (where the attention would not); with
+ * fp8 it keeps its fp8 cast, as for any input. */
+static void lower_linear(Lower *L, const char *name, Args *a, GId in_saved) {
   GId t = arg_num(L, a, "tokens", 0), in = arg_num(L, a, "in", 0), out = arg_num(L, a, "out", 0);
   const char *split = arg_word(L, a, "split", "none");
   bool bias = arg_bool(L, a, "bias", false);
@@ -530,7 +540,10 @@ static void lower_linear(Lower *L, const char *name, Args *a) {
   A->tensors = ADD(L, A->tensors, K(L, bias ? 2 : 1));
   /* saved input: a column linear's input is replicated over tp (sharded with SP) */
   GId in_el = col ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in)) : row ? MUL(L, t, k) : local_elems(L, MUL(L, t, in));
-  A->act = ADD(L, A->act, MUL(L, in_el, L->bytes_act));
+  if (in_saved < 0 || L->dt_gemm == RT_FP8)
+    A->act = ADD(L, A->act, MUL(L, in_el, L->bytes_gemm_in));
+  else
+    A->act_sel = SUB(L, A->act_sel, in_saved);
   double tp;
   bool single = g_is_const(L->g, L->tp, &tp) && tp == 1;
   if ((col || row) && !single) {
@@ -583,7 +596,9 @@ static void lower_attention(Lower *L, const char *name, Args *a) {
   GId qkv = MUL3(L, b, sl, MUL(L, ADD(L, h, MUL(L, K(L, 2), kvr)), dh));
   GId saved = MUL(L, qkv, L->bytes_act), extra;
   if (flash) {   /* O and the fp32 log-sum-exp */
-    extra = ADD(L, MUL(L, MUL3(L, b, sl, MUL(L, h, dh)), L->bytes_act), MUL(L, K(L, 4), MUL3(L, b, h, sl)));
+    GId o = MUL(L, MUL3(L, b, sl, MUL(L, h, dh)), L->bytes_act);
+    extra = ADD(L, o, MUL(L, K(L, 4), MUL3(L, b, h, sl)));
+    L->out_saved = o;
   } else {       /* softmax output; with dropout its mask (1 byte) and output */
     GId scores = MUL3(L, b, h, MUL(L, sl, s));
     GId per = drop ? ADD(L, MUL(L, K(L, 2), L->bytes_act), K(L, 1)) : L->bytes_act;
@@ -624,8 +639,9 @@ static void lower_experts(Lower *L, const char *name, Args *a) {
   A->flops = ADD(L, A->flops, MUL(L, K(L, 2), MUL(L, pairs, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid)))));
   A->params = ADD(L, A->params, MUL(L, el, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid))));
   A->tensors = ADD(L, A->tensors, MUL(L, K(L, 2), el));   /* fc1 and fc2 weights per local expert */
-  GId saved = MUL(L, pairs, ADD(L, ADD(L, hid, up), ffn));
-  A->act = ADD(L, A->act, MUL(L, saved, L->bytes_act));
+  /* the GEMMs' inputs (h, ffn) and the activation's (up) */
+  GId saved = ADD(L, MUL(L, ADD(L, hid, ffn), L->bytes_gemm_in), MUL(L, up, L->bytes_act));
+  A->act = ADD(L, A->act, MUL(L, pairs, saved));
   double ep;
   if (!(g_is_const(L->g, L->ep, &ep) && ep == 1)) {
     GId bytes = MUL3(L, pairs, hid, L->bytes_act);
@@ -646,8 +662,10 @@ static void lower_op(Lower *L, AstNode *op) {
   Graph *g = L->g;
   GId dto = K(L, L->dt_other);
   int kind = (int)(od - op_defs);
+  GId prev_saved = L->out_saved;
+  L->out_saved = -1;
   switch (kind) {
-  case OPK_LINEAR: lower_linear(L, name, &a); break;
+  case OPK_LINEAR: lower_linear(L, name, &a, prev_saved); break;
   case OPK_ATTENTION: lower_attention(L, name, &a); break;
   case OPK_EXPERTS: lower_experts(L, name, &a); break;
   case OPK_NORM: {
@@ -730,7 +748,7 @@ static void lower_op(Lower *L, AstNode *op) {
   case OPK_ROUTER: {
     GId t = DIV(L, arg_num(L, &a, "tokens", 0), L->tp), h = arg_num(L, &a, "hidden", 0);
     GId e = arg_num(L, &a, "experts", 1);
-    GId c1 = call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), t, h, e, K(L, 0));
+    GId c1 = call(L, RTK_LINEAR, name, 5, dto, t, h, e, K(L, 0));   /* not fp8 */
     GId c2 = call(L, RTK_SOFTMAX, name, 4, dto, t, e, K(L, 0));
     GId f = ADD(L, c1, c2), b = ADD(L, c1 + 1, c2 + 1);
     A->fc = ADD(L, A->fc, f);
@@ -772,6 +790,13 @@ static void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   L->acc = a;
   L->nlets = 0;
   L->sharded = false;
+  L->out_saved = -1;
+  /* fp8 (Transformer Engine's recipe, as Megatron-Core and NeMo run it) covers the layers'
+   * GEMMs; the embedding's and the LM head's stay in bf16.  A GEMM of fp8 keeps the fp8 cast
+   * of its input for its weight gradient: one byte an element. */
+  bool fp8 = L->dt_plan == RT_FP8 && which == LB_LAYER;
+  L->dt_gemm = fp8 ? RT_FP8 : L->dt_other;
+  L->bytes_gemm_in = fp8 ? K(L, 1) : L->bytes_act;
   if (!blk) return;
   for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
     if (c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL) lower_op(L, c);
@@ -912,7 +937,7 @@ static bool read_plan(Lower *L) {
   L->seq = field_num(L, m, "model", "seq", 1);
   L->hidden = field_num(L, m, "model", "hidden", 1);
   int dt = dtype_code(word_or(L, p, "dtype", "bf16"));
-  L->dt_gemm = (RtDtype)dt;
+  L->dt_plan = L->dt_gemm = (RtDtype)dt;
   L->dt_other = dt == RT_FP8 ? RT_BF16 : (RtDtype)dt;
   L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2);   /* tf32 is stored as fp32 */
   L->sp = AND(L, plan_field(L, "sequence_parallel"), g_bin(L->g, GN_GT, tp, K(L, 1)));

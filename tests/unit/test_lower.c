@@ -294,6 +294,83 @@ TEST(activations_full_recompute) {
   }
 }
 
+/* The stdlib's gpt layer with flash attention and no dropout, per layer.  In 16-bit training
+ * the projection keeps the attention's output O (the same tensor, counted once):
+ * ln1 2 + qkv 2 + Q, K, V 6 + O 2 + ln2 2 + up 2 + gelu 8 + down 8 = 32 sbh, plus the fp32
+ * log-sum-exp, 4 b a s bytes.  With fp8 each GEMM keeps the one-byte cast of its input (qkv 1,
+ * proj 1 beside the bf16 O, up 1, down 4): 27 sbh.  All divided by t with SP. */
+static double flash_activations(int layers, int tp, bool sp, const char *recompute, const char *dtype) {
+  char model[256], plan[256];
+  snprintf(model, sizeof model, "layers = %d; hidden = %d; heads = %d; seq = %d; vocab = 51200; attention = flash",
+           layers, KH, KA, KS);
+  snprintf(plan, sizeof plan,
+           "tp = %d; pp = 1; micro_batch = %d; global_batch = 16; dtype = %s; recompute = %s; "
+           "sequence_parallel = %s",
+           tp, KB, dtype, recompute, sp ? "true" : "false");
+  Fx *x = run_scenario("", "gpt", model, "selene { nodes = 1 }", plan);
+  double a = x->r.memory[RM_ACTIVATIONS];
+  assert_true(isfinite(a) && a > 0);
+  fx_close(x);
+  return a;
+}
+
+static double flash_per_layer(int tp, bool sp, const char *recompute, const char *dtype) {
+  return (flash_activations(4, tp, sp, recompute, dtype) - flash_activations(2, tp, sp, recompute, dtype)) / 2;
+}
+
+#define LSE (4.0 * KB * KA * KS)   /* flash attention's fp32 log-sum-exp, bytes (all heads) */
+
+TEST(activations_flash_attention) {
+  expect_near(flash_per_layer(1, false, "none", "bf16"), 32 * SBH + LSE, "flash, bf16: 32 sbh + lse");
+  expect_near(flash_per_layer(1, false, "none", "fp16"), 32 * SBH + LSE, "flash, fp16: 32 sbh + lse");
+  for (int t = 2; t <= 8; t *= 2) {
+    char what[64];
+    snprintf(what, sizeof what, "flash, bf16, sbh/t 32 + lse/t, t = %d", t);
+    expect_near(flash_per_layer(t, true, "none", "bf16"), (32 * SBH + LSE) / t, what);
+    snprintf(what, sizeof what, "flash, bf16, sbh(8 + 24/t) + lse/t, t = %d", t);
+    expect_near(flash_per_layer(t, false, "none", "bf16"), SBH * (8 + 24.0 / t) + LSE / t, what);
+  }
+  /* selective recompute drops only the log-sum-exp: O stays, as the projection's input */
+  expect_near(flash_per_layer(4, true, "selective", "bf16"), 32 * SBH / 4, "flash, bf16, selective: 32 sbh/t");
+  /* fp32: every element 4 bytes */
+  expect_near(flash_per_layer(1, false, "none", "fp32"), 64 * SBH + LSE, "flash, fp32: 64 sbh + lse");
+}
+
+TEST(activations_fp8) {
+  expect_near(flash_per_layer(1, false, "none", "fp8"), 27 * SBH + LSE, "fp8: 27 sbh + lse");
+  expect_near(flash_per_layer(4, true, "none", "fp8"), (27 * SBH + LSE) / 4, "fp8, sp: (27 sbh + lse)/t");
+  /* without SP the column linears' inputs are whole: ln1 2 + qkv 1 + ln2 2 + up 1, the rest / t */
+  expect_near(flash_per_layer(4, false, "none", "fp8"), SBH * (6 + 21.0 / 4) + LSE / 4, "fp8: sbh(6 + 21/t) + lse/t");
+  /* selective recompute drops O (the projection keeps its fp8 cast) and the log-sum-exp */
+  expect_near(flash_per_layer(4, true, "selective", "fp8"), 25 * SBH / 4, "fp8, selective: 25 sbh/t");
+  /* the unfused attention's scores and the norms are not GEMM inputs: the megatron_gpt layer
+   * keeps 34 + 5as/h of which the four GEMM inputs (qkv 2, proj 2, up 2, down 8) halve */
+  char model[256];
+  snprintf(model, sizeof model, "layers = %%d; hidden = %d; heads = %d; seq = %d; vocab = 51200", KH, KA, KS);
+  double a[2];
+  for (int i = 0; i < 2; i++) {
+    char m[256];
+    snprintf(m, sizeof m, model, 2 * (i + 1));
+    Fx *x = run_scenario("", "megatron_gpt", m, "selene { nodes = 1 }",
+                         "tp = 1; pp = 1; micro_batch = 2; global_batch = 16; dtype = fp8");
+    a[i] = x->r.memory[RM_ACTIVATIONS];
+    fx_close(x);
+  }
+  expect_near((a[1] - a[0]) / 2, SBH * (34 - 7 + FIVE_AS_H), "megatron_gpt, fp8: sbh(27 + 5as/h)");
+}
+
+/* fp8 covers the layers' GEMMs; the LM head and the other operators run in bf16. */
+TEST(fp8_layers_only) {
+  Fx *x = run_scenario("", "gpt", "layers = 2; hidden = 1024; heads = 16; seq = 1024; vocab = 32000; attention = flash",
+                       "selene { nodes = 1 }", "tp = 1; micro_batch = 1; global_batch = 8; dtype = fp8");
+  assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "qkv", RTK_LINEAR), 0) == RT_FP8);
+  assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "down", RTK_LINEAR), 0) == RT_FP8);
+  assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "attn", RTK_FLASH), 0) == RT_BF16);
+  assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "act", RTK_GELU), 0) == RT_BF16);
+  assert_true(const_arg(&x->l, op_call(&x->l, LB_HEAD, "out", RTK_LINEAR), 0) == RT_BF16);
+  fx_close(x);
+}
+
 /* ========================================================================================= */
 /* 2. Operators of the layer blocks                                                          */
 /* ========================================================================================= */
@@ -1055,6 +1132,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(activations_tensor_sequence_parallel),
       cmocka_unit_test(activations_selective_recompute),
       cmocka_unit_test(activations_full_recompute),
+      cmocka_unit_test(activations_flash_attention),
+      cmocka_unit_test(activations_fp8),
+      cmocka_unit_test(fp8_layers_only),
       cmocka_unit_test(activations_in_flight_match_simulation),
       cmocka_unit_test(operators_gpt_layer),
       cmocka_unit_test(operators_megatron_gpt_layer),
