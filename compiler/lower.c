@@ -1074,7 +1074,7 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   GId tensors = g_select(g, one_dev, tensors0, g_select(g, g_bin(g, GN_GE, params0, paramsl), tensors0, tensorsl));
   int gdt = dtype_code(word_or(L, p, "grad_dtype", "fp32"));
   GId grad_el = K(L, rt_dtype_bytes((RtDtype)gdt) < 2 ? 2 : rt_dtype_bytes((RtDtype)gdt));
-  GId w_el = K(L, L->dt_gemm == RT_FP32 || L->dt_gemm == RT_TF32 ? 4 : 2);
+  GId w_el = K(L, L->dt_plan == RT_FP32 || L->dt_plan == RT_TF32 ? 4 : 2);
   GId bucket = field_num(L, p, "plan", "dp_bucket_elements", 40e6);
   bucket = g_min(g, bucket, params);
   GId nb = g_un(g, GN_CEIL, DIV(L, params, bucket));
@@ -1140,7 +1140,7 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   GId hw_flops = ADD(L, model_flops, MUL(L, rec_flops, ranks));
   GId gpus = MUL(L, MUL(L, L->tp, L->pp), MUL(L, L->dp, L->cp));
   GId per_gpu = DIV(L, model_flops, MUL(L, iteration, gpus));
-  double peak = L->gpu->peak[L->dt_gemm] > 0 ? L->gpu->peak[L->dt_gemm] : L->gpu->peak[RT_FP16];
+  double peak = L->gpu->peak[L->dt_plan] > 0 ? L->gpu->peak[L->dt_plan] : L->gpu->peak[RT_FP16];
   emit(L, O_MODEL_FLOPS, model_flops);
   emit(L, O_HW_FLOPS, hw_flops);
   emit(L, O_TFLOPS, per_gpu);
@@ -1149,7 +1149,7 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   /* memory of the first and of the last device */
   GId act_layer = PICK(L, full, Ly->in_bytes, PICK(L, sel, SUB(L, Ly->act, Ly->act_sel), Ly->act));
   GId work = PICK(L, full, Ly->act, PICK(L, sel, Ly->act_sel, z));   /* one layer rematerialised in backward */
-  GId opt_el = K(L, (L->dt_gemm == RT_FP32 || L->dt_gemm == RT_TF32 ? 8 : 12) - (sgd ? 4 : 0));
+  GId opt_el = K(L, (L->dt_plan == RT_FP32 || L->dt_plan == RT_TF32 ? 8 : 12) - (sgd ? 4 : 0));
   GId mem0[RM_N], meml[RM_N];
   GId pdev[2] = {params0, g_select(g, one_dev, params0, paramsl)};
   GId ldev[2] = {l0, ll};
@@ -1287,7 +1287,7 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   if (!kf(&L, z3)) {   /* ZeRO-3: per-layer parameter gathers and gradient reduce-scatters */
     L.which = LB_LAYER;
     L.acc = &acc[LB_LAYER];
-    GId w_el = K(&L, L.dt_gemm == RT_FP32 || L.dt_gemm == RT_TF32 ? 4 : 2);
+    GId w_el = K(&L, L.dt_plan == RT_FP32 || L.dt_plan == RT_TF32 ? 4 : 2);
     double gb = rt_dtype_bytes((RtDtype)dtype_code(word_or(&L, L.plan, "grad_dtype", "fp32")));
     GId pbytes = MUL(&L, acc[LB_LAYER].params, w_el);
     GId ag = coll(&L, RTK_ALLGATHER, pbytes, G_DPCP, "zero3 gather");

@@ -131,6 +131,7 @@ static char *scenario_text(const char *extra, const char *base, const char *mode
       "import \"stdlib/transformer\"\n"
       "import \"hw/systems/selene\"\n"
       "import \"hw/systems/perlmutter\"\n"
+      "import \"hw/systems/eos\"\n"
       "%s\n"
       "model m%s%s { %s }\n"
       "plan p { %s }\n"
@@ -368,6 +369,12 @@ TEST(fp8_layers_only) {
   assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "attn", RTK_FLASH), 0) == RT_BF16);
   assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "act", RTK_GELU), 0) == RT_BF16);
   assert_true(const_arg(&x->l, op_call(&x->l, LB_HEAD, "out", RTK_LINEAR), 0) == RT_BF16);
+  /* MFU is against the plan dtype's peak, fp8's (Selene's A100 has none: fp16's) */
+  expect_near(x->r.mfu, x->r.tflops_per_gpu / 312e12, "fp8 MFU over A100's fp16 peak");
+  fx_close(x);
+  x = run_scenario("", "gpt", "layers = 2; hidden = 1024; heads = 16; seq = 1024; vocab = 32000; attention = flash",
+                   "eos { nodes = 1 }", "tp = 1; micro_batch = 1; global_batch = 8; dtype = fp8");
+  expect_near(x->r.mfu, x->r.tflops_per_gpu / 1979e12, "fp8 MFU over H100's fp8 peak");
   fx_close(x);
 }
 
