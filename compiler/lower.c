@@ -521,10 +521,11 @@ static GId local_elems(Lower *L, GId elems) {
   return L->sharded ? DIV(L, elems, L->tp) : PICK(L, L->sp, DIV(L, elems, L->tp), elems);
 }
 
-/* in_saved: the bytes of the linear's input that the operator before it keeps (flash
- * attention's O), or -1.  In 16- and 32-bit training the linear keeps that same tensor, not a
- * copy, and keeps it under selective recompute too (where the attention would not); with
- * fp8 it keeps its fp8 cast, as for any input. */
+/* in_saved: the bytes of the output that the operator before it keeps (flash attention's O),
+ * or -1.  A row-parallel (or unsplit) linear right after it takes O as its input: in 16- and
+ * 32-bit training it keeps that same tensor, not a copy, and keeps it under selective
+ * recompute too (where the attention would not); with fp8 it keeps its fp8 cast, as for any
+ * input. */
 static void lower_linear(Lower *L, const char *name, Args *a, GId in_saved) {
   GId t = arg_num(L, a, "tokens", 0), in = arg_num(L, a, "in", 0), out = arg_num(L, a, "out", 0);
   const char *split = arg_word(L, a, "split", "none");
@@ -540,7 +541,7 @@ static void lower_linear(Lower *L, const char *name, Args *a, GId in_saved) {
   A->tensors = ADD(L, A->tensors, K(L, bias ? 2 : 1));
   /* saved input: a column linear's input is replicated over tp (sharded with SP) */
   GId in_el = col ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in)) : row ? MUL(L, t, k) : local_elems(L, MUL(L, t, in));
-  if (in_saved < 0 || L->dt_gemm == RT_FP8)
+  if (in_saved < 0 || col || L->dt_gemm == RT_FP8)   /* a column linear's input is not O */
     A->act = ADD(L, A->act, MUL(L, in_el, L->bytes_gemm_in));
   else
     A->act_sel = SUB(L, A->act_sel, in_saved);

@@ -337,6 +337,34 @@ TEST(activations_flash_attention) {
   expect_near(flash_per_layer(1, false, "none", "fp32"), 64 * SBH + LSE, "flash, fp32: 64 sbh + lse");
 }
 
+/* Per layer of a block of flash attention and one linear of `split`, bf16, tp 1: Q, K, V, O and
+ * the log-sum-exp, plus the linear's input unless it is O (a row-parallel linear's is). */
+static double attention_then_linear(const char *split) {
+  char extra[512], model[256];
+  snprintf(extra, sizeof extra,
+           "block attn_linear {\n"
+           "  let t = plan.micro_batch * model.seq / plan.cp\n"
+           "  op attn = attention(plan.micro_batch, model.heads, model.seq, model.head_dim, impl = flash)\n"
+           "  op lin  = linear(t, model.hidden, model.hidden, split = %s)\n"
+           "}\n",
+           split);
+  double a[2];
+  for (int i = 0; i < 2; i++) {
+    snprintf(model, sizeof model, "layers = %d; hidden = %d; heads = %d; seq = %d; vocab = 51200; layer = attn_linear",
+             2 * (i + 1), KH, KA, KS);
+    Fx *x = run_scenario(extra, "gpt", model, "selene { nodes = 1 }",
+                         "tp = 1; pp = 1; micro_batch = 2; global_batch = 16; dtype = bf16");
+    a[i] = x->r.memory[RM_ACTIVATIONS];
+    fx_close(x);
+  }
+  return (a[1] - a[0]) / 2;
+}
+
+TEST(activations_flash_output_kept_once) {
+  expect_near(attention_then_linear("row"), 8 * SBH + LSE, "attention, row linear: O kept once");
+  expect_near(attention_then_linear("column"), 10 * SBH + LSE, "attention, column linear: its own input");
+}
+
 TEST(activations_fp8) {
   expect_near(flash_per_layer(1, false, "none", "fp8"), 27 * SBH + LSE, "fp8: 27 sbh + lse");
   expect_near(flash_per_layer(4, true, "none", "fp8"), (27 * SBH + LSE) / 4, "fp8, sp: (27 sbh + lse)/t");
@@ -1140,6 +1168,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(activations_selective_recompute),
       cmocka_unit_test(activations_full_recompute),
       cmocka_unit_test(activations_flash_attention),
+      cmocka_unit_test(activations_flash_output_kept_once),
       cmocka_unit_test(activations_fp8),
       cmocka_unit_test(fp8_layers_only),
       cmocka_unit_test(activations_in_flight_match_simulation),
