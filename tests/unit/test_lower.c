@@ -216,6 +216,25 @@ enum { KS = 2048, KB = 2, KH = 2048, KA = 16 };
 #define SBH ((double)KS * KB * KH)
 #define FIVE_AS_H (5.0 * KA * KS / KH)
 
+/* Activation bytes of scenario_text(extra, base, ...) with `layers` layers of the shape above
+ * (and the model fields `fields`), on one 8-GPU Selene node. */
+static double act_bytes(const char *extra, const char *base, int layers, const char *fields, const char *plan) {
+  char model[256];
+  snprintf(model, sizeof model, "layers = %d; hidden = %d; heads = %d; seq = %d; vocab = 51200; %s", layers, KH, KA,
+           KS, fields);
+  Fx *x = run_scenario(extra, base, model, "selene { nodes = 1 }", plan);
+  double a = x->r.memory[RM_ACTIVATIONS];
+  assert_true(isfinite(a) && a > 0);
+  fx_close(x);
+  return a;
+}
+
+/* Bytes per layer: the difference between 4 and 2 layers, halved (the embedding's and the
+ * head's activations, the same in both, cancel; 1F1B with pp = 1 keeps one micro-batch). */
+static double act_per_layer(const char *extra, const char *base, const char *fields, const char *plan) {
+  return (act_bytes(extra, base, 4, fields, plan) - act_bytes(extra, base, 2, fields, plan)) / 2;
+}
+
 /* Activation bytes of the scenario: megatron_gpt (unfused attention, dropouts), fp16, pp = 1,
  * 1F1B, on one 8-GPU node (dp = 8 / tp). */
 static double activations(int layers, int tp, bool sp, const char *recompute) {
@@ -236,8 +255,7 @@ static double activations(int layers, int tp, bool sp, const char *recompute) {
   return a;
 }
 
-/* Bytes per layer: the difference between 4 and 2 layers, halved (the embedding's and the
- * head's activations, the same in both, cancel; 1F1B with pp = 1 keeps one micro-batch). */
+/* Bytes per layer, as act_per_layer(). */
 static double per_layer(int tp, bool sp, const char *recompute) {
   return (activations(4, tp, sp, recompute) - activations(2, tp, sp, recompute)) / 2;
 }
@@ -300,23 +318,13 @@ TEST(activations_full_recompute) {
  * ln1 2 + qkv 2 + Q, K, V 6 + O 2 + ln2 2 + up 2 + gelu 8 + down 8 = 32 sbh, plus the fp32
  * log-sum-exp, 4 b a s bytes.  With fp8 each GEMM keeps the one-byte cast of its input (qkv 1,
  * proj 1 beside the bf16 O, up 1, down 4): 27 sbh.  All divided by t with SP. */
-static double flash_activations(int layers, int tp, bool sp, const char *recompute, const char *dtype) {
-  char model[256], plan[256];
-  snprintf(model, sizeof model, "layers = %d; hidden = %d; heads = %d; seq = %d; vocab = 51200; attention = flash",
-           layers, KH, KA, KS);
+static double flash_per_layer(int tp, bool sp, const char *recompute, const char *dtype) {
+  char plan[256];
   snprintf(plan, sizeof plan,
            "tp = %d; pp = 1; micro_batch = %d; global_batch = 16; dtype = %s; recompute = %s; "
            "sequence_parallel = %s",
            tp, KB, dtype, recompute, sp ? "true" : "false");
-  Fx *x = run_scenario("", "gpt", model, "selene { nodes = 1 }", plan);
-  double a = x->r.memory[RM_ACTIVATIONS];
-  assert_true(isfinite(a) && a > 0);
-  fx_close(x);
-  return a;
-}
-
-static double flash_per_layer(int tp, bool sp, const char *recompute, const char *dtype) {
-  return (flash_activations(4, tp, sp, recompute, dtype) - flash_activations(2, tp, sp, recompute, dtype)) / 2;
+  return act_per_layer("", "gpt", "attention = flash", plan);
 }
 
 #define LSE (4.0 * KB * KA * KS)   /* flash attention's fp32 log-sum-exp, bytes (all heads) */
@@ -340,7 +348,7 @@ TEST(activations_flash_attention) {
 /* Per layer of a block of flash attention and one linear of `split`, bf16, tp 1: Q, K, V, O and
  * the log-sum-exp, plus the linear's input unless it is O (a row-parallel linear's is). */
 static double attention_then_linear(const char *split) {
-  char extra[512], model[256];
+  char extra[512];
   snprintf(extra, sizeof extra,
            "block attn_linear {\n"
            "  let t = plan.micro_batch * model.seq / plan.cp\n"
@@ -348,16 +356,7 @@ static double attention_then_linear(const char *split) {
            "  op lin  = linear(t, model.hidden, model.hidden, split = %s)\n"
            "}\n",
            split);
-  double a[2];
-  for (int i = 0; i < 2; i++) {
-    snprintf(model, sizeof model, "layers = %d; hidden = %d; heads = %d; seq = %d; vocab = 51200; layer = attn_linear",
-             2 * (i + 1), KH, KA, KS);
-    Fx *x = run_scenario(extra, "gpt", model, "selene { nodes = 1 }",
-                         "tp = 1; pp = 1; micro_batch = 2; global_batch = 16; dtype = bf16");
-    a[i] = x->r.memory[RM_ACTIVATIONS];
-    fx_close(x);
-  }
-  return (a[1] - a[0]) / 2;
+  return act_per_layer(extra, "gpt", "layer = attn_linear", "tp = 1; pp = 1; micro_batch = 2; global_batch = 16; dtype = bf16");
 }
 
 TEST(activations_flash_output_kept_once) {
@@ -374,18 +373,8 @@ TEST(activations_fp8) {
   expect_near(flash_per_layer(4, true, "selective", "fp8"), 25 * SBH / 4, "fp8, selective: 25 sbh/t");
   /* the unfused attention's scores and the norms are not GEMM inputs: the megatron_gpt layer
    * keeps 34 + 5as/h of which the four GEMM inputs (qkv 2, proj 2, up 2, down 8) halve */
-  char model[256];
-  snprintf(model, sizeof model, "layers = %%d; hidden = %d; heads = %d; seq = %d; vocab = 51200", KH, KA, KS);
-  double a[2];
-  for (int i = 0; i < 2; i++) {
-    char m[256];
-    snprintf(m, sizeof m, model, 2 * (i + 1));
-    Fx *x = run_scenario("", "megatron_gpt", m, "selene { nodes = 1 }",
-                         "tp = 1; pp = 1; micro_batch = 2; global_batch = 16; dtype = fp8");
-    a[i] = x->r.memory[RM_ACTIVATIONS];
-    fx_close(x);
-  }
-  expect_near((a[1] - a[0]) / 2, SBH * (34 - 7 + FIVE_AS_H), "megatron_gpt, fp8: sbh(27 + 5as/h)");
+  expect_near(act_per_layer("", "megatron_gpt", "", "tp = 1; pp = 1; micro_batch = 2; global_batch = 16; dtype = fp8"),
+              SBH * (34 - 7 + FIVE_AS_H), "megatron_gpt, fp8: sbh(27 + 5as/h)");
 }
 
 /* fp8 covers the layers' GEMMs; the LM head and the other operators run in bf16. */
