@@ -123,7 +123,6 @@ typedef struct Lower {
   GId tp, pp, dp, cp, ep, vs, mb, gb, m, seq, hidden;
   GId stride[6];                /* per group: tp cp ep dp pp dpcp */
   GId bytes_act;                /* bytes per activation element */
-  GId bytes_gemm_in;            /* bytes per element a GEMM keeps of its input (1: fp8's cast) */
   RtDtype dt_plan;              /* the plan's dtype */
   RtDtype dt_gemm, dt_other;    /* the current block's GEMMs', and the other operators' */
   /* plan decisions, as nodes (constants unless a sweep varies them) */
@@ -516,6 +515,10 @@ static void comm(Lower *L, int stream, const char *name, const char *what, GId f
   add_op(L, name, what, 't', f, b);
 }
 
+/* Bytes per element a GEMM of the current block keeps of its input: with fp8, its one-byte
+ * fp8 cast. */
+static GId gemm_in_bytes(Lower *L) { return L->dt_gemm == RT_FP8 ? K(L, 1) : L->bytes_act; }
+
 /* Elements of work outside (or inside) the tensor-parallel region on this rank. */
 static GId local_elems(Lower *L, GId elems) {
   return L->sharded ? DIV(L, elems, L->tp) : PICK(L, L->sp, DIV(L, elems, L->tp), elems);
@@ -542,7 +545,7 @@ static void lower_linear(Lower *L, const char *name, Args *a, GId in_saved) {
   /* saved input: a column linear's input is replicated over tp (sharded with SP) */
   GId in_el = col ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in)) : row ? MUL(L, t, k) : local_elems(L, MUL(L, t, in));
   if (in_saved < 0 || col || L->dt_gemm == RT_FP8)   /* a column linear's input is not O */
-    A->act = ADD(L, A->act, MUL(L, in_el, L->bytes_gemm_in));
+    A->act = ADD(L, A->act, MUL(L, in_el, gemm_in_bytes(L)));
   else
     A->act_sel = SUB(L, A->act_sel, in_saved);
   double tp;
@@ -641,7 +644,7 @@ static void lower_experts(Lower *L, const char *name, Args *a) {
   A->params = ADD(L, A->params, MUL(L, el, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid))));
   A->tensors = ADD(L, A->tensors, MUL(L, K(L, 2), el));   /* fc1 and fc2 weights per local expert */
   /* the GEMMs' inputs (h, ffn) and the activation's (up) */
-  GId saved = ADD(L, MUL(L, ADD(L, hid, ffn), L->bytes_gemm_in), MUL(L, up, L->bytes_act));
+  GId saved = ADD(L, MUL(L, ADD(L, hid, ffn), gemm_in_bytes(L)), MUL(L, up, L->bytes_act));
   A->act = ADD(L, A->act, MUL(L, pairs, saved));
   double ep;
   if (!(g_is_const(L->g, L->ep, &ep) && ep == 1)) {
@@ -793,11 +796,9 @@ static void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   L->sharded = false;
   L->out_saved = -1;
   /* fp8 (Transformer Engine's recipe, as Megatron-Core and NeMo run it) covers the layers'
-   * GEMMs; the embedding's and the LM head's stay in bf16.  A GEMM of fp8 keeps the fp8 cast
-   * of its input for its weight gradient: one byte an element. */
+   * GEMMs; the embedding's and the LM head's stay in bf16. */
   bool fp8 = L->dt_plan == RT_FP8 && which == LB_LAYER;
   L->dt_gemm = fp8 ? RT_FP8 : L->dt_other;
-  L->bytes_gemm_in = fp8 ? K(L, 1) : L->bytes_act;
   if (!blk) return;
   for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
     if (c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL) lower_op(L, c);

@@ -178,7 +178,7 @@ static int cells_init(Cells *c, const RtTable *t, const Pt *p, int n) {
 
 static void cells_free(Cells *c) { free(c->k), free(c->idx), free(c->w); }
 
-/* The fitted log correction of grid `which` at sample i of c. */
+/* The log correction that grid values v give at sample i of c. */
 static double cells_at(const Cells *c, const double *v, int i) {
   const int *idx = c->idx + i * c->stride;
   const double *w = c->w + i * c->stride;
@@ -206,15 +206,16 @@ static void neighbour_sums(const RtTable *t, const double *v, double *sum, int *
   }
 }
 
+/* Axis function f (np points) at the point lo + w of the way to the next. */
+static double axis_at(const double *f, int np, int lo, double w) {
+  return (1 - w) * f[lo] + (np > 1 ? w * f[lo + 1] : 0);
+}
+
 /* The additive part of a table's log correction: per axis a function of that axis alone,
  * piecewise linear between its grid points, fitted to the rows by backfitting (each axis in
  * turn to what the others leave); *node_add then holds, per grid node, the sum of the axes'
  * values there.  Many rows inform each axis point, where a node of the full grid sees few:
  * it is the prior the nodes are pulled toward (fit_values()). */
-/* Axis function f (np points) at the point lo + w of the way to the next. */
-static double axis_at(const double *f, int np, int lo, double w) {
-  return (1 - w) * f[lo] + (np > 1 ? w * f[lo + 1] : 0);
-}
 
 static int additive_prior(const RtTable *t, int which, const Pt *p, int n, double *node_add) {
   int naxes = t->naxes, rc = -1;
@@ -866,7 +867,7 @@ int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir,
       if (m->bwd_rows)
         append(hdr, sizeof hdr, &len, "\n    backward column not used: %d of its %d times are "
                "faster than %s's peak allows; the forward's correction serves the backward",
-               m->bwd_bad, m->bwd_rows, g->name);
+               m->bwd_bad, m->bwd_rows, g->name ? g->name : "the GPU");
       /* The file's cross-validated MAPE weighted by its rows: the table's over its rows. */
       const RtFitErr *e = &cv->file[f];
       n += e->rows[0], s0 += e->mape[0] * e->rows[0];
