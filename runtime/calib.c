@@ -74,6 +74,12 @@ static void index_axis(RtTable *t, int a) {
   }
 }
 
+/* The grid's value count and each axis's stride in the row-major values. */
+static void table_strides(RtTable *t) {
+  t->nvals = 1;
+  for (int a = t->naxes - 1; a >= 0; a--) t->stride[a] = t->nvals, t->nvals *= t->npts[a];
+}
+
 static void table_set_name(RtTable *t) {
   snprintf(t->name, sizeof t->name, "%s %s%s%s", t->kernel, rt_dtype_name(t->dtype),
            t->keys[0] ? " " : "", t->keys);
@@ -88,7 +94,6 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
   strcpy(t->kernel, kernel);
   t->dtype = dt;
   t->naxes = naxes;
-  t->nvals = 1;
   for (int a = 0; a < naxes; a++) {
     if (npts[a] < 1 || npts[a] > RT_MAX_POINTS || strlen(axis_names[a]) >= RT_NAME_MAX) return -1;
     snprintf(t->axis_name[a], RT_NAME_MAX, "%s", axis_names[a]);
@@ -98,8 +103,8 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
       t->logx[a][i] = log(points[a][i]);
     }
     index_axis(t, a);
-    t->nvals *= npts[a];
   }
+  table_strides(t);
   table_set_name(t);
   for (int w = 0; w <= with_bwd; w++) {
     t->logc[w] = calloc((size_t)t->nvals, sizeof(double));
@@ -157,20 +162,20 @@ static inline void table_cell(const RtTable *t, int naxes, const double *lx, int
     lo[a] = i, up[a] = i + 1, frac[a] = (c - p[i]) / (p[i + 1] - p[i]);
   }
   if (out) *flags |= RT_EXTRAPOLATED;
-  int stride = 1;
-  for (int a = naxes - 1; a > 0; a--) stride *= t->npts[a];
+  /* Corner c after axis a: its weight and index times 1 - frac (bit a clear) or frac (set).
+   * The trip counts are constants once NAXES is, so the loops unroll. */
   w[0] = 1, idx[0] = 0;
-  int nc = 1;
+#pragma GCC unroll 4
   for (int a = 0; a < naxes; a++) {
     double f = frac[a], g = 1 - f;
-    for (int c = 0; c < nc; c++) {
+    int lo_a = lo[a] * t->stride[a], up_a = up[a] * t->stride[a];
+#pragma GCC unroll 8
+    for (int c = 0; c < 1 << a; c++) {
       double wc = w[c];
       int ic = idx[c];
-      w[c] = wc * g, idx[c] = ic + lo[a] * stride;
-      w[c + nc] = wc * f, idx[c + nc] = ic + up[a] * stride;
+      w[c] = wc * g, idx[c] = ic + lo_a;
+      w[c + (1 << a)] = wc * f, idx[c + (1 << a)] = ic + up_a;
     }
-    nc *= 2;
-    if (a + 1 < naxes) stride /= t->npts[a + 1];
   }
 }
 
@@ -505,8 +510,7 @@ static int read_values(Loader *L, int which, char **w, int nw) {
   if (!t) return fail(L, L->line, "`%s` before any `table` line", w[0]);
   if (t->naxes == 0) return fail(L, L->line, "`%s` before any `axis` line", w[0]);
   if (!t->logc[which]) {
-    t->nvals = 1;
-    for (int a = 0; a < t->naxes; a++) t->nvals *= t->npts[a];
+    table_strides(t);
     t->logc[which] = malloc((size_t)t->nvals * sizeof(double));
     if (!t->logc[which]) return fail(L, L->line, "out of memory");
   }

@@ -50,6 +50,8 @@ typedef struct RtTable {
   double bucket_scale[RT_MAX_AXES];
   unsigned char bucket[RT_MAX_AXES][RT_BUCKETS];
   int nvals;                   /* product of npts */
+  int stride[RT_MAX_AXES];     /* values between neighbours along axis a: the product of the
+                                * later axes' npts (table_strides() in calib.c) */
   double *logc[2];             /* [0] fwd (always there), [1] bwd (NULL: fwd's grid) */
 } RtTable;
 
