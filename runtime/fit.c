@@ -429,7 +429,9 @@ static double choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd,
   Pt *q = n >= cv_min_rows ? malloc((size_t)n * sizeof *q) : NULL;
   if (!q) return INFINITY;
   /* One cap for every axis first, from the ladder; then each axis in turn, a step up or down
-   * the ladder, while that lowers the error. */
+   * the ladder, while that lowers the error, for two passes.  A search until no step helps
+   * fits the sampled sizes better and extrapolates worse (docs/calibration.md, "How a table
+   * is fitted"). */
   double err = INFINITY;
   int lvl[RT_MAX_AXES] = {0}, best = 0;
   Tried tr = {0};
