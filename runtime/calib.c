@@ -162,14 +162,11 @@ static inline void table_cell(const RtTable *t, int naxes, const double *lx, int
     lo[a] = i, up[a] = i + 1, frac[a] = (c - p[i]) / (p[i + 1] - p[i]);
   }
   if (out) *flags |= RT_EXTRAPOLATED;
-  /* Corner c after axis a: its weight and index times 1 - frac (bit a clear) or frac (set).
-   * The trip counts are constants once NAXES is, so the loops unroll. */
+  /* Corner c after axis a: its weight and index times 1 - frac (bit a clear) or frac (set). */
   w[0] = 1, idx[0] = 0;
-#pragma GCC unroll 4
   for (int a = 0; a < naxes; a++) {
     double f = frac[a], g = 1 - f;
     int lo_a = lo[a] * t->stride[a], up_a = up[a] * t->stride[a];
-#pragma GCC unroll 8
     for (int c = 0; c < 1 << a; c++) {
       double wc = w[c];
       int ic = idx[c];
