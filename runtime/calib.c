@@ -212,9 +212,10 @@ double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *fla
 
 void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost) {
   double s0, s1;
-  table_sums_n(t, lx, t->logc[0], t->logc[1] ? t->logc[1] : t->logc[0], &s0, &s1, &cost->flags);
-  cost->fwd *= exp(s0);
-  if (cost->bwd > 0) cost->bwd *= exp(s1);
+  table_sums_n(t, lx, t->logc[0], t->logc[1], &s0, &s1, &cost->flags);
+  double f = exp(s0);   /* without a bwd grid, the fwd grid's correction serves both */
+  cost->fwd *= f;
+  if (cost->bwd > 0) cost->bwd *= t->logc[1] ? exp(s1) : f;
   cost->flags |= RT_CALIBRATED;
 }
 

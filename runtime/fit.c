@@ -216,7 +216,6 @@ static double axis_at(const double *f, int np, int lo, double w) {
  * turn to what the others leave); *node_add then holds, per grid node, the sum of the axes'
  * values there.  Many rows inform each axis point, where a node of the full grid sees few:
  * it is the prior the nodes are pulled toward (fit_values()). */
-
 static int additive_prior(const RtTable *t, int which, const Pt *p, int n, double *node_add) {
   int naxes = t->naxes, rc = -1;
   int *lo = malloc((size_t)(n + 1) * RT_MAX_AXES * sizeof *lo);
