@@ -87,7 +87,7 @@ double rt_peak(const RtGpu *g, RtDtype dt);
  * 2^52, where truncation through int64 is exact); anything else goes to ceil(). */
 static inline double rt_ceil_pos(double x) {
   if (!(x > 0 && x < 0x1p52)) return ceil(x);
-  double t = (double)(long long)x;
-  return t < x ? t + 1 : t;
+  long long i = (long long)x;
+  return (double)(i + ((double)i < x));   /* no branch on the fraction: shapes are random */
 }
 #endif
