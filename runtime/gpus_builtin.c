@@ -15,7 +15,7 @@
 
 const RtGpu rt_gpus_builtin[RT_NGPUS_BUILTIN] = {   /* ORDER gpus_builtin.h */
     {"a100_sxm4_80gb", 80 * GiB, 2039e9, {19.5 * T, 156 * T, 312 * T, 312 * T, 0}, 108, 40e6, NULL, 0},
-    {"h100_sxm", 80 * GiB, 3350e9, {67 * T, 494.5 * T, 989 * T, 989 * T, 1979 * T}, 132, 50e6, NULL, 0.709},
+    {"h100_sxm", 80 * GiB, 3350e9, {67 * T, 494.5 * T, 989 * T, 989 * T, 1979 * T}, 132, 50e6, NULL, 0.590},
     {"gh200", 96 * GiB, 4000e9, {67 * T, 494.5 * T, 989 * T, 989 * T, 1979 * T}, 132, 50e6, NULL, 0},
 };
 /* ORDER builtin: the calibration folder each GPU's tables come from (hw/gpus.llmp). */
