@@ -146,7 +146,15 @@ static void expr(Out *o, const AstNode *n, int level) {
   case AST_BOOL: puts_(o, n->u.boolean ? "true" : "false"); break;
   case AST_NAME: puts_(o, n->name); break;
   case AST_MEMBER:
-    expr_prec(o, n->u.bin.lhs, 8, level);
+    /* A number on the left keeps parentheses: `2 . 81F` written `2.81F` would read back as
+     * the number 2.81 and a stray `F` (found by the fuzzer); `(2).81F` reads back as itself. */
+    if (n->u.bin.lhs->kind == AST_NUM) {
+      put(o, "(", 1);
+      expr(o, n->u.bin.lhs, level);
+      put(o, ")", 1);
+    } else {
+      expr_prec(o, n->u.bin.lhs, 8, level);
+    }
     put(o, ".", 1);
     puts_(o, n->name);
     break;

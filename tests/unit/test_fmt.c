@@ -522,6 +522,12 @@ TEST(parenthesises_by_precedence) {
   expr_is("((((x))))", "x");
   expr_is("(a.b).c", "a.b.c");
   expr_is("(a + b).c", "(a + b).c");
+  /* a number on the left of `.` keeps its parentheses: `2.81F` would read back as the
+   * number 2.81 and a stray `F` (a fuzzer find) */
+  expr_is("2 . 81F", "(2).81F");
+  expr_is("(2).81F", "(2).81F");
+  expr_is("2.5 .x", "(2.5).x");
+  expr_is("2 GiB . x", "(2 GiB).x");
   expr_is("f((1 + 2), k = (3))", "f(1 + 2, k = 3)");
   expr_is("[(1), (a or b)]", "[1, a or b]");
   expr_is("(1 GB) * 2", "1 GB * 2");
