@@ -1,5 +1,6 @@
 #!/bin/sh
-# run.sh - a long fuzzing run of the front end (tests/fuzz/fuzz_front.c).
+# run.sh - a long fuzzing run of the front end (tests/fuzz/fuzz_front.c), or with HARNESS=calib
+# of the calibration-table and sample-file readers (tests/fuzz/fuzz_calib.c).
 #
 #   tests/fuzz/run.sh [SECONDS] [LIBFUZZER-OPTION...]       (default 600 s)
 #
@@ -19,6 +20,9 @@
 #                               timeout or OOM (-ignore_crashes=1 ...), collecting every
 #                               reproducer; unset: one process that stops at the first finding
 #   CC=clang-14                 the compiler
+#   HARNESS=front               front (fuzz_front, corpus/, llmp.dict) or calib (fuzz_calib,
+#                               corpus_calib/, calib.dict; its working corpus and reproducers
+#                               are build-fuzz/fuzz-corpus-calib/ and fuzz-artifacts-calib/)
 #
 # A reproducer is replayed with `build-fuzz/tests/fuzz/fuzz_front FILE` (the sanitizer report
 # and the formatter's complaint, if any, are printed).  Minimise one with
@@ -34,29 +38,38 @@ BUILD_TYPE="${BUILD_TYPE:-Debug}"
 JOBS="${JOBS:-}"
 CC="${CC:-clang-14}"
 B=build-fuzz
+HARNESS="${HARNESS:-front}"
+case "$HARNESS" in
+  front) SEEDS=tests/fuzz/corpus DICT=tests/fuzz/llmp.dict SUFFIX= ;;
+  calib) SEEDS=tests/fuzz/corpus_calib DICT=tests/fuzz/calib.dict SUFFIX=-calib ;;
+  *) echo "run.sh: HARNESS must be front or calib, not $HARNESS" >&2; exit 2 ;;
+esac
+FUZZER="fuzz_$HARNESS"
+CORPUS="$B/fuzz-corpus$SUFFIX"
+ARTIFACTS="$B/fuzz-artifacts$SUFFIX"
 
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCMAKE_C_COMPILER="$CC" \
   -DLLMP_FUZZ=ON -DLLMP_SANITIZE=ON >/dev/null
-cmake --build "$B" -j "$(nproc)" --target fuzz_front
+cmake --build "$B" -j "$(nproc)" --target "$FUZZER"
 
-mkdir -p "$B/fuzz-corpus" "$B/fuzz-artifacts"
-if [ -z "$(ls -A "$B/fuzz-corpus")" ]; then
-  cp tests/fuzz/corpus/* "$B/fuzz-corpus/"
+mkdir -p "$CORPUS" "$ARTIFACTS"
+if [ -z "$(ls -A "$CORPUS")" ]; then
+  cp "$SEEDS"/* "$CORPUS/"
 fi
 
-set -- -max_total_time="$SECONDS_TO_RUN" -dict=tests/fuzz/llmp.dict -max_len=4096 \
+set -- -max_total_time="$SECONDS_TO_RUN" -dict="$DICT" -max_len=4096 \
   -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-  -artifact_prefix="$B/fuzz-artifacts/" "$@"
+  -artifact_prefix="$ARTIFACTS/" "$@"
 if [ -n "$JOBS" ]; then
   set -- -fork="$JOBS" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "$@"
 fi
 
-echo "fuzzing for $SECONDS_TO_RUN s ($BUILD_TYPE build, ${JOBS:-1} job(s)); corpus $B/fuzz-corpus," \
-  "reproducers in $B/fuzz-artifacts/"
-before="$(ls "$B/fuzz-artifacts" | wc -l)"
+echo "fuzzing $FUZZER for $SECONDS_TO_RUN s ($BUILD_TYPE build, ${JOBS:-1} job(s)); corpus $CORPUS," \
+  "reproducers in $ARTIFACTS/"
+before="$(ls "$ARTIFACTS" | wc -l)"
 status=0
-"$B/tests/fuzz/fuzz_front" "$@" "$B/fuzz-corpus" || status=$?
-new=$(($(ls "$B/fuzz-artifacts" | wc -l) - before))
-echo "run.sh: fuzz_front exit status $status; $new new reproducer(s) in $B/fuzz-artifacts/"
+"$B/tests/fuzz/$FUZZER" "$@" "$CORPUS" || status=$?
+new=$(($(ls "$ARTIFACTS" | wc -l) - before))
+echo "run.sh: $FUZZER exit status $status; $new new reproducer(s) in $ARTIFACTS/"
 [ "$status" -eq 0 ] && [ "$new" -gt 0 ] && status=1
 exit "$status"

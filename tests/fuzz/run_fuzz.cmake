@@ -1,17 +1,19 @@
-# run_fuzz.cmake - the body of the fuzz.front.60s test (cmake -P).  Copies the seed corpus
-# to a scratch folder, runs the fuzzer on it for SECONDS, and prints a summary: runs,
-# executions per second, coverage, peak memory.  On a failure it prints the report (from the
-# sanitizer's or libFuzzer's first line to the end) and the reproducers in hex, and fails; the
-# whole output is in ARTIFACTS/fuzz.log either way.
+# run_fuzz.cmake - the body of the fuzz.front.60s and fuzz.calib.60s tests (cmake -P).
+# Copies the seed corpus to a scratch folder, runs the fuzzer on it for SECONDS, and prints a
+# summary: runs, executions per second, coverage, peak memory.  On a failure it prints the
+# report (from the sanitizer's or libFuzzer's first line to the end) and the reproducers in
+# hex, and fails; the whole output is in ARTIFACTS/fuzz.log either way.
 #
-# Variables: FUZZER (the fuzz_front binary), CORPUS_SRC (seed corpus, never written),
-# CORPUS (scratch copy), DICT, ARTIFACTS (where crash-*, leak-*, timeout-* files go), SECONDS.
+# Variables: FUZZER (the fuzz_front or fuzz_calib binary), CORPUS_SRC (seed corpus, never
+# written), CORPUS (scratch copy), DICT, ARTIFACTS (where crash-*, leak-*, timeout-* files
+# go), SECONDS.
 foreach(v FUZZER CORPUS_SRC CORPUS DICT ARTIFACTS SECONDS)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "run_fuzz.cmake: -D${v}= is required")
   endif()
 endforeach()
 
+get_filename_component(name "${FUZZER}" NAME)
 file(REMOVE_RECURSE "${CORPUS}")
 file(MAKE_DIRECTORY "${CORPUS}" "${ARTIFACTS}")
 file(GLOB seeds "${CORPUS_SRC}/*")
@@ -31,7 +33,7 @@ if(NOT rc EQUAL 0)
   # 4000 bytes if there is none: killed from outside), then each reproducer's bytes in hex, so
   # that a CI log alone shows what failed.
   set(at -1)
-  foreach(mark "==ERROR" "runtime error:" "ALARM:" "ERROR: libFuzzer" "out-of-memory" "fuzz_front:"
+  foreach(mark "==ERROR" "runtime error:" "ALARM:" "ERROR: libFuzzer" "out-of-memory" "fuzz_front:" "fuzz_calib:"
           "Sanitizer")
     string(FIND "${out}" "${mark}" m)
     if(m GREATER -1 AND (at EQUAL -1 OR m LESS at))
@@ -47,20 +49,20 @@ if(NOT rc EQUAL 0)
     math(EXPR at "${len} > 4000 ? ${len} - 4000 : 0")
   endif()
   string(SUBSTRING "${out}" ${at} -1 report)
-  message("--- fuzz_front's report (the whole output: ${ARTIFACTS}/fuzz.log)\n${report}")
+  message("--- ${name}'s report (the whole output: ${ARTIFACTS}/fuzz.log)\n${report}")
   file(GLOB repro "${ARTIFACTS}/crash-*" "${ARTIFACTS}/leak-*" "${ARTIFACTS}/timeout-*" "${ARTIFACTS}/oom-*"
        "${ARTIFACTS}/slow-unit-*")
   foreach(f ${repro})
     file(READ "${f}" hex HEX)
     message("--- reproducer ${f} (hex):\n${hex}")
   endforeach()
-  message(FATAL_ERROR "fuzz_front failed (exit status ${rc}); the reproducer is in ${ARTIFACTS}/")
+  message(FATAL_ERROR "${name} failed (exit status ${rc}); the reproducer is in ${ARTIFACTS}/")
 endif()
 
 string(REGEX MATCH "Done ([0-9]+) runs in ([0-9]+) second" done "${out}")
 if(NOT done)
   message("${out}")
-  message(FATAL_ERROR "fuzz_front did not report `Done N runs`")
+  message(FATAL_ERROR "${name} did not report `Done N runs`")
 endif()
 set(runs ${CMAKE_MATCH_1})
 set(secs ${CMAKE_MATCH_2})
@@ -70,7 +72,7 @@ foreach(stat average_exec_per_sec new_units_added peak_rss_mb)
 endforeach()
 string(REGEX MATCH "#[0-9]+\tINITED[^\n]*" inited "${out}")
 string(REGEX MATCH "#[0-9]+\tDONE[^\n]*" last "${out}")
-message(STATUS "fuzz_front: ${inited}")
-message(STATUS "fuzz_front: ${last}")
-message(STATUS "fuzz_front: Done ${runs} runs in ${secs} s: ${average_exec_per_sec} exec/s, "
+message(STATUS "${name}: ${inited}")
+message(STATUS "${name}: ${last}")
+message(STATUS "${name}: Done ${runs} runs in ${secs} s: ${average_exec_per_sec} exec/s, "
                "${new_units_added} new corpus units, peak RSS ${peak_rss_mb} MB")
