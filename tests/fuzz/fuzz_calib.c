@@ -18,6 +18,11 @@
  * Errors go to a discarded stream.  Every reader must not crash, leak, hang or trip a
  * sanitizer on any input.
  *
+ * Seeds (corpus_calib/): the mode byte (and the pick byte) followed by the first lines of a
+ * shipped table of hw/calibration/ or of a sample file of shared/data/paper-samples/ (the
+ * samples of arXiv 2509.22832, MIT licence, copyright 2025 ICICLE,
+ * github.com/DebarghaG/estimate-train-time), or by a few hand-written rows.
+ *
  * Build: tests/fuzz/CMakeLists.txt (LLMP_FUZZ=ON, clang).  As a plain program,
  * `fuzz_calib FILE...` runs each FILE once (libFuzzer's driver). */
 #include <errno.h>
