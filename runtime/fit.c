@@ -320,6 +320,18 @@ static const int cap_ladder[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
 enum { NCAPS = sizeof cap_ladder / sizeof cap_ladder[0], cv_folds = 3, cv_min_rows = 12 };
 static const double finer_slack = 1.01;
 
+/* The search tries no grid of more than max_nodes_per_row nodes for each row it fits: such a
+ * grid is all fill between the samples, and fitting it is what a small sample set spent its
+ * time on (34 bmm rows took 1.5 s, 4-axis grids up to 12^4 nodes; a fuzzer found it).  Every
+ * grid the shipped tables' searches try has at least 0.39 rows per node (above), so this
+ * leaves them as they were. */
+enum { max_nodes_per_row = 16 };
+static int too_fine(const int *cap, int naxes, int n) {
+  double nodes = 1;
+  for (int a = 0; a < naxes; a++) nodes *= cap[a];
+  return nodes > (double)max_nodes_per_row * n;
+}
+
 /* The table of op/dt on the rows p[0..n) with at most cap[a] points on axis a: grid and
  * values; keys: its qualifiers, NULL for op's.  vals: scratch for n doubles.  0, or -1 on
  * failure (t released). */
@@ -437,6 +449,7 @@ static double choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd,
   for (int c = 0; c < NCAPS; c++) {
     int try[RT_MAX_AXES];
     for (int a = 0; a < naxes; a++) try[a] = cap_ladder[c] < top[a] ? cap_ladder[c] : top[a];
+    if (c > 0 && too_fine(try, naxes, n)) break;
     double e = cv_error_once(&tr, op, dt, p, n, try, with_bwd, q, vals);
     if (e < err * finer_slack) err = fmin(e, err), best = c;
     if (cap_ladder[c] >= nd) break;
@@ -456,6 +469,7 @@ static double choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd,
           int v = cap_ladder[b == a ? l : lvl[b]];
           try[b] = v < top[b] ? v : top[b];
         }
+        if (dir > 0 && too_fine(try, naxes, n)) continue;
         double e = cv_error_once(&tr, op, dt, p, n, try, with_bwd, q, vals);
         if (e < err * (dir > 0 ? finer_slack : 1)) err = fmin(e, err), lvl[a] = l, moved = 1;
       }

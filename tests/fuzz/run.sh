@@ -66,10 +66,12 @@ fi
 
 echo "fuzzing $FUZZER for $SECONDS_TO_RUN s ($BUILD_TYPE build, ${JOBS:-1} job(s)); corpus $CORPUS," \
   "reproducers in $ARTIFACTS/"
-before="$(ls "$ARTIFACTS" | wc -l)"
+# Reproducers: crash-, leak-, timeout-, oom- files (slow-unit- files are reports, not findings).
+findings() { ls "$ARTIFACTS" | grep -c -E '^(crash|leak|timeout|oom)-' || true; }
+before="$(findings)"
 status=0
 "$B/tests/fuzz/$FUZZER" "$@" "$CORPUS" || status=$?
-new=$(($(ls "$ARTIFACTS" | wc -l) - before))
+new=$(($(findings) - before))
 echo "run.sh: $FUZZER exit status $status; $new new reproducer(s) in $ARTIFACTS/"
 [ "$status" -eq 0 ] && [ "$new" -gt 0 ] && status=1
 exit "$status"
