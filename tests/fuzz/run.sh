@@ -24,8 +24,9 @@
 #                               corpus_calib/, calib.dict; its working corpus and reproducers
 #                               are build-fuzz/fuzz-corpus-calib/ and fuzz-artifacts-calib/)
 #
-# A reproducer is replayed with `build-fuzz/tests/fuzz/fuzz_front FILE` (the sanitizer report
-# and the formatter's complaint, if any, are printed).  Minimise one with
+# A reproducer is replayed with `build-fuzz/tests/fuzz/fuzz_front FILE` (fuzz_calib for those
+# of HARNESS=calib; the sanitizer report and the formatter's complaint, if any, are printed).
+# Minimise one with
 # `fuzz_front -minimize_crash=1 -runs=10000 FILE`.  Reproducers worth keeping go to
 # tests/fuzz/crashes/ under a name that says what they are (not crash-*: .gitignore).
 # Exit status: 0 when the run ended without a finding, non-zero otherwise.
