@@ -855,6 +855,13 @@ static int dtype_code(const char *w) {
   return d < 0 ? RT_BF16 : d;
 }
 
+/* Bytes per gradient element: the plan's grad_dtype (default fp32), at least 2 (an fp8
+ * gradient is accumulated in 16 bits). */
+static double grad_bytes(Lower *L) {
+  double b = rt_dtype_bytes((RtDtype)dtype_code(word_or(L, L->plan, "grad_dtype", "fp32")));
+  return b < 2 ? 2 : b;
+}
+
 bool lower_axis_code(const char *field, const char *word, double *code) {
   static const struct { const char *field, *word; double code; } codes[] = {
       {"schedule", "gpipe", RT_GPIPE}, {"schedule", "1f1b", RT_1F1B}, {"schedule", "interleaved", RT_INTERLEAVED},
@@ -1074,9 +1081,8 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   GId tensors0 = ADD(L, ADD(L, MUL(L, l0, Ly->tensors), E->tensors), g_select(g, one_dev, tied ? z : H->tensors, z));
   GId tensorsl = ADD(L, MUL(L, ll, Ly->tensors), H->tensors);
   GId tensors = g_select(g, one_dev, tensors0, g_select(g, g_bin(g, GN_GE, params0, paramsl), tensors0, tensorsl));
-  int gdt = dtype_code(word_or(L, p, "grad_dtype", "fp32"));
-  GId grad_el = K(L, rt_dtype_bytes((RtDtype)gdt) < 2 ? 2 : rt_dtype_bytes((RtDtype)gdt));
-  GId w_el = K(L, L->dt_plan == RT_FP32 || L->dt_plan == RT_TF32 ? 4 : 2);
+  GId grad_el = K(L, grad_bytes(L));
+  GId w_el = L->bytes_act;   /* weights are stored as the activations are */
   GId bucket = field_num(L, p, "plan", "dp_bucket_elements", 40e6);
   bucket = g_min(g, bucket, params);
   GId nb = g_un(g, GN_CEIL, DIV(L, params, bucket));
@@ -1289,11 +1295,9 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   if (!kf(&L, z3)) {   /* ZeRO-3: per-layer parameter gathers and gradient reduce-scatters */
     L.which = LB_LAYER;
     L.acc = &acc[LB_LAYER];
-    GId w_el = K(&L, L.dt_plan == RT_FP32 || L.dt_plan == RT_TF32 ? 4 : 2);
-    double gb = rt_dtype_bytes((RtDtype)dtype_code(word_or(&L, L.plan, "grad_dtype", "fp32")));
-    GId pbytes = MUL(&L, acc[LB_LAYER].params, w_el);
+    GId pbytes = MUL(&L, acc[LB_LAYER].params, L.bytes_act);   /* weights as activations */
     GId ag = coll(&L, RTK_ALLGATHER, pbytes, G_DPCP, "zero3 gather");
-    GId rs = coll(&L, RTK_REDUCESCATTER, MUL(&L, acc[LB_LAYER].params, K(&L, gb < 2 ? 2 : gb)), G_DPCP, "zero3 reduce");
+    GId rs = coll(&L, RTK_REDUCESCATTER, MUL(&L, acc[LB_LAYER].params, K(&L, grad_bytes(&L))), G_DPCP, "zero3 reduce");
     GId f = exposed(&L, ag, acc[LB_LAYER].fc, L.overlap_dp);
     GId b = exposed(&L, ADD(&L, ag, rs), acc[LB_LAYER].bc, L.overlap_dp);
     comm(&L, CM_DP, "layer", "zero3 gather/reduce", PICK(&L, z3, f, K(&L, 0)), PICK(&L, z3, b, K(&L, 0)));
