@@ -6,18 +6,54 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { HW_MAX = 64 };
+/* Every gpu, cluster and calibration built, without limit: a file of many scenarios makes a
+ * cluster per inline extension (`eos { nodes = 16 }`).  Each is allocated alone and never
+ * moves: callers keep the pointers, and a cluster points at its gpu. */
+typedef struct Built {
+  Decl *decl;   /* what it was built from; NULL for a calibration */
+  void *item;   /* RtGpu, RtCluster or RtCalib */
+} Built;
+
+typedef struct BuiltList {
+  Built *v;
+  int n, cap;
+} BuiltList;
 
 struct HwSet {
   Sema *s;
   Diag *d;
   const SemaOptions *opt;
-  RtGpu gpus[HW_MAX];
-  RtCluster clusters[HW_MAX];
-  Decl *gpu_decls[HW_MAX], *cluster_decls[HW_MAX];   /* what each was built from */
-  RtCalib *calibs[2 * HW_MAX];
-  int ngpus, nclusters, ncalibs;
+  BuiltList gpus, clusters, calibs;
 };
+
+static void *built_find(const BuiltList *l, const Decl *decl) {
+  for (int i = 0; i < l->n; i++)
+    if (l->v[i].decl == decl) return l->v[i].item;
+  return NULL;
+}
+
+/* Appends a copy of the size bytes at item (or item itself, size 0); returns the copy. */
+static void *built_add(BuiltList *l, Decl *decl, void *item, size_t size) {
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 16;
+    l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
+    if (!l->v) abort();
+  }
+  if (size) {
+    void *copy = malloc(size);
+    if (!copy) abort();
+    item = memcpy(copy, item, size);
+  }
+  l->v[l->n++] = (Built){decl, item};
+  return item;
+}
+
+static void built_free(BuiltList *l, void (*f)(void *)) {
+  for (int i = 0; i < l->n; i++) f(l->v[i].item);
+  free(l->v);
+}
+
+static void calib_free(void *c) { rt_calib_free(c); }
 
 HwSet *hw_new(Sema *s, Diag *d, const SemaOptions *opt) {
   HwSet *h = calloc(1, sizeof *h);
@@ -30,7 +66,9 @@ HwSet *hw_new(Sema *s, Diag *d, const SemaOptions *opt) {
 
 void hw_free(HwSet *h) {
   if (!h) return;
-  for (int i = 0; i < h->ncalibs; i++) rt_calib_free(h->calibs[i]);
+  built_free(&h->calibs, calib_free);
+  built_free(&h->gpus, free);
+  built_free(&h->clusters, free);
   free(h);
 }
 
@@ -56,7 +94,7 @@ static const RtCalib *load_calib(HwSet *h, Decl *decl, bool *failed) {
     *failed = true;
     return NULL;
   }
-  if (h->ncalibs < 2 * HW_MAX) h->calibs[h->ncalibs++] = c;
+  built_add(&h->calibs, NULL, c, 0);
   return c;
 }
 
@@ -70,9 +108,8 @@ static const char *const peak_fields[RT_NDTYPES] = {   /* ORDER RtDtype */
     "peak_fp32", "peak_tf32", "peak_fp16", "peak_bf16", "peak_fp8"};
 
 static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
-  for (int i = 0; i < h->ngpus; i++)
-    if (h->gpu_decls[i] == decl) return &h->gpus[i];
-  if (h->ngpus == HW_MAX) return NULL;
+  const RtGpu *known = built_find(&h->gpus, decl);
+  if (known) return known;
   RtGpu g = {0};
   double sms;
   g.name = sema_decl_name(decl);
@@ -87,9 +124,7 @@ static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
   bool failed;
   g.calib = load_calib(h, decl, &failed);
   if (failed) return NULL;
-  h->gpus[h->ngpus] = g;
-  h->gpu_decls[h->ngpus] = decl;
-  return &h->gpus[h->ngpus++];
+  return built_add(&h->gpus, decl, &g, sizeof g);
 }
 
 const RtGpu *hw_gpu(HwSet *h, const char *name) {
@@ -129,9 +164,8 @@ const RtCluster *hw_cluster(HwSet *h, const char *name) {
 
 const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
   const char *name = sema_decl_name(decl);
-  for (int i = 0; i < h->nclusters; i++)
-    if (h->cluster_decls[i] == decl) return &h->clusters[i];
-  if (h->nclusters == HW_MAX) return NULL;
+  const RtCluster *known = built_find(&h->clusters, decl);
+  if (known) return known;
   RtCluster c = {0};
   double gpn, nodes;
   c.name = sema_decl_name(decl);
@@ -151,9 +185,7 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
   bool failed;
   c.calib = load_calib(h, decl, &failed);
   if (failed) return NULL;
-  h->clusters[h->nclusters] = c;
-  h->cluster_decls[h->nclusters] = decl;
-  return &h->clusters[h->nclusters++];
+  return built_add(&h->clusters, decl, &c, sizeof c);
 }
 
 /* The root of the compilation: every file of hw/ that declares hardware, then -f files. */
