@@ -47,7 +47,7 @@ SHAPES = {
 }
 VOCAB = 50368
 
-# GPU section -> (file stem, cluster expression builder, what the cluster stands for)
+# the CSV's gpu column -> (file stem, the cluster its scenarios run on)
 SECTIONS = {
     "h100_80gb": ("h100_80gb", "eos"),
     "a100_80gb": ("a100_80gb", "selene"),
@@ -86,7 +86,7 @@ def models_file():
     for m, (layers, d, heads) in SHAPES.items():
         out += [f"# {m}: {params(m, 2048):,} parameters at sequence 2048 (the CSV's num_params)",
                 f"model {ident(m)} extends gpt {{",
-                f'  description = "MosaicML {m.upper().replace("MPT-", "MPT-")} (llm-foundry benchmark)"',
+                f'  description = "MosaicML {m.upper()} (llm-foundry benchmark)"',
                 f"  layers      = {layers}",
                 f"  hidden      = {d}",
                 f"  heads       = {heads}",
