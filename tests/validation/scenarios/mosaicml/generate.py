@@ -47,14 +47,13 @@ SHAPES = {
 }
 VOCAB = 50368
 
-# the CSV's gpu column -> (file stem, the cluster its scenarios run on)
-SECTIONS = {
-    "h100_80gb": ("h100_80gb", "eos"),
-    "a100_80gb": ("a100_80gb", "selene"),
-    "a100_40gb": ("a100_40gb", "mosaic_a100_40gb"),
+# the CSV's gpu column -> (scenario name prefix, the cluster its scenarios run on); the column
+# is also the name of the file its rows go to
+GPUS = {
+    "h100_80gb": ("h100", "eos"),
+    "a100_80gb": ("a100", "selene"),
+    "a100_40gb": ("a100_40g", "mosaic_a100_40gb"),
 }
-
-GPU_PREFIX = {"h100_80gb": "h100", "a100_80gb": "a100", "a100_40gb": "a100_40g"}
 
 SRC = ("shared/data/published/mosaicml_mpt_llmfoundry_benchmarks.csv: github.com/mosaicml/llm-foundry "
        "commit 8c8dd48f7216, scripts/train/benchmarking/README.md")
@@ -131,25 +130,25 @@ cluster mosaic_a100_40gb {
 def scenario(row, n):
     model, seq, gpus = row["model"], int(row["seq_len"]), int(row["n_gpus"])
     if model not in SHAPES:
-        fail(f"row {n}: no shape for {model}")
+        fail(f"line {n}: no shape for {model}")
     if params(model, seq) != int(row["num_params"]):
-        fail(f"row {n}: {model} at {seq}: {params(model, seq)} parameters, the CSV says {row['num_params']}")
+        fail(f"line {n}: {model} at {seq}: {params(model, seq)} parameters, the CSV says {row['num_params']}")
     mb, ga, gb = int(row["micro_batch_seqs"]), int(row["grad_accum"]), int(row["global_batch_seqs"])
     if mb * ga * gpus != gb:
-        fail(f"row {n}: {mb} x {ga} x {gpus} != global batch {gb}")
+        fail(f"line {n}: {mb} x {ga} x {gpus} != global batch {gb}")
     it = float(row["global_batch_tokens"]) / float(row["throughput_tokens_per_s"])
     if abs(it - float(row["step_time_s_derived"])) > 1e-4 * it:
-        fail(f"row {n}: iteration {it} != step_time_s_derived {row['step_time_s_derived']}")
+        fail(f"line {n}: iteration {it} != step_time_s_derived {row['step_time_s_derived']}")
     zero = {"FULL_SHARD": 3, "SHARD_GRAD_OP": 2}.get(row["sharding_strategy"])
     grad = {"DEFAULT": "fp32", "PURE": "bf16"}.get(row["mp_mode"])
     dtype = {"amp_bf16": "bf16", "bf16": "bf16", "amp_fp8": "fp8"}.get(row["precision"])
     ckpt = {"True": "full", "False": "none"}.get(row["activation_checkpointing"])
     if None in (zero, grad, dtype, ckpt) or row["activation_cpu_offload"] != "False":
-        fail(f"row {n}: a configuration this script does not know: {row}")
+        fail(f"line {n}: a configuration this script does not know: {row}")
     if gpus % 8:
-        fail(f"row {n}: {gpus} GPUs is not whole 8-GPU nodes")
-    stem, cluster = SECTIONS[row["gpu"]]
-    name = f"{GPU_PREFIX[row['gpu']]}_{ident(model)}_s{seq}_g{gpus}_mb{mb}_ga{ga}" + ("_ckpt" if ckpt == "full" else "") + \
+        fail(f"line {n}: {gpus} GPUs is not whole 8-GPU nodes")
+    prefix, cluster = GPUS[row["gpu"]]
+    name = f"{prefix}_{ident(model)}_s{seq}_g{gpus}_mb{mb}_ga{ga}" + ("_ckpt" if ckpt == "full" else "") + \
         ("_pure" if grad == "bf16" else "") + ("_fp8" if dtype == "fp8" else "") + \
         ("_sgo" if zero == 2 else "")
     model_expr = ident(model) if seq == 2048 else f"{ident(model)} {{ seq = {seq} }}"
@@ -175,7 +174,7 @@ scenario {name} {{
   }}
 }}
 """
-    return stem, name, text
+    return name, text
 
 
 PLAN = """# PyTorch FSDP as Composer ran it: data parallel over every GPU, gathers and gradient
@@ -199,14 +198,14 @@ def main():
         rows = list(csv.DictReader(f))
     files, names = {}, set()
     for n, row in enumerate(rows, start=2):   # line number in the CSV (header is line 1)
-        stem, name, text = scenario(row, n)
+        name, text = scenario(row, n)
         if name in names:
             fail(f"line {n}: a second row named {name}")
         names.add(name)
-        files.setdefault(stem, []).append(text)
+        files.setdefault(row["gpu"], []).append(text)
     out = {"models.llmp": models_file()}
     for stem, texts in files.items():
-        cluster = {s: c for s, c in SECTIONS.values()}[stem]
+        cluster = GPUS[stem][1]
         head = [f"# MosaicML llm-foundry FSDP benchmarks on {stem.replace('_', ' ').upper()}: every row of that GPU in",
                 "# " + SRC.split(": ")[0] + ",",
                 "# as a scenario (see README.md and generate.py, which wrote this file).",
