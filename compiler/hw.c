@@ -121,6 +121,7 @@ static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
     if (t != RT_FP16) sema_number(h->s, decl, peak_fields[t], &g.peak[t]);
   sema_number(h->s, decl, "l2_cache", &g.l2_cache);
   sema_number(h->s, decl, "sustained_compute", &g.sustained_compute);
+  sema_number(h->s, decl, "sustained_compute_fp8", &g.sustained_fp8);
   bool failed;
   g.calib = load_calib(h, decl, &failed);
   if (failed) return NULL;

@@ -67,6 +67,8 @@ static const char usage_validate[] =
     "  --max-error PCT   exit 1 if any scenario's absolute error exceeds PCT percent\n"
     "  --mean-error PCT  exit 1 if the mean absolute error exceeds PCT percent\n"
     "  --format FORMAT   table (default) or csv\n"
+    "  --no-jit          evaluate with the interpreter instead of the JIT (same results;\n"
+    "                    faster for a few evaluations of many scenarios)\n"
     "  -I DIR            also look for imports in DIR\n"
     "  -h, --help        this text\n";
 

@@ -14,9 +14,9 @@
 #define T 1e12
 
 const RtGpu rt_gpus_builtin[RT_NGPUS_BUILTIN] = {   /* ORDER gpus_builtin.h */
-    {"a100_sxm4_80gb", 80 * GiB, 2039e9, {19.5 * T, 156 * T, 312 * T, 312 * T, 0}, 108, 40e6, NULL, 0},
-    {"h100_sxm", 80 * GiB, 3350e9, {67 * T, 494.5 * T, 989 * T, 989 * T, 1979 * T}, 132, 50e6, NULL, 0.590},
-    {"gh200", 96 * GiB, 4000e9, {67 * T, 494.5 * T, 989 * T, 989 * T, 1979 * T}, 132, 50e6, NULL, 0},
+    {"a100_sxm4_80gb", 80 * GiB, 2039e9, {19.5 * T, 156 * T, 312 * T, 312 * T, 0}, 108, 40e6, NULL, 0, 0},
+    {"h100_sxm", 80 * GiB, 3350e9, {67 * T, 494.5 * T, 989 * T, 989 * T, 1979 * T}, 132, 50e6, NULL, 0.615, 0.575},
+    {"gh200", 96 * GiB, 4000e9, {67 * T, 494.5 * T, 989 * T, 989 * T, 1979 * T}, 132, 50e6, NULL, 0, 0},
 };
 /* ORDER builtin: the calibration folder each GPU's tables come from (hw/gpus.llmp). */
 static const char *const calib_names[RT_NGPUS_BUILTIN] = {"a100-sxm4-80gb-perlmutter", "", "gh200-vista"};

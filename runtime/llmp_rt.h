@@ -41,6 +41,8 @@ typedef struct RtGpu {
   const RtCalib *calib;         /* operator tables, or NULL: datasheet model only */
   double sustained_compute;     /* fraction of the tensor-core rate held through training,
                                    (0, 1]; 0 means 1 (hw/gpus.llmp `sustained_compute`) */
+  double sustained_fp8;         /* the same for fp8 work; 0 means sustained_compute
+                                   (hw/gpus.llmp `sustained_compute_fp8`) */
 } RtGpu;
 
 enum { RT_MAX_TIERS = 4 };

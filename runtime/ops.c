@@ -54,7 +54,7 @@ static RtCost flash(const RtGpu *g, RtDtype dt, const double *a, int causal) {
   double frac = causal ? 0.5 + bm / 2 / l : 1.0;       /* the diagonal blocks are full */
   if (frac > 1) frac = 1;
   double block_flop = 4.0 * bm * l * d * frac;     /* per query block: QK^T and PV */
-  double per_sm = peak * rt_sustained(g) / g->sms;
+  double per_sm = peak * rt_sustained(g, dt) / g->sms;
   double fwd = waves * block_flop / (per_sm * 0.70);
   double bwd = waves * 2.5 * block_flop / (per_sm * 0.55);
   double io = b * l * d * (2 * h + 2 * kvh) * eb;   /* q, o and k, v */

@@ -44,6 +44,7 @@ static void gpu(const char *what, const RtGpu *a, const RtGpu *b) {
   num(what, "sms", a->sms, b->sms);
   num(what, "l2_cache", a->l2_cache, b->l2_cache);
   num(what, "sustained_compute", a->sustained_compute, b->sustained_compute);
+  num(what, "sustained_compute_fp8", a->sustained_fp8, b->sustained_fp8);
 }
 
 static void cluster(const RtCluster *a, const RtCluster *b) {

@@ -407,7 +407,7 @@ static int record(RtCost *out, const RtCalib *ops) {
   int n = 0;
   RtGpu a = *gpu("a100_sxm4_80gb"), c = a, h = *gpu("h100_sxm");
   c.calib = ops;
-  h.sustained_compute = 0;   /* the datasheet physics (sustained_compute: its own test) */
+  h.sustained_compute = 0, h.sustained_fp8 = 0;   /* the datasheet physics (sustained_*: own test) */
   const RtGpu *G[] = {&a, &c, &h};
 #define Q(name, ...) out[n++] = name(g, __VA_ARGS__)
   for (int i = 0; i < 3; i++) {
@@ -456,6 +456,24 @@ TEST(sustained_compute_scales_tensor_work) {
   assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
   f = rt_linear(&unset, RT_BF16, 8192, 8192, 8192, 0);
   s = rt_linear(&full, RT_BF16, 8192, 8192, 8192, 0);
+  assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
+}
+
+/* sustained_compute_fp8 replaces sustained_compute for fp8 work only; unset, fp8 takes
+ * sustained_compute. */
+TEST(sustained_fp8_scales_fp8_work_only) {
+  RtGpu both = *gpu("h100_sxm"), one = both;
+  both.sustained_compute = 1, both.sustained_fp8 = 0.5;
+  one.sustained_compute = 1, one.sustained_fp8 = 0;
+  RtCost f = rt_linear(&one, RT_FP8, 8192, 8192, 8192, 0), s = rt_linear(&both, RT_FP8, 8192, 8192, 8192, 0);
+  assert_true(s.fwd > 1.99 * f.fwd && s.fwd <= 2 * f.fwd && s.bwd > 1.99 * f.bwd && s.bwd <= 2 * f.bwd);
+  f = rt_linear(&one, RT_BF16, 8192, 8192, 8192, 0), s = rt_linear(&both, RT_BF16, 8192, 8192, 8192, 0);
+  assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
+  f = rt_flash_attention(&one, RT_BF16, 4, 8192, 32, 8, 128, 1);
+  s = rt_flash_attention(&both, RT_BF16, 4, 8192, 32, 8, 128, 1);
+  assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
+  one.sustained_compute = 0.5;   /* unset fp8 figure: fp8 follows sustained_compute */
+  f = rt_linear(&one, RT_FP8, 8192, 8192, 8192, 0), s = rt_linear(&both, RT_FP8, 8192, 8192, 8192, 0);
   assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
 }
 
@@ -522,6 +540,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(adam_per_tensor),
     cmocka_unit_test(bad_arguments),
     cmocka_unit_test(sustained_compute_scales_tensor_work),
+    cmocka_unit_test(sustained_fp8_scales_fp8_work_only),
     cmocka_unit_test(recorded_values),
     cmocka_unit_test(bound_below_physics),
   };
