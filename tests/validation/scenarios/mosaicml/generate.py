@@ -100,8 +100,8 @@ def models_file():
 
 CLUSTER_A100_40 = """# The A100 40GB nodes of the CSV's section "A100 40GB with 1600 Gbps node-node interconnect
 # (RoCE)": 8 x A100-SXM4-40GB per node (NVLink 3 + NVSwitch) and 1600 Gbps between nodes, taken
-# as 8 NICs of 200 Gb/s. Latencies as hw/systems/selene.llmp (assumptions). The A100 40GB has no
-# calibration tables in hw/: its kernels answer from the datasheet model.
+# as 8 NICs of 200 Gb/s. Latencies as hw/systems/selene.llmp (assumptions). The A100 40GB's
+# operators use the A100 80GB's Perlmutter tables (hw/gpus.llmp); its collectives have none.
 cluster mosaic_a100_40gb {
   description   = "MosaicML A100-40GB nodes: 8 x A100-SXM4-40GB, NVLink 3 + NVSwitch, 1600 Gbps RoCE"
   gpu           = a100_sxm4_40gb
