@@ -1271,6 +1271,7 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   r->cluster = sema_decl_name(L.cluster);
   r->gpu = L.gpu->name;
   r->capacity = L.gpu->memory;
+  r->sustained = rt_sustained(L.gpu, RT_BF16), r->sustained_fp8 = rt_sustained(L.gpu, RT_FP8);
   double x;
   Decl *mdecl = sc;
   if (sema_nsubs(mdecl, "measured") > 0) {

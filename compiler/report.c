@@ -21,6 +21,9 @@
  *     peak 43.6 GiB of 80 GiB (stage 0), fits
  *     measured 17.37 s, error +0.7 %
  *     kernels: 120 of 140 calls calibrated
+ *       (then, where the GPU's sustained figures scale its tensor-core rate:
+ *       "; tensor-core rate x 0.615 (sustained_compute)", and for an fp8 plan
+ *       ", fp8 GEMMs x 0.575 (sustained_compute_fp8)")
  *
  * A plan that does not fit is never reported as a time: its table has the message of
  * report_fit_message() as the first line after the title and no iteration, tokens/s,
@@ -283,7 +286,13 @@ static void print_table(W *w, const Report *r) {
   }
   if (r->has_measured_tflops)
     w_printf(w, "  measured %s TFLOP/s per GPU\n", fixed(a, sizeof a, r->measured_tflops / 1e12, 1));
-  w_printf(w, "  kernels: %d of %d calls calibrated\n", r->calibrated_calls, r->calls);
+  w_printf(w, "  kernels: %d of %d calls calibrated", r->calibrated_calls, r->calls);
+  bool fp8 = r->dtype && !strcmp(r->dtype, "fp8");
+  if (r->sustained > 0 && r->sustained < 1)
+    w_printf(w, "; tensor-core rate x %.3f (sustained_compute)", r->sustained);
+  if (fp8 && r->sustained_fp8 > 0 && r->sustained_fp8 < 1 && r->sustained_fp8 != r->sustained)
+    w_printf(w, ", fp8 GEMMs x %.3f (sustained_compute_fp8)", r->sustained_fp8);
+  w_putc(w, '\n');
 }
 
 /* --- JSON -------------------------------------------------------------------------------- */
@@ -476,6 +485,8 @@ static void print_json(W *w, const Report *r) {
   if (r->has_measured_tflops) j_num(&j, "measured_tflops_per_gpu", r->measured_tflops / 1e12);
   j_int(&j, "calls", r->calls);
   j_int(&j, "calibrated_calls", r->calibrated_calls);
+  j_num(&j, "sustained_compute", r->sustained > 0 ? r->sustained : 1);
+  j_num(&j, "sustained_compute_fp8", r->sustained_fp8 > 0 ? r->sustained_fp8 : 1);
   j_close(&j, '}');
   w_putc(w, '\n');
 }

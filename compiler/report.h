@@ -79,8 +79,11 @@ typedef struct Report {
   double error_pct;             /* 100 * (iteration - measured) / measured */
   bool has_measured_tflops;
   double measured_tflops;       /* FLOP/s per GPU as the source reports it */
-  /* Provenance: how many kernel calls a calibration table corrected, of how many. */
+  /* Provenance: how many kernel calls a calibration table corrected, of how many, and the
+   * GPU's sustained figures (rt_sustained()) that scaled its tensor-core rate, for bf16 and
+   * the other types and for fp8: 1 (or 0, not set) where the GPU has none. */
   int calls, calibrated_calls;
+  double sustained, sustained_fp8;
 } Report;
 
 typedef enum { REPORT_TABLE, REPORT_JSON, REPORT_CSV } ReportFormat;

@@ -206,6 +206,9 @@ const char *rt_calib_table_name(const RtCalib *c, int i);
 const char *rt_dtype_name(RtDtype dt);
 int rt_dtype_lookup(const char *name);   /* -1 if unknown */
 double rt_dtype_bytes(RtDtype dt);
+/* The fraction of the modelled tensor-core rate g holds through training for work in dt:
+ * sustained_fp8 for fp8 where set, else sustained_compute; 1 where unset. */
+double rt_sustained(const RtGpu *g, RtDtype dt);
 
 #ifdef __cplusplus
 }

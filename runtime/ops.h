@@ -64,9 +64,6 @@ double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, d
 #define LLMP_RT_OPS_H_MEM
 /* Seconds to stream `bytes` through HBM at the size-dependent achieved bandwidth (gemm.c). */
 double rt_mem_time(const RtGpu *g, double bytes);
-/* g's sustained_compute, the fraction of the tensor-core rate it holds in training (gemm.c):
- * 1 where unset; for fp8, its sustained_fp8 where set. */
-double rt_sustained(const RtGpu *g, RtDtype dt);
 /* The FLOP/s a dtype runs at on g: its own peak, else the nearest wider type's (an fp8 GEMM
  * on a GPU without fp8 runs in fp16); 0 if none. */
 double rt_peak(const RtGpu *g, RtDtype dt);

@@ -510,6 +510,37 @@ TEST(table_for_a_plan_that_does_not_fit) {
   free(t);
 }
 
+/* The kernels line names the sustained figures that scaled the GPU's tensor-core rate: none for
+ * a GPU without them, the bf16 one, and for an fp8 plan the fp8 one too; JSON has both (1 where
+ * unset). */
+TEST(kernels_line_names_sustained_figures) {
+  Report r = sample();
+  r.sustained = 1, r.sustained_fp8 = 1;
+  char *t = print(&r, REPORT_TABLE);
+  assert_contains(t, "\n  kernels: 120 of 140 calls calibrated\n");
+  free(t);
+  r.sustained = 0.615, r.sustained_fp8 = 0.575;
+  t = print(&r, REPORT_TABLE);
+  assert_contains(t, "\n  kernels: 120 of 140 calls calibrated; tensor-core rate x 0.615 (sustained_compute)\n");
+  free(t);
+  r.dtype = "fp8";
+  t = print(&r, REPORT_TABLE);
+  assert_contains(t, "\n  kernels: 120 of 140 calls calibrated; tensor-core rate x 0.615 (sustained_compute), "
+                     "fp8 GEMMs x 0.575 (sustained_compute_fp8)\n");
+  free(t);
+  t = print(&r, REPORT_JSON);
+  JVal *v = parse_json(t);
+  assert_true(jnum(v, "sustained_compute") == 0.615 && jnum(v, "sustained_compute_fp8") == 0.575);
+  jv_free(v);
+  free(t);
+  r.sustained = r.sustained_fp8 = 0;   /* not set: 1 */
+  t = print(&r, REPORT_JSON);
+  v = parse_json(t);
+  assert_true(jnum(v, "sustained_compute") == 1 && jnum(v, "sustained_compute_fp8") == 1);
+  jv_free(v);
+  free(t);
+}
+
 TEST(null_names_and_empty_report) {
   Report r;
   memset(&r, 0, sizeof r);
@@ -1109,6 +1140,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(table_for_a_plan_that_fits),
       cmocka_unit_test(table_always_shows_forward_backward_bubble),
       cmocka_unit_test(table_for_a_plan_that_does_not_fit),
+      cmocka_unit_test(kernels_line_names_sustained_figures),
       cmocka_unit_test(null_names_and_empty_report),
       cmocka_unit_test(json_for_a_plan_that_fits),
       cmocka_unit_test(json_for_a_plan_that_does_not_fit),
