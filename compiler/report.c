@@ -288,10 +288,10 @@ static void print_table(W *w, const Report *r) {
     w_printf(w, "  measured %s TFLOP/s per GPU\n", fixed(a, sizeof a, r->measured_tflops / 1e12, 1));
   w_printf(w, "  kernels: %d of %d calls calibrated", r->calibrated_calls, r->calls);
   bool fp8 = r->dtype && !strcmp(r->dtype, "fp8");
-  if (r->sustained > 0 && r->sustained < 1)
-    w_printf(w, "; tensor-core rate x %.3f (sustained_compute)", r->sustained);
+  bool rest = r->sustained > 0 && r->sustained < 1;
+  if (rest) w_printf(w, "; tensor-core rate x %.3f (sustained_compute)", r->sustained);
   if (fp8 && r->sustained_fp8 > 0 && r->sustained_fp8 < 1 && r->sustained_fp8 != r->sustained)
-    w_printf(w, ", fp8 GEMMs x %.3f (sustained_compute_fp8)", r->sustained_fp8);
+    w_printf(w, "%s fp8 GEMMs x %.3f (sustained_compute_fp8)", rest ? "," : ";", r->sustained_fp8);
   w_putc(w, '\n');
 }
 

@@ -528,6 +528,11 @@ TEST(kernels_line_names_sustained_figures) {
   assert_contains(t, "\n  kernels: 120 of 140 calls calibrated; tensor-core rate x 0.615 (sustained_compute), "
                      "fp8 GEMMs x 0.575 (sustained_compute_fp8)\n");
   free(t);
+  r.sustained = 1;   /* an fp8 figure alone */
+  t = print(&r, REPORT_TABLE);
+  assert_contains(t, "\n  kernels: 120 of 140 calls calibrated; fp8 GEMMs x 0.575 (sustained_compute_fp8)\n");
+  free(t);
+  r.sustained = 0.615;
   t = print(&r, REPORT_JSON);
   JVal *v = parse_json(t);
   assert_true(jnum(v, "sustained_compute") == 0.615 && jnum(v, "sustained_compute_fp8") == 0.575);
