@@ -256,6 +256,9 @@ static void print_time_lines(W *w, const Report *r) {
   row(w, 2, "MFU", v, NAN);
 }
 
+/* A sustained figure as applied: x in (0, 1), else 1 (a report built without one has 0). */
+static double applied(double x) { return x > 0 && x < 1 ? x : 1; }
+
 static void print_table(W *w, const Report *r) {
   char a[48], b[48], msg[512];
   w_printf(w, "scenario %s (%s)\n", str(r->scenario), str(r->file));
@@ -287,11 +290,10 @@ static void print_table(W *w, const Report *r) {
   if (r->has_measured_tflops)
     w_printf(w, "  measured %s TFLOP/s per GPU\n", fixed(a, sizeof a, r->measured_tflops / 1e12, 1));
   w_printf(w, "  kernels: %d of %d calls calibrated", r->calibrated_calls, r->calls);
-  bool fp8 = r->dtype && !strcmp(r->dtype, "fp8");
-  bool rest = r->sustained > 0 && r->sustained < 1;
-  if (rest) w_printf(w, "; tensor-core rate x %.3f (sustained_compute)", r->sustained);
-  if (fp8 && r->sustained_fp8 > 0 && r->sustained_fp8 < 1 && r->sustained_fp8 != r->sustained)
-    w_printf(w, "%s fp8 GEMMs x %.3f (sustained_compute_fp8)", rest ? "," : ";", r->sustained_fp8);
+  double rest = applied(r->sustained), fp8 = applied(r->sustained_fp8);
+  if (rest < 1) w_printf(w, "; tensor-core rate x %.3f (sustained_compute)", rest);
+  if (r->dtype && !strcmp(r->dtype, "fp8") && fp8 < 1 && fp8 != rest)
+    w_printf(w, "%s fp8 GEMMs x %.3f (sustained_compute_fp8)", rest < 1 ? "," : ";", fp8);
   w_putc(w, '\n');
 }
 
@@ -485,8 +487,8 @@ static void print_json(W *w, const Report *r) {
   if (r->has_measured_tflops) j_num(&j, "measured_tflops_per_gpu", r->measured_tflops / 1e12);
   j_int(&j, "calls", r->calls);
   j_int(&j, "calibrated_calls", r->calibrated_calls);
-  j_num(&j, "sustained_compute", r->sustained > 0 ? r->sustained : 1);
-  j_num(&j, "sustained_compute_fp8", r->sustained_fp8 > 0 ? r->sustained_fp8 : 1);
+  j_num(&j, "sustained_compute", applied(r->sustained));
+  j_num(&j, "sustained_compute_fp8", applied(r->sustained_fp8));
   j_close(&j, '}');
   w_putc(w, '\n');
 }
