@@ -131,8 +131,8 @@
  *
  * Everything is a pure function of its arguments.  The fast path's work arrays and recorded
  * orders are the calling thread's own (thread-local, kept for the next call: the work arrays
- * up to RT_KEEP_BYTES, FS_ORDERS orders of up to FS_ORDER_MAX ops; freed when the thread
- * exits). */
+ * up to RT_KEEP_BYTES, FS_ORDERS orders of up to FS_ORDER_MAX ops and FS_ORDER_BYTES in all;
+ * freed when the thread exits). */
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -414,8 +414,11 @@ enum {
   RT_KEEP_BYTES = 4 << 20,      /* larger work arrays are freed after the call */
   FS_MIN_PERIODS = 3,           /* fewer steady periods: no fast-forward (it would not pay) */
   FS_REPLAY_N = 32,             /* one stage, n up to this: its ops run (the reference's sums) */
-  FS_ORDERS = 4,                /* op orders kept per thread */
+  FS_ORDER_SETS = 64,           /* op orders kept per thread: FS_ORDER_SETS x FS_ORDER_WAYS, */
+  FS_ORDER_WAYS = 4,            /*   a structure's set chosen by its hash */
+  FS_ORDERS = FS_ORDER_SETS * FS_ORDER_WAYS,
   FS_ORDER_MAX = 1 << 20,       /* ops of the longest order kept */
+  FS_ORDER_BYTES = 16 << 20,    /* the most the kept orders hold together, per thread */
 };
 
 #define FS_TICK_MAX ((int64_t)1 << 62)   /* larger times saturate and flag an overflow */
@@ -852,9 +855,14 @@ typedef struct FsOrder {
   size_t cap;
 } FsOrder;
 
-/* The calling thread's orders, replaced in turn. */
+/* The calling thread's orders: a structure is looked for in the FS_ORDER_WAYS orders of its
+ * set, and replaces them in turn.  A sweep's innermost loops may visit many structures (with
+ * a global-batch axis innermost, every schedule for every batch: 120 for 4 schedules and 30
+ * batches) before they come back with other times (the next ZeRO stage or recompute): a
+ * few orders would be evicted before their reuse. */
 static _Thread_local FsOrder fs_orders[FS_ORDERS];
-static _Thread_local int fs_order_next;
+static _Thread_local unsigned char fs_order_next[FS_ORDER_SETS];
+static _Thread_local size_t fs_order_bytes;   /* sum of the orders' cap, in bytes */
 
 /* The calling thread's work arrays (see fs_alloc), kept between calls. */
 static _Thread_local void *fs_kept;
@@ -872,6 +880,7 @@ static void fs_thread_exit(void *unused) {
     free(fs_orders[k].log);
     fs_orders[k] = (FsOrder){0};
   }
+  fs_order_bytes = 0;
   free(fs_kept);
   fs_kept = NULL;
   fs_kept_size = 0;
@@ -902,11 +911,19 @@ static long long fs_ops_between(const FsSim *s, int from, int to) {
   return ops;
 }
 
-/* The thread's order for p (recorded, or to record), or NULL if it is too long to keep.
+/* The thread's order for p (recorded, or to record), or NULL if it is too long to keep or
+ * the thread's orders hold FS_ORDER_BYTES without it.
  * Whether a structure is fast-forwarded (ff) follows from the structure. */
 static FsOrder *fs_order(const FsSim *s, const RtPipeline *p, int ff, int kmax) {
-  for (int k = 0; k < FS_ORDERS; k++) {
-    FsOrder *o = &fs_orders[k];
+  uint32_t h = (uint32_t)p->schedule * 2654435761u;
+  h = (h ^ (uint32_t)p->stages) * 2654435761u;
+  h = (h ^ (uint32_t)p->chunks) * 2654435761u;
+  h = (h ^ (uint32_t)p->micro_batches) * 2654435761u;
+  _Static_assert(FS_ORDER_SETS == 1 << 6, "the set is the hash's top 6 bits");
+  int set = (int)(h >> 26);
+  FsOrder *way = &fs_orders[set * FS_ORDER_WAYS];
+  for (int k = 0; k < FS_ORDER_WAYS; k++) {
+    FsOrder *o = &way[k];
     if (o->np == p->stages && o->schedule == (int)p->schedule && o->nv == p->chunks &&
         o->nm == p->micro_batches)
       return o;
@@ -915,15 +932,19 @@ static FsOrder *fs_order(const FsSim *s, const RtPipeline *p, int ff, int kmax) 
                                ff ? fs_ops_between(s, 0, 1) : 0,
                                ff ? fs_ops_between(s, kmax + 1, -1) : 0};
   if (size[0] + size[1] + size[2] > FS_ORDER_MAX) return NULL;
-  FsOrder *o = &fs_orders[fs_order_next];
-  fs_order_next = (fs_order_next + 1) % FS_ORDERS;
+  FsOrder *o = &way[fs_order_next[set]];
   size_t need = (size_t)(size[0] + size[1] + size[2]);
   if (need > o->cap) {
+    size_t bytes = need * sizeof *o->log, old = o->cap * sizeof *o->log;
+    if (fs_order_bytes - old + bytes > FS_ORDER_BYTES) return NULL;   /* run unrecorded */
     fs_keep_begin();
     free(o->log);
-    o->log = malloc(need * sizeof *o->log);
+    fs_order_bytes -= old;
+    o->log = malloc(bytes);
     o->cap = o->log ? need : 0;
+    fs_order_bytes += o->log ? bytes : 0;
   }
+  fs_order_next[set] = (unsigned char)((fs_order_next[set] + 1) % FS_ORDER_WAYS);
   if (!o->log) return o->np = 0, NULL;
   *o = (FsOrder){(int)p->schedule, p->stages, p->chunks, p->micro_batches,
                  {(int)size[0], (int)size[1], (int)size[2]}, {0, 0, 0}, o->log, o->cap};

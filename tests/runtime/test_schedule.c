@@ -617,6 +617,31 @@ TEST(fast_orders_kept) {
     }
 }
 
+/* More structures than the thread keeps orders for, in the order a sweep's inner loops visit
+ * them (every structure, then every one again with other times), and orders too large to
+ * keep together (the byte budget: they run unrecorded): each run within 1e-12 of the
+ * reference, whether its order was replayed, evicted or never kept. */
+TEST(fast_orders_many) {
+  Times a;
+  for (int round = 0; round < 2; round++)
+    for (int k = 0; k < 300; k++) {   /* the thread keeps 256 */
+      RtSchedule s = (RtSchedule)(1 + k % 3);
+      int p = 2 + k % 7, v = s == RT_INTERLEAVED ? 2 : 1, m = p * (4 + k / 21);
+      RtPipeline pl = stages_of(&a, s, p, v, m, 1.1 + round * 0.3, 2.3, 0.7, 0.01 * (k % 5));
+      pl.fwd = a.f, a.f[0] *= 1.07, a.b[p * v - 1] *= 1.11;   /* unequal stages */
+      check_fast(&pl);
+    }
+  /* 1F1B over 700 stages with m <= p + 3 micro-batches has no steady periods to skip: its
+   * order is the whole run, 2 m p ops (2 MB).  Nine of them do not fit the 16 MB the thread
+   * keeps: the first are kept, the last run unrecorded; then the first again (replayed) and
+   * the ninth (unrecorded again). */
+  for (int k = 0; k < 11; k++) {
+    int j = k < 9 ? k : k == 9 ? 0 : 8;
+    RtPipeline pl = stages_of(&a, RT_1F1B, 700, 1, 700 - j, 1.3 + k * 0.02, 2.9, 0, 0.02);
+    check_fast(&pl);
+  }
+}
+
 /* The pipeline kernel: with and without its sends, as two runs of the reference give them;
  * with free sends already, both outputs are the one run. */
 TEST(kernel_pipeline) {
@@ -660,6 +685,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(fast_matches_reference),
     cmocka_unit_test(fast_bit_identical),
     cmocka_unit_test(fast_orders_kept),
+    cmocka_unit_test(fast_orders_many),
     cmocka_unit_test(kernel_pipeline),
   };
   return RUN_TESTS(tests);
