@@ -389,17 +389,16 @@ static Decl *find_parent(Sema *s, Decl *d, bool *ok) {
     err_at(s, file_of(s, d), d->parent_span, "%s extends `%s`, which is not declared%s%s%s",
            decl_title(d, t, sizeof t), d->parent_name, sg.best ? "; did you mean `" : "",
            sg.best ? sg.best : "", sg.best ? "`?" : "");
-  } else if (p && d->kind == DK_SWEEP && p->kind == DK_SWEEP) {
-    err_at(s, file_of(s, d), d->parent_span,
-           "%s cannot extend %s: a sweep extends a scenario (its `vary`, `let`, `require`, objective and `keep` "
-           "would not be inherited); extend %s%s%s and repeat them",
-           decl_title(d, t, sizeof t), decl_title(p, t2, sizeof t2), p->parent_name ? "`" : "its scenario",
-           p->parent_name ? p->parent_name : "", p->parent_name ? "`" : "");
-    note_decl(s, p, "`%s` is declared here", p->name);
-    p = NULL;
   } else if (p && !kinds_compatible(d->kind, p->kind)) {
-    err_at(s, file_of(s, d), d->parent_span, "%s cannot extend %s: a declaration extends one of its own kind",
-           decl_title(d, t, sizeof t), decl_title(p, t2, sizeof t2));
+    if (d->kind == DK_SWEEP && p->kind == DK_SWEEP)
+      err_at(s, file_of(s, d), d->parent_span,
+             "%s cannot extend %s: a sweep extends a scenario (its `vary`, `let`, `require`, objective and `keep` "
+             "would not be inherited); extend %s%s%s and repeat them",
+             decl_title(d, t, sizeof t), decl_title(p, t2, sizeof t2), p->parent_name ? "`" : "its scenario",
+             p->parent_name ? p->parent_name : "", p->parent_name ? "`" : "");
+    else
+      err_at(s, file_of(s, d), d->parent_span, "%s cannot extend %s: a declaration extends one of its own kind",
+             decl_title(d, t, sizeof t), decl_title(p, t2, sizeof t2));
     note_decl(s, p, "`%s` is declared here", p->name);
     p = NULL;
   }
