@@ -38,6 +38,24 @@ static double stream(const RtGpu *g, double bytes, int kernels) {
   return rt_mem_time(g, bytes) + kernels * RT_KERNEL_OVERHEAD;
 }
 
+/* Megatron's fused causal softmax (scaled_upper_triang_masked_softmax) runs a row per warp
+ * of min(P, 32) lanes, P the row length L rounded up to a power of two, each lane holding
+ * P/32 elements, loaded 4 at a time once P >= 128: a warp's step is 128 elements (32 for P
+ * of 32 or 64, P below).  Its loops run over P, its memory traffic over L in whole steps.  On
+ * the paper's samples (L 1024-2048, both GPUs) the time per element, against L alone, jumps
+ * by 1.45-1.56x from L = 1024 to 1088, falls back as 1/L across the bucket, and is 3 % higher
+ * at odd multiples of 64 than at multiples of 128: time ~ steps + 0.3 P in that bucket
+ * (0.23-0.35 fitted on fwd and bwd of both GPUs), and the bucket of 2048 runs 1.2x slower
+ * per element than the one of 1024 (1.18-1.33x; twice the registers per lane, a lower
+ * occupancy), taken as (P / 1024)^0.27 past 1024.  Against L alone this leaves the samples'
+ * time per element within 3 % across L.  Returns the row length the traffic is charged for:
+ * L when L is a power of two <= 1024, never less as L grows. */
+static double masked_softmax_row(double l) {
+  double p = exp2(ceil(log2(l))), step = p < 32 ? p : p < 128 ? 32 : 128;
+  double occupancy = p > 1024 ? pow(p / 1024, 0.27) : 1;
+  return (ceil(l / step) * step + 0.3 * p) / 1.3 * occupancy;
+}
+
 /* FlashAttention-2: the QK^T and PV products of every (sequence, head) pair in 128-query
  * blocks, one block per CTA, waves over the SMs; causal skips the masked half of the key
  * blocks.  Backward recomputes the scores and runs five products instead of two: 2.5x the
@@ -95,11 +113,13 @@ RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doubl
     c.fwd = stream(g, 2 * a[0] * a[1] * eb, 1);
     c.bwd = stream(g, 3 * a[0] * a[1] * eb, 1);
     break;
-  case RT_OP_MASKED_SOFTMAX:   /* fused scale + causal mask: reads the lower triangle only */
+  case RT_OP_MASKED_SOFTMAX: {  /* fused scale + causal mask: reads the lower triangle only */
     x[0] = a[0], x[1] = a[1];
-    c.fwd = stream(g, 1.5 * a[0] * a[1] * eb, 1);
-    c.bwd = stream(g, 2.5 * a[0] * a[1] * eb, 1);
+    double row = masked_softmax_row(a[1]);
+    c.fwd = stream(g, 1.5 * a[0] * row * eb, 1);
+    c.bwd = stream(g, 2.5 * a[0] * row * eb, 1);
     break;
+  }
   case RT_OP_MASKED_FILL:      /* read scores and a byte mask, write; bwd the same on dy */
     x[0] = a[0], x[1] = a[1];
     c.fwd = stream(g, a[0] * a[1] * (2 * eb + 1), 1);

@@ -318,7 +318,8 @@ typedef struct Recorded {
 
 /* Written (%a) by the operator kernels as of 6afa9fc, before they were made fast, and recorded
  * again when the shipped Perlmutter tables were refitted (grids chosen by inner
- * cross-validation, when bmm got its class tables, and when tables got the additive prior); the calls are those of record() below,
+ * cross-validation, when bmm got its class tables, and when tables got the additive prior), and
+ * when the fused causal softmax got its warp steps and padding; the calls are those of record() below,
  * in order: A100 without tables,
  * with the Perlmutter tables, H100.
  * Any change to a result must be deliberate (then record again).  The collectives' physics is
@@ -331,10 +332,10 @@ static const Recorded recorded[] = {
   {"rt_linear", 0x1.4099d30a8cb7p-15, 0x1.29b4f74b197e9p-8, 0},
   {"rt_bmm", 0x1.22911d7841268p-11, 0x1.0b101a1f1382p-10, 0},
   {"rt_bmm", 0x1.5f77c8da86975p-14, 0x1.d39792546f1fp-14, 0},
-  {"rt_softmax", 0x1.634d61c445694p-11, 0x1.274dbb13ba93ap-10, 0},
+  {"rt_softmax", 0x1.abf19599799ccp-11, 0x1.63d690f010be8p-10, 0},
   {"rt_softmax", 0x1.94ce19321e7bp-18, 0x1.c92459ebbaa76p-18, 0},
   {"rt_masked_fill", 0x1.274dbb13ba93ap-10, 0x1.274dbb13ba93ap-10, 0},
-  {"rt_attention", 0x1.2fcf86f9e7df5p-9, 0x1.17f2c9fe8d3fp-8, 0},
+  {"rt_attention", 0x1.480642eba3f08p-9, 0x1.2c20669d54a2ap-8, 0},
   {"rt_attention", 0x1.1aae3e51e6af2p-12, 0x1.f18ed9972cad2p-12, 0},
   {"rt_flash_attention", 0x1.553c98325b03fp-9, 0x1.0f576a68c987dp-7, 0},
   {"rt_flash_attention", 0x1.3c533f9d4c7edp-14, 0x1.f10c69c0596aap-13, 0},
@@ -356,10 +357,10 @@ static const Recorded recorded[] = {
   {"rt_linear", 0x1.7be97b5d242ffp-15, 0x1.48d8d79c87871p-8, 3},
   {"rt_bmm", 0x1.16ea003ccd68bp-10, 0x1.2c18cea6f526p-10, 1},
   {"rt_bmm", 0x1.5f77c8da86975p-14, 0x1.d39792546f1fp-14, 0},
-  {"rt_softmax", 0x1.d9e67b9ec0e95p-11, 0x1.56a57e0c71b59p-10, 1},
+  {"rt_softmax", 0x1.d84a612ada767p-11, 0x1.54cfd8983ab69p-10, 1},
   {"rt_softmax", 0x1.ea8af409473d8p-18, 0x1.7f967d52447afp-17, 3},
   {"rt_masked_fill", 0x1.f656c4b1e1616p-10, 0x1.ec7808b366c77p-8, 1},
-  {"rt_attention", 0x1.af66ffca7c01ap-9, 0x1.609318dfb1fcbp-8, 1},
+  {"rt_attention", 0x1.b0a090169043ep-9, 0x1.61c854a1b24fap-8, 1},
   {"rt_attention", 0x1.1e26716969798p-11, 0x1.d8dbcfe32a629p-11, 1},
   {"rt_flash_attention", 0x1.710a2e3c256c7p-8, 0x1.178c2b2db310bp-6, 1},
   {"rt_flash_attention", 0x1.3c533f9d4c7edp-14, 0x1.f10c69c0596aap-13, 0},
@@ -381,10 +382,10 @@ static const Recorded recorded[] = {
   {"rt_linear", 0x1.02230cecbab22p-16, 0x1.1ebbebb937942p-9, 0},
   {"rt_bmm", 0x1.4667a51ee3e75p-12, 0x1.4667a51ee3e75p-11, 0},
   {"rt_bmm", 0x1.2504de50df7b2p-15, 0x1.2504de50df7b2p-14, 0},
-  {"rt_softmax", 0x1.b1d1e0fa53165p-12, 0x1.6821404c68749p-11, 0},
+  {"rt_softmax", 0x1.051fa497fecf1p-11, 0x1.b1d1c1ce76905p-11, 0},
   {"rt_softmax", 0x1.49f242ac4a672p-18, 0x1.69cd326fa456bp-18, 0},
   {"rt_masked_fill", 0x1.6821404c68749p-11, 0x1.6821404c68749p-11, 0},
-  {"rt_attention", 0x1.692b7caf8e0b1p-10, 0x1.50c7a6861b6e4p-9, 0},
+  {"rt_attention", 0x1.86a54a16c6e3p-10, 0x1.6957d1b175778p-9, 0},
   {"rt_attention", 0x1.5ff1d0fa0696p-13, 0x1.355ebcee59ec2p-12, 0},
   {"rt_flash_attention", 0x1.bc13662f7f9f9p-11, 0x1.60dad6a8b5aebp-9, 0},
   {"rt_flash_attention", 0x1.00d1c331ed74ep-15, 0x1.8c2f1cb8b936p-14, 0},
