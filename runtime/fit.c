@@ -829,6 +829,83 @@ int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn) {
   return rc;
 }
 
+/* --- samples that time one of an op's kernels ------------------------------------------ */
+
+double rt_torch_pieces(double bytes, double eb) {
+  double pieces = 1;
+  while (bytes - eb > 2147483647.0 && pieces < 1 << 20) bytes /= 2, pieces *= 2;
+  return pieces;
+}
+
+/* The bytes of the tensor PyTorch indexes, for the elementwise ops (0: not one). */
+static double torch_tensor_bytes(const RtSample *s) {
+  double eb = rt_dtype_bytes(s->dtype);
+  switch ((RtOp)s->op) {
+  case RT_OP_MASKED_FILL: return s->a[0] * s->a[1] * eb;   /* the scores */
+  case RT_OP_GELU:
+  case RT_OP_ADD: return s->a[0] * eb;
+  case RT_OP_SWIGLU: return 2 * s->a[0] * eb;              /* the input, gate and up */
+  default: return 0;
+  }
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (sorted in place); NAN if n is 0. */
+static double median(double *v, int n) {
+  if (n == 0) return NAN;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn) {
+  int scaled = 0;
+  double *one = malloc((size_t)(set->n ? set->n : 1) * sizeof *one);
+  double *split = malloc((size_t)(set->n ? set->n : 1) * sizeof *split);
+  double *raw = malloc((size_t)(set->n ? set->n : 1) * sizeof *raw);
+  if (!one || !split || !raw) {
+    free(one), free(split), free(raw);
+    return 0;
+  }
+  for (int f = 0; f < set->nfiles; f++)
+    for (int pass = 0; pass < 2; pass++) {
+      int n1 = 0, n2 = 0, lo = 2, hi = 1;
+      for (int i = 0; i < set->n; i++) {
+        const RtSample *s = &set->s[i];
+        double t = pass ? s->bwd : s->fwd, bytes = torch_tensor_bytes(s), x[RT_MAX_AXES];
+        if (s->file != f || !(t > 0) || bytes <= 0) continue;
+        RtCost c = rt_op_physics(g, (RtOp)s->op, s->dtype, s->a, x);
+        double model = pass ? c.bwd : c.fwd, pieces = rt_torch_pieces(bytes, rt_dtype_bytes(s->dtype));
+        if (!(model > 0)) continue;
+        if (pieces == 1) one[n1++] = t / model;
+        else split[n2] = t / model * pieces, raw[n2++] = t / model;
+        if (pieces > 1 && pieces < lo) lo = (int)pieces;
+        if (pieces > hi) hi = (int)pieces;
+      }
+      if (n1 < 3 || n2 < 3) continue;
+      double m1 = median(one, n1), m2 = median(split, n2) / m1, m0 = median(raw, n2) / m1;
+      if (!(m2 > 0.8 && m2 < 1.25 && m0 < 0.7)) continue;
+      for (int i = 0; i < set->n; i++) {
+        RtSample *s = &set->s[i];
+        double *t = pass ? &s->bwd : &s->fwd, bytes = torch_tensor_bytes(s);
+        if (s->file != f || !(*t > 0) || bytes <= 0) continue;
+        double pieces = rt_torch_pieces(bytes, rt_dtype_bytes(s->dtype));
+        if (pieces > 1) *t *= pieces, set->meta[f].whole[pass]++, scaled++;
+      }
+      if (warn)
+        fprintf(warn, "%s:0: warning: %d %s times of ops over 2 GiB are one of the %d-%d kernels "
+                "PyTorch splits such an op into (times %d-%d: %.0f %% of the other rows' time per "
+                "byte, as measured %.0f %%); taken as the whole op's\n", set->path[f],
+                set->meta[f].whole[pass], pass ? "backward" : "forward", lo, hi, lo, hi,
+                100 * m2, 100 * m0);
+    }
+  free(one), free(split), free(raw);
+  return scaled;
+}
+
 int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report,
                    FILE *err) {
   if (!err) err = stderr;
@@ -838,6 +915,7 @@ int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir,
     rt_samples_free(&set);
     return 1;
   }
+  rt_samples_whole_ops(g, &set, err);
   if (set.n == 0) {
     fprintf(err, "%s:0: no sample files (NAME_DTYPE.csv: docs/calibration.md)\n", samples_dir);
     rt_samples_free(&set);
@@ -883,6 +961,11 @@ int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir,
         append(hdr, sizeof hdr, &len, "\n    backward column not used: %d of its %d times are "
                "faster than %s's peak allows; the forward's correction serves the backward",
                m->bwd_bad, m->bwd_rows, g->name ? g->name : "the GPU");
+      for (int pass = 0; pass < 2; pass++)
+        if (m->whole[pass])
+          append(hdr, sizeof hdr, &len, "\n    %d %s times of ops over 2 GiB taken as one of the "
+                 "2^k kernels PyTorch splits them into, times 2^k", m->whole[pass],
+                 pass ? "backward" : "forward");
       /* The file's cross-validated MAPE weighted by its rows: the table's over its rows. */
       const RtFitErr *e = &cv->file[f];
       n += e->rows[0], s0 += e->mape[0] * e->rows[0];

@@ -46,6 +46,8 @@ typedef struct RtSampleMeta {
   char gpu[96], date[32];   /* from `# gpu: ...` and `# date: ...` (the first of each); "" if none */
   int bwd_bad, bwd_rows;    /* set by rt_samples_drop_impossible() when it dropped the backward
                              * column: its impossible times, of its measured ones */
+  int whole[2];             /* set by rt_samples_whole_ops(): the forward [0] and backward [1]
+                             * times it took as one of 2^k kernels of the op, scaled to the op */
 } RtSampleMeta;
 
 typedef struct RtCsv {
@@ -109,6 +111,23 @@ void rt_samples_free(RtSampleSet *set);
  * few per file, then with the count.  Returns 0, or -1 with `FILE:0: ...` on warn when a file
  * has no row left (the samples, or the GPU model, are wrong). */
 int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn);
+
+/* PyTorch runs an elementwise op (masked_fill, gelu, swiglu, add) whose tensor spans more than
+ * 2^31 bytes as 2^k kernels over equal pieces (32-bit indexing).  A sample file whose forward
+ * (or backward) times of such rows are one piece's, the timer having caught one of the
+ * kernels, is told by its numbers: per file and pass, those rows' times divided by g's
+ * physics, times 2^k, match the file's other rows (median within 20 %), and without the 2^k
+ * they do not (median below 0.7 of theirs).  Their times are then multiplied by 2^k, the
+ * op's time, with a warning on warn (if not NULL) and the count in the file's meta: a table
+ * fitted from one piece's times would predict such an op 2-8x too fast.  Every error a fit
+ * is scored by is relative, so scoring the scaled times is scoring the recorded ones against
+ * the prediction over 2^k.  Returns the rows scaled. */
+int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn);
+
+/* The kernels PyTorch splits an elementwise op over a tensor of `bytes` (elements of eb
+ * bytes) into: 1 while its last byte offset fits in an int32, else twice as many as for half
+ * of it. */
+double rt_torch_pieces(double bytes, double eb);
 
 /* Fits tables from the samples with use[i] != 0 (use NULL: all) into a new table set for g
  * (release with rt_calib_free).  NULL on allocation failure.  Any number of samples works:

@@ -172,6 +172,7 @@ static void run_op_samples(uint8_t pick, const uint8_t *data, size_t size) {
   if (rt_samples_load(dir, &set, sink) == 0) {
     const RtGpu *g = rt_gpu_builtin(pick & 0x80 ? "gh200" : "a100_sxm4_80gb");
     if (rt_samples_drop_impossible(g, &set, sink) >= 0 && set.n > 0) {
+      rt_samples_whole_ops(g, &set, sink);
       RtCalib *c = rt_fit(g, &set, NULL);
       rt_calib_free(c);
     }

@@ -366,6 +366,53 @@ TEST(grid_chosen_from_data) {
   rt_calib_free(c2);
 }
 
+/* PyTorch's 32-bit indexing: an elementwise op's tensor over 2^31 bytes runs as 2^k kernels. */
+TEST(torch_pieces) {
+  assert_true(rt_torch_pieces(2147483648.0, 2) == 1);   /* last offset 2^31 - 2 fits */
+  assert_true(rt_torch_pieces(2147483650.0, 2) == 2);
+  assert_true(rt_torch_pieces(4.2e9, 2) == 2);
+  assert_true(rt_torch_pieces(4.4e9, 2) == 4);
+  assert_true(rt_torch_pieces(1e10, 2) == 8);
+  assert_true(rt_torch_pieces(1000, 2) == 1);
+}
+
+/* A masked_fill file whose rows over 2^31 bytes record one of the op's 2^k kernels has those
+ * times scaled by 2^k (the op's), counted in its meta; its other rows, its backward (whole),
+ * and a file of whole-op times are left as they are. */
+TEST(whole_ops_scaled) {
+  const RtGpu *g = rt_gpu_builtin("gh200");
+  enum { N = 40 };
+  RtSample s[2 * N];
+  int split = 0;
+  for (int file = 0; file < 2; file++)
+    for (int i = 0; i < N; i++) {
+      double rows = 2048.0 * 8 * (i + 1), cols = 2048;   /* up to 1.3 G elements, 2.7 GB */
+      RtSample *x = &s[file * N + i];
+      *x = (RtSample){.file = file, .line = i + 2, .op = RT_OP_MASKED_FILL, .dtype = RT_FP16,
+                      .a = {rows, cols}};
+      double xs[RT_MAX_AXES];
+      RtCost c = rt_op_physics(g, RT_OP_MASKED_FILL, RT_FP16, x->a, xs);
+      double pieces = rt_torch_pieces(rows * cols * 2, 2);
+      x->fwd = 1.9 * c.fwd * (1 + 0.01 * (i % 3)) / (file == 0 ? pieces : 1);
+      x->bwd = 7.1 * c.bwd;
+      split += file == 0 && pieces > 1;
+    }
+  assert_true(split >= 3 && split < N - 3);
+  RtSampleSet set = {.n = 2 * N, .nfiles = 2, .s = s};
+  RtSample before[2 * N];
+  memcpy(before, s, sizeof before);
+  assert_int_equal(rt_samples_whole_ops(g, &set, NULL), split);
+  assert_int_equal(set.meta[0].whole[0], split);
+  assert_int_equal(set.meta[0].whole[1], 0);
+  assert_int_equal(set.meta[1].whole[0], 0);
+  for (int i = 0; i < 2 * N; i++) {
+    double pieces = rt_torch_pieces(s[i].a[0] * s[i].a[1] * 2, 2);
+    assert_true(s[i].fwd == (i < N ? before[i].fwd * pieces : before[i].fwd));
+    assert_true(s[i].bwd == before[i].bwd);
+  }
+  assert_int_equal(rt_samples_whole_ops(g, &set, NULL), 0);   /* now whole: left alone */
+}
+
 /* bmm's class tables (calib.h): samples whose correction steps with the alignment of the
  * head dimension (k of Q K^T) get a table per class, which follows the steps that the one
  * `bmm` table, interpolating between head dimensions, cannot. */
@@ -612,6 +659,8 @@ int main(int argc, char **argv) {
     cmocka_unit_test(fit_dir_writes_tables),
     cmocka_unit_test(operator_few_samples),
     cmocka_unit_test(grid_chosen_from_data),
+    cmocka_unit_test(torch_pieces),
+    cmocka_unit_test(whole_ops_scaled),
     cmocka_unit_test(bmm_class_tables_fitted),
     cmocka_unit_test(additive_prior_separable),
     cmocka_unit_test(reader_comments_and_lines),
