@@ -849,15 +849,9 @@ static double torch_tensor_bytes(const RtSample *s) {
   }
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* The median of v[0..n) (sorted in place); NAN if n is 0. */
-static double median(double *v, int n) {
+double rt_median(double *v, int n) {
   if (n == 0) return NAN;
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -886,7 +880,7 @@ int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn) {
         if (pieces > hi) hi = (int)pieces;
       }
       if (n1 < 3 || n2 < 3) continue;
-      double m1 = median(one, n1), m2 = median(split, n2) / m1, m0 = median(raw, n2) / m1;
+      double m1 = rt_median(one, n1), m2 = rt_median(split, n2) / m1, m0 = rt_median(raw, n2) / m1;
       if (!(m2 > 0.8 && m2 < 1.25 && m0 < 0.7)) continue;
       for (int i = 0; i < set->n; i++) {
         RtSample *s = &set->s[i];
@@ -895,12 +889,13 @@ int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn) {
         double pieces = rt_torch_pieces(bytes, rt_dtype_bytes(s->dtype));
         if (pieces > 1) *t *= pieces, set->meta[f].whole[pass]++, scaled++;
       }
+      char k[32];
+      snprintf(k, sizeof k, lo == hi ? "%d" : "%d-%d", lo, hi);
       if (warn)
-        fprintf(warn, "%s:0: warning: %d %s times of ops over 2 GiB are one of the %d-%d kernels "
-                "PyTorch splits such an op into (times %d-%d: %.0f %% of the other rows' time per "
+        fprintf(warn, "%s:0: warning: %d %s times of ops over 2 GiB are one of the %s kernels "
+                "PyTorch splits such an op into (times %s: %.0f %% of the other rows' time per "
                 "byte, as measured %.0f %%); taken as the whole op's\n", set->path[f],
-                set->meta[f].whole[pass], pass ? "backward" : "forward", lo, hi, lo, hi,
-                100 * m2, 100 * m0);
+                set->meta[f].whole[pass], pass ? "backward" : "forward", k, k, 100 * m2, 100 * m0);
     }
   free(one), free(split), free(raw);
   return scaled;

@@ -129,6 +129,9 @@ int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn);
  * of it. */
 double rt_torch_pieces(double bytes, double eb);
 
+/* The median of v[0..n), which it sorts; NAN if n is 0. */
+double rt_median(double *v, int n);
+
 /* Fits tables from the samples with use[i] != 0 (use NULL: all) into a new table set for g
  * (release with rt_calib_free).  NULL on allocation failure.  Any number of samples works:
  * a table from one sample is a constant correction; a kernel without samples gets no table. */

@@ -151,16 +151,6 @@ static void print_table(const Table *t, int reps) {
   if (t->note[0]) printf("%s", t->note);
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  if (n == 0) return NAN;
-  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Summary over the tables' entries: per fraction, the number within the paper's error (of
  * those with a paper figure), the mean and the median error; *mean10 and *within10 receive
@@ -190,7 +180,7 @@ static void summary(const char *title, const Table *const *ts, int nt, double *m
   printf("\n%-34s", "mean error");
   for (int k = 0; k <= NFRAC; k++) printf(" %6.2f%%", nv[k] ? 100 * sum[k] / nv[k] : NAN);
   printf("\n%-34s", "median error");
-  for (int k = 0; k <= NFRAC; k++) printf(" %6.2f%%", 100 * median(v[k], nv[k]));
+  for (int k = 0; k <= NFRAC; k++) printf(" %6.2f%%", 100 * rt_median(v[k], nv[k]));
   printf("\n");
   if (mean10) *mean10 = nv[AT10] ? sum[AT10] / nv[AT10] : NAN;
   if (within10) *within10 = within[AT10];
