@@ -1,6 +1,6 @@
 /* sample_efficiency.c - how the calibration's error falls with the samples it sees (issue 6).
  *
- *   sample_efficiency DATA_DIR [--reps N] [--no-collectives]
+ *   sample_efficiency DATA_DIR [--reps N] [--no-collectives] [--select random|spread]
  *                     [--max-mean PCT] [--min-within N]
  *
  * DATA_DIR is shared/data.  For the paper's A100 (Perlmutter) and GH200 (Vista) samples
@@ -14,6 +14,13 @@
  * Best_error% for that operator (paper-regressors.csv, its own hold-out with all its
  * samples), then a summary per fraction: the number of operators within the paper's error
  * and the mean error.
+ *
+ * --select spread takes, instead of a random subset, the first rows of each file in the order
+ * hw/probe samples in (hw/probe/order.py, spread(): coverage first): the row of least work
+ * (the physics model's time) first, then each next the row farthest, in log-argument space,
+ * from the rows already taken (the probe's priorities aside).  The order is fixed, so there
+ * is one repetition.  It measures what a user whose probe ran out of budget at that fraction
+ * of the paper's grid gets.
  *
  * A collective layout fitted from a single row has no table (rt_fit_collective needs two):
  * its error is then that of the physics alone.
@@ -70,6 +77,37 @@ static int take(double frac, int n) {
   if (k < 1) k = 1;
   if (k >= n && n > 1) k = n - 1;
   return k;
+}
+
+/* Orders idx[0..n) coverage first (hw/probe/order.py spread(), without its priorities): the
+ * point of least work first, then each next the point whose squared distance to the nearest
+ * point taken is largest (ties: the earlier in idx).  pts[i * dim ..] are point i's coordinates
+ * (logs of its sizes), work[i] its work. */
+static void spread(int *idx, int n, const double *pts, int dim, const double *work) {
+  if (n <= 1) return;
+  double *dmin = malloc((size_t)n * sizeof *dmin);
+  if (!dmin) abort();
+  int first = 0;
+  for (int i = 1; i < n; i++)
+    if (work[idx[i]] < work[idx[first]]) first = i;
+  int t = idx[0];
+  idx[0] = idx[first], idx[first] = t;
+  for (int i = 1; i < n; i++) dmin[i] = INFINITY;
+  for (int k = 1; k < n; k++) {
+    const double *c = pts + (size_t)idx[k - 1] * dim;
+    int best = k;
+    for (int i = k; i < n; i++) {
+      const double *x = pts + (size_t)idx[i] * dim;
+      double d = 0;
+      for (int a = 0; a < dim; a++) d += (x[a] - c[a]) * (x[a] - c[a]);
+      if (d < dmin[i]) dmin[i] = d;
+      if (dmin[i] > dmin[best]) best = i;
+    }
+    t = idx[k], idx[k] = idx[best], idx[best] = t;
+    double dt = dmin[k];
+    dmin[k] = dmin[best], dmin[best] = dt;
+  }
+  free(dmin);
 }
 
 /* --- the paper's figures ---------------------------------------------------------------- */
@@ -188,7 +226,7 @@ static void summary(const char *title, const Table *const *ts, int nt, double *m
 
 /* --- operators ----------------------------------------------------------------------------- */
 
-static int operators(const char *data, const char *sys, int reps, Table *t) {
+static int operators(const char *data, const char *sys, int reps, int by_spread, Table *t) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/paper-samples/%s", data, sys);
   const RtGpu *g = rt_gpu_builtin(sys);
@@ -229,8 +267,22 @@ static int operators(const char *data, const char *sys, int reps, Table *t) {
       e->rows = start[f + 1] - start[f];
       e->paper = paper_op_error(dir, set.file[f], e->prop);
     }
-  for (int r = 0; r < reps; r++) {
+  double *pts = NULL, *work = NULL;
+  if (by_spread) {   /* log kernel arguments, and the physics time as the work */
+    pts = malloc((size_t)n * RT_OP_MAX_ARGS * sizeof *pts), work = malloc((size_t)n * sizeof *work);
+    if (!pts || !work) abort();
+    for (int i = 0; i < n; i++) {
+      const RtSample *x = &set.s[i];
+      double xs[RT_MAX_AXES];
+      for (int a = 0; a < RT_OP_MAX_ARGS; a++)
+        pts[(size_t)i * RT_OP_MAX_ARGS + a] = a < rt_op_nargs((RtOp)x->op) && x->a[a] > 0 ? log(x->a[a]) : 0;
+      work[i] = rt_op_physics(g, (RtOp)x->op, x->dtype, x->a, xs).fwd;
+    }
     for (int f = 0; f < nf; f++)
+      spread(order + start[f], start[f + 1] - start[f], pts, RT_OP_MAX_ARGS, work);
+  }
+  for (int r = 0; r < reps; r++) {
+    for (int f = 0; f < nf && !by_spread; f++)
       shuffle(order + start[f], start[f + 1] - start[f], seed_of(sys, r, f));
     for (int k = 0; k < NFRAC; k++) {
       memset(use, 0, (size_t)n);
@@ -255,7 +307,7 @@ static int operators(const char *data, const char *sys, int reps, Table *t) {
       rt_calib_free(c);
     }
   }
-  free(order), free(start), free(use), free(test);
+  free(order), free(start), free(use), free(test), free(pts), free(work);
   rt_samples_free(&set);
   return 0;
 }
@@ -336,7 +388,7 @@ static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng
 }
 
 static int collectives(const char *data, const char *gpudir, const char *cluster, int reps,
-                       Table *t) {
+                       int by_spread, Table *t) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/paper-samples/%s/nccl", data, gpudir);
   const RtCluster *sys = rt_cluster_builtin(cluster);
@@ -382,8 +434,17 @@ static int collectives(const char *data, const char *gpudir, const char *cluster
     for (int k = 0; k < g->nfiles; k++) order[k] = malloc((size_t)g->file[k].n * sizeof *order[k]);
     for (int r = 0; r < reps; r++) {
       for (int k = 0; k < g->nfiles; k++) {
-        for (int i = 0; i < g->file[k].n; i++) order[k][i] = i;
-        shuffle(order[k], g->file[k].n, seed_of(g->file[k].stem, r, 1000 * g->nodes + g->gpn));
+        File *f = &g->file[k];
+        for (int i = 0; i < f->n; i++) order[k][i] = i;
+        if (!by_spread) {
+          shuffle(order[k], f->n, seed_of(f->stem, r, 1000 * g->nodes + g->gpn));
+          continue;
+        }
+        double *lb = malloc((size_t)f->n * sizeof *lb);   /* log bytes; the work: the bytes */
+        if (!lb) abort();
+        for (int i = 0; i < f->n; i++) lb[i] = log(f->bytes[i]);
+        spread(order[k], f->n, lb, 1, f->bytes);
+        free(lb);
       }
       for (int q = 0; q < NFRAC; q++) {
         int m = 0, seen[2];
@@ -419,14 +480,14 @@ static int collectives(const char *data, const char *gpudir, const char *cluster
 /* --- main ------------------------------------------------------------------------------------ */
 
 static int usage(const char *prog) {
-  fprintf(stderr, "usage: %s DATA_DIR [--reps N] [--no-collectives] [--max-mean PCT] [--min-within N]\n",
-          prog);
+  fprintf(stderr, "usage: %s DATA_DIR [--reps N] [--no-collectives] [--select random|spread] "
+          "[--max-mean PCT] [--min-within N]\n", prog);
   return 2;
 }
 
 int main(int argc, char **argv) {
   const char *data = NULL;
-  int reps = 5, coll = 1, min_within = -1;
+  int reps = 5, coll = 1, min_within = -1, by_spread = 0;
   double max_mean = -1;
   for (int i = 1; i < argc; i++) {
     char *end = NULL;
@@ -441,6 +502,10 @@ int main(int argc, char **argv) {
       if (*end || min_within < 0) return usage(argv[0]);
     } else if (strcmp(argv[i], "--no-collectives") == 0) {
       coll = 0;
+    } else if (strcmp(argv[i], "--select") == 0 && i + 1 < argc) {
+      const char *v = argv[++i];
+      if (strcmp(v, "spread") == 0) by_spread = 1;
+      else if (strcmp(v, "random") != 0) return usage(argv[0]);
     } else if (argv[i][0] == '-' || data) {
       return usage(argv[0]);
     } else {
@@ -451,11 +516,19 @@ int main(int argc, char **argv) {
   static const char *const systems[2][2] = {{"a100-sxm4-80gb-perlmutter", "perlmutter"},
                                             {"gh200-vista", "vista"}};
   static Table ops[2], colls[2];
-  printf("Sample efficiency: tables fitted from a random fraction of every sample file (fixed\n"
-         "seeds, %d repetitions), MAPE on the rest; `paper` is arXiv 2509.22832's Best_error%%\n"
-         "(its own hold-out, with all its samples).\n", reps);
+  if (by_spread) {
+    reps = 1;
+    printf("Sample efficiency: tables fitted from the first fraction of every sample file in the\n"
+           "order hw/probe samples in (coverage first: least work, then farthest in log-size\n"
+           "space), MAPE on the rest; `paper` is arXiv 2509.22832's Best_error%%\n"
+           "(its own hold-out, with all its samples).\n");
+  } else {
+    printf("Sample efficiency: tables fitted from a random fraction of every sample file (fixed\n"
+           "seeds, %d repetitions), MAPE on the rest; `paper` is arXiv 2509.22832's Best_error%%\n"
+           "(its own hold-out, with all its samples).\n", reps);
+  }
   for (int s = 0; s < 2; s++) {
-    if (operators(data, systems[s][0], reps, &ops[s]) != 0) {
+    if (operators(data, systems[s][0], reps, by_spread, &ops[s]) != 0) {
       fprintf(stderr, "%s: cannot load the operator samples of %s\n", argv[0], systems[s][0]);
       return 2;
     }
@@ -469,7 +542,7 @@ int main(int argc, char **argv) {
   summary("both systems, operators", all_ops, 2, &mean10, &within10);
   if (coll) {
     for (int s = 0; s < 2; s++) {
-      if (collectives(data, systems[s][0], systems[s][1], reps, &colls[s]) != 0) {
+      if (collectives(data, systems[s][0], systems[s][1], reps, by_spread, &colls[s]) != 0) {
         fprintf(stderr, "%s: cannot load the collective samples of %s\n", argv[0], systems[s][0]);
         return 2;
       }
