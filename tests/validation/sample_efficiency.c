@@ -189,7 +189,6 @@ static void print_table(const Table *t, int reps) {
   if (t->note[0]) printf("%s", t->note);
 }
 
-
 /* Summary over the tables' entries: per fraction, the number within the paper's error (of
  * those with a paper figure), the mean and the median error; *mean10 and *within10 receive
  * the 10 % column's figures. */
