@@ -51,7 +51,9 @@ static double stream(const RtGpu *g, double bytes, int kernels) {
  * time per element within 3 % across L.  Returns the row length the traffic is charged for:
  * L when L is a power of two <= 1024, never less as L grows. */
 static double masked_softmax_row(double l) {
-  double p = exp2(ceil(log2(l))), step = p < 32 ? p : p < 128 ? 32 : 128;
+  int e;
+  double p = frexp(l, &e) == 0.5 ? l : ldexp(1, e);   /* l = m 2^e, 1/2 <= m < 1 */
+  double step = p < 32 ? p : p < 128 ? 32 : 128;
   double occupancy = p > 1024 ? pow(p / 1024, 0.27) : 1;
   return (ceil(l / step) * step + 0.3 * p) / 1.3 * occupancy;
 }
