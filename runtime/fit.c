@@ -901,16 +901,21 @@ int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn) {
   return scaled;
 }
 
+int rt_samples_clean(const RtGpu *g, RtSampleSet *set, FILE *warn) {
+  int rc = rt_samples_drop_impossible(g, set, warn);
+  if (rc == 0) rt_samples_whole_ops(g, set, warn);
+  return rc;
+}
+
 int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report,
                    FILE *err) {
   if (!err) err = stderr;
   RtSampleSet set;
   if (rt_samples_load(samples_dir, &set, err) != 0) return 1;
-  if (rt_samples_drop_impossible(g, &set, err) != 0) {
+  if (rt_samples_clean(g, &set, err) != 0) {
     rt_samples_free(&set);
     return 1;
   }
-  rt_samples_whole_ops(g, &set, err);
   if (set.n == 0) {
     fprintf(err, "%s:0: no sample files (NAME_DTYPE.csv: docs/calibration.md)\n", samples_dir);
     rt_samples_free(&set);

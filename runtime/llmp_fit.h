@@ -124,6 +124,11 @@ int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn);
  * the prediction over 2^k.  Returns the rows scaled. */
 int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn);
 
+/* What `llmp fit` does to samples before fitting, for every program that must see them as it
+ * does (the validations, the fuzzer): rt_samples_drop_impossible(), then, unless that failed,
+ * rt_samples_whole_ops().  Returns rt_samples_drop_impossible()'s result. */
+int rt_samples_clean(const RtGpu *g, RtSampleSet *set, FILE *warn);
+
 /* The kernels PyTorch splits an elementwise op over a tensor of `bytes` (elements of eb
  * bytes) into: 1 while its last byte offset fits in an int32, else twice as many as for half
  * of it. */

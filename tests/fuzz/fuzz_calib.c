@@ -11,7 +11,7 @@
  *            time or rejected as bad arguments (RT_BAD_ARGS): a table must not turn into a
  *            silently wrong number;
  *   96-223   an operator sample file named by the second byte (a paper stem or a kernel name,
- *            `_fp16.csv`): rt_samples_load(), and when it loads, rt_samples_drop_impossible()
+ *            `_fp16.csv`): rt_samples_load(), and when it loads, rt_samples_clean()
  *            and rt_fit() (which must give a table set or fail cleanly);
  *   224-255  a collective sample file (`allreduce_fp16_2_4.csv` and the like, by the second
  *            byte): rt_collective_csv_read(), and rt_fit_collective() on what it read.
@@ -171,8 +171,7 @@ static void run_op_samples(uint8_t pick, const uint8_t *data, size_t size) {
   RtSampleSet set;
   if (rt_samples_load(dir, &set, sink) == 0) {
     const RtGpu *g = rt_gpu_builtin(pick & 0x80 ? "gh200" : "a100_sxm4_80gb");
-    if (rt_samples_drop_impossible(g, &set, sink) >= 0 && set.n > 0) {
-      rt_samples_whole_ops(g, &set, sink);
+    if (rt_samples_clean(g, &set, sink) >= 0 && set.n > 0) {
       RtCalib *c = rt_fit(g, &set, NULL);
       rt_calib_free(c);
     }

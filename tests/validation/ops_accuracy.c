@@ -58,8 +58,7 @@ static void system_table(const char *data, const char *sys) {
    * whose times are (docs/calibration.md); such a column has no error to measure.  Times of
    * one of an op's 2^k kernels are scaled to the op (rt_samples_whole_ops: its errors are
    * relative, the same as scoring the recorded times against the prediction over 2^k). */
-  rt_samples_drop_impossible(g, &set, NULL);
-  rt_samples_whole_ops(g, &set, NULL);
+  rt_samples_clean(g, &set, NULL);
   double cv[RT_FIT_MAX_FILES][2], dummy[RT_FIT_MAX_FILES][2];
   int rows[RT_FIT_MAX_FILES];
   rt_fit_mape(g, &set, NULL, dummy, rows);

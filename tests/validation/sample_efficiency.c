@@ -233,8 +233,7 @@ static int operators(const char *data, const char *sys, int reps, int by_spread,
   if (!g || rt_samples_load(dir, &set, stderr) != 0) return -1;
   /* As `llmp fit` does (docs/calibration.md): a backward column most of whose times beat the
    * GPU's peak is not used, and has no error to measure (noted under the table). */
-  if (rt_samples_drop_impossible(g, &set, NULL) != 0) return -1;
-  rt_samples_whole_ops(g, &set, NULL);   /* as `llmp fit` does: one kernel's times scaled */
+  if (rt_samples_clean(g, &set, NULL) != 0) return -1;   /* and one kernel's times scaled */
   for (int f = 0; f < set.nfiles; f++)
     if (set.meta[f].bwd_rows)
       snprintf(t->note + strlen(t->note), sizeof t->note - strlen(t->note),
