@@ -11,6 +11,7 @@
  * is close to a power law of size between nearby grid nodes, so that is where linear
  * interpolation is most accurate. */
 #include "calib.h"
+#include "fastmath.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -62,11 +63,13 @@ int rt_keys_canonical(const char *keys, char *out, size_t outlen) {
 /* Axis a's bucket index (RtTable.bucket): slice b of RT_BUCKETS starts at
  * logx[0] + b / scale; its entry is the number of inner points below that edge, less a
  * millionth of a slice so that it stays a lower bound for a point that rounding puts in the
- * slice.  table_cell() starts there and steps up to the exact cell. */
+ * slice.  axis_cell() starts there and steps up to the exact cell. */
 static void index_axis(RtTable *t, int a) {
   const double *p = t->logx[a];
   int n = t->npts[a];
   t->bucket_scale[a] = n > 1 ? RT_BUCKETS / (p[n - 1] - p[0]) : 0;
+  for (int i = 0; i + 1 < n; i++) t->inv_width[a][i] = 1 / (p[i + 1] - p[i]);
+  if (n == 1) t->logx[a][1] = p[0], t->inv_width[a][0] = 0;   /* axis_cell()'s one-point axis */
   for (int b = 0, i = 0; b < RT_BUCKETS; b++) {
     double edge = n > 1 ? p[0] + (b - 1e-6) / t->bucket_scale[a] : p[0];
     while (i < n - 2 && p[i + 1] < edge) i++;
@@ -77,7 +80,10 @@ static void index_axis(RtTable *t, int a) {
 /* The grid's value count and each axis's stride in the row-major values. */
 static void table_strides(RtTable *t) {
   t->nvals = 1;
-  for (int a = t->naxes - 1; a >= 0; a--) t->stride[a] = t->nvals, t->nvals *= t->npts[a];
+  for (int a = t->naxes - 1; a >= 0; a--) {
+    t->stride[a] = t->nvals, t->nvals *= t->npts[a];
+    t->upper[a] = t->npts[a] > 1 ? t->stride[a] : 0;
+  }
 }
 
 static void table_set_name(RtTable *t) {
@@ -100,7 +106,7 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
     t->npts[a] = npts[a];
     for (int i = 0; i < npts[a]; i++) {
       if (!(points[a][i] > 0) || (i > 0 && !(points[a][i] > points[a][i - 1]))) return -1;
-      t->logx[a][i] = log(points[a][i]);
+      t->logx[a][i] = rt_log(points[a][i]);
     }
     index_axis(t, a);
   }
@@ -124,71 +130,66 @@ void rt_table_release(RtTable *t) {
 
 /* --- evaluation ------------------------------------------------------------------- */
 
-/* The cell of the grid that holds a point (logs of its coordinates) and the weights of its
- * 2^naxes corners.  Per axis: the point clamped to the grid, the cell's lower index (the
- * number of inner grid points below it, found from the axis's bucket index) and the fraction
- * (l - p[i]) / (p[i+1] - p[i]); per corner (axis 0 the lowest bit of the corner number) the
- * product over the axes, axis 0 first, of frac or 1 - frac.  An axis of one point has frac 0
- * and its upper corners weight 0 at the lower corner's index, so every index is in the grid.
- * Adding a corner of weight 0 adds +-0, which changes no sum but the sign of a zero, and the
- * correction is exp of the sum: the same bits as summing only the corners of nonzero weight.
- * NAXES is a constant at every call, so each table shape gets its own unrolled copy. */
-static inline void table_cell(const RtTable *t, int naxes, const double *lx, int *idx, double *w,
-                              unsigned *flags) {
-  int lo[RT_MAX_AXES], up[RT_MAX_AXES];
-  double frac[RT_MAX_AXES];
-  unsigned out = 0;
-  for (int a = 0; a < naxes; a++) {
-    const double *p = t->logx[a];
-    int n = t->npts[a];
-    double l = lx[a];
-    if (n == 1) {
-      out |= fabs(l - p[0]) > 1e-9;
-      lo[a] = up[a] = 0, frac[a] = 0;
-      continue;
-    }
-    double first = p[0], last = p[n - 1];
-    out |= (l < first - 1e-9) | (l > last + 1e-9);
-    double c = l < first ? first : l > last ? last : l;
-    /* The first i with p[i + 1] >= c: the number of the inner points p[1..n-2] below c (0 at
-     * c = first: frac 0; n - 2 at c = last: frac 1), from the bucket of c, corrected by the
-     * steps to the exact cell, which the bucket's nearness makes few (none in most calls, so
-     * a loop whose test predicts well beats a fixed number of steps that always run). */
-    int b = (int)((c - first) * t->bucket_scale[a]);
-    int i = t->bucket[a][b < RT_BUCKETS ? b : RT_BUCKETS - 1];
-    if (__builtin_expect(i > 0 && p[i] >= c, 0))   /* a guard: the index is a lower bound */
-      while (i > 0 && p[i] >= c) i--;
-    while (p[i + 1] < c) i++;   /* p[n - 1] < c never holds: in bounds */
-    lo[a] = i, up[a] = i + 1, frac[a] = (c - p[i]) / (p[i + 1] - p[i]);
-  }
-  if (out) *flags |= RT_EXTRAPOLATED;
-  /* Corner c after axis a: its weight and index times 1 - frac (bit a clear) or frac (set). */
-  w[0] = 1, idx[0] = 0;
-  for (int a = 0; a < naxes; a++) {
-    double f = frac[a], g = 1 - f;
-    int lo_a = lo[a] * t->stride[a], up_a = up[a] * t->stride[a];
-    for (int c = 0; c < 1 << a; c++) {
-      double wc = w[c];
-      int ic = idx[c];
-      w[c] = wc * g, idx[c] = ic + lo_a;
-      w[c + (1 << a)] = wc * f, idx[c + (1 << a)] = ic + up_a;
-    }
-  }
+/* Interpolation: multilinear in the logs, one axis at a time.  Per axis, the point clamped
+ * to the grid, its cell's lower index i (the number of inner grid points below it, found from
+ * the axis's bucket index), the fraction f = (l - p[i]) / (p[i+1] - p[i]) and the offsets of
+ * the cell's lower and upper points in the values.  An axis of one point takes the same path:
+ * index_axis() pads it to two equal points with f 0, and its upper offset (RtTable.upper 0) is
+ * its lower one.  The value is then the nested blend (1 - f) lower + f upper along each axis,
+ * axis 0 outermost: exactly the node's value at a grid point, 2^naxes - 1 blends in all.  Each
+ * table shape gets its own straight-line code (interp1..interp4), in registers. */
+typedef struct Cell {
+  int lo, up;        /* offsets of the cell's lower and upper points along the axis */
+  double f, g;       /* the fraction and 1 - f */
+} Cell;
+
+static inline Cell axis_cell(const RtTable *t, int a, double l, unsigned *out) {
+  const double *p = t->logx[a];
+  double first = p[0], last = p[t->npts[a] - 1];
+  *out |= (l < first - 1e-9) | (l > last + 1e-9);
+  double c = l < first ? first : l > last ? last : l;
+  /* The first i with p[i + 1] >= c: the number of the inner points p[1..n-2] below c (0 at
+   * c = first: f 0; n - 2 at c = last: f 1), from the bucket of c, corrected by the steps to
+   * the exact cell, which the bucket's nearness makes few (none in most calls, so a loop whose
+   * test predicts well beats a fixed number of steps that always run). */
+  int b = (int)((c - first) * t->bucket_scale[a]);
+  int i = t->bucket[a][b < RT_BUCKETS ? b : RT_BUCKETS - 1];
+  if (__builtin_expect(i > 0 && p[i] >= c, 0))   /* a guard: the index is a lower bound */
+    while (i > 0 && p[i] >= c) i--;
+  while (p[i + 1] < c) i++;   /* p[n - 1] < c never holds: in bounds */
+  Cell k;
+  k.lo = i * t->stride[a], k.up = k.lo + t->upper[a];
+  k.f = c == p[i + 1] ? 1 : (c - p[i]) * t->inv_width[a][i];   /* 1 exactly at a node */
+  k.g = 1 - k.f;
+  return k;
 }
 
-/* The sums of the corners' weighted log corrections in grid v0 and, unless v1 is NULL, in
- * grid v1 (which may be v0). */
+/* The blend along the last axis (index n - 1, the values' stride 1) and, nested, the others. */
+static inline double interp1(const double *v, const Cell *k) {
+  return k[0].g * v[k[0].lo] + k[0].f * v[k[0].up];
+}
+static inline double interp2(const double *v, const Cell *k) {
+  return k[0].g * interp1(v + k[0].lo, k + 1) + k[0].f * interp1(v + k[0].up, k + 1);
+}
+static inline double interp3(const double *v, const Cell *k) {
+  return k[0].g * interp2(v + k[0].lo, k + 1) + k[0].f * interp2(v + k[0].up, k + 1);
+}
+static inline double interp4(const double *v, const Cell *k) {
+  return k[0].g * interp3(v + k[0].lo, k + 1) + k[0].f * interp3(v + k[0].up, k + 1);
+}
+
+/* The interpolated log corrections of grid v0 and, unless v1 is NULL, of grid v1 (else *s1
+ * is 0), at the point whose coordinates' logs are lx.  NAXES is a constant at every call. */
 static inline void table_sums(const RtTable *t, int naxes, const double *lx, const double *v0,
                               const double *v1, double *s0, double *s1, unsigned *flags) {
-  int idx[1 << RT_MAX_AXES];
-  double w[1 << RT_MAX_AXES];
-  table_cell(t, naxes, lx, idx, w, flags);
-  double a = 0, b = 0;
-  if (v1)
-    for (int c = 0; c < 1 << naxes; c++) a += w[c] * v0[idx[c]], b += w[c] * v1[idx[c]];
-  else
-    for (int c = 0; c < 1 << naxes; c++) a += w[c] * v0[idx[c]];
-  *s0 = a, *s1 = b;
+  Cell k[RT_MAX_AXES];
+  unsigned out = 0;
+  for (int a = 0; a < naxes; a++) k[a] = axis_cell(t, a, lx[a], &out);
+  if (out) *flags |= RT_EXTRAPOLATED;
+  double (*interp)(const double *, const Cell *) =
+      naxes == 1 ? interp1 : naxes == 2 ? interp2 : naxes == 3 ? interp3 : interp4;
+  *s0 = interp(v0, k);
+  *s1 = v1 ? interp(v1, k) : 0;
 }
 
 static void table_sums_n(const RtTable *t, const double *lx, const double *v0, const double *v1,
@@ -203,19 +204,19 @@ static void table_sums_n(const RtTable *t, const double *lx, const double *v0, c
 
 double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags) {
   double lx[RT_MAX_AXES];
-  for (int a = 0; a < t->naxes; a++) lx[a] = log(x[a]);
+  for (int a = 0; a < t->naxes; a++) lx[a] = rt_log(x[a]);
   const double *v = t->logc[which] ? t->logc[which] : t->logc[0];
   double s, unused;
   table_sums_n(t, lx, v, NULL, &s, &unused, flags);
-  return exp(s);
+  return rt_exp(s);
 }
 
 void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost) {
   double s0, s1;
   table_sums_n(t, lx, t->logc[0], t->logc[1], &s0, &s1, &cost->flags);
-  double f = exp(s0);   /* without a bwd grid, the fwd grid's correction serves both */
+  double f = rt_exp(s0);   /* without a bwd grid, the fwd grid's correction serves both */
   cost->fwd *= f;
-  if (cost->bwd > 0) cost->bwd *= t->logc[1] ? exp(s1) : f;
+  if (cost->bwd > 0) cost->bwd *= t->logc[1] ? rt_exp(s1) : f;
   cost->flags |= RT_CALIBRATED;
 }
 
@@ -249,7 +250,7 @@ void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *
       op == RT_OP_BMM ? rt_bmm_table(g->calib, dt, x[2], x[3]) : g->calib->op[op][dt];
   if (!t) return;
   double lx[RT_MAX_AXES];
-  for (int a = 0; a < t->naxes; a++) lx[a] = log(x[a]);
+  for (int a = 0; a < t->naxes; a++) lx[a] = rt_log(x[a]);
   rt_calibrate_log(t, lx, cost);
 }
 
@@ -493,7 +494,7 @@ static int read_axis(Loader *L, char **w, int nw) {
     double v;
     if (parse_pos(w[i], &v) != 0)
       return fail(L, L->line, "axis point `%s` is not a positive number", w[i]);
-    t->logx[a][i - 2] = log(v);
+    t->logx[a][i - 2] = rt_log(v);
     if (i > 2 && !(t->logx[a][i - 2] > t->logx[a][i - 3]))
       return fail(L, L->line, "axis points must increase (`%s`)", w[i]);
   }
@@ -518,7 +519,7 @@ static int read_values(Loader *L, int which, char **w, int nw) {
       return fail(L, L->line, "correction `%s` is not a positive number", w[i]);
     if (L->nv[which] == t->nvals)
       return fail(L, L->line, "more %s values than the axes' %d", w[0], t->nvals);
-    t->logc[which][L->nv[which]++] = log(v);
+    t->logc[which][L->nv[which]++] = rt_log(v);
   }
   return 0;
 }

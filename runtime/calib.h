@@ -43,15 +43,19 @@ typedef struct RtTable {
   int naxes;
   char axis_name[RT_MAX_AXES][RT_NAME_MAX];
   int npts[RT_MAX_AXES];
-  double logx[RT_MAX_AXES][RT_MAX_POINTS];   /* log of the grid points, strictly increasing */
+  double logx[RT_MAX_AXES][RT_MAX_POINTS];   /* log of the grid points, strictly increasing
+                                              * (rt_log); an axis of one point repeats it
+                                              * in [1] for the lookup */
   /* An index for finding a point's cell without a binary search: per axis, RT_BUCKETS equal
    * slices of [logx[0], logx[n-1]], each holding a lower bound of the cell of its lower edge
    * (set with the axis by rt_table_init() and the loader). */
   double bucket_scale[RT_MAX_AXES];
   unsigned char bucket[RT_MAX_AXES][RT_BUCKETS];
+  double inv_width[RT_MAX_AXES][RT_MAX_POINTS];   /* 1 / (logx[a][i+1] - logx[a][i]) */
   int nvals;                   /* product of npts */
   int stride[RT_MAX_AXES];     /* values between neighbours along axis a: the product of the
                                 * later axes' npts (table_strides() in calib.c) */
+  int upper[RT_MAX_AXES];      /* a cell's upper corner's offset along a: stride, 0 if npts 1 */
   double *logc[2];             /* [0] fwd (always there), [1] bwd (NULL: fwd's grid) */
 } RtTable;
 

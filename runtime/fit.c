@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "calib.h"
+#include "fastmath.h"
 #include "llmp_fit.h"
 #include "ops.h"
 
@@ -103,13 +104,13 @@ static int choose_points(double *v, int n, int gmax, double *pts) {
 static void axis_cell(const RtTable *t, int a, double v, int *lo, double *fr) {
   const double *p = t->logx[a];
   int n = t->npts[a];
-  double lx = log(v);
+  double lx = rt_log(v);
   if (n == 1 || lx <= p[0]) *lo = 0, *fr = 0;
   else if (lx >= p[n - 1]) *lo = n - 2, *fr = 1;
   else {
     int i = 0;
     while (p[i + 1] < lx) i++;
-    *lo = i, *fr = (lx - p[i]) / (p[i + 1] - p[i]);
+    *lo = i, *fr = lx == p[i + 1] ? 1 : (lx - p[i]) * t->inv_width[a][i];
   }
 }
 

@@ -13,20 +13,16 @@
 
 #include "ops.h"
 
-typedef struct Tile {
-  double m, n, eff;
-} Tile;
-
-/* Ampere-class (and older): mma.sync kernels, 128x128 and 256x128 the workhorses. */
-static const Tile tiles_sm80[] = {
-    {256, 128, 1.00}, {128, 256, 1.00}, {128, 128, 0.95}, {128, 64, 0.85}, {64, 64, 0.70}};
-/* Hopper-class: wgmma warp-group kernels want 128-row tiles, 256 wide at best. */
-static const Tile tiles_sm90[] = {
-    {128, 256, 1.00}, {256, 128, 1.00}, {128, 128, 0.92}, {128, 64, 0.80}, {64, 64, 0.60}};
+/* The candidate tiles, the same five shapes on both generations (m x n): 256x128, 128x256,
+ * 128x128, 128x64, 64x64, in this order in RtGemm.depth_s and rt_gemm_q(); per generation,
+ * their efficiency.  Ampere-class (and older): mma.sync kernels, 128x128 and 256x128 the
+ * workhorses.  Hopper-class: wgmma warp-group kernels want 128-row tiles, 256 wide at best. */
+static const double tile_m[RT_GEMM_TILES] = {256, 128, 128, 128, 64};
+static const double tile_n[RT_GEMM_TILES] = {128, 256, 128, 64, 64};
+static const double eff_sm80[RT_GEMM_TILES] = {1.00, 1.00, 0.95, 0.85, 0.70};
+static const double eff_sm90[RT_GEMM_TILES] = {1.00, 1.00, 0.92, 0.80, 0.60};
 
 enum { RT_K0 = 64 };
-_Static_assert(sizeof tiles_sm80 / sizeof tiles_sm80[0] == RT_GEMM_TILES, "tiles");
-_Static_assert(sizeof tiles_sm90 / sizeof tiles_sm90[0] == RT_GEMM_TILES, "tiles");
 
 double rt_peak(const RtGpu *g, RtDtype dt) {
   static const RtDtype wider[RT_NDTYPES][4] = {
@@ -39,15 +35,6 @@ double rt_peak(const RtGpu *g, RtDtype dt) {
   for (int i = 0; i < 4; i++)
     if (g->peak[wider[dt][i]] > 0) return g->peak[wider[dt][i]];
   return 0;
-}
-
-/* Achieved bandwidth rises with size: a kernel needs about 32 KiB in flight per SM to cover
- * HBM latency (Little's law), so below a few MB the fixed latency dominates.  Streaming
- * kernels reach about 88 % of the datasheet figure. */
-double rt_mem_time(const RtGpu *g, double bytes) {
-  double bw = 0.88 * g->memory_bandwidth;
-  double in_flight = 32768.0 * g->sms;
-  return (bytes + in_flight) / bw;
 }
 
 /* The fraction of the modelled tensor-core rate a part sustains through a training run (power
@@ -63,48 +50,100 @@ double rt_sustained(const RtGpu *g, RtDtype dt) {
  * clocks under dense tensor-core load more than Ampere (published max achievable matmul:
  * A100 87 %, H100 80 %).  Generation is told by the per-SM rate: > 5 TFLOP/s/SM at fp16 is
  * Hopper or later. */
-static int is_sm90(const RtGpu *g) { return rt_peak(g, RT_FP16) / g->sms > 5e12; }
-
-/* RtGemmDim's slot of a tile extent. */
-static int tile_index(double extent) { return extent == 64 ? 0 : extent == 128 ? 1 : 2; }
+static int is_sm90(const RtGpu *g) { return rt_peak(g, RT_FP16) > 5e12 * g->sms; }
 
 void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q) {
   double peak = rt_peak(g, dt);
   int hopper = is_sm90(g);
   double sustained = hopper ? 0.84 : 0.90;
-  const Tile *tiles = hopper ? tiles_sm90 : tiles_sm80;
-  double per_sm = peak * sustained * rt_sustained(g, dt) / g->sms;
-  q->g = g;
+  const double *eff = hopper ? eff_sm90 : eff_sm80;
+  double sec_per_flop_sm = g->sms / (peak * sustained * rt_sustained(g, dt));
   q->sms = g->sms;
+  q->inv_sms = 1.0 / g->sms;
   q->eb = rt_dtype_bytes(dt);
-  for (int i = 0; i < RT_GEMM_TILES; i++) {
-    q->tm[i] = tile_index(tiles[i].m), q->tn[i] = tile_index(tiles[i].n);
-    q->flop2[i] = 2.0 * tiles[i].m * tiles[i].n;   /* exact: small powers of two */
-    q->rate[i] = per_sm * tiles[i].eff;
-  }
+  q->inv_bw = 1 / (0.88 * g->memory_bandwidth);
+  q->in_flight = 32768.0 * g->sms;
+  for (int i = 0; i < RT_GEMM_TILES; i++)
+    q->depth_s[i] = 2 * tile_m[i] * tile_n[i] / eff[i] * sec_per_flop_sm;
 }
 
-/* A size divided by each tile extent (64, 128, 256: exact as a product with the inverse),
- * rounded up. */
+/* A size divided by each tile extent, rounded up: ceil(v / 128) = ceil(ceil(v / 64) / 2), and
+ * likewise for 256, so one rounding and two integer halvings (up to 2^52 tiles; past that,
+ * the products with the exact inverses). */
 void rt_gemm_dim(double v, RtGemmDim *d) {
-  d->c[0] = rt_ceil_pos(v * (1.0 / 64)), d->c[1] = rt_ceil_pos(v * (1.0 / 128));
-  d->c[2] = rt_ceil_pos(v * (1.0 / 256));
+  double c0 = rt_ceil_pos(v * (1.0 / 64));
+  if (!(c0 < 0x1p52)) {
+    d->c[0] = c0, d->c[1] = rt_ceil_pos(v * (1.0 / 128)), d->c[2] = rt_ceil_pos(v * (1.0 / 256));
+    return;
+  }
+  long long i0 = (long long)c0, i1 = (i0 + 1) >> 1;
+  d->c[0] = c0, d->c[1] = (double)i1, d->c[2] = (double)((i1 + 1) >> 1);
 }
 
+/* ceil(count / sms) for whole counts, without a division: count times the rounded inverse is
+ * within an ulp of the quotient, so its ceiling is the answer or one off, and the products
+ * with sms (whole numbers below 2^53: exact) say which.  Past 2^52 tiles, the division. */
+static inline double waves_of(const RtGemm *q, double count) {
+  if (!(count < 0x1p52)) return ceil(count / q->sms);
+  double x = count * q->inv_sms;
+  long long i = (long long)x;
+  double w = (double)(i + ((double)i < x));
+  w -= (w - 1) * q->sms >= count;
+  w += w * q->sms < count;
+  return w;
+}
 
-/* The reference arithmetic per tile: count = batch * ceil(m / tm) * ceil(n / tn), waves =
- * ceil(count / sms), tile_s = 2 tm tn (k + K0) / (per_sm eff), the time waves x tile_s; the
- * fastest tile wins. */
+/* Two tiles at a time, in the vector extension GCC and Clang share (SSE2 on x86-64, NEON on
+ * arm64; elsewhere the compiler splits it): waves_of() for counts below 2^51, where adding and
+ * subtracting 2^52 rounds to the nearest integer, exactly (round-to-nearest, as C starts in). */
+typedef double V2 __attribute__((vector_size(16)));
+typedef long long V2i __attribute__((vector_size(16)));
+
+static inline V2 waves_v2(const RtGemm *q, V2 count) {
+  const V2 big = {0x1p52, 0x1p52}, one = {1, 1}, sms = {q->sms, q->sms};
+  const V2 inv = {q->inv_sms, q->inv_sms};
+  V2 x = count * inv, w = (x + big) - big;
+  w += (V2)((V2i)(w < x) & (V2i)one);                       /* ceil(x) */
+  w -= (V2)((V2i)((w - one) * sms >= count) & (V2i)one);   /* then exact, as waves_of() */
+  w += (V2)((V2i)(w * sms < count) & (V2i)one);
+  return w;
+}
+
+static inline V2 vmin(V2 a, V2 b) {   /* elementwise a < b ? a : b */
+  V2i m = (V2i)(a < b);
+  return (V2)((m & (V2i)a) | (~m & (V2i)b));
+}
+
+/* The arithmetic per tile: count = batch * ceil(m / tm) * ceil(n / tn), waves =
+ * ceil(count / sms), the time waves x (k + K0) x depth_s, depth_s = 2 tm tn / (per_sm eff)
+ * the seconds one SM spends on a tile per unit of depth; the fastest tile wins.  The 64x64
+ * tile has the most tiles: below 2^51 of them every count takes the vector path. */
 double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, double k, double n,
                  const RtGemmDim *dn) {
-  double best = INFINITY;
-  for (int i = 0; i < RT_GEMM_TILES; i++) {
-    double count = batch * dm->c[q->tm[i]] * dn->c[q->tn[i]];
-    double waves = rt_ceil_pos(count / q->sms);
-    double tile_s = q->flop2[i] * (k + RT_K0) / q->rate[i];
-    if (waves * tile_s < best) best = waves * tile_s;
+  const double *cm = dm->c, *cn = dn->c;   /* [0] 64-wide, [1] 128, [2] 256 */
+  double best;
+  if (batch * cm[0] * cn[0] < 0x1p51) {
+    V2 b = {batch, batch};
+    V2 ta = waves_v2(q, b * (V2){cm[2], cm[1]} * (V2){cn[1], cn[2]}) *
+            (V2){q->depth_s[0], q->depth_s[1]};
+    V2 tb = waves_v2(q, b * (V2){cm[1], cm[1]} * (V2){cn[1], cn[0]}) *
+            (V2){q->depth_s[2], q->depth_s[3]};
+    V2 tc = waves_v2(q, b * (V2){cm[0], cm[0]} * (V2){cn[0], cn[0]}) *
+            (V2){q->depth_s[4], q->depth_s[4]};
+    V2 t = vmin(vmin(ta, tb), tc);
+    best = t[0] < t[1] ? t[0] : t[1];
+  } else {
+    double t0 = waves_of(q, batch * cm[2] * cn[1]) * q->depth_s[0];
+    double t1 = waves_of(q, batch * cm[1] * cn[2]) * q->depth_s[1];
+    double t2 = waves_of(q, batch * cm[1] * cn[1]) * q->depth_s[2];
+    double t3 = waves_of(q, batch * cm[1] * cn[0]) * q->depth_s[3];
+    double t4 = waves_of(q, batch * cm[0] * cn[0]) * q->depth_s[4];
+    double a = t0 < t1 ? t0 : t1, c = t2 < t3 ? t2 : t3;
+    a = a < c ? a : c;
+    best = a < t4 ? a : t4;
   }
-  double mem = rt_mem_time(q->g, batch * (m * k + k * n + m * n) * q->eb);
+  best *= k + RT_K0;
+  double mem = (batch * (m * k + k * n + m * n) * q->eb + q->in_flight) * q->inv_bw;
   return (best > mem ? best : mem) + RT_KERNEL_OVERHEAD;
 }
 

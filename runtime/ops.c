@@ -10,7 +10,10 @@
  * The public functions check their arguments, pack them into a[] and call rt_op_eval(): no
  * allocation, no string compares; the table pointer comes from RtCalib.op[op][dt]. */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
+#include "fastmath.h"
 #include "ops.h"
 
 static const int op_nargs[RT_NOPS] = {
@@ -25,11 +28,12 @@ int rt_op_nargs(RtOp op) { return (unsigned)op < RT_NOPS ? op_nargs[op] : 0; }
 int rt_op_args_ok(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
   if (!g || (unsigned)dt >= RT_NDTYPES || (unsigned)op >= RT_NOPS) return 0;
   if (!(g->memory_bandwidth > 0) || !isfinite(g->memory_bandwidth) || g->sms < 1) return 0;
-  if (!(rt_peak(g, dt) > 0) || !isfinite(rt_peak(g, dt))) return 0;
+  double peak = rt_peak(g, dt);
+  if (!(peak > 0 && peak < INFINITY)) return 0;
   int n = op_nargs[op];
   if (op == RT_OP_LINEAR) n = 3;   /* a[3] is the bias flag, checked by rt_linear */
   for (int i = 0; i < n; i++)
-    if (!(a[i] >= 1) || !isfinite(a[i])) return 0;
+    if (!(a[i] >= 1 && a[i] < INFINITY)) return 0;
   return 1;
 }
 
@@ -50,12 +54,26 @@ static double stream(const RtGpu *g, double bytes, int kernels) {
  * occupancy), taken as (P / 1024)^0.27 past 1024.  Against L alone this leaves the samples'
  * time per element within 3 % across L.  Returns the row length the traffic is charged for:
  * L when L is a power of two <= 1024, never less as L grows. */
+/* The least power of two >= l (> 0, finite): l itself when its mantissa bits are zero, else
+ * 2^(e + 1), both built in the bits for normal l below 2^1023. */
+static inline double pow2_ceil(double l) {
+  if (!(l >= 0x1p-1022 && l < 0x1p1023)) {
+    int e;
+    return frexp(l, &e) == 0.5 ? l : ldexp(1, e);   /* l = m 2^e, 1/2 <= m < 1 */
+  }
+  uint64_t u;
+  memcpy(&u, &l, sizeof u);
+  if (u & 0x000fffffffffffffull) u = ((u >> 52) + 1) << 52;
+  double p;
+  memcpy(&p, &u, sizeof p);
+  return p;
+}
+
 static double masked_softmax_row(double l) {
-  int e;
-  double p = frexp(l, &e) == 0.5 ? l : ldexp(1, e);   /* l = m 2^e, 1/2 <= m < 1 */
+  double p = pow2_ceil(l);
   double step = p < 32 ? p : p < 128 ? 32 : 128;
-  double occupancy = p > 1024 ? pow(p / 1024, 0.27) : 1;
-  return (ceil(l / step) * step + 0.3 * p) / 1.3 * occupancy;
+  double occupancy = p > 1024 ? rt_exp(0.27 * rt_log(p * (1.0 / 1024))) : 1;
+  return (rt_ceil_pos(l * (1 / step)) * step + 0.3 * p) * (1 / 1.3) * occupancy;
 }
 
 /* FlashAttention-2: the QK^T and PV products of every (sequence, head) pair in 128-query
@@ -67,9 +85,9 @@ static RtCost flash(const RtGpu *g, RtDtype dt, const double *a, int causal) {
   double peak = rt_peak(g, dt), eb = rt_dtype_bytes(dt);
   /* The kernels are instantiated for head dims 32, 64, ..., 256: a head dim runs as the next
    * one up.  Past 128 the query block halves (shared memory). */
-  d = d <= 256 ? rt_ceil_pos(d / 32) * 32 : d;
+  d = d <= 256 ? rt_ceil_pos(d * (1.0 / 32)) * 32 : d;
   double bm = d > 128 ? 64 : 128;
-  double blocks = b * h * rt_ceil_pos(l / bm);
+  double blocks = b * h * rt_ceil_pos(l * (1 / bm));   /* exact: bm is a power of two */
   double waves = rt_ceil_pos(blocks / g->sms);
   double frac = causal ? 0.5 + bm / 2 / l : 1.0;       /* the diagonal blocks are full */
   if (frac > 1) frac = 1;
@@ -78,8 +96,9 @@ static RtCost flash(const RtGpu *g, RtDtype dt, const double *a, int causal) {
   double fwd = waves * block_flop / (per_sm * 0.70);
   double bwd = waves * 2.5 * block_flop / (per_sm * 0.55);
   double io = b * l * d * (2 * h + 2 * kvh) * eb;   /* q, o and k, v */
-  fwd = fmax(fwd, rt_mem_time(g, io)) + RT_KERNEL_OVERHEAD;
-  bwd = fmax(bwd, rt_mem_time(g, 2.5 * io)) + 2 * RT_KERNEL_OVERHEAD;  /* + dq conversion */
+  double mf = rt_mem_time(g, io), mb = rt_mem_time(g, 2.5 * io);
+  fwd = (fwd > mf ? fwd : mf) + RT_KERNEL_OVERHEAD;
+  bwd = (bwd > mb ? bwd : mb) + 2 * RT_KERNEL_OVERHEAD;  /* + dq conversion */
   return (RtCost){fwd, bwd, 0};
 }
 
@@ -270,10 +289,10 @@ RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads
   const RtTable *ts = rt_bmm_table(g->calib, dt, d, l), *tv = rt_bmm_table(g->calib, dt, l, d);
   const RtTable *tp = g->calib ? g->calib->op[sm][dt] : NULL;
   if (ts || tv || tp) {
-    double lbh = log(bh), ll = log(l), ld = log(d);
+    double lbh = rt_log(bh), ll = rt_log(l), ld = rt_log(d);
     if (ts) rt_calibrate_log(ts, (const double[]){lbh, ll, ld, ll}, &s);
     if (tv) rt_calibrate_log(tv, (const double[]){lbh, ll, ll, ld}, &v);
-    if (tp) rt_calibrate_log(tp, (const double[]){log(pa[0]), ll}, &p);
+    if (tp) rt_calibrate_log(tp, (const double[]){rt_log(pa[0]), ll}, &p);
   }
   unsigned f = s.flags | p.flags | v.flags;
   return (RtCost){s.fwd + p.fwd + v.fwd, s.bwd + p.bwd + v.bwd, f};

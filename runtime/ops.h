@@ -45,10 +45,9 @@ double rt_gemm_time(const RtGpu *g, RtDtype dt, double batch, double m, double k
  * rt_gemm_time(g, dt, batch, m, k, n) when q comes from (g, dt) and dm, dn from m, n. */
 enum { RT_GEMM_TILES = 5 };
 typedef struct RtGemm {
-  const RtGpu *g;
-  double sms, eb;
-  int tm[RT_GEMM_TILES], tn[RT_GEMM_TILES];   /* tile extents as RtGemmDim slots */
-  double flop2[RT_GEMM_TILES], rate[RT_GEMM_TILES];
+  double sms, inv_sms, eb, inv_bw, in_flight;   /* inv_bw, in_flight: rt_mem_time()'s */
+  double depth_s[RT_GEMM_TILES];   /* seconds of one SM per tile and unit of K depth, for the
+                                    * tiles 256x128, 128x256, 128x128, 128x64, 64x64 (gemm.c) */
 } RtGemm;
 typedef struct RtGemmDim {
   double c[3];   /* ceil(v / 64), ceil(v / 128), ceil(v / 256) */
@@ -62,8 +61,13 @@ double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, d
 
 #ifndef LLMP_RT_OPS_H_MEM
 #define LLMP_RT_OPS_H_MEM
-/* Seconds to stream `bytes` through HBM at the size-dependent achieved bandwidth (gemm.c). */
-double rt_mem_time(const RtGpu *g, double bytes);
+/* Seconds to stream `bytes` through HBM at the size-dependent achieved bandwidth.  It rises
+ * with size: a kernel needs about 32 KiB in flight per SM to cover HBM latency (Little's law),
+ * so below a few MB the fixed latency dominates.  Streaming kernels reach about 88 % of the
+ * datasheet figure. */
+static inline double rt_mem_time(const RtGpu *g, double bytes) {
+  return (bytes + 32768.0 * g->sms) / (0.88 * g->memory_bandwidth);
+}
 /* The FLOP/s a dtype runs at on g: its own peak, else the nearest wider type's (an fp8 GEMM
  * on a GPU without fp8 runs in fp16); 0 if none. */
 double rt_peak(const RtGpu *g, RtDtype dt);

@@ -9,14 +9,16 @@
  * that no cache keyed on identical arguments could make it look faster than a sweep sees it.
  * The figure is the best of REPS timings of CALLS calls.  Run it from a Release build:
  *
- *   bench_kernels [CALLS [ROOT]]     (default 1000000 calls; ROOT: the source tree whose
- *                                     hw/calibration/ to load, default the one built from)
+ *   bench_kernels [CALLS [ROOT [KERNEL...]]]
+ *       CALLS: default 1000000; ROOT: the source tree whose hw/calibration/ to load, default
+ *       the one built from; KERNEL...: only these kernels (names as printed), default all
  *
  * Not a CTest test: timings on a shared machine mean nothing. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "clusters.h"
@@ -146,7 +148,14 @@ static double best(Kernel k, const RtGpu *g, const RtCluster *c, long calls) {
 int main(int argc, char **argv) {
   long calls = argc > 1 ? atol(argv[1]) : 1000000;
   const char *root = argc > 2 ? argv[2] : LLMP_SOURCE_DIR;
-  if (calls < 1 || argc > 3) return fprintf(stderr, "usage: bench_kernels [CALLS [ROOT]]\n"), 2;
+  if (calls < 1) return fprintf(stderr, "usage: bench_kernels [CALLS [ROOT [KERNEL...]]]\n"), 2;
+  int only[K_NKERNELS] = {0}, nonly = 0;
+  for (int i = 3; i < argc; i++) {
+    int k = 0;
+    while (k < K_NKERNELS && strcmp(argv[i], names[k]) != 0) k++;
+    if (k == K_NKERNELS) return fprintf(stderr, "bench_kernels: no kernel '%s'\n", argv[i]), 2;
+    only[k] = 1, nonly++;
+  }
   char err[1024], path[768];
   snprintf(path, sizeof path, "%s/hw/calibration/a100-sxm4-80gb-perlmutter", root);
   RtCalib *ops = rt_calib_load(path, err, sizeof err);
@@ -165,6 +174,7 @@ int main(int argc, char **argv) {
   printf("%-16s %14s %14s\n", "kernel", "uncalibrated", "calibrated");
   int over = 0;
   for (int k = 0; k < K_NKERNELS; k++) {
+    if (nonly && !only[k]) continue;
     draw_shapes((Kernel)k);
     double u = best((Kernel)k, &bare, &cbare, calls);
     double c = best((Kernel)k, &cal, &ccal, calls);

@@ -1,0 +1,67 @@
+/* fastmath.h - log and exp inline, for the calibration lookups (internal: runtime/).
+ *
+ * A calibrated kernel call reads its table in log space: a log per coordinate and an exp per
+ * correction, which through libm were a third of a calibrated call's time (calls through the
+ * PLT, special-case paths, nothing the compiler can schedule with the lookup around them).
+ * These are within 2 ulps of libm's over the ranges the lookups use (tests/runtime/
+ * test_calib.c checks them), give the same bits on every IEEE machine that rounds to nearest
+ * and does not contract a*b+c (the project builds ISO C11, where GCC and Clang do not), and
+ * branch only on the range.
+ *
+ * log: x = 2^k z, z in [0.6875, 1.375); the top 7 bits of z's offset from 0.6875 pick a cell
+ * of rt_log_table (scripts/gen_fastmath_tables.py), whose invc is about 1/z, so that
+ * r = z invc - 1 is within 0.004 of 0 and log x = k ln 2 + logc + log1p(r), log1p by its
+ * series to r^6 (remainder below 2e-18).
+ *
+ * exp: x = (64 q + j) ln2/64 + r, |r| <= ln2/128; e^x = 2^q 2^(j/64) e^r, 2^(j/64) from
+ * rt_exp_table and e^r by its series to r^6 (remainder below 6e-20).
+ *
+ * Outside the ranges (log: x not a positive normal number; exp: |x| >= 700; NaN) they call
+ * libm, which the lookups do not need: table coordinates are counts >= 1 and corrections are
+ * factors between 1e-3 and 1e3. */
+#ifndef LLMP_RT_FASTMATH_H
+#define LLMP_RT_FASTMATH_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { RT_EXP_N = 64, RT_LOG_N = 128 };
+extern const double rt_exp_table[RT_EXP_N];      /* 2^(j/64) */
+extern const double rt_log_table[RT_LOG_N][2];   /* {invc, logc = -log(invc)} per cell */
+
+#define RT_LN2_HI 0x1.62e42feep-1          /* ln 2 to 32 bits: k RT_LN2_HI is exact */
+#define RT_LN2_LO 0x1.a39ef35793c76p-33    /* ln 2 - RT_LN2_HI */
+
+static inline double rt_log(double x) {
+  if (!(x >= 0x1p-1022 && x < INFINITY)) return log(x);
+  uint64_t ix, tmp;
+  memcpy(&ix, &x, sizeof ix);
+  tmp = ix - 0x3fe6000000000000ull;   /* x's offset from 0.6875 in the same binade count */
+  int k = ((int)(tmp >> 52) ^ 0x800) - 0x800;   /* tmp's top 12 bits, sign-extended */
+  uint64_t iz = ix - (tmp & 0xfff0000000000000ull);
+  double z;
+  memcpy(&z, &iz, sizeof z);
+  const double *c = rt_log_table[(tmp >> 45) & (RT_LOG_N - 1)];
+  double r = z * c[0] - 1, dk = k, r2 = r * r;
+  /* log1p(r) = r + r^2 (-1/2 + r/3 + r^2 (-1/4 + r/5 - r^2/6)), in Estrin's order */
+  double p = (r * (1.0 / 3) - 0.5) + r2 * ((r * (1.0 / 5) - 0.25) - r2 * (1.0 / 6));
+  return (dk * RT_LN2_HI + c[1]) + ((r + p * r2) + dk * RT_LN2_LO);
+}
+
+static inline double rt_exp(double x) {
+  if (!(x > -700 && x < 700)) return exp(x);
+  /* n = x 64/ln 2 rounded to the nearest integer (adding and subtracting 1.5 2^52 does it) */
+  double nf = (x * (64 / 0x1.62e42fefa39efp-1) + 0x1.8p52) - 0x1.8p52;
+  double r = (x - nf * (RT_LN2_HI / 64)) - nf * (RT_LN2_LO / 64);
+  uint64_t u = (uint64_t)((int64_t)nf + (1 << 20));   /* |n| < 2^16: u > 0, u = n mod 64 */
+  double r2 = r * r;   /* e^r - 1 - r = r^2 (1/2 + r/6 + r^2 (1/24 + r/120 + r^2/720)), Estrin */
+  double p = ((r * (1.0 / 6) + 0.5) + r2 * ((r * (1.0 / 120) + 1.0 / 24) + r2 * (1.0 / 720))) * r2;
+  uint64_t e = ((u >> 6) - (1 << 14) + 0x3ff) << 52;   /* 2^floor(n / 64) */
+  double scale;
+  memcpy(&scale, &e, sizeof scale);
+  double t = rt_exp_table[u & (RT_EXP_N - 1)];
+  return (t + t * (r + p)) * scale;
+}
+
+#endif
