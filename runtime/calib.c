@@ -186,10 +186,11 @@ static inline void table_sums(const RtTable *t, int naxes, const double *lx, con
   unsigned out = 0;
   for (int a = 0; a < naxes; a++) k[a] = axis_cell(t, a, lx[a], &out);
   if (out) *flags |= RT_EXTRAPOLATED;
-  double (*interp)(const double *, const Cell *) =
-      naxes == 1 ? interp1 : naxes == 2 ? interp2 : naxes == 3 ? interp3 : interp4;
-  *s0 = interp(v0, k);
-  *s1 = v1 ? interp(v1, k) : 0;
+#define INTERP(v) \
+  (naxes == 1 ? interp1(v, k) : naxes == 2 ? interp2(v, k) : naxes == 3 ? interp3(v, k) : interp4(v, k))
+  *s0 = INTERP(v0);
+  *s1 = v1 ? INTERP(v1) : 0;
+#undef INTERP
 }
 
 static void table_sums_n(const RtTable *t, const double *lx, const double *v0, const double *v1,
