@@ -70,7 +70,8 @@ static void index_axis(RtTable *t, int a) {
   t->bucket_scale[a] = n > 1 ? RT_BUCKETS / (p[n - 1] - p[0]) : 0;
   for (int i = 0; i + 1 < n; i++) t->inv_width[a][i] = 1 / (p[i + 1] - p[i]);
   if (n == 1) t->logx[a][1] = p[0], t->inv_width[a][0] = 0;   /* axis_cell()'s one-point axis */
-  for (int b = 0, i = 0; b < RT_BUCKETS; b++) {
+  t->first[a] = p[0], t->last[a] = p[n - 1];
+  for (int b = 0, i = 0; b <= RT_BUCKETS; b++) {   /* c = last can reach slice RT_BUCKETS */
     double edge = n > 1 ? p[0] + (b - 1e-6) / t->bucket_scale[a] : p[0];
     while (i < n - 2 && p[i + 1] < edge) i++;
     t->bucket[a][b] = (unsigned char)i;
@@ -145,7 +146,7 @@ typedef struct Cell {
 
 static inline Cell axis_cell(const RtTable *t, int a, double l, unsigned *out) {
   const double *p = t->logx[a];
-  double first = p[0], last = p[t->npts[a] - 1];
+  double first = t->first[a], last = t->last[a];
   *out |= (l < first - 1e-9) | (l > last + 1e-9);
   double c = l < first ? first : l > last ? last : l;
   /* The first i with p[i + 1] >= c: the number of the inner points p[1..n-2] below c (0 at
@@ -153,7 +154,7 @@ static inline Cell axis_cell(const RtTable *t, int a, double l, unsigned *out) {
    * the exact cell, which the bucket's nearness makes few (none in most calls, so a loop whose
    * test predicts well beats a fixed number of steps that always run). */
   int b = (int)((c - first) * t->bucket_scale[a]);
-  int i = t->bucket[a][b < RT_BUCKETS ? b : RT_BUCKETS - 1];
+  int i = t->bucket[a][b];   /* b <= RT_BUCKETS: (last - first) scale rounds to at most that */
   if (__builtin_expect(i > 0 && p[i] >= c, 0))   /* a guard: the index is a lower bound */
     while (i > 0 && p[i] >= c) i--;
   while (p[i + 1] < c) i++;   /* p[n - 1] < c never holds: in bounds */

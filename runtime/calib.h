@@ -50,7 +50,8 @@ typedef struct RtTable {
    * slices of [logx[0], logx[n-1]], each holding a lower bound of the cell of its lower edge
    * (set with the axis by rt_table_init() and the loader). */
   double bucket_scale[RT_MAX_AXES];
-  unsigned char bucket[RT_MAX_AXES][RT_BUCKETS];
+  unsigned char bucket[RT_MAX_AXES][RT_BUCKETS + 1];   /* [RT_BUCKETS]: the last point's */
+  double first[RT_MAX_AXES], last[RT_MAX_AXES];        /* logx[a][0], logx[a][npts - 1] */
   double inv_width[RT_MAX_AXES][RT_MAX_POINTS];   /* 1 / (logx[a][i+1] - logx[a][i]) */
   int nvals;                   /* product of npts */
   int stride[RT_MAX_AXES];     /* values between neighbours along axis a: the product of the
