@@ -51,17 +51,19 @@ static inline double rt_log(double x) {
 
 static inline double rt_exp(double x) {
   if (!(x > -700 && x < 700)) return exp(x);
-  /* n = x 64/ln 2 rounded to the nearest integer (adding and subtracting 1.5 2^52 does it) */
-  double nf = (x * (64 / 0x1.62e42fefa39efp-1) + 0x1.8p52) - 0x1.8p52;
-  double r = (x - nf * (RT_LN2_HI / 64)) - nf * (RT_LN2_LO / 64);
-  uint64_t u = (uint64_t)((int64_t)nf + (1 << 20));   /* |n| < 2^16: u > 0, u = n mod 64 */
-  double r2 = r * r;   /* e^r - 1 - r = r^2 (1/2 + r/6 + r^2 (1/24 + r/120 + r^2/720)), Estrin */
-  double p = ((r * (1.0 / 6) + 0.5) + r2 * ((r * (1.0 / 120) + 1.0 / 24) + r2 * (1.0 / 720))) * r2;
+  /* kd = 1.5 2^52 + n, n = x 64/ln 2 rounded to the nearest integer, held in kd's low bits */
+  double kd = x * (64 / 0x1.62e42fefa39efp-1) + 0x1.8p52, nf = kd - 0x1.8p52;
+  uint64_t u;
+  memcpy(&u, &kd, sizeof u);
+  u = u - 0x4338000000000000ull + (1 << 20);   /* n + 2^20: |n| < 2^16, so u > 0, u = n mod 64 */
   uint64_t e = ((u >> 6) - (1 << 14) + 0x3ff) << 52;   /* 2^floor(n / 64) */
-  double scale;
+  double scale, r = (x - nf * (RT_LN2_HI / 64)) - nf * (RT_LN2_LO / 64), r2 = r * r;
   memcpy(&scale, &e, sizeof scale);
-  double t = rt_exp_table[u & (RT_EXP_N - 1)];
-  return (t + t * (r + p)) * scale;
+  double ts = rt_exp_table[u & (RT_EXP_N - 1)] * scale;   /* exact: scale is a power of two */
+  /* e^r - 1 = (r + r^2 (1/2 + r/6)) + r^4 (1/24 + r/120 + r^2/720), two chains side by side */
+  double q = r + r2 * (0.5 + r * (1.0 / 6));
+  double w = (r2 * r2) * ((1.0 / 24 + r * (1.0 / 120)) + r2 * (1.0 / 720));
+  return ts + ts * (q + w);
 }
 
 #endif
