@@ -61,8 +61,8 @@ void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q) {
   q->sms = g->sms;
   q->inv_sms = 1.0 / g->sms;
   q->eb = rt_dtype_bytes(dt);
-  q->inv_bw = 1 / (0.88 * g->memory_bandwidth);
-  q->in_flight = 32768.0 * g->sms;
+  q->inv_bw = 1 / (RT_MEM_EFFICIENCY * g->memory_bandwidth);
+  q->in_flight = RT_MEM_IN_FLIGHT_PER_SM * g->sms;
   for (int i = 0; i < RT_GEMM_TILES; i++)
     q->depth_s[i] = 2 * tile_m[i] * tile_n[i] / eff[i] * sec_per_flop_sm;
 }

@@ -66,8 +66,10 @@ double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, d
  * with size: a kernel needs about 32 KiB in flight per SM to cover HBM latency (Little's law),
  * so below a few MB the fixed latency dominates.  Streaming kernels reach about 88 % of the
  * datasheet figure. */
+#define RT_MEM_IN_FLIGHT_PER_SM 32768.0   /* bytes */
+#define RT_MEM_EFFICIENCY 0.88
 static inline double rt_mem_time(const RtGpu *g, double bytes) {
-  return (bytes + 32768.0 * g->sms) / (0.88 * g->memory_bandwidth);
+  return (bytes + RT_MEM_IN_FLIGHT_PER_SM * g->sms) / (RT_MEM_EFFICIENCY * g->memory_bandwidth);
 }
 /* The FLOP/s a dtype runs at on g: its own peak, else the nearest wider type's (an fp8 GEMM
  * on a GPU without fp8 runs in fp16); 0 if none. */
