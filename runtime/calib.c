@@ -6,6 +6,8 @@
  *   axis NAME v1 v2 ...          (1..RT_MAX_AXES lines, points > 0, strictly increasing)
  *   fwd c c c ...                (row-major over the axes, last axis fastest; may span lines)
  *   bwd c c c ...                (optional)
+ *   point x1 .. xN c [c]         (optional, any number, after the values: a sampled shape's
+ *                                 own fwd [and bwd] correction on top of the grid's)
  * Each c is a multiplicative correction, measured / physics-model time, > 0.  The loader
  * stores log(c) and log(point) because interpolation happens in log-log space: kernel time
  * is close to a power law of size between nearby grid nodes, so that is where linear
@@ -18,6 +20,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,7 +129,81 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
 void rt_table_release(RtTable *t) {
   free(t->logc[0]);
   free(t->logc[1]);
+  free(t->point);
+  free(t->point_x);
   t->logc[0] = t->logc[1] = NULL;
+  t->point = NULL, t->point_x = NULL, t->npoints = 0, t->point_mask = 0;
+}
+
+/* --- points ----------------------------------------------------------------------- */
+
+/* A hash of the bits of a point's coordinates' logs. */
+static inline unsigned point_hash(const double *lx, int naxes) {
+  uint64_t h = 0;
+  for (int a = 0; a < naxes; a++) {
+    uint64_t b;
+    memcpy(&b, &lx[a], sizeof b);
+    h = (h ^ b) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  return (unsigned)(h >> 16);
+}
+
+/* The slot of lx in t: its point's, or the empty one where it would go. */
+static inline unsigned point_slot(const RtTable *t, const double *lx) {
+  unsigned i = point_hash(lx, t->naxes) & t->point_mask;
+  for (;; i = (i + 1) & t->point_mask) {
+    const RtPoint *p = &t->point[i];
+    if (isnan(p->lx[0])) return i;
+    int a = 0;
+    while (a < t->naxes && p->lx[a] == lx[a]) a++;
+    if (a == t->naxes) return i;
+  }
+}
+
+const RtPoint *rt_table_point(const RtTable *t, const double *lx) {
+  if (!t->npoints) return NULL;
+  const RtPoint *p = &t->point[point_slot(t, lx)];
+  return isnan(p->lx[0]) ? NULL : p;
+}
+
+/* Doubles t's slots (16 at first), placing its points again. */
+static int points_grow(RtTable *t) {
+  unsigned cap = t->point ? 2 * (t->point_mask + 1) : 16;
+  RtPoint *np = malloc(cap * sizeof *np);
+  double(*nx)[RT_MAX_AXES] = malloc(cap * sizeof *nx);
+  if (!np || !nx) {
+    free(np), free(nx);
+    return -1;
+  }
+  for (unsigned i = 0; i < cap; i++) np[i].lx[0] = NAN;
+  RtTable old = *t;
+  t->point = np, t->point_x = nx, t->point_mask = cap - 1;
+  for (unsigned i = 0; old.point && i <= old.point_mask; i++) {
+    if (isnan(old.point[i].lx[0])) continue;
+    unsigned j = point_slot(t, old.point[i].lx);
+    np[j] = old.point[i];
+    memcpy(nx[j], old.point_x[i], sizeof nx[j]);
+  }
+  free(old.point), free(old.point_x);
+  return 0;
+}
+
+int rt_table_add_point(RtTable *t, const double *x, const double *c) {
+  double lx[RT_MAX_AXES] = {0};
+  for (int a = 0; a < t->naxes; a++) lx[a] = rt_log(x[a]);
+  if (rt_table_point(t, lx)) return 1;
+  if (t->npoints >= RT_MAX_TABLE_POINTS) return -1;
+  if ((!t->point || 2u * ((unsigned)t->npoints + 1) > t->point_mask + 1) && points_grow(t) != 0)
+    return -1;
+  unsigned i = point_slot(t, lx);
+  RtPoint *p = &t->point[i];
+  memcpy(p->lx, lx, sizeof p->lx);
+  p->c[0] = c[0], p->c[1] = t->logc[1] ? c[1] : 0;
+  memset(t->point_x[i], 0, sizeof t->point_x[i]);
+  memcpy(t->point_x[i], x, (size_t)t->naxes * sizeof *x);
+  t->npoints++;
+  return 0;
 }
 
 /* --- evaluation ------------------------------------------------------------------- */
@@ -210,12 +287,18 @@ double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *fla
   const double *v = t->logc[which] ? t->logc[which] : t->logc[0];
   double s, unused;
   table_sums_n(t, lx, v, NULL, &s, &unused, flags);
+  const RtPoint *p = rt_table_point(t, lx);
+  if (p) s += p->c[which && t->logc[1]];
   return rt_exp(s);
 }
 
 void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost) {
   double s0, s1;
   table_sums_n(t, lx, t->logc[0], t->logc[1], &s0, &s1, &cost->flags);
+  if (t->npoints) {
+    const RtPoint *p = rt_table_point(t, lx);
+    if (p) s0 += p->c[0], s1 += p->c[1];
+  }
   double f = rt_exp(s0);   /* without a bwd grid, the fwd grid's correction serves both */
   cost->fwd *= f;
   if (cost->bwd > 0) cost->bwd *= t->logc[1] ? rt_exp(s1) : f;
@@ -349,6 +432,39 @@ static void write_values(FILE *f, const char *word, const RtTable *t, const doub
   }
 }
 
+/* The points in the order of their coordinates, the first axis's first (the unused ones are
+ * 0): files that differ only where the samples do. */
+static int point_x_cmp(const void *a, const void *b) {
+  const double *x = a, *y = b;
+  for (int i = 0; i < RT_MAX_AXES; i++)
+    if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+  return 0;
+}
+
+static int write_points(FILE *f, const RtTable *t) {
+  if (!t->npoints) return 0;
+  /* each row: the coordinates, then the two corrections */
+  double(*row)[RT_MAX_AXES + 2] = malloc((size_t)t->npoints * sizeof *row);
+  if (!row) return -1;
+  int n = 0;
+  for (unsigned i = 0; i <= t->point_mask; i++) {
+    if (isnan(t->point[i].lx[0])) continue;
+    memcpy(row[n], t->point_x[i], sizeof t->point_x[i]);
+    row[n][RT_MAX_AXES] = t->point[i].c[0], row[n][RT_MAX_AXES + 1] = t->point[i].c[1];
+    n++;
+  }
+  qsort(row, (size_t)n, sizeof *row, point_x_cmp);
+  for (int i = 0; i < n; i++) {
+    fprintf(f, "point");
+    for (int a = 0; a < t->naxes; a++) fprintf(f, " %.17g", row[i][a]);
+    fprintf(f, " %.4f", exp(row[i][RT_MAX_AXES]));
+    if (t->logc[1]) fprintf(f, " %.4f", exp(row[i][RT_MAX_AXES + 1]));
+    fputc('\n', f);
+  }
+  free(row);
+  return 0;
+}
+
 int rt_table_write(FILE *f, const RtTable *t, const char *header) {
   for (const char *p = header; p && *p;) {
     const char *nl = strchr(p, '\n');
@@ -364,7 +480,7 @@ int rt_table_write(FILE *f, const RtTable *t, const char *header) {
   }
   write_values(f, "fwd", t, t->logc[0]);
   if (t->logc[1]) write_values(f, "bwd", t, t->logc[1]);
-  return ferror(f) ? -1 : 0;
+  return write_points(f, t) != 0 || ferror(f) ? -1 : 0;
 }
 
 /* --- loader ----------------------------------------------------------------------- */
@@ -510,6 +626,7 @@ static int read_values(Loader *L, int which, char **w, int nw) {
   RtTable *t = L->cur;
   if (!t) return fail(L, L->line, "`%s` before any `table` line", w[0]);
   if (t->naxes == 0) return fail(L, L->line, "`%s` before any `axis` line", w[0]);
+  if (t->npoints) return fail(L, L->line, "`%s` after `point` lines", w[0]);
   if (!t->logc[which]) {
     table_strides(t);
     t->logc[which] = malloc((size_t)t->nvals * sizeof(double));
@@ -523,6 +640,32 @@ static int read_values(Loader *L, int which, char **w, int nw) {
       return fail(L, L->line, "more %s values than the axes' %d", w[0], t->nvals);
     t->logc[which][L->nv[which]++] = rt_log(v);
   }
+  return 0;
+}
+
+/* `point x1 .. xN c [c]`: after the values, which tell whether it has a bwd correction. */
+static int read_point(Loader *L, char **w, int nw) {
+  RtTable *t = L->cur;
+  if (!t) return fail(L, L->line, "`point` before any `table` line");
+  if (!t->logc[0]) return fail(L, L->line, "`point` before the values");
+  int nc = 1 + (t->logc[1] != NULL);
+  if (nw - 1 != t->naxes + nc)
+    return fail(L, L->line, "a point of table %s is %d coordinates and %d correction%s, not %d numbers",
+                t->name, t->naxes, nc, nc > 1 ? "s" : "", nw - 1);
+  double x[RT_MAX_AXES], c[2] = {0, 0};
+  for (int i = 1; i < nw; i++) {
+    double v;
+    if (parse_pos(w[i], &v) != 0)
+      return fail(L, L->line, "%s `%s` is not a positive number",
+                  i <= t->naxes ? "point coordinate" : "correction", w[i]);
+    if (i <= t->naxes) x[i - 1] = v;
+    else c[i - 1 - t->naxes] = rt_log(v);
+  }
+  int rc = rt_table_add_point(t, x, c);
+  if (rc == 1) return fail(L, L->line, "point `%s ...` twice in table %s", w[1], t->name);
+  if (rc != 0)
+    return fail(L, L->line, "out of memory, or more than %d points in table %s", RT_MAX_TABLE_POINTS,
+                t->name);
   return 0;
 }
 
@@ -540,7 +683,8 @@ static int load_line(Loader *L, char *s) {
   if (strcmp(w[0], "axis") == 0) return read_axis(L, w, nw);
   if (strcmp(w[0], "fwd") == 0) return read_values(L, 0, w, nw);
   if (strcmp(w[0], "bwd") == 0) return read_values(L, 1, w, nw);
-  return fail(L, L->line, "unknown line `%s` (table, axis, fwd, bwd)", w[0]);
+  if (strcmp(w[0], "point") == 0) return read_point(L, w, nw);
+  return fail(L, L->line, "unknown line `%s` (table, axis, fwd, bwd, point)", w[0]);
 }
 
 static int load_file(Loader *L, const char *path) {

@@ -6,7 +6,8 @@
  * for the backward time (without it, the forward's grid corrects the backward too).
  * rt_table_eval() interpolates multilinearly in (log axis, log correction) space and clamps at
  * the grid's edges, so a correction is always a positive factor and is piecewise power-law
- * between nodes.  The file format is in docs/calibration.md.
+ * between nodes; at a sampled shape the table holds (a point), that point's correction
+ * multiplies the grid's.  The file format is in docs/calibration.md.
  *
  * Kernels never search tables by name when they run: rt_calib_load() resolves, once, the
  * table of every (RtOp, dtype) pair into RtCalib.op[][] and every collective layout table into
@@ -35,6 +36,15 @@ typedef struct RtOpInfo {
 } RtOpInfo;
 extern const RtOpInfo rt_op_info[RT_NOPS];   /* ORDER ops.def */
 
+/* A sampled shape's own correction, on top of the grid's (docs/calibration.md, "Points"):
+ * GEMM-backed kernels in particular run some shapes faster or slower than any smooth surface
+ * through their neighbours says (the library's kernel choice), and a shape that was measured
+ * is then predicted by its measurements.  A slot of RtTable.point; empty: lx[0] is NaN. */
+typedef struct RtPoint {
+  double lx[RT_MAX_AXES];      /* rt_log of its coordinates: the key, compared exactly */
+  double c[2];                 /* log corrections added to the grid's, fwd and bwd */
+} RtPoint;
+
 typedef struct RtTable {
   char kernel[RT_NAME_MAX];
   RtDtype dtype;
@@ -58,6 +68,13 @@ typedef struct RtTable {
                                 * later axes' npts (table_strides() in calib.c) */
   int upper[RT_MAX_AXES];      /* a cell's upper corner's offset along a: stride, 0 if npts 1 */
   double *logc[2];             /* [0] fwd (always there), [1] bwd (NULL: fwd's grid) */
+  /* Points: a hash table (open addressing on the bits of lx) of point_mask + 1 slots, a power
+   * of two at least twice npoints; point_x[slot] the coordinates as written.  npoints 0:
+   * none (point NULL). */
+  int npoints;
+  unsigned point_mask;
+  RtPoint *point;
+  double (*point_x)[RT_MAX_AXES];
 } RtTable;
 
 /* The collective kernels whose tables are per layout (`KERNEL fp16 gpus_per_node=G nodes=N`,
@@ -127,6 +144,15 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
                   const char *const *axis_names, const int *npts, const double *const *points,
                   int with_bwd);
 void rt_table_release(RtTable *t);
+
+/* Adds the point at coordinates x (t->naxes of them, > 0) with log corrections c[0] (fwd) and
+ * c[1] (bwd; unused without a bwd grid) to t.  0, 1 if t has that point already (unchanged),
+ * -1 on allocation failure or when t would have more than RT_MAX_TABLE_POINTS. */
+enum { RT_MAX_TABLE_POINTS = 1 << 20 };
+int rt_table_add_point(RtTable *t, const double *x, const double *c);
+
+/* The point of t whose coordinates' logs are lx, or NULL. */
+const RtPoint *rt_table_point(const RtTable *t, const double *lx);
 
 /* rt_calibrate() for a table already found and the logs of its coordinates. */
 void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost);

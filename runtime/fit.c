@@ -333,6 +333,98 @@ static int too_fine(const int *cap, int naxes, int n) {
   return nodes > (double)max_nodes_per_row * n;
 }
 
+/* --- points: the sampled shapes' own corrections ------------------------------------------
+ *
+ * A grid is smooth between its nodes; a GEMM library is not between shapes (its kernel choice
+ * changes from one shape to the next), and two runs of one shape agree far better than the
+ * grid agrees with either: on the paper's GH200 samples, rows of one linear shape measured in
+ * different configurations differ by 0.6-0.9 % on average, the grid by 2-4 %.  So a table may
+ * hold, for each shape it was fitted on, that shape's mean residual after the grid, shrunk
+ * toward 0 as S / (m + k) for the m rows' residual sum S: the point's correction multiplies
+ * the grid's where a call has exactly that shape (calib.h, RtPoint).  Whether a table gets
+ * points, and k, is decided per direction by leave-one-out over the shapes with two rows or
+ * more (each row predicted by the others of its shape): the k of point_shrink with the
+ * smallest error, if it lowers the error without points by point_gain at least.  Where runs of
+ * one shape scatter more than the grid errs (the A100's unfused softmax), points lose and the
+ * table has none.  Adam's robust tables get none: a stalled step is one row of its shape. */
+static const double point_shrink[] = {0, 0.5, 1, 2, 4, 8};
+enum { NSHRINK = sizeof point_shrink / sizeof point_shrink[0] };
+static const double point_gain = 0.01;
+
+typedef struct PtKey {
+  double lx[RT_MAX_AXES];
+  int i;
+} PtKey;
+
+static int ptkey_cmp(const void *a, const void *b) {
+  const PtKey *x = a, *y = b;
+  for (int k = 0; k < RT_MAX_AXES; k++)
+    if (x->lx[k] != y->lx[k]) return x->lx[k] < y->lx[k] ? -1 : 1;
+  return x->i - y->i;
+}
+
+/* The points of t, fitted on the rows p[0..n) (above); 0, or -1 on failure. */
+static int fit_shapes(RtTable *t, const Pt *p, int n) {
+  int rc = -1, nw = t->logc[1] ? 2 : 1;
+  PtKey *key = malloc((size_t)(n + 1) * sizeof *key);
+  double *d = malloc((size_t)(n + 1) * 2 * sizeof *d);
+  Cells c = {0};
+  if (!key || !d || cells_init(&c, t, p, n) != 0) goto out;
+  for (int i = 0; i < n; i++) {
+    memset(key[i].lx, 0, sizeof key[i].lx);
+    for (int a = 0; a < t->naxes; a++) key[i].lx[a] = rt_log(p[i].x[a]);
+    key[i].i = i;
+    for (int w = 0; w < 2; w++)
+      d[2 * i + w] = w < nw ? p[i].r[w] - cells_at(&c, t->logc[w], i) : NAN;
+  }
+  qsort(key, (size_t)n, sizeof *key, ptkey_cmp);
+  /* leave-one-out error without points (err[w][NSHRINK]) and with each k */
+  double err[2][NSHRINK + 1] = {{0}};
+  for (int g = 0, e; g < n; g = e) {
+    e = g + 1;
+    while (e < n && memcmp(key[e].lx, key[g].lx, sizeof key[g].lx) == 0) e++;
+    for (int w = 0; w < nw; w++) {
+      double sum = 0;
+      int m = 0;
+      for (int j = g; j < e; j++)
+        if (isfinite(d[2 * key[j].i + w])) sum += d[2 * key[j].i + w], m++;
+      if (m < 2) continue;
+      for (int j = g; j < e; j++) {
+        double dj = d[2 * key[j].i + w];
+        if (!isfinite(dj)) continue;
+        err[w][NSHRINK] += fabs(expm1(-dj));
+        for (int k = 0; k < NSHRINK; k++)
+          err[w][k] += fabs(expm1((sum - dj) / (m - 1 + point_shrink[k]) - dj));
+      }
+    }
+  }
+  int best[2] = {-1, -1}, any = 0;
+  for (int w = 0; w < nw; w++) {
+    double e = err[w][NSHRINK] * (1 - point_gain);
+    for (int k = 0; k < NSHRINK; k++)
+      if (err[w][k] < e) e = err[w][k], best[w] = k;
+    any |= best[w] >= 0;
+  }
+  rc = 0;
+  for (int g = 0, e; any && rc == 0 && g < n; g = e) {
+    e = g + 1;
+    while (e < n && memcmp(key[e].lx, key[g].lx, sizeof key[g].lx) == 0) e++;
+    double corr[2] = {0, 0};
+    for (int w = 0; w < nw; w++) {
+      double sum = 0;
+      int m = 0;
+      for (int j = g; j < e; j++)
+        if (isfinite(d[2 * key[j].i + w])) sum += d[2 * key[j].i + w], m++;
+      if (best[w] >= 0 && m > 0) corr[w] = sum / (m + point_shrink[best[w]]);
+    }
+    rc = rt_table_add_point(t, p[key[g].i].x, corr) < 0 ? -1 : 0;
+  }
+out:
+  cells_free(&c);
+  free(key), free(d);
+  return rc;
+}
+
 /* The table of op/dt on the rows p[0..n) with at most cap[a] points on axis a: grid and
  * values; keys: its qualifiers, NULL for op's.  vals: scratch for n doubles.  0, or -1 on
  * failure (t released). */
@@ -550,7 +642,8 @@ static int fit_bmm_classes(RtDtype dt, const Pt *p, const signed char *cls, int 
       if (cls[i] == k) pc[nc] = p[i], kb |= isfinite(p[i].r[1]), nc++;
     if (!(cv_error(RT_OP_BMM, dt, pc, nc, cap, kb, 0, q, vals) < sum[k] / cnt[k])) continue;
     RtTable *t = &c->tables[c->ntables];
-    if (fit_grid(t, RT_OP_BMM, dt, rt_bmm_class_keys(k), pc, nc, cap, kb, 0, vals) != 0) {
+    if (fit_grid(t, RT_OP_BMM, dt, rt_bmm_class_keys(k), pc, nc, cap, kb, 0, vals) != 0 ||
+        fit_shapes(t, pc, nc) != 0) {
       free(pc);
       return -1;
     }
@@ -583,6 +676,13 @@ static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char
   if (fit_grid(t, op, dt, NULL, p, n, cap, with_bwd, mu, vals) != 0) goto out;
   c->op[op][dt] = t, c->ntables++;
   if (cls && fit_bmm_classes(dt, p, cls, n, with_bwd, cap, q, vals, c) != 0) goto out;
+  if (fit_clip(op) == 0) {
+    /* bmm's points: of the shapes that no class table corrects (a class table has its own) */
+    int m = 0;
+    for (int i = 0; i < n; i++)
+      if (!cls || cls[i] < 0 || !c->bmm[cls[i]][dt]) p[m++] = p[i];
+    if (fit_shapes(t, p, m) != 0) goto out;
+  }
   rc = 0;
 out:
   free(p), free(q), free(vals), free(cls);

@@ -385,13 +385,145 @@ TEST(write_read_back) {
   tmp_clean();
 }
 
+/* --- points: a sampled shape's own correction -------------------------------------------- */
+
+static const char ln_points[] =
+    "table layernorm fp16\n"
+    "axis tokens 100 10000\n"
+    "axis hidden 10 1000 100000\n"
+    "fwd 1 2 4\n"
+    "fwd 8 16 32\n"
+    "bwd 1 1 1 1 1 1\n"
+    "point 1000 100 1.25 0.5   # between the nodes\n"
+    "point 100 10 2 1          # on a node\n"
+    "point 1000 333.33333333333331 0.8 1.1\n";
+
+/* A point multiplies the grid's correction at exactly its coordinates, fwd and bwd apart;
+ * anywhere else, even next to it, the grid alone answers. */
+TEST(points_exact_only) {
+  tmp_dir();
+  put("layernorm_fp16.tbl", ln_points);
+  char err[256];
+  RtCalib *c = load(err, sizeof err);
+  assert_non_null(c);
+  const RtTable *t = rt_table_find(c, "layernorm", RT_FP16, "");
+  assert_int_equal(t->npoints, 3);
+  unsigned fl = 0;
+  /* (1000, 100) lies halfway between the nodes on both axes, in log: (1 2 8 16)^(1/4) */
+  double grid = 4, x[] = {1000, 100};
+  near(rt_table_eval(t, 0, x, &fl), 1.25 * grid);
+  near(rt_table_eval(t, 1, x, &fl), 0.5);
+  double x0[] = {100, 10};
+  near(rt_table_eval(t, 0, x0, &fl), 2.0);
+  double x3[] = {1000, 1000.0 / 3};
+  double g3 = exp(0.5 * (log(1) + log(8)) * (1 - log(1000.0 / 3 / 10) / log(100)) +
+                  0.5 * (log(2) + log(16)) * (log(1000.0 / 3 / 10) / log(100)));
+  assert_true(fabs(rt_table_eval(t, 0, x3, &fl) / (0.8 * g3) - 1) < 1e-12);
+  /* (the key is the bits of the coordinates' logs: a coordinate a few ulps away can have the
+   * same log, and is then the same shape) */
+  double near_x[] = {1000, 100 * (1 + 1e-9)}, off_x[] = {1001, 100};
+  assert_true(fabs(rt_table_eval(t, 0, near_x, &fl) / grid - 1) < 1e-9);
+  assert_true(fabs(rt_table_eval(t, 0, off_x, &fl) / grid - 1) < 1e-3);
+  /* through a kernel: layernorm(tokens 1000, hidden 100) is the physics times 1.25 x grid */
+  RtGpu g = *rt_gpu_builtin("a100_sxm4_80gb");
+  RtCost raw = rt_layernorm(&g, RT_FP16, 1000, 100);
+  g.calib = c;
+  RtCost cal = rt_layernorm(&g, RT_FP16, 1000, 100);
+  assert_true(fabs(cal.fwd / (raw.fwd * 1.25 * grid) - 1) < 1e-12);
+  assert_true(fabs(cal.bwd / (raw.bwd * 0.5) - 1) < 1e-12);
+  assert_true(cal.flags & RT_CALIBRATED);
+  rt_calib_free(c);
+  tmp_clean();
+}
+
+/* Without a bwd grid a point has one correction, which serves the backward time too. */
+TEST(points_fwd_only_table) {
+  tmp_dir();
+  put("gelu_fp16.tbl", "table gelu fp16\naxis elements 1000 1000000\nfwd 1 1\npoint 5000 3\n");
+  char err[256];
+  RtCalib *c = load(err, sizeof err);
+  assert_non_null(c);
+  RtGpu g = *rt_gpu_builtin("gh200");
+  RtCost raw = rt_gelu(&g, RT_FP16, 5000);
+  g.calib = c;
+  RtCost cal = rt_gelu(&g, RT_FP16, 5000);
+  near(cal.fwd, 3 * raw.fwd);
+  near(cal.bwd, 3 * raw.bwd);
+  rt_calib_free(c);
+  tmp_clean();
+}
+
+TEST(points_malformed) {
+  rejects("table gelu fp16\naxis elements 1 2\npoint 1 2\nfwd 1 1\n", 3, "`point` before the values");
+  rejects("point 1 2\n", 1, "`point` before any `table` line");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\npoint 1\n", 4,
+          "a point of table gelu fp16 is 1 coordinates and 1 correction, not 1 numbers");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\nbwd 1 1\npoint 1 2\n", 5,
+          "1 coordinates and 2 corrections, not 2 numbers");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\npoint 0 2\n", 4, "point coordinate `0`");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\npoint 1 -2\n", 4, "correction `-2`");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\npoint 1 nan\n", 4, "correction `nan`");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\npoint 1.5 2\npoint 1.50 3\n", 5,
+          "point `1.50 ...` twice in table gelu fp16");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\npoint 1.5 2\nbwd 1 1\n", 5,
+          "`bwd` after `point` lines");
+}
+
+/* Many points: the hash table grows and finds every one; written out sorted, read back the same. */
+TEST(points_many_write_read) {
+  RtTable t;
+  const char *ax[] = {"m", "k", "n"};
+  int np[] = {2, 2, 2};
+  double pts[] = {1, 1e6};
+  const double *pp[] = {pts, pts, pts};
+  assert_int_equal(rt_table_init(&t, "linear", RT_FP16, "", 3, ax, np, pp, 1), 0);
+  for (int i = 0; i < 3000; i++) {
+    double x[] = {1 + i % 17, 3 + i / 17, 7.5 + i}, c[] = {i * 1e-4, -i * 1e-4};
+    assert_int_equal(rt_table_add_point(&t, x, c), 0);
+  }
+  double x[] = {1, 3, 7.5}, c[] = {0, 0};
+  assert_int_equal(rt_table_add_point(&t, x, c), 1);
+  assert_int_equal(t.npoints, 3000);
+  for (int i = 0; i < 3000; i++) {
+    double lx[] = {rt_log(1 + i % 17), rt_log(3 + i / 17), rt_log(7.5 + i)};
+    const RtPoint *p = rt_table_point(&t, lx);
+    assert_non_null(p);
+    assert_true(p->c[0] == i * 1e-4 && p->c[1] == -i * 1e-4);
+  }
+  double miss[] = {rt_log(2), rt_log(3), rt_log(7.5)};
+  assert_null(rt_table_point(&t, miss));
+  tmp_dir();
+  char path[128];
+  snprintf(path, sizeof path, "%s/linear_fp16.tbl", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  assert_int_equal(rt_table_write(f, &t, NULL), 0);
+  fclose(f);
+  snprintf(files[nfiles++], sizeof files[0], "%s", path);
+  char err[256];
+  RtCalib *c2 = load(err, sizeof err);
+  assert_non_null(c2);
+  const RtTable *u = rt_table_find(c2, "linear", RT_FP16, "");
+  assert_int_equal(u->npoints, 3000);
+  for (int i = 0; i < 3000; i += 7) {
+    double lx[] = {rt_log(1 + i % 17), rt_log(3 + i / 17), rt_log(7.5 + i)};
+    const RtPoint *p = rt_table_point(u, lx);
+    assert_non_null(p);
+    assert_true(fabs(p->c[0] - i * 1e-4) < 1e-4 && fabs(p->c[1] + i * 1e-4) < 1e-4);   /* %.4f */
+  }
+  rt_calib_free(c2);
+  rt_table_release(&t);
+  tmp_clean();
+}
+
 /* --- the fast lookup against the plain arithmetic --------------------------------------- */
 
 /* The reference interpolation, written plainly: per axis the cell by a linear scan, the
  * first i with p[i+1] >= l (clamped: i 0 below the grid, n - 2 above it), and the fraction
  * f = (l - p[i]) x 1/(p[i+1] - p[i]), 1 where l is p[i+1] (an axis of one point: f 1 on
  * its only point); then the blend (1 - f) lower + f upper along each axis, axis 0 outermost,
- * recursively; rt_exp of it. */
+ * recursively, plus the correction of the point at lx if the table has one (found by a linear
+ * scan of its slots); rt_exp of it. */
 static double blend(const RtTable *t, const double *v, const int *lo, const double *frac, int a,
                     int off) {
   if (a >= t->naxes || a >= RT_MAX_AXES) return v[off];
@@ -402,7 +534,14 @@ static double blend(const RtTable *t, const double *v, const int *lo, const doub
          frac[a] * blend(t, v, lo, frac, a + 1, up_off);
 }
 
-static double reference(const RtTable *t, const double *v, const double *lx, unsigned *flags) {
+static double reference(const RtTable *t, int which, const double *lx, unsigned *flags) {
+  const double *v = t->logc[which] ? t->logc[which] : t->logc[0];
+  double pc = 0;
+  for (unsigned i = 0; t->npoints && i <= t->point_mask; i++) {
+    int a = 0;
+    while (a < t->naxes && t->point[i].lx[a] == lx[a]) a++;
+    if (a == t->naxes) pc = t->point[i].c[which && t->logc[1]];
+  }
   int lo[RT_MAX_AXES];
   double frac[RT_MAX_AXES];
   for (int a = 0; a < t->naxes; a++) {
@@ -420,7 +559,7 @@ static double reference(const RtTable *t, const double *v, const double *lx, uns
     while (p[i + 1] < c) i++;
     lo[a] = i, frac[a] = c == p[i + 1] ? 1 : (c - p[i]) * (1 / (p[i + 1] - p[i]));
   }
-  return rt_exp(blend(t, v, lo, frac, 0, 0));
+  return rt_exp(blend(t, v, lo, frac, 0, 0) + pc);
 }
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
@@ -429,11 +568,18 @@ static double uniform01(void) {
   return (double)(rng_state >> 11) * 0x1.0p-53;
 }
 
-/* Points on grid nodes, between them, beyond both edges and at integers, through
- * rt_table_eval() (both grids) and rt_calibrate_log(): the same bits and flags as reference(). */
+/* Points on grid nodes, between them, beyond both edges, at integers and at the table's
+ * points, through rt_table_eval() (both grids) and rt_calibrate_log(): the same bits and flags
+ * as reference(). */
 static void check_lookup(const RtTable *t, int points) {
+  unsigned slot = 0;
   for (int it = 0; it < points; it++) {
     double x[RT_MAX_AXES], lx[RT_MAX_AXES];
+    if (t->npoints && it % 4 == 3) {   /* the next point */
+      while (isnan(t->point[slot].lx[0])) slot = (slot + 1) & t->point_mask;
+      for (int a = 0; a < t->naxes; a++) x[a] = t->point_x[slot][a], lx[a] = rt_log(x[a]);
+      slot = (slot + 1) & t->point_mask;
+    } else
     for (int a = 0; a < t->naxes; a++) {
       const double *p = t->logx[a];
       int n = t->npts[a];
@@ -447,14 +593,14 @@ static void check_lookup(const RtTable *t, int points) {
     for (int w = 0; w < 2; w++) {
       unsigned f = 0, rf = 0;
       double got = rt_table_eval(t, w, x, &f);
-      double want = reference(t, t->logc[w] ? t->logc[w] : t->logc[0], lx, &rf);
+      double want = reference(t, w, lx, &rf);
       if (memcmp(&got, &want, sizeof got) != 0 || f != rf)
         fail_msg("%s grid %d: %a (flags %u), reference %a (%u)", t->name, w, got, f, want, rf);
     }
     RtCost c = {1e-3, it % 5 ? 2e-3 : 0, 0};
     unsigned rf = 0;
-    double f0 = reference(t, t->logc[0], lx, &rf) * 1e-3;
-    double f1 = it % 5 ? reference(t, t->logc[1] ? t->logc[1] : t->logc[0], lx, &rf) * 2e-3 : 0;
+    double f0 = reference(t, 0, lx, &rf) * 1e-3;
+    double f1 = it % 5 ? reference(t, 1, lx, &rf) * 2e-3 : 0;
     rt_calibrate_log(t, lx, &c);
     if (memcmp(&c.fwd, &f0, sizeof f0) != 0 || memcmp(&c.bwd, &f1, sizeof f1) != 0 ||
         c.flags != (rf | RT_CALIBRATED))
@@ -533,6 +679,10 @@ int main(int argc, char **argv) {
     cmocka_unit_test(bmm_class_tables),
     cmocka_unit_test(shipped_folders_load),
     cmocka_unit_test(write_read_back),
+    cmocka_unit_test(points_exact_only),
+    cmocka_unit_test(points_fwd_only_table),
+    cmocka_unit_test(points_malformed),
+    cmocka_unit_test(points_many_write_read),
     cmocka_unit_test(fast_lookup_matches_reference),
   };
   return RUN_TESTS(tests);

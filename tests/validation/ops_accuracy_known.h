@@ -5,7 +5,5 @@
     "a100-sxm4-80gb-perlmutter embedding bwd",
     "gh200-vista embedding fwd",
     "gh200-vista embedding bwd",
-    "gh200-vista fillmask bwd",
     "gh200-vista lastStage_optimizer dur",
-    "gh200-vista linear2 bwd",
     "gh200-vista middleStage_optimizer dur",
