@@ -363,6 +363,23 @@ static int ptkey_cmp(const void *a, const void *b) {
   return x->i - y->i;
 }
 
+/* The end of the shape that starts at key[g] (the keys sorted): the first key after it with
+ * other coordinates. */
+static int shape_end(const PtKey *key, int n, int g) {
+  int e = g + 1;
+  while (e < n && memcmp(key[e].lx, key[g].lx, sizeof key[g].lx) == 0) e++;
+  return e;
+}
+
+/* The sum of the residuals d[2 i + w] of the rows key[g..e) that have one; *m counts them. */
+static double shape_sum(const PtKey *key, const double *d, int g, int e, int w, int *m) {
+  double sum = 0;
+  *m = 0;
+  for (int j = g; j < e; j++)
+    if (isfinite(d[2 * key[j].i + w])) sum += d[2 * key[j].i + w], (*m)++;
+  return sum;
+}
+
 /* The points of t, fitted on the rows p[0..n) (above); 0, or -1 on failure. */
 static int fit_shapes(RtTable *t, const Pt *p, int n) {
   int rc = -1, nw = t->logc[1] ? 2 : 1;
@@ -381,13 +398,10 @@ static int fit_shapes(RtTable *t, const Pt *p, int n) {
   /* leave-one-out error without points (err[w][NSHRINK]) and with each k */
   double err[2][NSHRINK + 1] = {{0}};
   for (int g = 0, e; g < n; g = e) {
-    e = g + 1;
-    while (e < n && memcmp(key[e].lx, key[g].lx, sizeof key[g].lx) == 0) e++;
+    e = shape_end(key, n, g);
     for (int w = 0; w < nw; w++) {
-      double sum = 0;
-      int m = 0;
-      for (int j = g; j < e; j++)
-        if (isfinite(d[2 * key[j].i + w])) sum += d[2 * key[j].i + w], m++;
+      int m;
+      double sum = shape_sum(key, d, g, e, w, &m);
       if (m < 2) continue;
       for (int j = g; j < e; j++) {
         double dj = d[2 * key[j].i + w];
@@ -407,14 +421,11 @@ static int fit_shapes(RtTable *t, const Pt *p, int n) {
   }
   rc = 0;
   for (int g = 0, e; any && rc == 0 && g < n; g = e) {
-    e = g + 1;
-    while (e < n && memcmp(key[e].lx, key[g].lx, sizeof key[g].lx) == 0) e++;
+    e = shape_end(key, n, g);
     double corr[2] = {0, 0};
     for (int w = 0; w < nw; w++) {
-      double sum = 0;
-      int m = 0;
-      for (int j = g; j < e; j++)
-        if (isfinite(d[2 * key[j].i + w])) sum += d[2 * key[j].i + w], m++;
+      int m;
+      double sum = shape_sum(key, d, g, e, w, &m);
       if (best[w] >= 0 && m > 0) corr[w] = sum / (m + point_shrink[best[w]]);
     }
     rc = rt_table_add_point(t, p[key[g].i].x, corr) < 0 ? -1 : 0;
