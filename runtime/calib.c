@@ -131,14 +131,16 @@ void rt_table_release(RtTable *t) {
   free(t->logc[1]);
   free(t->point);
   free(t->point_x);
+  free(t->point_filter);
   t->logc[0] = t->logc[1] = NULL;
-  t->point = NULL, t->point_x = NULL, t->npoints = 0, t->point_mask = 0;
+  t->point = NULL, t->point_x = NULL, t->point_filter = NULL, t->npoints = 0, t->point_mask = 0;
 }
 
 /* --- points ----------------------------------------------------------------------- */
 
-/* A hash of the bits of a point's coordinates' logs. */
-static inline unsigned point_hash(const double *lx, int naxes) {
+/* A hash of the bits of a point's coordinates' logs: bits 16 up pick the slot, bits 40 up
+ * the filter's bit (RtTable.point_filter). */
+static inline uint64_t point_hash(const double *lx, int naxes) {
   uint64_t h = 0;
   for (int a = 0; a < naxes; a++) {
     uint64_t b;
@@ -146,12 +148,18 @@ static inline unsigned point_hash(const double *lx, int naxes) {
     h = (h ^ b) * 0x9E3779B97F4A7C15ull;
     h ^= h >> 29;
   }
-  return (unsigned)(h >> 16);
+  return h;
 }
 
-/* The slot of lx in t: its point's, or the empty one where it would go. */
-static inline unsigned point_slot(const RtTable *t, const double *lx) {
-  unsigned i = point_hash(lx, t->naxes) & t->point_mask;
+/* The filter's bit for hash h, of 8 (point_mask + 1): 24 bits of the hash, enough for the
+ * filters of up to 2^21 slots (past that, the same bits are set and tested: fewer skips). */
+static inline unsigned filter_bit(const RtTable *t, uint64_t h) {
+  return (unsigned)(h >> 40) & (8 * t->point_mask + 7);
+}
+
+/* The slot of lx (hash h) in t: its point's, or the empty one where it would go. */
+static inline unsigned point_slot(const RtTable *t, const double *lx, uint64_t h) {
+  unsigned i = (unsigned)(h >> 16) & t->point_mask;
   for (;; i = (i + 1) & t->point_mask) {
     const RtPoint *p = &t->point[i];
     if (isnan(p->lx[0])) return i;
@@ -163,29 +171,35 @@ static inline unsigned point_slot(const RtTable *t, const double *lx) {
 
 const RtPoint *rt_table_point(const RtTable *t, const double *lx) {
   if (!t->npoints) return NULL;
-  const RtPoint *p = &t->point[point_slot(t, lx)];
+  uint64_t h = point_hash(lx, t->naxes);
+  unsigned b = filter_bit(t, h);
+  if (!(t->point_filter[b >> 3] >> (b & 7) & 1)) return NULL;
+  const RtPoint *p = &t->point[point_slot(t, lx, h)];
   return isnan(p->lx[0]) ? NULL : p;
 }
 
-/* Doubles t's slots (16 at first), placing its points again. */
+/* Doubles t's slots (16 at first), placing its points again, and rebuilds the filter. */
 static int points_grow(RtTable *t) {
   unsigned cap = t->point ? 2 * (t->point_mask + 1) : 16;
   RtPoint *np = malloc(cap * sizeof *np);
   double(*nx)[RT_MAX_AXES] = malloc(cap * sizeof *nx);
-  if (!np || !nx) {
-    free(np), free(nx);
+  unsigned char *nf = calloc(cap, 1);
+  if (!np || !nx || !nf) {
+    free(np), free(nx), free(nf);
     return -1;
   }
   for (unsigned i = 0; i < cap; i++) np[i].lx[0] = NAN;
   RtTable old = *t;
-  t->point = np, t->point_x = nx, t->point_mask = cap - 1;
+  t->point = np, t->point_x = nx, t->point_filter = nf, t->point_mask = cap - 1;
   for (unsigned i = 0; old.point && i <= old.point_mask; i++) {
     if (isnan(old.point[i].lx[0])) continue;
-    unsigned j = point_slot(t, old.point[i].lx);
+    uint64_t h = point_hash(old.point[i].lx, t->naxes);
+    unsigned j = point_slot(t, old.point[i].lx, h), b = filter_bit(t, h);
     np[j] = old.point[i];
     memcpy(nx[j], old.point_x[i], sizeof nx[j]);
+    nf[b >> 3] |= (unsigned char)(1u << (b & 7));
   }
-  free(old.point), free(old.point_x);
+  free(old.point), free(old.point_x), free(old.point_filter);
   return 0;
 }
 
@@ -196,7 +210,9 @@ int rt_table_add_point(RtTable *t, const double *x, const double *c) {
   if (t->npoints >= RT_MAX_TABLE_POINTS) return -1;
   if ((!t->point || 2u * ((unsigned)t->npoints + 1) > t->point_mask + 1) && points_grow(t) != 0)
     return -1;
-  unsigned i = point_slot(t, lx);
+  uint64_t h = point_hash(lx, t->naxes);
+  unsigned i = point_slot(t, lx, h), b = filter_bit(t, h);
+  t->point_filter[b >> 3] |= (unsigned char)(1u << (b & 7));
   RtPoint *p = &t->point[i];
   memcpy(p->lx, lx, sizeof p->lx);
   p->c[0] = c[0], p->c[1] = t->logc[1] ? c[1] : 0;
@@ -221,18 +237,21 @@ typedef struct Cell {
   double f, g;       /* the fraction and 1 - f */
 } Cell;
 
+/* Branch-free but for the cell search's steps, which the buckets make rare: a sweep's calls
+ * fall inside and outside the grid, on and off nodes, in no order a predictor learns. */
 static inline Cell axis_cell(const RtTable *t, int a, double l, unsigned *out) {
   const double *p = t->logx[a];
   double first = t->first[a], last = t->last[a];
   *out |= (l < first - 1e-9) | (l > last + 1e-9);
-  double c = l < first ? first : l > last ? last : l;
+  double c = l > last ? last : l;   /* clamped: two selects (minsd, maxsd) */
+  c = c < first ? first : c;
   /* The first i with p[i + 1] >= c: the number of the inner points p[1..n-2] below c (0 at
    * c = first: f 0; n - 2 at c = last: f 1), from the bucket of c, corrected by the steps to
    * the exact cell, which the bucket's nearness makes few (none in most calls, so a loop whose
    * test predicts well beats a fixed number of steps that always run). */
   int b = (int)((c - first) * t->bucket_scale[a]);
   int i = t->bucket[a][b];   /* b <= RT_BUCKETS: (last - first) scale rounds to at most that */
-  if (__builtin_expect(i > 0 && p[i] >= c, 0))   /* a guard: the index is a lower bound */
+  if (__builtin_expect((p[i] >= c) & (i > 0), 0))   /* a guard: the index is a lower bound */
     while (i > 0 && p[i] >= c) i--;
   while (p[i + 1] < c) i++;   /* p[n - 1] < c never holds: in bounds */
   Cell k;
@@ -263,7 +282,7 @@ static inline void table_sums(const RtTable *t, int naxes, const double *lx, con
   Cell k[RT_MAX_AXES];
   unsigned out = 0;
   for (int a = 0; a < naxes; a++) k[a] = axis_cell(t, a, lx[a], &out);
-  if (out) *flags |= RT_EXTRAPOLATED;
+  *flags |= -out & RT_EXTRAPOLATED;   /* out is 0 or 1 */
 #define INTERP(v) \
   (naxes == 1 ? interp1(v, k) : naxes == 2 ? interp2(v, k) : naxes == 3 ? interp3(v, k) : interp4(v, k))
   *s0 = INTERP(v0);

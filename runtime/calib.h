@@ -70,11 +70,14 @@ typedef struct RtTable {
   double *logc[2];             /* [0] fwd (always there), [1] bwd (NULL: fwd's grid) */
   /* Points: a hash table (open addressing on the bits of lx) of point_mask + 1 slots, a power
    * of two at least twice npoints; point_x[slot] the coordinates as written.  npoints 0:
-   * none (point NULL). */
+   * none (point NULL).  point_filter: 8 (point_mask + 1) bits, one set per point at other
+   * bits of its hash, so that most calls at a shape that is no point skip the probe (a
+   * branch that predicts well, where the probe's do not). */
   int npoints;
   unsigned point_mask;
   RtPoint *point;
   double (*point_x)[RT_MAX_AXES];
+  unsigned char *point_filter;
 } RtTable;
 
 /* The collective kernels whose tables are per layout (`KERNEL fp16 gpus_per_node=G nodes=N`,

@@ -66,4 +66,15 @@ static inline double rt_exp(double x) {
   return ts + ts * (q + w);
 }
 
+/* a if cond, else b, chosen in the bits: no branch to mispredict where cond follows the data
+ * (a compiler turns `cond ? a : b` and `cond * a` on doubles into a branch when it likes). */
+static inline double rt_select(int cond, double a, double b) {
+  uint64_t ua, ub, m = -(uint64_t)(cond != 0);
+  memcpy(&ua, &a, sizeof ua);
+  memcpy(&ub, &b, sizeof ub);
+  ua = (ua & m) | (ub & ~m);
+  memcpy(&a, &ua, sizeof a);
+  return a;
+}
+
 #endif

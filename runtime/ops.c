@@ -123,7 +123,7 @@ RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doubl
   case RT_OP_LINEAR:   /* fwd: X W (+ bias in the epilogue); bwd: dX = dY W^T, dW = X^T dY, db */
     x[0] = a[0], x[1] = a[1], x[2] = a[2];
     c = gemm3(g, dt, 1, a[0], a[1], a[2]);
-    if (a[3] != 0) c.bwd += stream(g, a[0] * a[2] * eb, 1);
+    c.bwd += rt_select(a[3] != 0, stream(g, a[0] * a[2] * eb, 1), 0);
     break;
   case RT_OP_BMM:
     x[0] = a[0], x[1] = a[1], x[2] = a[2], x[3] = a[3];
