@@ -281,6 +281,7 @@ static inline void table_sums(const RtTable *t, int naxes, const double *lx, con
                               const double *v1, double *s0, double *s1, unsigned *flags) {
   Cell k[RT_MAX_AXES];
   unsigned out = 0;
+#pragma GCC unroll 4   /* straight-line code per shape: the cells stay in registers */
   for (int a = 0; a < naxes; a++) k[a] = axis_cell(t, a, lx[a], &out);
   *flags |= -out & RT_EXTRAPOLATED;   /* out is 0 or 1 */
 #define INTERP(v) \
