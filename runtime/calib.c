@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -527,10 +528,47 @@ static int fail(Loader *L, int line, const char *fmt, ...) {
   return -1;
 }
 
+double rt_strtod(const char *s, char **end) {
+#if FLT_EVAL_METHOD == 0   /* one rounding per operation (not x87's extended registers) */
+  static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const char *p = s;
+  int neg = *p == '-', digits = 0, sig = 0, e10 = 0;
+  uint64_t m = 0;
+  if (*p == '-' || *p == '+') p++;
+  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return strtod(s, end);   /* hex */
+  for (; *p >= '0' && *p <= '9' && digits < 64; p++, digits++)
+    if (sig || *p != '0') m = 10 * m + (uint64_t)(*p - '0'), sig++;   /* wraps past 19: unused */
+  if (*p == '.')
+    for (p++; *p >= '0' && *p <= '9' && digits < 64; p++, digits++, e10--)
+      if (sig || *p != '0') m = 10 * m + (uint64_t)(*p - '0'), sig++;
+  if (digits > 0 && digits < 64 && sig <= 19 && m <= (1ull << 53)) {
+    int ok = 1;
+    if (*p == 'e' || *p == 'E') {
+      const char *q = p + 1;
+      int eneg = *q == '-', ex = 0, nd = 0;
+      if (*q == '-' || *q == '+') q++;
+      for (; *q >= '0' && *q <= '9' && nd < 6; q++, nd++) ex = 10 * ex + (*q - '0');
+      ok = nd > 0 && nd < 6 && !(*q >= '0' && *q <= '9');
+      e10 += eneg ? -ex : ex;
+      p = q;
+    }
+    if (ok && e10 >= -22 && e10 <= 22) {
+      double v = (double)m;   /* exact: m <= 2^53 */
+      v = e10 < 0 ? v / pow10[-e10] : v * pow10[e10];
+      if (end) *end = (char *)p;
+      return neg ? -v : v;
+    }
+  }
+#endif
+  return strtod(s, end);
+}
+
 static int parse_pos(const char *s, double *v) {
   char *end;
   errno = 0;
-  *v = strtod(s, &end);
+  *v = rt_strtod(s, &end);
   return *end == '\0' && errno == 0 && isfinite(*v) && *v > 0 ? 0 : -1;
 }
 

@@ -164,6 +164,13 @@ void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost);
  * at x and sets RT_CALIBRATED (and RT_EXTRAPOLATED). */
 void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost);
 
+/* strtod(s, end), bit for bit and errno included, fast for the plain decimals the tables are
+ * written in (`1.2083`, `-0.0123`, `24576`, `3.5e-05`): up to 19 significant digits whose
+ * integer is below 2^53, scaled by at most 10^22, is the one correctly rounded product or
+ * quotient of two exact doubles (Clinger's fast path), which is what strtod returns.  Any
+ * other string (more digits, larger exponents, hex, inf, spaces) goes to strtod. */
+double rt_strtod(const char *s, char **end);
+
 /* A duration for messages: "118 us", "3.7 ms" or "1.2 s" (in buf, which it returns). */
 const char *rt_time_str(double sec, char *buf, size_t len);
 

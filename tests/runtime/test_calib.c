@@ -1,6 +1,7 @@
 /* test_calib.c - calibration tables (runtime/calib.c): interpolation on hand-written tables in
  * a temporary folder, clamping, the loader's FILE:LINE: errors for every malformed case, and
  * the fast lookup against the plain arithmetic, bit for bit. */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -660,10 +661,56 @@ TEST(fastmath_near_libm) {
   }
 }
 
+/* rt_strtod() against libc's strtod on the table format's numbers and around them: random
+ * decimals of 1 to 25 digits with and without a point, a sign and an exponent, and the
+ * strings its fast path must hand on (hex, inf, nan, spaces, half an exponent): the same
+ * bits, the same end, the same errno. */
+static void same_as_strtod(const char *s) {
+  char *e1, *e2;
+  errno = 0;
+  double a = rt_strtod(s, &e1);
+  int err1 = errno;
+  errno = 0;
+  double b = strtod(s, &e2);
+  int err2 = errno;
+  if (memcmp(&a, &b, sizeof a) != 0 || e1 != e2 || err1 != err2)
+    fail_msg("`%s`: rt_strtod %.17g (end +%d, errno %d), strtod %.17g (end +%d, errno %d)", s, a,
+             (int)(e1 - s), err1, b, (int)(e2 - s), err2);
+}
+
+TEST(strtod_same_bits) {
+  static const char *const fixed[] = {
+      "0", "-0", "+1", "1.", ".5", "1.2083", "0.0000", "-0.0123", "24576", "3.5e-05", "1e22",
+      "1e23", "9007199254740992", "9007199254740993", "0.1", "123456789012345678", "1e-22",
+      "4.9406564584124654e-324", "1.7976931348623157e308", "1e400", "1e-400", "0x1p3", "-0X10",
+      "inf", "-infinity", "nan", " 1", "1 ", "1e", "1e+", "1.5e-", ".", "-", "", "1..2", "1e5x",
+      "00000000000000000000000000000000000000000000000000000000000000000000001.5",
+      "1.00000000000000000000000000000000000000000000000000000000000000000000000001"};
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) same_as_strtod(fixed[i]);
+  uint64_t r = 0x853c49e6748fea9bull;
+  char buf[64];
+  for (int i = 0; i < 300000; i++) {
+    int n = 0;
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned u = (unsigned)(r >> 33);
+    if (u & 1) buf[n++] = (u & 2) ? '-' : '+';
+    int nd = 1 + (int)((u >> 2) % 25), point = (u >> 8) & 1 ? (int)((u >> 9) % (unsigned)(nd + 1)) : -1;
+    for (int d = 0; d < nd; d++) {
+      if (d == point) buf[n++] = '.';
+      r = r * 6364136223846793005ull + 1442695040888963407ull;
+      buf[n++] = (char)('0' + (r >> 33) % 10);
+    }
+    if ((u >> 14) & 1) n += snprintf(buf + n, sizeof buf - (size_t)n, "e%d", (int)((u >> 15) % 61) - 30);
+    buf[n] = '\0';
+    same_as_strtod(buf);
+  }
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(exact_at_grid_points),
     cmocka_unit_test(fastmath_near_libm),
+    cmocka_unit_test(strtod_same_bits),
     cmocka_unit_test(between_grid_points),
     cmocka_unit_test(clamping),
     cmocka_unit_test(bad_header),
