@@ -732,9 +732,13 @@ static int load_line(Loader *L, char *s) {
   if (hash) *hash = '\0';
   char *w[RT_MAX_POINTS + 3];
   int nw = 0;
-  for (char *p = strtok(s, " \t\r\n"); p; p = strtok(NULL, " \t\r\n")) {
+  for (char *p = s;;) {   /* words split at spaces, tabs and line ends, as strtok would */
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    if (!*p) break;
     if (nw == (int)(sizeof w / sizeof w[0])) return fail(L, L->line, "too many words on a line");
     w[nw++] = p;
+    while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
+    if (*p) *p++ = '\0';
   }
   if (nw == 0) return 0;
   if (strcmp(w[0], "table") == 0) return start_table(L, w, nw);
