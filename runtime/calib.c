@@ -158,6 +158,12 @@ static inline unsigned filter_bit(const RtTable *t, uint64_t h) {
   return (unsigned)(h >> 40) & (8 * t->point_mask + 7);
 }
 
+/* Sets the filter's bit of hash h, a point's. */
+static inline void filter_set(RtTable *t, uint64_t h) {
+  unsigned b = filter_bit(t, h);
+  t->point_filter[b >> 3] |= (unsigned char)(1u << (b & 7));
+}
+
 /* The slot of lx (hash h) in t: its point's, or the empty one where it would go. */
 static inline unsigned point_slot(const RtTable *t, const double *lx, uint64_t h) {
   unsigned i = (unsigned)(h >> 16) & t->point_mask;
@@ -195,10 +201,10 @@ static int points_grow(RtTable *t) {
   for (unsigned i = 0; old.point && i <= old.point_mask; i++) {
     if (isnan(old.point[i].lx[0])) continue;
     uint64_t h = point_hash(old.point[i].lx, t->naxes);
-    unsigned j = point_slot(t, old.point[i].lx, h), b = filter_bit(t, h);
+    unsigned j = point_slot(t, old.point[i].lx, h);
     np[j] = old.point[i];
     memcpy(nx[j], old.point_x[i], sizeof nx[j]);
-    nf[b >> 3] |= (unsigned char)(1u << (b & 7));
+    filter_set(t, h);
   }
   free(old.point), free(old.point_x), free(old.point_filter);
   return 0;
@@ -212,8 +218,8 @@ int rt_table_add_point(RtTable *t, const double *x, const double *c) {
   if ((!t->point || 2u * ((unsigned)t->npoints + 1) > t->point_mask + 1) && points_grow(t) != 0)
     return -1;
   uint64_t h = point_hash(lx, t->naxes);
-  unsigned i = point_slot(t, lx, h), b = filter_bit(t, h);
-  t->point_filter[b >> 3] |= (unsigned char)(1u << (b & 7));
+  unsigned i = point_slot(t, lx, h);
+  filter_set(t, h);
   RtPoint *p = &t->point[i];
   memcpy(p->lx, lx, sizeof p->lx);
   p->c[0] = c[0], p->c[1] = t->logc[1] ? c[1] : 0;
