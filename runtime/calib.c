@@ -64,31 +64,50 @@ int rt_keys_canonical(const char *keys, char *out, size_t outlen) {
 
 /* --- building, releasing ---------------------------------------------------------- */
 
-/* Axis a's bucket index (RtTable.bucket): slice b of RT_BUCKETS starts at
- * logx[0] + b / scale; its entry is the number of inner points below that edge, less a
- * millionth of a slice so that it stays a lower bound for a point that rounding puts in the
- * slice.  axis_cell() starts there and steps up to the exact cell. */
+/* Room for axis a of n points (RtTable.logx): one block of logx, inv_width and the bucket
+ * index, RT_BUCKETS slices or the power of two at or above n.  0, or -1 out of memory. */
+static int axis_alloc(RtTable *t, int a, int n) {
+  int n2 = n < 2 ? 2 : n, nb = RT_BUCKETS;
+  while (nb < n) nb *= 2;
+  free(t->logx[a]);
+  double *m = malloc(2 * (size_t)n2 * sizeof *m + ((size_t)nb + 1) * sizeof *t->bucket[a]);
+  t->logx[a] = m;
+  if (!m) return -1;
+  t->inv_width[a] = m + n2;
+  t->bucket[a] = (unsigned short *)(m + 2 * n2);
+  t->nbuckets[a] = nb;
+  return 0;
+}
+
+/* Axis a's bucket index (RtTable.bucket): slice b of nbuckets starts at logx[0] + b / scale;
+ * its entry is the number of inner points below that edge, less a millionth of a slice so
+ * that it stays a lower bound for a point that rounding puts in the slice.  axis_cell()
+ * starts there and steps up to the exact cell. */
 static void index_axis(RtTable *t, int a) {
   const double *p = t->logx[a];
-  int n = t->npts[a];
-  t->bucket_scale[a] = n > 1 ? RT_BUCKETS / (p[n - 1] - p[0]) : 0;
+  int n = t->npts[a], nb = t->nbuckets[a];
+  t->bucket_scale[a] = n > 1 ? nb / (p[n - 1] - p[0]) : 0;
   for (int i = 0; i + 1 < n; i++) t->inv_width[a][i] = 1 / (p[i + 1] - p[i]);
   if (n == 1) t->logx[a][1] = p[0], t->inv_width[a][0] = 0;   /* axis_cell()'s one-point axis */
   t->first[a] = p[0], t->last[a] = p[n - 1];
-  for (int b = 0, i = 0; b <= RT_BUCKETS; b++) {   /* c = last can reach slice RT_BUCKETS */
+  for (int b = 0, i = 0; b <= nb; b++) {   /* c = last can reach slice nb */
     double edge = n > 1 ? p[0] + (b - 1e-6) / t->bucket_scale[a] : p[0];
     while (i < n - 2 && p[i + 1] < edge) i++;
-    t->bucket[a][b] = (unsigned char)i;
+    t->bucket[a][b] = (unsigned short)i;
   }
 }
 
-/* The grid's value count and each axis's stride in the row-major values. */
-static void table_strides(RtTable *t) {
-  t->nvals = 1;
+/* The grid's value count and each axis's stride in the row-major values; -1 (nvals 0) when
+ * the grid would hold more than RT_MAX_VALUES nodes. */
+static int table_strides(RtTable *t) {
+  long long nv = 1;
   for (int a = t->naxes - 1; a >= 0; a--) {
-    t->stride[a] = t->nvals, t->nvals *= t->npts[a];
+    t->stride[a] = (int)nv, nv *= t->npts[a];
     t->upper[a] = t->npts[a] > 1 ? t->stride[a] : 0;
+    if (nv > RT_MAX_VALUES) return t->nvals = 0, -1;
   }
+  t->nvals = (int)nv;
+  return 0;
 }
 
 static void table_set_name(RtTable *t) {
@@ -109,13 +128,15 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
     if (npts[a] < 1 || npts[a] > RT_MAX_POINTS || strlen(axis_names[a]) >= RT_NAME_MAX) return -1;
     snprintf(t->axis_name[a], RT_NAME_MAX, "%s", axis_names[a]);
     t->npts[a] = npts[a];
+    if (axis_alloc(t, a, npts[a]) != 0) return rt_table_release(t), -1;
     for (int i = 0; i < npts[a]; i++) {
-      if (!(points[a][i] > 0) || (i > 0 && !(points[a][i] > points[a][i - 1]))) return -1;
+      if (!(points[a][i] > 0) || (i > 0 && !(points[a][i] > points[a][i - 1])))
+        return rt_table_release(t), -1;
       t->logx[a][i] = rt_log(points[a][i]);
     }
     index_axis(t, a);
   }
-  table_strides(t);
+  if (table_strides(t) != 0) return rt_table_release(t), -1;
   table_set_name(t);
   for (int w = 0; w <= with_bwd; w++) {
     t->logc[w] = calloc((size_t)t->nvals, sizeof(double));
@@ -128,6 +149,10 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
 }
 
 void rt_table_release(RtTable *t) {
+  for (int a = 0; a < RT_MAX_AXES; a++) {
+    free(t->logx[a]);
+    t->logx[a] = t->inv_width[a] = NULL, t->bucket[a] = NULL;
+  }
   free(t->logc[0]);
   free(t->logc[1]);
   free(t->point);
@@ -672,6 +697,7 @@ static int read_axis(Loader *L, char **w, int nw) {
     if (strcmp(t->axis_name[a], w[1]) == 0) return fail(L, L->line, "axis `%s` twice", w[1]);
   int a = t->naxes;
   strcpy(t->axis_name[a], w[1]);
+  if (axis_alloc(t, a, nw - 2) != 0) return fail(L, L->line, "out of memory");
   for (int i = 2; i < nw; i++) {
     double v;
     if (parse_pos(w[i], &v) != 0)
@@ -692,7 +718,8 @@ static int read_values(Loader *L, int which, char **w, int nw) {
   if (t->naxes == 0) return fail(L, L->line, "`%s` before any `axis` line", w[0]);
   if (t->npoints) return fail(L, L->line, "`%s` after `point` lines", w[0]);
   if (!t->logc[which]) {
-    table_strides(t);
+    if (table_strides(t) != 0)
+      return fail(L, L->line, "table %s: its axes make more than %d values", t->name, RT_MAX_VALUES);
     t->logc[which] = malloc((size_t)t->nvals * sizeof(double));
     if (!t->logc[which]) return fail(L, L->line, "out of memory");
   }

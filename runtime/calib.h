@@ -19,7 +19,11 @@
 
 #include "llmp_rt.h"
 
-enum { RT_MAX_AXES = 4, RT_MAX_POINTS = 64, RT_NAME_MAX = 32, RT_KEYS_MAX = 96, RT_BUCKETS = 128 };
+/* RT_MAX_POINTS: points on one axis (a collective's table has a point per few samples, an
+ * operator's grid a few dozen per axis); RT_MAX_VALUES: nodes in one grid, the product of its
+ * axes' points.  RT_BUCKETS: the fewest slices of an axis's bucket index (RtTable.bucket). */
+enum { RT_MAX_AXES = 4, RT_MAX_POINTS = 4096, RT_NAME_MAX = 32, RT_KEYS_MAX = 96, RT_BUCKETS = 128 };
+enum { RT_MAX_VALUES = 1 << 24 };
 
 /* The operator kernels a table can correct: see ops.def. */
 typedef enum {
@@ -53,16 +57,19 @@ typedef struct RtTable {
   int naxes;
   char axis_name[RT_MAX_AXES][RT_NAME_MAX];
   int npts[RT_MAX_AXES];
-  double logx[RT_MAX_AXES][RT_MAX_POINTS];   /* log of the grid points, strictly increasing
-                                              * (rt_log); an axis of one point repeats it
-                                              * in [1] for the lookup */
-  /* An index for finding a point's cell without a binary search: per axis, RT_BUCKETS equal
-   * slices of [logx[0], logx[n-1]], each holding a lower bound of the cell of its lower edge
-   * (set with the axis by rt_table_init() and the loader). */
-  double bucket_scale[RT_MAX_AXES];
-  unsigned char bucket[RT_MAX_AXES][RT_BUCKETS + 1];   /* [RT_BUCKETS]: the last point's */
+  /* Per axis one allocation (axis_alloc() in calib.c, freed by rt_table_release()) holds:
+   * logx[a], the log of the grid points, strictly increasing (rt_log), of max(npts, 2) (an
+   * axis of one point repeats it in [1] for the lookup); inv_width[a], 1 / (logx[a][i+1] -
+   * logx[a][i]); and bucket[a], an index for finding a point's cell without a binary search:
+   * nbuckets[a] equal slices of [logx[0], logx[n-1]] (RT_BUCKETS, or more for an axis of more
+   * points), each holding a lower bound of the cell of its lower edge, and [nbuckets] the last
+   * point's. */
+  double *logx[RT_MAX_AXES];
+  double *inv_width[RT_MAX_AXES];
+  unsigned short *bucket[RT_MAX_AXES];
+  int nbuckets[RT_MAX_AXES];
+  double bucket_scale[RT_MAX_AXES];   /* nbuckets / (last - first) */
   double first[RT_MAX_AXES], last[RT_MAX_AXES];        /* logx[a][0], logx[a][npts - 1] */
-  double inv_width[RT_MAX_AXES][RT_MAX_POINTS];   /* 1 / (logx[a][i+1] - logx[a][i]) */
   int nvals;                   /* product of npts */
   int stride[RT_MAX_AXES];     /* values between neighbours along axis a: the product of the
                                 * later axes' npts (table_strides() in calib.c) */

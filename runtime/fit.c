@@ -25,8 +25,10 @@
 #include "llmp_fit.h"
 #include "ops.h"
 
-/* The most grid points per axis for 1, 2, 3 or 4 axes: where the choice below stops. */
-static const int grid_max[RT_MAX_AXES + 1] = {0, 32, 24, 16, 12};
+/* The most grid points per axis for 1, 2, 3 or 4 axes: where the choice below stops.  The
+ * fitter's per-axis scratch arrays hold FIT_MAX_GRID (a table may have more: RT_MAX_POINTS). */
+enum { FIT_MAX_GRID = 32 };
+static const int grid_max[RT_MAX_AXES + 1] = {0, FIT_MAX_GRID, 24, 16, 12};
 
 /* A table with fewer than sparse_density samples per grid node is sparse: its nodes are pulled
  * toward the mean of their axis neighbours with the weight sparse_smoothing (in units of a
@@ -221,7 +223,7 @@ static int additive_prior(const RtTable *t, int which, const Pt *p, int n, doubl
   int naxes = t->naxes, rc = -1;
   int *lo = malloc((size_t)(n + 1) * RT_MAX_AXES * sizeof *lo);
   double *fr = malloc((size_t)(n + 1) * RT_MAX_AXES * sizeof *fr);
-  double f[RT_MAX_AXES][RT_MAX_POINTS] = {{0}};
+  double f[RT_MAX_AXES][FIT_MAX_GRID] = {{0}};
   if (!lo || !fr) goto out;
   for (int i = 0; i < n; i++)
     for (int a = 0; a < naxes; a++)
@@ -229,7 +231,7 @@ static int additive_prior(const RtTable *t, int which, const Pt *p, int n, doubl
   for (int sweep = 0; sweep < 8; sweep++)
     for (int a = 0; a < naxes; a++) {
       int np = t->npts[a];
-      double num[RT_MAX_POINTS] = {0}, den[RT_MAX_POINTS] = {0};
+      double num[FIT_MAX_GRID] = {0}, den[FIT_MAX_GRID] = {0};
       for (int i = 0; i < n; i++) {
         if (!isfinite(p[i].r[which])) continue;
         double others = 0;
@@ -442,7 +444,7 @@ out:
 static int fit_grid(RtTable *t, RtOp op, RtDtype dt, const char *keys, const Pt *p, int n,
                     const int *cap, int with_bwd, double mu, double *vals) {
   int naxes = rt_op_info[op].naxes;
-  double pts[RT_MAX_AXES][RT_MAX_POINTS];
+  double pts[RT_MAX_AXES][FIT_MAX_GRID];
   const double *pp[RT_MAX_AXES];
   int npts[RT_MAX_AXES];
   for (int a = 0; a < naxes; a++) {

@@ -23,10 +23,17 @@
 
 #include "fit_collectives.h"
 
-enum { FIT_FOLDS = 5, FIT_IRLS_ITERS = 40 };
+/* FIT_MIN_CV: fewer samples than that get one node, the mean correction (no choice). */
+enum { FIT_FOLDS = 5, FIT_IRLS_ITERS = 40, FIT_MIN_CV = 16 };
 static const double fit_ridge = 1e-3;      /* per sample, on neighbour differences */
 static const double fit_floor = 1e-4;      /* smallest residual an IRLS weight divides by */
-static const int fit_candidates[] = {2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+/* Knot counts tried, up to a knot per sample: the samples of one campaign vary with size in
+ * steps and drifts finer than any smooth curve (NCCL's chunking, the network's load over the
+ * sampling run), and held-out samples follow their neighbours, so the cross-validation often
+ * picks hundreds (docs/calibration.md, "Collective tables"). */
+static const int fit_candidates[] = {2,   3,   4,   6,   8,    12,   16,   24,   32,  48,
+                                     64,  96,  128, 192, 256,  384,  512,  768,  1024, 1536,
+                                     2048, 3072, 4096};
 
 typedef struct FitPt {
   double lx, y;                 /* log bytes, log(measured / physics) */
@@ -68,14 +75,15 @@ static void fit_thomas(double *lo, double *d, double *up, double *b, int K) {
   for (int j = K - 2; j >= 0; j--) b[j] = (b[j] - up[j] * b[j + 1]) / d[j];
 }
 
-/* Least-absolute-deviation linear spline through pts on knots k[0..K-1] into a. */
-static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *a) {
-  double lo[RT_MAX_POINTS], d[RT_MAX_POINTS], up[RT_MAX_POINTS], b[RT_MAX_POINTS];
+/* Least-absolute-deviation linear spline through pts on knots k[0..K-1] into a; scratch:
+ * 4 K doubles. */
+static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *a, double *scratch) {
+  double *lo = scratch, *d = lo + K, *up = d + K, *b = up + K;
   double lam = fit_ridge * n / K;
-  for (int j = 0; j < K; j++) a[j] = 0;
+  size_t bytes = (size_t)K * sizeof *a;
+  memset(a, 0, bytes);
   for (int it = 0; it < FIT_IRLS_ITERS; it++) {
-    memset(lo, 0, sizeof lo), memset(d, 0, sizeof d), memset(up, 0, sizeof up);
-    memset(b, 0, sizeof b);
+    memset(lo, 0, bytes), memset(d, 0, bytes), memset(up, 0, bytes), memset(b, 0, bytes);
     for (int i = 0; i < n; i++) {
       double w, r = pts[i].y - fit_eval(k, a, K, pts[i].lx);
       double wt = it == 0 ? 1 : 1 / fmax(fabs(r), fit_floor);
@@ -90,29 +98,39 @@ static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *
     }
     for (int j = 0; j < K; j++) d[j] += 1e-12;   /* an empty interval stays solvable */
     fit_thomas(lo, d, up, b, K);
-    memcpy(a, b, (size_t)K * sizeof *a);
+    memcpy(a, b, bytes);
   }
 }
 
-/* K knots at quantiles of the sorted lx (duplicates dropped); returns the count kept. */
+/* log bytes as a table file writes it (rt_table_write(): 6 significant digits), so that the
+ * table fitted is the table loaded. */
+static double fit_written(double lx) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.6g", exp(lx));
+  return log(strtod(buf, NULL));
+}
+
+/* K knots at quantiles of the sorted lx, as written, duplicates dropped; returns the count
+ * kept. */
 static int fit_knots(const FitPt *pts, int n, int K, double *k) {
   int m = 0;
   for (int j = 0; j < K; j++) {
-    double x = pts[K == 1 ? 0 : (int)((double)j * (n - 1) / (K - 1) + 0.5)].lx;
+    double x = fit_written(pts[K == 1 ? 0 : (int)((double)j * (n - 1) / (K - 1) + 0.5)].lx);
     if (m == 0 || x > k[m - 1]) k[m++] = x;
   }
   return m;
 }
 
-/* Mean relative error |exp(s - y) - 1| of a K-knot fit, by FIT_FOLDS-fold cross-validation. */
-static double fit_cv(const FitPt *pts, int n, int K, FitPt *tmp) {
-  double k[RT_MAX_POINTS] = {0}, a[RT_MAX_POINTS] = {0}, err = 0;
+/* Mean relative error |exp(s - y) - 1| of a K-knot fit, by FIT_FOLDS-fold cross-validation.
+ * scratch: 6 K doubles. */
+static double fit_cv(const FitPt *pts, int n, int K, FitPt *tmp, double *scratch) {
+  double *k = scratch, *a = k + K, err = 0;
   for (int f = 0; f < FIT_FOLDS; f++) {
     int m = 0;
     for (int i = 0; i < n; i++)
       if (i % FIT_FOLDS != f) tmp[m++] = pts[i];
     int kk = fit_knots(tmp, m, K, k);
-    fit_spline(tmp, m, k, kk, a);
+    fit_spline(tmp, m, k, kk, a, a + K);
     for (int i = f; i < n; i += FIT_FOLDS) err += fabs(exp(fit_eval(k, a, kk, pts[i].lx) - pts[i].y) - 1);
   }
   return err / n;
@@ -136,12 +154,17 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
   if (cv) *cv = NAN;
   if (max_points <= 0 || max_points > RT_MAX_POINTS) max_points = RT_MAX_POINTS;
   if (n < 2) return fit_fail(err, errlen, "fewer than 2 samples", kernel);
+  int kmax = n < max_points ? n : max_points;
   FitPt *pts = malloc(2 * (size_t)n * sizeof *pts);
-  if (!pts) return fit_fail(err, errlen, "out of memory", kernel);
+  double *scratch = malloc(6 * (size_t)kmax * sizeof *scratch);
+  if (!pts || !scratch) {
+    free(pts), free(scratch);
+    return fit_fail(err, errlen, "out of memory", kernel);
+  }
   for (int i = 0; i < n; i++) {
     double p = rt_collective_physics(kernel, c, bytes[i], nodes, gpus_per_node);
     if (!(p > 0) || !(seconds[i] > 0) || !(bytes[i] > 0)) {
-      free(pts);
+      free(pts), free(scratch);
       return fit_fail(err, errlen, "a sample or its layout is out of range", kernel);
     }
     pts[i] = (FitPt){log(bytes[i]), log(seconds[i] / p)};
@@ -152,26 +175,27 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
   double best = INFINITY;
   for (size_t ci = 0; ci < sizeof fit_candidates / sizeof *fit_candidates; ci++) {
     int K = fit_candidates[ci];
-    if (K > max_points || K * 8 > n) break;
-    double e = fit_cv(pts, n, K, pts + n);
+    /* At most a knot per training sample */
+    if (n < FIT_MIN_CV || K > kmax || K * FIT_FOLDS > n * (FIT_FOLDS - 1)) break;
+    double e = fit_cv(pts, n, K, pts + n, scratch);
     if (e < best * 0.999) best = e, bestK = K;   /* more nodes only for a real gain */
   }
-  if (cv) *cv = isfinite(best) ? best : n >= FIT_FOLDS ? fit_cv(pts, n, 1, pts + n) : NAN;
-  double k[RT_MAX_POINTS] = {0}, a[RT_MAX_POINTS] = {0};
+  if (cv) *cv = isfinite(best) ? best : n >= FIT_FOLDS ? fit_cv(pts, n, 1, pts + n, scratch) : NAN;
+  double *k = scratch, *a = k + bestK;
   int K = fit_knots(pts, n, bestK, k);
-  fit_spline(pts, n, k, K, a);
+  fit_spline(pts, n, k, K, a, a + bestK);
   free(pts);
 
   char keys[64];
-  double pts_x[RT_MAX_POINTS];
+  double *pts_x = a + K;   /* the spline's scratch is free again */
   for (int j = 0; j < K; j++) pts_x[j] = exp(k[j]);
   snprintf(keys, sizeof keys, "gpus_per_node=%d nodes=%d", gpus_per_node, nodes);
   const char *axis[] = {"bytes"};
   const double *points[] = {pts_x};
-  if (rt_table_init(out, kernel, RT_FP16, keys, 1, axis, &K, points, 0) != 0)
-    return fit_fail(err, errlen, "cannot build the table", kernel);
-  memcpy(out->logc[0], a, (size_t)K * sizeof *a);
-  return 0;
+  int rc = rt_table_init(out, kernel, RT_FP16, keys, 1, axis, &K, points, 0);
+  if (rc == 0) memcpy(out->logc[0], a, (size_t)K * sizeof *a);
+  free(scratch);
+  return rc == 0 ? 0 : fit_fail(err, errlen, "cannot build the table", kernel);
 }
 
 /* --- nccl/ sample folders ------------------------------------------------------------ */

@@ -251,6 +251,48 @@ TEST(duplicate_table) {
   tmp_clean();
 }
 
+/* An axis holds up to RT_MAX_POINTS points (a collective table's 2048 load); a grid up to
+ * RT_MAX_VALUES nodes, checked before any value is stored. */
+TEST(size_limits) {
+  enum { N = RT_MAX_POINTS + 1 };
+  char *text = malloc(32 * (size_t)N + 64), *p = text;
+  p += sprintf(p, "table allreduce fp16 nodes=2 gpus_per_node=1\naxis bytes");
+  for (int i = 1; i <= N; i++) p += sprintf(p, " %d", i);
+  sprintf(p, "\nfwd 1\n");
+  rejects(text, 2, "more than 4096 points");
+  p = text + sprintf(text, "table allreduce fp16 nodes=2 gpus_per_node=1\naxis bytes");
+  for (int i = 1; i < N; i++) p += sprintf(p, " %d", i);
+  p += sprintf(p, "\nfwd");
+  for (int i = 1; i < N; i++) p += sprintf(p, " %s", i % 2 ? "1.01" : "0.99");
+  sprintf(p, "\n");
+  tmp_dir();
+  put("big.tbl", text);
+  char err[256];
+  RtCalib *c = load(err, sizeof err);
+  assert_non_null(c);
+  const RtTable *t = &c->tables[0];
+  assert_int_equal(t->npts[0], RT_MAX_POINTS);
+  unsigned fl = 0;
+  for (int i = 1; i < N; i++) {   /* every node comes back, and halfway between two the mean */
+    double x = i, mid = i + 0.5;
+    assert_true(fabs(rt_table_eval(t, 0, &x, &fl) - (i % 2 ? 1.01 : 0.99)) < 1e-12);
+    if (i + 1 < N) assert_true(fabs(log(rt_table_eval(t, 0, &mid, &fl))) < 0.011);
+  }
+  assert_int_equal(fl, 0);
+  rt_calib_free(c);
+  tmp_clean();
+  free(text);
+  /* 4096 x 4096 x 2 nodes: more than 2^24, refused at the values */
+  text = malloc(2 * 32 * (size_t)N + 128);
+  p = text + sprintf(text, "table rope fp16\naxis tokens");
+  for (int i = 1; i < N; i++) p += sprintf(p, " %d", i);
+  p += sprintf(p, "\naxis heads");
+  for (int i = 1; i < N; i++) p += sprintf(p, " %d", i);
+  sprintf(p, "\naxis head_dim 64 128\nfwd 1\n");
+  rejects(text, 5, "table rope fp16: its axes make more than 16777216 values");
+  free(text);
+}
+
 TEST(missing_fwd) {
   rejects("table gelu fp16\naxis elements 1 2\nbwd 1 1\n", 1, "table gelu fp16 has no fwd values");
   rejects("table gelu fp16\naxis elements 1 2\n", 1, "has no fwd values");
@@ -622,7 +664,18 @@ TEST(fast_lookup_matches_reference) {
   for (int i = 0; i < 64; i++) many[i] = pow(1.3, i) * (i % 2 ? 1.1 : 1);   /* uneven steps */
   const double *axes[] = {one, two, cluster, many};
   const int npts[] = {1, 2, 6, 64};
-  const char *names4[] = {"a", "b", "c", "d"};
+  const char *names4[] = {"a", "b", "c", "d"}, *names4_1[] = {"bytes"};
+  /* a collective's axis of thousands of points, unevenly spaced and clustered: 4096 slices */
+  static double wide[3000];
+  for (int i = 0; i < 3000; i++) wide[i] = 1e6 * exp(i * 0.002 + (i % 7 == 0 ? 0.0015 : 0) + (i > 2000 ? 3 : 0));
+  const double *wp[] = {wide};
+  const int wn[] = {3000};
+  RtTable w1;
+  assert_int_equal(rt_table_init(&w1, "allreduce", RT_FP16, "nodes=2", 1, names4_1, wn, wp, 0), 0);
+  assert_int_equal(w1.nbuckets[0], 4096);
+  for (int v = 0; v < w1.nvals; v++) w1.logc[0][v] = 2 * uniform01() - 1;
+  check_lookup(&w1, 20000);
+  rt_table_release(&w1);
   for (int shape = 0; shape < 4 * 4 * 4; shape++) {
     int pick[3] = {shape % 4, shape / 4 % 4, shape / 16}, np[3];
     const double *pts[3];
@@ -719,6 +772,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(non_numeric_value),
     cmocka_unit_test(non_increasing_axis),
     cmocka_unit_test(duplicate_table),
+    cmocka_unit_test(size_limits),
     cmocka_unit_test(missing_fwd),
     cmocka_unit_test(empty_folder),
     cmocka_unit_test(missing_folder),
