@@ -151,6 +151,8 @@ static bool tier_of(HwSet *h, Decl *decl, int i, RtTier *t) {
   }
   if (sema_sub_number(h->s, decl, "tier", i, "links_per_node", &links)) t->links_per_node = (int)links;
   sema_sub_number(h->s, decl, "tier", i, "efficiency", &t->efficiency);
+  bool red;
+  if (sema_sub_bool(h->s, decl, "tier", i, "switch_reduction", &red)) t->switch_reduction = red ? 1 : -1;
   return true;
 }
 

@@ -50,7 +50,7 @@ static const FieldDef f_tier[] = {
     {"span", FT_SPAN, {{0}}, e_span, DK_UNKNOWN, F_REQ | F_HAS_MIN, 1, 0},
     QTY("bandwidth", BANDWIDTH, F_REQ | F_MIN_OPEN), QTY("latency", SECONDS, F_REQ),
     COUNT("links_per_node", 0), REAL("efficiency", 0, 1, F_MIN_OPEN),
-    ENUM("topology", e_topology, 0), STRING("description"), END};
+    ENUM("topology", e_topology, 0), BOOL("switch_reduction"), STRING("description"), END};
 static const Schema s_tier = {"tier", DK_UNKNOWN, f_tier, NULL};
 
 static const FieldDef f_cluster[] = {

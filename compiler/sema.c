@@ -1654,6 +1654,13 @@ bool sema_sub_number(Sema *s, Decl *d, const char *word, int i, const char *fiel
   return true;
 }
 
+bool sema_sub_bool(Sema *s, Decl *d, const char *word, int i, const char *field, bool *out) {
+  Value v = sub_value(s, d, word, i, field);
+  if (v.t != T_BOOL || !v.known) return false;
+  *out = v.num != 0;
+  return true;
+}
+
 const char *sema_sub_word(Sema *s, Decl *d, const char *word, int i, const char *field) {
   Value v = sub_value(s, d, word, i, field);
   return (v.t == T_ENUM || v.t == T_STR) && v.known ? v.str : NULL;

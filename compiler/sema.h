@@ -55,6 +55,7 @@ int sema_nsubs(Decl *d, const char *word);
 const char *sema_sub_label(Decl *d, const char *word, int i);
 bool sema_sub_number(Sema *s, Decl *d, const char *word, int i, const char *field, double *out);
 const char *sema_sub_word(Sema *s, Decl *d, const char *word, int i, const char *field);
+bool sema_sub_bool(Sema *s, Decl *d, const char *word, int i, const char *field, bool *out);
 /* The folder that holds stdlib/ and hw/ (LLMP_DATA, the installed one, or the source tree). */
 const char *sema_data_dir(const SemaOptions *opt);
 

@@ -69,11 +69,12 @@ static const double rt_tree_eff = 0.92;
 static const double rt_default_eff_nvlink = 0.80, rt_default_eff_net = 0.95;
 
 /* NVLink SHARP (NVLS): the all-reduce that NVSwitch 3 (DGX/HGX H100 and later) reduces in the
- * switch.  RtTier has no field for it, so the rule is keyed on what a tier says:
+ * switch.  A tier's switch_reduction says whether NCCL may use it (false: NCCL_NVLS_ENABLE=0);
+ * where the tier does not say, the rule is keyed on what it does say:
  *   the group is inside one node, has more than 2 GPUs, and the node's innermost tier is a
  *   switch (links_per_node 0: one port set per GPU) of at least rt_nvls_min_bw per GPU,
  * i.e. NVLink 4 (450 GB/s per GPU and direction) or newer; NVSwitch 2 (A100, 300 GB/s) has no
- * SHARP and gets the ring.  Multi-node NVLS (NVLS-tree over the NICs) is not modelled.
+ * SHARP and gets the ring.  switch_reduction true drops the bandwidth test, not the others.  Multi-node NVLS (NVLS-tree over the NICs) is not modelled.
  * Each GPU's slice of 1/n is reduced by one multimem load-reduce (the switch reads the slice
  * from every GPU) and returned by one multicast store, so every GPU sends and receives
  * (n + 1)/n x bytes, against the ring's 2(n - 1)/n.  rt_nvls_eff, the fraction of the link
@@ -181,16 +182,23 @@ static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes,
 }
 
 /* NVLink SHARP all-reduce inside one node (see rt_nvls_min_bw), or INFINITY where the rule
- * does not give it.  Its pipeline has two stages (load-reduce, multicast store), each waiting
- * for one chunk. */
+ * does not give it.  It moves the message through a pipeline of chunks, each step paying a
+ * fixed cost; with chunks sized for the message (NCCL picks channels and chunk by size), a
+ * pipeline of total step cost S filling over time B/bw costs at best 2 sqrt(S B / bw) more
+ * than the transfer (the optimal-segmentation result: time (sqrt(S) + sqrt(B/bw))^2 less the
+ * latency).  S = rt_nvls_step is read off DGX H100 nccl-tests (the Eos rows of
+ * published/nccl_collective_bandwidth.csv from 2 MiB up, mean |error| 3.1 %, where one chunk
+ * of fill per stage left them 1-32 % too fast, 2-16 MiB outside 15 %); stas00's H200 figures
+ * (the same NVLink 4, through torch.distributed) were not used to set it and moved from 1-51 %
+ * too fast to within 3 % from 64 MiB up and 13-25 % below it (docs/calibration.md). */
+static const double rt_nvls_step = 3.75e-6;
 static double rt_nvls_time(const RtCluster *c, const RtPath *p, double bytes) {
   const RtTier *in = rt_intra_tier(c);
   if (p->nodes != 1 || p->gpn <= 2 || !in || in->links_per_node != 0 ||
-      in->bandwidth < rt_nvls_min_bw)
+      in->switch_reduction < 0 || (in->switch_reduction == 0 && in->bandwidth < rt_nvls_min_bw))
     return INFINITY;
   double bw = in->bandwidth * rt_nvls_eff;
-  return rt_nvls_lat + (p->n + 1.0) / p->n * bytes / bw +
-         2 * fmin(bytes / p->n, rt_fill_chunk) / bw;
+  return rt_nvls_lat + (p->n + 1.0) / p->n * bytes / bw + 2 * sqrt(rt_nvls_step * bytes / bw);
 }
 
 /* NCCL's double binary tree across nodes, a chain inside each (all-reduce only): latency

@@ -5,7 +5,8 @@
 
 #include "llmp_rt.h"
 
-enum { RT_GPU_A100_SXM4_80GB, RT_GPU_H100_SXM, RT_GPU_GH200, RT_NGPUS_BUILTIN };
+enum { RT_GPU_A100_SXM4_80GB, RT_GPU_H100_SXM, RT_GPU_GH200, RT_GPU_H200, RT_GPU_B200, RT_GPU_MI300X,
+       RT_NGPUS_BUILTIN };
 extern const RtGpu rt_gpus_builtin[RT_NGPUS_BUILTIN];   /* ORDER the enum above */
 
 #endif

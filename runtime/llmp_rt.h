@@ -54,6 +54,8 @@ typedef struct RtTier {
   double latency;               /* seconds per message step */
   int links_per_node;           /* links of this tier out of a node (NICs); 0: one per GPU */
   double efficiency;            /* achievable fraction of bandwidth, (0, 1]; 0 means 1 */
+  int switch_reduction;         /* in-switch all-reduce (NVLink SHARP): 0 by the rule of
+                                 * collectives.c, 1 where the tier is a switch, -1 never */
 } RtTier;
 
 typedef struct RtCluster {

@@ -66,6 +66,7 @@ static void cluster(const RtCluster *a, const RtCluster *b) {
     num(tw, "latency", x->latency, y->latency);
     num(tw, "links_per_node", x->links_per_node, y->links_per_node);
     num(tw, "efficiency", x->efficiency, y->efficiency);
+    num(tw, "switch_reduction", x->switch_reduction, y->switch_reduction);
   }
 }
 
@@ -81,8 +82,9 @@ int main(int argc, char **argv) {
   char *root = hw_root_text(&so, NULL, 0);
   int errors = sema_run_text(s, "<hw_consistency>", root);
   HwSet *h = errors ? NULL : hw_new(s, &d, &so);
-  static const char *const clusters[] = {"perlmutter", "vista", "selene", "eos"};
-  static const char *const gpus[] = {"a100_sxm4_80gb", "h100_sxm", "gh200"};
+  static const char *const clusters[] = {"perlmutter", "vista",    "selene",     "eos",
+                                         "hgx_h200",   "aws_p6_b200", "mi300x_node"};
+  static const char *const gpus[] = {"a100_sxm4_80gb", "h100_sxm", "gh200", "h200", "b200", "mi300x"};
   int n = 0;
   for (size_t i = 0; h && i < sizeof clusters / sizeof *clusters; i++, n++) {
     const RtCluster *a = hw_cluster(h, clusters[i]), *b = rt_cluster_builtin(clusters[i]);

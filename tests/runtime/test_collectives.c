@@ -24,11 +24,11 @@ static const RtCluster *sys(const char *name) {
 
 /* Time grows with the message, for every kernel and layout, from 1 byte to 16 GiB. */
 TEST(monotonic_in_bytes) {
-  const char *names[] = {"perlmutter", "selene", "eos", "vista"};
-  for (int s = 0; s < 4; s++) {
+  const char *names[] = {"perlmutter", "selene", "eos", "vista", "hgx_h200", "aws_p6_b200", "mi300x_node"};
+  for (int s = 0; s < 7; s++) {
     const RtCluster *c = sys(names[s]);
     for (int f = 0; f < 4; f++)
-      for (int nodes = 1; nodes <= 64; nodes *= 4)
+      for (int nodes = 1; nodes <= 64 && nodes <= c->nodes; nodes *= 4)
         for (int g = 1; g <= c->gpus_per_node; g *= 2) {
           if (nodes * g == 1) continue;
           double prev = 0;
@@ -41,6 +41,29 @@ TEST(monotonic_in_bytes) {
           }
         }
   }
+}
+
+/* NVLink SHARP: by the rule on a switch of 450 GB/s per GPU or more (H200: an 8-GPU all-reduce
+ * moves 9/8 of the bytes per GPU instead of the ring's 14/8); switch_reduction false takes it
+ * away (NCCL_NVLS_ENABLE=0), true gives it to a slower switch (Selene's); never to 2 GPUs, a
+ * mesh, a group across nodes, or another collective. */
+TEST(switch_reduction) {
+  RtCluster h = *sys("hgx_h200"), off = h, sel = *sys("selene"), on = sel, mesh = *sys("perlmutter");
+  off.tiers[0].switch_reduction = -1;
+  on.tiers[0].switch_reduction = 1;
+  RtCluster mesh_on = mesh;
+  mesh_on.tiers[0].switch_reduction = 1;
+  double b = 1 << 30;
+  double nvls = rt_allreduce(&h, b, 1, 8).fwd, ring = rt_allreduce(&off, b, 1, 8).fwd;
+  assert_true(ring > 1.2 * nvls && ring < 1.5 * nvls);
+  assert_true(rt_allreduce(&on, b, 1, 8).fwd < 0.9 * rt_allreduce(&sel, b, 1, 8).fwd);
+  assert_true(rt_allreduce(&h, b, 1, 2).fwd == rt_allreduce(&off, b, 1, 2).fwd);
+  assert_true(rt_allreduce(&on, b, 1, 2).fwd == rt_allreduce(&sel, b, 1, 2).fwd);
+  assert_true(rt_allreduce(&mesh_on, b, 1, 4).fwd == rt_allreduce(&mesh, b, 1, 4).fwd);
+  assert_true(rt_allreduce(&on, b, 2, 8).fwd == rt_allreduce(&sel, b, 2, 8).fwd);
+  assert_true(rt_allgather(&h, b, 1, 8).fwd == rt_allgather(&off, b, 1, 8).fwd);
+  /* small messages: the ring's LL protocol beats NVLS's 25 us either way */
+  assert_true(rt_allreduce(&h, 4096, 1, 8).fwd == rt_allreduce(&off, 4096, 1, 8).fwd);
 }
 
 /* A group that spans nodes is slower than one of the same size inside a node. */
@@ -164,6 +187,7 @@ TEST(bound_below_physics) {
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(monotonic_in_bytes),
+    cmocka_unit_test(switch_reduction),
     cmocka_unit_test(tier_crossing),
     cmocka_unit_test(gpus_share_nics),
     cmocka_unit_test(calibrated_flag),

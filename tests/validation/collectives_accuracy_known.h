@@ -31,6 +31,3 @@
     "busbw eos all_reduce 1x8 131072",
     "busbw eos all_reduce 1x8 262144",
     "busbw eos all_reduce 1x8 2097152",
-    "busbw eos all_reduce 1x8 4194304",
-    "busbw eos all_reduce 1x8 8388608",
-    "busbw eos all_reduce 1x8 16777216",
