@@ -719,7 +719,8 @@ static int read_values(Loader *L, int which, char **w, int nw) {
   if (t->npoints) return fail(L, L->line, "`%s` after `point` lines", w[0]);
   if (!t->logc[which]) {
     if (table_strides(t) != 0)
-      return fail(L, L->line, "table %s: its axes make more than %d values", t->name, RT_MAX_VALUES);
+      return fail(L, L->line, "table %s: its axes make more than %d values", t->name,
+                  RT_MAX_VALUES);
     t->logc[which] = malloc((size_t)t->nvals * sizeof(double));
     if (!t->logc[which]) return fail(L, L->line, "out of memory");
   }

@@ -74,7 +74,8 @@ static const double rt_default_eff_nvlink = 0.80, rt_default_eff_net = 0.95;
  *   the group is inside one node, has more than 2 GPUs, and the node's innermost tier is a
  *   switch (links_per_node 0: one port set per GPU) of at least rt_nvls_min_bw per GPU,
  * i.e. NVLink 4 (450 GB/s per GPU and direction) or newer; NVSwitch 2 (A100, 300 GB/s) has no
- * SHARP and gets the ring.  switch_reduction true drops the bandwidth test, not the others.  Multi-node NVLS (NVLS-tree over the NICs) is not modelled.
+ * SHARP and gets the ring.  switch_reduction true drops the bandwidth test, not the others.
+ * Multi-node NVLS (NVLS-tree over the NICs) is not modelled.
  * Each GPU's slice of 1/n is reduced by one multimem load-reduce (the switch reads the slice
  * from every GPU) and returned by one multicast store, so every GPU sends and receives
  * (n + 1)/n x bytes, against the ring's 2(n - 1)/n.  rt_nvls_eff, the fraction of the link
@@ -189,8 +190,8 @@ static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes,
  * latency).  S = rt_nvls_step is read off DGX H100 nccl-tests (the Eos rows of
  * published/nccl_collective_bandwidth.csv from 2 MiB up, mean |error| 3.1 %, where one chunk
  * of fill per stage left them 1-32 % too fast, 2-16 MiB outside 15 %); stas00's H200 figures
- * (the same NVLink 4, through torch.distributed) were not used to set it and moved from 1-51 %
- * too fast to within 3 % from 64 MiB up and 13-25 % below it (docs/calibration.md). */
+ * (the same NVLink 4, through torch.distributed) were not used to set it: from 4 MiB up they
+ * moved from 1-56 % too fast to -4..+3 % from 64 MiB and +13..+25 % below (docs/model.md). */
 static const double rt_nvls_step = 3.75e-6;
 static double rt_nvls_time(const RtCluster *c, const RtPath *p, double bytes) {
   const RtTier *in = rt_intra_tier(c);

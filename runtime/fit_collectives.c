@@ -77,7 +77,8 @@ static void fit_thomas(double *lo, double *d, double *up, double *b, int K) {
 
 /* Least-absolute-deviation linear spline through pts on knots k[0..K-1] into a; scratch:
  * 4 K doubles. */
-static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *a, double *scratch) {
+static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *a,
+                       double *scratch) {
   double *lo = scratch, *d = lo + K, *up = d + K, *b = up + K;
   double lam = fit_ridge * n / K;
   size_t bytes = (size_t)K * sizeof *a;
