@@ -699,6 +699,42 @@ TEST(recovers_collective_model) {
   tmp_remove();
 }
 
+/* The cross-validation chooses the collective table's nodes: few on a smooth correction, many
+ * (beyond the 64 the fitter once allowed) where the time per byte steps up and down every 0.1
+ * of log bytes, as the paper's samples do, and the many beat 64 on the rows they did not see. */
+TEST(collective_nodes_follow_structure) {
+  rng_state = 7;
+  const RtCluster *sys = rt_cluster_builtin("perlmutter");
+  enum { N = 1500 };
+  static double bytes[N], smooth[N], steps[N];
+  for (int i = 0; i < N; i++) {
+    double b = log_uniform(1024, 4.0 * (1 << 30)), noise = exp(0.005 * normal());
+    double phys = rt_collective_physics("allreduce", sys, b, 2, 4);
+    bytes[i] = b, smooth[i] = phys * 1.2 * noise;
+    steps[i] = phys * (((long)floor(log(b) / 0.1) % 2) ? 1.06 : 1.0) * noise;
+  }
+  RtTable t;
+  char err[256];
+  double cv_smooth, cv_dense, cv_64;
+  assert_int_equal(
+      rt_fit_collective_cv(sys, "allreduce", 2, 4, bytes, smooth, N, 0, &t, &cv_smooth, err, sizeof err), 0);
+  assert_true(t.npts[0] <= 16);
+  assert_true(cv_smooth < 0.006);
+  rt_table_release(&t);
+  assert_int_equal(
+      rt_fit_collective_cv(sys, "allreduce", 2, 4, bytes, steps, N, 0, &t, &cv_dense, err, sizeof err), 0);
+  int dense = t.npts[0];
+  rt_table_release(&t);
+  assert_int_equal(
+      rt_fit_collective_cv(sys, "allreduce", 2, 4, bytes, steps, N, 64, &t, &cv_64, err, sizeof err), 0);
+  assert_true(t.npts[0] <= 64);
+  rt_table_release(&t);
+  printf("steps every 0.1 of log bytes: %d nodes, 5-fold %.2f %% (at most 64 nodes: %.2f %%)\n",
+         dense, 100 * cv_dense, 100 * cv_64);
+  assert_true(dense > 64);
+  assert_true(cv_dense < 0.7 * cv_64);
+}
+
 TEST(collective_few_samples) {
   const RtCluster *sys = rt_cluster_builtin("perlmutter");
   double bytes[4] = {1e6, 1e7, 1e8, 1e9}, sec[4];
@@ -736,6 +772,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(points_for_sampled_shapes),
     cmocka_unit_test(reader_comments_and_lines),
     cmocka_unit_test(recovers_collective_model),
+    cmocka_unit_test(collective_nodes_follow_structure),
     cmocka_unit_test(collective_few_samples),
   };
   return RUN_TESTS(tests);
