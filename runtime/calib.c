@@ -282,7 +282,7 @@ static inline Cell axis_cell(const RtTable *t, int a, double l, unsigned *out) {
    * the exact cell, which the bucket's nearness makes few (none in most calls, so a loop whose
    * test predicts well beats a fixed number of steps that always run). */
   int b = (int)((c - first) * t->bucket_scale[a]);
-  int i = t->bucket[a][b];   /* b <= RT_BUCKETS: (last - first) scale rounds to at most that */
+  int i = t->bucket[a][b];   /* b <= nbuckets[a]: (last - first) scale rounds to at most that */
   if (__builtin_expect((p[i] >= c) & (i > 0), 0))   /* a guard: the index is a lower bound */
     while (i > 0 && p[i] >= c) i--;
   while (p[i + 1] < c) i++;   /* p[n - 1] < c never holds: in bounds */
