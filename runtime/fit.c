@@ -335,109 +335,6 @@ static int too_fine(const int *cap, int naxes, int n) {
   return nodes > (double)max_nodes_per_row * n;
 }
 
-/* --- points: the sampled shapes' own corrections ------------------------------------------
- *
- * A grid is smooth between its nodes; a GEMM library is not between shapes (its kernel choice
- * changes from one shape to the next), and two runs of one shape agree far better than the
- * grid agrees with either: on the paper's GH200 samples, rows of one linear shape measured in
- * different configurations differ by 0.6-0.9 % on average, the grid by 2-4 %.  So a table may
- * hold, for each shape it was fitted on, that shape's mean residual after the grid, shrunk
- * toward 0 as S / (m + k) for the m rows' residual sum S: the point's correction multiplies
- * the grid's where a call has exactly that shape (calib.h, RtPoint).  Whether a table gets
- * points, and k, is decided per direction by leave-one-out over the shapes with two rows or
- * more (each row predicted by the others of its shape): the k of point_shrink with the
- * smallest error, if it lowers the error without points by point_gain at least.  Where runs of
- * one shape scatter more than the grid errs (the A100's unfused softmax), points lose and the
- * table has none.  Adam's robust tables get none: a stalled step is one row of its shape. */
-static const double point_shrink[] = {0, 0.5, 1, 2, 4, 8};
-enum { NSHRINK = sizeof point_shrink / sizeof point_shrink[0] };
-static const double point_gain = 0.01;
-
-typedef struct PtKey {
-  double lx[RT_MAX_AXES];
-  int i;
-} PtKey;
-
-static int ptkey_cmp(const void *a, const void *b) {
-  const PtKey *x = a, *y = b;
-  for (int k = 0; k < RT_MAX_AXES; k++)
-    if (x->lx[k] != y->lx[k]) return x->lx[k] < y->lx[k] ? -1 : 1;
-  return x->i - y->i;
-}
-
-/* The end of the shape that starts at key[g] (the keys sorted): the first key after it with
- * other coordinates. */
-static int shape_end(const PtKey *key, int n, int g) {
-  int e = g + 1;
-  while (e < n && memcmp(key[e].lx, key[g].lx, sizeof key[g].lx) == 0) e++;
-  return e;
-}
-
-/* The sum of the residuals d[2 i + w] of the rows key[g..e) that have one; *m counts them. */
-static double shape_sum(const PtKey *key, const double *d, int g, int e, int w, int *m) {
-  double sum = 0;
-  *m = 0;
-  for (int j = g; j < e; j++)
-    if (isfinite(d[2 * key[j].i + w])) sum += d[2 * key[j].i + w], (*m)++;
-  return sum;
-}
-
-/* The points of t, fitted on the rows p[0..n) (above); 0, or -1 on failure. */
-static int fit_shapes(RtTable *t, const Pt *p, int n) {
-  int rc = -1, nw = t->logc[1] ? 2 : 1;
-  PtKey *key = malloc((size_t)(n + 1) * sizeof *key);
-  double *d = malloc((size_t)(n + 1) * 2 * sizeof *d);
-  Cells c = {0};
-  if (!key || !d || cells_init(&c, t, p, n) != 0) goto out;
-  for (int i = 0; i < n; i++) {
-    memset(key[i].lx, 0, sizeof key[i].lx);
-    for (int a = 0; a < t->naxes; a++) key[i].lx[a] = rt_log(p[i].x[a]);
-    key[i].i = i;
-    for (int w = 0; w < 2; w++)
-      d[2 * i + w] = w < nw ? p[i].r[w] - cells_at(&c, t->logc[w], i) : NAN;
-  }
-  qsort(key, (size_t)n, sizeof *key, ptkey_cmp);
-  /* leave-one-out error without points (err[w][NSHRINK]) and with each k */
-  double err[2][NSHRINK + 1] = {{0}};
-  for (int g = 0, e; g < n; g = e) {
-    e = shape_end(key, n, g);
-    for (int w = 0; w < nw; w++) {
-      int m;
-      double sum = shape_sum(key, d, g, e, w, &m);
-      if (m < 2) continue;
-      for (int j = g; j < e; j++) {
-        double dj = d[2 * key[j].i + w];
-        if (!isfinite(dj)) continue;
-        err[w][NSHRINK] += fabs(expm1(-dj));
-        for (int k = 0; k < NSHRINK; k++)
-          err[w][k] += fabs(expm1((sum - dj) / (m - 1 + point_shrink[k]) - dj));
-      }
-    }
-  }
-  int best[2] = {-1, -1}, any = 0;
-  for (int w = 0; w < nw; w++) {
-    double e = err[w][NSHRINK] * (1 - point_gain);
-    for (int k = 0; k < NSHRINK; k++)
-      if (err[w][k] < e) e = err[w][k], best[w] = k;
-    any |= best[w] >= 0;
-  }
-  rc = 0;
-  for (int g = 0, e; any && rc == 0 && g < n; g = e) {
-    e = shape_end(key, n, g);
-    double corr[2] = {0, 0};
-    for (int w = 0; w < nw; w++) {
-      int m;
-      double sum = shape_sum(key, d, g, e, w, &m);
-      if (best[w] >= 0 && m > 0) corr[w] = sum / (m + point_shrink[best[w]]);
-    }
-    rc = rt_table_add_point(t, p[key[g].i].x, corr) < 0 ? -1 : 0;
-  }
-out:
-  cells_free(&c);
-  free(key), free(d);
-  return rc;
-}
-
 /* The table of op/dt on the rows p[0..n) with at most cap[a] points on axis a: grid and
  * values; keys: its qualifiers, NULL for op's.  vals: scratch for n doubles.  0, or -1 on
  * failure (t released). */
@@ -508,6 +405,156 @@ static double cv_error(RtOp op, RtDtype dt, const Pt *p, int n, const int *cap, 
     rt_table_release(&t);
   }
   return cnt ? sum / cnt : INFINITY;
+}
+
+/* --- points: the sampled shapes' own corrections ------------------------------------------
+ *
+ * A grid is smooth between its nodes; a GEMM library is not between shapes (its kernel choice
+ * changes from one shape to the next), and two runs of one shape agree far better than the
+ * grid agrees with either: on the paper's GH200 samples, rows of one linear shape measured in
+ * different configurations differ by 0.6-0.9 % on average, the grid by 2-4 %.  So a table may
+ * hold, for each shape it was fitted on, that shape's mean residual after the grid, shrunk
+ * toward 0 as S / (m + k) for the m rows' residual sum S: the point's correction multiplies
+ * the grid's where a call has exactly that shape (calib.h, RtPoint).  Whether a table gets
+ * points, and k, is decided per direction by the inner folds (inner_fold()): the grid is
+ * fitted again on each fold's other rows, their residuals make the points, and the fold's
+ * rows are scored without points and with each k of point_shrink; the k of smallest error
+ * wins if it lowers the error without points by point_gain at least.  The grid must be
+ * refitted: a grid fitted on a shape's rows has already followed them part of the way, so
+ * that scoring each row by the others of its shape on it (leave-one-out, as llmp did before)
+ * undervalues the points (on the A100's baddbmm it gave none, where the folds' choice brings
+ * the 5-fold forward error from 7.29 to 6.89 %).  Where runs of one shape scatter more than
+ * the grid errs, points lose and the table has none.  A table of fewer than cv_min_rows rows
+ * gets none, and Adam's robust tables none: a stalled step is one row of its shape. */
+static const double point_shrink[] = {0, 0.5, 1, 2, 4, 8};
+enum { NSHRINK = sizeof point_shrink / sizeof point_shrink[0] };
+static const double point_gain = 0.01;
+
+/* How a table's grid was fitted (fit_grid()'s arguments but the rows), to fit it again on the
+ * inner folds. */
+typedef struct GridSpec {
+  RtOp op;
+  RtDtype dt;
+  const char *keys;
+  const int *cap;
+  int with_bwd;
+  double mu;
+} GridSpec;
+
+/* One shape: its coordinates' logs, and the sums and counts of its rows' residuals. */
+typedef struct Shape {
+  double lx[RT_MAX_AXES];
+  double sum[2];
+  int m[2];
+  int row;                 /* one of its rows */
+} Shape;
+
+static int shape_cmp(const void *a, const void *b) {
+  const Shape *x = a, *y = b;
+  for (int k = 0; k < RT_MAX_AXES; k++)
+    if (x->lx[k] != y->lx[k]) return x->lx[k] < y->lx[k] ? -1 : 1;
+  return 0;
+}
+
+/* The shapes of the rows p[i] (i < n, own[i] or own NULL) and the sums of their residuals
+ * after t, into sh (room for n), sorted; returns their number, or -1 on failure. */
+static int shapes_of(const RtTable *t, const Pt *p, int n, const unsigned char *own, Shape *sh) {
+  Cells c;
+  int ns = 0;
+  if (cells_init(&c, t, p, n) != 0) return cells_free(&c), -1;
+  for (int i = 0; i < n; i++) {
+    if (own && !own[i]) continue;
+    Shape *s = &sh[ns++];
+    memset(s, 0, sizeof *s);
+    for (int a = 0; a < t->naxes; a++) s->lx[a] = rt_log(p[i].x[a]);
+    s->row = i;
+    for (int w = 0; w < 2; w++)
+      if (t->logc[w] && isfinite(p[i].r[w]))
+        s->sum[w] = p[i].r[w] - cells_at(&c, t->logc[w], i), s->m[w] = 1;
+  }
+  cells_free(&c);
+  qsort(sh, (size_t)ns, sizeof *sh, shape_cmp);
+  int k = 0;   /* merge the rows of one shape */
+  for (int i = 0; i < ns; i++) {
+    if (k > 0 && shape_cmp(&sh[k - 1], &sh[i]) == 0) {
+      for (int w = 0; w < 2; w++) sh[k - 1].sum[w] += sh[i].sum[w], sh[k - 1].m[w] += sh[i].m[w];
+      continue;
+    }
+    sh[k++] = sh[i];
+  }
+  return k;
+}
+
+/* Scores the points of the rows q[0..nt) on the rows q[nt..nt+nh) (own: per row of q, whether
+ * it makes or takes a point; NULL: all), over t fitted on q[0..nt): err[w][k] sums the error
+ * with shrink k, err[w][NSHRINK] without points.  0, or -1 on failure. */
+static int score_points(const RtTable *t, const Pt *q, int nt, int nh, const unsigned char *own,
+                        Shape *sh, double (*err)[NSHRINK + 1]) {
+  int ns = shapes_of(t, q, nt, own, sh);
+  Cells c;
+  if (ns < 0 || cells_init(&c, t, q + nt, nh) != 0) return cells_free(&c), -1;
+  for (int i = 0; i < nh; i++) {
+    if (own && !own[nt + i]) continue;
+    Shape key = {{0}, {0, 0}, {0, 0}, 0};
+    for (int a = 0; a < t->naxes; a++) key.lx[a] = rt_log(q[nt + i].x[a]);
+    const Shape *s = bsearch(&key, sh, (size_t)ns, sizeof *sh, shape_cmp);
+    for (int w = 0; w < 2; w++) {
+      if (!t->logc[w] || !isfinite(q[nt + i].r[w])) continue;
+      double d = q[nt + i].r[w] - cells_at(&c, t->logc[w], i), e0 = fabs(expm1(-d));
+      err[w][NSHRINK] += e0;
+      for (int k = 0; k < NSHRINK; k++)
+        err[w][k] += s && s->m[w] ? fabs(expm1(s->sum[w] / (s->m[w] + point_shrink[k]) - d)) : e0;
+    }
+  }
+  cells_free(&c);
+  return 0;
+}
+
+/* The points of t, a grid fitted as gs says on the rows p[0..n), for the rows p[i] with own[i]
+ * (own NULL: all); q: scratch for n rows, vals for n doubles.  0, or -1 on failure. */
+static int fit_shapes(RtTable *t, const GridSpec *gs, const Pt *p, int n,
+                      const unsigned char *own, Pt *q, double *vals) {
+  if (n < cv_min_rows) return 0;
+  int rc = -1;
+  Shape *sh = malloc((size_t)(n + 1) * sizeof *sh);
+  unsigned char *qown = own ? malloc((size_t)n + 1) : NULL;
+  double err[2][NSHRINK + 1] = {{0}};
+  if (!sh || (own && !qown)) goto out;
+  for (int k = 0; k < cv_folds; k++) {
+    int nt = 0, nh = 0;
+    for (int pass = 0; pass < 2; pass++)   /* the fold's other rows, then its own */
+      for (int i = 0; i < n; i++)
+        if ((inner_fold(i) == k) == pass) {
+          if (qown) qown[nt + nh] = own[i];
+          q[nt + nh] = p[i], pass ? nh++ : nt++;
+        }
+    if (nt == 0 || nh == 0) continue;
+    RtTable tf;
+    if (fit_grid(&tf, gs->op, gs->dt, gs->keys, q, nt, gs->cap, gs->with_bwd, gs->mu, vals) != 0)
+      goto out;
+    int r = score_points(&tf, q, nt, nh, qown, sh, err);
+    rt_table_release(&tf);
+    if (r != 0) goto out;
+  }
+  int best[2] = {-1, -1}, any = 0;
+  for (int w = 0; w < 2; w++) {
+    double e = err[w][NSHRINK] * (1 - point_gain);
+    for (int k = 0; k < NSHRINK; k++)
+      if (err[w][k] < e) e = err[w][k], best[w] = k;
+    any |= best[w] >= 0;
+  }
+  int ns = any ? shapes_of(t, p, n, own, sh) : 0;
+  rc = ns < 0 ? -1 : 0;
+  for (int i = 0; i < ns && rc == 0; i++) {
+    double corr[2] = {0, 0};
+    for (int w = 0; w < 2; w++)
+      if (best[w] >= 0 && sh[i].m[w] > 0)
+        corr[w] = sh[i].sum[w] / (sh[i].m[w] + point_shrink[best[w]]);
+    rc = rt_table_add_point(t, p[sh[i].row].x, corr) < 0 ? -1 : 0;
+  }
+out:
+  free(sh), free(qown);
+  return rc;
 }
 
 /* The caps tried for one table and their errors: the search asks for some twice. */
@@ -655,8 +702,9 @@ static int fit_bmm_classes(RtDtype dt, const Pt *p, const signed char *cls, int 
       if (cls[i] == k) pc[nc] = p[i], kb |= isfinite(p[i].r[1]), nc++;
     if (!(cv_error(RT_OP_BMM, dt, pc, nc, cap, kb, 0, q, vals) < sum[k] / cnt[k])) continue;
     RtTable *t = &c->tables[c->ntables];
-    if (fit_grid(t, RT_OP_BMM, dt, rt_bmm_class_keys(k), pc, nc, cap, kb, 0, vals) != 0 ||
-        fit_shapes(t, pc, nc) != 0) {
+    GridSpec gs = {RT_OP_BMM, dt, rt_bmm_class_keys(k), cap, kb, 0};
+    if (fit_grid(t, RT_OP_BMM, dt, gs.keys, pc, nc, cap, kb, 0, vals) != 0 ||
+        fit_shapes(t, &gs, pc, nc, NULL, q, vals) != 0) {
       free(pc);
       return -1;
     }
@@ -691,10 +739,13 @@ static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char
   if (cls && fit_bmm_classes(dt, p, cls, n, with_bwd, cap, q, vals, c) != 0) goto out;
   if (fit_clip(op) == 0) {
     /* bmm's points: of the shapes that no class table corrects (a class table has its own) */
-    int m = 0;
-    for (int i = 0; i < n; i++)
-      if (!cls || cls[i] < 0 || !c->bmm[cls[i]][dt]) p[m++] = p[i];
-    if (fit_shapes(t, p, m) != 0) goto out;
+    GridSpec gs = {op, dt, NULL, cap, with_bwd, mu};
+    unsigned char *own = NULL;
+    if (cls && !(own = malloc((size_t)n))) goto out;
+    for (int i = 0; own && i < n; i++) own[i] = cls[i] < 0 || !c->bmm[cls[i]][dt];
+    int r = fit_shapes(t, &gs, p, n, own, q, vals);
+    free(own);
+    if (r != 0) goto out;
   }
   rc = 0;
 out:
