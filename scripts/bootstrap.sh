@@ -9,9 +9,11 @@ cd "$(dirname "$0")/.."
 
 # Build: a C compiler, CMake, flex, bison, LLVM 19 (the JIT).  Tests: cmocka; the fuzz
 # harness: clang-14 with its sanitizer and libFuzzer runtime; python3 for the tests of the
-# sampling harness hw/probe/ (Python with PyTorch on a GPU node; its grid, order, budget and
-# CSV writer are tested here without PyTorch).
-PKGS="gcc make cmake flex bison libcmocka-dev llvm-19-dev clang-14 libclang-rt-14-dev python3"
+# sampling harness hw/probe/ (Python with PyTorch on a GPU node), and python3-torch (Debian's
+# PyTorch 1.13, CPU) so that its measuring code, not only its grid, order, budget and CSV
+# writer, runs in the tests: every operator timed on the CPU, collectives over gloo.
+PKGS="gcc make cmake flex bison libcmocka-dev llvm-19-dev clang-14 libclang-rt-14-dev python3
+      python3-torch"
 
 missing=""
 for p in $PKGS; do

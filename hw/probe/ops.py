@@ -255,7 +255,7 @@ def build(torch, op, shape, dtype, device):
                     m.copy_(p.detach())
 
         return Case(step, None, impl + (" + copy to the %s weights" % str(dtype)[6:]
-                                        if model is not None else ""))
+                                        if models is not None else ""))
     raise Unsupported("unknown operator %s" % op)
 
 
