@@ -459,7 +459,7 @@ static int shape_cmp(const void *a, const void *b) {
 /* The shapes of the rows p[i] (i < n, own[i] or own NULL) and the sums of their residuals
  * after t, into sh (room for n), sorted; returns their number, or -1 on failure. */
 static int shapes_of(const RtTable *t, const Pt *p, int n, const unsigned char *own, Shape *sh) {
-  Cells c;
+  Cells c = {0};
   int ns = 0;
   if (cells_init(&c, t, p, n) != 0) return cells_free(&c), -1;
   for (int i = 0; i < n; i++) {
@@ -491,7 +491,7 @@ static int shapes_of(const RtTable *t, const Pt *p, int n, const unsigned char *
 static int score_points(const RtTable *t, const Pt *q, int nt, int nh, const unsigned char *own,
                         Shape *sh, double (*err)[NSHRINK + 1]) {
   int ns = shapes_of(t, q, nt, own, sh);
-  Cells c;
+  Cells c = {0};
   if (ns < 0 || cells_init(&c, t, q + nt, nh) != 0) return cells_free(&c), -1;
   for (int i = 0; i < nh; i++) {
     if (own && !own[nt + i]) continue;
