@@ -12,7 +12,6 @@
     "perlmutter allreduce 2x1",
     "perlmutter allreduce 2x2",
     "vista allreduce 2x1",
-    "vista allreduce 4x1",
     "busbw selene all_reduce 1x8 32768",
     "busbw selene all_reduce 1x8 65536",
     "busbw selene all_reduce 1x8 131072",
