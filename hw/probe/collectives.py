@@ -7,7 +7,8 @@ host name; a layout NxG is the group of the first G GPUs of each of the first N 
 broadcasts each point it runs; the ranks of the point's group run it, the others wait for
 the next.  A point is timed as nccl-tests does: warm-up calls, then per repeat a barrier and
 `iters` calls between two CUDA events (time per call = elapsed / iters); the point's time is
-the maximum over the group's ranks of their median over the repeats.  Only rank 0 writes.
+the maximum over the group's ranks of their median over the repeats.  Only rank 0 writes
+(and, under --resume, reads the files an earlier run left: it alone decides what to measure).
 
 Without a GPU (torch.cuda not available) it runs over gloo on the CPU and times with
 perf_counter: for testing the harness, not for calibration.  LLMP_PROBE_HOST, where set, stands
@@ -146,9 +147,11 @@ def _call(torch, dist, kind, shape, ranks, rank, group, device):
     raise ValueError(kind)
 
 
-def run(args, plan, out_set, extra, log=sys.stderr):
+def run(args, plan, out_set, extra, log=sys.stderr, start=None):
     """Measures the plan's points on every rank; rank 0 writes rows into out_set.  Returns
-    order.RunStats on rank 0, None on the others."""
+    order.RunStats on rank 0, None on the others.  start(info), where given, is called on rank
+    0 once the provenance (info) is known, and returns the points of the plan to measure (by
+    default all); a SystemExit it raises stops every rank."""
     import env
     import order
     torch = env.import_torch()
@@ -186,6 +189,8 @@ def run(args, plan, out_set, extra, log=sys.stderr):
                     print("probe collectives: %s" % e, file=log)
                 raise SystemExit(2)
             groups[key] = (ranks, dist.new_group(ranks))   # every rank, in the same order
+        msg = torch.zeros(2, dtype=torch.int64, device=device)
+        todo = plan
         if rank == 0:   # the provenance: gpu_count is the job's GPUs
             info = env.provenance(torch, device, args.minutes, extra=extra)
             info["gpu_count"] = world
@@ -193,6 +198,12 @@ def run(args, plan, out_set, extra, log=sys.stderr):
             info["world"] = "%d nodes, %s GPUs per node" % (
                 len(nodes), "/".join(sorted({str(len(x)) for x in nodes})))
             out_set.info.update(info)
+            try:
+                todo = start(out_set.info) if start else plan
+            except BaseException:   # the other ranks wait for a point: tell them to stop
+                msg[0], msg[1] = STOP, 0
+                dist.broadcast(msg, src=0)
+                raise
 
         def point_call(p):
             kind, n, g = p.stream
@@ -208,8 +219,7 @@ def run(args, plan, out_set, extra, log=sys.stderr):
             del fn
             return shape, us
 
-        msg = torch.zeros(2, dtype=torch.int64, device=device)
-        if rank == 0:
+        if rank == 0:   # the index of a point in the whole plan, which every rank holds
             index = {id(p): i for i, p in enumerate(plan)}
 
             def measure(p):
@@ -222,11 +232,11 @@ def run(args, plan, out_set, extra, log=sys.stderr):
 
             def progress(i, p, result, took):
                 print("[%5d/%d] %-13s %dx%d %12d B %12.1f us" % (
-                    i + 1, len(plan), p.stream[0], p.stream[1], p.stream[2], p.shape[2],
+                    i + 1, len(todo), p.stream[0], p.stream[1], p.stream[2], p.shape[2],
                     result or 0), file=log, flush=True)
 
             budget = args.minutes * 60 if args.minutes else None
-            stats = order.run(plan, budget, measure, log=progress)
+            stats = order.run(todo, budget, measure, log=progress)
             msg[0], msg[1] = STOP, 0
             dist.broadcast(msg, src=0)
             return stats

@@ -7,10 +7,14 @@
 Every file starts with `# key: value` comment lines (the provenance: GPU, driver, library
 versions, host, date, command line, budget), then the header line, then one row per point.
 A file is rewritten whole, atomically (a temporary file renamed over it), each time a row
-is added, so a run stopped at any moment leaves valid files.  Pure Python.
+is added, so a run stopped at any moment leaves valid files.  A run resumed (probe.py
+--resume) reads the files an earlier run left (read()), keeps their comment lines and rows as
+they are, and adds its rows after them.  Pure Python.
 """
 
+import math
 import os
+import re
 import tempfile
 
 from grid import FORWARD_ONLY, KERNEL_COLUMNS
@@ -26,6 +30,14 @@ def op_columns(op):
     """The header of an operator's sample file."""
     cols = KERNEL_COLUMNS[op] + ("F_dur(us)",)
     return cols if op in FORWARD_ONLY else cols + ("B_dur(us)",)
+
+
+def op_key_columns(op):
+    """How many leading columns of an operator's file make a row's key (its shape)."""
+    return len(KERNEL_COLUMNS[op])
+
+
+NCCL_KEY_COLUMNS = 3   # shape, nodes, GPUsPerNode
 
 
 def op_path(out, op, dtype):
@@ -79,13 +91,53 @@ def write_atomic(path, text, durable=True):
         raise
 
 
+class SampleFileError(ValueError):
+    """A sample file that an earlier run left and that cannot be resumed: `PATH:LINE: why`."""
+
+    def __init__(self, path, line, why):
+        super().__init__("%s:%d: %s" % (path, line, why))
+
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _key_value(path, line, column, text):
+    """A key column's value: an integer (written as one, or as a float without a fraction)."""
+    if re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    v = float(text) if _NUMBER.fullmatch(text) else math.nan
+    if not (math.isfinite(v) and v.is_integer()):
+        raise SampleFileError(path, line, "column `%s`: `%s` is not an integer" % (column, text))
+    return int(v)
+
+
+def _check_time(path, line, column, text):
+    """A time column's value: a positive, finite number of microseconds (as llmp fit wants)."""
+    v = float(text) if _NUMBER.fullmatch(text) else math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise SampleFileError(path, line, "column `%s`: `%s` is not a positive number of "
+                                          "microseconds" % (column, text))
+
+
+def provenance(comments):
+    """{key: value} of `# key: value` comment lines; the first of a key repeated wins."""
+    out = {}
+    for c in comments:
+        key, colon, value = c.lstrip("#").partition(":")
+        if colon and key.strip():
+            out.setdefault(key.strip(), " ".join(value.split()))
+    return out
+
+
 class SampleFile:
-    """One sample file: its comment lines, columns and rows; save() rewrites it."""
+    """One sample file: its comment lines, columns and rows; save() rewrites it.  kept: the
+    row lines of a file an earlier run left (read()), rewritten as they are, before rows."""
 
     def __init__(self, path, columns, info=None, comments=True, durable=True):
         self.path, self.durable = path, durable
         self.columns = tuple(columns)
         self.comments = comment_lines(info or {}) if comments else []
+        self.kept = []
         self.rows = []
 
     def add(self, values, save=True):
@@ -97,12 +149,49 @@ class SampleFile:
             self.save()
 
     def text(self):
-        lines = list(self.comments) + [",".join(self.columns)]
+        lines = list(self.comments) + [",".join(self.columns)] + list(self.kept)
         lines += [",".join(fmt_number(v) for v in r) for r in self.rows]
         return "\n".join(lines) + "\n"
 
     def save(self):
         write_atomic(self.path, self.text(), self.durable)
+
+
+def read(path, columns, nkey, durable=True):
+    """A sample file an earlier run wrote, to resume it: (a SampleFile holding its comment
+    lines and, in kept, its rows as written; the set of its rows' keys, the first nkey
+    columns as integers).  Raises SampleFileError naming the line where the header is not
+    `columns`, a row has another number of values, a key is not an integer or a time not a
+    positive number; OSError where the file cannot be read."""
+    f = SampleFile(path, columns, durable=durable)
+    keys, header, n = set(), False, 0
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
+        for n, line in enumerate(fh, 1):
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("#"):
+                (f.kept if header else f.comments).append(text)
+                continue
+            values = [v.strip() for v in text.split(",")]
+            if not header:
+                if tuple(values) != f.columns:
+                    raise SampleFileError(path, n, "header `%s`, expected `%s`"
+                                          % (text, ",".join(f.columns)))
+                header = True
+                continue
+            if len(values) != len(f.columns):
+                raise SampleFileError(path, n, "%d values, the header has %d"
+                                      % (len(values), len(f.columns)))
+            keys.add(tuple(_key_value(path, n, c, v)
+                           for c, v in zip(f.columns[:nkey], values)))
+            for c, v in zip(f.columns[nkey:], values[nkey:]):
+                _check_time(path, n, c, v)
+            f.kept.append(",".join(values))
+    if not header:
+        raise SampleFileError(path, n + 1, "no header line `%s` (%s)" % (
+            ",".join(f.columns), "an empty file" if not n else "only comments and blank lines"))
+    return f, keys
 
 
 class SampleSet:
@@ -115,13 +204,43 @@ class SampleSet:
         self.info = dict(info or {})
         self.comments = comments
         self.files = {}
+        self.resumed = None   # a comment line for every file of a resumed run (mark_resumed)
 
     def _file(self, key, path, columns, extra=None):
         f = self.files.get(key)
         if f is None:
             info = dict(self.info, **(extra or {}))
             f = self.files[key] = SampleFile(path, columns, info, self.comments, self.durable)
+            if self.resumed and self.comments:
+                f.comments.append(self.resumed)
         return f
+
+    def _load(self, key, path, columns, nkey):
+        if not os.path.isfile(path):
+            return None
+        f, keys = read(path, columns, nkey, self.durable)
+        self.files[key] = f
+        return keys
+
+    def load_op(self, op, dtype):
+        """Takes over the operator file an earlier run left (to resume it): the set of its
+        rows' shapes, or None where there is no file.  Raises SampleFileError (read())."""
+        return self._load(("op", op, dtype), op_path(self.out, op, dtype), op_columns(op),
+                          op_key_columns(op))
+
+    def load_nccl(self, kind, nodes, gpus_per_node):
+        """The same for a collective's file: the set of its rows' (shape, nodes, GPUsPerNode)."""
+        return self._load(("nccl", kind, nodes, gpus_per_node),
+                          nccl_path(self.out, kind, nodes, gpus_per_node), NCCL_COLUMNS,
+                          NCCL_KEY_COLUMNS)
+
+    def mark_resumed(self, date, command):
+        """Appends `# resumed: DATE COMMAND` to the comment lines of every file held and of
+        every file created from now on (none where comments are off); earlier ones stay."""
+        self.resumed = comment_lines({"resumed": "%s %s" % (date, command)})[0]
+        if self.comments:
+            for f in self.files.values():
+                f.comments.append(self.resumed)
 
     def add_op(self, op, dtype, shape, fwd_us, bwd_us=None, extra=None):
         """One operator row: shape in KERNEL_COLUMNS[op] order, times in microseconds.  extra:

@@ -4,6 +4,7 @@ sample files that `llmp fit` turns into calibration tables.  See hw/probe/README
 docs/probe.md.
 
   python3 hw/probe/probe.py ops --out DIR [--minutes 30] [--dtype bf16,fp16] [--dry-run]
+  python3 hw/probe/probe.py ops --out DIR --resume     # continue a run cut short
   torchrun --nproc-per-node 8 hw/probe/probe.py collectives --out DIR --layouts 1x8
 """
 
@@ -22,6 +23,8 @@ OPS_EPILOG = """\
 Writes DIR/operator/OP_DTYPE.csv (kernel form: the kernel's columns, F_dur(us), B_dur(us)).
 The points are ordered so that any prefix covers every operator and its range of sizes,
 the least certain shapes first; --minutes stops the run when the budget is spent.
+--resume continues a run cut short (a job's time limit) with the same options: the points
+DIR already holds are not measured again, and the new rows go into the same files.
 Then, on any machine: llmp fit --gpu GPU DIR -o hw/calibration/NAME
 """
 
@@ -31,7 +34,8 @@ Launch one process per GPU, e.g. on 2 nodes of 8 GPUs:
       hw/probe/probe.py collectives --out DIR --layouts 1x8,2x8
   srun -N 2 --ntasks-per-node 8 --gpus-per-node 8 python3 hw/probe/probe.py collectives ...
 Writes DIR/nccl/KIND_fp16_NODES_GPUSPERNODE.csv (shape,nodes,GPUsPerNode,dur(us)); only
-rank 0 writes.  Then: llmp fit --cluster CLUSTER DIR -o hw/calibration/NAME
+rank 0 writes (and, with --resume, reads the files a run cut short left there, to measure
+only the points they do not hold).  Then: llmp fit --cluster CLUSTER DIR -o hw/calibration/NAME
 """
 
 
@@ -103,8 +107,14 @@ def _common(p, repeats):
                    help="untimed warm-up calls (default 5)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the plan (points in order, estimated times); needs no torch")
-    p.add_argument("--force", action="store_true",
-                   help="overwrite sample files already in the output folder")
+    keep = p.add_mutually_exclusive_group()
+    keep.add_argument("--force", action="store_true",
+                      help="overwrite sample files already in the output folder")
+    keep.add_argument("--resume", action="store_true",
+                      help="continue a run cut short: keep the sample files already in the "
+                           "output folder, measure only the points they do not hold, in the "
+                           "same order, and add the rows to them (refused if they come from "
+                           "another GPU model)")
     p.add_argument("--no-comments", action="store_true",
                    help="write no `#` provenance lines (for tools that do not skip them)")
 
@@ -156,9 +166,10 @@ def _shape_text(p):
     return "%dx%d bytes=%d shape=%d" % (n, g, p.shape[2], grid.coll_shape(kind, p.shape[2], n * g))
 
 
-def print_plan(args, plan, out=None):
+def print_plan(args, plan, out=None, resumed=None):
     """The dry run: a summary, then every point in order with its estimate and whether it
-    fits in the budget by the estimates (run() skips a point that does not fit and goes on)."""
+    fits in the budget by the estimates (run() skips a point that does not fit and goes on).
+    resumed: (points already measured, files) under --resume, where plan is what is left."""
     out = out or sys.stdout
     total = sum(p.est for p in plan)
     budget = args.minutes * 60 if args.minutes else None
@@ -172,6 +183,9 @@ def print_plan(args, plan, out=None):
             grid.NET_BANDWIDTH["intra"] / 1e9, grid.NET_BANDWIDTH["inter"] / 1e9)
     print("probe %s: %d points (%s), estimated %s for all on %s"
           % (args.command, len(plan), what, _fmt_minutes(total), gen), file=out)
+    if resumed is not None:
+        print("resume: %d points already measured in %d files of %s, left out of the plan"
+              % (resumed[0], resumed[1], out_folder(args)), file=out)
     if budget is None:
         print("budget: none, the full grid", file=out)
     else:
@@ -194,11 +208,102 @@ def print_plan(args, plan, out=None):
     return 0
 
 
-def check_out(args, sub):
-    d = os.path.join(args.out, sub)
-    if not args.force and os.path.isdir(d) and any(f.endswith(".csv") for f in os.listdir(d)):
-        args.sub_parser.error("%s already holds sample files: use another --out, or --force "
-                              "to overwrite them" % d)
+def out_folder(args):
+    """The folder of the run's sample files: DIR/operator or DIR/nccl."""
+    return os.path.join(args.out, "operator" if args.command == "ops" else "nccl")
+
+
+def check_out(args):
+    d = out_folder(args)
+    if args.force or args.resume:
+        return
+    if os.path.isdir(d) and any(f.endswith(".csv") for f in os.listdir(d)):
+        args.sub_parser.error("%s already holds sample files: use another --out, --resume to "
+                              "continue the run that wrote them, or --force to overwrite them"
+                              % d)
+
+
+# --- --resume: continue a run from the sample files it left --------------------------------
+
+# Provenance that may differ between a run and its resumption, said in a note when it does
+# (a different `gpu` is refused).
+NOTED = ("driver", "cuda", "rocm", "torch", "nccl", "sms")
+
+
+def file_key(stream):
+    """The SampleSet key of a stream's file: (op, dtype) or (kind, nodes, gpus per node)."""
+    return ("op",) + stream if len(stream) == 2 else ("nccl",) + stream
+
+
+def row_key(p):
+    """The key columns of the row a point writes, as integers: an operator's shape; for a
+    collective (shape, nodes, GPUsPerNode), the shape grid.coll_shape of the point's bytes."""
+    if len(p.stream) == 2:
+        return tuple(p.shape)
+    kind, n, g = p.stream
+    return grid.coll_shape(kind, p.shape[2], n * g), n, g
+
+
+def load_resumed(args, plan, samples):
+    """Takes over into samples the files of the plan's streams that an earlier run left in
+    the output folder: {file key: the set of its rows' keys}.  Files of other operators or
+    layouts are left as they are.  A file that cannot be read or is malformed: SystemExit
+    naming the file and line."""
+    done = {}
+    try:
+        for s in dict.fromkeys(p.stream for p in plan):
+            keys = samples.load_op(*s) if len(s) == 2 else samples.load_nccl(*s)
+            if keys is not None:
+                done[file_key(s)] = keys
+    except (csvout.SampleFileError, OSError) as e:
+        raise SystemExit("probe %s: --resume: %s" % (args.command, e))
+    return done
+
+
+def remaining(plan, done):
+    """The points of the plan whose row the files do not hold yet, in the plan's order."""
+    return [p for p in plan if row_key(p) not in done.get(file_key(p.stream), ())]
+
+
+def _same(a, b):
+    return " ".join(str(a).split()) == " ".join(str(b).split())
+
+
+def check_resumed(args, samples, info, log):
+    """Refuses (SystemExit) to resume a file whose `# gpu` line names another GPU than this
+    run's: its samples and this run's would be mixed.  Notes the other provenance that
+    differs (NOTED) and a file without a `# gpu` line, whose GPU cannot be checked."""
+    for f in sorted(samples.files.values(), key=lambda f: f.path):
+        had = csvout.provenance(f.comments)
+        if "gpu" not in had:
+            print("probe: note: %s has no `# gpu` line: its GPU is not checked" % f.path,
+                  file=log)
+        elif not _same(had["gpu"], info.get("gpu")):
+            raise SystemExit("probe %s: --resume: %s was measured on `%s`, this run is on "
+                             "`%s`: resuming would mix two GPUs' samples (use another --out)"
+                             % (args.command, f.path, had["gpu"], info.get("gpu")))
+        for k in NOTED:
+            if k in had and info.get(k) is not None and not _same(had[k], info[k]):
+                print("probe: note: %s has %s `%s`, this run `%s`" % (f.path, k, had[k], info[k]),
+                      file=log)
+
+
+def resume(args, plan, samples, info, log):
+    """--resume, once the run's provenance (info) is known: loads the files an earlier run
+    left (load_resumed), checks them (check_resumed), adds a `# resumed:` line to them and to
+    the files this run creates, and returns the points still to measure.  An empty folder:
+    the whole plan, and no `# resumed:` line."""
+    done = load_resumed(args, plan, samples)
+    if not done:
+        return plan
+    check_resumed(args, samples, info, log)
+    todo = remaining(plan, done)
+    samples.mark_resumed(env.utc_now(), env.command_line())
+    samples.save_all()   # the `# resumed:` line, even if no row comes
+    print("probe: resuming: %d of the %d points already in %d files of %s; %d to measure"
+          % (len(plan) - len(todo), len(plan), len(done), out_folder(args), len(todo)),
+          file=log)
+    return todo
 
 
 def run_ops(args, log=None):
@@ -221,6 +326,8 @@ def run_ops(args, log=None):
                   % (args.repeats, args.warmup),
         "sms": ops.device_sms(torch, device)})
     samples = csvout.SampleSet(args.out, info, comments=not args.no_comments)
+    if args.resume:
+        plan = resume(args, plan, samples, info, log)
     measurer = ops.OpMeasurer(torch, device, args.warmup, args.repeats, log)
 
     def measure(p):
@@ -256,9 +363,15 @@ def run_collectives(args, log=None):
                        % (args.warmup, args.iters, args.repeats),
              "layouts": ",".join("%dx%d" % l for l in args.layout_list)}
     samples = csvout.SampleSet(args.out, comments=not args.no_comments)
-    stats = collectives.run(args, plan, samples, extra, log)
+    todo = []
+
+    def start(info):   # on rank 0, the provenance known: what to measure
+        todo[:] = resume(args, plan, samples, info, log) if args.resume else plan
+        return todo
+
+    stats = collectives.run(args, plan, samples, extra, log, start)
     if stats is not None:
-        _summary(stats, plan, samples, log)
+        _summary(stats, todo, samples, log)
     return 0
 
 
@@ -274,17 +387,30 @@ def _files(samples, log):
         print("  %s" % path, file=log)
 
 
+def dry_run(args):
+    """Prints the plan; under --resume without the points the output folder holds already
+    (the files read, nothing written)."""
+    plan, resumed = build_plan(args), None
+    if args.resume:
+        samples = csvout.SampleSet(args.out)
+        done = load_resumed(args, plan, samples)
+        if done:
+            todo = remaining(plan, done)
+            plan, resumed = todo, (len(plan) - len(todo), len(done))
+    try:
+        return print_plan(args, plan, resumed=resumed)
+    except BrokenPipeError:   # `| head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
 def main(argv=None):
     p = parser()
     args = p.parse_args(argv)
     check_args(args)
     if args.dry_run:
-        try:
-            return print_plan(args, build_plan(args))
-        except BrokenPipeError:   # `| head`: stop quietly
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return 0
-    check_out(args, "operator" if args.command == "ops" else "nccl")
+        return dry_run(args)
+    check_out(args)
     return run_ops(args) if args.command == "ops" else run_collectives(args)
 
 

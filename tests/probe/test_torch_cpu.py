@@ -140,33 +140,82 @@ class CpuTiming(unittest.TestCase):
         finally:
             probe.build_plan = real
 
-    def test_collectives_over_gloo_on_two_fake_nodes(self):
-        # 3 processes on this machine, as 2 "nodes" (ranks 0 and 1 on one, 2 on the other, by
-        # LLMP_PROBE_HOST), over gloo on the loopback: the launch variables, the groups, the
-        # broadcast of the points, the maximum over ranks and rank 0's files
+    def test_probe_ops_resumed_on_cpu(self):
+        # a run cut after 3 points, resumed with the plan of 6: the 3 others measured, appended
+        tiny = [p for p in grid.op_order(("linear", "gelu", "adam"), ("fp32",))
+                if p.est < 0.03 and p.work < 1e-4][:6]
+        real = probe.build_plan
+        argv = ["ops", "--device", "cpu", "--dtype", "fp32", "--repeats", "2", "--warmup", "1",
+                "--minutes", "1"]
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                probe.build_plan = lambda args, sms=None: tiny[:3]
+                with contextlib.redirect_stderr(io.StringIO()):
+                    self.assertEqual(probe.main(argv + ["--out", d]), 0)
+                files = sorted(os.listdir(os.path.join(d, "operator")))
+                before = {f: self.read(d, f) for f in files}
+                probe.build_plan = lambda args, sms=None: tiny
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err):
+                    rc = probe.main(argv + ["--out", d, "--resume"])
+                self.assertEqual(rc, 0, err.getvalue())
+                self.assertIn("probe: resuming: 3 of the 6 points already in %d files"
+                              % len(files), err.getvalue())
+                self.assertIn("probe: measured 3 of 3 points", err.getvalue())
+                rows = 0
+                for f in sorted(os.listdir(os.path.join(d, "operator"))):
+                    lines = self.read(d, f)
+                    resumed = [ln for ln in lines if ln.startswith("# resumed: ")]
+                    self.assertEqual(len(resumed), 1, f)
+                    if f in before:   # the earlier lines kept, in place
+                        old = before[f]
+                        k = lines.index(resumed[0])
+                        self.assertEqual(lines[:k] + lines[k + 1:len(old) + 1], old)
+                    rows += len(lines) - lines.index(next(ln for ln in lines
+                                                          if not ln.startswith("#"))) - 1
+                self.assertEqual(rows, 6)
+        finally:
+            probe.build_plan = real
+
+    @staticmethod
+    def read(d, f, sub="operator"):
+        with open(os.path.join(d, sub, f)) as fh:
+            return fh.read().splitlines()
+
+    @staticmethod
+    def gloo_collectives(out, *argv):
+        """Runs probe.py collectives on 3 processes on this machine, as 2 "nodes" (ranks 0
+        and 1 on one, 2 on the other, by LLMP_PROBE_HOST), over gloo on the loopback: [(exit
+        status, output)] of each rank."""
         import socket
         import subprocess
         import sys
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
+        procs = []
+        for rank, host in enumerate(("node0", "node0", "node1")):
+            env = dict(os.environ, RANK=str(rank), WORLD_SIZE="3", LOCAL_RANK=str(rank % 2),
+                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                       LLMP_PROBE_HOST=host, CUDA_VISIBLE_DEVICES="")
+            procs.append(subprocess.Popen(
+                [sys.executable, os.path.join(_paths.PROBE, "probe.py"), "collectives",
+                 "--out", out, "--layouts", "1x2,2x1",
+                 "--kinds", "allreduce,allgather,alltoall,p2p", "--min-bytes", "1K",
+                 "--steps-per-octave", "1", "--repeats", "2", "--warmup", "1", "--iters", "2",
+                 "--minutes", "0"] + list(argv),
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        outs = [p.communicate(timeout=120)[0] for p in procs]
+        return [(p.returncode, out) for p, out in zip(procs, outs)]
+
+    def test_collectives_over_gloo_on_two_fake_nodes(self):
+        # the launch variables, the groups, the broadcast of the points, the maximum over
+        # ranks and rank 0's files
         with tempfile.TemporaryDirectory() as d:
-            procs = []
-            for rank, host in enumerate(("node0", "node0", "node1")):
-                env = dict(os.environ, RANK=str(rank), WORLD_SIZE="3", LOCAL_RANK=str(rank % 2),
-                           MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                           LLMP_PROBE_HOST=host, CUDA_VISIBLE_DEVICES="")
-                procs.append(subprocess.Popen(
-                    [sys.executable, os.path.join(_paths.PROBE, "probe.py"), "collectives",
-                     "--out", d, "--layouts", "1x2,2x1",
-                     "--kinds", "allreduce,allgather,alltoall,p2p",
-                     "--min-bytes", "1K", "--max-bytes", "16K", "--steps-per-octave", "1",
-                     "--repeats", "2", "--warmup", "1", "--iters", "2", "--minutes", "0"],
-                    env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-            outs = [p.communicate(timeout=120)[0] for p in procs]
-            for rank, (p, out) in enumerate(zip(procs, outs)):
-                self.assertEqual(p.returncode, 0, "rank %d:\n%s" % (rank, out))
-            self.assertIn("probe: measured 40 of 40 points", outs[0])
+            outs = self.gloo_collectives(d, "--max-bytes", "16K")
+            for rank, (rc, out) in enumerate(outs):
+                self.assertEqual(rc, 0, "rank %d:\n%s" % (rank, out))
+            self.assertIn("probe: measured 40 of 40 points", outs[0][1])
             files = sorted(os.listdir(os.path.join(d, "nccl")))
             self.assertEqual(files, sorted("%s_fp16_%s.csv" % (k, l) for k in
                                            ("allreduce", "allgather", "alltoall", "p2p")
@@ -181,6 +230,40 @@ class CpuTiming(unittest.TestCase):
             # the per-rank input of 2 ranks: a quarter of the bytes in fp16 elements
             self.assertEqual(sorted(int(r[0]) for r in rows), [256, 512, 1024, 2048, 4096])
             self.assertTrue(all(r[1:3] == ["2", "1"] and float(r[3]) > 0 for r in rows))
+
+    def test_collectives_resumed_over_gloo(self):
+        # 1K to 4K measured, then resumed to 16K: rank 0 measures only the 16 new points and
+        # the other ranks follow it by the points' index in the whole plan (a rank on the
+        # wrong point would hang or time the wrong size); then another GPU is refused on
+        # every rank
+        with tempfile.TemporaryDirectory() as d:
+            outs = self.gloo_collectives(d, "--max-bytes", "4K")
+            self.assertEqual([rc for rc, _ in outs], [0, 0, 0], outs[0][1])
+            self.assertIn("probe: measured 24 of 24 points", outs[0][1])
+            outs = self.gloo_collectives(d, "--max-bytes", "16K", "--resume")
+            for rank, (rc, out) in enumerate(outs):
+                self.assertEqual(rc, 0, "rank %d:\n%s" % (rank, out))
+            self.assertIn("probe: resuming: 24 of the 40 points already in 8 files",
+                          outs[0][1])
+            self.assertIn("probe: measured 16 of 16 points", outs[0][1])
+            lines = self.read(d, "allgather_fp16_2_1.csv", "nccl")
+            resumed = [ln for ln in lines if ln.startswith("# resumed: ")]
+            self.assertEqual(len(resumed), 1)
+            self.assertIn("--max-bytes 16K --resume", resumed[0])
+            header = lines.index("shape,nodes,GPUsPerNode,dur(us)")
+            self.assertEqual(sorted(int(ln.split(",")[0]) for ln in lines[header + 1:][:3]),
+                             [256, 512, 1024])   # the first run's rows first
+            self.assertEqual(sorted(int(ln.split(",")[0]) for ln in lines[header + 1:]),
+                             [256, 512, 1024, 2048, 4096])
+            path = os.path.join(d, "nccl", "allgather_fp16_2_1.csv")
+            with open(path, "w") as f:
+                f.write("\n".join(ln.replace("# gpu: none (cpu)", "# gpu: NVIDIA H100")
+                                  for ln in lines) + "\n")
+            outs = self.gloo_collectives(d, "--max-bytes", "32K", "--resume")
+            self.assertEqual(outs[0][0], 1, outs[0][1])
+            self.assertIn("was measured on `NVIDIA H100`, this run is on `none (cpu)`",
+                          outs[0][1])
+            self.assertEqual([rc for rc, _ in outs[1:]], [0, 0], outs[1][1])
 
     def test_measurer_skips_what_it_cannot_run(self):
         import ops
