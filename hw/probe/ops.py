@@ -4,7 +4,9 @@ Each operator is built at one shape (build()) into a Case: `fwd`, a call of the 
 with autograd recording (as in training), and `bwd`, a call of the backward pass on a graph
 retained from one forward (torch.autograd.grad with retain_graph=True and a random output
 gradient), or None.  Timer.median_us() runs warm-ups, then times each repeat between two
-CUDA events (queued back to back, one synchronisation at the end), and returns the median;
+CUDA events (queued back to back behind a spin of the GPU that lets the host queue them all,
+so the events time the GPU's work and not the launch; one synchronisation at the end), and
+returns the median;
 on a CPU device it times with time.perf_counter instead (for tests and dry runs of the
 code, not for calibration).
 
@@ -32,23 +34,58 @@ class Case:
 
 
 class Timer:
-    """Median time of a callable: CUDA events on a GPU, perf_counter on a CPU."""
+    """Median time of a callable: CUDA events on a GPU, perf_counter on a CPU.
+
+    On a GPU the repeats are queued behind a spin of the GPU (torch.cuda._sleep) long enough
+    for the host to queue them all, so that each pair of events brackets the GPU's work on
+    the call and not the host's time to launch it: in training the host runs ahead of the
+    GPU, and a small operator's launch (tens of microseconds of Python and autograd on a
+    slow host) would otherwise be timed instead of its kernels."""
+
+    HOLD_MIN_S, HOLD_MAX_S = 0.5e-3, 0.2
 
     def __init__(self, torch, device):
         self.torch, self.device = torch, device
         self.events = device.type == "cuda"
+        self.cycles_per_s = None   # of torch.cuda._sleep, measured at the first hold
 
     def sync(self):
         if self.events:
             self.torch.cuda.synchronize(self.device)
 
+    def can_hold(self):
+        return self.events and hasattr(self.torch.cuda, "_sleep")
+
+    def _sleep_rate(self):
+        """Cycles per second of torch.cuda._sleep, timed once with events."""
+        if self.cycles_per_s is None:
+            cuda = self.torch.cuda
+            cycles = 10 ** 7
+            cuda._sleep(cycles // 10)   # clocks up
+            start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+            start.record()
+            cuda._sleep(cycles)
+            end.record()
+            self.sync()
+            self.cycles_per_s = cycles / max(start.elapsed_time(end) * 1e-3, 1e-6)
+        return self.cycles_per_s
+
+    def hold(self, seconds):
+        """Keeps the GPU busy for about `seconds` (bounded), from now in the stream."""
+        seconds = min(max(seconds, self.HOLD_MIN_S), self.HOLD_MAX_S)
+        self.torch.cuda._sleep(int(seconds * self._sleep_rate()))
+
     def median_us(self, fn, warmup, repeats):
+        t0 = time.perf_counter()
         for _ in range(warmup):
             fn()
+        launch_s = (time.perf_counter() - t0) / max(warmup, 1)   # the host's time to queue
         self.sync()
         if self.events:
             ev = [(self.torch.cuda.Event(enable_timing=True),
                    self.torch.cuda.Event(enable_timing=True)) for _ in range(repeats)]
+            if self.can_hold():
+                self.hold(2.0 * launch_s * repeats)
             for start, end in ev:
                 start.record()
                 fn()

@@ -321,7 +321,9 @@ def run_ops(args, log=None):
         torch.cuda.set_device(device)
     plan = build_plan(args, ops.device_sms(torch, device))
     info = env.provenance(torch, device, args.minutes, extra={
-        "timing": "torch.cuda events (perf_counter on a CPU): median of %d after %d warm-ups "
+        "timing": "torch.cuda events (perf_counter on a CPU), the repeats queued behind a GPU "
+                  "spin (torch.cuda._sleep) so that the events time the GPU, not the launch: "
+                  "median of %d after %d warm-ups "
                   "(fewer for calls over 5 ms), forward and backward separately"
                   % (args.repeats, args.warmup),
         "sms": ops.device_sms(torch, device)})
