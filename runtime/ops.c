@@ -177,8 +177,11 @@ RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doubl
     c.bwd = c.fwd;
     break;
   case RT_OP_EMBEDDING:        /* fwd: gather + vocab-range masking; bwd: zero the fp32 table
-                                * gradient, scatter-add the token rows */
-    x[0] = a[0], x[1] = a[1], x[2] = a[2];
+                                * gradient, scatter-add the token rows.  The table reads tokens
+                                * per table row (ops.def): which of the token rows and the
+                                * table dominates turns on that ratio, a diagonal in (tokens,
+                                * rows) that a grid along its own axes would cut across */
+    x[0] = a[0] / a[1], x[1] = a[1], x[2] = a[2];
     c.fwd = stream(g, 2 * a[0] * a[2] * eb + a[0] * 24, 3);
     c.bwd = stream(g, a[1] * a[2] * 4 + a[0] * a[2] * (eb + 8), 2);
     break;
