@@ -121,6 +121,7 @@ int fit_main(int argc, char **argv) {
   HwSession hs;
   HwSet *h = hw_session_open(&hs, "<llmp fit>", files, nfiles, NULL, 0);
   int rc = 1;
+  if (h) hw_without_calibration(h);   /* the fit needs the datasheet model, not the old tables */
   if (h && gpu) {
     const RtGpu *g = hw_gpu(h, gpu);
     if (g) rc = fit_gpu(g, samples, out);

@@ -24,6 +24,7 @@ struct HwSet {
   Diag *d;
   const SemaOptions *opt;
   BuiltList gpus, clusters, calibs;
+  bool without_calib;   /* hw_without_calibration(): tables named are not loaded */
 };
 
 static void *built_find(const BuiltList *l, const Decl *decl) {
@@ -64,6 +65,10 @@ HwSet *hw_new(Sema *s, Diag *d, const SemaOptions *opt) {
   return h;
 }
 
+void hw_without_calibration(HwSet *h) {
+  h->without_calib = true;
+}
+
 void hw_free(HwSet *h) {
   if (!h) return;
   built_free(&h->calibs, calib_free);
@@ -76,7 +81,7 @@ void hw_free(HwSet *h) {
 static const RtCalib *load_calib(HwSet *h, Decl *decl, bool *failed) {
   const char *name = sema_word(h->s, decl, "calibration");
   *failed = false;
-  if (!name) return NULL;
+  if (!name || h->without_calib) return NULL;
   char dir[4096];
   if (strchr(name, '/')) {
     const char *path = sema_decl_path(h->s, decl);

@@ -17,6 +17,11 @@ typedef struct HwSet HwSet;
 
 HwSet *hw_new(Sema *s, Diag *d, const SemaOptions *opt);
 void hw_free(HwSet *h);
+/* From now on, gpus and clusters are built without the tables their `calibration` names (the
+ * datasheet model alone): for `llmp fit`, which fits that model and may be writing the very
+ * folder named, missing or stale.  Call before the first hw_gpu()/hw_cluster(). */
+void hw_without_calibration(HwSet *h);
+
 /* NULL after reporting why (not declared, a figure missing, a table that does not load). */
 const RtGpu *hw_gpu(HwSet *h, const char *name);
 const RtCluster *hw_cluster(HwSet *h, const char *name);

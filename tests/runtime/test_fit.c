@@ -295,6 +295,55 @@ TEST(fit_dir_writes_tables) {
   tmp_remove();
 }
 
+/* A file's lines but its `#` comments (a table without its provenance header). */
+static char *table_body(const char *path) {
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char *body = calloc(1, 1 << 20), line[8192];
+  size_t n = 0;
+  while (fgets(line, sizeof line, f))
+    if (line[0] != '#' && n + strlen(line) < (1 << 20) - 1) strcpy(body + n, line), n += strlen(line);
+  fclose(f);
+  return body;
+}
+
+/* The tables hold the samples' own rate: a GPU's sustained figures are left out of the fit
+ * (the same tables as with none) and scale the corrected time at prediction. */
+TEST(sustained_left_out_of_tables) {
+  rng_state = 11;
+  RtGpu g1 = *rt_gpu_builtin("h100_sxm"), gs = g1;
+  g1.sustained_compute = g1.sustained_fp8 = 0;
+  gs.sustained_compute = 0.5, gs.sustained_fp8 = 0;
+  tmp_make();
+  char dir[128], out1[160], outs[160], path[256];
+  snprintf(dir, sizeof dir, "%s/operator", tmp);
+  snprintf(out1, sizeof out1, "%s/one", tmp);
+  snprintf(outs, sizeof outs, "%s/half", tmp);
+  assert_int_equal(mkdir(dir, 0777), 0);
+  assert_int_equal(mkdir(out1, 0777), 0);
+  assert_int_equal(mkdir(outs, 0777), 0);
+  write_kernel_csv(&g1, &kernels[0], 300, 0);
+  assert_int_equal(rt_fit_gpu_dir(&g1, tmp, out1, NULL, stderr), 0);
+  assert_int_equal(rt_fit_gpu_dir(&gs, tmp, outs, NULL, stderr), 0);
+  snprintf(path, sizeof path, "%s/linear_fp16.tbl", out1);
+  char *b1 = table_body(path);
+  snprintf(path, sizeof path, "%s/linear_fp16.tbl", outs);
+  char *bs = table_body(path);
+  assert_string_equal(b1, bs);
+  free(b1), free(bs);
+  char err[256];
+  RtCalib *c = rt_calib_load(outs, err, sizeof err);
+  if (!c) fail_msg("%s", err);
+  g1.calib = gs.calib = c;
+  RtCost one = rt_linear(&g1, RT_FP16, 8192, 8192, 8192, 0), half = rt_linear(&gs, RT_FP16, 8192, 8192, 8192, 0);
+  assert_true(one.flags & RT_CALIBRATED);
+  assert_true(half.fwd > 1.9 * one.fwd && half.fwd <= 2 * one.fwd);
+  RtCost ln1 = rt_layernorm(&g1, RT_FP16, 8192, 8192), lns = rt_layernorm(&gs, RT_FP16, 8192, 8192);
+  assert_true(ln1.fwd == lns.fwd);   /* memory-bound: no tensor cores to scale */
+  rt_calib_free(c);
+  tmp_remove();
+}
+
 /* One or two samples: a constant correction, finite everywhere; none: no table. */
 TEST(operator_few_samples) {
   rng_state = 3;
@@ -801,6 +850,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(recovers_operator_model),
     cmocka_unit_test(fit_dir_writes_tables),
+    cmocka_unit_test(sustained_left_out_of_tables),
     cmocka_unit_test(operator_few_samples),
     cmocka_unit_test(grid_chosen_from_data),
     cmocka_unit_test(torch_pieces),

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Recompute the calibration of h100_sxm's two sustained figures (hw/gpus.llmp).
 
-The H100 has no operator tables. Two end-to-end figures, the fraction of the model's
-tensor-core rate a training run sustains, are each set on published runs of their own precision:
+The H100's operator tables (hw/calibration/h100-sxm5-80gb-hbm3) hold what one GPU reaches in a
+short benchmark (hw/probe). Two end-to-end figures, the fraction of that tensor-core rate a
+training run sustains, scale them at prediction, each set on published runs of its own precision:
 
 - `sustained_compute` (bf16, fp16 and every other type but fp8) on MosaicML llm-foundry's H100
   bf16 runs at sequences up to 4096 (tests/validation/scenarios/mosaicml/h100_80gb.llmp: 53 of
   its 77 rows; PyTorch FSDP, MPT 125M-70B, 8-512 GPUs, with and without activation
-  checkpointing). Longer sequences are left out because attention is most of their time there
-  and the H100's flash-attention model has no tables: their error is that kernel's, not the
-  GEMMs' rate. The fp8 rows are the second figure's.
+  checkpointing). Longer sequences are left out because attention is most of their time there,
+  and the flash-attention kernel those runs used is not the one the tables sampled: their error
+  is that kernel's, not the GEMMs' rate. The fp8 rows are the second figure's.
 - `sustained_compute_fp8` (the fp8 GEMMs of Transformer Engine's recipe) on NeMo 24.07's nine
   H100 pre-training runs (tests/validation/scenarios/nemo_h100: GPT-3 5B-175B, Llama 2 and 3,
   8-512 GPUs, Megatron-Core in fp8), with `sustained_compute` at its shipped value (their
