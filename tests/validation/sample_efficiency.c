@@ -1,7 +1,8 @@
 /* sample_efficiency.c - how the calibration's error falls with the samples it sees (issue 6).
  *
- *   sample_efficiency DATA_DIR [--reps N] [--no-collectives] [--select random|spread]
+ *   sample_efficiency DATA_DIR [--reps N] [--no-collectives] [--select random|spread|file]
  *                     [--max-mean PCT] [--min-within N]
+ *   sample_efficiency --samples DIR GPU [--reps N] [--select random|spread|file] [--max-mean PCT]
  *
  * DATA_DIR is shared/data.  For the paper's A100 (Perlmutter) and GH200 (Vista) samples
  * (paper-samples/<gpu>/operator/ and nccl/): for each fraction of 1, 5, 10, 20 and 80 % of
@@ -21,6 +22,14 @@
  * from the rows already taken (the probe's priorities aside).  The order is fixed, so there
  * is one repetition.  It measures what a user whose probe ran out of budget at that fraction
  * of the paper's grid gets.
+ *
+ * --select file takes the first rows of each file as they stand in it: for hw/probe's files,
+ * the order the probe measured them in (coverage first, with its priorities), so the fraction
+ * is what a probe stopped by its budget at that point would have given.
+ *
+ * --samples DIR GPU measures one operator sample folder of one of the built-in GPUs (e.g.
+ * hw/samples/h100-sxm5-80gb-hbm3 h100_sxm) instead of the paper's two: operators only, no
+ * paper figures.  The GPU's sustained figures are left out, as `llmp fit` leaves them.
  *
  * A collective layout fitted from a single row has no table (rt_fit_collective needs two):
  * its error is then that of the physics alone.
@@ -212,12 +221,20 @@ static void summary(const char *title, const Table *const *ts, int nt, double *m
   printf("\n-- %s: %d operators, %d with the paper's figure --\n", title, n, with_paper);
   printf("%-34s", "fraction of the samples seen");
   for (int k = 0; k < NFRAC; k++) printf(" %6.0f%%", 100 * fractions[k]);
-  printf("   paper\n%-34s", "within the paper's error");
-  for (int k = 0; k < NFRAC; k++) printf(" %3d/%-3d", within[k], with_paper);
-  printf("\n%-34s", "mean error");
-  for (int k = 0; k <= NFRAC; k++) printf(" %6.2f%%", nv[k] ? 100 * sum[k] / nv[k] : NAN);
+  printf("   paper\n");
+  if (with_paper) {
+    printf("%-34s", "within the paper's error");
+    for (int k = 0; k < NFRAC; k++) printf(" %3d/%-3d", within[k], with_paper);
+    printf("\n");
+  }
+  printf("%-34s", "mean error");
+  for (int k = 0; k <= NFRAC; k++)
+    if (nv[k]) printf(" %6.2f%%", 100 * sum[k] / nv[k]);
+    else printf(" %7s", "-");
   printf("\n%-34s", "median error");
-  for (int k = 0; k <= NFRAC; k++) printf(" %6.2f%%", 100 * rt_median(v[k], nv[k]));
+  for (int k = 0; k <= NFRAC; k++)
+    if (nv[k]) printf(" %6.2f%%", 100 * rt_median(v[k], nv[k]));
+    else printf(" %7s", "-");
   printf("\n");
   if (mean10) *mean10 = nv[AT10] ? sum[AT10] / nv[AT10] : NAN;
   if (within10) *within10 = within[AT10];
@@ -225,12 +242,20 @@ static void summary(const char *title, const Table *const *ts, int nt, double *m
 
 /* --- operators ----------------------------------------------------------------------------- */
 
-static int operators(const char *data, const char *sys, int reps, int by_spread, Table *t) {
-  char dir[1024];
-  snprintf(dir, sizeof dir, "%s/paper-samples/%s", data, sys);
-  const RtGpu *g = rt_gpu_builtin(sys);
+enum { BY_RANDOM, BY_SPREAD, BY_FILE };
+static int show_dtype;   /* operator names with their dtype (--samples) */
+
+/* The operator samples of folder dir (a system of the paper's, or --samples), fitted on GPU
+ * gpu's model without its sustained figures (as `llmp fit`). */
+static int operators(const char *dir, const char *sys, const char *gpu, int reps, int by, Table *t) {
+  const RtGpu *builtin = rt_gpu_builtin(gpu);
+  if (!builtin) return -1;
+  RtGpu bench = *builtin;
+  bench.sustained_compute = bench.sustained_fp8 = 0;
+  const RtGpu *g = &bench;
+  int by_spread = by == BY_SPREAD;
   RtSampleSet set;
-  if (!g || rt_samples_load(dir, &set, stderr) != 0) return -1;
+  if (rt_samples_load(dir, &set, stderr) != 0) return -1;
   /* As `llmp fit` does (docs/calibration.md): a backward column most of whose times beat the
    * GPU's peak is not used, and has no error to measure (noted under the table). */
   if (rt_samples_clean(g, &set, NULL) != 0) return -1;   /* and one kernel's times scaled */
@@ -260,8 +285,12 @@ static int operators(const char *data, const char *sys, int reps, int by_spread,
       if (!has || t->n == MAX_ENTRIES) continue;
       Entry *e = &t->e[entry[f][w] = t->n++];
       memset(e, 0, sizeof *e);
-      snprintf(e->name, sizeof e->name, "%s", set.file[f]);
-      e->prop = strstr(set.file[f], "optimizer") ? "dur" : w ? "bwd" : "fwd";
+      if (show_dtype)   /* --samples: a probe's folder holds each operator in several dtypes */
+        snprintf(e->name, sizeof e->name, "%s %s", set.file[f],
+                 rt_dtype_name((RtDtype)set.s[order[start[f]]].dtype));
+      else
+        snprintf(e->name, sizeof e->name, "%s", set.file[f]);
+      e->prop = strstr(set.file[f], "optimizer") || !strcmp(set.file[f], "adam") ? "dur" : w ? "bwd" : "fwd";
       e->rows = start[f + 1] - start[f];
       e->paper = paper_op_error(dir, set.file[f], e->prop);
     }
@@ -280,7 +309,7 @@ static int operators(const char *data, const char *sys, int reps, int by_spread,
       spread(order + start[f], start[f + 1] - start[f], pts, RT_OP_MAX_ARGS, work);
   }
   for (int r = 0; r < reps; r++) {
-    for (int f = 0; f < nf && !by_spread; f++)
+    for (int f = 0; f < nf && by == BY_RANDOM; f++)
       shuffle(order + start[f], start[f + 1] - start[f], seed_of(sys, r, f));
     for (int k = 0; k < NFRAC; k++) {
       memset(use, 0, (size_t)n);
@@ -386,7 +415,7 @@ static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng
 }
 
 static int collectives(const char *data, const char *gpudir, const char *cluster, int reps,
-                       int by_spread, Table *t) {
+                       int by, Table *t) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/paper-samples/%s/nccl", data, gpudir);
   const RtCluster *sys = rt_cluster_builtin(cluster);
@@ -434,7 +463,8 @@ static int collectives(const char *data, const char *gpudir, const char *cluster
       for (int k = 0; k < g->nfiles; k++) {
         File *f = &g->file[k];
         for (int i = 0; i < f->n; i++) order[k][i] = i;
-        if (!by_spread) {
+        if (by == BY_FILE) continue;   /* the rows as the file holds them */
+        if (by == BY_RANDOM) {
           shuffle(order[k], f->n, seed_of(f->stem, r, 1000 * g->nodes + g->gpn));
           continue;
         }
@@ -478,14 +508,15 @@ static int collectives(const char *data, const char *gpudir, const char *cluster
 /* --- main ------------------------------------------------------------------------------------ */
 
 static int usage(const char *prog) {
-  fprintf(stderr, "usage: %s DATA_DIR [--reps N] [--no-collectives] [--select random|spread] "
-          "[--max-mean PCT] [--min-within N]\n", prog);
+  fprintf(stderr, "usage: %s DATA_DIR [--reps N] [--no-collectives] [--select random|spread|file] "
+          "[--max-mean PCT] [--min-within N]\n"
+          "       %s --samples DIR GPU [--reps N] [--select random|spread|file] [--max-mean PCT]\n", prog, prog);
   return 2;
 }
 
 int main(int argc, char **argv) {
-  const char *data = NULL;
-  int reps = 5, coll = 1, min_within = -1, by_spread = 0;
+  const char *data = NULL, *samples = NULL, *samples_gpu = NULL;
+  int reps = 5, coll = 1, min_within = -1, by = BY_RANDOM;
   double max_mean = -1;
   for (int i = 1; i < argc; i++) {
     char *end = NULL;
@@ -502,31 +533,60 @@ int main(int argc, char **argv) {
       coll = 0;
     } else if (strcmp(argv[i], "--select") == 0 && i + 1 < argc) {
       const char *v = argv[++i];
-      if (strcmp(v, "spread") == 0) by_spread = 1;
+      if (strcmp(v, "spread") == 0) by = BY_SPREAD;
+      else if (strcmp(v, "file") == 0) by = BY_FILE;
       else if (strcmp(v, "random") != 0) return usage(argv[0]);
+    } else if (strcmp(argv[i], "--samples") == 0 && i + 2 < argc) {
+      samples = argv[++i], samples_gpu = argv[++i];
     } else if (argv[i][0] == '-' || data) {
       return usage(argv[0]);
     } else {
       data = argv[i];
     }
   }
-  if (!data) return usage(argv[0]);
+  if (!data == !samples) return usage(argv[0]);
+  if (by != BY_RANDOM) reps = 1;
+  static const char *const order_text[] = {
+      "a random fraction of every sample file (fixed\n"
+      "seeds, %d repetitions)",
+      "the first fraction of every sample file in the\n"
+      "order hw/probe samples in (coverage first: least work, then farthest in log-size\n"
+      "space)",
+      "the first fraction of every sample file in the\n"
+      "order of its rows (hw/probe's files: the order the probe measured them in)"};
+  if (samples) {
+    static Table one;
+    show_dtype = 1;
+    printf("Sample efficiency of %s (%s): tables fitted from ", samples, samples_gpu);
+    printf(order_text[by], reps);
+    printf(", MAPE on the rest.\n");
+    if (operators(samples, samples, samples_gpu, reps, by, &one) != 0) {
+      fprintf(stderr, "%s: cannot load the operator samples of %s (GPU %s)\n", argv[0], samples,
+              samples_gpu);
+      return 2;
+    }
+    print_table(&one, reps);
+    const Table *all[1] = {&one};
+    double mean10 = NAN;
+    summary("operators", all, 1, &mean10, NULL);
+    if (max_mean < 0) return 0;
+    int ok = mean10 * 100 <= max_mean;
+    printf("\nguard: mean operator error at 10 %% of the samples %.2f %% <= %.2f %%: %s\n", 100 * mean10,
+           max_mean, ok ? "PASS" : "FAIL");
+    return !ok;
+  }
   static const char *const systems[2][2] = {{"a100-sxm4-80gb-perlmutter", "perlmutter"},
                                             {"gh200-vista", "vista"}};
   static Table ops[2], colls[2];
-  if (by_spread) {
-    reps = 1;
-    printf("Sample efficiency: tables fitted from the first fraction of every sample file in the\n"
-           "order hw/probe samples in (coverage first: least work, then farthest in log-size\n"
-           "space), MAPE on the rest; `paper` is arXiv 2509.22832's Best_error%%\n"
-           "(its own hold-out, with all its samples).\n");
-  } else {
-    printf("Sample efficiency: tables fitted from a random fraction of every sample file (fixed\n"
-           "seeds, %d repetitions), MAPE on the rest; `paper` is arXiv 2509.22832's Best_error%%\n"
-           "(its own hold-out, with all its samples).\n", reps);
-  }
+  printf("Sample efficiency: tables fitted from ");
+  printf(order_text[by], reps);
+  printf(", MAPE on the rest; `paper` is arXiv 2509.22832's Best_error%%\n"
+         "(its own hold-out, with all its samples).\n");
+  static const char *const gpus[2] = {"a100_sxm4_80gb", "gh200"};
   for (int s = 0; s < 2; s++) {
-    if (operators(data, systems[s][0], reps, by_spread, &ops[s]) != 0) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/paper-samples/%s", data, systems[s][0]);
+    if (operators(dir, systems[s][0], gpus[s], reps, by, &ops[s]) != 0) {
       fprintf(stderr, "%s: cannot load the operator samples of %s\n", argv[0], systems[s][0]);
       return 2;
     }
@@ -540,7 +600,7 @@ int main(int argc, char **argv) {
   summary("both systems, operators", all_ops, 2, &mean10, &within10);
   if (coll) {
     for (int s = 0; s < 2; s++) {
-      if (collectives(data, systems[s][0], systems[s][1], reps, by_spread, &colls[s]) != 0) {
+      if (collectives(data, systems[s][0], systems[s][1], reps, by, &colls[s]) != 0) {
         fprintf(stderr, "%s: cannot load the collective samples of %s\n", argv[0], systems[s][0]);
         return 2;
       }
