@@ -820,7 +820,7 @@ void rt_calib_free(RtCalib *c) {
 /* Resolves every operator's table once, so that kernels index instead of searching.  A bf16
  * operator without a bf16 table uses the fp16 one: the tables correct the physics model's
  * efficiency, and bf16 and fp16 run on the same tensor cores at the same rate with the same
- * element size on every GPU that has tables (A100, GH200: peak_bf16 == peak_fp16). */
+ * element size on every GPU that has tables (A100, H100, GH200: peak_bf16 == peak_fp16). */
 static void resolve_ops(RtCalib *c) {
   for (int op = 0; op < RT_NOPS; op++)
     for (int dt = 0; dt < RT_NDTYPES; dt++)

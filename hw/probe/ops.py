@@ -133,8 +133,31 @@ def _fused_upper_triang():
         return None
 
 
-def build(torch, op, shape, dtype, device):
-    """The Case of op at shape (grid.KERNEL_COLUMNS order), dtype a torch dtype."""
+ATTENTION_BACKENDS = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION",
+                      "efficient": "EFFICIENT_ATTENTION", "math": "MATH"}
+
+
+def sdpa_backend(torch, name):
+    """A context manager factory that makes scaled_dot_product_attention run backend `name`
+    (ATTENTION_BACKENDS), or None for "auto" (PyTorch's choice)."""
+    if name == "auto":
+        return None
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        raise Unsupported("--attention %s needs torch >= 2.3 (torch.nn.attention.sdpa_kernel); "
+                          "torch %s" % (name, torch.__version__))
+    backend = getattr(SDPBackend, ATTENTION_BACKENDS[name], None)
+    if backend is None:
+        raise Unsupported("torch %s has no SDPBackend.%s" % (torch.__version__,
+                                                            ATTENTION_BACKENDS[name]))
+    return lambda: sdpa_kernel(backend)
+
+
+def build(torch, op, shape, dtype, device, attention="auto"):
+    """The Case of op at shape (grid.KERNEL_COLUMNS order), dtype a torch dtype; attention:
+    the scaled_dot_product_attention backend of the attention ops (ATTENTION_BACKENDS, or
+    "auto": PyTorch's choice)."""
     F = torch.nn.functional
     R = lambda s, scale=1.0, grad=True: _randn(torch, s, dtype, device, scale, grad)  # noqa: E731
 
@@ -207,8 +230,18 @@ def build(torch, op, shape, dtype, device):
                                 is_causal=causal)
 
                 impl = "sdpa + repeat_interleave of k, v"
+        ctx = sdpa_backend(torch, attention)
+        if ctx is not None:   # the forward in the backend's context; autograd keeps its backward
+            plain = fwd
+
+            def fwd():
+                with ctx():
+                    return plain()
+
         return _grad_case(torch, fwd, (q, k_, v), "torch.nn.functional.scaled_dot_product_attention"
-                          " (%s, %s)" % (impl, "causal" if causal else "full"))
+                          " (%s, %s, backend: %s)" % (impl, "causal" if causal else "full",
+                                                      "PyTorch's choice" if ctx is None
+                                                      else ATTENTION_BACKENDS[attention]))
     if op == "layernorm":
         t, h = shape
         x, w, bb = R((t, h)), R((h,)), R((h,))
@@ -343,8 +376,8 @@ class OpMeasurer:
     (fwd_us, bwd_us or None, impl) or None where the point cannot be measured (out of
     memory, unsupported), saying why on stderr."""
 
-    def __init__(self, torch, device, warmup, repeats, log=sys.stderr):
-        self.torch, self.device = torch, device
+    def __init__(self, torch, device, warmup, repeats, log=sys.stderr, attention="auto"):
+        self.torch, self.device, self.attention = torch, device, attention
         self.warmup, self.repeats = warmup, repeats
         self.timer = Timer(torch, device)
         self.log = log
@@ -360,7 +393,7 @@ class OpMeasurer:
         warmup, repeats = grid.op_reps(f_est + b_est, self.warmup, self.repeats)
         case = None
         try:
-            case = build(torch, op, point.shape, dtype, self.device)
+            case = build(torch, op, point.shape, dtype, self.device, self.attention)
             f = self.timer.median_us(case.fwd, warmup, repeats)
             b = self.timer.median_us(case.bwd, warmup, repeats) if case.bwd else None
             return f, b, case.impl

@@ -69,6 +69,12 @@ def parser():
                         + ", ".join(grid.ALL_OPS))
     _common(o, repeats=20)
     o.add_argument("--device", default="cuda:0", help="torch device (default cuda:0)")
+    o.add_argument("--attention", default="auto", choices=("auto", "flash", "cudnn", "efficient",
+                                                            "math"),
+                   help="the scaled_dot_product_attention backend the attention ops run "
+                        "(torch >= 2.3): flash (FlashAttention-2, as flash-attn 2 runs), cudnn, "
+                        "efficient, math; default auto, PyTorch's choice; the files' impl line "
+                        "names it")
     o.set_defaults(sub_parser=o)
     o.add_argument("--sms", type=int, default=None, metavar="N",
                    help="streaming multiprocessors, for the wave-edge priority (default: the "
@@ -330,7 +336,7 @@ def run_ops(args, log=None):
     samples = csvout.SampleSet(args.out, info, comments=not args.no_comments)
     if args.resume:
         plan = resume(args, plan, samples, info, log)
-    measurer = ops.OpMeasurer(torch, device, args.warmup, args.repeats, log)
+    measurer = ops.OpMeasurer(torch, device, args.warmup, args.repeats, log, args.attention)
 
     def measure(p):
         r = measurer(p)

@@ -275,6 +275,25 @@ class CpuTiming(unittest.TestCase):
         self.assertGreater(f, 0)
         self.assertGreater(b, 0)
 
+    def test_attention_backend(self):
+        """--attention names the backend in the impl line, or says why it cannot run it."""
+        import ops
+        m = ops.OpMeasurer(torch, torch.device("cpu"), 0, 1, log=io.StringIO(), attention="math")
+        p = order.Point(("flash_attention", "fp32"), (1, 64, 4, 4, 16), (0,), 1.0)
+        r = m(p)
+        auto = ops.OpMeasurer(torch, torch.device("cpu"), 0, 1, log=io.StringIO())
+        ra = auto(p)
+        if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):   # torch < 2.0
+            self.assertIsNone(r)
+            self.assertIsNone(ra)
+            self.assertIn("no scaled_dot_product_attention", m.log.getvalue())
+            return
+        self.assertIn("backend: PyTorch's choice", ra[2])
+        if hasattr(torch.nn, "attention"):   # torch >= 2.3
+            self.assertIn("backend: MATH", r[2])
+        else:
+            self.assertIsNone(r)
+            self.assertIn("needs torch >= 2.3", m.log.getvalue())
 
 if __name__ == "__main__":
     unittest.main()
