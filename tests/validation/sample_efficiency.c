@@ -164,7 +164,7 @@ static double paper_coll_error(const char *dir, const char *fn, int nodes, int g
 /* --- one row of the table ---------------------------------------------------------------- */
 
 typedef struct Entry {
-  char name[64];
+  char name[96];   /* a file name (up to 63) and a dtype */
   const char *prop;
   int rows;
   double paper;             /* fraction, or -1 */
