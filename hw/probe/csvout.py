@@ -137,19 +137,36 @@ class SampleFile:
         self.path, self.durable = path, durable
         self.columns = tuple(columns)
         self.comments = comment_lines(info or {}) if comments else []
+        self.show_impls = comments
         self.kept = []
         self.rows = []
+        self.impls = {}   # implementation -> rows of this run that ran it, in first-seen order
 
-    def add(self, values, save=True):
+    def add(self, values, save=True, impl=None):
+        """One row; impl: the implementation it timed.  Where the rows of this run timed more
+        than one, or another than the file's `# impl:` line names (a resumed file's, say),
+        a line per implementation, `# impl of N rows: ...`, says which."""
         if len(values) != len(self.columns):
             raise ValueError("%s: %d values for %d columns" % (self.path, len(values),
                                                                len(self.columns)))
         self.rows.append(tuple(values))
+        if impl is not None:
+            impl = " ".join(str(impl).split())
+            self.impls[impl] = self.impls.get(impl, 0) + 1
         if save:
             self.save()
 
+    def impl_lines(self):
+        """The `# impl of N rows:` lines (none while every row ran the header's impl)."""
+        if not self.show_impls or not self.impls:
+            return []
+        header = provenance(self.comments).get("impl")
+        if list(self.impls) == [header]:
+            return []
+        return ["# impl of %d rows: %s" % (n, impl) for impl, n in self.impls.items()]
+
     def text(self):
-        lines = list(self.comments) + [",".join(self.columns)] + list(self.kept)
+        lines = list(self.comments) + self.impl_lines() + [",".join(self.columns)] + list(self.kept)
         lines += [",".join(fmt_number(v) for v in r) for r in self.rows]
         return "\n".join(lines) + "\n"
 
@@ -219,6 +236,7 @@ class SampleSet:
         if not os.path.isfile(path):
             return None
         f, keys = read(path, columns, nkey, self.durable)
+        f.show_impls = self.comments
         self.files[key] = f
         return keys
 
@@ -247,7 +265,7 @@ class SampleSet:
         header entries of this file (e.g. the implementation timed), used when it is created."""
         f = self._file(("op", op, dtype), op_path(self.out, op, dtype), op_columns(op), extra)
         row = tuple(shape) + (fwd_us,) + (() if op in FORWARD_ONLY else (bwd_us,))
-        f.add(row, self.autosave)
+        f.add(row, self.autosave, (extra or {}).get("impl"))
 
     def add_nccl(self, kind, nodes, gpus_per_node, shape, dur_us):
         f = self._file(("nccl", kind, nodes, gpus_per_node),

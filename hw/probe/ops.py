@@ -154,6 +154,26 @@ def sdpa_backend(torch, name):
     return lambda: sdpa_kernel(backend)
 
 
+def sdpa_choice(torch, q, k, v, causal, gqa):
+    """The backend PyTorch's scaled_dot_product_attention picks for these inputs, by
+    torch._fused_sdp_choice (torch >= 2.0; an index into SDPBackend: "FLASH_ATTENTION", ...),
+    or None where this PyTorch cannot say."""
+    choose = getattr(torch, "_fused_sdp_choice", None)
+    if choose is None:
+        return None
+    try:
+        index = choose(q, k, v, None, 0.0, causal, enable_gqa=True) if gqa else \
+            choose(q, k, v, None, 0.0, causal)
+    except Exception:   # noqa: BLE001 - a private function: any failure means "cannot say"
+        return None
+    enum = getattr(getattr(torch.nn, "attention", None), "SDPBackend", None) or \
+        getattr(torch.backends.cuda, "SDPBackend", None)
+    try:
+        return enum(int(index)).name if enum is not None else "backend %d" % int(index)
+    except (TypeError, ValueError):
+        return "backend %s" % index
+
+
 def build(torch, op, shape, dtype, device, attention="auto"):
     """The Case of op at shape (grid.KERNEL_COLUMNS order), dtype a torch dtype; attention:
     the scaled_dot_product_attention backend of the attention ops (ATTENTION_BACKENDS, or
@@ -238,10 +258,14 @@ def build(torch, op, shape, dtype, device, attention="auto"):
                 with ctx():
                     return plain()
 
+        if ctx is None:   # name what PyTorch picks for this shape where it can say
+            chosen = sdpa_choice(torch, q, k_, v, causal, impl == "sdpa enable_gqa")
+            backend = "PyTorch's choice" + (": %s" % chosen if chosen else "")
+        else:
+            backend = ATTENTION_BACKENDS[attention]
         return _grad_case(torch, fwd, (q, k_, v), "torch.nn.functional.scaled_dot_product_attention"
                           " (%s, %s, backend: %s)" % (impl, "causal" if causal else "full",
-                                                      "PyTorch's choice" if ctx is None
-                                                      else ATTENTION_BACKENDS[attention]))
+                                                      backend))
     if op == "layernorm":
         t, h = shape
         x, w, bb = R((t, h)), R((h,)), R((h,))
