@@ -1012,6 +1012,23 @@ static GId in_flight(Lower *L, GId d) {
                    g_min(g, L->m, SUB(L, L->pp, d))));
 }
 
+/* Micro-batches whose activations the first model chunk (the embedding's, on device 0) and the
+ * last one (the head's: the output layer and the loss, on the last device) hold at most.  The
+ * head's backward follows its forward at once in every 1F1B-family schedule (its device's
+ * warm-up runs the other chunks), so it holds one micro-batch, GPipe all of them; chunk 0
+ * holds what device 0's warm-up gives it: 1F1B and zero-bubble min(m, pp), interleaved
+ * min(m, 2 pp) (its first pp micro-batches, then pp - 1 of the warm-up's last 2 (pp - 1)
+ * forwards, then one).  Checked against the schedule simulation's events in the tests. */
+static GId first_chunk_in_flight(Lower *L) {
+  Graph *g = L->g;
+  return PICK(L, EQ(L, L->sched, RT_GPIPE), L->m,
+              g_min(g, L->m, PICK(L, EQ(L, L->sched, RT_INTERLEAVED), MUL(L, K(L, 2), L->pp), L->pp)));
+}
+
+static GId last_chunk_in_flight(Lower *L) {
+  return PICK(L, EQ(L, L->sched, RT_GPIPE), L->m, K(L, 1));
+}
+
 static void emit(Lower *L, OutputId o, GId id) { graph_output(L->g, output_names[o], id); }
 
 static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
@@ -1171,8 +1188,8 @@ static void assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
     GId fl = in_flight(L, dev);
     GId per_chunk = DIV(L, ldev[d], L->vs);
     GId a = ADD(L, MUL3(L, fl, per_chunk, act_layer), work);
-    if (d == 0) a = ADD(L, a, MUL(L, fl, E->act));
-    GId head_act = MUL(L, in_flight(L, SUB(L, L->pp, K(L, 1))), H->act);
+    if (d == 0) a = ADD(L, a, MUL(L, first_chunk_in_flight(L), E->act));
+    GId head_act = MUL(L, last_chunk_in_flight(L), H->act);
     a = ADD(L, a, d == 1 ? head_act : g_select(g, one_dev, head_act, z));
     mem[d][RM_ACTIVATIONS] = a;
     GId buf = g_select(g, g_bin(g, GN_GT, shard, K(L, 1)), MUL(L, bucket, grad_el), z);

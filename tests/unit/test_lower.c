@@ -937,6 +937,123 @@ TEST(activations_in_flight_match_simulation) {
   }
 }
 
+/* The micro-batches of one model chunk that a device holds activations for, from the
+ * simulation's events: +1 at the chunk's F, -1 at its B, the most along the device's order. */
+static int chunk_held(const RtPipeline *pl, int device, int chunk) {
+  static RtPipeEvent ev[4096];
+  int n = 0;
+  RtPipeResult r = rt_pipeline(pl, ev, 4096, &n);
+  assert_int_equal(r.flags, 0);
+  assert_true(n <= 4096);
+  int held = 0, most = 0;
+  for (int i = 0; i < n; i++)
+    if (ev[i].device == device && ev[i].chunk == chunk) {
+      held += ev[i].kind == 'F' ? 1 : ev[i].kind == 'B' ? -1 : 0;
+      most = held > most ? held : most;
+    }
+  return most;
+}
+
+/* The head (output layer and loss) sits in the last model chunk: the memory model keeps its
+ * activations for as many micro-batches as the simulation holds of that chunk on the last
+ * device (one in the 1F1B family, interleaved included: its backward follows its forward at
+ * once; all of them in GPipe).  Measured as the change of the last stage's activations when
+ * the vocabulary grows (only the head's depend on it), against the same change with pp = 1,
+ * where the head holds one micro-batch.  The model's layers are small and its vocabulary
+ * large, so that the last stage is the peak. */
+static double head_activations(const char *plan, double vocab, Report *out) {
+  char model[256];
+  snprintf(model, sizeof model, "layers = 8; hidden = 256; heads = 4; seq = 512; vocab = %.0f; attention = flash",
+           vocab);
+  Fx *x = run_scenario("", "gpt", model, "selene { nodes = 1 }", plan);
+  *out = x->r;
+  double a = x->r.memory[RM_ACTIVATIONS];
+  fx_close(x);
+  return a;
+}
+
+TEST(head_activations_in_flight_match_simulation) {
+  Report r;
+  const char *one = "pp = 1; micro_batch = 1; global_batch = 8";
+  double unit = head_activations(one, 400000, &r) - head_activations(one, 200000, &r);
+  assert_true(unit > 0);
+  static const struct { const char *plan; int sched, p, v; } cases[] = {
+      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = gpipe", RT_GPIPE, 4, 1},
+      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b", RT_1F1B, 4, 1},
+      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = zero_bubble", RT_ZERO_BUBBLE, 4, 1},
+      {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 16; schedule = interleaved", RT_INTERLEAVED, 4, 2},
+      {"pp = 2; virtual_stages = 4; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 2, 4},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    double big = head_activations(cases[i].plan, 400000, &r);
+    int p = cases[i].p, v = cases[i].v, m = r.micro_batches;
+    assert_int_equal(r.peak_stage, p - 1);
+    double held = (big - head_activations(cases[i].plan, 200000, &r)) / unit;
+    assert_int_equal(r.peak_stage, p - 1);
+    double f[64], b[64], w[64];
+    for (int c = 0; c < p * v; c++) f[c] = 1, b[c] = 2, w[c] = cases[i].sched == RT_ZERO_BUBBLE ? 1 : 0;
+    RtPipeline pl = {(RtSchedule)cases[i].sched, p, v, m, f, b, w, NULL, 0};
+    int want = chunk_held(&pl, p - 1, p * v - 1);
+    if (fabs(held - want) > 1e-9 * want)
+      fail_msg("`%s`: memory keeps the head's activations for %g micro-batches, the simulation %d", cases[i].plan,
+               held, want);
+  }
+}
+
+/* Likewise the embedding, in the first model chunk on device 0: min(m, pp) micro-batches in
+ * 1F1B and zero-bubble, min(m, 2 pp) interleaved, all in GPipe.  Measured as the change of the
+ * first stage's activations when a norm in the embedding block doubles its width (its
+ * activations are the only difference; wide, so that the first stage is the peak), against
+ * the same change with pp = 1. */
+#define EMB_BLOCKS                                                                                 \
+  "block emb1 { let t = plan.micro_batch * model.seq\n"                                            \
+  "  op words = embedding(t, 1024, model.hidden, split = vocab)\n"                                 \
+  "  op extra = norm(layernorm, t, 32 * model.hidden) }\n"                                         \
+  "block emb2 { let t = plan.micro_batch * model.seq\n"                                            \
+  "  op words = embedding(t, 1024, model.hidden, split = vocab)\n"                                 \
+  "  op extra = norm(layernorm, t, 64 * model.hidden) }\n"
+
+static double embedding_activations(const char *plan, const char *block, Report *out) {
+  char model[256];
+  snprintf(model, sizeof model,
+           "layers = 8; hidden = 256; heads = 4; seq = 512; vocab = 1024; attention = flash; embedding = %s", block);
+  Fx *x = run_scenario(EMB_BLOCKS, "gpt", model, "selene { nodes = 1 }", plan);
+  *out = x->r;
+  double a = x->r.memory[RM_ACTIVATIONS];
+  fx_close(x);
+  return a;
+}
+
+TEST(embedding_activations_in_flight_match_simulation) {
+  Report r;
+  const char *one = "pp = 1; micro_batch = 1; global_batch = 8";
+  double unit = embedding_activations(one, "emb2", &r) - embedding_activations(one, "emb1", &r);
+  assert_true(unit > 0);
+  static const struct { const char *plan; int sched, p, v; } cases[] = {
+      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = gpipe", RT_GPIPE, 4, 1},
+      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b", RT_1F1B, 4, 1},
+      {"pp = 4; micro_batch = 1; global_batch = 2; schedule = 1f1b", RT_1F1B, 4, 1},
+      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = zero_bubble", RT_ZERO_BUBBLE, 4, 1},
+      {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 16; schedule = interleaved", RT_INTERLEAVED, 4, 2},
+      {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 4, 2},
+      {"pp = 2; virtual_stages = 4; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 2, 4},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    double more = embedding_activations(cases[i].plan, "emb2", &r);
+    int p = cases[i].p, v = cases[i].v, m = r.micro_batches;
+    assert_int_equal(r.peak_stage, 0);
+    double held = (more - embedding_activations(cases[i].plan, "emb1", &r)) / unit;
+    assert_int_equal(r.peak_stage, 0);
+    double f[64], b[64], w[64];
+    for (int c = 0; c < p * v; c++) f[c] = 1, b[c] = 2, w[c] = cases[i].sched == RT_ZERO_BUBBLE ? 1 : 0;
+    RtPipeline pl = {(RtSchedule)cases[i].sched, p, v, m, f, b, w, NULL, 0};
+    int want = chunk_held(&pl, 0, 0);
+    if (fabs(held - want) > 1e-9 * want)
+      fail_msg("`%s`: memory keeps the embedding's activations for %g micro-batches, the simulation %d",
+               cases[i].plan, held, want);
+  }
+}
+
 /* ========================================================================================= */
 /* 6. The breakdown adds up                                                                  */
 /* ========================================================================================= */
@@ -1161,6 +1278,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(activations_fp8),
       cmocka_unit_test(fp8_layers_only),
       cmocka_unit_test(activations_in_flight_match_simulation),
+      cmocka_unit_test(head_activations_in_flight_match_simulation),
+      cmocka_unit_test(embedding_activations_in_flight_match_simulation),
       cmocka_unit_test(operators_gpt_layer),
       cmocka_unit_test(operators_megatron_gpt_layer),
       cmocka_unit_test(operators_llama_layer),
