@@ -904,35 +904,43 @@ static double bare_activations(const char *plan, Report *out) {
   return a;
 }
 
+/* Plans for the in-flight checks: every schedule, micro-batches below and above pp. */
+static const struct InflightCase { const char *plan; int sched, p, v; } inflight_cases[] = {
+    {"pp = 4; micro_batch = 1; global_batch = 16; schedule = gpipe", RT_GPIPE, 4, 1},
+    {"pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b", RT_1F1B, 4, 1},
+    {"pp = 4; micro_batch = 1; global_batch = 4; schedule = 1f1b", RT_1F1B, 4, 1},
+    {"pp = 4; micro_batch = 1; global_batch = 2; schedule = 1f1b", RT_1F1B, 4, 1},
+    {"pp = 8; micro_batch = 1; global_batch = 2; schedule = 1f1b", RT_1F1B, 8, 1},
+    {"pp = 4; micro_batch = 1; global_batch = 16; schedule = zero_bubble", RT_ZERO_BUBBLE, 4, 1},
+    {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 16; schedule = interleaved", RT_INTERLEAVED, 4, 2},
+    {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 4, 2},
+    {"pp = 2; virtual_stages = 4; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 2, 4},
+};
+
+/* The case's pipeline with equal chunks (f 1, b 2, w 1 in zero-bubble) and m micro-batches. */
+static RtPipeline equal_pipeline(const struct InflightCase *c, int m) {
+  static double f[64], b[64], w[64];
+  for (int i = 0; i < c->p * c->v; i++) f[i] = 1, b[i] = 2, w[i] = c->sched == RT_ZERO_BUBBLE ? 1 : 0;
+  return (RtPipeline){(RtSchedule)c->sched, c->p, c->v, m, f, b, w, NULL, 0};
+}
+
 TEST(activations_in_flight_match_simulation) {
   Report r;
   double one = bare_activations("pp = 1; micro_batch = 1; global_batch = 8", &r) / 8;   /* bytes per layer */
   assert_true(one > 0);
-  static const struct { const char *plan; int sched, p, v; } cases[] = {
-      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = gpipe", RT_GPIPE, 4, 1},
-      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b", RT_1F1B, 4, 1},
-      {"pp = 4; micro_batch = 1; global_batch = 4; schedule = 1f1b", RT_1F1B, 4, 1},
-      {"pp = 8; micro_batch = 1; global_batch = 2; schedule = 1f1b", RT_1F1B, 8, 1},
-      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = zero_bubble", RT_ZERO_BUBBLE, 4, 1},
-      {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 16; schedule = interleaved", RT_INTERLEAVED, 4, 2},
-      {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 4, 2},
-      {"pp = 2; virtual_stages = 4; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 2, 4},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    double a = bare_activations(cases[i].plan, &r);
-    int p = cases[i].p, v = cases[i].v, m = r.micro_batches, n = p * v;
-    assert_int_equal(r.pp, p);
-    double f[64], b[64], w[64];
-    for (int c = 0; c < n; c++) f[c] = 1, b[c] = 2, w[c] = cases[i].sched == RT_ZERO_BUBBLE ? 1 : 0;
-    RtPipeline pl = {(RtSchedule)cases[i].sched, p, v, m, f, b, w, NULL, 0};
+  for (size_t i = 0; i < sizeof inflight_cases / sizeof inflight_cases[0]; i++) {
+    const struct InflightCase *c = &inflight_cases[i];
+    double a = bare_activations(c->plan, &r);
+    assert_int_equal(r.pp, c->p);
+    RtPipeline pl = equal_pipeline(c, r.micro_batches);
     RtPipeResult res = rt_pipeline(&pl, NULL, 0, NULL);
     assert_int_equal(res.flags, 0);
     assert_int_equal(res.in_flight_device, 0);
-    double per_chunk = 8.0 / (p * v);   /* layers */
+    double per_chunk = 8.0 / (c->p * c->v);   /* layers */
     double held = a / (per_chunk * one);
     if (fabs(held - res.in_flight) > 1e-9 * res.in_flight)
-      fail_msg("`%s`: memory keeps %g chunks in flight on stage 0, the simulation %d (m = %d)", cases[i].plan, held,
-               res.in_flight, m);
+      fail_msg("`%s`: memory keeps %g chunks in flight on stage 0, the simulation %d (m = %d)", c->plan, held,
+               res.in_flight, r.micro_batches);
     assert_int_equal(r.peak_stage, 0);
   }
 }
@@ -954,57 +962,16 @@ static int chunk_held(const RtPipeline *pl, int device, int chunk) {
   return most;
 }
 
-/* The head (output layer and loss) sits in the last model chunk: the memory model keeps its
- * activations for as many micro-batches as the simulation holds of that chunk on the last
- * device (one in the 1F1B family, interleaved included: its backward follows its forward at
- * once; all of them in GPipe).  Measured as the change of the last stage's activations when
- * the vocabulary grows (only the head's depend on it), against the same change with pp = 1,
- * where the head holds one micro-batch.  The model's layers are small and its vocabulary
- * large, so that the last stage is the peak. */
-static double head_activations(const char *plan, double vocab, Report *out) {
-  char model[256];
-  snprintf(model, sizeof model, "layers = 8; hidden = 256; heads = 4; seq = 512; vocab = %.0f; attention = flash",
-           vocab);
-  Fx *x = run_scenario("", "gpt", model, "selene { nodes = 1 }", plan);
-  *out = x->r;
-  double a = x->r.memory[RM_ACTIVATIONS];
-  fx_close(x);
-  return a;
-}
-
-TEST(head_activations_in_flight_match_simulation) {
-  Report r;
-  const char *one = "pp = 1; micro_batch = 1; global_batch = 8";
-  double unit = head_activations(one, 400000, &r) - head_activations(one, 200000, &r);
-  assert_true(unit > 0);
-  static const struct { const char *plan; int sched, p, v; } cases[] = {
-      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = gpipe", RT_GPIPE, 4, 1},
-      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b", RT_1F1B, 4, 1},
-      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = zero_bubble", RT_ZERO_BUBBLE, 4, 1},
-      {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 16; schedule = interleaved", RT_INTERLEAVED, 4, 2},
-      {"pp = 2; virtual_stages = 4; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 2, 4},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    double big = head_activations(cases[i].plan, 400000, &r);
-    int p = cases[i].p, v = cases[i].v, m = r.micro_batches;
-    assert_int_equal(r.peak_stage, p - 1);
-    double held = (big - head_activations(cases[i].plan, 200000, &r)) / unit;
-    assert_int_equal(r.peak_stage, p - 1);
-    double f[64], b[64], w[64];
-    for (int c = 0; c < p * v; c++) f[c] = 1, b[c] = 2, w[c] = cases[i].sched == RT_ZERO_BUBBLE ? 1 : 0;
-    RtPipeline pl = {(RtSchedule)cases[i].sched, p, v, m, f, b, w, NULL, 0};
-    int want = chunk_held(&pl, p - 1, p * v - 1);
-    if (fabs(held - want) > 1e-9 * want)
-      fail_msg("`%s`: memory keeps the head's activations for %g micro-batches, the simulation %d", cases[i].plan,
-               held, want);
-  }
-}
-
-/* Likewise the embedding, in the first model chunk on device 0: min(m, pp) micro-batches in
- * 1F1B and zero-bubble, min(m, 2 pp) interleaved, all in GPipe.  Measured as the change of the
- * first stage's activations when a norm in the embedding block doubles its width (its
- * activations are the only difference; wide, so that the first stage is the peak), against
- * the same change with pp = 1. */
+/* The embedding sits in the first model chunk (device 0), the head (output layer and loss) in
+ * the last (device pp - 1).  The memory model keeps their activations for as many
+ * micro-batches as the simulation holds of their chunk on their device: the embedding
+ * min(m, pp) in 1F1B and zero-bubble, min(m, 2 pp) interleaved; the head one in the whole 1F1B
+ * family, interleaved included (its backward follows its forward at once); both all of them
+ * in GPipe.  Each is measured through the lowering as the change of its stage's activations
+ * when only its own grow, against the same change with pp = 1 (one micro-batch held):
+ *   head:      the vocabulary doubles (small layers, so that the last stage is the peak);
+ *   embedding: a norm in the embedding block doubles its width (wide, so that the first stage
+ *              is the peak; the vocabulary is small). */
 #define EMB_BLOCKS                                                                                 \
   "block emb1 { let t = plan.micro_batch * model.seq\n"                                            \
   "  op words = embedding(t, 1024, model.hidden, split = vocab)\n"                                 \
@@ -1013,46 +980,45 @@ TEST(head_activations_in_flight_match_simulation) {
   "  op words = embedding(t, 1024, model.hidden, split = vocab)\n"                                 \
   "  op extra = norm(layernorm, t, 64 * model.hidden) }\n"
 
-static double embedding_activations(const char *plan, const char *block, Report *out) {
+/* The peak stage's activations; more: the variant whose head (head) or embedding grows. */
+static double end_activations(bool head, bool more, const char *plan, Report *out) {
   char model[256];
-  snprintf(model, sizeof model,
-           "layers = 8; hidden = 256; heads = 4; seq = 512; vocab = 1024; attention = flash; embedding = %s", block);
-  Fx *x = run_scenario(EMB_BLOCKS, "gpt", model, "selene { nodes = 1 }", plan);
+  if (head)
+    snprintf(model, sizeof model, "layers = 8; hidden = 256; heads = 4; seq = 512; vocab = %d; attention = flash",
+             more ? 400000 : 200000);
+  else
+    snprintf(model, sizeof model,
+             "layers = 8; hidden = 256; heads = 4; seq = 512; vocab = 1024; attention = flash; embedding = %s",
+             more ? "emb2" : "emb1");
+  Fx *x = run_scenario(head ? "" : EMB_BLOCKS, "gpt", model, "selene { nodes = 1 }", plan);
   *out = x->r;
   double a = x->r.memory[RM_ACTIVATIONS];
   fx_close(x);
   return a;
 }
 
-TEST(embedding_activations_in_flight_match_simulation) {
+static void expect_end_chunk_in_flight(bool head) {
   Report r;
   const char *one = "pp = 1; micro_batch = 1; global_batch = 8";
-  double unit = embedding_activations(one, "emb2", &r) - embedding_activations(one, "emb1", &r);
+  double unit = end_activations(head, true, one, &r) - end_activations(head, false, one, &r);
   assert_true(unit > 0);
-  static const struct { const char *plan; int sched, p, v; } cases[] = {
-      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = gpipe", RT_GPIPE, 4, 1},
-      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b", RT_1F1B, 4, 1},
-      {"pp = 4; micro_batch = 1; global_batch = 2; schedule = 1f1b", RT_1F1B, 4, 1},
-      {"pp = 4; micro_batch = 1; global_batch = 16; schedule = zero_bubble", RT_ZERO_BUBBLE, 4, 1},
-      {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 16; schedule = interleaved", RT_INTERLEAVED, 4, 2},
-      {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 4, 2},
-      {"pp = 2; virtual_stages = 4; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 2, 4},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    double more = embedding_activations(cases[i].plan, "emb2", &r);
-    int p = cases[i].p, v = cases[i].v, m = r.micro_batches;
-    assert_int_equal(r.peak_stage, 0);
-    double held = (more - embedding_activations(cases[i].plan, "emb1", &r)) / unit;
-    assert_int_equal(r.peak_stage, 0);
-    double f[64], b[64], w[64];
-    for (int c = 0; c < p * v; c++) f[c] = 1, b[c] = 2, w[c] = cases[i].sched == RT_ZERO_BUBBLE ? 1 : 0;
-    RtPipeline pl = {(RtSchedule)cases[i].sched, p, v, m, f, b, w, NULL, 0};
-    int want = chunk_held(&pl, 0, 0);
+  for (size_t i = 0; i < sizeof inflight_cases / sizeof inflight_cases[0]; i++) {
+    const struct InflightCase *c = &inflight_cases[i];
+    int stage = head ? c->p - 1 : 0;
+    double grown = end_activations(head, true, c->plan, &r);
+    assert_int_equal(r.peak_stage, stage);
+    double held = (grown - end_activations(head, false, c->plan, &r)) / unit;
+    assert_int_equal(r.peak_stage, stage);
+    RtPipeline pl = equal_pipeline(c, r.micro_batches);
+    int want = chunk_held(&pl, stage, head ? c->p * c->v - 1 : 0);
     if (fabs(held - want) > 1e-9 * want)
-      fail_msg("`%s`: memory keeps the embedding's activations for %g micro-batches, the simulation %d",
-               cases[i].plan, held, want);
+      fail_msg("`%s`: memory keeps the %s's activations for %g micro-batches, the simulation %d", c->plan,
+               head ? "head" : "embedding", held, want);
   }
 }
+
+TEST(head_activations_in_flight_match_simulation) { expect_end_chunk_in_flight(true); }
+TEST(embedding_activations_in_flight_match_simulation) { expect_end_chunk_in_flight(false); }
 
 /* ========================================================================================= */
 /* 6. The breakdown adds up                                                                  */
