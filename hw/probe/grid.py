@@ -52,8 +52,19 @@ FORWARD_ONLY = frozenset({"adam"})
 # attention dominate an iteration, so they get more of a short budget.
 OP_WEIGHTS = {"linear": 3, "bmm": 2, "flash_attention": 2}
 
-DTYPES = ("fp16", "bf16", "fp32", "tf32")
-DTYPE_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "tf32": 4}
+DTYPES = ("fp16", "bf16", "fp32", "tf32", "fp8")
+DTYPE_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "tf32": 4, "fp8": 1}
+# The operators a dtype has: fp8 is Transformer Engine's recipe, the linears' GEMMs only (the
+# rest of an fp8 run is bf16, as llmp lowers it); every other dtype has every operator.
+DTYPE_OPS = {"fp8": ("linear",)}
+
+
+def dtype_shape_ok(op, shape, dtype):
+    """Whether the dtype can run op at shape: fp8 GEMMs (torch._scaled_mm) need every matrix
+    dimension a multiple of 16."""
+    if dtype == "fp8":
+        return all(d % 16 == 0 for d in shape[:3])
+    return True
 
 # --- the models of stdlib/models/*.llmp ------------------------------------------------
 
@@ -224,7 +235,7 @@ PEAK_FLOPS = 400e12          # dense fp16/bf16 GEMM FLOP/s actually reached
 BANDWIDTH = 1.5e12           # bytes/s of HBM actually reached
 LAUNCH = 8e-6                # seconds per kernel launched
 POINT_OVERHEAD = 0.02        # seconds per point: allocation, initialisation, synchronisation
-DTYPE_RATE = {"fp16": 1.0, "bf16": 1.0, "tf32": 0.5, "fp32": 1.0 / 16}
+DTYPE_RATE = {"fp16": 1.0, "bf16": 1.0, "tf32": 0.5, "fp32": 1.0 / 16, "fp8": 2.0}
 
 
 def op_cost(op, shape, dtype="fp16"):
@@ -504,14 +515,19 @@ def coll_priority(kind, nbytes, nodes, gpn):
 
 def op_order(ops=DEFAULT_OPS, dtypes=("bf16", "fp16"), warmup=5, repeats=20, sms=DEFAULT_SMS):
     """Every operator point of the grid, in sampling order (order.plan): streams per
-    (operator, dtype), the operators in the order asked for, each dtype in turn."""
+    (operator, dtype), the operators in the order asked for, each dtype in turn (fp8 only for
+    the operators DTYPE_OPS gives it)."""
     points, streams = [], []
     grid = op_grid(ops)
     for op in ops:
         shapes = sorted(grid[op].items())
         for dt in dtypes:
+            if op not in DTYPE_OPS.get(dt, (op,)):
+                continue
             streams.append((op, dt))
             for shape, is_model in shapes:
+                if not dtype_shape_ok(op, shape, dt):
+                    continue
                 f, b = op_cost(op, shape, dt)
                 points.append(order.Point(
                     (op, dt), shape, op_coords(op, shape), f + b,

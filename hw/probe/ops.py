@@ -21,7 +21,9 @@ import time
 
 import grid
 
-TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "tf32": "float32"}
+# The torch dtype each dtype computes in; fp8 GEMMs take fp8 inputs and write bf16 (_fp8_linear).
+TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "tf32": "float32",
+                "fp8": "bfloat16"}
 
 
 class Unsupported(Exception):
@@ -174,10 +176,61 @@ def sdpa_choice(torch, q, k, v, causal, gqa):
         return "backend %s" % index
 
 
-def build(torch, op, shape, dtype, device, attention="auto"):
+def _fp8_linear(torch, shape, device):
+    """A linear's GEMMs as Transformer Engine runs them in fp8 (its default recipe: e4m3
+    activations and weights, e5m2 gradients, per-tensor scales, bf16 output): forward X W^T
+    (+ bias in the epilogue); backward dX = dY W (e5m2 x e4m3) and dW = dY^T X (e5m2 x e4m3),
+    from the transposed fp8 copies TE keeps, and the bias gradient.  torch._scaled_mm wants
+    its first operand row-major and its second column-major, every dimension a multiple of 16.
+    The casts to fp8 are not timed (llmp's fp8 linear is its GEMMs; the casts are memory-bound
+    passes TE fuses into the neighbouring kernels)."""
+    m, k, n, bias = shape
+    mm = getattr(torch, "_scaled_mm", None)
+    e4m3, e5m2 = getattr(torch, "float8_e4m3fn", None), getattr(torch, "float8_e5m2", None)
+    if mm is None or e4m3 is None or e5m2 is None:
+        raise Unsupported("fp8 needs torch._scaled_mm and the float8 dtypes (torch >= 2.1); "
+                          "torch %s" % torch.__version__)
+    if device.type != "cuda":
+        raise Unsupported("fp8 GEMMs need a GPU with fp8 tensor cores (sm_89 or later)")
+    if m % 16 or k % 16 or n % 16:
+        raise Unsupported("fp8 GEMMs need every dimension a multiple of 16: %d x %d x %d" % (m, k, n))
+    bf16 = torch.bfloat16
+
+    def fp8(rows, cols, dt, scale=1.0):
+        return (torch.randn((rows, cols), dtype=bf16, device=device) * scale).to(dt)
+
+    x, w, dy = fp8(m, k, e4m3), fp8(n, k, e4m3, 1 / math.sqrt(k)), fp8(m, n, e5m2)
+    xt, wt, dyt = x.t().contiguous(), w.t().contiguous(), dy.t().contiguous()
+    one = torch.ones((), dtype=torch.float32, device=device)
+    b = torch.randn((n,), dtype=bf16, device=device) if bias else None
+    db_src = torch.randn((m, n), dtype=bf16, device=device) if bias else None
+
+    def gemm(a, b_colmajor, **kw):
+        r = mm(a, b_colmajor, scale_a=one, scale_b=one, out_dtype=bf16, **kw)
+        return r[0] if isinstance(r, tuple) else r   # torch 2.1-2.3 also return amax
+
+    def fwd():
+        return gemm(x, w.t(), bias=b) if bias else gemm(x, w.t())
+
+    def bwd():
+        gemm(dy, wt.t())     # dX (m x k) = dY (m x n) W (n x k)
+        gemm(dyt, xt.t())    # dW (n x k) = dY^T (n x m) X (m x k)
+        if bias:
+            db_src.sum(0)
+
+    return Case(fwd, bwd, "torch._scaled_mm (fp8: e4m3 x e4m3 forward%s, e5m2 x e4m3 dgrad "
+                          "and wgrad, per-tensor scales, bf16 out; the casts not timed)"
+                % (" with bias" if bias else ""))
+
+
+def build(torch, op, shape, dtype, device, attention="auto", fp8=False):
     """The Case of op at shape (grid.KERNEL_COLUMNS order), dtype a torch dtype; attention:
     the scaled_dot_product_attention backend of the attention ops (ATTENTION_BACKENDS, or
-    "auto": PyTorch's choice)."""
+    "auto": PyTorch's choice); fp8: the fp8 recipe (the linear only: grid.DTYPE_OPS)."""
+    if fp8:
+        if op != "linear":
+            raise Unsupported("fp8 is the linear's GEMMs only")
+        return _fp8_linear(torch, shape, device)
     F = torch.nn.functional
     R = lambda s, scale=1.0, grad=True: _randn(torch, s, dtype, device, scale, grad)  # noqa: E731
 
@@ -417,7 +470,7 @@ class OpMeasurer:
         warmup, repeats = grid.op_reps(f_est + b_est, self.warmup, self.repeats)
         case = None
         try:
-            case = build(torch, op, point.shape, dtype, self.device, self.attention)
+            case = build(torch, op, point.shape, dtype, self.device, self.attention, dt == "fp8")
             f = self.timer.median_us(case.fwd, warmup, repeats)
             b = self.timer.median_us(case.bwd, warmup, repeats) if case.bwd else None
             return f, b, case.impl

@@ -63,7 +63,9 @@ def parser():
                        epilog=OPS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     o.add_argument("--out", required=True, metavar="DIR", help="output folder")
     o.add_argument("--dtype", default="bf16,fp16", metavar="LIST",
-                   help="dtypes, comma-separated, of fp16, bf16, fp32, tf32 (default bf16,fp16)")
+                   help="dtypes, comma-separated, of fp16, bf16, fp32, tf32, fp8 (default "
+                        "bf16,fp16; fp8: the linear's GEMMs as Transformer Engine runs them, "
+                        "torch._scaled_mm on a GPU with fp8 tensor cores)")
     o.add_argument("--ops", default=",".join(grid.DEFAULT_OPS), metavar="LIST",
                    help="operators, comma-separated (default: all but flash_attention_full): "
                         + ", ".join(grid.ALL_OPS))
@@ -135,6 +137,9 @@ def check_args(args):
         if args.command == "ops":
             args.dtypes = _list(args.dtype, grid.DTYPES, "dtype")
             args.op_list = _list(args.ops, grid.ALL_OPS, "operator")
+            if not any(op in grid.DTYPE_OPS.get(dt, (op,)) for op in args.op_list for dt in args.dtypes):
+                raise ValueError("no operator of --ops runs in any dtype of --dtype (fp8: %s only)"
+                                 % ", ".join(grid.DTYPE_OPS["fp8"]))
             if args.sms is not None and args.sms < 1:
                 raise ValueError("--sms must be 1 or more")
         else:
@@ -182,6 +187,8 @@ def print_plan(args, plan, out=None, resumed=None):
     streams = list(dict.fromkeys(p.stream for p in plan))
     if args.command == "ops":
         what = "%d operators x %d dtypes" % (len(args.op_list), len(args.dtypes))
+        if len(streams) != len(args.op_list) * len(args.dtypes):   # fp8: the linear only
+            what += ", %d streams" % len(streams)
         gen = "a generic GPU: %g TFLOP/s, %g TB/s" % (grid.PEAK_FLOPS / 1e12, grid.BANDWIDTH / 1e12)
     else:
         what = "%d collectives x layouts, %d streams" % (len(args.kind_list), len(streams))

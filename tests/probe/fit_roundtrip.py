@@ -2,8 +2,8 @@
 
   python3 fit_roundtrip.py LLMP WORKDIR
 
-Writes, with hw/probe/csvout.py, operator samples (fp16 and bf16, every operator, the first
-points of the probe's order) and collective samples (every kind on Perlmutter's layouts),
+Writes, with hw/probe/csvout.py, operator samples (fp16 and bf16, every operator, and fp8, the
+linear only: the first points of the probe's order) and collective samples (every kind on Perlmutter's layouts),
 with synthetic timings: the probe's generic cost estimate times a smooth factor.  Then runs
 `LLMP fit --gpu a100_sxm4_80gb WORKDIR -o WORKDIR/gpu` and `LLMP fit --cluster perlmutter
 WORKDIR -o WORKDIR/cluster`, and checks that both succeed, report every sample file and
@@ -43,7 +43,7 @@ def write_samples(out):
             "date": "2025-01-01T00:00:00+00:00", "command": "fit_roundtrip.py",
             "budget": "none (the full grid)"}
     samples = csvout.SampleSet(out, info, comments=COMMENTS, durable=False, autosave=False)
-    for p in grid.op_order(grid.ALL_OPS, ("fp16", "bf16")):
+    for p in grid.op_order(grid.ALL_OPS, ("fp16", "bf16", "fp8")):
         op, dt = p.stream
         f = samples.files.get(("op", op, dt))
         if f is not None and len(f.rows) >= ROWS_PER_FILE:
@@ -83,10 +83,14 @@ def main():
     else:
         got = set(os.listdir(os.path.join(work, "gpu")))
         for op in grid.ALL_OPS:
-            for dt in ("fp16", "bf16"):
+            for dt in ("fp16", "bf16", "fp8"):
+                if op not in grid.DTYPE_OPS.get(dt, (op,)):
+                    continue
                 name = TABLES.get(op, op + "_%s") % dt + ".tbl"
                 if name not in got:
                     failures.append("no table %s" % name)
+        if os.path.isfile(os.path.join(work, "gpu", "gelu_fp8.tbl")):
+            failures.append("a gelu fp8 table, from no fp8 gelu samples")
         for op in grid.ALL_OPS:   # a line of the cross-validation report per sample file
             if not re.search(r"^%s[ _,]" % op, r.stdout, re.M):
                 failures.append("no cross-validated error for %s" % op)

@@ -40,7 +40,9 @@ class Arguments(unittest.TestCase):
         self.bad(says="required")
         self.bad("gpu", says="invalid choice")
         self.bad("ops", says="--out")
-        self.bad("ops", "--out", "d", "--dtype", "fp8", says="unknown dtype `fp8`")
+        self.bad("ops", "--out", "d", "--dtype", "fp4", says="unknown dtype `fp4`")
+        self.bad("ops", "--out", "d", "--dtype", "fp8", "--ops", "gelu,add",
+                 says="no operator of --ops runs in any dtype of --dtype")
         self.bad("ops", "--out", "d", "--ops", "linear,conv", says="unknown operator `conv`")
         self.bad("ops", "--out", "d", "--minutes", "-1", says="--minutes")
         self.bad("ops", "--out", "d", "--minutes", "x", says="invalid float value")
