@@ -351,9 +351,10 @@ void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost) {
     const RtPoint *p = rt_table_point(t, lx);
     if (p) s0 += p->c[0], s1 += p->c[1];
   }
-  double f = rt_exp(s0);   /* without a bwd grid, the fwd grid's correction serves both */
+  double f, fb;   /* without a bwd grid, the fwd grid's correction serves both */
+  rt_exp2(s0, t->logc[1] ? s1 : s0, &f, &fb);
   cost->fwd *= f;
-  if (cost->bwd > 0) cost->bwd *= t->logc[1] ? rt_exp(s1) : f;
+  if (cost->bwd > 0) cost->bwd *= fb;
   cost->flags |= RT_CALIBRATED;
 }
 

@@ -689,6 +689,29 @@ TEST(fast_lookup_matches_reference) {
   }
 }
 
+/* rt_exp2 is rt_exp on two lanes, bit for bit: over the whole fast range (the two lanes
+ * different numbers, so a lane mix-up shows), at its edges, and outside it in either lane. */
+static int same_bits(double a, double b) { return !memcmp(&a, &b, sizeof a); }
+
+TEST(exp2_is_exp_bit_for_bit) {
+  for (int i = 0; i <= 2000000; i++) {
+    double a = -699.9 + 1399.8 * i / 2000000, b = 0.37 - 3.1 * i / 2000000, ya, yb;
+    rt_exp2(a, b, &ya, &yb);
+    if (!same_bits(ya, rt_exp(a)) || !same_bits(yb, rt_exp(b)))
+      fail_msg("rt_exp2(%.17g, %.17g) = %.17g, %.17g; rt_exp: %.17g, %.17g", a, b, ya, yb, rt_exp(a), rt_exp(b));
+  }
+  static const double edge[] = {0, -0.0, 1e-300, -1e-300, 699.999, -699.999, 700, -700, 800, -800, INFINITY, -INFINITY};
+  for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+    for (size_t j = 0; j < sizeof edge / sizeof edge[0]; j++) {
+      double ya, yb;
+      rt_exp2(edge[i], edge[j], &ya, &yb);
+      assert_true(same_bits(ya, rt_exp(edge[i])) && same_bits(yb, rt_exp(edge[j])));
+    }
+  double ya, yb;
+  rt_exp2(NAN, 1, &ya, &yb);
+  assert_true(isnan(ya) && same_bits(yb, rt_exp(1)));
+}
+
 /* rt_log and rt_exp (fastmath.h), which the lookups use, against libm: within 3 ulps (log:
  * or 2.3e-16 absolute, near 1 where the result is tiny) over a log-uniform sweep, libm's
  * answers outside the fast ranges, and exact where the lookups rely on it. */
@@ -763,6 +786,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(exact_at_grid_points),
     cmocka_unit_test(fastmath_near_libm),
+    cmocka_unit_test(exp2_is_exp_bit_for_bit),
     cmocka_unit_test(strtod_same_bits),
     cmocka_unit_test(between_grid_points),
     cmocka_unit_test(clamping),
