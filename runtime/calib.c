@@ -388,7 +388,9 @@ void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *
       op == RT_OP_BMM ? rt_bmm_table(g->calib, dt, x[2], x[3]) : g->calib->op[op][dt];
   if (!t) return;
   double lx[RT_MAX_AXES];
-  for (int a = 0; a < t->naxes; a++) lx[a] = rt_log(x[a]);
+  int a = 0;
+  for (; a + 1 < t->naxes; a += 2) rt_log2(x[a], x[a + 1], &lx[a], &lx[a + 1]);
+  if (a < t->naxes) lx[a] = rt_log(x[a]);
   rt_calibrate_log(t, lx, cost);
 }
 

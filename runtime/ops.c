@@ -292,10 +292,12 @@ RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads
   const RtTable *ts = rt_bmm_table(g->calib, dt, d, l), *tv = rt_bmm_table(g->calib, dt, l, d);
   const RtTable *tp = g->calib ? g->calib->op[sm][dt] : NULL;
   if (ts || tv || tp) {
-    double lbh = rt_log(bh), ll = rt_log(l), ld = rt_log(d);
+    double lbh, ll, ld, lrows;
+    rt_log2(bh, l, &lbh, &ll);
+    rt_log2(d, pa[0], &ld, &lrows);
     if (ts) rt_calibrate_log(ts, (const double[]){lbh, ll, ld, ll}, &s);
     if (tv) rt_calibrate_log(tv, (const double[]){lbh, ll, ll, ld}, &v);
-    if (tp) rt_calibrate_log(tp, (const double[]){rt_log(pa[0]), ll}, &p);
+    if (tp) rt_calibrate_log(tp, (const double[]){lrows, ll}, &p);
   }
   unsigned f = s.flags | p.flags | v.flags;
   return (RtCost){s.fwd + p.fwd + v.fwd, s.bwd + p.bwd + v.bwd, f};

@@ -2,6 +2,7 @@
  * a temporary folder, clamping, the loader's FILE:LINE: errors for every malformed case, and
  * the fast lookup against the plain arithmetic, bit for bit. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -712,6 +713,32 @@ TEST(exp2_is_exp_bit_for_bit) {
   assert_true(isnan(ya) && same_bits(yb, rt_exp(1)));
 }
 
+/* rt_log2 likewise: two lanes of rt_log, bit for bit, from subnormal-adjacent to huge, across
+ * the cell boundaries around 1, and outside the range in either lane. */
+TEST(log2_is_log_bit_for_bit) {
+  for (int i = 0; i <= 2000000; i++) {
+    double a = exp(-700 + 1400.0 * i / 2000000), b = exp(3.0 - 6.0 * i / 2000000), ya, yb;
+    rt_log2(a, b, &ya, &yb);
+    if (!same_bits(ya, rt_log(a)) || !same_bits(yb, rt_log(b)))
+      fail_msg("rt_log2(%.17g, %.17g) = %.17g, %.17g; rt_log: %.17g, %.17g", a, b, ya, yb, rt_log(a), rt_log(b));
+  }
+  for (int k = -1022; k <= 1023; k++) {   /* powers of two and their neighbours */
+    double p = ldexp(1, k), q = nextafter(p, 0), ya, yb;
+    rt_log2(p, q, &ya, &yb);
+    assert_true(same_bits(ya, rt_log(p)) && same_bits(yb, rt_log(q)));
+  }
+  static const double edge[] = {1, 0.6875, 1.375, 0x1p-1022, 0x1p-1070, 0, -1, DBL_MAX, INFINITY};
+  for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+    for (size_t j = 0; j < sizeof edge / sizeof edge[0]; j++) {
+      double ya, yb;
+      rt_log2(edge[i], edge[j], &ya, &yb);
+      assert_true(same_bits(ya, rt_log(edge[i])) && same_bits(yb, rt_log(edge[j])));
+    }
+  double ya, yb;
+  rt_log2(NAN, 2, &ya, &yb);
+  assert_true(isnan(ya) && same_bits(yb, rt_log(2)));
+}
+
 /* rt_log and rt_exp (fastmath.h), which the lookups use, against libm: within 3 ulps (log:
  * or 2.3e-16 absolute, near 1 where the result is tiny) over a log-uniform sweep, libm's
  * answers outside the fast ranges, and exact where the lookups rely on it. */
@@ -787,6 +814,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(exact_at_grid_points),
     cmocka_unit_test(fastmath_near_libm),
     cmocka_unit_test(exp2_is_exp_bit_for_bit),
+    cmocka_unit_test(log2_is_log_bit_for_bit),
     cmocka_unit_test(strtod_same_bits),
     cmocka_unit_test(between_grid_points),
     cmocka_unit_test(clamping),
