@@ -94,19 +94,19 @@ static inline double waves_of(const RtGemm *q, double count) {
 }
 
 /* Two tiles at a time, in the vector extension GCC and Clang share (SSE2 on x86-64, NEON on
- * arm64; elsewhere the compiler splits it): waves_of() for counts below 2^51, where adding and
- * subtracting 2^52 rounds to the nearest integer, exactly (round-to-nearest, as C starts in). */
+ * arm64; elsewhere the compiler splits it): waves_of() for counts below 2^51, from the
+ * correctly rounded quotient.  For whole count < 2^51 and sms >= 1, q = count / sms is below
+ * 2^51 / sms, so rounding moves it by at most q 2^-53 < 1 / (4 sms): a whole q comes out
+ * exact, and any other stays strictly between the two integers around it (at least 1 / sms
+ * from each), so its ceiling is q's.  The ceiling: adding and subtracting 2^52 rounds to the
+ * nearest integer, exactly (round-to-nearest, as C starts in), then one up if that was below. */
 typedef double V2 __attribute__((vector_size(16)));
 typedef long long V2i __attribute__((vector_size(16)));
 
 static inline V2 waves_v2(const RtGemm *q, V2 count) {
   const V2 big = {0x1p52, 0x1p52}, one = {1, 1}, sms = {q->sms, q->sms};
-  const V2 inv = {q->inv_sms, q->inv_sms};
-  V2 x = count * inv, w = (x + big) - big;
-  w += (V2)((V2i)(w < x) & (V2i)one);                       /* ceil(x) */
-  w -= (V2)((V2i)((w - one) * sms >= count) & (V2i)one);   /* then exact, as waves_of() */
-  w += (V2)((V2i)(w * sms < count) & (V2i)one);
-  return w;
+  V2 x = count / sms, w = (x + big) - big;
+  return w + (V2)((V2i)(w < x) & (V2i)one);
 }
 
 static inline V2 vmin(V2 a, V2 b) {   /* elementwise a < b ? a : b */

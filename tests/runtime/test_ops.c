@@ -504,6 +504,49 @@ TEST(recorded_values) {
   rt_calib_free(ops);
 }
 
+/* rt_gemm_q's waves, ceil(tiles / SMs), are exact: against the same formula in whole-number
+ * arithmetic, bit for bit, over counts that land on a multiple of the SMs and one either side
+ * (where a quotient computed in floating point would round to the wrong integer), from one
+ * tile to past 2^50 tiles (the vector path) and to 2^51-2^53 (the scalar one, where whole counts are still exact). */
+TEST(gemm_waves_exact) {
+  static const double tile_m[RT_GEMM_TILES] = {256, 128, 128, 128, 64};
+  static const double tile_n[RT_GEMM_TILES] = {128, 256, 128, 64, 64};
+  const char *gpus[] = {"a100_sxm4_80gb", "h100_sxm", "gh200"};
+  static const double batches[] = {1, 3, 7, 64, 1000, 1 << 20, 1ull << 30, 1ull << 34};
+  int checked = 0;
+  for (int gi = 0; gi < 3; gi++) {
+    const RtGpu *g = gpu(gpus[gi]);
+    RtGemm q;
+    rt_gemm_setup(g, RT_BF16, &q);
+    unsigned long long sms = (unsigned long long)g->sms;
+    for (int bi = 0; bi < 8; bi++)
+      for (int j = 1; j < 40; j += 3)
+        for (int dm = -1; dm <= 1; dm++)
+          for (int dn = -64; dn <= 64; dn += 64) {
+            double batch = batches[bi], k = 4096 + j;
+            double m = 64.0 * (double)sms * j + dm, n = 64.0 * (j + 2) + dn;
+            double best = INFINITY;
+            for (int t = 0; t < RT_GEMM_TILES; t++) {
+              unsigned long long cm = (unsigned long long)ceil(m / tile_m[t]);
+              unsigned long long cn = (unsigned long long)ceil(n / tile_n[t]);
+              unsigned long long count = (unsigned long long)batch * cm * cn;
+              double w = (double)((count + sms - 1) / sms) * q.depth_s[t];
+              best = w < best ? w : best;
+            }
+            best *= k + 64;
+            double mem = (batch * (m * k + k * n + m * n) * q.eb + q.in_flight) * q.inv_bw;
+            double want = (best > mem ? best : mem) + RT_KERNEL_OVERHEAD;
+            RtGemmDim gm, gn;
+            rt_gemm_dim(m, &gm), rt_gemm_dim(n, &gn);
+            double got = rt_gemm_q(&q, batch, m, &gm, k, n, &gn);
+            if (got != want)
+              fail_msg("%s batch %g m %g k %g n %g: %a s, want %a", gpus[gi], batch, m, k, n, got, want);
+            checked++;
+          }
+  }
+  assert_true(checked == 3 * 8 * 13 * 3 * 3);
+}
+
 /* The fitter's hard bound (rt_op_min_time: the matrix products' FLOPs at the datasheet peak)
  * never exceeds the physics model, over a grid of shapes for every op, dtype and built-in GPU:
  * a sample the fitter drops is one the model could not predict either.  Memory-bound ops have
@@ -550,6 +593,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(sustained_fp8_scales_fp8_work_only),
     cmocka_unit_test(recorded_values),
     cmocka_unit_test(bound_below_physics),
+    cmocka_unit_test(gemm_waves_exact),
   };
   return RUN_TESTS(tests);
 }
