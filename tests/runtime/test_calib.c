@@ -690,10 +690,22 @@ TEST(fast_lookup_matches_reference) {
   }
 }
 
-/* rt_exp2 is rt_exp on two lanes, bit for bit: over the whole fast range (the two lanes
- * different numbers, so a lane mix-up shows), at its edges, and outside it in either lane. */
 static int same_bits(double a, double b) { return !memcmp(&a, &b, sizeof a); }
 
+/* A two-lane function against its one-lane one on every ordered pair of v[0..n): each lane
+ * the same bits. */
+static void lanes_on_pairs(void (*two)(double, double, double *, double *), double (*one)(double),
+                           const double *v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++) {
+      double ya, yb;
+      two(v[i], v[j], &ya, &yb);
+      assert_true(same_bits(ya, one(v[i])) && same_bits(yb, one(v[j])));
+    }
+}
+
+/* rt_exp2 is rt_exp on two lanes, bit for bit: over the whole fast range (the two lanes
+ * different numbers, so a lane mix-up shows), at its edges, and outside it in either lane. */
 TEST(exp2_is_exp_bit_for_bit) {
   for (int i = 0; i <= 2000000; i++) {
     double a = -699.9 + 1399.8 * i / 2000000, b = 0.37 - 3.1 * i / 2000000, ya, yb;
@@ -702,12 +714,7 @@ TEST(exp2_is_exp_bit_for_bit) {
       fail_msg("rt_exp2(%.17g, %.17g) = %.17g, %.17g; rt_exp: %.17g, %.17g", a, b, ya, yb, rt_exp(a), rt_exp(b));
   }
   static const double edge[] = {0, -0.0, 1e-300, -1e-300, 699.999, -699.999, 700, -700, 800, -800, INFINITY, -INFINITY};
-  for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
-    for (size_t j = 0; j < sizeof edge / sizeof edge[0]; j++) {
-      double ya, yb;
-      rt_exp2(edge[i], edge[j], &ya, &yb);
-      assert_true(same_bits(ya, rt_exp(edge[i])) && same_bits(yb, rt_exp(edge[j])));
-    }
+  lanes_on_pairs(rt_exp2, rt_exp, edge, sizeof edge / sizeof edge[0]);
   double ya, yb;
   rt_exp2(NAN, 1, &ya, &yb);
   assert_true(isnan(ya) && same_bits(yb, rt_exp(1)));
@@ -728,12 +735,7 @@ TEST(log2_is_log_bit_for_bit) {
     assert_true(same_bits(ya, rt_log(p)) && same_bits(yb, rt_log(q)));
   }
   static const double edge[] = {1, 0.6875, 1.375, 0x1p-1022, 0x1p-1070, 0, -1, DBL_MAX, INFINITY};
-  for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
-    for (size_t j = 0; j < sizeof edge / sizeof edge[0]; j++) {
-      double ya, yb;
-      rt_log2(edge[i], edge[j], &ya, &yb);
-      assert_true(same_bits(ya, rt_log(edge[i])) && same_bits(yb, rt_log(edge[j])));
-    }
+  lanes_on_pairs(rt_log2, rt_log, edge, sizeof edge / sizeof edge[0]);
   double ya, yb;
   rt_log2(NAN, 2, &ya, &yb);
   assert_true(isnan(ya) && same_bits(yb, rt_log(2)));
