@@ -59,7 +59,6 @@ void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q) {
   const double *eff = hopper ? eff_sm90 : eff_sm80;
   double sec_per_flop_sm = g->sms / (peak * sustained * rt_sustained(g, dt));
   q->sms = g->sms;
-  q->inv_sms = 1.0 / g->sms;
   q->eb = rt_dtype_bytes(dt);
   q->inv_bw = 1 / (RT_MEM_EFFICIENCY * g->memory_bandwidth);
   q->in_flight = RT_MEM_IN_FLIGHT_PER_SM * g->sms;
@@ -80,26 +79,16 @@ void rt_gemm_dim(double v, RtGemmDim *d) {
   d->c[0] = c0, d->c[1] = (double)i1, d->c[2] = (double)((i1 + 1) >> 1);
 }
 
-/* ceil(count / sms) for whole counts, without a division: count times the rounded inverse is
- * within an ulp of the quotient, so its ceiling is the answer or one off, and the products
- * with sms (whole numbers below 2^53: exact) say which.  Past 2^52 tiles, the division. */
-static inline double waves_of(const RtGemm *q, double count) {
-  if (!(count < 0x1p52)) return ceil(count / q->sms);
-  double x = count * q->inv_sms;
-  long long i = (long long)x;
-  double w = (double)(i + ((double)i < x));
-  w -= (w - 1) * q->sms >= count;
-  w += w * q->sms < count;
-  return w;
-}
+/* ceil(count / sms) for whole counts, from the correctly rounded quotient: for count below
+ * 2^53 (exact as a double) q = count / sms rounds by at most q 2^-53 < 1 / sms, so a whole q
+ * comes out exact and any other, at least 1 / sms from every integer, stays strictly between
+ * the two around it: its ceiling is q's.  (Past 2^53 the count itself is rounded.) */
+static inline double waves_of(const RtGemm *q, double count) { return ceil(count / q->sms); }
 
 /* Two tiles at a time, in the vector extension GCC and Clang share (SSE2 on x86-64, NEON on
- * arm64; elsewhere the compiler splits it): waves_of() for counts below 2^51, from the
- * correctly rounded quotient.  For whole count < 2^51 and sms >= 1, q = count / sms is below
- * 2^51 / sms, so rounding moves it by at most q 2^-53 < 1 / (4 sms): a whole q comes out
- * exact, and any other stays strictly between the two integers around it (at least 1 / sms
- * from each), so its ceiling is q's.  The ceiling: adding and subtracting 2^52 rounds to the
- * nearest integer, exactly (round-to-nearest, as C starts in), then one up if that was below. */
+ * arm64; elsewhere the compiler splits it): waves_of() for counts below 2^51, its ceiling by
+ * adding and subtracting 2^52, which rounds to the nearest integer exactly (round-to-nearest,
+ * as C starts in), then one up if that was below. */
 typedef double V2 __attribute__((vector_size(16)));
 typedef long long V2i __attribute__((vector_size(16)));
 

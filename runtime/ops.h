@@ -45,8 +45,8 @@ double rt_gemm_time(const RtGpu *g, RtDtype dt, double batch, double m, double k
  * rt_gemm_time(g, dt, batch, m, k, n) when q comes from (g, dt) and dm, dn from m, n. */
 enum { RT_GEMM_TILES = 5 };
 typedef struct RtGemm {
-  double sms, inv_sms, eb, inv_bw, in_flight;   /* rt_mem_time()'s figures, its division by
-                                                 * the bandwidth a product with inv_bw */
+  double sms, eb, inv_bw, in_flight;   /* rt_mem_time()'s figures, its division by the
+                                        * bandwidth a product with inv_bw */
   double depth_s[RT_GEMM_TILES];   /* seconds of one SM per tile and unit of K depth, for the
                                     * tiles 256x128, 128x256, 128x128, 128x64, 64x64 (gemm.c) */
 } RtGemm;

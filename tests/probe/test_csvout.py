@@ -2,10 +2,9 @@
 runtime/fit_collectives.c read them, and atomic rewrites."""
 import os
 import re
-import tempfile
 import unittest
 
-from _paths import ROOT
+from _paths import ROOT, TempDirCase
 
 import csvout
 import grid
@@ -37,14 +36,7 @@ class FitterColumns(unittest.TestCase):
         self.assertEqual(csvout.NCCL_COLUMNS, ("shape", "nodes", "GPUsPerNode", "dur(us)"))
 
 
-class Files(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.out = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class Files(TempDirCase):
     def test_paths(self):
         self.assertEqual(csvout.op_path("D", "linear", "bf16"),
                          os.path.join("D", "operator", "linear_bf16.csv"))

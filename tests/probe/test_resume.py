@@ -8,7 +8,7 @@ import os
 import tempfile
 import unittest
 
-import _paths  # noqa: F401
+from _paths import TempDirCase
 
 import csvout
 import grid
@@ -54,14 +54,7 @@ def rows_of(path):
     return rows_of_lines(read(path))
 
 
-class Resume(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.out = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class Resume(TempDirCase):
     def first_run(self, argv, n, info=INFO, comments=True):
         """The plan of argv and its first n points measured, as a run cut short leaves them."""
         plan = probe.build_plan(args_of(*argv))
@@ -199,15 +192,11 @@ class Resume(unittest.TestCase):
         self.assertIn("AMD Instinct MI300X", str(e.exception.code))
 
 
-class Malformed(unittest.TestCase):
+class Malformed(TempDirCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.out = self.tmp.name
+        super().setUp()
         self.path = csvout.op_path(self.out, "linear", "bf16")
         os.makedirs(os.path.dirname(self.path))
-
-    def tearDown(self):
-        self.tmp.cleanup()
 
     def refused(self, text, line, says):
         with open(self.path, "w") as f:

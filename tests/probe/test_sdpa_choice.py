@@ -4,11 +4,10 @@ implementation says which ran how many (csvout.SampleFile's `# impl of N rows:` 
 Pure Python: fake torch modules stand in for the private function and the enum."""
 import enum
 import os
-import tempfile
 import types
 import unittest
 
-import _paths  # noqa: F401 - puts hw/probe on sys.path
+from _paths import TempDirCase  # (importing _paths puts hw/probe on sys.path)
 
 import csvout
 import ops
@@ -62,14 +61,7 @@ class Choice(unittest.TestCase):
                                          False), "backend 9")
 
 
-class ImplLines(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.out = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class ImplLines(TempDirCase):
     def lines(self, op="flash_attention", dt="bf16"):
         with open(csvout.op_path(self.out, op, dt)) as f:
             return f.read().splitlines()

@@ -507,7 +507,8 @@ TEST(recorded_values) {
 /* rt_gemm_q's waves, ceil(tiles / SMs), are exact: against the same formula in whole-number
  * arithmetic, bit for bit, over counts that land on a multiple of the SMs and one either side
  * (where a quotient computed in floating point would round to the wrong integer), from one
- * tile to past 2^50 tiles (the vector path) and to 2^51-2^53 (the scalar one, where whole counts are still exact). */
+ * tile to 2^51 tiles (the vector path) and from there to 2^53 (the scalar one; whole counts
+ * are exact doubles up to there). */
 TEST(gemm_waves_exact) {
   static const double tile_m[RT_GEMM_TILES] = {256, 128, 128, 128, 64};
   static const double tile_n[RT_GEMM_TILES] = {128, 256, 128, 64, 64};

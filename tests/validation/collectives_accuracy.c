@@ -73,6 +73,27 @@ static RtCost call(const char *kernel, const RtCluster *c, double bytes, int nod
   return rt_p2p(c, bytes, nodes, gpn);
 }
 
+/* A table fitted on the samples for which held(i) is false; 0, or -1 with a message in err. */
+static int fit_without(const RtCluster *sys, const char *kernel, int nodes, int gpn,
+                       const Samples *s, const unsigned char *held, RtTable *t, char *err,
+                       size_t errlen) {
+  double *tb = malloc((size_t)s->n * sizeof *tb), *ts = malloc((size_t)s->n * sizeof *ts);
+  if (!tb || !ts) abort();
+  int m = 0;
+  for (int i = 0; i < s->n; i++)
+    if (!held[i]) tb[m] = s->bytes[i], ts[m++] = s->sec[i];
+  int rc = rt_fit_collective(sys, kernel, nodes, gpn, tb, ts, m, 0, t, err, errlen);
+  free(tb), free(ts);
+  return rc;
+}
+
+/* Physics times table t's correction at `bytes`: a held-out prediction. */
+static double predict(const char *kernel, const RtCluster *bare, const RtTable *t, double bytes,
+                      int nodes, int gpn) {
+  unsigned fl = 0;
+  return call(kernel, bare, bytes, nodes, gpn).fwd * rt_table_eval(t, 0, &bytes, &fl);
+}
+
 /* One paper row: MAPE of file `which` (0 plain, 1 _large) of the merged samples. */
 typedef struct Row {
   double kfold, physics, shipped;
@@ -83,23 +104,21 @@ static void evaluate(const RtCluster *sys, const RtCalib *shipped, const char *k
                      int gpn, const Samples *s, int which, Row *r) {
   RtCluster cal = *sys, bare = *sys;
   bare.calib = NULL, cal.calib = shipped;
-  double *tb = malloc((size_t)s->n * sizeof *tb), *ts = malloc((size_t)s->n * sizeof *ts);
+  unsigned char *held = malloc((size_t)s->n);
+  if (!held) abort();
   memset(r, 0, sizeof *r);
   for (int f = 0; f < FOLDS; f++) {
-    int m = 0;
-    for (int i = 0; i < s->n; i++)
-      if (i % FOLDS != f) tb[m] = s->bytes[i], ts[m++] = s->sec[i];
+    for (int i = 0; i < s->n; i++) held[i] = i % FOLDS == f;
     RtTable t;
     char err[256];
-    if (rt_fit_collective(sys, kernel, nodes, gpn, tb, ts, m, 0, &t, err, sizeof err) != 0) {
+    if (fit_without(sys, kernel, nodes, gpn, s, held, &t, err, sizeof err) != 0) {
       fprintf(stderr, "fit: %s\n", err);
       exit(2);
     }
     for (int i = f; i < s->n; i += FOLDS) {
       if (s->file[i] != which) continue;
-      unsigned fl = 0;
       double p = call(kernel, &bare, s->bytes[i], nodes, gpn).fwd;
-      double q = p * rt_table_eval(&t, 0, &s->bytes[i], &fl);
+      double q = predict(kernel, &bare, &t, s->bytes[i], nodes, gpn);
       r->kfold += fabs(q - s->sec[i]) / s->sec[i];
       r->physics += fabs(p - s->sec[i]) / s->sec[i];
       RtCost c = call(kernel, &cal, s->bytes[i], nodes, gpn);
@@ -109,7 +128,7 @@ static void evaluate(const RtCluster *sys, const RtCalib *shipped, const char *k
     rt_table_release(&t);
   }
   r->kfold /= r->rows, r->physics /= r->rows, r->shipped /= r->rows;
-  free(tb), free(ts);
+  free(held);
 }
 
 /* The paper scored each regressor on one random 20 % of its samples.  How much that one
@@ -122,30 +141,25 @@ static void split_spread(const RtCluster *sys, const char *kernel, int nodes, in
                          const Samples *s, int which, double paper) {
   RtCluster bare = *sys;
   bare.calib = NULL;
-  double *tb = malloc((size_t)s->n * sizeof *tb), *ts = malloc((size_t)s->n * sizeof *ts);
-  unsigned char *test = malloc((size_t)s->n);
+  unsigned char *held = malloc((size_t)s->n);
+  if (!held) abort();
   double sum = 0, sum2 = 0, lo = INFINITY, hi = 0;
   int below = 0, done = 0;
   for (int k = 0; k < nsplits; k++) {
     unsigned long long r = 0x9e3779b97f4a7c15ull * (unsigned long long)(k + 1);
-    int m = 0, nt = 0;
+    int nt = 0;
     for (int i = 0; i < s->n; i++) {
       r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-      test[i] = (r >> 11) * 0x1.0p-53 < 0.2;
-      if (!test[i]) tb[m] = s->bytes[i], ts[m++] = s->sec[i];
-      else nt += s->file[i] == which;
+      held[i] = (r >> 11) * 0x1.0p-53 < 0.2;
+      nt += held[i] && s->file[i] == which;
     }
     RtTable t;
     char err[256];
-    if (nt == 0 || rt_fit_collective(sys, kernel, nodes, gpn, tb, ts, m, 0, &t, err, sizeof err) != 0)
-      continue;
+    if (nt == 0 || fit_without(sys, kernel, nodes, gpn, s, held, &t, err, sizeof err) != 0) continue;
     double e = 0;
-    for (int i = 0; i < s->n; i++) {
-      if (!test[i] || s->file[i] != which) continue;
-      unsigned fl = 0;
-      double q = call(kernel, &bare, s->bytes[i], nodes, gpn).fwd * rt_table_eval(&t, 0, &s->bytes[i], &fl);
-      e += fabs(q - s->sec[i]) / s->sec[i];
-    }
+    for (int i = 0; i < s->n; i++)
+      if (held[i] && s->file[i] == which)
+        e += fabs(predict(kernel, &bare, &t, s->bytes[i], nodes, gpn) - s->sec[i]) / s->sec[i];
     rt_table_release(&t);
     e /= nt;
     sum += e, sum2 += e * e, done++;
@@ -157,7 +171,7 @@ static void split_spread(const RtCluster *sys, const char *kernel, int nodes, in
     printf("%17s %d random 80/20 splits: %.2f %% +- %.2f (%.2f-%.2f), %d below the paper's %.2f %%\n",
            "", done, 100 * mean, 100 * sd, 100 * lo, 100 * hi, below, 100 * paper);
   }
-  free(tb), free(ts), free(test);
+  free(held);
 }
 
 /* Validates one system against its paper-regressors.csv. */
@@ -344,11 +358,12 @@ static int write_tables(const char *data, const char *calib_dir) {
 
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[3], "--splits") == 0) {
-    nsplits = atoi(argv[4]);
+    char *end;
+    long v = strtol(argv[4], &end, 10);
+    nsplits = *argv[4] && !*end && v >= 1 && v <= 10000 ? (int)v : -1;
     argc = 3;
   }
-  if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "--write") != 0) || nsplits < 0 ||
-      nsplits > 10000) {
+  if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "--write") != 0) || nsplits < 0) {
     fprintf(stderr, "usage: %s DATA_DIR CALIB_DIR [--write | --splits N]\n", argv[0]);
     return 2;
   }
