@@ -192,7 +192,7 @@ def _fp8_linear(torch, shape, device):
                           "torch %s" % torch.__version__)
     if device.type != "cuda":
         raise Unsupported("fp8 GEMMs need a GPU with fp8 tensor cores (sm_89 or later)")
-    if m % 16 or k % 16 or n % 16:
+    if not grid.dtype_shape_ok("linear", shape, "fp8"):
         raise Unsupported("fp8 GEMMs need every dimension a multiple of 16: %d x %d x %d" % (m, k, n))
     bf16 = torch.bfloat16
 
