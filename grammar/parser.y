@@ -6,7 +6,7 @@
  * from sema rather than a bare syntax error.  Error recovery resumes at the next
  * statement, so one run reports every syntax error of a file. */
 %code requires {
-#include "parse.h"
+#include "front/parse.h"
 #ifndef YY_TYPEDEF_YY_SCANNER_T
 #define YY_TYPEDEF_YY_SCANNER_T
 typedef void *yyscan_t;

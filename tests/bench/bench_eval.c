@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "hw.h"
-#include "lower.h"
-#include "sema.h"
+#include "lower/hw.h"
+#include "lower/lower.h"
+#include "front/sema.h"
 
 static double now(void) {
   struct timespec ts;

@@ -15,9 +15,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "fmt.h"
-#include "parse.h"
-#include "sema.h"
+#include "front/fmt.h"
+#include "front/parse.h"
+#include "front/sema.h"
 
 enum { MAX_REPS = 1000 };
 

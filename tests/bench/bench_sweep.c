@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "jit.h"
-#include "sweep.h"
+#include "jit/jit.h"
+#include "sweep/sweep.h"
 
 static double now(void) {
   struct timespec ts;

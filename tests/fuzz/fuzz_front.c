@@ -38,12 +38,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fmt.h"
-#include "hw.h"
-#include "lower.h"
-#include "sweep.h"
-#include "parse.h"
-#include "sema.h"
+#include "front/fmt.h"
+#include "lower/hw.h"
+#include "lower/lower.h"
+#include "sweep/sweep.h"
+#include "front/parse.h"
+#include "front/sema.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
-"""hw/probe/csvout.py: file names, comment lines, columns exactly as runtime/samples.c and
-runtime/fit_collectives.c read them, and atomic rewrites."""
+"""hw/probe/csvout.py: file names, comment lines, columns exactly as runtime/fit/samples.c and
+runtime/fit/fit_collectives.c read them, and atomic rewrites."""
 import os
 import re
 import unittest
@@ -19,7 +19,7 @@ class FitterColumns(unittest.TestCase):
     """The columns the fitter's C source names, against the probe's."""
 
     def test_kernel_form_columns_match_samples_c(self):
-        with open(os.path.join(ROOT, "runtime", "samples.c")) as f:
+        with open(os.path.join(ROOT, "runtime", "fit", "samples.c")) as f:
             src = f.read()
         forms = {m.group(1): tuple(re.findall(r'"([^"]+)"', m.group(2)))
                  for m in re.finditer(r'\{"(\w+)", RT_OP_\w+, \{([^}]*)\}, \d+\}', src)}
@@ -28,7 +28,7 @@ class FitterColumns(unittest.TestCase):
             self.assertIn(col, src)
 
     def test_nccl_columns_match_fit_collectives_c(self):
-        with open(os.path.join(ROOT, "runtime", "fit_collectives.c")) as f:
+        with open(os.path.join(ROOT, "runtime", "fit", "fit_collectives.c")) as f:
             src = f.read()
         self.assertIn('"shape"', src)
         self.assertIn('"dur(us)"', src)

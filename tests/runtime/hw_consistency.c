@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "clusters.h"
-#include "diag.h"
-#include "hw.h"
+#include "front/diag.h"
+#include "lower/hw.h"
 #include "llmp_fit.h"
-#include "sema.h"
+#include "front/sema.h"
 
 static int diffs;
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "diag.h"
+#include "front/diag.h"
 
 #include "support.h"
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
-#include "parse.h"
+#include "front/fmt.h"
+#include "front/parse.h"
 
 #include "support.h"
 

@@ -31,13 +31,13 @@
 #include <time.h>
 
 #include "clusters.h"
-#include "diag.h"
-#include "graph.h"
-#include "hw.h"
-#include "jit.h"
+#include "front/diag.h"
+#include "lower/graph.h"
+#include "lower/hw.h"
+#include "jit/jit.h"
 #include "llmp_kernels.h"
-#include "lower.h"
-#include "sema.h"
+#include "lower/lower.h"
+#include "front/sema.h"
 
 #include "support.h"
 #include "jit_gen.h"

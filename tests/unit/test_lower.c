@@ -25,13 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
-#include "graph.h"
-#include "hw.h"
+#include "front/diag.h"
+#include "lower/graph.h"
+#include "lower/hw.h"
 #include "llmp_kernels.h"
-#include "lower.h"
-#include "report.h"
-#include "sema.h"
+#include "lower/lower.h"
+#include "report/report.h"
+#include "front/sema.h"
 
 #include "support.h"
 

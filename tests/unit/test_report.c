@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "report/report.h"
 
 #include "support.h"
 

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sema.h"
+#include "front/sema.h"
 
 #include "support.h"
 

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jit.h"
+#include "jit/jit.h"
 #include "support.h"
-#include "sweep.h"
+#include "sweep/sweep.h"
 
 #define SMALL LLMP_SOURCE_DIR "/tests/sweep/small.llmp"
 

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sweep_io.h"
+#include "sweep/sweep_io.h"
 
 #include "support.h"
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "units.h"
+#include "front/units.h"
 
 #include "support.h"
 

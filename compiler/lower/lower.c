@@ -46,8 +46,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema.h"
-#include "units.h"
+#include "front/schema.h"
+#include "front/units.h"
 
 /* --- named outputs ------------------------------------------------------------------- */
 

@@ -27,7 +27,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "graph.h"
+#include "lower/graph.h"
 
 enum {
   CG_STORE_ALL = 1,             /* write every node evaluated to vals, as graph_eval_level does */

@@ -36,7 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "arena.h"
+#include "front/arena.h"
 
 /* --- rows and the sweep's metadata --------------------------------------------------------- */
 

@@ -589,7 +589,7 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
     snprintf(drops, sizeof drops, " (%d more dropped: faster than the links allow)", g->dropped);
   snprintf(prov, sizeof prov,
            "%s%sfrom %s/{%s}: %d rows%s\n"
-           "derived: rt_fit_collectives_dir (runtime/fit_collectives.c): log(measured / physics) "
+           "derived: rt_fit_collectives_dir (runtime/fit/fit_collectives.c): log(measured / physics) "
            "of cluster %s,\nleast-absolute-deviation linear spline over log bytes, %d grid nodes "
            "chosen by 5-fold cross-validation",
            header ? header : "", header && *header ? "\n" : "", nccl_dir, g->files, g->n, drops,

@@ -23,9 +23,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "graph.h"
-#include "hw.h"
-#include "sema.h"
+#include "lower/graph.h"
+#include "lower/hw.h"
+#include "front/sema.h"
 #include "sweep_io.h"
 
 typedef struct Sweep Sweep;

@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jit.h"
-#include "lower.h"
-#include "report.h"
-#include "units.h"
+#include "jit/jit.h"
+#include "lower/lower.h"
+#include "report/report.h"
+#include "front/units.h"
 
 enum { MAX_AXES = 64 };
 

@@ -18,11 +18,11 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "hw.h"
-#include "jit.h"
-#include "lower.h"
-#include "report.h"
-#include "sema.h"
+#include "lower/hw.h"
+#include "jit/jit.h"
+#include "lower/lower.h"
+#include "report/report.h"
+#include "front/sema.h"
 
 static const char usage_run[] =
     "usage: llmp run [OPTIONS] FILE...\n"

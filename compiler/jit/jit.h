@@ -26,7 +26,7 @@
 
 #include <stdbool.h>
 
-#include "graph.h"
+#include "lower/graph.h"
 
 typedef struct Jit Jit;
 

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "sweep.h"
+#include "sweep/sweep.h"
 
 /* --- llmp sweep ------------------------------------------------------------------------------------ */
 

@@ -18,11 +18,11 @@
 #ifndef LLMP_LOWER_H
 #define LLMP_LOWER_H
 
-#include "arena.h"
+#include "front/arena.h"
 #include "graph.h"
 #include "hw.h"
-#include "report.h"
-#include "sema.h"
+#include "report/report.h"
+#include "front/sema.h"
 
 /* One operator of a block as the trace shows it: compute or communication, with the nodes
  * that hold its forward and backward seconds for one micro-batch. */

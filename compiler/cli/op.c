@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "hw.h"
+#include "lower/hw.h"
 
 typedef enum { NEED_GPU, NEED_CLUSTER } Need;
 

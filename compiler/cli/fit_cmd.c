@@ -17,7 +17,7 @@
 
 #include "cli.h"
 #include "fit_collectives.h"
-#include "hw.h"
+#include "lower/hw.h"
 #include "llmp_fit.h"
 
 static const char usage_fit[] =

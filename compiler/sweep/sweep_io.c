@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "report/report.h"
 
 static void *xrealloc(void *p, size_t n) {
   p = realloc(p, n ? n : 1);

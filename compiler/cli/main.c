@@ -15,16 +15,16 @@
 
 #include <llvm-c/Core.h>
 
-#include "fmt.h"
+#include "front/fmt.h"
 #include "cli.h"
 #include "fit_cmd.h"
 #include "op.h"
-#include "parse.h"
-#include "jit.h"
+#include "front/parse.h"
+#include "jit/jit.h"
 #include "run.h"
-#include "sema.h"
-#include "sweep.h"
-#include "sweep_io.h"
+#include "front/sema.h"
+#include "sweep/sweep.h"
+#include "sweep/sweep_io.h"
 
 #define LLMP_VERSION "0.1.0"
 

@@ -11,7 +11,7 @@
 #define LLMP_HW_H
 
 #include "llmp_rt.h"
-#include "sema.h"
+#include "front/sema.h"
 
 typedef struct HwSet HwSet;
 
