@@ -1,0 +1,60 @@
+/* alloc.c - allocation that aborts on failure, and array growth. */
+#include "alloc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Noreturn void alloc_fail(const char *what) {
+  fprintf(stderr, "llmp: out of memory (%s)\n", what);
+  abort();
+}
+
+void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) alloc_fail("malloc");
+  return p;
+}
+
+void *xcalloc(size_t count, size_t size) {
+  void *p = calloc(count ? count : 1, size ? size : 1);
+  if (!p) alloc_fail("calloc");
+  return p;
+}
+
+void *xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) alloc_fail("realloc");
+  return q;
+}
+
+char *xstrdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  return memcpy(xmalloc(n), s, n);
+}
+
+size_t grow_cap(size_t cap, size_t need, size_t elem) {
+  size_t c = cap < 8 ? 8 : cap;
+  while (c < need) {
+    if (c > SIZE_MAX / 2) alloc_fail("size overflow");
+    c *= 2;
+  }
+  if (elem && c > SIZE_MAX / elem) alloc_fail("size overflow");
+  return c;
+}
+
+bool mem_grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return true;
+  size_t c = *cap < 8 ? 8 : *cap;
+  while (c < need) {
+    if (c > SIZE_MAX / 2) return false;
+    c *= 2;
+  }
+  if (elem && c > SIZE_MAX / elem) return false;
+  void *q = realloc(*p, c * elem);
+  if (!q) return false;
+  *p = q;
+  *cap = c;
+  return true;
+}
