@@ -5,9 +5,11 @@
  * file gets the set of files it can see: itself and what it imports, transitively. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sema_private.h"
 
@@ -38,12 +40,40 @@ static char *try_path(const char *dir, const char *path) {
   return NULL;
 }
 
+static const char *default_dir;
+static char beside_dir[PATH_MAX];
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+/* Where a binary finds stdlib/ and hw/ by itself: the build tree's llmp, the source tree; an
+ * installed one, LLMP_DATA_FROM_BIN from its own folder (relative, so that a moved prefix still
+ * works), else the configured install folder; the source tree when neither is there. */
+static void find_default_dir(void) {
+  char exe[PATH_MAX], build[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+  if (slash) {
+    *slash = '\0';
+    if (realpath(LLMP_BUILD_DIR, build) && strcmp(exe, build) == 0) {
+      default_dir = LLMP_SOURCE_DIR;
+      return;
+    }
+    char data[PATH_MAX + 64], stdlib[PATH_MAX + 80];
+    snprintf(data, sizeof data, "%s/%s", exe, LLMP_DATA_FROM_BIN);
+    snprintf(stdlib, sizeof stdlib, "%s/stdlib", data);
+    if (is_dir(stdlib) && realpath(data, beside_dir)) {
+      default_dir = beside_dir;
+      return;
+    }
+  }
+  default_dir = is_dir(LLMP_DATA_DIR "/stdlib") ? LLMP_DATA_DIR : LLMP_SOURCE_DIR;
+}
+
 static const char *data_dir(const SemaOptions *opt) {
   if (opt->data_dir) return opt->data_dir;
   const char *env = getenv("LLMP_DATA");
   if (env && *env) return env;
-  if (is_dir(LLMP_DATA_DIR "/stdlib")) return LLMP_DATA_DIR;
-  return LLMP_SOURCE_DIR;
+  pthread_once(&default_once, find_default_dir);
+  return default_dir;
 }
 
 char *sema_resolve_import(const SemaOptions *opt, const char *from_dir, const char *path) {

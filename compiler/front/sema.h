@@ -56,7 +56,8 @@ const char *sema_sub_label(Decl *d, const char *word, int i);
 bool sema_sub_number(Sema *s, Decl *d, const char *word, int i, const char *field, double *out);
 const char *sema_sub_word(Sema *s, Decl *d, const char *word, int i, const char *field);
 bool sema_sub_bool(Sema *s, Decl *d, const char *word, int i, const char *field, bool *out);
-/* The folder that holds stdlib/ and hw/ (LLMP_DATA, the installed one, or the source tree). */
+/* The folder that holds stdlib/ and hw/: LLMP_DATA, else the one installed beside the binary,
+ * or the source tree for the build tree's llmp. */
 const char *sema_data_dir(const SemaOptions *opt);
 
 /* --dump=sema: the root file's declarations with their assembled, evaluated fields. */
