@@ -8,17 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lower/hw.h"
 #include "lower/lower.h"
 #include "front/sema.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+#include "bench.h"
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -46,9 +40,9 @@ int main(int argc, char **argv) {
     int n = sema_root_decls(s, DK_SCENARIO, list, 64);
     for (int k = 0; k < n && k < 64; k++) {
       Lowered l;
-      double t0 = now();
+      double t0 = bench_now();
       int rc = lower_scenario(s, hw, list[k], &d, &l);
-      double tl = now() - t0;
+      double tl = bench_now() - t0;
       if (rc == 0) {
         double *vals = malloc((size_t)l.g.nn * sizeof *vals);
         int calls = 0;
@@ -57,9 +51,9 @@ int main(int argc, char **argv) {
         double per[BATCHES];
         int reps = 200;
         for (int b = 0; b < BATCHES; b++) {
-          double t = now();
+          double t = bench_now();
           for (int r = 0; r < reps; r++) graph_eval(&l.g, NULL, vals);
-          per[b] = (now() - t) / reps;
+          per[b] = (bench_now() - t) / reps;
         }
         qsort(per, BATCHES, sizeof *per, cmp);
         printf("%-34s %6d %6d %10.1f %12.2f %12.2f\n", sema_decl_name(list[k]), l.g.nn, calls, tl * 1e6, per[0] * 1e6,

@@ -13,19 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "front/fmt.h"
 #include "front/parse.h"
 #include "front/sema.h"
+#include "bench.h"
 
 enum { MAX_REPS = 1000 };
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void discard(void *user, const char *text, size_t len) {
   (void)user;
@@ -116,14 +110,14 @@ int main(int argc, char **argv) {
 
   static Timing tm[3] = {{"parse", {0}}, {"parse+check", {0}}, {"parse+fmt", {0}}};
   for (int r = 0; r < reps; r++) {
-    double t0 = now();
+    double t0 = bench_now();
     if (run_parse(&d, f, false)) return 1;
-    double t1 = now();
+    double t1 = bench_now();
     int nd;
     if (run_check(path, discard, &nd)) return 1;
-    double t2 = now();
+    double t2 = bench_now();
     if (run_parse(&d, f, true)) return 1;
-    double t3 = now();
+    double t3 = bench_now();
     tm[0].t[r] = t1 - t0;
     tm[1].t[r] = t2 - t1;
     tm[2].t[r] = t3 - t2;

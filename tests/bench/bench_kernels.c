@@ -19,11 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clusters.h"
 #include "llmp_fit.h"
 #include "llmp_rt.h"
+#include "bench.h"
 
 enum { NSHAPES = 4096, REPS = 5 };
 
@@ -44,12 +44,6 @@ static double uniform(void) {
 /* log-uniform in [lo, hi], rounded to an integer (shapes are counts). */
 static double draw(double lo, double hi) {
   return round(exp(log(lo) + uniform() * (log(hi) - log(lo))));
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 typedef enum {
@@ -102,7 +96,7 @@ static void draw_shapes(Kernel k) {
 }
 
 static double run(Kernel k, const RtGpu *g, const RtCluster *c, long calls) {
-  double acc = 0, t0 = now();
+  double acc = 0, t0 = bench_now();
   for (long i = 0; i < calls; i++) {
     const Shape *s = &shapes[i & (NSHAPES - 1)];
     const double *a = s->a;
@@ -131,7 +125,7 @@ static double run(Kernel k, const RtGpu *g, const RtCluster *c, long calls) {
     }
     acc += r.fwd + r.bwd;
   }
-  double t = now() - t0;
+  double t = bench_now() - t0;
   sink = acc;
   return t / (double)calls * 1e9;
 }

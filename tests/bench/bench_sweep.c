@@ -19,16 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "jit/jit.h"
 #include "sweep/sweep.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "bench.h"
 
 /* Best elapsed seconds of `reps` whole-sweep runs on one thread. */
 static double best_run(Sweep *sw, bool jit, bool prune, int reps, SweepMeta *meta, const SweepRow **rows,
@@ -72,12 +66,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   SweepOptions oj = {1, true, 0, 1, false, NULL, false}, oi = {1, false, 0, 1, false, NULL, false};
-  double t0 = now();
+  double t0 = bench_now();
   Sweep *sj = sweep_new(s, hw, decl, &d, &oj);
-  double tj = now() - t0;
-  t0 = now();
+  double tj = bench_now() - t0;
+  t0 = bench_now();
   Sweep *si = sweep_new(s, hw, decl, &d, &oi);
-  double ti = now() - t0;
+  double ti = bench_now() - t0;
   if (!sj || !si) return 1;
   const Graph *g = sweep_graph(sj);
   int calls = 0;
@@ -125,12 +119,12 @@ int main(int argc, char **argv) {
   /* each point's whole graph, no staging */
   double *vals = calloc((size_t)g->nn, sizeof *vals), *in = calloc((size_t)sweep_levels(sj) + 1, sizeof *in);
   uint64_t sample = P < 3000 ? P : 3000, step = P / sample;
-  t0 = now();
+  t0 = bench_now();
   for (uint64_t k = 0; k < sample; k++) {
     sweep_point_inputs(sj, k * step, in);
     graph_eval(g, in, vals);
   }
-  double ef = (now() - t0) / (double)sample;
+  double ef = (bench_now() - t0) / (double)sample;
   printf("  interpreter, whole graph per point: %.2f us per point = %.0f points/s (sample of %llu)\n", 1e6 * ef,
          1 / ef, (unsigned long long)sample);
   printf("  JIT / whole-graph interpreter: %.0fx (JIT without pruning: %.0fx)\n", ef * (double)P / ej,

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../unit/support.h"
+#include "support.h"
 #include "calib.h"
 #include "fastmath.h"
 #include "llmp_fit.h"

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "../unit/support.h"
+#include "support.h"
 #include "calib.h"
 #include "clusters.h"
 #include "fit_collectives.h"

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "../unit/support.h"
+#include "support.h"
 #include "calib.h"
 #include "fastmath.h"
 #include "clusters.h"

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../unit/support.h"
+#include "support.h"
 #include "calib.h"
 #include "llmp_fit.h"
 #include "llmp_rt.h"

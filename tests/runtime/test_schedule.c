@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../unit/support.h"
+#include "support.h"
 #include "llmp_kernels.h"
 
 /* Per-chunk times for a pipeline of equal chunks. */

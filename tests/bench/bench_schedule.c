@@ -8,15 +8,9 @@
  * CTest test. */
 #include <math.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "llmp_kernels.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "bench.h"
 
 /* The pipeline kernel as it was: two runs of the reference simulation. */
 static void k_reference(const void *t, const double *a, double *out) {
@@ -36,13 +30,13 @@ static void k_reference(const void *t, const double *a, double *out) {
 static double bench(RtKernelFn *f, const double *args, double budget, double *out) {
   double best = INFINITY;
   for (int rep = 0; rep < 3; rep++) {
-    double t0 = now(), t;
+    double t0 = bench_now(), t;
     long n = 0, batch = 1;
     do {
       for (long i = 0; i < batch; i++) f(NULL, args, out);
       n += batch;
       batch *= 2;
-    } while ((t = now() - t0) < budget);
+    } while ((t = bench_now() - t0) < budget);
     if (t / (double)n < best) best = t / (double)n;
   }
   return best * 1e9;

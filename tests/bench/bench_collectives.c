@@ -1,26 +1,20 @@
 /* bench_collectives.c - nanoseconds per call of the collective kernels, physics alone and with
  * the shipped Perlmutter tables.  Run from a Release build; not a CTest test. */
 #include <stdio.h>
-#include <time.h>
 
 #include "clusters.h"
 #include "llmp_rt.h"
+#include "bench.h"
 
 typedef RtCost (*CollFn)(const RtCluster *, double, int, int);
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static double bench(CollFn f, const RtCluster *c, int nodes, int gpn) {
   enum { N = 2000000 };
   volatile double sink = 0;
-  double t0 = now();
+  double t0 = bench_now();
   for (int i = 0; i < N; i++) sink += f(c, 4e7 + 64.0 * (i & 1023), nodes, gpn).fwd;
   (void)sink;
-  return (now() - t0) / N * 1e9;
+  return (bench_now() - t0) / N * 1e9;
 }
 
 int main(void) {
