@@ -23,34 +23,12 @@
 
 /* --- a temporary folder of table files ------------------------------------------------ */
 
-static char dir[64];
-static char files[8][128];
-static int nfiles;
+static TmpDir tmp;
 
-static void tmp_dir(void) {
-  snprintf(dir, sizeof dir, "/tmp/llmp_calib_XXXXXX");
-  assert_non_null(mkdtemp(dir));
-  nfiles = 0;
-}
+/* Writes tmp/name with the given text; returns its path (valid until tmp_close). */
+static const char *put(const char *name, const char *text) { return tmp_file(&tmp, name, text, strlen(text)); }
 
-/* Writes dir/name with the given text; returns its path (valid until tmp_clean). */
-static const char *put(const char *name, const char *text) {
-  assert_true(nfiles < 8);
-  char *path = files[nfiles++];
-  snprintf(path, sizeof files[0], "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-  return path;
-}
-
-static void tmp_clean(void) {
-  for (int i = 0; i < nfiles; i++) remove(files[i]);
-  rmdir(dir);
-}
-
-static RtCalib *load(char *err, size_t len) { return rt_calib_load(dir, err, len); }
+static RtCalib *load(char *err, size_t len) { return rt_calib_load(tmp.dir, err, len); }
 
 static void near(double got, double want) { assert_true(fabs(got - want) <= 1e-12 * fabs(want)); }
 
@@ -70,7 +48,7 @@ static const char ln_table[] =
 
 /* At the grid's nodes the table gives the written correction, to rounding. */
 TEST(exact_at_grid_points) {
-  tmp_dir();
+  tmp_open(&tmp, "calib");
   put("gelu_fp16.tbl", gelu_table);
   put("layernorm_fp16.tbl", ln_table);
   char err[256];
@@ -99,12 +77,12 @@ TEST(exact_at_grid_points) {
                   rt_table_eval(t, 0, (const double[]){tok[i], hid[j]}, &flags));
     }
   rt_calib_free(c);
-  tmp_clean();
+  tmp_close(&tmp);
 }
 
 /* Between nodes the correction is multilinear in (log x, log c): a power law in each axis. */
 TEST(between_grid_points) {
-  tmp_dir();
+  tmp_open(&tmp, "calib");
   put("gelu_fp16.tbl", gelu_table);
   put("layernorm_fp16.tbl", ln_table);
   char err[256];
@@ -136,12 +114,12 @@ TEST(between_grid_points) {
   near(rt_gelu(&g, RT_BF16, 10000).fwd, rt_gelu(&bare, RT_BF16, 10000).fwd * sqrt(2));
   assert_int_equal(rt_gelu(&g, RT_FP32, 10000).flags, 0);   /* but fp32 stays uncalibrated */
   rt_calib_free(c);
-  tmp_clean();
+  tmp_close(&tmp);
 }
 
 /* Outside the grid the edge's correction holds and RT_EXTRAPOLATED is set; on the edge it is not. */
 TEST(clamping) {
-  tmp_dir();
+  tmp_open(&tmp, "calib");
   put("gelu_fp16.tbl", gelu_table);
   put("layernorm_fp16.tbl", ln_table);
   char err[256];
@@ -169,26 +147,26 @@ TEST(clamping) {
   assert_int_equal(rt_layernorm(&g, RT_FP16, 1000, 1000).flags, RT_CALIBRATED);
   assert_int_equal(rt_layernorm(&g, RT_FP16, 1, 1000).flags, RT_CALIBRATED | RT_EXTRAPOLATED);
   rt_calib_free(c);
-  tmp_clean();
+  tmp_close(&tmp);
 }
 
 /* One malformed file: the loader fails, with "PATH:LINE: " and a message containing `what`. */
 static void rejects(const char *text, int line, const char *what) {
-  tmp_dir();
+  tmp_open(&tmp, "calib");
   const char *path = put("bad.tbl", text);
   char err[512], want[192];
   RtCalib *c = load(err, sizeof err);
   if (c) {
     rt_calib_free(c);
-    tmp_clean();
+    tmp_close(&tmp);
     fail_msg("accepted:\n%s", text);
   }
   snprintf(want, sizeof want, "%s:%d: ", path, line);
   if (strncmp(err, want, strlen(want)) != 0 || !strstr(err, what)) {
-    tmp_clean();
+    tmp_close(&tmp);
     fail_msg("got `%s`, want `%s...%s...`", err, want, what);
   }
-  tmp_clean();
+  tmp_close(&tmp);
 }
 
 TEST(bad_header) {
@@ -240,7 +218,7 @@ TEST(duplicate_table) {
           "table allreduce fp16 gpus_per_node=4  nodes=2\n",
           4, "second table allreduce fp16 gpus_per_node=4 nodes=2");
   /* in two files: reported in the second one read (files load in name order) */
-  tmp_dir();
+  tmp_open(&tmp, "calib");
   put("a.tbl", "table gelu fp16\naxis elements 1 2\nfwd 1 1\n");
   const char *second = put("b.tbl", "# again\ntable gelu fp16\naxis elements 1 2\nfwd 1 1\n");
   char err[512], want[192];
@@ -249,7 +227,7 @@ TEST(duplicate_table) {
   assert_null(c);
   snprintf(want, sizeof want, "%s:2: second table gelu fp16 in this folder", second);
   assert_string_equal(err, want);
-  tmp_clean();
+  tmp_close(&tmp);
 }
 
 /* An axis holds up to RT_MAX_POINTS points (a collective table's 2048 load); a grid up to
@@ -266,7 +244,7 @@ TEST(size_limits) {
   p += sprintf(p, "\nfwd");
   for (int i = 1; i < N; i++) p += sprintf(p, " %s", i % 2 ? "1.01" : "0.99");
   sprintf(p, "\n");
-  tmp_dir();
+  tmp_open(&tmp, "calib");
   put("big.tbl", text);
   char err[256];
   RtCalib *c = load(err, sizeof err);
@@ -281,7 +259,7 @@ TEST(size_limits) {
   }
   assert_int_equal(fl, 0);
   rt_calib_free(c);
-  tmp_clean();
+  tmp_close(&tmp);
   free(text);
   /* 4096 x 4096 x 2 nodes: more than 2^24, refused at the values */
   text = malloc(2 * 32 * (size_t)N + 128);
@@ -327,7 +305,7 @@ TEST(bmm_class_tables) {
   char all[512], cls[512];
   snprintf(all, sizeof all, "table bmm fp16\n%sfwd 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2\n", axes);
   snprintf(cls, sizeof cls, "table bmm fp16 thin=k align=64\n%sfwd 3 3 3 3 3 3 3 3 3 3 3 3 3 3 3 3\n", axes);
-  tmp_dir();
+  tmp_open(&tmp, "calib");
   put("bmm_fp16.tbl", all);
   put("bmm_fp16_align-64_thin-k.tbl", cls);
   char err[256];
@@ -352,7 +330,7 @@ TEST(bmm_class_tables) {
   RtCost a = rt_attention(&cal, RT_FP16, 2, 2048, 16, 64, 1);
   near(a.fwd, 3 * s.fwd + m.fwd + 2 * v.fwd), near(a.bwd, 3 * s.bwd + m.bwd + 2 * v.bwd);
   rt_calib_free(c);
-  tmp_clean();
+  tmp_close(&tmp);
   /* qualifiers other than a class, and a class table with other axes */
   rejects("table bmm fp16 align=7 thin=k\naxis batch 1\naxis m 1\naxis k 1\naxis n 1\nfwd 1\n", 1,
           "bmm's qualifiers are `align=8|16|32|64 thin=k|n`");
@@ -363,13 +341,13 @@ TEST(bmm_class_tables) {
 }
 
 TEST(empty_folder) {
-  tmp_dir();
+  tmp_open(&tmp, "calib");
   put("README", "not a table\n");
   char err[256], want[128];
   assert_null(load(err, sizeof err));
-  snprintf(want, sizeof want, "%s:0: no .tbl file in this folder", dir);
+  snprintf(want, sizeof want, "%s:0: no .tbl file in this folder", tmp.dir);
   assert_string_equal(err, want);
-  tmp_clean();
+  tmp_close(&tmp);
 }
 
 TEST(missing_folder) {
@@ -411,7 +389,7 @@ TEST(shipped_folders_load) {
 }
 
 TEST(write_read_back) {
-  tmp_dir();
+  tmp_open(&tmp, "calib");
   put("gelu_fp16.tbl", gelu_table);
   char err[256];
   RtCalib *c = load(err, sizeof err);
@@ -426,7 +404,7 @@ TEST(write_read_back) {
   assert_non_null(strstr(text, "# line one\n# line two\ntable gelu fp16\naxis elements 1000 100000 1e+07\n"
                                "fwd 1.0000 2.0000 4.0000\nbwd 0.5000 0.5000 2.0000\n"));
   free(text);
-  tmp_clean();
+  tmp_close(&tmp);
 }
 
 /* --- points: a sampled shape's own correction -------------------------------------------- */
@@ -445,7 +423,7 @@ static const char ln_points[] =
 /* A point multiplies the grid's correction at exactly its coordinates, fwd and bwd apart;
  * anywhere else, even next to it, the grid alone answers. */
 TEST(points_exact_only) {
-  tmp_dir();
+  tmp_open(&tmp, "calib");
   put("layernorm_fp16.tbl", ln_points);
   char err[256];
   RtCalib *c = load(err, sizeof err);
@@ -477,12 +455,12 @@ TEST(points_exact_only) {
   assert_true(fabs(cal.bwd / (raw.bwd * 0.5) - 1) < 1e-12);
   assert_true(cal.flags & RT_CALIBRATED);
   rt_calib_free(c);
-  tmp_clean();
+  tmp_close(&tmp);
 }
 
 /* Without a bwd grid a point has one correction, which serves the backward time too. */
 TEST(points_fwd_only_table) {
-  tmp_dir();
+  tmp_open(&tmp, "calib");
   put("gelu_fp16.tbl", "table gelu fp16\naxis elements 1000 1000000\nfwd 1 1\npoint 5000 3\n");
   char err[256];
   RtCalib *c = load(err, sizeof err);
@@ -494,7 +472,7 @@ TEST(points_fwd_only_table) {
   near(cal.fwd, 3 * raw.fwd);
   near(cal.bwd, 3 * raw.bwd);
   rt_calib_free(c);
-  tmp_clean();
+  tmp_close(&tmp);
 }
 
 TEST(points_malformed) {
@@ -536,14 +514,10 @@ TEST(points_many_write_read) {
   }
   double miss[] = {rt_log(2), rt_log(3), rt_log(7.5)};
   assert_null(rt_table_point(&t, miss));
-  tmp_dir();
-  char path[128];
-  snprintf(path, sizeof path, "%s/linear_fp16.tbl", dir);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
+  tmp_open(&tmp, "calib");
+  FILE *f = tmp_fopen(&tmp, "linear_fp16.tbl");
   assert_int_equal(rt_table_write(f, &t, NULL), 0);
   fclose(f);
-  snprintf(files[nfiles++], sizeof files[0], "%s", path);
   char err[256];
   RtCalib *c2 = load(err, sizeof err);
   assert_non_null(c2);
@@ -557,7 +531,7 @@ TEST(points_many_write_read) {
   }
   rt_calib_free(c2);
   rt_table_release(&t);
-  tmp_clean();
+  tmp_close(&tmp);
 }
 
 /* --- the fast lookup against the plain arithmetic --------------------------------------- */

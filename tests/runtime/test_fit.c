@@ -57,26 +57,7 @@ static const double noise = 0.01;
 
 /* --- a temporary folder -------------------------------------------------------------- */
 
-static char tmp[64];
-
-static void tmp_make(void) {
-  snprintf(tmp, sizeof tmp, "/tmp/llmp_fit_XXXXXX");
-  assert_non_null(mkdtemp(tmp));
-}
-
-static void tmp_remove(void) {
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-  assert_int_equal(system(cmd), 0);
-}
-
-static FILE *tmp_open(const char *name) {
-  char path[256];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  return f;
-}
+static TmpDir tmp;
 
 /* The probe's header (hw/probe writes these comment lines before the column names). */
 static void probe_header(FILE *f, const char *eol) {
@@ -169,7 +150,7 @@ static void draw_inside(const Kernel *k, double *a) {
 static void write_kernel_csv(const RtGpu *g, const Kernel *k, int rows, int crlf) {
   char name[64];
   snprintf(name, sizeof name, "operator/%s_fp16.csv", k->name);
-  FILE *f = tmp_open(name);
+  FILE *f = tmp_fopen(&tmp, name);
   const char *eol = crlf ? "\r\n" : "\n";
   probe_header(f, eol);
   int bwd = k->op != RT_OP_ADAM;   /* an optimizer step has no backward */
@@ -194,13 +175,13 @@ TEST(recovers_operator_model) {
   rng_state = 20250601;
   const RtGpu *g = rt_gpu_builtin("a100_sxm4_80gb");
   assert_non_null(g);
-  tmp_make();
+  tmp_open(&tmp, "fit");
   char dir[128];
-  snprintf(dir, sizeof dir, "%s/operator", tmp);
+  snprintf(dir, sizeof dir, "%s/operator", tmp.dir);
   assert_int_equal(mkdir(dir, 0777), 0);
   for (int k = 0; k < NKERNELS; k++) write_kernel_csv(g, &kernels[k], 600, k == 2);
   RtSampleSet set;
-  assert_int_equal(rt_samples_load(tmp, &set, stderr), 0);
+  assert_int_equal(rt_samples_load(tmp.dir, &set, stderr), 0);
   assert_int_equal(set.nfiles, NKERNELS);
   assert_int_equal(set.n, NKERNELS * 600);
   for (int f = 0; f < set.nfiles; f++) {
@@ -250,7 +231,7 @@ TEST(recovers_operator_model) {
   assert_string_equal(cv.table[1].name, "flash_attention fp16 causal=1");
   rt_calib_free(c);
   rt_samples_free(&set);
-  tmp_remove();
+  tmp_close(&tmp);
 }
 
 /* rt_fit_dir() end to end: the report, and tables that load and carry the probe's gpu and
@@ -258,10 +239,10 @@ TEST(recovers_operator_model) {
 TEST(fit_dir_writes_tables) {
   rng_state = 7;
   const RtGpu *g = rt_gpu_builtin("a100_sxm4_80gb");
-  tmp_make();
+  tmp_open(&tmp, "fit");
   char dir[128], out[160], path[256];
-  snprintf(dir, sizeof dir, "%s/operator", tmp);
-  snprintf(out, sizeof out, "%s/out", tmp);
+  snprintf(dir, sizeof dir, "%s/operator", tmp.dir);
+  snprintf(out, sizeof out, "%s/out", tmp.dir);
   assert_int_equal(mkdir(dir, 0777), 0);
   assert_int_equal(mkdir(out, 0777), 0);
   write_kernel_csv(g, &kernels[2], 200, 1);
@@ -269,7 +250,7 @@ TEST(fit_dir_writes_tables) {
   char *text = NULL;
   size_t len = 0;
   FILE *rep = open_memstream(&text, &len);
-  assert_int_equal(rt_fit_dir(tmp, out, "a100_sxm4_80gb", rep), 0);
+  assert_int_equal(rt_fit_dir(tmp.dir, out, "a100_sxm4_80gb", rep), 0);
   fclose(rep);
   printf("%s", text);
   assert_non_null(strstr(text, "\nlayernorm fp16                         200 "));
@@ -292,7 +273,7 @@ TEST(fit_dir_writes_tables) {
   assert_non_null(strstr(buf, "operator/layernorm_fp16.csv (gpu: NVIDIA A100-SXM4-80GB; date: 2025-06-01)\n"));
   assert_non_null(strstr(buf, "# licence: that of the sample files above\n"));
   assert_non_null(strstr(buf, "\n# cv: 5-fold MAPE fwd "));
-  tmp_remove();
+  tmp_close(&tmp);
 }
 
 /* A file's lines but its `#` comments (a table without its provenance header). */
@@ -314,17 +295,17 @@ TEST(sustained_left_out_of_tables) {
   RtGpu g1 = *rt_gpu_builtin("h100_sxm"), gs = g1;
   g1.sustained_compute = g1.sustained_fp8 = 0;
   gs.sustained_compute = 0.5, gs.sustained_fp8 = 0;
-  tmp_make();
+  tmp_open(&tmp, "fit");
   char dir[128], out1[160], outs[160], path[256];
-  snprintf(dir, sizeof dir, "%s/operator", tmp);
-  snprintf(out1, sizeof out1, "%s/one", tmp);
-  snprintf(outs, sizeof outs, "%s/half", tmp);
+  snprintf(dir, sizeof dir, "%s/operator", tmp.dir);
+  snprintf(out1, sizeof out1, "%s/one", tmp.dir);
+  snprintf(outs, sizeof outs, "%s/half", tmp.dir);
   assert_int_equal(mkdir(dir, 0777), 0);
   assert_int_equal(mkdir(out1, 0777), 0);
   assert_int_equal(mkdir(outs, 0777), 0);
   write_kernel_csv(&g1, &kernels[0], 300, 0);
-  assert_int_equal(rt_fit_gpu_dir(&g1, tmp, out1, NULL, stderr), 0);
-  assert_int_equal(rt_fit_gpu_dir(&gs, tmp, outs, NULL, stderr), 0);
+  assert_int_equal(rt_fit_gpu_dir(&g1, tmp.dir, out1, NULL, stderr), 0);
+  assert_int_equal(rt_fit_gpu_dir(&gs, tmp.dir, outs, NULL, stderr), 0);
   snprintf(path, sizeof path, "%s/linear_fp16.tbl", out1);
   char *b1 = table_body(path);
   snprintf(path, sizeof path, "%s/linear_fp16.tbl", outs);
@@ -341,7 +322,7 @@ TEST(sustained_left_out_of_tables) {
   RtCost ln1 = rt_layernorm(&g1, RT_FP16, 8192, 8192), lns = rt_layernorm(&gs, RT_FP16, 8192, 8192);
   assert_true(ln1.fwd == lns.fwd);   /* memory-bound: no tensor cores to scale */
   rt_calib_free(c);
-  tmp_remove();
+  tmp_close(&tmp);
 }
 
 /* One or two samples: a constant correction, finite everywhere; none: no table. */
@@ -669,13 +650,13 @@ TEST(points_chosen_on_held_out_rows) {
 
 /* The reader: comments anywhere with the line numbers right, the probe's header kept. */
 TEST(reader_comments_and_lines) {
-  tmp_make();
-  FILE *f = tmp_open("gelu_fp16.csv");
+  tmp_open(&tmp, "fit");
+  FILE *f = tmp_fopen(&tmp, "gelu_fp16.csv");
   fputs("\xEF\xBB\xBF# gpu:  NVIDIA H100 80GB HBM3  \r\n#date:2025-06-01\r\n\r\n"
         "  elements , F_dur(us)\r\n# between\r\n1e6, 10 \r\n\r\n  # indented\r\n2e6,x\r\n", f);
   fclose(f);
   char path[256];
-  snprintf(path, sizeof path, "%s/gelu_fp16.csv", tmp);
+  snprintf(path, sizeof path, "%s/gelu_fp16.csv", tmp.dir);
   RtCsv c;
   assert_int_equal(rt_csv_open(&c, path), 0);
   assert_int_equal(c.line, 4);
@@ -702,7 +683,7 @@ TEST(reader_comments_and_lines) {
   char *text = NULL;
   size_t len = 0;
   FILE *err = open_memstream(&text, &len);
-  assert_int_equal(rt_samples_load(tmp, &set, err), -1);
+  assert_int_equal(rt_samples_load(tmp.dir, &set, err), -1);
   fclose(err);
   snprintf(want, sizeof want, "%s:9: column `F_dur(us)`: `x` is not a number\n", path);
   assert_string_equal(text, want);
@@ -711,7 +692,7 @@ TEST(reader_comments_and_lines) {
   assert_int_equal(rt_csv_open(&c, "/nonexistent/x.csv"), -1);
   assert_non_null(strstr(c.err, "/nonexistent/x.csv:0: cannot open: "));
   rt_csv_close(&c);
-  tmp_remove();
+  tmp_close(&tmp);
 }
 
 /* --- collectives --------------------------------------------------------------------- */
@@ -723,11 +704,11 @@ TEST(recovers_collective_model) {
   rng_state = 42;
   const RtCluster *sys = rt_cluster_builtin("perlmutter");
   assert_non_null(sys);
-  tmp_make();
+  tmp_open(&tmp, "fit");
   /* through the files: a `bytes` column, the probe's comments, a `_large` file merged in */
   const char *names[2] = {"allreduce_fp16_2_4.csv", "allreduce_large_fp16_2_4.csv"};
   for (int k = 0; k < 2; k++) {
-    FILE *f = tmp_open(names[k]);
+    FILE *f = tmp_fopen(&tmp, names[k]);
     probe_header(f, "\n");
     fputs("bytes,nodes,GPUsPerNode,dur(us)\n", f);
     for (int i = 0; i < 300; i++) {
@@ -737,12 +718,12 @@ TEST(recovers_collective_model) {
     fclose(f);
   }
   char out[160], err[512];
-  snprintf(out, sizeof out, "%s/out", tmp);
+  snprintf(out, sizeof out, "%s/out", tmp.dir);
   assert_int_equal(mkdir(out, 0777), 0);
   char *text = NULL;
   size_t len = 0;
   FILE *rep = open_memstream(&text, &len);
-  int n = rt_fit_collectives_dir_report(sys, tmp, out, "source: synthetic", rep, rep, err, sizeof err);
+  int n = rt_fit_collectives_dir_report(sys, tmp.dir, out, "source: synthetic", rep, rep, err, sizeof err);
   fclose(rep);
   if (n != 1) fail_msg("%d tables: %s", n, err);
   if (!strstr(text, "\nallreduce fp16 gpus_per_node=4 nodes=2         600 ")) fail_msg("%s", text);
@@ -764,26 +745,26 @@ TEST(recovers_collective_model) {
   rt_calib_free(c);
   /* all-gather from `shape` (a rank's fp16 input) and from `bytes` (the gathered output)
    * give the same kernel arguments */
-  FILE *f = tmp_open("allgather_fp16_2_4.csv");
+  FILE *f = tmp_fopen(&tmp, "allgather_fp16_2_4.csv");
   fputs("shape,dur(us)\n1000,30\n", f);
   fclose(f);
-  f = tmp_open("allgather_large_fp16_2_4.csv");
+  f = tmp_fopen(&tmp, "allgather_large_fp16_2_4.csv");
   fputs("# bytes: the kernel's argument\nbytes,dur(us)\n16000,30\n", f);
   fclose(f);
   double *b, *s;
   char path[256];
-  snprintf(path, sizeof path, "%s/allgather_fp16_2_4.csv", tmp);
+  snprintf(path, sizeof path, "%s/allgather_fp16_2_4.csv", tmp.dir);
   assert_int_equal(rt_collective_csv_read(path, "allgather", 2, 4, &b, &s, NULL, err, sizeof err), 1);
   assert_true(b[0] == 16000 && fabs(s[0] / 30e-6 - 1) < 1e-12);
   free(b), free(s);
-  snprintf(path, sizeof path, "%s/allgather_large_fp16_2_4.csv", tmp);
+  snprintf(path, sizeof path, "%s/allgather_large_fp16_2_4.csv", tmp.dir);
   assert_int_equal(rt_collective_csv_read(path, "allgather", 2, 4, &b, &s, NULL, err, sizeof err), 1);
   assert_true(b[0] == 16000);
   free(b), free(s);
   assert_int_equal(rt_nccl_csv_read(path, &b, &s, err, sizeof err), 1);   /* the rank's buffer */
   assert_true(b[0] == 2000);
   free(b), free(s);
-  tmp_remove();
+  tmp_close(&tmp);
 }
 
 /* The cross-validation chooses the collective table's nodes: few on a smooth correction, many

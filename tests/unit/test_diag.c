@@ -36,12 +36,6 @@ static void teardown(Diag *d, Cap *c) {
   cap_reset(c);
 }
 
-#define assert_contains(hay, needle)                                                 \
-  do {                                                                               \
-    const char *h_ = (hay), *n_ = (needle);                                          \
-    if (!strstr(h_, n_)) fail_msg("expected to find\n  %s\nin\n%s", n_, h_);         \
-  } while (0)
-
 static SrcFile *add(Diag *d, const char *path, const char *text) {
   return diag_add_file(d, path, text, strlen(text));
 }

@@ -321,20 +321,6 @@ static int collect_llmp(const char *path, const struct stat *st, int flag, struc
   return 0;
 }
 
-static char *read_all(const char *path, size_t *len) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) fail_msg("cannot read %s", path);
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, fp);
-  fclose(fp);
-  s[got] = '\0';
-  *len = got;
-  return s;
-}
-
 TEST(idempotent_and_tree_preserving_on_shipped_files) {
   static const char *const dirs[] = {"examples", "stdlib", "hw"};
   for (size_t i = 0; i < 3; i++) {
@@ -347,7 +333,7 @@ TEST(idempotent_and_tree_preserving_on_shipped_files) {
   size_t total = nshipped;
   for (size_t i = 0; i < nshipped; i++) {
     size_t len;
-    char *src = read_all(shipped[i], &len);
+    char *src = read_file(shipped[i], &len);
     char *m = round_trip_problem(shipped[i], src, len);
     if (m) {
       print_error("%s\n\n", m);

@@ -55,18 +55,6 @@ static void done(T *t) {
 
 static const char *out(T *t) { return t->cap.p ? t->cap.p : ""; }
 
-#define assert_contains(hay, needle)                                                 \
-  do {                                                                               \
-    const char *h_ = (hay), *n_ = (needle);                                          \
-    if (!strstr(h_, n_)) fail_msg("expected to find\n  %s\nin\n%s", n_, h_);         \
-  } while (0)
-
-#define assert_dbl_eq(a, b)                                                              \
-  do {                                                                                   \
-    double a_ = (a), b_ = (b);                                                           \
-    if (!(a_ == b_)) fail_msg("%s = %.17g, expected %s = %.17g", #a, a_, #b, b_);        \
-  } while (0)
-
 static void no_errors(T *t) {
   if (t->d.errors) fail_msg("unexpected errors in\n%s\n---\n%s", t->src, out(t));
 }

@@ -35,11 +35,6 @@
 
 #include "support.h"
 
-#define assert_contains(hay, needle)                                                   \
-  do {                                                                                 \
-    if (!strstr((hay), (needle))) fail_msg("expected `%s` in:\n%s", (needle), (hay)); \
-  } while (0)
-
 /* Relative 1e-12 (the figures below are exact integers or dyadic; the tolerance only
  * absorbs an evaluation order that differs from the formula's). */
 static void expect_near(double got, double want, const char *what) {

@@ -47,12 +47,6 @@ static void done(T *t) {
 
 static const char *out(T *t) { return t->cap.p ? t->cap.p : ""; }
 
-#define assert_contains(hay, needle)                                                 \
-  do {                                                                               \
-    const char *h_ = (hay), *n_ = (needle);                                          \
-    if (!strstr(h_, n_)) fail_msg("expected to find\n  %s\nin\n%s", n_, h_);         \
-  } while (0)
-
 static void no_errors(T *t) {
   if (t->d.errors) fail_msg("unexpected errors in\n%s\n---\n%s", t->f->text, out(t));
 }

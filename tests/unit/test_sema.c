@@ -20,54 +20,7 @@
 
 #include "support.h"
 
-#define assert_contains(hay, needle)                                                 \
-  do {                                                                               \
-    const char *h_ = (hay), *n_ = (needle);                                          \
-    if (!strstr(h_, n_)) fail_msg("expected to find\n  %s\nin\n%s", n_, h_);         \
-  } while (0)
-
-#define assert_not_contains(hay, needle)                                             \
-  do {                                                                               \
-    const char *h_ = (hay), *n_ = (needle);                                          \
-    if (strstr(h_, n_)) fail_msg("did not expect\n  %s\nin\n%s", n_, h_);            \
-  } while (0)
-
 /* --- temporary folders ---------------------------------------------------------------- */
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  return remove(path);
-}
-
-static void rm_rf(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
-
-static void mkdirs(const char *path) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char *p = buf + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      mkdir(buf, 0700);
-      *p = '/';
-    }
-  mkdir(buf, 0700);
-}
-
-/* Writes dir/rel (creating its folders). */
-static void write_at(const char *dir, const char *rel, const char *text) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", dir, rel);
-  char *slash = strrchr(path, '/');
-  *slash = '\0';
-  mkdirs(path);
-  *slash = '/';
-  FILE *fp = fopen(path, "wb");
-  if (!fp) fail_msg("cannot write %s: %s", path, strerror(errno));
-  fputs(text, fp);
-  fclose(fp);
-}
 
 static void remove_at(const char *dir, const char *rel) {
   char path[512];

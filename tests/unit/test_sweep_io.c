@@ -23,62 +23,6 @@
 
 #include "support.h"
 
-#define assert_contains(hay, needle)                                                   \
-  do {                                                                                 \
-    if (!strstr((hay), (needle))) fail_msg("expected `%s` in:\n%s", (needle), (hay)); \
-  } while (0)
-
-/* --- capturing a FILE, temporary files --------------------------------------------------- */
-
-typedef struct Mem {
-  FILE *f;
-  char *p;
-  size_t n;
-} Mem;
-
-static FILE *mem_open(Mem *m) {
-  memset(m, 0, sizeof *m);
-  m->f = open_memstream(&m->p, &m->n);
-  assert_non_null(m->f);
-  return m->f;
-}
-
-/* Closes the stream and returns the text (the caller frees it). */
-static char *mem_take(Mem *m) {
-  assert_int_equal(fclose(m->f), 0);
-  return m->p ? m->p : calloc(1, 1);
-}
-
-typedef struct TmpDir {
-  char dir[64];
-  char paths[64][96];
-  int n;
-} TmpDir;
-
-static void tmp_open(TmpDir *t) {
-  memset(t, 0, sizeof *t);
-  strcpy(t->dir, "/tmp/llmp_sweep_io_XXXXXX");
-  assert_non_null(mkdtemp(t->dir));
-}
-
-/* Writes text to a new file of the folder; returns its path. */
-static const char *tmp_file(TmpDir *t, const char *name, const char *text, size_t len) {
-  assert_true(t->n < 64);
-  char *p = t->paths[t->n++], path[96];
-  snprintf(path, sizeof path, "%s/%s", t->dir, name);
-  memcpy(p, path, sizeof path);
-  FILE *f = fopen(p, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(text, 1, len, f), len);
-  assert_int_equal(fclose(f), 0);
-  return p;
-}
-
-static void tmp_close(TmpDir *t) {
-  for (int i = 0; i < t->n; i++) unlink(t->paths[i]);
-  rmdir(t->dir);
-}
-
 /* --- a synthetic sweep ---------------------------------------------------------------------- */
 
 static const char *const recompute_words[] = {"none", "selective", "full"};
@@ -521,7 +465,7 @@ TEST(reader_accepts_escapes_and_blank_lines) {
  * checks that merging them gives the unsharded output byte for byte in every format. */
 static void check_merge(uint64_t points, int n, int keep, bool maximize) {
   TmpDir td;
-  tmp_open(&td);
+  tmp_open(&td, "sweep_io");
   const char *paths[64];
   int order[64];
   for (int k = 0; k < n; k++) order[k] = k;
@@ -596,7 +540,7 @@ static void four_shards(char *text[4]) {
 /* Merges files whose texts are given (NULL: no such file) and checks the error. */
 static void expect_merge_error(const char *const *texts, int n, const char *expected) {
   TmpDir td;
-  tmp_open(&td);
+  tmp_open(&td, "sweep_io");
   const char *paths[8];
   for (int i = 0; i < n; i++) {
     char name[32];
@@ -875,7 +819,7 @@ TEST(merge_main_command_line) {
   char *s[4];
   four_shards(s);
   TmpDir td;
-  tmp_open(&td);
+  tmp_open(&td, "sweep_io");
   char *argv[8];
   for (int k = 0; k < 4; k++) {
     char name[32];

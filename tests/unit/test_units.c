@@ -13,12 +13,6 @@
 
 #include "support.h"
 
-#define assert_dbl_eq(a, b)                                                              \
-  do {                                                                                   \
-    double a_ = (a), b_ = (b);                                                           \
-    if (!(a_ == b_)) fail_msg("%s = %.17g, expected %s = %.17g", #a, a_, #b, b_);        \
-  } while (0)
-
 static void dim_is(Dim d, int bytes, int seconds, int flop) {
   if (d.e[DIM_BYTES] != bytes || d.e[DIM_SECONDS] != seconds || d.e[DIM_FLOP] != flop)
     fail_msg("dimension (%d, %d, %d), expected (%d, %d, %d)", d.e[0], d.e[1], d.e[2], bytes, seconds, flop);
