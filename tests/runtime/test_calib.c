@@ -581,10 +581,7 @@ static double reference(const RtTable *t, int which, const double *lx, unsigned 
 }
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static double uniform01(void) {
-  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-  return (double)(rng_state >> 11) * 0x1.0p-53;
-}
+static double uniform01(void) { return unit_double(xorshift64(&rng_state)); }
 
 /* Points on grid nodes, between them, beyond both edges, at integers and at the table's
  * points, through rt_table_eval() (both grids) and rt_calibrate_log(): the same bits and flags

@@ -36,12 +36,7 @@
 
 static uint64_t rng_state;
 
-static double uniform(void) {   /* splitmix64, in [0, 1) */
-  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
-}
+static double uniform(void) { return unit_double(splitmix64(&rng_state)); }   /* in [0, 1) */
 
 static double normal(void) {    /* Box-Muller */
   double u = uniform(), v = uniform();

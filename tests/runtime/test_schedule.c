@@ -487,14 +487,9 @@ TEST(large_deterministic) {
 /* xorshift64: the random configurations are the same on every run. */
 static uint64_t rng_state = 88172645463325252u;
 
-static uint64_t rng(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rng(void) { return xorshift64(&rng_state); }
 
-static double rng_uniform(void) { return (double)(rng() >> 11) * 0x1p-53; }
+static double rng_uniform(void) { return unit_double(rng()); }
 
 static int rng_int(int lo, int hi) { return lo + (int)(rng() % (uint64_t)(hi - lo + 1)); }
 

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,25 @@ static inline void cap_write(void *user, const char *text, size_t len) {
   c->n += len;
   c->p[c->n] = '\0';
 }
+
+/* --- fixed-seed random numbers: the same sequence on every run ------------------------- */
+
+static inline uint64_t xorshift64(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+static inline uint64_t splitmix64(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* A double in [0, 1) from the top 53 bits. */
+static inline double unit_double(uint64_t x) { return (double)(x >> 11) * 0x1p-53; }
 
 /* --- a FILE captured in memory ---------------------------------------------------------- */
 

@@ -20,16 +20,10 @@ typedef struct Rng {
   uint64_t s;
 } Rng;
 
-/* splitmix64 */
-static inline uint64_t rng_next(Rng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+static inline uint64_t rng_next(Rng *r) { return splitmix64(&r->s); }
 
 static inline int rng_int(Rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
-static inline bool rng_chance(Rng *r, double p) { return (double)(rng_next(r) >> 11) * 0x1p-53 < p; }
+static inline bool rng_chance(Rng *r, double p) { return unit_double(rng_next(r)) < p; }
 
 #define RNG_PICK(r, arr) ((arr)[rng_int((r), (int)(sizeof(arr) / sizeof((arr)[0])))])
 

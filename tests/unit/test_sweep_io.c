@@ -129,12 +129,7 @@ static void assert_rows_equal(const SweepRow *a, const SweepRow *b, int n) {
 /* --- the heap --------------------------------------------------------------------------------- */
 
 static uint64_t rng_state = 88172645463325252u;
-static uint64_t rng(void) {   /* xorshift64 */
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rng(void) { return xorshift64(&rng_state); }
 
 TEST(top_matches_a_full_sort) {
   enum { N = 3000 };
