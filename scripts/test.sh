@@ -2,7 +2,7 @@
 # test.sh - the second of the README's two commands: builds llmp and runs the whole test
 # suite, three times over:
 #   1. Release build (build/): unit tests, golden tests, checks and fmt round trips of every
-#      shipped .llmp file;
+#      shipped .llmp file, and an install into a temporary prefix run from another folder;
 #   2. ASan+UBSan build (build-asan/): the same suite under the sanitizers (leaks included);
 #   3. libFuzzer build with clang-14 (build-fuzz/): the front-end fuzz harness for 60 s, the
 #      deep-input cases, and the harness of the calibration-table and sample-file readers for

@@ -169,7 +169,7 @@ class Collectives(unittest.TestCase):
 
     def test_shape_as_the_paper_and_the_fitter(self):
         # all-reduce: the buffer; all-gather: the per-rank input, which llmp fit multiplies by
-        # the ranks (runtime/fit_collectives.c rt_nccl_kernel_bytes); the paper's
+        # the ranks (runtime/fit/fit_collectives.c rt_nccl_kernel_bytes); the paper's
         # allgather_large_fp16_2_4.csv starts at shape 134217728 for a 2 GiB gathered output
         self.assertEqual(grid.coll_shape("allreduce", 2 ** 28, 8), 2 ** 27)
         self.assertEqual(grid.coll_shape("allgather", 2 ** 31, 8), 134217728)

@@ -1,6 +1,6 @@
 /* hw_consistency.c - hw/systems/ (every .llmp) and hw/gpus.llmp (what `llmp op` and `llmp fit` read,
- * through compiler/hw.c) against the runtime's C copies (runtime/clusters.c,
- * runtime/gpus_builtin.c, which the validation programs and the tests use).  The collective
+ * through compiler/lower/hw.c) against the runtime's C copies (runtime/fit/clusters.c,
+ * runtime/fit/gpus_builtin.c, which the validation programs and the tests use).  The collective
  * tables are corrections relative to the physics of one description: if the two drifted, the
  * tables would correct the wrong physics.  Every field of every builtin cluster, its tiers and
  * its GPU is compared (calib pointers aside: the C copies carry none), and each builtin GPU
@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; h && i < sizeof clusters / sizeof *clusters; i++, n++) {
     const RtCluster *a = hw_cluster(h, clusters[i]), *b = rt_cluster_builtin(clusters[i]);
     if (!a || !b) {
-      printf("%s: missing in %s\n", clusters[i], a ? "runtime/clusters.c" : "hw/systems/");
+      printf("%s: missing in %s\n", clusters[i], a ? "runtime/fit/clusters.c" : "hw/systems/");
       diffs++;
       continue;
     }
@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; h && i < sizeof gpus / sizeof *gpus; i++, n++) {
     const RtGpu *a = hw_gpu(h, gpus[i]), *b = rt_gpu_builtin(gpus[i]);
     if (!a || !b) {
-      printf("%s: missing in %s\n", gpus[i], a ? "runtime/gpus_builtin.c" : "hw/gpus.llmp");
+      printf("%s: missing in %s\n", gpus[i], a ? "runtime/fit/gpus_builtin.c" : "hw/gpus.llmp");
       diffs++;
       continue;
     }

@@ -1,4 +1,4 @@
-/* test_arena.c - unit tests of compiler/arena.c: bump allocation and string interning. */
+/* test_arena.c - unit tests of compiler/front/arena.c: bump allocation and string interning. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

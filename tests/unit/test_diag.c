@@ -1,4 +1,4 @@
-/* test_diag.c - unit tests of compiler/diag.c: the line map, source lines, and the
+/* test_diag.c - unit tests of compiler/front/diag.c: the line map, source lines, and the
  * diagnostic formats (human, short), notes, buffering and counting. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* test_fmt.c - unit tests of the formatter (compiler/fmt.c): the canonical layout,
+/* test_fmt.c - unit tests of the formatter (compiler/front/fmt.c): the canonical layout,
  * idempotence, comments, alignment, blank lines, number spelling, parentheses, and that
  * formatting never changes the tree (checked with an AST-equality helper that ignores
  * spans, and with --dump=ast output with the spans removed). */

@@ -1,4 +1,4 @@
-/* test_jit.c - the JIT (compiler/cg_llvm.c, jit.c) against the interpreter (graph.c), bit for
+/* test_jit.c - the JIT (compiler/jit/cg_llvm.c, jit.c) against the interpreter (graph.c), bit for
  * bit (architecture.md, decision 1).
  *
  *   random_levels     thousands of seeded random graphs (every GOp, NaN, infinities, -0,

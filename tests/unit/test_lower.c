@@ -1,4 +1,4 @@
-/* test_lower.c - unit tests of compiler/lower.c (with graph.c and the runtime's kernel table):
+/* test_lower.c - unit tests of compiler/lower/lower.c (with graph.c and the runtime's kernel table):
  * scenarios written as text, checked by sema, lowered to the cost graph, evaluated, read back
  * as a Report.
  *

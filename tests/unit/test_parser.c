@@ -1,5 +1,5 @@
 /* test_parser.c - unit tests of the grammar (grammar/parser.y) and the AST constructors
- * (compiler/ast.c): the shape of the tree for every construct, operator precedence and
+ * (compiler/front/ast.c): the shape of the tree for every construct, operator precedence and
  * associativity, error recovery, and the limits on depth and size. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
-/* test_sema.c - unit tests of the semantic pass (compiler/sema.c, compiler/load.c,
- * compiler/schema.c): each rule of docs/language.md on a small file written to a temporary
+/* test_sema.c - unit tests of the semantic pass (compiler/front/sema.c, compiler/front/load.c,
+ * compiler/front/schema.c): each rule of docs/language.md on a small file written to a temporary
  * folder, checking the number of errors and the text of the message.  The data folder is an
  * empty temporary folder and LLMP_PATH / LLMP_DATA are cleared, so nothing installed is read. */
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* test_sweep_io.c - unit tests of compiler/sweep_io.c: the keep-the-best-N heap against a
+/* test_sweep_io.c - unit tests of compiler/sweep/sweep_io.c: the keep-the-best-N heap against a
  * full sort (ties, NaN, both senses, split over heaps and merged); the writers' exact text for
  * a small fixture; JSON Lines read back bit for bit; llmp merge of N shards against the
  * unsharded output, byte for byte, in every format; malformed shard files (each error names

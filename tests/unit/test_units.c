@@ -1,4 +1,4 @@
-/* test_units.c - unit tests of compiler/units.c: the unit table (names, dimensions, exact
+/* test_units.c - unit tests of compiler/front/units.c: the unit table (names, dimensions, exact
  * scales), the "/s" suffix, and the dimension algebra and its descriptions. */
 #include <stdarg.h>
 #include <stddef.h>
