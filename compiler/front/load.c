@@ -44,9 +44,9 @@ static const char *default_dir;
 static char beside_dir[PATH_MAX];
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
-/* Where a binary finds stdlib/ and hw/ by itself: the build tree's llmp, the source tree; an
- * installed one, LLMP_DATA_FROM_BIN from its own folder (relative, so that a moved prefix still
- * works), else the configured install folder; the source tree when neither is there. */
+/* The data folder when none is given: the source tree for the build tree's own llmp; for an
+ * installed one, LLMP_DATA_FROM_BIN from the binary's folder (relative, so that a moved prefix
+ * still works), else the configured install folder; the source tree when neither exists. */
 static void find_default_dir(void) {
   char exe[PATH_MAX], build[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
