@@ -4,7 +4,8 @@
 #define LLMP_CLI_H
 
 enum {                          /* CliCommand.needs */
-  NEED_JIT = 1,                 /* may compile with the JIT: LLVM is shut down after it (jit_shutdown) */
+  NEED_JIT = 1,                 /* may compile with the JIT, which sets LLVM's native target up on
+                                   first use (jit.c); main shuts LLVM down after it (jit_shutdown) */
 };
 
 typedef struct CliCommand {
@@ -27,9 +28,5 @@ int cli_fit(int argc, char **argv, const CliCommand *c);        /* fit_cmd.c */
 
 extern const char cli_usage_check[], cli_usage_fmt[], cli_usage_run[], cli_usage_graph[],
     cli_usage_validate[], cli_usage_sweep[], cli_usage_op[], cli_usage_fit[];
-
-/* "llmp CMD: MESSAGE" and "Try `llmp CMD --help`." on stderr (cmd NULL: the driver itself);
- * fmt takes one %s, arg.  Returns 2, the exit status of a bad command line. */
-int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
 
 #endif

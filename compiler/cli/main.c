@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "jit/jit.h"
+#include "options.h"
 #include "sweep/sweep_io.h"
 
 static const char usage_main[] =

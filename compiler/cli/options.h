@@ -55,6 +55,10 @@ typedef struct CliArgs {
 int cli_parse(const CliSpec *s, int argc, char **argv, CliArgs *a);
 void cli_args_free(CliArgs *a);
 
+/* "llmp CMD: MESSAGE" and "Try `llmp CMD --help`." on stderr (cmd NULL: the driver itself);
+ * fmt takes one %s, arg.  Returns 2, the exit status of a bad command line. */
+int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
+
 /* A buffered diagnostic sink on stderr with the format and colour of the command line. */
 void cli_diag_init(Diag *d, const CliArgs *a);
 
