@@ -55,6 +55,8 @@ static int operands_from(const CliSpec *s, CliArgs *a, int i, int argc, char **a
   return rc;
 }
 
+/* Each argument is, in this order: -h or --help, one of the command's own options, a shared
+ * one the command accepts, --, an unknown option, or an operand. */
 int cli_parse(const CliSpec *s, int argc, char **argv, CliArgs *a) {
   const char *cmd = s->cmd->name, *missing = s->missing ? s->missing : "%s needs a value";
   *a = (CliArgs){xcalloc((size_t)argc + 1, sizeof *a->args), 0, xcalloc((size_t)argc + 1, sizeof *a->incdirs), 0,
