@@ -1,9 +1,32 @@
-/* cli.h - what the commands of the llmp driver share (main.c defines it). */
+/* cli.h - the commands of the llmp driver, in the manner of git's builtin.h: the entry of
+ * each in main.c's table, and the function and usage text each command file defines. */
 #ifndef LLMP_CLI_H
 #define LLMP_CLI_H
 
-/* "llmp CMD: MESSAGE" and "Try `llmp CMD --help`." on stderr (cmd NULL: the driver itself);
- * fmt takes one %s, arg.  Returns 2, the exit status of a bad command line. */
-int cli_usage_error(const char *cmd, const char *fmt, const char *arg);
+enum {                          /* CliCommand.needs */
+  NEED_JIT = 1,                 /* may compile with the JIT, which sets LLVM's native target up on
+                                   first use (jit.c); main shuts LLVM down after it (jit_shutdown) */
+};
+
+typedef struct CliCommand {
+  const char *name;             /* the word after llmp */
+  int (*fn)(int argc, char **argv, const struct CliCommand *c);   /* argv after the name */
+  const char *usage;            /* `llmp NAME --help` (NULL: the command prints its own) */
+  unsigned needs;               /* NEED_* */
+} CliCommand;
+
+/* The commands: each returns the exit status (0; 1 when an input has errors; 2 for a bad
+ * command line). */
+int cli_check(int argc, char **argv, const CliCommand *c);      /* check.c */
+int cli_fmt(int argc, char **argv, const CliCommand *c);
+int cli_run(int argc, char **argv, const CliCommand *c);        /* run.c */
+int cli_graph(int argc, char **argv, const CliCommand *c);
+int cli_validate(int argc, char **argv, const CliCommand *c);
+int cli_sweep(int argc, char **argv, const CliCommand *c);      /* sweep_cmd.c */
+int cli_op(int argc, char **argv, const CliCommand *c);         /* op.c */
+int cli_fit(int argc, char **argv, const CliCommand *c);        /* fit_cmd.c */
+
+extern const char cli_usage_check[], cli_usage_fmt[], cli_usage_run[], cli_usage_graph[],
+    cli_usage_validate[], cli_usage_sweep[], cli_usage_op[], cli_usage_fit[];
 
 #endif

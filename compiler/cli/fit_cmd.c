@@ -5,9 +5,7 @@
  *
  * The GPU or cluster is a declaration of hw/ (or of a file given with -f), so the physics
  * model the tables correct is the one `llmp op` and every prediction use.  The fitter itself
- * is the runtime's (runtime/llmp_fit.h); this file is the command line around it. */
-#include "fit_cmd.h"
-
+ * is the runtime's (runtime/fit/llmp_fit.h); this file is the command line around it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,12 +13,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "cli.h"
 #include "fit_collectives.h"
-#include "lower/hw.h"
 #include "llmp_fit.h"
+#include "lower/hw.h"
+#include "options.h"
 
-static const char usage_fit[] =
+const char cli_usage_fit[] =
     "usage: llmp fit --gpu GPU SAMPLES_DIR -o OUT_DIR\n"
     "       llmp fit --cluster CLUSTER SAMPLES_DIR -o OUT_DIR\n"
     "\n"
@@ -93,42 +93,81 @@ static int fit_cluster(const RtCluster *c, const char *samples, const char *out)
   return 0;
 }
 
-int fit_main(int argc, char **argv) {
-  const char *gpu = NULL, *cluster = NULL, *out = NULL, *samples = NULL, *files[16];
-  int nfiles = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    bool next = i + 1 < argc;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(usage_fit, stdout);
-      return 0;
-    } else if ((!strcmp(a, "--gpu") || !strcmp(a, "--cluster") || !strcmp(a, "-o") || !strcmp(a, "-f")) && !next)
-      return cli_usage_error("fit", "%s needs a value", a);
-    else if (!strcmp(a, "--gpu")) gpu = argv[++i];
-    else if (!strcmp(a, "--cluster")) cluster = argv[++i];
-    else if (!strcmp(a, "-o")) out = argv[++i];
-    else if (!strcmp(a, "-f") && nfiles < 16) files[nfiles++] = argv[++i];
-    else if (a[0] == '-') return cli_usage_error("fit", "unknown option `%s`", a);
-    else if (samples) return cli_usage_error("fit", "one SAMPLES_DIR at a time (`%s` is a second)", a);
-    else samples = a;
+typedef struct FitOptions {
+  const char *gpu, *cluster, *out, *samples;
+  const char **files;           /* -f */
+  int nfiles;
+} FitOptions;
+
+enum { OPT_GPU, OPT_CLUSTER, OPT_OUT, OPT_FILE };
+
+static const CliOption fit_options[] = {
+    {"--gpu", OPT_GPU, CLI_NEXT},
+    {"--cluster", OPT_CLUSTER, CLI_NEXT},
+    {"-o", OPT_OUT, CLI_NEXT},
+    {"-f", OPT_FILE, CLI_NEXT},
+    {NULL, 0, 0},
+};
+
+static int fit_option(void *ctx, int id, const char *value) {
+  FitOptions *o = ctx;
+  switch (id) {
+  case OPT_GPU: o->gpu = value; break;
+  case OPT_CLUSTER: o->cluster = value; break;
+  case OPT_OUT: o->out = value; break;
+  case OPT_FILE: o->files[o->nfiles++] = value; break;
   }
-  if (!gpu == !cluster) return cli_usage_error("fit", "%s", "name a --gpu or a --cluster (one of them)");
-  if (!samples || !out) return cli_usage_error("fit", "%s", "give SAMPLES_DIR and -o OUT_DIR");
-  if (make_dir(out)) {
-    fprintf(stderr, "llmp fit: cannot create %s: %s\n", out, strerror(errno));
+  return -1;
+}
+
+/* SAMPLES_DIR, the one operand ("-" is no folder: an unknown option). */
+static int fit_operand(void *ctx, const char *arg) {
+  FitOptions *o = ctx;
+  if (!strcmp(arg, "-")) return cli_usage_error("fit", "unknown option `%s`", arg);
+  if (o->samples) return cli_usage_error("fit", "one SAMPLES_DIR at a time (`%s` is a second)", arg);
+  o->samples = arg;
+  return -1;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int fit_parse(const CliCommand *c, int argc, char **argv, FitOptions *o) {
+  CliArgs a;
+  CliSpec spec = {c, 0, fit_options, NULL, fit_option, fit_operand, o};
+  o->files = xcalloc((size_t)argc + 1, sizeof *o->files);
+  int rc = cli_parse(&spec, argc, argv, &a);
+  cli_args_free(&a);
+  if (rc >= 0) return rc;
+  if (!o->gpu == !o->cluster) return cli_usage_error("fit", "%s", "name a --gpu or a --cluster (one of them)");
+  if (!o->samples || !o->out) return cli_usage_error("fit", "%s", "give SAMPLES_DIR and -o OUT_DIR");
+  return -1;
+}
+
+/* Creates OUT_DIR and fits the tables of the gpu or cluster named, against its datasheet
+ * model alone. */
+static int fit_run(const FitOptions *o) {
+  if (make_dir(o->out)) {
+    fprintf(stderr, "llmp fit: cannot create %s: %s\n", o->out, strerror(errno));
     return 1;
   }
   HwSession hs;
-  HwSet *h = hw_session_open(&hs, "<llmp fit>", files, nfiles, NULL, 0);
+  HwSet *h = hw_session_open(&hs, "<llmp fit>", o->files, o->nfiles, NULL, 0);
   int rc = 1;
   if (h) hw_without_calibration(h);   /* the fit needs the datasheet model, not the old tables */
-  if (h && gpu) {
-    const RtGpu *g = hw_gpu(h, gpu);
-    if (g) rc = fit_gpu(g, samples, out);
+  if (h && o->gpu) {
+    const RtGpu *g = hw_gpu(h, o->gpu);
+    if (g) rc = fit_gpu(g, o->samples, o->out);
   } else if (h) {
-    const RtCluster *c = hw_cluster(h, cluster);
-    if (c) rc = fit_cluster(c, samples, out);
+    const RtCluster *c = hw_cluster(h, o->cluster);
+    if (c) rc = fit_cluster(c, o->samples, o->out);
   }
   hw_session_close(&hs);
+  return rc;
+}
+
+int cli_fit(int argc, char **argv, const CliCommand *c) {
+  FitOptions o = {0};
+  int rc = fit_parse(c, argc, argv, &o);
+  if (rc < 0) rc = fit_run(&o);
+  free(o.files);
   return rc;
 }

@@ -6,17 +6,17 @@
  *
  * The GPU and the cluster come from hw/ (hw/gpus.llmp and every file of hw/systems/), plus
  * the files given with -f: they are checked like any .llmp file, then handed to the runtime
- * through hw.c.  A query's kind is looked up in one table (name, arity, what it needs). */
-#include "op.h"
-
+ * through lower/hw.c.  A query's kind is looked up in one table (name, arity, what it needs). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cli.h"
 #include "lower/hw.h"
+#include "options.h"
 
 typedef enum { NEED_GPU, NEED_CLUSTER } Need;
 
@@ -75,7 +75,7 @@ static const QueryKind kinds[] = {
 };
 enum { NKINDS = sizeof kinds / sizeof kinds[0], MAX_ARGS = 8 };
 
-static const char usage_op[] =
+const char cli_usage_op[] =
     "usage: llmp op --gpu GPU [--dtype DTYPE] KIND ARGS...\n"
     "       llmp op --cluster CLUSTER KIND BYTES NODES GPUS_PER_NODE\n"
     "       llmp op (--gpu GPU | --cluster CLUSTER) --batch < QUERIES\n"
@@ -115,49 +115,56 @@ static const char usage_op[] =
     "  -h, --help        this text\n";
 
 typedef struct OpOptions {
+  CliArgs a;                    /* -I, and the query KIND ARGS... from the command line */
   const char *gpu, *cluster;
   RtDtype dtype;
   bool batch, verbose;
-  const char *files[32];
+  const char **files;           /* -f */
   int nfiles;
-  const char *incdirs[32];
-  int nincdirs;
-  char **query;               /* KIND ARGS... from the command line */
-  int nquery;
 } OpOptions;
 
-static int parse_op_options(int argc, char **argv, OpOptions *o) {
-  o->dtype = RT_FP16;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    bool has_next = i + 1 < argc;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(usage_op, stdout);
-      return 0;
-    } else if ((!strcmp(a, "--gpu") || !strcmp(a, "--cluster") || !strcmp(a, "--dtype") || !strcmp(a, "-f") ||
-                !strcmp(a, "-I")) && !has_next) {
-      return cli_usage_error("op", "%s needs a value", a);
-    } else if (!strcmp(a, "--gpu")) o->gpu = argv[++i];
-    else if (!strcmp(a, "--cluster")) o->cluster = argv[++i];
-    else if (!strcmp(a, "--dtype")) {
-      int dt = rt_dtype_lookup(argv[++i]);
-      if (dt < 0) return cli_usage_error("op", "unknown dtype `%s` (fp32, tf32, fp16, bf16, fp8)", argv[i]);
-      o->dtype = (RtDtype)dt;
-    } else if (!strcmp(a, "-f") && o->nfiles < 32) o->files[o->nfiles++] = argv[++i];
-    else if (!strcmp(a, "-I") && o->nincdirs < 32) o->incdirs[o->nincdirs++] = argv[++i];
-    else if (!strcmp(a, "--batch")) o->batch = true;
-    else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = true;
-    else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9') && o->nquery == 0)
-      return cli_usage_error("op", "unknown option `%s`", a);
-    else {
-      o->query = argv + i;
-      o->nquery = argc - i;
-      break;
-    }
+enum { OPT_GPU, OPT_CLUSTER, OPT_DTYPE, OPT_FILE, OPT_BATCH, OPT_VERBOSE };
+
+static const CliOption op_options[] = {
+    {"--gpu", OPT_GPU, CLI_NEXT},
+    {"--cluster", OPT_CLUSTER, CLI_NEXT},
+    {"--dtype", OPT_DTYPE, CLI_NEXT},
+    {"-f", OPT_FILE, CLI_NEXT},
+    {"--batch", OPT_BATCH, 0},
+    {"-v", OPT_VERBOSE, 0},
+    {"--verbose", OPT_VERBOSE, 0},
+    {NULL, 0, 0},
+};
+
+static int op_option(void *ctx, int id, const char *value) {
+  OpOptions *o = ctx;
+  switch (id) {
+  case OPT_GPU: o->gpu = value; break;
+  case OPT_CLUSTER: o->cluster = value; break;
+  case OPT_DTYPE: {
+    int dt = rt_dtype_lookup(value);
+    if (dt < 0) return cli_usage_error("op", "unknown dtype `%s` (fp32, tf32, fp16, bf16, fp8)", value);
+    o->dtype = (RtDtype)dt;
+    break;
   }
+  case OPT_FILE: o->files[o->nfiles++] = value; break;
+  case OPT_BATCH: o->batch = true; break;
+  case OPT_VERBOSE: o->verbose = true; break;
+  }
+  return -1;
+}
+
+/* The options, then the query: the first argument that is not an option (a number such as
+ * -5 is not) and all after it.  Returns -1 to go on, else the exit status. */
+static int op_parse(const CliCommand *c, int argc, char **argv, OpOptions *o) {
+  o->dtype = RT_FP16;
+  o->files = xcalloc((size_t)argc + 1, sizeof *o->files);
+  CliSpec spec = {c, CLI_INCLUDE | CLI_OPERANDS_LAST, op_options, NULL, op_option, NULL, o};
+  int rc = cli_parse(&spec, argc, argv, &o->a);
+  if (rc >= 0) return rc;
   if (!o->gpu && !o->cluster) return cli_usage_error("op", "%s", "name a --gpu or a --cluster");
-  if (o->batch && o->nquery) return cli_usage_error("op", "%s", "--batch reads its queries from standard input, not the command line");
-  if (!o->batch && !o->nquery) return cli_usage_error("op", "%s", "no query: give KIND ARGS..., or --batch");
+  if (o->batch && o->a.nargs) return cli_usage_error("op", "%s", "--batch reads its queries from standard input, not the command line");
+  if (!o->batch && !o->a.nargs) return cli_usage_error("op", "%s", "no query: give KIND ARGS..., or --batch");
   return -1;
 }
 
@@ -179,7 +186,7 @@ typedef struct OpCtx {
 } OpCtx;
 
 /* Runs one query; prints its result line or `error: ...`.  Returns false on a bad query. */
-static bool run_query(OpCtx *x, int n, char **words) {
+static bool run_query(OpCtx *x, int n, const char **words) {
   const QueryKind *k = find_kind(words[0]);
   if (!k) {
     printf("error: unknown kind `%s` (see llmp op --help)\n", words[0]);
@@ -243,7 +250,7 @@ static int run_batch(OpCtx *x) {
       bad++;
       continue;
     }
-    char *words[MAX_ARGS + 2];
+    const char *words[MAX_ARGS + 2];
     int n = 0;
     for (char *w = strtok(line, " \t\r\n"); w; w = strtok(NULL, " \t\r\n"))
       if (n < MAX_ARGS + 2) words[n++] = w;
@@ -258,20 +265,23 @@ static int run_batch(OpCtx *x) {
   return bad ? 1 : 0;
 }
 
-int op_main(int argc, char **argv) {
+int cli_op(int argc, char **argv, const CliCommand *c) {
   OpOptions o = {0};
-  int rc = parse_op_options(argc, argv, &o);
-  if (rc >= 0) return rc;
-  HwSession hs;
-  HwSet *h = hw_session_open(&hs, "<llmp op>", o.files, o.nfiles, o.incdirs, o.nincdirs);
-  OpCtx x = {&o, NULL, NULL, false};
-  rc = 1;
-  if (h) {
-    x.gpu = o.gpu ? hw_gpu(h, o.gpu) : NULL;
-    x.cluster = o.cluster ? hw_cluster(h, o.cluster) : NULL;
-    if ((!o.gpu || x.gpu) && (!o.cluster || x.cluster))
-      rc = o.batch ? run_batch(&x) : !run_query(&x, o.nquery, o.query);
+  int rc = op_parse(c, argc, argv, &o);
+  if (rc < 0) {
+    HwSession hs;
+    HwSet *h = hw_session_open(&hs, "<llmp op>", o.files, o.nfiles, o.a.incdirs, o.a.nincdirs);
+    OpCtx x = {&o, NULL, NULL, false};
+    rc = 1;
+    if (h) {
+      x.gpu = o.gpu ? hw_gpu(h, o.gpu) : NULL;
+      x.cluster = o.cluster ? hw_cluster(h, o.cluster) : NULL;
+      if ((!o.gpu || x.gpu) && (!o.cluster || x.cluster))
+        rc = o.batch ? run_batch(&x) : !run_query(&x, o.a.nargs, o.a.args);
+    }
+    hw_session_close(&hs);
   }
-  hw_session_close(&hs);
+  cli_args_free(&o.a);
+  free(o.files);
   return rc;
 }

@@ -8,8 +8,6 @@
  *
  * Each FILE is its own compilation.  Exit status: 0; 1 when a file has errors, a scenario
  * cannot be evaluated, or (validate) an error passes --max-error; 2 for a bad command line. */
-#include "run.h"
-
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,14 +15,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "alloc.h"
 #include "cli.h"
-#include "lower/hw.h"
-#include "jit/jit.h"
-#include "lower/lower.h"
-#include "report/report.h"
 #include "front/sema.h"
+#include "jit/jit.h"
+#include "lower/hw.h"
+#include "lower/lower.h"
+#include "options.h"
+#include "report/report.h"
 
-static const char usage_run[] =
+const char cli_usage_run[] =
     "usage: llmp run [OPTIONS] FILE...\n"
     "\n"
     "Predicts each scenario of each FILE: the time of one training iteration and where it\n"
@@ -44,7 +44,7 @@ static const char usage_run[] =
     "  --error-format=FORMAT, --color=WHEN   as for `llmp check`\n"
     "  -h, --help        this text\n";
 
-static const char usage_graph[] =
+const char cli_usage_graph[] =
     "usage: llmp graph [OPTIONS] FILE\n"
     "\n"
     "Prints the cost graph of a scenario: the DAG of kernel calls (operators, collectives,\n"
@@ -56,7 +56,7 @@ static const char usage_graph[] =
     "  -I DIR            also look for imports in DIR\n"
     "  -h, --help        this text\n";
 
-static const char usage_validate[] =
+const char cli_usage_validate[] =
     "usage: llmp validate [OPTIONS] PATH...\n"
     "\n"
     "Runs every scenario that has `measured { iteration = ... }` in the .llmp files given and\n"
@@ -73,66 +73,82 @@ static const char usage_validate[] =
     "  -h, --help        this text\n";
 
 typedef struct RunOptions {
-  const char **files;
-  int nfiles;
-  const char **incdirs;
-  int nincdirs;
+  CliArgs a;                    /* the files, -I, the diagnostics' form */
   const char *scenario, *trace, *format;
-  double max_error, mean_error;
+  double max_error, mean_error; /* percent; -1: not given */
   bool no_jit, dump_ir;
-  DiagFormat diag_format;
-  int colour;
 } RunOptions;
 
-static int parse_run_options(const char *cmd, const char *usage, int argc, char **argv, RunOptions *o) {
-  o->files = calloc((size_t)argc + 1, sizeof *o->files);
-  o->incdirs = calloc((size_t)argc + 1, sizeof *o->incdirs);
-  o->colour = -1;
-  o->max_error = o->mean_error = -1;
-  bool is_run = !strcmp(cmd, "run"), is_val = !strcmp(cmd, "validate");
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(usage, stdout);
-      return 0;
-    } else if (!strcmp(a, "--no-jit")) o->no_jit = true;
-    else if (!strcmp(a, "--dump=ir")) o->dump_ir = true;
-    else if (!strcmp(a, "--error-format=short")) o->diag_format = DIAG_SHORT;
-    else if (!strcmp(a, "--error-format=human")) o->diag_format = DIAG_HUMAN;
-    else if (!strcmp(a, "--color=always")) o->colour = 1;
-    else if (!strcmp(a, "--color=never")) o->colour = 0;
-    else if (!strcmp(a, "--color=auto")) o->colour = -1;
-    else if (!strcmp(a, "-I") || (!is_val && (!strcmp(a, "--scenario") || !strcmp(a, "--format"))) ||
-             (is_run && !strcmp(a, "--trace")) || (is_val && (!strcmp(a, "--max-error") || !strcmp(a, "--mean-error") ||
-                                                               !strcmp(a, "--format")))) {
-      if (!next) return cli_usage_error(cmd, "%s needs a value", a);
-      i++;
-      if (!strcmp(a, "-I")) o->incdirs[o->nincdirs++] = next;
-      else if (!strcmp(a, "--scenario")) o->scenario = next;
-      else if (!strcmp(a, "--trace")) o->trace = next;
-      else if (!strcmp(a, "--format")) o->format = next;
-      else {
-        char *end;
-        double x = strtod(next, &end);
-        if (*end || !(x >= 0)) return cli_usage_error(cmd, "`%s` is not a percentage", next);
-        if (!strcmp(a, "--max-error")) o->max_error = x;
-        else o->mean_error = x;
-      }
-    } else if (!strncmp(a, "-I", 2)) o->incdirs[o->nincdirs++] = a + 2;
-    else if (!strcmp(a, "--")) {
-      while (++i < argc) o->files[o->nfiles++] = argv[i];
-    } else if (a[0] == '-' && a[1]) return cli_usage_error(cmd, "unknown option `%s`", a);
-    else o->files[o->nfiles++] = a;
+enum { OPT_NO_JIT, OPT_DUMP_IR, OPT_SCENARIO, OPT_FORMAT, OPT_TRACE, OPT_MAX_ERROR, OPT_MEAN_ERROR };
+
+/* Each command's own options.  All three also take -I, --error-format, --color and --
+ * (graph's and validate's usage texts name fewer of them). */
+static const CliOption run_options[] = {
+    {"--no-jit", OPT_NO_JIT, 0},
+    {"--dump=ir", OPT_DUMP_IR, 0},
+    {"--scenario", OPT_SCENARIO, CLI_NEXT},
+    {"--format", OPT_FORMAT, CLI_NEXT},
+    {"--trace", OPT_TRACE, CLI_NEXT},
+    {NULL, 0, 0},
+};
+static const CliOption graph_options[] = {
+    {"--no-jit", OPT_NO_JIT, 0},
+    {"--dump=ir", OPT_DUMP_IR, 0},
+    {"--scenario", OPT_SCENARIO, CLI_NEXT},
+    {"--format", OPT_FORMAT, CLI_NEXT},
+    {NULL, 0, 0},
+};
+static const CliOption validate_options[] = {
+    {"--no-jit", OPT_NO_JIT, 0},
+    {"--dump=ir", OPT_DUMP_IR, 0},
+    {"--format", OPT_FORMAT, CLI_NEXT},
+    {"--max-error", OPT_MAX_ERROR, CLI_NEXT},
+    {"--mean-error", OPT_MEAN_ERROR, CLI_NEXT},
+    {NULL, 0, 0},
+};
+
+static const char *const run_formats[] = {"table", "json", "csv", NULL};
+static const char *const graph_formats[] = {"dot", "json", NULL};
+static const char *const validate_formats[] = {"table", "csv", NULL};
+
+static int run_option(void *ctx, int id, const char *value) {
+  RunOptions *o = ctx;
+  switch (id) {
+  case OPT_NO_JIT: o->no_jit = true; break;
+  case OPT_DUMP_IR: o->dump_ir = true; break;
+  case OPT_SCENARIO: o->scenario = value; break;
+  case OPT_FORMAT: o->format = value; break;
+  case OPT_TRACE: o->trace = value; break;
+  case OPT_MAX_ERROR:
+  case OPT_MEAN_ERROR: {
+    char *end;
+    double x = strtod(value, &end);
+    if (*end || !(x >= 0)) return cli_usage_error("validate", "`%s` is not a percentage", value);
+    if (id == OPT_MAX_ERROR) o->max_error = x;
+    else o->mean_error = x;
+    break;
   }
-  if (!o->nfiles) return cli_usage_error(cmd, "%s", "no input files");
-  if (o->format) {
-    bool ok = is_run ? !strcmp(o->format, "table") || !strcmp(o->format, "json") || !strcmp(o->format, "csv")
-              : is_val ? !strcmp(o->format, "table") || !strcmp(o->format, "csv")
-                       : !strcmp(o->format, "dot") || !strcmp(o->format, "json");
-    if (!ok) return cli_usage_error(cmd, "unknown format `%s`", o->format);
   }
   return -1;
+}
+
+static bool is_one_of(const char *word, const char *const *words) {
+  for (; *words; words++)
+    if (!strcmp(word, *words)) return true;
+  return false;
+}
+
+/* Parses the command line by the command's options and formats, then runs the command. */
+static int run_command(const CliCommand *c, const CliOption *options, const char *const *formats, int argc,
+                       char **argv, int (*run)(const RunOptions *)) {
+  RunOptions o = {.max_error = -1, .mean_error = -1};
+  CliSpec spec = {c, CLI_INCLUDE | CLI_INCLUDE_JOINED | CLI_DIAG | CLI_DASHDASH, options, NULL, run_option, NULL, &o};
+  int rc = cli_parse(&spec, argc, argv, &o.a);
+  if (rc < 0 && !o.a.nargs) rc = cli_usage_error(c->name, "%s", "no input files");
+  if (rc < 0 && o.format && !is_one_of(o.format, formats)) rc = cli_usage_error(c->name, "unknown format `%s`", o.format);
+  if (rc < 0) rc = run(&o);
+  cli_args_free(&o.a);
+  return rc;
 }
 
 /* One file's compilation: sema, hardware, diagnostics. */
@@ -147,7 +163,7 @@ typedef struct Comp {
 static bool comp_open(Comp *u, Diag *d, const RunOptions *o, const char *path) {
   u->d = d;
   u->o = o;
-  u->so = (SemaOptions){o->incdirs, o->nincdirs, NULL};
+  u->so = (SemaOptions){o->a.incdirs, o->a.nincdirs, NULL};
   u->s = sema_new(d, &u->so);
   u->hw = NULL;
   if (sema_run(u->s, path, true)) return false;
@@ -168,31 +184,34 @@ typedef struct Eval {
   Report r;
 } Eval;
 
+/* Evaluates the lowered scenario with the JIT: the whole graph as one level, every node
+ * stored, so the values are the interpreter's to the bit.  Returns 0, or -1 after reporting. */
+static int eval_jit(Comp *u, Decl *sc, Eval *e) {
+  char *msg = NULL;
+  Jit *j = jit_compile_graph(&e->l.g, JIT_STORE_ALL | (u->o->dump_ir ? JIT_IR_OPT : 0), &msg);
+  if (!j) {
+    SrcFile *f;
+    Span sp;
+    sema_decl_at(u->s, sc, &f, &sp);
+    diag_error(u->d, f, sp, "the JIT could not compile scenario `%s`: %s (--no-jit evaluates it with the interpreter)",
+               sema_decl_name(sc), msg ? msg : "unknown error");
+    free(msg);
+    return -1;
+  }
+  if (u->o->dump_ir) fputs(jit_ir(j, JIT_IR_OPT), stdout);
+  jit_level(j, 0)(NULL, e->vals);
+  jit_free(j);
+  return 0;
+}
+
 /* Lowers and evaluates one scenario.  Returns 0, or -1 after reporting; eval_close() after
  * either. */
 static int eval_open(Comp *u, Decl *sc, Eval *e) {
   e->vals = NULL;
   if (lower_scenario(u->s, u->hw, sc, u->d, &e->l) < 0) return -1;
-  e->vals = malloc((size_t)(e->l.g.nn ? e->l.g.nn : 1) * sizeof *e->vals);
-  if (!e->vals) abort();
-  if (u->o->no_jit) {
-    graph_eval(&e->l.g, NULL, e->vals);
-  } else {   /* the whole graph as one level, every node stored: the same values, to the bit */
-    char *msg = NULL;
-    Jit *j = jit_compile_graph(&e->l.g, JIT_STORE_ALL | (u->o->dump_ir ? JIT_IR_OPT : 0), &msg);
-    if (!j) {
-      SrcFile *f;
-      Span sp;
-      sema_decl_at(u->s, sc, &f, &sp);
-      diag_error(u->d, f, sp, "the JIT could not compile scenario `%s`: %s (--no-jit evaluates it with the interpreter)",
-                 sema_decl_name(sc), msg ? msg : "unknown error");
-      free(msg);
-      return -1;
-    }
-    if (u->o->dump_ir) fputs(jit_ir(j, JIT_IR_OPT), stdout);
-    jit_level(j, 0)(NULL, e->vals);
-    jit_free(j);
-  }
+  e->vals = xmalloc((size_t)(e->l.g.nn ? e->l.g.nn : 1) * sizeof *e->vals);
+  if (u->o->no_jit) graph_eval(&e->l.g, NULL, e->vals);
+  else if (eval_jit(u, sc, e) < 0) return -1;
   lower_report(&e->l, e->vals, &e->r);
   if (!isfinite(e->r.iteration) || !isfinite(e->r.peak)) {
     SrcFile *f;
@@ -210,19 +229,11 @@ static void eval_close(Eval *e) {
   lower_free(&e->l);
 }
 
-static void setup(Diag *d, const RunOptions *o) {
-  diag_init(d, stderr);
-  d->buffered = true;
-  d->format = o->diag_format;
-  if (o->colour >= 0) d->colour = o->colour;
-}
-
 /* The scenarios of a file (only the one named `only`, if given); with `required`, a file
  * without any is an error.  The list is malloc'd. */
 static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path, bool required) {
   int total = sema_root_decls(u->s, DK_SCENARIO, NULL, 0);
-  Decl **all = calloc((size_t)(total ? total : 1), sizeof *all);
-  if (!all) abort();
+  Decl **all = xcalloc((size_t)(total ? total : 1), sizeof *all);
   sema_root_decls(u->s, DK_SCENARIO, all, total);
   *n = total;
   if (only) {
@@ -236,71 +247,88 @@ static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path, 
   return all;
 }
 
-static int cmd_run(const RunOptions *o) {
-  Diag d;
-  setup(&d, o);
-  ReportFormat fmt = !o->format || !strcmp(o->format, "table") ? REPORT_TABLE
-                     : !strcmp(o->format, "json")              ? REPORT_JSON
-                                                               : REPORT_CSV;
-  if (fmt == REPORT_CSV) report_csv_header(stdout);
-  int failed = 0, printed = 0;
-  bool traced = false;
-  for (int i = 0; i < o->nfiles; i++) {
-    Comp u;
-    if (!comp_open(&u, &d, o, o->files[i])) {
-      failed++;
-      comp_close(&u);
-      continue;
-    }
-    int n;
-    Decl **list = scenarios_of(&u, o->scenario, &n, o->files[i], true);
-    if (!n) failed++;
-    if (o->trace && n > 1) {
-      diag_plain(&d, o->files[i], "--trace needs one scenario: this file has %d; name one with --scenario", n);
-      failed++;
-      n = 0;
-    }
-    for (int k = 0; k < n; k++) {
-      Eval e;
-      if (eval_open(&u, list[k], &e) == 0) {
-        diag_flush(&d);
-        if (fmt == REPORT_TABLE && printed) fputc('\n', stdout);
-        report_print(stdout, &e.r, fmt);
-        printed++;
-        if (o->trace && !traced) {
-          FILE *tf = fopen(o->trace, "w");
-          int rc = tf ? lower_trace(&e.l, e.vals, &e.r, tf) : -1;
-          if (tf && fclose(tf)) rc = -1;
-          if (rc) {
-            diag_plain(&d, o->trace, "cannot write the trace");
-            failed++;
-          }
-          traced = true;
-        }
-      } else {
-        failed++;
+/* --- run ------------------------------------------------------------------------------- */
+
+typedef struct RunState {       /* across the files of one llmp run */
+  ReportFormat fmt;
+  int failed, printed;
+  bool traced;                  /* --trace is written for the first scenario evaluated */
+} RunState;
+
+/* Writes the Chrome trace of one evaluated scenario; 1 after reporting a failure, else 0. */
+static int run_trace(Diag *d, const char *path, const Eval *e) {
+  FILE *tf = fopen(path, "w");
+  int rc = tf ? lower_trace(&e->l, e->vals, &e->r, tf) : -1;
+  if (tf && fclose(tf)) rc = -1;
+  if (rc) diag_plain(d, path, "cannot write the trace");
+  return rc ? 1 : 0;
+}
+
+/* Reports each scenario of one checked file in turn. */
+static void run_file(Comp *u, const char *path, RunState *st) {
+  const RunOptions *o = u->o;
+  int n;
+  Decl **list = scenarios_of(u, o->scenario, &n, path, true);
+  if (!n) st->failed++;
+  if (o->trace && n > 1) {
+    diag_plain(u->d, path, "--trace needs one scenario: this file has %d; name one with --scenario", n);
+    st->failed++;
+    n = 0;
+  }
+  for (int k = 0; k < n; k++) {
+    Eval e;
+    if (eval_open(u, list[k], &e) == 0) {
+      diag_flush(u->d);
+      if (st->fmt == REPORT_TABLE && st->printed) fputc('\n', stdout);
+      report_print(stdout, &e.r, st->fmt);
+      st->printed++;
+      if (o->trace && !st->traced) {
+        st->failed += run_trace(u->d, o->trace, &e);
+        st->traced = true;
       }
-      eval_close(&e);
+    } else {
+      st->failed++;
     }
-    free(list);
+    eval_close(&e);
+  }
+  free(list);
+}
+
+static int run_files(const RunOptions *o) {
+  Diag d;
+  cli_diag_init(&d, &o->a);
+  RunState st = {REPORT_TABLE, 0, 0, false};
+  if (o->format && !strcmp(o->format, "json")) st.fmt = REPORT_JSON;
+  else if (o->format && !strcmp(o->format, "csv")) st.fmt = REPORT_CSV;
+  if (st.fmt == REPORT_CSV) report_csv_header(stdout);
+  for (int i = 0; i < o->a.nargs; i++) {
+    Comp u;
+    if (comp_open(&u, &d, o, o->a.args[i])) run_file(&u, o->a.args[i], &st);
+    else st.failed++;
     comp_close(&u);
   }
   diag_free(&d);
-  return failed ? 1 : 0;
+  return st.failed ? 1 : 0;
 }
 
-static int cmd_graph(const RunOptions *o) {
+int cli_run(int argc, char **argv, const CliCommand *c) {
+  return run_command(c, run_options, run_formats, argc, argv, run_files);
+}
+
+/* --- graph ----------------------------------------------------------------------------- */
+
+static int graph_file(const RunOptions *o) {
   Diag d;
-  setup(&d, o);
+  cli_diag_init(&d, &o->a);
   int rc = 1;
   Comp u;
-  if (o->nfiles != 1) {
+  if (o->a.nargs != 1) {
     diag_free(&d);
     return cli_usage_error("graph", "%s", "takes one file");
   }
-  if (comp_open(&u, &d, o, o->files[0])) {
+  if (comp_open(&u, &d, o, o->a.args[0])) {
     int n;
-    Decl **list = scenarios_of(&u, o->scenario, &n, o->files[0], true);
+    Decl **list = scenarios_of(&u, o->scenario, &n, o->a.args[0], true);
     if (n) {
       Eval e;
       if (eval_open(&u, list[0], &e) == 0) {
@@ -317,6 +345,10 @@ static int cmd_graph(const RunOptions *o) {
   return rc;
 }
 
+int cli_graph(int argc, char **argv, const CliCommand *c) {
+  return run_command(c, graph_options, graph_formats, argc, argv, graph_file);
+}
+
 /* --- validate -------------------------------------------------------------------------- */
 
 typedef struct PathList {
@@ -325,14 +357,8 @@ typedef struct PathList {
 } PathList;
 
 static void push_path(PathList *p, const char *s) {
-  if (p->n == p->cap) {
-    p->cap = p->cap ? 2 * p->cap : 64;
-    p->v = realloc(p->v, (size_t)p->cap * sizeof *p->v);
-    if (!p->v) abort();
-  }
-  p->v[p->n] = strdup(s);
-  if (!p->v[p->n]) abort();
-  p->n++;
+  XGROW(p->v, p->n + 1, p->cap);
+  p->v[p->n++] = xstrdup(s);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -349,8 +375,7 @@ static void collect(PathList *out, const char *dir, int depth) {
   while ((e = readdir(dp))) {
     if (e->d_name[0] == '.') continue;
     size_t n = strlen(dir) + strlen(e->d_name) + 2;
-    char *path = malloc(n);
-    if (!path) abort();
+    char *path = xmalloc(n);
     snprintf(path, n, "%s/%s", dir, e->d_name);
     push_path(&here, path);
     free(path);
@@ -367,85 +392,96 @@ static void collect(PathList *out, const char *dir, int depth) {
   free(here.v);
 }
 
-static int cmd_validate(const RunOptions *o) {
-  Diag d;
-  setup(&d, o);
-  PathList files = {0};
-  for (int i = 0; i < o->nfiles; i++) {
-    struct stat st;
-    if (stat(o->files[i], &st) == 0 && S_ISDIR(st.st_mode)) collect(&files, o->files[i], 0);
-    else push_path(&files, o->files[i]);
+typedef struct ValState {       /* across the scenarios of one llmp validate */
+  bool csv;
+  int failed, rows;
+  double sum, worst;            /* of |error| in percent, over the rows that fit */
+} ValState;
+
+/* Prints one scenario's row: predicted, measured, error (or why it does not fit). */
+static void validate_row(const Report *r, ValState *st) {
+  char par[48];
+  snprintf(par, sizeof par, "%d/%d/%d", r->tp, r->pp, r->dp);
+  if (!r->fits) {
+    char msg[512];
+    printf("%-34s %6d %-14s %s\n", r->scenario, r->gpus, par, report_fit_message(msg, sizeof msg, r));
+    st->failed++;
+    return;
   }
-  bool csv = o->format && !strcmp(o->format, "csv");
-  if (csv) puts("scenario,file,gpus,tp,pp,dp,predicted_s,measured_s,error_pct");
-  else printf("%-34s %6s %-14s %12s %12s %8s\n", "scenario", "gpus", "tp/pp/dp", "predicted", "measured", "error");
-  int failed = 0, rows = 0;
-  double sum = 0, worst = 0;
-  for (int i = 0; i < files.n; i++) {
-    Comp u;
-    if (!comp_open(&u, &d, o, files.v[i])) {
-      failed++;
-      comp_close(&u);
-      continue;
+  if (st->csv)
+    printf("%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.3f\n", r->scenario, r->file, r->gpus, r->tp, r->pp, r->dp, r->iteration,
+           r->measured_iteration, r->error_pct);
+  else
+    printf("%-34s %6d %-14s %10.3f s %10.3f s %+7.2f%%\n", r->scenario, r->gpus, par, r->iteration, r->measured_iteration,
+           r->error_pct);
+  st->rows++;
+  st->sum += fabs(r->error_pct);
+  if (fabs(r->error_pct) > st->worst) st->worst = fabs(r->error_pct);
+}
+
+/* The rows of one checked file: its scenarios with `measured { iteration }` (a file of models
+ * only has none and is skipped). */
+static void validate_file(Comp *u, const char *path, ValState *st) {
+  int n;
+  Decl **list = scenarios_of(u, NULL, &n, path, false);
+  for (int k = 0; k < n; k++) {
+    double x;
+    if (!sema_nsubs(list[k], "measured") || !sema_sub_number(u->s, list[k], "measured", 0, "iteration", &x)) continue;
+    Eval e;
+    if (eval_open(u, list[k], &e) == 0) {
+      diag_flush(u->d);
+      validate_row(&e.r, st);
+    } else {
+      st->failed++;
     }
-    int n;
-    Decl **list = scenarios_of(&u, NULL, &n, files.v[i], false);   /* files of models only: skipped */
-    for (int k = 0; k < n; k++) {
-      double x;
-      if (!sema_nsubs(list[k], "measured") || !sema_sub_number(u.s, list[k], "measured", 0, "iteration", &x)) continue;
-      Eval e;
-      if (eval_open(&u, list[k], &e) == 0) {
-        const Report *r = &e.r;
-        diag_flush(&d);
-        char par[48];
-        snprintf(par, sizeof par, "%d/%d/%d", r->tp, r->pp, r->dp);
-        if (!r->fits) {
-          char msg[512];
-          printf("%-34s %6d %-14s %s\n", r->scenario, r->gpus, par, report_fit_message(msg, sizeof msg, r));
-          failed++;
-        } else if (csv) {
-          printf("%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.3f\n", r->scenario, r->file, r->gpus, r->tp, r->pp, r->dp, r->iteration,
-                 r->measured_iteration, r->error_pct);
-        } else {
-          printf("%-34s %6d %-14s %10.3f s %10.3f s %+7.2f%%\n", r->scenario, r->gpus, par, r->iteration, r->measured_iteration,
-                 r->error_pct);
-        }
-        if (r->fits) {
-          rows++;
-          sum += fabs(r->error_pct);
-          if (fabs(r->error_pct) > worst) worst = fabs(r->error_pct);
-        }
-      } else {
-        failed++;
-      }
-      eval_close(&e);
-    }
-    free(list);
-    comp_close(&u);
+    eval_close(&e);
   }
-  double mean = rows ? sum / rows : 0;
-  if (!csv) printf("%d scenario%s: mean |error| %.2f %%, max |error| %.2f %%\n", rows, rows == 1 ? "" : "s", mean, worst);
-  int rc = failed ? 1 : 0;
-  if (o->max_error >= 0 && worst > o->max_error) {
-    fprintf(stderr, "llmp validate: max |error| %.2f %% exceeds --max-error %g %%\n", worst, o->max_error);
+  free(list);
+}
+
+/* The summary line, and the exit status: 1 on a failure or past --max-error or --mean-error. */
+static int validate_verdict(const RunOptions *o, const ValState *st) {
+  double mean = st->rows ? st->sum / st->rows : 0;
+  if (!st->csv)
+    printf("%d scenario%s: mean |error| %.2f %%, max |error| %.2f %%\n", st->rows, st->rows == 1 ? "" : "s", mean,
+           st->worst);
+  int rc = st->failed ? 1 : 0;
+  if (o->max_error >= 0 && st->worst > o->max_error) {
+    fprintf(stderr, "llmp validate: max |error| %.2f %% exceeds --max-error %g %%\n", st->worst, o->max_error);
     rc = 1;
   }
   if (o->mean_error >= 0 && mean > o->mean_error) {
     fprintf(stderr, "llmp validate: mean |error| %.2f %% exceeds --mean-error %g %%\n", mean, o->mean_error);
     rc = 1;
   }
+  return rc;
+}
+
+static int validate_paths(const RunOptions *o) {
+  Diag d;
+  cli_diag_init(&d, &o->a);
+  PathList files = {0};
+  for (int i = 0; i < o->a.nargs; i++) {
+    struct stat st;
+    if (stat(o->a.args[i], &st) == 0 && S_ISDIR(st.st_mode)) collect(&files, o->a.args[i], 0);
+    else push_path(&files, o->a.args[i]);
+  }
+  ValState st = {o->format && !strcmp(o->format, "csv"), 0, 0, 0, 0};
+  if (st.csv) puts("scenario,file,gpus,tp,pp,dp,predicted_s,measured_s,error_pct");
+  else printf("%-34s %6s %-14s %12s %12s %8s\n", "scenario", "gpus", "tp/pp/dp", "predicted", "measured", "error");
+  for (int i = 0; i < files.n; i++) {
+    Comp u;
+    if (comp_open(&u, &d, o, files.v[i])) validate_file(&u, files.v[i], &st);
+    else st.failed++;
+    comp_close(&u);
+  }
+  int rc = validate_verdict(o, &st);
   for (int i = 0; i < files.n; i++) free(files.v[i]);
   free(files.v);
   diag_free(&d);
   return rc;
 }
 
-int run_main(const char *cmd, int argc, char **argv) {
-  RunOptions o = {0};
-  const char *usage = !strcmp(cmd, "run") ? usage_run : !strcmp(cmd, "graph") ? usage_graph : usage_validate;
-  int rc = parse_run_options(cmd, usage, argc, argv, &o);
-  if (rc < 0) rc = !strcmp(cmd, "run") ? cmd_run(&o) : !strcmp(cmd, "graph") ? cmd_graph(&o) : cmd_validate(&o);
-  free(o.files);
-  free(o.incdirs);
-  return rc;
+int cli_validate(int argc, char **argv, const CliCommand *c) {
+  return run_command(c, validate_options, validate_formats, argc, argv, validate_paths);
 }

@@ -1,15 +1,20 @@
-/* sweep_cmd.c - `llmp sweep FILE`: the command line around the engine of sweep.c. */
+/* sweep_cmd.c - `llmp sweep FILE`: the command line around the engine of sweep/sweep.c.
+ *
+ *   check FILE -> hardware -> the sweep named (or the first) -> sweep_new (lower with axes,
+ *   stage, JIT) -> sweep_run (the loop nest on -j threads, this shard's points) -> the
+ *   ranked result in the format asked, on standard output or --out */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "cli.h"
+#include "options.h"
 #include "sweep/sweep.h"
+#include "sweep/sweep_io.h"
 
-/* --- llmp sweep ------------------------------------------------------------------------------------ */
-
-static const char usage_sweep[] =
+const char cli_usage_sweep[] =
     "usage: llmp sweep [OPTIONS] FILE\n"
     "\n"
     "Evaluates every point of a sweep: the product of its `vary` axes, with its `let`s\n"
@@ -44,113 +49,120 @@ static int threads_of(const char *text) {
   return *text && !*end && j >= 1 && j <= 4096 ? (int)j : -1;
 }
 
-int sweep_main(int argc, char **argv) {
-  const char *file = NULL, *name = NULL, *format = NULL, *out = NULL, *shard = NULL;
-  const char **inc = calloc((size_t)argc + 1, sizeof *inc);
-  if (!inc) abort();
-  int ninc = 0, colour = -1;
-  DiagFormat dfmt = DIAG_HUMAN;
+typedef struct SweepCli {
+  CliArgs a;                    /* -I, the diagnostics' form */
+  const char *file, *name, *format, *out, *shard;
+  SweepFormat fmt;              /* from --format, else from --out's extension */
+  SweepOptions opt;
+} SweepCli;
+
+enum { OPT_NO_JIT, OPT_NO_PRUNE, OPT_DUMP_IR, OPT_NO_PROGRESS, OPT_SWEEP, OPT_THREADS, OPT_FORMAT, OPT_OUT, OPT_SHARD };
+
+static const CliOption sweep_options[] = {
+    {"--no-jit", OPT_NO_JIT, 0},
+    {"--no-prune", OPT_NO_PRUNE, 0},
+    {"--dump=ir", OPT_DUMP_IR, 0},
+    {"--no-progress", OPT_NO_PROGRESS, 0},
+    {"--sweep", OPT_SWEEP, CLI_NEXT},
+    {"-j", OPT_THREADS, CLI_NEXT | CLI_JOINED},
+    {"--format", OPT_FORMAT, CLI_NEXT},
+    {"--out", OPT_OUT, CLI_NEXT},
+    {"--shard", OPT_SHARD, CLI_NEXT},
+    {NULL, 0, 0},
+};
+
+static int sweep_option(void *ctx, int id, const char *value) {
+  SweepCli *o = ctx;
+  switch (id) {
+  case OPT_NO_JIT: o->opt.jit = false; break;
+  case OPT_NO_PRUNE: o->opt.no_prune = true; break;
+  case OPT_DUMP_IR: o->opt.dump_ir = stdout; break;
+  case OPT_NO_PROGRESS: o->opt.progress = false; break;
+  case OPT_SWEEP: o->name = value; break;
+  case OPT_FORMAT: o->format = value; break;
+  case OPT_OUT: o->out = value; break;
+  case OPT_SHARD: o->shard = value; break;
+  case OPT_THREADS:
+    if ((o->opt.threads = threads_of(value)) < 0)
+      return cli_usage_error("sweep", "-j needs a number of threads from 1 to 4096, not `%s`", value);
+    break;
+  }
+  return -1;
+}
+
+static int sweep_operand(void *ctx, const char *arg) {
+  SweepCli *o = ctx;
+  if (o->file) return cli_usage_error("sweep", "one FILE at a time; `%s` is a second", arg);
+  o->file = arg;
+  return -1;
+}
+
+/* The options, FILE, then the format and the shard they name.  Returns -1 to go on, else
+ * the exit status. */
+static int sweep_parse(const CliCommand *c, int argc, char **argv, SweepCli *o) {
   long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-  SweepOptions opt = {(int)(nproc > 0 ? nproc : 1), true, 0, 1, true, NULL, false};
-  int rc = 2;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(usage_sweep, stdout);
-      rc = 0;
-      goto done;
-    } else if (!strcmp(a, "--no-jit")) opt.jit = false;
-    else if (!strcmp(a, "--no-prune")) opt.no_prune = true;
-    else if (!strcmp(a, "--dump=ir")) opt.dump_ir = stdout;
-    else if (!strcmp(a, "--no-progress")) opt.progress = false;
-    else if (!strcmp(a, "--error-format=short")) dfmt = DIAG_SHORT;
-    else if (!strcmp(a, "--error-format=human")) dfmt = DIAG_HUMAN;
-    else if (!strcmp(a, "--color=always")) colour = 1;
-    else if (!strcmp(a, "--color=never")) colour = 0;
-    else if (!strcmp(a, "--color=auto")) colour = -1;
-    else if (!strcmp(a, "--sweep") || !strcmp(a, "-j") || !strcmp(a, "--format") || !strcmp(a, "--out") ||
-             !strcmp(a, "--shard") || !strcmp(a, "-I")) {
-      if (!next) {
-        rc = cli_usage_error("sweep", "%s needs a value", a);
-        goto done;
-      }
-      i++;
-      if (!strcmp(a, "--sweep")) name = next;
-      else if (!strcmp(a, "--format")) format = next;
-      else if (!strcmp(a, "--out")) out = next;
-      else if (!strcmp(a, "--shard")) shard = next;
-      else if (!strcmp(a, "-I")) inc[ninc++] = next;
-      else if ((opt.threads = threads_of(next)) < 0) {
-        rc = cli_usage_error("sweep", "-j needs a number of threads from 1 to 4096, not `%s`", next);
-        goto done;
-      }
-    } else if (!strncmp(a, "-j", 2) && a[2]) {
-      if ((opt.threads = threads_of(a + 2)) < 0) {
-        rc = cli_usage_error("sweep", "-j needs a number of threads from 1 to 4096, not `%s`", a + 2);
-        goto done;
-      }
-    } else if (!strncmp(a, "-I", 2)) inc[ninc++] = a + 2;
-    else if (a[0] == '-' && a[1]) {
-      rc = cli_usage_error("sweep", "unknown option `%s`", a);
-      goto done;
-    } else if (file) {
-      rc = cli_usage_error("sweep", "one FILE at a time; `%s` is a second", a);
-      goto done;
-    } else file = a;
+  o->opt = (SweepOptions){(int)(nproc > 0 ? nproc : 1), true, 0, 1, true, NULL, false};
+  CliSpec spec = {c, CLI_INCLUDE | CLI_INCLUDE_JOINED | CLI_DIAG, sweep_options, NULL, sweep_option, sweep_operand, o};
+  int rc = cli_parse(&spec, argc, argv, &o->a);
+  if (rc >= 0) return rc;
+  if (!o->file) return cli_usage_error("sweep", "%s", "no input file");
+  o->fmt = SWEEP_TABLE;
+  if (o->format && sweep_format_parse(o->format, &o->fmt) < 0) return cli_usage_error("sweep", "unknown format `%s`", o->format);
+  if (!o->format && o->out) o->fmt = sweep_format_of_path(o->out, SWEEP_TABLE);
+  char msg[512];
+  if (o->shard && sweep_shard_parse(o->shard, &o->opt.shard_k, &o->opt.shard_n, msg, sizeof msg) < 0)
+    return cli_usage_error("sweep", "%s", msg);
+  return -1;
+}
+
+/* The sweep --sweep names, else the file's first; NULL after reporting. */
+static Decl *sweep_pick(Sema *s, Diag *d, const SweepCli *o) {
+  int total = sema_root_decls(s, DK_SWEEP, NULL, 0);
+  Decl **all = xcalloc((size_t)(total ? total : 1), sizeof *all);
+  sema_root_decls(s, DK_SWEEP, all, total);
+  Decl *decl = NULL;
+  for (int i = 0; i < total && !decl; i++)
+    if (!o->name || !strcmp(sema_decl_name(all[i]), o->name)) decl = all[i];
+  free(all);
+  if (!decl && o->name) diag_plain(d, o->file, "no sweep named `%s`", o->name);
+  else if (!decl) diag_plain(d, o->file, "declares no sweep to run");
+  return decl;
+}
+
+/* Writes the ranked result to --out or standard output: 0, or 1 after reporting. */
+static int sweep_output(Diag *d, const SweepCli *o, const SweepMeta *meta, const SweepRow *rows, int nrows) {
+  FILE *f = o->out ? fopen(o->out, "w") : stdout;
+  if (!f) {
+    diag_plain(d, o->out, "cannot write the result");
+    return 1;
   }
-  if (!file) {
-    rc = cli_usage_error("sweep", "%s", "no input file");
-    goto done;
+  int w = sweep_write(f, o->fmt, meta, rows, nrows);
+  if (o->out && fclose(f)) w = -1;
+  if (w < 0) {
+    diag_plain(d, o->out ? o->out : "<stdout>", "cannot write the result");
+    return 1;
   }
-  SweepFormat fmt = SWEEP_TABLE;
-  if (format && sweep_format_parse(format, &fmt) < 0) {
-    rc = cli_usage_error("sweep", "unknown format `%s`", format);
-    goto done;
-  }
-  if (!format && out) fmt = sweep_format_of_path(out, SWEEP_TABLE);
-  if (shard) {
-    char msg[512];
-    if (sweep_shard_parse(shard, &opt.shard_k, &opt.shard_n, msg, sizeof msg) < 0) {
-      rc = cli_usage_error("sweep", "%s", msg);
-      goto done;
-    }
-  }
+  return 0;
+}
+
+/* Checks FILE, then builds, runs and writes its sweep: 0, or 1 after reporting. */
+static int sweep_file(const SweepCli *o) {
   Diag d;
-  diag_init(&d, stderr);
-  d.buffered = true;
-  d.format = dfmt;
-  if (colour >= 0) d.colour = colour;
-  SemaOptions so = {inc, ninc, NULL};
+  cli_diag_init(&d, &o->a);
+  SemaOptions so = {o->a.incdirs, o->a.nincdirs, NULL};
   Sema *s = sema_new(&d, &so);
   HwSet *hw = NULL;
-  rc = 1;
-  if (sema_run(s, file, true) == 0) {
+  int rc = 1;
+  if (sema_run(s, o->file, true) == 0) {
     hw = hw_new(s, &d, &so);
-    int total = sema_root_decls(s, DK_SWEEP, NULL, 0);
-    Decl **all = calloc((size_t)(total ? total : 1), sizeof *all);
-    if (!all) abort();
-    sema_root_decls(s, DK_SWEEP, all, total);
-    Decl *decl = NULL;
-    for (int i = 0; i < total && !decl; i++)
-      if (!name || !strcmp(sema_decl_name(all[i]), name)) decl = all[i];
-    free(all);
-    if (!decl && name) diag_plain(&d, file, "no sweep named `%s`", name);
-    else if (!decl) diag_plain(&d, file, "declares no sweep to run");
-    Sweep *sw = decl && hw ? sweep_new(s, hw, decl, &d, &opt) : NULL;
+    Decl *decl = sweep_pick(s, &d, o);
+    Sweep *sw = decl && hw ? sweep_new(s, hw, decl, &d, &o->opt) : NULL;
     SweepMeta meta;
     const SweepRow *rows;
     int nrows;
-    if (sw && sweep_run(sw, &opt, &meta, &rows, &nrows) == 0) {
+    if (sw && sweep_run(sw, &o->opt, &meta, &rows, &nrows) == 0) {
       diag_flush(&d);
-      FILE *o = out ? fopen(out, "w") : stdout;
-      if (!o) {
-        diag_plain(&d, out, "cannot write the result");
-      } else {
-        int w = sweep_write(o, fmt, &meta, rows, nrows);
-        if (out && fclose(o)) w = -1;
-        if (w < 0) diag_plain(&d, out ? out : "<stdout>", "cannot write the result");
-        else rc = 0;
-      }
+      rc = sweep_output(&d, o, &meta, rows, nrows);
     }
     sweep_free(sw);
   }
@@ -158,7 +170,13 @@ int sweep_main(int argc, char **argv) {
   sema_free(s);
   diag_flush(&d);
   diag_free(&d);
-done:
-  free(inc);
+  return rc;
+}
+
+int cli_sweep(int argc, char **argv, const CliCommand *c) {
+  SweepCli o = {0};
+  int rc = sweep_parse(c, argc, argv, &o);
+  if (rc < 0) rc = sweep_file(&o);
+  cli_args_free(&o.a);
   return rc;
 }

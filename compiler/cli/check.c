@@ -1,0 +1,188 @@
+/* check.c - `llmp check` and `llmp fmt`: the front end alone.
+ *
+ *   check: parse -> imports -> sema, reporting every error  [--dump=ast after parsing,
+ *          --dump=sema after checking]
+ *   fmt:   parse -> the canonical layout (front/fmt.c), rewritten, printed or only compared
+ *
+ * Each FILE is its own compilation (an arena, a declaration table). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "front/fmt.h"
+#include "front/parse.h"
+#include "front/sema.h"
+#include "options.h"
+
+const char cli_usage_check[] =
+    "usage: llmp check [OPTIONS] FILE...\n"
+    "\n"
+    "Parses each FILE and what it imports, and checks names, extends, fields, units and the\n"
+    "divisibility of each scenario's plan. Each FILE is checked on its own. Exit status 0\n"
+    "when every file is clean, 1 when any has errors.\n"
+    "\n"
+    "options:\n"
+    "  -I DIR                 also look for imports in DIR (before LLMP_PATH and the\n"
+    "                         installed stdlib/ and hw/); may be repeated\n"
+    "  --error-format=FORMAT  human (default: message, source line, underline) or short\n"
+    "                         (one line per diagnostic: FILE:LINE:COL: error: MESSAGE)\n"
+    "  --color=WHEN           auto (default: colour on a terminal), always or never\n"
+    "  --dump=ast             print the syntax tree of each FILE after parsing\n"
+    "  --dump=sema            print each declaration of FILE with its fields as assembled\n"
+    "                         through extends and evaluated (base units: B, s, FLOP), and\n"
+    "                         the declaration each field comes from\n"
+    "  --quiet                print nothing for clean files\n"
+    "  -h, --help             this text\n"
+    "\n"
+    "environment:\n"
+    "  LLMP_PATH   colon-separated folders searched for imports after -I\n"
+    "  LLMP_DATA   the folder holding stdlib/ and hw/ (default: the installed one)\n"
+    "  NO_COLOR    disables colour\n";
+
+const char cli_usage_fmt[] =
+    "usage: llmp fmt [OPTIONS] FILE...\n"
+    "\n"
+    "Rewrites each FILE in the canonical layout: two-space indent, one statement per line,\n"
+    "aligned `=` in runs of fields, comments and blank lines kept. Formatting is\n"
+    "idempotent. A file with syntax errors is reported and left alone.\n"
+    "\n"
+    "options:\n"
+    "  --check          change nothing; list the files that are not formatted and exit 1\n"
+    "                   if there is any\n"
+    "  --stdout         print the formatted text instead of rewriting the files\n"
+    "  --error-format=FORMAT, --color=WHEN   as for `llmp check`\n"
+    "  -h, --help       this text\n";
+
+typedef struct CheckOptions {
+  CliArgs a;                    /* the files, -I, the diagnostics' form */
+  bool dump_ast, dump_sema, quiet, fmt_check, fmt_stdout;
+} CheckOptions;
+
+enum { OPT_DUMP, OPT_QUIET, OPT_CHECK, OPT_STDOUT };
+
+static const CliOption check_options[] = {
+    {"--dump=", OPT_DUMP, CLI_JOINED},
+    {"--quiet", OPT_QUIET, 0},
+    {NULL, 0, 0},
+};
+static const CliOption fmt_options[] = {
+    {"--check", OPT_CHECK, 0},
+    {"--stdout", OPT_STDOUT, 0},
+    {NULL, 0, 0},
+};
+
+static int check_option(void *ctx, int id, const char *value) {
+  CheckOptions *o = ctx;
+  switch (id) {
+  case OPT_DUMP:
+    if (!strcmp(value, "ast")) o->dump_ast = true;
+    else if (!strcmp(value, "sema")) o->dump_sema = true;
+    else return cli_usage_error("check", "unknown dump `%s` (ast or sema)", value);
+    break;
+  case OPT_QUIET: o->quiet = true; break;
+  case OPT_CHECK: o->fmt_check = true; break;
+  case OPT_STDOUT: o->fmt_stdout = true; break;
+  }
+  return -1;
+}
+
+/* Parses the command line by spec (ctx: the CheckOptions), then runs the command over it. */
+static int check_main(const CliSpec *spec, int argc, char **argv, int (*run)(const CheckOptions *)) {
+  CheckOptions *o = spec->ctx;
+  int rc = cli_parse(spec, argc, argv, &o->a);
+  if (rc < 0 && !o->a.nargs) rc = cli_usage_error(spec->cmd->name, "%s", "no input files");
+  if (rc < 0) rc = run(o);
+  cli_args_free(&o->a);
+  return rc;
+}
+
+static int check_files(const CheckOptions *o) {
+  Diag d;
+  cli_diag_init(&d, &o->a);
+  SemaOptions so = {o->a.incdirs, o->a.nincdirs, NULL};
+  int failed = 0, nfiles = o->a.nargs;
+  for (int i = 0; i < nfiles; i++) {
+    Sema *s = sema_new(&d, &so);
+    int errors = sema_run(s, o->a.args[i], true);
+    SrcFile *f;
+    AstNode *root = sema_root(s, &f);
+    if (o->dump_ast && root) ast_dump(stdout, root, f);
+    if (o->dump_sema && !errors) sema_dump(s, stdout);
+    diag_flush(&d);
+    failed += errors > 0;
+    if (!errors && !o->quiet && !o->dump_ast && !o->dump_sema)
+      printf("%s: ok (%d declaration%s in %d file%s)\n", o->a.args[i], sema_ndecls(s), sema_ndecls(s) == 1 ? "" : "s",
+             sema_nfiles(s), sema_nfiles(s) == 1 ? "" : "s");
+    sema_free(s);
+  }
+  if (failed && d.format == DIAG_HUMAN)
+    fprintf(stderr, "%d error%s in %d of %d file%s\n", d.errors, d.errors == 1 ? "" : "s", failed, nfiles,
+            nfiles == 1 ? "" : "s");
+  diag_free(&d);
+  return failed ? 1 : 0;
+}
+
+int cli_check(int argc, char **argv, const CliCommand *c) {
+  CheckOptions o = {0};
+  CliSpec spec = {c, CLI_INCLUDE | CLI_INCLUDE_JOINED | CLI_DIAG | CLI_DIAG_NAMED | CLI_DASHDASH, check_options,
+                  "%s needs a folder", check_option, NULL, &o};
+  return check_main(&spec, argc, argv, check_files);
+}
+
+static int write_whole(const char *path, const char *text, size_t n) {
+  FILE *fp = fopen(path, "wb");
+  if (!fp) return -1;
+  size_t w = fwrite(text, 1, n, fp);
+  return fclose(fp) == 0 && w == n ? 0 : -1;
+}
+
+/* Formats one file; returns 1 when it is (or was) not in the canonical layout, 2 on error. */
+static int fmt_one(Diag *d, const CheckOptions *o, const char *path) {
+  SrcFile *f = diag_load_file(d, path);
+  if (!f) {
+    diag_plain(d, path, "cannot read file");
+    return 2;
+  }
+  Arena a;
+  Interner in;
+  arena_init(&a);
+  intern_init(&in, &a);
+  Parser p;
+  int before = d->errors;
+  AstNode *root = parse_file(&p, &a, &in, d, f);
+  int rc = 2;
+  if (root && d->errors == before) {
+    size_t n;
+    char *text = fmt_file(root, f, p.comments, p.ncomments, &n);
+    bool same = n == f->len && memcmp(text, f->text, n) == 0;
+    rc = same ? 0 : 1;
+    if (o->fmt_stdout) fwrite(text, 1, n, stdout);
+    else if (o->fmt_check && !same) printf("%s: not formatted\n", path);
+    else if (!o->fmt_check && !same && write_whole(path, text, n)) {
+      diag_plain(d, path, "cannot write file");
+      rc = 2;
+    }
+    free(text);
+  }
+  arena_free(&a);
+  return rc;
+}
+
+static int fmt_files(const CheckOptions *o) {
+  Diag d;
+  cli_diag_init(&d, &o->a);
+  int worst = 0;
+  for (int i = 0; i < o->a.nargs; i++) {
+    int rc = fmt_one(&d, o, o->a.args[i]);
+    if (rc == 2 || (rc == 1 && o->fmt_check)) worst = 1;
+  }
+  diag_free(&d);
+  return worst;
+}
+
+int cli_fmt(int argc, char **argv, const CliCommand *c) {
+  CheckOptions o = {0};
+  CliSpec spec = {c, CLI_DIAG | CLI_DIAG_NAMED | CLI_DASHDASH, fmt_options, NULL, check_option, NULL, &o};
+  return check_main(&spec, argc, argv, fmt_files);
+}
