@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+
 static const char *const kernel_symbols[RTK_N] = {   /* ORDER RtKernel */
 #define X(e, name, fn, nargs, target, argnames) [RTK_##e] = #fn,
 #include "kernels.def"
@@ -284,7 +286,7 @@ static void gen_level(GenCtx *c, int k, const GLevel *lv) {
     return;
   }
   LLVMValueRef *fns = NULL;
-  if (c->emit && !(fns = malloc((size_t)(lv->nguard + lv->nbody) * sizeof *fns))) abort();
+  if (c->emit) fns = xmalloc((size_t)(lv->nguard + lv->nbody) * sizeof *fns);
   int ng = gen_chunks(c, k, 'g', lv->guard, lv->nguard, fns);
   int nb = gen_chunks(c, k, 'b', lv->body, lv->nbody, fns ? fns + ng : NULL);
   begin(c, name, true);
@@ -313,9 +315,8 @@ LLVMModuleRef cg_module(LLVMContextRef ctx, const Graph *g, const GLevel *levels
   GenCtx c = {.g = g, .chunk = o && o->chunk_nodes > 0 ? o->chunk_nodes : CG_CHUNK_NODES, .stored = stored,
               .ctx = ctx};
   size_t nn = (size_t)g->nn + 1;
-  c.stamp = calloc(nn, sizeof *c.stamp);
-  c.reg = calloc(nn, sizeof *c.reg);
-  if (!c.stamp || !c.reg) abort();
+  c.stamp = xcalloc(nn, sizeof *c.stamp);
+  c.reg = xcalloc(nn, sizeof *c.reg);
 
   memset(stored, o && (o->flags & CG_STORE_ALL) ? 1 : 0, (size_t)g->nn);
   for (int i = 0; i < g->nout; i++)
@@ -333,7 +334,7 @@ LLVMModuleRef cg_module(LLVMContextRef ctx, const Graph *g, const GLevel *levels
 
   char *msg = NULL;
   if (LLVMVerifyModule(c.m, LLVMReturnStatusAction, &msg)) {
-    *error = strdup(msg ? msg : "invalid module");
+    *error = xstrdup(msg ? msg : "invalid module");
     LLVMDisposeModule(c.m);
     c.m = NULL;
   }
