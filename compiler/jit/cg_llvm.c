@@ -11,13 +11,11 @@
  *
  * Two attributes keep compile time linear and low; neither changes a result.  Stores to vals
  * are volatile: they are the level's results, never dead, and with thousands of them in a
- * function dead-store elimination and the DAG combiner's store merging went quadratic
- * (5000 arithmetic nodes, all stored, in chunks of 1500: 6 s to compile; 0.85 s with
- * volatile stores).  Functions
- * are noimplicitfloat, which keeps the SLP vectoriser (run by default<O2> even with
- * LLVMPassBuilderOptionsSetSLPVectorization(0) in LLVM 19) off code whose time is in
- * kernel calls: it took half of the IR passes' time (a scenario of 266 nodes: 25 ms of
- * passes, 7 ms without).  Explicit double arithmetic is unaffected. */
+ * function dead-store elimination and the DAG combiner's store merging go quadratic.
+ * Functions are noimplicitfloat, which keeps the SLP vectoriser (run by default<O2> even with
+ * LLVMPassBuilderOptionsSetSLPVectorization(0) in LLVM 19) off code whose time is in kernel
+ * calls, where it would take most of the IR passes' time.  Explicit double arithmetic is
+ * unaffected. */
 #include "cg_llvm.h"
 
 #include <llvm-c/Analysis.h>

@@ -6,7 +6,7 @@
  * absolute symbols -> cg_module -> triple, data layout, default<O2> -> the module added to
  * the main JITDylib -> a lookup per level, where machine code is generated.  Every
  * LLVMErrorRef is consumed and every message disposed; ownership moves are commented where
- * they happen (shared/design/toolchain.md, gotchas 1-11). */
+ * they happen. */
 #include "jit.h"
 
 #include <llvm-c/Core.h>
@@ -75,10 +75,8 @@ static void report_error(void *ctx, LLVMErrorRef err) {
 
 /* A TargetMachine for this host (its CPU and features); NULL with *error.  Machine code is
  * generated at LLVMCodeGenLevelNone (fast instruction selection and register allocation)
- * from IR that default<O2> has optimised: compiling takes about half the time of the
- * Default level (a scenario of 266 nodes, every node stored: 12 ms instead of 22 ms), and
- * an evaluation's time is in its kernel calls (the same to within noise; pure arithmetic
- * runs at 0.3-0.6 ns a node instead of 0.15, against the interpreter's 10-14). */
+ * from IR that default<O2> has optimised: it compiles in about half the time of the Default
+ * level, and an evaluation's time is in its kernel calls, which the level does not change. */
 static LLVMTargetMachineRef host_tm(char **error) {
   char *triple = LLVMGetDefaultTargetTriple(), *msg = NULL;
   LLVMTargetRef t;

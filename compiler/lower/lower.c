@@ -1,6 +1,8 @@
-/* lower.c - a scenario's cost graph: operators, collectives, schedule, memory.
+/* lower.c - lowering's entry points: a scenario's (or a sweep's) cost graph, and the Report
+ * and trace read from its values.
  *
- * The model of one training iteration, as built here (docs/model.md has it in prose):
+ * The model of one training iteration, as the files of lowering build it (lower_private.h
+ * lists them; docs/model.md has it in prose):
  *
  * Operators.  Each `op` of a block becomes kernel calls for one micro-batch on one rank.
  * `split = column` divides a linear's outputs by tp and `split = row` its inputs; the

@@ -147,14 +147,12 @@ static void iter_parts(Lower *L, Iter *it) {
   it->nl = nl;
 }
 
-/* Data parallelism, for the device that holds the most parameters: its gradient reduction
- * and parameter gathers by ZeRO stage and bucket, exposed as overlap_dp allows. */
-static void iter_dp(Lower *L, Iter *it) {
+/* The parameters of the first and of the last device, and of the one that holds the most
+ * (data parallelism reduces those), with the tensors that hold them. */
+static void iter_params(Lower *L, Iter *it) {
   Graph *g = L->g;
   Acc *E = it->E, *Ly = it->Ly, *H = it->H;
-  GId l0 = it->l0, ll = it->ll, one_dev = it->one_dev, z = it->z, nl = it->nl;
-  GId lf = it->lf, lb = it->lb;
-
+  GId l0 = it->l0, ll = it->ll, one_dev = it->one_dev, z = it->z;
   bool tied = bool_or(L, L->model, "tied_embeddings", false);
   GId hparams = H->params;
   GId params0 = ADD(L, ADD(L, MUL(L, l0, Ly->params), E->params), g_select(g, one_dev, tied ? z : hparams, z));
@@ -163,7 +161,15 @@ static void iter_dp(Lower *L, Iter *it) {
   /* and the tensors that hold them (the optimizer step's per-tensor cost), counted alike */
   GId tensors0 = ADD(L, ADD(L, MUL(L, l0, Ly->tensors), E->tensors), g_select(g, one_dev, tied ? z : H->tensors, z));
   GId tensorsl = ADD(L, MUL(L, ll, Ly->tensors), H->tensors);
-  GId tensors = g_select(g, one_dev, tensors0, g_select(g, g_bin(g, GN_GE, params0, paramsl), tensors0, tensorsl));
+  it->tensors = g_select(g, one_dev, tensors0, g_select(g, g_bin(g, GN_GE, params0, paramsl), tensors0, tensorsl));
+  it->params0 = params0, it->paramsl = paramsl, it->params = params;
+}
+
+/* Data parallelism, for the device that holds the most parameters: its gradient reduction
+ * and parameter gathers by ZeRO stage and bucket, exposed as overlap_dp allows. */
+static void iter_dp(Lower *L, Iter *it) {
+  Graph *g = L->g;
+  GId z = it->z, nl = it->nl, lf = it->lf, lb = it->lb, params = it->params;
   GId grad_el = K(L, lower_grad_bytes(L));
   GId w_el = L->bytes_act;   /* weights are stored as the activations are */
   GId bucket = lower_field(L, L->plan, "plan", "dp_bucket_elements", 40e6);
@@ -204,7 +210,6 @@ static void iter_dp(Lower *L, Iter *it) {
                         ADD(L, MAX(L, last_red, SUB(L, dp_red, bwin)), MAX(L, last_gather, SUB(L, dp_gather, fwin))),
                         ADD(L, dp_red, dp_gather));
   it->part[RP_DP_COMM] = ADD(L, dp_exposed, it->zero3);
-  it->params0 = params0, it->paramsl = paramsl, it->params = params, it->tensors = tensors;
   it->grad_el = grad_el, it->w_el = w_el, it->bucket = bucket, it->shard = shard;
   it->z1 = z1, it->z2 = z2, it->z3 = z3;
   it->dp_exposed = dp_exposed;
@@ -303,6 +308,7 @@ void lower_assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   Iter it = {.E = E, .Ly = Ly, .H = H};
   iter_pipeline(L, &it);
   iter_parts(L, &it);
+  iter_params(L, &it);
   iter_dp(L, &it);
   iter_optimizer(L, &it);
   iter_throughput(L, &it);
