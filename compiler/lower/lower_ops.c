@@ -99,6 +99,7 @@ GId lower_call(Lower *L, RtKernel k, const char *label, int n, ...) {
   return g_call(L->g, k, args, n, label);
 }
 
+/* A compute operator: call c's forward (c) and backward (c + 1) seconds into the block. */
 static void compute(Lower *L, const char *name, GId c) {
   Acc *a = L->acc;
   a->fc = ADD(L, a->fc, c);
@@ -118,6 +119,7 @@ static GId exposed(Lower *L, GId comm, GId behind, GId overlap) {
   return PICK(L, overlap, MAX(L, K(L, 0), SUB(L, comm, behind)), comm);
 }
 
+/* A communication operator: its exposed forward and backward seconds on a stream. */
 static void comm(Lower *L, int stream, const char *name, const char *what, GId f, GId b) {
   Acc *a = L->acc;
   a->comm_f[stream] = ADD(L, a->comm_f[stream], f);
@@ -394,7 +396,9 @@ static void op_collective(Lower *L, const char *name, Args *a) {
   comm(L, stream, name, grp, t, K(L, 0));
 }
 
-static void (*const op_fns[OPK_N])(Lower *L, const char *name, Args *a) = {
+/* The function of each operator kind. */
+typedef void OpLower(Lower *L, const char *name, Args *a);
+static OpLower *const op_fns[OPK_N] = {
     [OPK_LINEAR] = op_linear, [OPK_BMM] = op_bmm, [OPK_ATTENTION] = op_attention, [OPK_SOFTMAX] = op_softmax,
     [OPK_NORM] = op_norm, [OPK_ACTIVATION] = op_activation, [OPK_ADD] = op_add, [OPK_DROPOUT] = op_dropout,
     [OPK_ROPE] = op_rope, [OPK_EMBEDDING] = op_embedding, [OPK_CROSS_ENTROPY] = op_cross_entropy,
@@ -426,6 +430,8 @@ static void acc_init(Lower *L, Acc *a) {
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }
 
+/* Lowers a block's operators into a (one micro-batch, one rank); a model without that block
+ * (blk NULL: no embedding or head) leaves a at zero. */
 void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   acc_init(L, a);
   L->blk = blk;

@@ -19,6 +19,8 @@
 
 #include "lower.h"
 
+/* --- state --------------------------------------------------------------------------- */
+
 enum { CM_TP, CM_CP, CM_EP, CM_DP, CM_N };   /* communication streams of a layer */
 
 typedef struct Acc {            /* one block, one micro-batch, one rank */
