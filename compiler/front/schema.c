@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "words.h"
+
 #define BYTES {{1, 0, 0}}
 #define SECONDS {{0, 1, 0}}
 #define BANDWIDTH {{1, -1, 0}}
@@ -28,10 +30,10 @@ static const char *const e_activation[] = {"gelu", "swiglu", "geglu", "relu", "s
 static const char *const e_position[] = {"learned", "rotary", "alibi", "none", NULL};
 static const char *const e_attention[] = {"flash", "unfused", NULL};
 static const char *const e_dtype[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
-static const char *const e_schedule[] = {"gpipe", "1f1b", "interleaved", "zero_bubble", NULL};
-static const char *const e_recompute[] = {"none", "selective", "full", NULL};
+static const char *const e_schedule[] = {SCHEDULE_WORDS(WORD_STRING) NULL};
+static const char *const e_recompute[] = {RECOMPUTE_WORDS(WORD_STRING) NULL};
 static const char *const e_groups[] = {"tp", "cp", "ep", "dp", "pp", NULL};
-static const char *const e_partition[] = {"uniform", "balanced", NULL};
+static const char *const e_partition[] = {PARTITION_WORDS(WORD_STRING) NULL};
 static const char *const e_optimizer[] = {"adam", "sgd", NULL};
 static const char *const e_split[] = {"none", "column", "row", NULL};
 static const char *const e_vsplit[] = {"none", "vocab", NULL};

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "sema_private.h"
+#include "words.h"
 
 typedef enum { T_ERROR, T_NUM, T_BOOL, T_STR, T_ENUM, T_LIST, T_DECL } TKind;
 
@@ -1431,8 +1432,9 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
   if (fmod(heads, tp)) err_at(s, f, at, "scenario `%s`: model.heads = %g does not divide by plan.tp = %g", n, heads, tp);
   else if (fmod(kv, tp))
     err_at(s, f, at, "scenario `%s`: model.kv_heads = %g does not divide by plan.tp = %g", n, kv, tp);
+  static const char *const partitions[] = {PARTITION_WORDS(WORD_STRING)};
   const char *part = word_of(s, p, "layer_partition");
-  bool balanced = part && !strcmp(part, "balanced");
+  bool balanced = part && !strcmp(part, partitions[PART_BALANCED]);
   if (!balanced && fmod(layers, pp * vs))
     err_at(s, f, at, "scenario `%s`: model.layers = %g does not divide by plan.pp * plan.virtual_stages = %g*%g = %g"
            " (set layer_partition = balanced for stages that differ by one layer)", n, layers, pp, vs, pp * vs);
@@ -1449,9 +1451,10 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
   if (!m->fields[schema_field_index(m->schema, hd)] && fmod(hidden, heads))
     err_at(s, f, at, "scenario `%s`: model.hidden = %g does not divide by model.heads = %g; set `head_dim`", n, hidden,
            heads);
+  static const char *const schedules[] = {SCHEDULE_WORDS(WORD_STRING)};
   const char *sched = word_of(s, p, "schedule");
-  if (!sched) sched = "1f1b";   /* the default schedule */
-  if (vs > 1 && strcmp(sched, "interleaved"))
+  if (!sched) sched = schedules[SCHED_1F1B];   /* the default schedule */
+  if (vs > 1 && strcmp(sched, schedules[SCHED_INTERLEAVED]))
     err_at(s, f, at, "scenario `%s`: plan.virtual_stages = %g needs schedule = interleaved, not %s", n, vs, sched);
 }
 

@@ -11,13 +11,11 @@
  *
  * Two attributes keep compile time linear and low; neither changes a result.  Stores to vals
  * are volatile: they are the level's results, never dead, and with thousands of them in a
- * function dead-store elimination and the DAG combiner's store merging went quadratic
- * (5000 arithmetic nodes, all stored, in chunks of 1500: 6 s to compile; 0.85 s with
- * volatile stores).  Functions
- * are noimplicitfloat, which keeps the SLP vectoriser (run by default<O2> even with
- * LLVMPassBuilderOptionsSetSLPVectorization(0) in LLVM 19) off code whose time is in
- * kernel calls: it took half of the IR passes' time (a scenario of 266 nodes: 25 ms of
- * passes, 7 ms without).  Explicit double arithmetic is unaffected. */
+ * function dead-store elimination and the DAG combiner's store merging go quadratic.
+ * Functions are noimplicitfloat, which keeps the SLP vectoriser (run by default<O2> even with
+ * LLVMPassBuilderOptionsSetSLPVectorization(0) in LLVM 19) off code whose time is in kernel
+ * calls, where it would take most of the IR passes' time.  Explicit double arithmetic is
+ * unaffected. */
 #include "cg_llvm.h"
 
 #include <llvm-c/Analysis.h>
@@ -27,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "alloc.h"
 
 static const char *const kernel_symbols[RTK_N] = {   /* ORDER RtKernel */
 #define X(e, name, fn, nargs, target, argnames) [RTK_##e] = #fn,
@@ -284,7 +284,7 @@ static void gen_level(GenCtx *c, int k, const GLevel *lv) {
     return;
   }
   LLVMValueRef *fns = NULL;
-  if (c->emit && !(fns = malloc((size_t)(lv->nguard + lv->nbody) * sizeof *fns))) abort();
+  if (c->emit) fns = xmalloc((size_t)(lv->nguard + lv->nbody) * sizeof *fns);
   int ng = gen_chunks(c, k, 'g', lv->guard, lv->nguard, fns);
   int nb = gen_chunks(c, k, 'b', lv->body, lv->nbody, fns ? fns + ng : NULL);
   begin(c, name, true);
@@ -313,9 +313,8 @@ LLVMModuleRef cg_module(LLVMContextRef ctx, const Graph *g, const GLevel *levels
   GenCtx c = {.g = g, .chunk = o && o->chunk_nodes > 0 ? o->chunk_nodes : CG_CHUNK_NODES, .stored = stored,
               .ctx = ctx};
   size_t nn = (size_t)g->nn + 1;
-  c.stamp = calloc(nn, sizeof *c.stamp);
-  c.reg = calloc(nn, sizeof *c.reg);
-  if (!c.stamp || !c.reg) abort();
+  c.stamp = xcalloc(nn, sizeof *c.stamp);
+  c.reg = xcalloc(nn, sizeof *c.reg);
 
   memset(stored, o && (o->flags & CG_STORE_ALL) ? 1 : 0, (size_t)g->nn);
   for (int i = 0; i < g->nout; i++)
@@ -333,7 +332,7 @@ LLVMModuleRef cg_module(LLVMContextRef ctx, const Graph *g, const GLevel *levels
 
   char *msg = NULL;
   if (LLVMVerifyModule(c.m, LLVMReturnStatusAction, &msg)) {
-    *error = strdup(msg ? msg : "invalid module");
+    *error = xstrdup(msg ? msg : "invalid module");
     LLVMDisposeModule(c.m);
     c.m = NULL;
   }

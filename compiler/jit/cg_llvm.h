@@ -17,9 +17,8 @@
  * when it is stored, and never read from there.  (The interpreter reads a constant from
  * vals, so the two agree when every constant a level reads was evaluated before it, by an
  * earlier level or earlier in the same level's lists.)  A level of more than chunk_nodes
- * nodes is split into chunk functions
- * (internal, noinline) of guard and body nodes that the level function calls in order, so
- * the backend's time stays linear in the graph's size (shared/design/toolchain.md, 4).
+ * nodes is split into chunk functions (internal, noinline) of guard and body nodes that the
+ * level function calls in order, so the backend's time stays linear in the graph's size.
  *
  * Ownership: the module returned belongs to the caller; g and levels are only read. */
 #ifndef LLMP_CG_LLVM_H

@@ -6,7 +6,7 @@
  * absolute symbols -> cg_module -> triple, data layout, default<O2> -> the module added to
  * the main JITDylib -> a lookup per level, where machine code is generated.  Every
  * LLVMErrorRef is consumed and every message disposed; ownership moves are commented where
- * they happen (shared/design/toolchain.md, gotchas 1-11). */
+ * they happen. */
 #include "jit.h"
 
 #include <llvm-c/Core.h>
@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "cg_llvm.h"
 
 struct Jit {
@@ -53,7 +54,7 @@ static double now(void) {
 static void set_error(char **error, const char *what, const char *msg) {
   if (!error || *error) return;
   size_t n = strlen(what) + strlen(msg) + 3;
-  if (!(*error = malloc(n))) abort();
+  *error = xmalloc(n);
   snprintf(*error, n, "%s: %s", what, msg);
 }
 
@@ -68,16 +69,14 @@ static void set_llvm_error(char **error, const char *what, LLVMErrorRef err) {
 static void report_error(void *ctx, LLVMErrorRef err) {
   Jit *j = ctx;
   char *m = LLVMGetErrorMessage(err);
-  if (!j->session_error && !(j->session_error = strdup(m))) abort();
+  if (!j->session_error) j->session_error = xstrdup(m);
   LLVMDisposeErrorMessage(m);
 }
 
 /* A TargetMachine for this host (its CPU and features); NULL with *error.  Machine code is
  * generated at LLVMCodeGenLevelNone (fast instruction selection and register allocation)
- * from IR that default<O2> has optimised: compiling takes about half the time of the
- * Default level (a scenario of 266 nodes, every node stored: 12 ms instead of 22 ms), and
- * an evaluation's time is in its kernel calls (the same to within noise; pure arithmetic
- * runs at 0.3-0.6 ns a node instead of 0.15, against the interpreter's 10-14). */
+ * from IR that default<O2> has optimised: it compiles in about half the time of the Default
+ * level, and an evaluation's time is in its kernel calls, which the level does not change. */
 static LLVMTargetMachineRef host_tm(char **error) {
   char *triple = LLVMGetDefaultTargetTriple(), *msg = NULL;
   LLVMTargetRef t;
@@ -214,13 +213,11 @@ Jit *jit_compile_opts(const Graph *g, const GLevel *levels, int nlevels, const J
     set_error(error, "LLVM", "the native target cannot be initialised");
     return NULL;
   }
-  Jit *j = calloc(1, sizeof *j);
-  if (!j) abort();
+  Jit *j = xcalloc(1, sizeof *j);
   j->nlevels = nlevels;
   j->nn = g->nn;
-  j->fn = calloc((size_t)nlevels + 1, sizeof *j->fn);
-  j->stored = calloc((size_t)g->nn + 1, 1);
-  if (!j->fn || !j->stored) abort();
+  j->fn = xcalloc((size_t)nlevels + 1, sizeof *j->fn);
+  j->stored = xcalloc((size_t)g->nn + 1, 1);
   if (!create_lljit(j, error) || !add_module(j, g, levels, nlevels, o, error) || !lookup_levels(j, error)) {
     jit_free(j);
     return NULL;
@@ -235,8 +232,7 @@ Jit *jit_compile(const Graph *g, const GLevel *levels, int nlevels, int flags, c
 }
 
 Jit *jit_compile_graph(const Graph *g, int flags, char **error) {
-  GId *all = malloc(((size_t)g->nn + 1) * sizeof *all);
-  if (!all) abort();
+  GId *all = xmalloc(((size_t)g->nn + 1) * sizeof *all);
   for (int i = 0; i < g->nn; i++) all[i] = i;
   GLevel lv = {.body = all, .nbody = g->nn};
   Jit *j = jit_compile(g, &lv, 1, flags, error);

@@ -6,17 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+
 static const char *const gop_names[GN_NOPS] = {
     "const", "input", "add", "sub", "mul", "div", "mod", "min", "max", "ceil", "floor", "eq", "ne",
     "lt", "le", "gt", "ge", "and", "or", "not", "neg", "select", "call", "result"};
 
 const char *gop_name(GOp op) { return op < GN_NOPS ? gop_names[op] : "?"; }
-
-static void *xrealloc(void *p, size_t n) {
-  void *q = realloc(p, n);
-  if (!q) abort();
-  return q;
-}
 
 void graph_init(Graph *g, const void *gpu, const void *cluster) {
   memset(g, 0, sizeof *g);
@@ -67,7 +63,7 @@ static bool node_eq(const Graph *g, const GNode *x, const GNode *y) {
 static void rehash(Graph *g) {
   unsigned cap = g->hcap ? 2 * g->hcap : 256;
   free(g->hash);
-  g->hash = xrealloc(NULL, cap * sizeof *g->hash);
+  g->hash = xmalloc(cap * sizeof *g->hash);
   memset(g->hash, 0xff, cap * sizeof *g->hash);
   g->hcap = cap;
   for (int i = 0; i < g->nn; i++) {
@@ -79,10 +75,7 @@ static void rehash(Graph *g) {
 }
 
 static GId push(Graph *g, GNode x) {
-  if (g->nn == g->capn) {
-    g->capn = g->capn ? 2 * g->capn : 256;
-    g->n = xrealloc(g->n, (size_t)g->capn * sizeof *g->n);
-  }
+  XGROW(g->n, g->nn + 1, g->capn);
   g->n[g->nn] = x;
   return g->nn++;
 }
@@ -171,11 +164,7 @@ GId g_select(Graph *g, GId cond, GId a, GId b) {
 }
 
 GId g_call(Graph *g, RtKernel k, const GId *args, int nargs, const char *label) {
-  if (g->nargs + nargs > g->capargs) {
-    g->capargs = g->capargs ? 2 * g->capargs : 256;
-    while (g->capargs < g->nargs + nargs) g->capargs *= 2;
-    g->args = xrealloc(g->args, (size_t)g->capargs * sizeof *g->args);
-  }
+  XGROW(g->args, g->nargs + nargs, g->capargs);
   int arg0 = g->nargs;
   memcpy(g->args + arg0, args, (size_t)nargs * sizeof *args);
   g->nargs += nargs;
@@ -192,10 +181,7 @@ void graph_output(Graph *g, const char *name, GId id) {
       g->out[i].id = id;
       return;
     }
-  if (g->nout == g->capout) {
-    g->capout = g->capout ? 2 * g->capout : 32;
-    g->out = xrealloc(g->out, (size_t)g->capout * sizeof *g->out);
-  }
+  XGROW(g->out, g->nout + 1, g->capout);
   g->out[g->nout++] = (GOutput){name, id};
 }
 

@@ -1,13 +1,13 @@
 /* graph.h - the cost graph: a DAG of scalar nodes that one evaluation of a scenario runs.
  *
- * Lowering (lower.c) builds it from a scenario: constants (model and cluster figures, the
+ * Lowering (compiler/lower/lower*.c) builds it from a scenario: constants (model and cluster figures, the
  * plan's fields), inputs (a sweep's axes, numbered 0..ninputs-1), arithmetic, selections and
  * kernel calls into the runtime (llmp_kernels.h).  Nodes are appended in dependence order,
  * so index order is a topological order and an evaluation is one pass over the array.
  * The builder folds arithmetic on constants and shares identical nodes (hash-consing), so a
  * layer lowered twice costs one set of kernel calls.  Kernel calls are never folded: they
  * stay in the graph for `llmp graph`, the trace and the JIT, which calls the same functions
- * in the same order as graph_eval (architecture.md, decision 1).
+ * in the same order as graph_eval (docs/architecture.md).
  *
  * A kernel call node k holds out[0]; nodes k+1 .. k+RT_KERNEL_NOUT-1 are its other results
  * (GN_RESULT), so every value has a node index.  Named outputs (iteration, memory.peak, ...)

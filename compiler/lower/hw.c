@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+
 /* Every gpu, cluster and calibration built, without limit: a file of many scenarios makes a
  * cluster per inline extension (`eos { nodes = 16 }`).  Each is allocated alone and never
  * moves: callers keep the pointers, and a cluster points at its gpu. */
@@ -35,16 +37,8 @@ static void *built_find(const BuiltList *l, const Decl *decl) {
 
 /* Appends a copy of the size bytes at item (or item itself, size 0); returns the copy. */
 static void *built_add(BuiltList *l, Decl *decl, void *item, size_t size) {
-  if (l->n == l->cap) {
-    l->cap = l->cap ? 2 * l->cap : 16;
-    l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
-    if (!l->v) abort();
-  }
-  if (size) {
-    void *copy = malloc(size);
-    if (!copy) abort();
-    item = memcpy(copy, item, size);
-  }
+  XGROW(l->v, l->n + 1, l->cap);
+  if (size) item = memcpy(xmalloc(size), item, size);
   l->v[l->n++] = (Built){decl, item};
   return item;
 }
@@ -57,8 +51,7 @@ static void built_free(BuiltList *l, void (*f)(void *)) {
 static void calib_free(void *c) { rt_calib_free(c); }
 
 HwSet *hw_new(Sema *s, Diag *d, const SemaOptions *opt) {
-  HwSet *h = calloc(1, sizeof *h);
-  if (!h) abort();
+  HwSet *h = xcalloc(1, sizeof *h);
   h->s = s;
   h->d = d;
   h->opt = opt;
@@ -199,8 +192,7 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
 /* The root of the compilation: every file of hw/ that declares hardware, then -f files. */
 char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles) {
   size_t cap = 4096, n = 0;
-  char *t = malloc(cap);
-  if (!t) abort();
+  char *t = xmalloc(cap);
   n += (size_t)snprintf(t + n, cap - n, "import \"hw/gpus\"\n");
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/hw/systems", sema_data_dir(so));
@@ -208,22 +200,19 @@ char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles) 
   for (struct dirent *e; dp && (e = readdir(dp));) {
     size_t l = strlen(e->d_name);
     if (l < 6 || strcmp(e->d_name + l - 5, ".llmp")) continue;
-    if (n + l + 64 > cap) t = realloc(t, cap *= 2);
-    if (!t) abort();
+    XGROW(t, n + l + 64, cap);
     n += (size_t)snprintf(t + n, cap - n, "import \"hw/systems/%.*s\"\n", (int)(l - 5), e->d_name);
   }
   if (dp) closedir(dp);
   for (int i = 0; i < nfiles; i++) {
     char *real = realpath(files[i], NULL);
     const char *p = real ? real : files[i];
-    if (n + strlen(p) + 64 > cap) t = realloc(t, cap = cap * 2 + strlen(p));
-    if (!t) abort();
+    XGROW(t, n + strlen(p) + 64, cap);
     n += (size_t)snprintf(t + n, cap - n, "import \"%s\"\n", p);
     free(real);
   }
   return t;
 }
-
 
 HwSet *hw_session_open(HwSession *x, const char *name, const char *const *files, int nfiles,
                        const char **incdirs, int nincdirs) {

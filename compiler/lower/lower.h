@@ -7,7 +7,7 @@
  * tensor-/context-/expert-parallel collectives that `split` and the plan imply, recompute,
  * the pipeline schedule over the stages' real times, the data-parallel gradient reduction
  * by ZeRO stage and bucket, the optimizer step, and memory per GPU.  Its named outputs
- * (see lower.c, `outputs`) are what lower_report() reads into a Report.
+ * (lower_private.h, LOWER_OUTPUTS, and report.h's parts and memory kinds) are what lower_report() reads into a Report.
  *
  * Axes (sweeps): a plan or model field listed in LowerAxes becomes a graph input instead of
  * a constant (the sweep's arguments), or a given constant (one point of a sweep lowered

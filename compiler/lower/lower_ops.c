@@ -1,0 +1,468 @@
+/* lower_ops.c - a block's operators as kernel calls and collectives: each `op` of a block
+ * (ops.def) becomes, through its kind's function, the kernel calls of one micro-batch on one
+ * rank, the tensor-, context- and expert-parallel collectives its split implies, and what it
+ * adds to the block's accumulator (Acc: seconds, saved activations, parameters, FLOPs).  The
+ * model these follow is in lower.c's header. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "front/schema.h"
+#include "lower_private.h"
+
+/* --- the block's operator list ---------------------------------------------------------- */
+
+/* Appends an operator to the current block's list (the trace's rows): name and suffix
+ * ("qkv" "tp allreduce"), its stream, and the nodes of its forward and backward seconds. */
+static void add_op(Lower *L, const char *name, const char *suffix, char stream, GId f, GId b) {
+  Lowered *o = L->out;
+  int w = L->which;
+  XGROW(o->ops[w], o->nops[w] + 1, o->capops[w]);
+  const char *text = suffix ? arena_printf(&o->names, "%s %s", name, suffix) : arena_strdup(&o->names, name);
+  o->ops[w][o->nops[w]++] = (LowerOp){text, stream, f, b};
+}
+
+/* --- arguments ----------------------------------------------------------------------- */
+
+/* One operator's call, bound to its definition's parameters. */
+typedef struct Args {
+  AstNode *node[12];            /* per parameter of the operator, NULL if not given */
+  const OpDef *def;
+  int kind;                     /* OpKind (ops.def) */
+  GId dto;                      /* the other operators' dtype (L->dt_other), as a node */
+  GId in_saved;                 /* bytes of its output the operator before keeps, or -1 */
+} Args;
+
+static int param_index(const OpDef *od, const char *name) {
+  for (int i = 0; od->params[i].name; i++)
+    if (!strcmp(od->params[i].name, name)) return i;
+  return -1;
+}
+
+static void bind_args(AstNode *call, const OpDef *od, Args *a) {
+  memset(a, 0, sizeof *a);
+  a->def = od;
+  int k = 0;
+  for (AstNode *x = call->u.list.first; x; x = x->next) {
+    if (x->kind == AST_NAMEDARG) {
+      int i = param_index(od, x->name);
+      if (i >= 0 && i < 12) a->node[i] = x->u.bin.rhs;
+    } else if (k < 12) {
+      a->node[k++] = x;
+    }
+  }
+}
+
+/* A numeric argument: its node; must be present (sema checked required ones). */
+static GId arg_num(Lower *L, Args *a, const char *name, double def) {
+  int i = param_index(a->def, name);
+  if (i < 0 || !a->node[i]) return K(L, def);
+  Val v = lower_eval(L, a->node[i]);
+  if (!v.ok || v.word) {
+    lower_err_blk(L, a->node[i], "argument `%s` of `%s` cannot be evaluated for this scenario", name, a->def->name);
+    return K(L, NAN);
+  }
+  return v.id;
+}
+
+static const char *arg_word(Lower *L, Args *a, const char *name, const char *def) {
+  int i = param_index(a->def, name);
+  if (i < 0 || !a->node[i]) return def;
+  Val v = lower_eval(L, a->node[i]);
+  if (!v.ok || !v.word) {
+    lower_err_blk(L, a->node[i], "argument `%s` of `%s` must be a word here", name, a->def->name);
+    return def;
+  }
+  return v.word;
+}
+
+static bool arg_bool(Lower *L, Args *a, const char *name, bool def) {
+  int i = param_index(a->def, name);
+  if (i < 0 || !a->node[i]) return def;
+  Val v = lower_eval(L, a->node[i]);
+  double x;
+  if (!v.ok || v.word || !g_is_const(L->g, v.id, &x)) {
+    lower_err_blk(L, a->node[i], "argument `%s` of `%s` must be true or false for this scenario", name, a->def->name);
+    return def;
+  }
+  return x != 0;
+}
+
+/* --- kernel calls and collectives ------------------------------------------------------ */
+
+GId lower_call(Lower *L, RtKernel k, const char *label, int n, ...) {
+  GId args[RT_KERNEL_MAXARGS];
+  va_list ap;
+  va_start(ap, n);
+  for (int i = 0; i < n; i++) args[i] = va_arg(ap, GId);
+  va_end(ap);
+  return g_call(L->g, k, args, n, label);
+}
+
+/* A compute operator: call c's forward (c) and backward (c + 1) seconds into the block. */
+static void compute(Lower *L, const char *name, GId c) {
+  Acc *a = L->acc;
+  a->fc = ADD(L, a->fc, c);
+  a->bc = ADD(L, a->bc, c + 1);
+  add_op(L, name, NULL, 'c', c, c + 1);
+}
+
+/* A collective over a group, seconds of one call (the node of its time). */
+GId lower_coll(Lower *L, RtKernel k, GId bytes, int group, const char *label) {
+  GId size = group == G_TP ? L->tp : group == G_CP ? L->cp : group == G_EP ? L->ep : group == G_DP ? L->dp
+             : group == G_PP ? L->pp : MUL(L, L->dp, L->cp);
+  return lower_call(L, k, label, 3, bytes, size, L->stride[group]);
+}
+
+/* Exposed communication: hidden behind `behind` seconds of compute when overlapped. */
+static GId exposed(Lower *L, GId comm, GId behind, GId overlap) {
+  return PICK(L, overlap, MAX(L, K(L, 0), SUB(L, comm, behind)), comm);
+}
+
+/* A communication operator: its exposed forward and backward seconds on a stream. */
+static void comm(Lower *L, int stream, const char *name, const char *what, GId f, GId b) {
+  Acc *a = L->acc;
+  a->comm_f[stream] = ADD(L, a->comm_f[stream], f);
+  a->comm_b[stream] = ADD(L, a->comm_b[stream], b);
+  add_op(L, name, what, 't', f, b);
+}
+
+/* Bytes per element a GEMM of the current block keeps of its input: with fp8, its one-byte
+ * fp8 cast. */
+static GId gemm_in_bytes(Lower *L) { return L->dt_gemm == RT_FP8 ? K(L, 1) : L->bytes_act; }
+
+/* Elements of work outside (or inside) the tensor-parallel region on this rank. */
+static GId local_elems(Lower *L, GId elems) {
+  return L->sharded ? DIV(L, elems, L->tp) : PICK(L, L->sp, DIV(L, elems, L->tp), elems);
+}
+
+/* --- operators, one function per kind ------------------------------------------------ */
+
+/* a->in_saved: the bytes of the output that the operator before it keeps (flash attention's
+ * O), or -1.  A row-parallel (or unsplit) linear right after it takes O as its input: in 16- and
+ * 32-bit training it keeps that same tensor, not a copy, and keeps it under selective
+ * recompute too (where the attention would not); with fp8 it keeps its fp8 cast, as for any
+ * input. */
+static void op_linear(Lower *L, const char *name, Args *a) {
+  GId in_saved = a->in_saved;
+  GId t = arg_num(L, a, "tokens", 0), in = arg_num(L, a, "in", 0), out = arg_num(L, a, "out", 0);
+  const char *split = arg_word(L, a, "split", "none");
+  bool bias = arg_bool(L, a, "bias", false);
+  bool col = !strcmp(split, "column"), row = !strcmp(split, "row");
+  GId k = row ? DIV(L, in, L->tp) : in, n = col ? DIV(L, out, L->tp) : out;
+  GId c = lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), t, k, n, K(L, bias));
+  compute(L, name, c);
+  Acc *A = L->acc;
+  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), c + 1));   /* the weight-gradient GEMM: half the FLOPs */
+  A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, k, n)));
+  A->params = ADD(L, A->params, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)));
+  A->tensors = ADD(L, A->tensors, K(L, bias ? 2 : 1));
+  /* saved input: a column linear's input is replicated over tp (sharded with SP) */
+  GId in_el = col ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in)) : row ? MUL(L, t, k) : local_elems(L, MUL(L, t, in));
+  if (in_saved < 0 || col || L->dt_gemm == RT_FP8)   /* a column linear's input is not O */
+    A->act = ADD(L, A->act, MUL(L, in_el, gemm_in_bytes(L)));
+  else
+    A->act_sel = SUB(L, A->act_sel, in_saved);
+  double tp;
+  bool single = g_is_const(L->g, L->tp, &tp) && tp == 1;
+  if ((col || row) && !single) {
+    GId elems = MUL(L, t, col ? in : out), bytes = MUL(L, elems, L->bytes_act);
+    GId f, b;
+    GId sp = L->sp;
+    if (col) {
+      f = PICK(L, sp, lower_coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0));
+      b = PICK(L, sp, lower_coll(L, RTK_REDUCESCATTER, bytes, G_TP, name), lower_coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
+    } else {
+      f = PICK(L, sp, lower_coll(L, RTK_REDUCESCATTER, bytes, G_TP, name), lower_coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
+      b = PICK(L, sp, lower_coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0));
+    }
+    f = exposed(L, f, c, L->overlap_tp);
+    b = exposed(L, b, c + 1, L->overlap_tp);
+    const char *what = !kt(L, sp) ? "tp allreduce" : col ? "tp allgather" : "tp reducescatter";
+    comm(L, CM_TP, name, kf(L, sp) || kt(L, sp) ? what : "tp collective", f, b);
+  }
+  if (col) L->sharded = true;
+  if (row) L->sharded = false;
+}
+
+static void op_attention(Lower *L, const char *name, Args *a) {
+  GId b = arg_num(L, a, "batch", 0), heads = arg_num(L, a, "heads", 0), s = arg_num(L, a, "seq", 0);
+  GId dh = arg_num(L, a, "head_dim", 0);
+  int i = param_index(a->def, "kv_heads");
+  GId kv = a->node[i] ? arg_num(L, a, "kv_heads", 0) : heads;
+  bool causal = arg_bool(L, a, "causal", true), drop = arg_bool(L, a, "dropout", false);
+  const char *impl = arg_word(L, a, "impl", "flash");
+  bool flash = !strcmp(impl, "flash");
+  GId h = DIV(L, heads, L->tp), kvr = MAX(L, K(L, 1), DIV(L, kv, L->tp));
+  GId c = flash ? lower_call(L, RTK_FLASH, name, 7, K(L, L->dt_other), b, s, h, kvr, dh, K(L, causal))
+                : lower_call(L, RTK_ATTENTION, name, 6, K(L, L->dt_other), b, s, h, dh, K(L, causal));
+  /* context parallelism: each rank computes 1/cp of the (load-balanced) score matrix */
+  GId f = DIV(L, c, L->cp), bw = DIV(L, c + 1, L->cp);
+  if (drop && !flash) {   /* dropout over the probabilities: one element-wise pass over b*h*s*s */
+    GId d = lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL3(L, b, h, MUL(L, s, s)));
+    f = ADD(L, f, DIV(L, d, L->cp));
+    bw = ADD(L, bw, DIV(L, d + 1, L->cp));
+  }
+  Acc *A = L->acc;
+  A->fc = ADD(L, A->fc, f);
+  A->bc = ADD(L, A->bc, bw);
+  A->sel = ADD(L, A->sel, f);
+  add_op(L, name, NULL, 'c', f, bw);
+  GId sl = DIV(L, s, L->cp);   /* this rank's tokens of each sequence */
+  GId af = DIV(L, MUL(L, MUL3(L, K(L, 4), b, MUL(L, s, s)), MUL(L, h, dh)), L->cp);
+  A->flops = ADD(L, A->flops, af);
+  A->sel_flops = ADD(L, A->sel_flops, af);
+  GId qkv = MUL3(L, b, sl, MUL(L, ADD(L, h, MUL(L, K(L, 2), kvr)), dh));
+  GId saved = MUL(L, qkv, L->bytes_act), extra;
+  if (flash) {   /* O and the fp32 log-sum-exp */
+    GId o = MUL(L, MUL3(L, b, sl, MUL(L, h, dh)), L->bytes_act);
+    extra = ADD(L, o, MUL(L, K(L, 4), MUL3(L, b, h, sl)));
+    L->out_saved = o;
+  } else {       /* softmax output; with dropout its mask (1 byte) and output */
+    GId scores = MUL3(L, b, h, MUL(L, sl, s));
+    GId per = drop ? ADD(L, MUL(L, K(L, 2), L->bytes_act), K(L, 1)) : L->bytes_act;
+    extra = MUL(L, scores, per);
+  }
+  A->act = ADD(L, A->act, ADD(L, saved, extra));
+  A->act_sel = ADD(L, A->act_sel, extra);
+  double cp;
+  if (!(g_is_const(L->g, L->cp, &cp) && cp == 1)) {   /* ring exchange of K and V */
+    GId kvbytes = MUL(L, MUL3(L, K(L, 2), b, MUL3(L, sl, kvr, dh)), L->bytes_act);
+    GId one = lower_coll(L, RTK_P2P, kvbytes, G_CP, name);
+    GId steps = SUB(L, L->cp, K(L, 1));
+    GId cf = MUL(L, one, steps), cb = MUL(L, K(L, 2), cf);
+    comm(L, CM_CP, name, "cp kv exchange", exposed(L, cf, f, true), exposed(L, cb, bw, true));
+  }
+}
+
+static void op_experts(Lower *L, const char *name, Args *a) {
+  GId t = arg_num(L, a, "tokens", 0), hid = arg_num(L, a, "hidden", 0), ffn = arg_num(L, a, "ffn", 0);
+  GId e = arg_num(L, a, "experts", 1), k = arg_num(L, a, "top_k", 1);
+  const char *act = arg_word(L, a, "activation", "swiglu");
+  bool gated = !strcmp(act, "swiglu") || !strcmp(act, "geglu");
+  GId cf = lower_field(L, L->model, "model", "capacity_factor", 1);
+  /* Tokens are split over tp (Megatron-Core requires sequence parallelism with MoE and
+   * tp > 1); each rank's t*top_k token-expert pairs go to its experts/ep local experts. */
+  GId tr = DIV(L, t, L->tp), el = DIV(L, e, L->ep);
+  GId pairs = MUL3(L, tr, k, cf), per = DIV(L, pairs, el);
+  GId up = gated ? MUL(L, K(L, 2), ffn) : ffn;
+  GId c1 = lower_call(L, RTK_BMM, name, 5, K(L, L->dt_gemm), el, per, hid, up);
+  GId c2 = lower_call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, K(L, L->dt_other), MUL(L, pairs, ffn));
+  GId c3 = lower_call(L, RTK_BMM, name, 5, K(L, L->dt_gemm), el, per, ffn, hid);
+  Acc *A = L->acc;
+  GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1 + 1, c2 + 1), c3 + 1);
+  A->fc = ADD(L, A->fc, f);
+  A->bc = ADD(L, A->bc, b);
+  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), ADD(L, c1 + 1, c3 + 1)));
+  add_op(L, name, NULL, 'c', f, b);
+  A->flops = ADD(L, A->flops, MUL(L, K(L, 2), MUL(L, pairs, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid)))));
+  A->params = ADD(L, A->params, MUL(L, el, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid))));
+  A->tensors = ADD(L, A->tensors, MUL(L, K(L, 2), el));   /* fc1 and fc2 weights per local expert */
+  /* the GEMMs' inputs (h, ffn) and the activation's (up) */
+  GId saved = ADD(L, MUL(L, ADD(L, hid, ffn), gemm_in_bytes(L)), MUL(L, up, L->bytes_act));
+  A->act = ADD(L, A->act, MUL(L, pairs, saved));
+  double ep;
+  if (!(g_is_const(L->g, L->ep, &ep) && ep == 1)) {
+    GId bytes = MUL3(L, pairs, hid, L->bytes_act);
+    GId one = lower_coll(L, RTK_ALLTOALL, bytes, G_EP, name);
+    GId two = MUL(L, K(L, 2), one);   /* dispatch and combine */
+    comm(L, CM_EP, name, "ep all-to-all", two, two);
+  }
+}
+
+static void op_norm(Lower *L, const char *name, Args *a) {
+  GId dto = a->dto;
+  Acc *A = L->acc;
+  const char *k = arg_word(L, a, "kind", "layernorm");
+  GId t = local_elems(L, arg_num(L, a, "tokens", 0)), h = arg_num(L, a, "hidden", 0);
+  bool rms = !strcmp(k, "rmsnorm");
+  compute(L, name, lower_call(L, rms ? RTK_RMSNORM : RTK_LAYERNORM, name, 3, dto, t, h));
+  A->act = ADD(L, A->act, MUL3(L, t, h, L->bytes_act));
+  A->params = ADD(L, A->params, rms ? h : MUL(L, K(L, 2), h));
+  A->tensors = ADD(L, A->tensors, K(L, rms ? 1 : 2));   /* weight; layernorm's bias */
+}
+
+static void op_activation(Lower *L, const char *name, Args *a) {
+  GId dto = a->dto;
+  Acc *A = L->acc;
+  const char *k = arg_word(L, a, "kind", "gelu");
+  GId el = local_elems(L, arg_num(L, a, "elements", 0));
+  bool gated = !strcmp(k, "swiglu") || !strcmp(k, "geglu");
+  compute(L, name, lower_call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, dto, el));
+  A->act = ADD(L, A->act, MUL3(L, el, K(L, gated ? 2 : 1), L->bytes_act));
+}
+
+static void op_add(Lower *L, const char *name, Args *a) {
+  GId dto = a->dto;
+  compute(L, name, lower_call(L, RTK_ADD, name, 2, dto, local_elems(L, arg_num(L, a, "elements", 0))));
+}
+
+/* An element-wise pass that also writes a one-byte mask: costed as add. */
+static void op_dropout(Lower *L, const char *name, Args *a) {
+  GId dto = a->dto;
+  Acc *A = L->acc;
+  GId el = local_elems(L, arg_num(L, a, "elements", 0));
+  compute(L, name, lower_call(L, RTK_ADD, name, 2, dto, el));
+  A->act = ADD(L, A->act, el);
+}
+
+static void op_rope(Lower *L, const char *name, Args *a) {
+  GId dto = a->dto;
+  GId t = arg_num(L, a, "tokens", 0), h = DIV(L, arg_num(L, a, "heads", 0), L->tp);
+  compute(L, name, lower_call(L, RTK_ROPE, name, 4, dto, t, h, arg_num(L, a, "head_dim", 0)));
+}
+
+static void op_softmax(Lower *L, const char *name, Args *a) {
+  GId dto = a->dto;
+  Acc *A = L->acc;
+  GId rows = arg_num(L, a, "rows", 0), cols = arg_num(L, a, "cols", 0);
+  if (L->sharded) rows = DIV(L, rows, L->tp);
+  compute(L, name, lower_call(L, RTK_SOFTMAX, name, 4, dto, rows, cols, K(L, arg_bool(L, a, "causal", false))));
+  A->act = ADD(L, A->act, MUL3(L, rows, cols, L->bytes_act));
+}
+
+static void op_bmm(Lower *L, const char *name, Args *a) {
+  Acc *A = L->acc;
+  GId bt = arg_num(L, a, "batch", 0), m = arg_num(L, a, "m", 0), k = arg_num(L, a, "k", 0), n = arg_num(L, a, "n", 0);
+  if (L->sharded) bt = DIV(L, bt, L->tp);
+  GId c = lower_call(L, RTK_BMM, name, 5, K(L, L->dt_gemm), bt, m, k, n);
+  compute(L, name, c);
+  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), c + 1));
+  A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), bt, MUL3(L, m, k, n)));
+  A->act = ADD(L, A->act, MUL3(L, bt, ADD(L, MUL(L, m, k), MUL(L, k, n)), L->bytes_act));
+}
+
+static void op_embedding(Lower *L, const char *name, Args *a) {
+  GId dto = a->dto;
+  Acc *A = L->acc;
+  Graph *g = L->g;
+  GId t = arg_num(L, a, "tokens", 0), v = arg_num(L, a, "vocab", 0), h = arg_num(L, a, "hidden", 0);
+  bool split = !strcmp(arg_word(L, a, "split", "none"), "vocab");
+  GId rows = split ? DIV(L, v, L->tp) : v;
+  compute(L, name, lower_call(L, RTK_EMBEDDING, name, 4, dto, t, rows, h));
+  A->params = ADD(L, A->params, MUL(L, rows, h));
+  A->tensors = ADD(L, A->tensors, K(L, 1));
+  double tp;
+  if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) {
+    GId bytes = MUL3(L, t, h, L->bytes_act);
+    GId sp = L->sp;
+    GId f = PICK(L, sp, lower_coll(L, RTK_REDUCESCATTER, bytes, G_TP, name), lower_coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
+    GId b = PICK(L, sp, lower_coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0));   /* SP: gather the gradient */
+    comm(L, CM_TP, name, kt(L, sp) ? "tp reducescatter" : kf(L, sp) ? "tp allreduce" : "tp collective", f, b);
+  }
+}
+
+static void op_cross_entropy(Lower *L, const char *name, Args *a) {
+  GId dto = a->dto;
+  Acc *A = L->acc;
+  Graph *g = L->g;
+  GId t = arg_num(L, a, "tokens", 0), v = arg_num(L, a, "vocab", 0);
+  bool split = !strcmp(arg_word(L, a, "split", "none"), "vocab");
+  GId vr = split ? DIV(L, v, L->tp) : v;
+  compute(L, name, lower_call(L, RTK_CROSS_ENTROPY, name, 3, dto, t, vr));
+  A->act = ADD(L, A->act, MUL3(L, t, vr, K(L, 4)));   /* fp32 softmax of the logit shard */
+  double tp;
+  if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) {   /* max, sum of exp, target logit */
+    GId f = MUL(L, K(L, 3), lower_coll(L, RTK_ALLREDUCE, MUL(L, t, K(L, 4)), G_TP, name));
+    comm(L, CM_TP, name, "tp allreduce", f, K(L, 0));
+  }
+}
+
+static void op_router(Lower *L, const char *name, Args *a) {
+  GId dto = a->dto;
+  Acc *A = L->acc;
+  GId t = DIV(L, arg_num(L, a, "tokens", 0), L->tp), h = arg_num(L, a, "hidden", 0);
+  GId e = arg_num(L, a, "experts", 1);
+  GId c1 = lower_call(L, RTK_LINEAR, name, 5, dto, t, h, e, K(L, 0));   /* not fp8 */
+  GId c2 = lower_call(L, RTK_SOFTMAX, name, 4, dto, t, e, K(L, 0));
+  GId f = ADD(L, c1, c2), b = ADD(L, c1 + 1, c2 + 1);
+  A->fc = ADD(L, A->fc, f);
+  A->bc = ADD(L, A->bc, b);
+  add_op(L, name, NULL, 'c', f, b);
+  A->params = ADD(L, A->params, MUL(L, h, e));
+  A->tensors = ADD(L, A->tensors, K(L, 1));
+  A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, h, e)));
+  A->act = ADD(L, A->act, ADD(L, MUL3(L, t, h, L->bytes_act), MUL3(L, t, e, K(L, 4))));
+}
+
+static void op_collective(Lower *L, const char *name, Args *a) {
+  static const RtKernel km[] = {RTK_ALLREDUCE, RTK_ALLGATHER, RTK_REDUCESCATTER, RTK_ALLTOALL, RTK_P2P};
+  GId bytes = arg_num(L, a, "bytes", 0);
+  const char *grp = arg_word(L, a, "group", "tp");
+  int gi = 0;
+  while (gi < 4 && strcmp(lower_group_names[gi], grp)) gi++;
+  GId t = lower_coll(L, km[a->kind - OPK_ALLREDUCE], bytes, gi, name);
+  int stream = gi == G_TP ? CM_TP : gi == G_CP ? CM_CP : gi == G_EP ? CM_EP : CM_DP;
+  comm(L, stream, name, grp, t, K(L, 0));
+}
+
+/* The function of each operator kind. */
+typedef void OpLower(Lower *L, const char *name, Args *a);
+static OpLower *const op_fns[OPK_N] = {
+    [OPK_LINEAR] = op_linear, [OPK_BMM] = op_bmm, [OPK_ATTENTION] = op_attention, [OPK_SOFTMAX] = op_softmax,
+    [OPK_NORM] = op_norm, [OPK_ACTIVATION] = op_activation, [OPK_ADD] = op_add, [OPK_DROPOUT] = op_dropout,
+    [OPK_ROPE] = op_rope, [OPK_EMBEDDING] = op_embedding, [OPK_CROSS_ENTROPY] = op_cross_entropy,
+    [OPK_ROUTER] = op_router, [OPK_EXPERTS] = op_experts, [OPK_ALLREDUCE] = op_collective,
+    [OPK_ALLGATHER] = op_collective, [OPK_REDUCESCATTER] = op_collective, [OPK_ALLTOALL] = op_collective,
+    [OPK_P2P] = op_collective};
+
+/* One `op` of the block: its kind's function, with the arguments bound. */
+static void lower_op(Lower *L, AstNode *op) {
+  AstNode *callnode = op->u.bin.rhs;
+  const OpDef *od = op_lookup(callnode->name);
+  if (!od) return;
+  Args a;
+  bind_args(callnode, od, &a);
+  a.dto = K(L, L->dt_other);   /* made before the kind's nodes, whatever the kind (node order) */
+  a.kind = (int)(od - op_defs);
+  a.in_saved = L->out_saved;
+  L->out_saved = -1;
+  op_fns[a.kind](L, op->name, &a);
+}
+
+/* --- blocks --------------------------------------------------------------------------- */
+
+static void acc_init(Lower *L, Acc *a) {
+  GId z = K(L, 0);
+  a->fc = a->bc = a->wg = a->sel = a->act = a->act_sel = a->in_bytes = a->params = a->flops = z;
+  a->tensors = z;
+  a->sel_flops = z;
+  for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
+}
+
+/* Lowers a block's operators into a (one micro-batch, one rank); a model without that block
+ * (blk NULL: no embedding or head) leaves a at zero. */
+void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
+  acc_init(L, a);
+  L->blk = blk;
+  L->which = which;
+  L->acc = a;
+  L->nlets = 0;
+  L->sharded = false;
+  L->out_saved = -1;
+  /* fp8 (Transformer Engine's recipe, as Megatron-Core and NeMo run it) covers the layers'
+   * GEMMs; the embedding's and the LM head's stay in bf16. */
+  bool fp8 = L->dt_plan == RT_FP8 && which == LB_LAYER;
+  L->dt_gemm = fp8 ? RT_FP8 : L->dt_other;
+  if (!blk) return;
+  for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
+    if (c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL) lower_op(L, c);
+  /* the block's input: one micro-batch's hidden states on this rank */
+  GId t = DIV(L, MUL(L, L->mb, L->seq), L->cp);
+  a->in_bytes = MUL3(L, PICK(L, L->sp, DIV(L, t, L->tp), t), L->hidden, L->bytes_act);
+}
+
+/* ZeRO-3's per-layer parameter gathers (forward and backward) and gradient reduce-scatters
+ * (backward), on the layer's DP stream; nothing when the stage is known not to be 3. */
+void lower_zero3(Lower *L, Acc *ly) {
+  GId z3 = EQ(L, L->zero, 3);
+  if (kf(L, z3)) return;
+  L->which = LB_LAYER;
+  L->acc = ly;
+  GId pbytes = MUL(L, ly->params, L->bytes_act);   /* weights as activations */
+  GId ag = lower_coll(L, RTK_ALLGATHER, pbytes, G_DPCP, "zero3 gather");
+  GId rs = lower_coll(L, RTK_REDUCESCATTER, MUL(L, ly->params, K(L, lower_grad_bytes(L))), G_DPCP, "zero3 reduce");
+  GId f = exposed(L, ag, ly->fc, L->overlap_dp);
+  GId b = exposed(L, ADD(L, ag, rs), ly->bc, L->overlap_dp);
+  comm(L, CM_DP, "layer", "zero3 gather/reduce", PICK(L, z3, f, K(L, 0)), PICK(L, z3, b, K(L, 0)));
+}

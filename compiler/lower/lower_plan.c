@@ -1,0 +1,234 @@
+/* lower_plan.c - the plan as nodes: its sizes, batches and decisions (constants, or a sweep's
+ * inputs), the conditions it must meet (errors for a scenario, check nodes for a sweep), the
+ * placement's strides, and the Report's echo of it.  The enumeration words a sweep can vary
+ * are coded here, from front/words.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "front/words.h"
+#include "lower_private.h"
+
+const char *const lower_group_names[G_PP + 1] = {"tp", "cp", "ep", "dp", "pp"};
+
+static const char *const schedule_words[] = {SCHEDULE_WORDS(WORD_STRING) NULL};
+static const char *const recompute_words[] = {RECOMPUTE_WORDS(WORD_STRING) NULL};
+static const char *const partition_words[] = {PARTITION_WORDS(WORD_STRING) NULL};
+#define X(e, w) _Static_assert(SCHED_##e == (int)RT_##e, "a schedule's code is its RtSchedule");
+SCHEDULE_WORDS(X)
+#undef X
+
+bool lower_axis_code(const char *field, const char *word, double *code) {
+  const char *const *words = !strcmp(field, "schedule")          ? schedule_words
+                             : !strcmp(field, "recompute")       ? recompute_words
+                             : !strcmp(field, "layer_partition") ? partition_words
+                                                                 : NULL;
+  for (int i = 0; words && words[i]; i++)
+    if (!strcmp(words[i], word)) {
+      *code = i;
+      return true;
+    }
+  return false;
+}
+
+/* --- conditions ------------------------------------------------------------------------ */
+
+/* A sweep's check node: tested for each point before its kernels run (unless always true). */
+static void add_check(Lower *L, GId ok, const char *reason) {
+  if (kt(L, ok)) return;
+  Lowered *o = L->out;
+  XGROW(o->checks, o->nchecks + 1, o->capchecks);
+  o->checks[o->nchecks++] = (LowerCheck){ok, reason};
+}
+
+/* A condition on the plan.  A scenario's plan is constant: a false condition is an error
+ * with the message and its numbers.  A sweep's depends on its axes: it becomes a check
+ * node, tested before the point's kernels run, and `reason` counts the points it drops. */
+static bool need(Lower *L, GId ok, const char *reason, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static bool need(Lower *L, GId ok, const char *reason, const char *fmt, ...) {
+  if (kt(L, ok)) return true;
+  if (L->ax && L->ax->sweep) {
+    add_check(L, ok, reason);
+    return true;
+  }
+  if (!kf(L, ok)) {   /* an axis given as a constant still folds: this cannot happen */
+    lower_err(L, L->at, "scenario `%s`: %s (not decided when lowering)", sema_decl_name(L->scenario), reason);
+    return false;
+  }
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  lower_err(L, L->at, "scenario `%s`: %s", sema_decl_name(L->scenario), msg);
+  return false;
+}
+
+/* What sema checks for a scenario, again for a sweep's points. */
+static void plan_model_checks(Lower *L) {
+  Decl *m = L->model;
+  GId tp = L->tp, cp = L->cp, ep = L->ep;
+  GId heads = lower_field(L, m, "model", "heads", 1), kv = lower_field(L, m, "model", "kv_heads", NAN);
+  double kvv;
+  if (g_is_const(L->g, kv, &kvv) && isnan(kvv)) kv = heads;   /* no grouped-query attention */
+  GId seq = lower_field(L, m, "model", "seq", 1), experts = lower_field(L, m, "model", "experts", 0);
+  add_check(L, DIVIDES(L, heads, tp), "model.heads does not divide by tp");
+  add_check(L, DIVIDES(L, kv, tp), "model.kv_heads does not divide by tp");
+  add_check(L, DIVIDES(L, seq, cp), "model.seq does not divide by cp");
+  add_check(L, g_bin(L->g, GN_OR, AND(L, g_bin(L->g, GN_GT, experts, K(L, 0)), DIVIDES(L, experts, ep)),
+                     AND(L, EQ(L, experts, 0), EQ(L, ep, 1))),
+            "model.experts does not divide by ep");
+}
+
+/* The conditions on the plan's sizes (need); *uniform is the node of layer_partition =
+ * uniform.  Sema checks a scenario's divisibility where its values are known statically;
+ * these hold for every plan that reaches lowering, derived dp and (for sweeps) values sema
+ * cannot see included. */
+static bool plan_holds(Lower *L, GId gpus, GId ranks, GId chunks, GId part, GId *uniform) {
+  GId pp = L->pp, dp = L->dp, ep = L->ep, vs = L->vs, mb = L->mb, gb = L->gb, micro = L->m;
+  GId layers = L->layers, sched = L->sched;
+  bool sweep = L->ax && L->ax->sweep;
+  if (!need(L, AND(L, GE(L, dp, 1), EQ(L, g_bin(L->g, GN_SUB, dp, g_un(L->g, GN_FLOOR, dp)), 0)),
+            "the cluster's GPUs do not divide by tp*pp*cp",
+            "the cluster's %g GPUs do not divide by tp*pp*cp = %g", cv(L, gpus), cv(L, ranks)))
+    return false;
+  if (!need(L, sweep ? EQ(L, SUB(L, MUL(L, ranks, dp), gpus), 0) : g_bin(L->g, GN_LE, MUL(L, ranks, dp), gpus),
+            "tp*pp*dp*cp is not the cluster's GPUs",
+            "the plan needs tp*pp*dp*cp = %g GPUs, the cluster has %g", cv(L, MUL(L, ranks, dp)), cv(L, gpus)))
+    return false;
+  if (!need(L, DIVIDES(L, dp, ep), "ep does not divide dp",
+            "plan.ep = %g must divide dp = %g (expert parallelism is carved out of data parallelism)", cv(L, ep), cv(L, dp)))
+    return false;
+  if (!need(L, AND(L, GE(L, micro, 1), EQ(L, SUB(L, micro, g_un(L->g, GN_FLOOR, micro)), 0)),
+            "global_batch does not divide by micro_batch * dp",
+            "global_batch = %g does not divide by micro_batch * dp = %g*%g", cv(L, gb), cv(L, mb), cv(L, dp)))
+    return false;
+  *uniform = EQ(L, part, 0);
+  if (!need(L, g_bin(L->g, GN_OR, g_un(L->g, GN_NOT, *uniform), DIVIDES(L, layers, chunks)),
+            "model.layers does not divide by pp * virtual_stages",
+            "model.layers = %g does not divide by pp * virtual_stages = %g", cv(L, layers), cv(L, chunks)))
+    return false;
+  if (!need(L, g_bin(L->g, GN_GE, layers, chunks), "fewer layers than pipeline chunks",
+            "%g layers cannot fill %g pipeline chunks", cv(L, layers), cv(L, chunks)))
+    return false;
+  GId inter = EQ(L, sched, RT_INTERLEAVED), multi = g_bin(L->g, GN_GT, vs, K(L, 1));
+  if (!need(L, g_bin(L->g, GN_OR, g_un(L->g, GN_NOT, AND(L, inter, multi)), DIVIDES(L, micro, pp)),
+            "interleaved: micro-batches not a multiple of pp",
+            "the interleaved schedule needs the micro-batches per iteration (%g) to be a multiple of pp = %g",
+            cv(L, micro), cv(L, pp)))
+    return false;
+  if (!need(L, g_bin(L->g, GN_OR, inter, g_un(L->g, GN_NOT, multi)), "virtual_stages > 1 needs schedule = interleaved",
+            "virtual_stages = %g needs schedule = interleaved", cv(L, vs)))
+    return false;
+  /* the schedule simulation's work and memory grow with the chunks it simulates */
+  if (!need(L, g_bin(L->g, GN_LE, MUL(L, micro, chunks), K(L, 1 << 24)), "more micro-batch chunks than llmp simulates",
+            "%g micro-batches per iteration over %g pipeline chunks are more than llmp simulates (%d)", cv(L, micro),
+            cv(L, chunks), 1 << 24))
+    return false;
+  if (!need(L, g_bin(L->g, GN_LE, chunks, K(L, RT_MAX_CHUNKS)), "more pipeline chunks than the simulator's limit",
+            "%g pipeline chunks exceed the simulator's %d", cv(L, chunks), RT_MAX_CHUNKS))
+    return false;
+  return true;
+}
+
+/* --- values ---------------------------------------------------------------------------- */
+
+static int dtype_code(const char *w) {
+  int d = rt_dtype_lookup(w);
+  return d < 0 ? RT_BF16 : d;
+}
+
+/* Bytes per gradient element: the plan's grad_dtype (default fp32), at least 2 (an fp8
+ * gradient is accumulated in 16 bits). */
+double lower_grad_bytes(Lower *L) {
+  double b = rt_dtype_bytes((RtDtype)dtype_code(word_or(L, L->plan, "grad_dtype", "fp32")));
+  return b < 2 ? 2 : b;
+}
+
+/* The model's sequence and width, the dtypes, and the plan's decisions as nodes; returns
+ * the recompute code's node. */
+static GId plan_decisions(Lower *L) {
+  Decl *m = L->model;
+  L->seq = lower_field(L, m, "model", "seq", 1);
+  L->hidden = lower_field(L, m, "model", "hidden", 1);
+  int dt = dtype_code(word_or(L, L->plan, "dtype", "bf16"));
+  L->dt_plan = L->dt_gemm = (RtDtype)dt;
+  L->dt_other = dt == RT_FP8 ? RT_BF16 : (RtDtype)dt;
+  L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2);   /* tf32 is stored as fp32 */
+  L->sp = AND(L, lower_plan_field(L, "sequence_parallel"), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
+  L->overlap_tp = lower_plan_field(L, "overlap_tp");
+  L->overlap_dp = lower_plan_field(L, "overlap_dp");
+  L->zero = lower_plan_field(L, "zero");
+  GId rec = lower_plan_field(L, "recompute");
+  L->rec_full = EQ(L, rec, REC_FULL), L->rec_sel = EQ(L, rec, REC_SELECTIVE);
+  return rec;
+}
+
+/* Placement: the stride of each group is the product of the sizes of the groups inside it. */
+static void plan_placement(Lower *L) {
+  const char *order[8];
+  int no = sema_word_list(L->s, L->plan, "placement", order, 8);
+  if (no < 0) {   /* the default: tp innermost, then cp, ep, dp, pp */
+    no = 5;
+    for (int i = 0; i < 5; i++) order[i] = lower_group_names[i];
+  }
+  GId size[5] = {L->tp, L->cp, L->ep, L->dp, L->pp}, stride = K(L, 1), st[5];
+  bool seen[5] = {0};
+  for (int i = 0; i < 5; i++) st[i] = K(L, 1);
+  for (int i = 0; i < no && i < 8; i++) {
+    int gi = 0;
+    while (gi < 5 && strcmp(lower_group_names[gi], order[i])) gi++;
+    if (gi == 5 || gi == G_EP) continue;   /* ep lives inside dp: it takes dp's stride */
+    seen[gi] = true;
+    st[gi] = stride;
+    stride = MUL(L, stride, size[gi]);
+  }
+  for (int gi = 0; gi < 5; gi++)
+    if (!seen[gi] && gi != G_EP) {   /* groups the placement leaves out go outermost */
+      st[gi] = stride;
+      stride = MUL(L, stride, size[gi]);
+    }
+  st[G_EP] = st[G_DP];
+  for (int gi = 0; gi < 5; gi++) L->stride[gi] = st[gi];
+  L->stride[G_DPCP] = g_min(L->g, st[G_CP], st[G_DP]);   /* cp and dp adjacent (the default) */
+}
+
+/* The Report's plan echo (a sweep's points are echoed from their axes). */
+static void plan_echo(Lower *L, GId gpus, GId rec) {
+  Report *r = &L->out->meta;
+  r->tp = ci(L, L->tp), r->pp = ci(L, L->pp), r->dp = ci(L, L->dp), r->cp = ci(L, L->cp), r->ep = ci(L, L->ep);
+  r->virtual_stages = ci(L, L->vs), r->micro_batch = ci(L, L->mb), r->global_batch = ci(L, L->gb);
+  r->micro_batches = ci(L, L->m), r->gpus = ci(L, gpus), r->zero = ci(L, L->zero);
+  r->sequence_parallel = kt(L, L->sp);
+  r->dtype = rt_dtype_name(L->dt_plan);
+  double sc = cv(L, L->sched), rc = cv(L, rec);
+  r->schedule = sc >= 0 && sc < SCHED_N ? schedule_words[(int)sc] : "?";
+  r->recompute = rc >= 0 && rc < REC_N ? recompute_words[(int)rc] : "?";
+}
+
+/* The plan's values as nodes, with the checks that need them evaluated; false after an
+ * error. */
+bool lower_read_plan(Lower *L) {
+  L->tp = lower_plan_field(L, "tp"), L->pp = lower_plan_field(L, "pp");
+  L->cp = lower_plan_field(L, "cp"), L->ep = lower_plan_field(L, "ep");
+  L->vs = lower_plan_field(L, "virtual_stages"), L->mb = lower_plan_field(L, "micro_batch");
+  L->gb = lower_plan_field(L, "global_batch");
+  GId gpus = lower_field(L, L->cluster, "cluster", "gpus", 0);
+  L->dp = lower_plan_field(L, "dp");
+  L->layers = lower_field(L, L->model, "model", "layers", 1);
+  L->sched = lower_plan_field(L, "schedule");
+  GId part = lower_plan_field(L, "layer_partition");
+  if (L->errors) return false;
+  GId ranks = MUL3(L, L->tp, L->pp, L->cp), chunks = MUL(L, L->pp, L->vs);
+  L->m = DIV(L, L->gb, MUL(L, L->mb, L->dp));
+  if (L->ax && L->ax->sweep) plan_model_checks(L);
+  GId uniform;
+  if (!plan_holds(L, gpus, ranks, chunks, part, &uniform)) return false;
+  L->balanced = g_un(L->g, GN_NOT, uniform);
+  GId rec = plan_decisions(L);
+  plan_placement(L);
+  L->ready = true;
+  plan_echo(L, gpus, rec);
+  return true;
+}

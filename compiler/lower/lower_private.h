@@ -1,0 +1,177 @@
+/* lower_private.h - what the files of lowering share (lower.h is the interface): the state of
+ * one lowering, the per-block accumulators, the node-building shorthands, and each file's
+ * entry points.
+ *
+ *   lower.c        the entry points: checks, blocks, sweep outputs; the Report and the trace
+ *   lower_expr.c   values: plan, model and cluster fields, a sweep's axes and lets, block
+ *                  expressions
+ *   lower_ops.c    a block's operators, one function per operator kind, and their collectives
+ *   lower_plan.c   the plan: its values as nodes, the checks that it divides, placement
+ *   lower_iter.c   the iteration: pipeline, parts, data parallelism, optimizer, memory
+ *
+ * The graph shares identical nodes, so a node's index depends on the order nodes are first
+ * built: `llmp graph` shows the indices, so that order is part of the output. */
+#ifndef LLMP_LOWER_PRIVATE_H
+#define LLMP_LOWER_PRIVATE_H
+
+#include <limits.h>
+#include <math.h>
+
+#include "lower.h"
+
+/* --- state --------------------------------------------------------------------------- */
+
+enum { CM_TP, CM_CP, CM_EP, CM_DP, CM_N };   /* communication streams of a layer */
+
+typedef struct Acc {            /* one block, one micro-batch, one rank */
+  GId fc, bc;                   /* compute seconds, forward and backward */
+  GId wg;                       /* the weight-gradient share of bc (zero-bubble's W) */
+  GId comm_f[CM_N], comm_b[CM_N];   /* exposed communication seconds per stream */
+  GId sel;                      /* forward seconds that selective recompute re-runs */
+  GId act;                      /* activation bytes saved for backward, no recompute */
+  GId act_sel;                  /* of which selective recompute does not keep */
+  GId in_bytes;                 /* the block's input (what full recompute keeps) */
+  GId params;                   /* parameters on this rank */
+  GId tensors;                  /* the parameter tensors (weights, biases) holding them */
+  GId flops;                    /* model FLOP of the forward on this rank */
+  GId sel_flops;                /* of which selective recompute re-runs (attention) */
+} Acc;
+
+typedef struct LetVal {
+  AstNode *let;
+  GId id;
+  const char *word;
+} LetVal;
+
+typedef struct Val {            /* a block expression's value: a number node or a word */
+  GId id;
+  const char *word;             /* enumeration word (layernorm, column), or NULL */
+  bool ok;
+} Val;
+
+typedef struct Lower {
+  Sema *s;
+  Diag *d;
+  Graph *g;
+  Lowered *out;
+  Decl *scenario, *model, *plan, *cluster;
+  const RtGpu *gpu;
+  const RtCluster *rc;
+  SrcFile *file;
+  Span at;
+  int errors;
+  /* the plan, as nodes */
+  GId tp, pp, dp, cp, ep, vs, mb, gb, m, seq, hidden;
+  GId stride[6];                /* per group: tp cp ep dp pp dpcp */
+  GId bytes_act;                /* bytes per activation element */
+  RtDtype dt_plan;              /* the plan's dtype */
+  RtDtype dt_gemm, dt_other;    /* the current block's GEMMs', and the other operators' */
+  /* plan decisions, as nodes (constants unless a sweep varies them) */
+  GId sp;                       /* sequence parallelism in effect (asked for and tp > 1) */
+  GId overlap_tp, overlap_dp;
+  GId zero;                     /* ZeRO stage 0..3 */
+  GId sched;                    /* RtSchedule */
+  GId rec_full, rec_sel;        /* recompute = full, selective */
+  GId balanced;                 /* layer_partition = balanced */
+  GId layers;
+  /* sweeps */
+  const LowerAxes *ax;
+  bool ready;                   /* the plan's nodes above are set */
+  bool results;                 /* evaluating a require/objective: results are names */
+  int let_depth;
+  /* the block being lowered */
+  Decl *blk;
+  int which;                    /* LB_* */
+  GId out_saved;                /* bytes of its output the last operator keeps (flash
+                                   attention's O) for its backward, or -1 */
+  Acc *acc;
+  LetVal lets[64];
+  int nlets;
+  bool sharded;                 /* between a column- and a row-parallel linear */
+} Lower;
+
+enum { G_TP, G_CP, G_EP, G_DP, G_PP, G_DPCP };   /* G_DPCP: the dp x cp ranks that hold the same weights */
+extern const char *const lower_group_names[G_PP + 1];   /* placement's words, in G_ order */
+
+/* --- building nodes -------------------------------------------------------------------- */
+
+static inline GId K(Lower *L, double x) { return g_const(L->g, x); }
+static inline GId ADD(Lower *L, GId a, GId b) { return g_add(L->g, a, b); }
+static inline GId MUL(Lower *L, GId a, GId b) { return g_mul(L->g, a, b); }
+static inline GId DIV(Lower *L, GId a, GId b) { return g_div(L->g, a, b); }
+static inline GId MAX(Lower *L, GId a, GId b) { return g_max(L->g, a, b); }
+static inline GId SUB(Lower *L, GId a, GId b) { return g_sub(L->g, a, b); }
+static inline GId MUL3(Lower *L, GId a, GId b, GId c) { return MUL(L, MUL(L, a, b), c); }
+static inline GId EQ(Lower *L, GId a, double x) { return g_bin(L->g, GN_EQ, a, K(L, x)); }
+static inline GId GE(Lower *L, GId a, double x) { return g_bin(L->g, GN_GE, a, K(L, x)); }
+static inline GId AND(Lower *L, GId a, GId b) { return g_bin(L->g, GN_AND, a, b); }
+/* a whole multiple: fmod(a, b) == 0 */
+static inline GId DIVIDES(Lower *L, GId a, GId b) { return EQ(L, g_bin(L->g, GN_MOD, a, b), 0); }
+
+/* Constant nodes: known true, known false, the value (NAN if not a constant). */
+static inline bool kt(Lower *L, GId c) { double v; return g_is_const(L->g, c, &v) && v != 0; }
+static inline bool kf(Lower *L, GId c) { double v; return g_is_const(L->g, c, &v) && v == 0; }
+static inline double cv(Lower *L, GId a) { double v; return g_is_const(L->g, a, &v) ? v : NAN; }
+/* A constant count as an int for the report's echo; 0 when not a constant or out of range. */
+static inline int ci(Lower *L, GId a) {
+  double v = cv(L, a);
+  return v >= INT_MIN && v <= INT_MAX ? (int)v : 0;
+}
+/* c ? A : B, building only the side taken when c is a constant (no dead kernel calls). */
+#define PICK(L, c, A, B) (kt(L, c) ? (A) : kf(L, c) ? (B) : g_select((L)->g, (c), (A), (B)))
+
+/* --- plan and model values ------------------------------------------------------------- */
+
+static inline bool bool_or(Lower *L, Decl *d, const char *field, bool def) {
+  bool x;
+  return sema_bool(L->s, d, field, &x) ? x : def;
+}
+
+static inline const char *word_or(Lower *L, Decl *d, const char *field, const char *def) {
+  const char *w = sema_word(L->s, d, field);
+  return w ? w : def;
+}
+
+/* --- the files' entry points --------------------------------------------------------------- */
+
+/* lower.c: errors.  lower_err reports at the scenario; lower_err_blk at a node of the block
+ * being lowered (or the scenario), with a note naming the scenario. */
+void lower_err(Lower *L, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void lower_err_blk(Lower *L, AstNode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* lower_expr.c: a block expression's value; a numeric (or boolean, or enumeration-coded)
+ * field of the plan or the model: the sweep's axis, its let, or the declaration's value; the
+ * plan's fields before lower_read_plan has set them. */
+Val lower_eval(Lower *L, AstNode *n);
+GId lower_field(Lower *L, Decl *d, const char *root, const char *f, double def);
+GId lower_plan_field(Lower *L, const char *f);
+
+/* lower_ops.c: a kernel call (its first result), a collective over a group, a block's
+ * operators into a, and ZeRO-3's per-layer gathers and reduce-scatters. */
+GId lower_call(Lower *L, RtKernel k, const char *label, int n, ...);
+GId lower_coll(Lower *L, RtKernel k, GId bytes, int group, const char *label);
+void lower_block(Lower *L, Decl *blk, int which, Acc *a);
+void lower_zero3(Lower *L, Acc *layer);
+
+/* lower_plan.c: the plan's values as nodes, false after an error; bytes per gradient element. */
+bool lower_read_plan(Lower *L);
+double lower_grad_bytes(Lower *L);
+
+/* lower_iter.c: the iteration from the three blocks, as the graph's named outputs: those
+ * below, "part.<part>" and "memory.<kind>" (report.h's tables). */
+#define LOWER_OUTPUTS(X) \
+  X(ITERATION, "iteration") X(TOKENS, "tokens_per_s") X(MFU, "mfu") X(TFLOPS, "tflops_per_gpu") \
+  X(MODEL_FLOPS, "model_flops") X(HW_FLOPS, "hardware_flops") X(PEAK, "memory.peak") \
+  X(PEAK_STAGE, "memory.peak_stage") X(MAKESPAN, "pipeline.makespan") \
+  X(DP_TIME, "dp.exposed") X(OPT_TIME, "optimizer")
+typedef enum {
+#define X(e, s) O_##e,
+  LOWER_OUTPUTS(X)
+#undef X
+  O_N
+} OutputId;
+extern const char *const lower_output_names[O_N];
+extern const char *const lower_part_outputs[RP_N], *const lower_memory_outputs[RM_N];
+void lower_assemble(Lower *L, Acc *E, Acc *Ly, Acc *H);
+
+#endif
