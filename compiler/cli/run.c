@@ -21,6 +21,7 @@
 #include "lower/hw.h"
 #include "jit/jit.h"
 #include "lower/lower.h"
+#include "report/graph_out.h"
 #include "report/report.h"
 #include "front/sema.h"
 

@@ -30,15 +30,17 @@
  * TFLOP/s or MFU lines; JSON has null for those (and for the breakdown and error_pct), CSV
  * empty fields.
  *
- * JSON numbers are the shortest text that reads back as the same double (so results can be
- * traced and compared bit for bit); NaN and infinities are written null.  Strings are
- * escaped, and bytes that are not UTF-8 become U+FFFD.
+ * JSON and CSV values are written by emit.h: numbers the shortest text that reads back as
+ * the same double (so results can be traced and compared bit for bit), one UTF-8 rule for
+ * strings.  NaN and infinities are written null in JSON, empty in CSV.
  *
  * The trace has a process per pipeline stage ("stage D") and four threads in it: compute
  * (0), tp/cp/ep comm (1), pp send/recv (2) and dp comm (3).  Times are written in whole
  * nanoseconds (microseconds with three decimals), and an event's operators are placed by
  * integer arithmetic, so they tile their parent exactly and never stick out of it. */
 #include "report.h"
+
+#include "emit.h"
 
 #include <errno.h>
 #include <math.h>
@@ -299,80 +301,16 @@ static void print_table(W *w, const Report *r) {
 
 /* --- JSON -------------------------------------------------------------------------------- */
 
-/* The length of the UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates, at
- * most U+10FFFF), or 0 if it is not one. */
-static int utf8_len(const unsigned char *p) {
-  unsigned c = p[0], min;
-  int n;
-  if (c >= 0xc2 && c <= 0xdf)
-    n = 2, min = 0x80;
-  else if (c >= 0xe0 && c <= 0xef)
-    n = 3, min = 0x800;
-  else if (c >= 0xf0 && c <= 0xf4)
-    n = 4, min = 0x10000;
-  else
-    return 0;
-  unsigned cp = c & (0x7fu >> n);
-  for (int i = 1; i < n; i++) {   /* a NUL fails the test, so this stops at the string's end */
-    if ((p[i] & 0xc0) != 0x80) return 0;
-    cp = cp << 6 | (p[i] & 0x3fu);
-  }
-  return cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : n;
-}
-
+/* A string (NULL: null) and a number (not finite: null) through the one JSON writer. */
 static void json_string(W *w, const char *s) {
-  if (!s) {
+  if (!s)
     w_puts(w, "null");
-    return;
-  }
-  w_putc(w, '"');
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p) {
-    const unsigned char *run = p;   /* bytes that need no escape go out in one write */
-    while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
-    w_write(w, (const char *)run, (size_t)(p - run));
-    unsigned c = *p;
-    if (!c) break;
-    if (c == '"' || c == '\\') {
-      w_putc(w, '\\');
-      w_putc(w, (char)c);
-      p++;
-    } else if (c < 0x20) {
-      switch (c) {
-      case '\b': w_puts(w, "\\b"); break;
-      case '\f': w_puts(w, "\\f"); break;
-      case '\n': w_puts(w, "\\n"); break;
-      case '\r': w_puts(w, "\\r"); break;
-      case '\t': w_puts(w, "\\t"); break;
-      default: w_printf(w, "\\u%04x", c); break;
-      }
-      p++;
-    } else {
-      int n = utf8_len(p);
-      if (n) {
-        w_write(w, (const char *)p, (size_t)n);
-        p += n;
-      } else {
-        w_puts(w, "\\ufffd");
-        p++;
-      }
-    }
-  }
-  w_putc(w, '"');
-}
-
-/* The shortest of %.15g, %.16g, %.17g that reads back as x. */
-static const char *shortest(char *buf, size_t n, double x) {
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, x);
-    if (strtod(buf, NULL) == x) break;
-  }
-  return buf;
+  else if (emit_json_string(w->f, s))
+    w_fail(w);
 }
 
 static void json_number(W *w, double x) {
-  char buf[40];
-  w_puts(w, isfinite(x) ? shortest(buf, sizeof buf, x) : "null");
+  if (emit_json_number(w->f, x)) w_fail(w);
 }
 
 /* Writing objects and arrays: `first` says whether the next member needs no comma; an
@@ -507,17 +445,7 @@ static void c_sep(C *c) {
 
 static void c_str(C *c, const char *s) {
   c_sep(c);
-  if (!s) return;
-  if (!strpbrk(s, ",\"\r\n")) {
-    w_puts(c->w, s);
-    return;
-  }
-  w_putc(c->w, '"');
-  for (const char *p = s; *p; p++) {
-    if (*p == '"') w_putc(c->w, '"');
-    w_putc(c->w, *p);
-  }
-  w_putc(c->w, '"');
+  if (emit_csv_field(c->w->f, s)) w_fail(c->w);
 }
 
 static void c_int(C *c, long long x) {
@@ -527,9 +455,9 @@ static void c_int(C *c, long long x) {
 
 /* Empty where absent or not finite. */
 static void c_num(C *c, bool present, double x) {
-  char buf[40];
+  char buf[EMIT_NUM_MAX];
   c_sep(c);
-  if (present && isfinite(x)) w_puts(c->w, shortest(buf, sizeof buf, x));
+  if (present && isfinite(x)) w_puts(c->w, emit_shortest(buf, sizeof buf, x));
 }
 
 static void c_bool(C *c, bool x) {

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "report/emit.h"
 #include "report/report.h"
 
 static void *xrealloc(void *p, size_t n) {
@@ -179,20 +180,11 @@ int sweep_top_rows(const SweepTop *t, SweepRow *out) {
 
 /* --- text helpers -------------------------------------------------------------------------- */
 
-/* The shortest of %.15g, %.16g, %.17g that reads back as x (finite x). */
-static const char *shortest(char *buf, size_t n, double x) {
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, x);
-    if (strtod(buf, NULL) == x) break;
-  }
-  return buf;
-}
-
 /* A number for JSON (json) or CSV: NaN null or empty, infinities 1e999 or inf. */
 static const char *num_text(char *buf, size_t n, double x, bool json) {
   if (isnan(x)) return json ? "null" : "";
   if (isinf(x)) return x > 0 ? (json ? "1e999" : "inf") : (json ? "-1e999" : "-inf");
-  return shortest(buf, n, x);
+  return emit_shortest(buf, n, x);
 }
 
 /* 1234567 -> "1,234,567" (buf: at least 32 bytes). */
@@ -217,43 +209,6 @@ static const char *rate_text(char *buf, double r) {
   }
   snprintf(buf, 32, p ? "%.1f%s" : "%.0f%s", r, prefix[p]);
   return buf;
-}
-
-static void json_string(FILE *out, const char *s) {
-  fputc('"', out);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    switch (*p) {
-    case '"': fputs("\\\"", out); break;
-    case '\\': fputs("\\\\", out); break;
-    case '\n': fputs("\\n", out); break;
-    case '\r': fputs("\\r", out); break;
-    case '\t': fputs("\\t", out); break;
-    case '\b': fputs("\\b", out); break;
-    case '\f': fputs("\\f", out); break;
-    default:
-      if (*p < 0x20) fprintf(out, "\\u%04x", *p);
-      else fputc(*p, out);
-    }
-  }
-  fputc('"', out);
-}
-
-/* RFC 4180: quoted when it holds a comma, quote or line break, is empty, or has spaces at
- * either end; quotes doubled. */
-static void csv_string(FILE *out, const char *s) {
-  s = s ? s : "";
-  size_t n = strlen(s);
-  bool quote = !n || strpbrk(s, ",\"\r\n") || s[0] == ' ' || s[n - 1] == ' ';
-  if (!quote) {
-    fputs(s, out);
-    return;
-  }
-  fputc('"', out);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', out);
-    fputc(*s, out);
-  }
-  fputc('"', out);
 }
 
 /* Text for a `# key: value` line: control characters become spaces. */
@@ -389,7 +344,7 @@ static void write_csv(FILE *out, const SweepMeta *m, const SweepRow *rows, int n
   fputs("rank,point,objective", out);
   for (int j = 0; n > 0 && j < rows[0].nfields; j++) {
     fputc(',', out);
-    csv_string(out, rows[0].fields[j].key);
+    emit_csv_field(out, rows[0].fields[j].key);
   }
   fputc('\n', out);
   char buf[40];
@@ -398,7 +353,7 @@ static void write_csv(FILE *out, const SweepMeta *m, const SweepRow *rows, int n
     for (int j = 0; j < rows[i].nfields; j++) {
       fputc(',', out);
       const SweepField *f = &rows[i].fields[j];
-      if (f->str) csv_string(out, f->str);
+      if (f->str) emit_csv_field(out, f->str);
       else fputs(num_text(buf, sizeof buf, f->num, false), out);
     }
     fputc('\n', out);
@@ -407,17 +362,17 @@ static void write_csv(FILE *out, const SweepMeta *m, const SweepRow *rows, int n
 
 static void write_jsonl(FILE *out, const SweepMeta *m, const SweepRow *rows, int n) {
   fputs("{\"llmp_sweep\":1,\"sweep\":", out);
-  json_string(out, m->sweep);
+  emit_json_string(out, m->sweep);
   fputs(",\"file\":", out);
-  json_string(out, m->file);
+  emit_json_string(out, m->file);
   fputs(",\"objective\":", out);
-  json_string(out, m->objective);
+  emit_json_string(out, m->objective);
   fprintf(out, ",\"sense\":\"%s\",\"keep\":%d,\"points\":%" PRIu64 ",\"shard\":[%d,%d]", sense_of(m), m->keep,
           m->points, m->shard_k, m->shard_n);
   fprintf(out, ",\"evaluated\":%" PRIu64 ",\"kept\":%" PRIu64 ",\"dropped\":{", m->evaluated, m->kept);
   for (int i = 0; i < m->ndropped; i++) {
     if (i) fputc(',', out);
-    json_string(out, m->dropped[i].reason);
+    emit_json_string(out, m->dropped[i].reason);
     fprintf(out, ":%" PRIu64, m->dropped[i].count);
   }
   fputs("}}\n", out);
@@ -428,9 +383,9 @@ static void write_jsonl(FILE *out, const SweepMeta *m, const SweepRow *rows, int
     for (int j = 0; j < rows[i].nfields; j++) {
       const SweepField *f = &rows[i].fields[j];
       fputc(',', out);
-      json_string(out, f->key);
+      emit_json_string(out, f->key);
       fputc(':', out);
-      if (f->str) json_string(out, f->str);
+      if (f->str) emit_json_string(out, f->str);
       else fputs(num_text(buf, sizeof buf, f->num, true), out);
     }
     fputs("}\n", out);
