@@ -53,10 +53,8 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
 
 /* Figures for benchmarks and tests. */
 uint64_t sweep_points(const Sweep *sw);
-int sweep_nodes(const Sweep *sw);
 int sweep_levels(const Sweep *sw);
-double sweep_compile_seconds(const Sweep *sw);   /* lowering + staging + JIT */
-double sweep_jit_seconds(const Sweep *sw);       /* the JIT's part (0 without) */
+double sweep_jit_seconds(const Sweep *sw);       /* the time the JIT took (0 without) */
 /* Of the last run's points that passed, how many skipped their pipeline simulations: the
  * objective's lower bound was already worse than the worst point kept (SweepOptions.no_prune
  * turns this off; the results are the same). */
