@@ -738,54 +738,42 @@ static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
   row->nfields = n;
 }
 
-int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows) {
-  free(sw->rows);   /* a previous run's result */
-  free(sw->drops);
-  sw->rows = NULL, sw->drops = NULL, sw->nrows = 0, sw->pruned = 0;
-  uint64_t begin = 0, end = sw->points;
-  if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
-  int T = opt->threads < 1 ? 1 : opt->threads;
-  atomic_uint_fast64_t next = begin, done = 0;
-  uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32);
-  if (chunk < 4096) chunk = 4096;
-  Worker *w = xcalloc((size_t)T, sizeof *w);
-  pthread_t *th = xcalloc((size_t)T, sizeof *th);
-  int nr = sw->nreasons;
-  for (int t = 0; t < T; t++) {
-    w[t] = (Worker){sw, sw->jit != NULL, !opt->no_prune, xcalloc((size_t)sw->l.g.nn, sizeof(double)),
-                    xcalloc((size_t)sw->nax + 1, sizeof(double)), sweep_top_new(sw->keep, sw->l.maximize),
-                    xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk};
-  }
-  double t0 = now();
-  /* the workers evaluate; the main thread draws the progress bar (on a terminal) */
-  bool bar = opt->progress && isatty(2);
-  int started = 0;
+/* Runs the workers: on threads, while this one draws the progress bar (on a terminal) of
+ * the span points they share; on this thread alone when one worker and no bar will do. */
+static void run_workers(Worker *w, int T, bool bar, atomic_uint_fast64_t *done, uint64_t span) {
   if (T == 1 && !bar) {
     worker_main(&w[0]);
-  } else {
-    for (; started < T; started++)
-      if (pthread_create(&th[started], NULL, worker_main, &w[started])) break;
-    if (!started) worker_main(&w[0]);   /* no thread could start: evaluate here */
-    SweepProgress pr;
-    if (bar && started) {
-      sweep_progress_start(&pr, span);
-      while (atomic_load(&done) < span) {
-        sweep_progress_update(&pr, atomic_load(&done));
-        nanosleep(&(struct timespec){0, 20000000}, NULL);
-      }
-      sweep_progress_finish(&pr);
-    }
-    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    return;
   }
-  double elapsed = now() - t0;
-  /* merge the threads' results */
+  pthread_t *th = xcalloc((size_t)T, sizeof *th);
+  int started = 0;
+  for (; started < T; started++)
+    if (pthread_create(&th[started], NULL, worker_main, &w[started])) break;
+  if (!started) worker_main(&w[0]);   /* no thread could start: evaluate here */
+  SweepProgress pr;
+  if (bar && started) {
+    sweep_progress_start(&pr, span);
+    while (atomic_load(done) < span) {
+      sweep_progress_update(&pr, atomic_load(done));
+      nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+    sweep_progress_finish(&pr);
+  }
+  for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+  free(th);
+}
+
+/* Merges the workers' kept points into one heap, their counts into sw->drops, *kept and
+ * sw->pruned, and frees them. */
+static SweepTop *merge_workers(Sweep *sw, Worker *w, int T, uint64_t *kept) {
   SweepTop *top = sweep_top_new(sw->keep, sw->l.maximize);
-  uint64_t kept = 0;
+  int nr = sw->nreasons;
+  *kept = 0;
   sw->drops = xcalloc((size_t)nr + 1, sizeof *sw->drops);
   for (int r = 0; r < nr; r++) sw->drops[r].reason = sw->reasons[r];
   for (int t = 0; t < T; t++) {
     sweep_top_merge(top, w[t].top);
-    kept += w[t].kept;
+    *kept += w[t].kept;
     sw->pruned += w[t].pruned;
     for (int r = 0; r < nr; r++) sw->drops[r].count += w[t].dropped[r];
     sweep_top_free(w[t].top);
@@ -794,7 +782,13 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
     free(w[t].dropped);
   }
   free(w);
-  free(th);
+  return top;
+}
+
+/* The kept points, ranked, each with its report's figures (sw->rows): every point is lowered
+ * again alone, and its objective must be the sweep's, bit for bit.  Returns 0, or -1 after
+ * reporting a point that fails alone. */
+static int report_rows(Sweep *sw, SweepTop *top) {
   int n = sweep_top_count(top);
   sw->rows = xcalloc((size_t)n, sizeof *sw->rows);
   sw->nrows = sweep_top_rows(top, sw->rows);
@@ -815,6 +809,32 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
                  (unsigned long long)sw->rows[i].point, obj, sw->rows[i].objective);
     fill_row(sw, &sw->rows[i], &r);
   }
+  return rc;
+}
+
+int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows) {
+  free(sw->rows);   /* a previous run's result */
+  free(sw->drops);
+  sw->rows = NULL, sw->drops = NULL, sw->nrows = 0, sw->pruned = 0;
+  uint64_t begin = 0, end = sw->points;
+  if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
+  int T = opt->threads < 1 ? 1 : opt->threads;
+  atomic_uint_fast64_t next = begin, done = 0;
+  uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32);
+  if (chunk < 4096) chunk = 4096;
+  Worker *w = xcalloc((size_t)T, sizeof *w);
+  int nr = sw->nreasons;
+  for (int t = 0; t < T; t++) {
+    w[t] = (Worker){sw, sw->jit != NULL, !opt->no_prune, xcalloc((size_t)sw->l.g.nn, sizeof(double)),
+                    xcalloc((size_t)sw->nax + 1, sizeof(double)), sweep_top_new(sw->keep, sw->l.maximize),
+                    xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk};
+  }
+  double t0 = now();
+  run_workers(w, T, opt->progress && isatty(2), &done, span);
+  double elapsed = now() - t0;
+  uint64_t kept;
+  SweepTop *top = merge_workers(sw, w, T, &kept);
+  int rc = report_rows(sw, top);
   sweep_top_free(top);
   *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->objective, sw->l.maximize, sw->keep,
                       sw->points, opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1, span, kept,
