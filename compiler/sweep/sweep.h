@@ -9,10 +9,10 @@
  * what only the objective needs (the pipeline simulation) is each level's lazy part, run for
  * the points that pass.  A point whose plan does not divide fails a check before its kernels
  * run; one that fails a `require` is dropped; both are counted per reason.  The others are
- * ranked by
- * the objective and the best `keep` are kept (a bounded heap per thread), then lowered again
- * one by one with their axes as constants, for their report: the figures a sweep prints are
- * those `llmp run` prints for that plan, and the objective is checked to be the same bits.
+ * ranked by the objective and the best `keep` are kept (a bounded heap per thread), then
+ * lowered again one by one with their axes as constants, for their report: the figures a
+ * sweep prints are those `llmp run` prints for that plan, and the objective is checked to be
+ * the same bits.
  *
  * Points are spread over threads in chunks; the result does not depend on the number of
  * threads or on the shard split (the ranking is a total order: objective, then point). */

@@ -1,4 +1,4 @@
-/* test_sweep.c - sweeps (compiler/sweep.c) against their points evaluated one by one.
+/* test_sweep.c - sweeps (compiler/sweep/sweep.c) against their points evaluated one by one.
  *
  * tests/sweep/small.llmp's tiny_search keeps every point that passes (keep 100000), so the
  * sweep's result can be compared with each of its 2304 points lowered alone with its axes as
