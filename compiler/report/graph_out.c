@@ -4,6 +4,7 @@
 
 #include "emit.h"
 
+/* One node a line: its op, then its value, input, kernel call or operands. */
 void graph_dump_json(FILE *out, const Graph *g, const double *vals) {
   fputs("{\"nodes\":[", out);
   for (int i = 0; i < g->nn; i++) {
@@ -45,7 +46,8 @@ void graph_dump_json(FILE *out, const Graph *g, const double *vals) {
   fputs("}}\n", out);
 }
 
-
+/* Calls are boxes with their label (quotes and backslashes left out), operations ellipses;
+ * a result node is drawn as its call. */
 void graph_dump_dot(FILE *out, const Graph *g, const double *vals) {
   fputs("digraph cost {\n  rankdir=LR;\n  node [fontname=\"Helvetica\", fontsize=10];\n", out);
   for (int i = 0; i < g->nn; i++) {
