@@ -22,6 +22,7 @@
 #include "lower/hw.h"
 #include "lower/lower.h"
 #include "options.h"
+#include "report/graph_out.h"
 #include "report/report.h"
 
 const char cli_usage_run[] =

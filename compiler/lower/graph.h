@@ -111,10 +111,6 @@ typedef struct GLevel {
 /* The interpreter's evaluation of one level (the reference for the JIT's level functions). */
 int graph_eval_level(const Graph *g, const GLevel *lv, const double *inputs, double *vals);
 
-/* `llmp graph`: the DAG as Graphviz dot or JSON (nodes with their values when vals != NULL). */
-void graph_dump_dot(FILE *out, const Graph *g, const double *vals);
-void graph_dump_json(FILE *out, const Graph *g, const double *vals);
-
 const char *gop_name(GOp op);
 
 #endif

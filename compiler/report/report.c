@@ -1,5 +1,5 @@
-/* report.c - printing a Report: a table for people, JSON Lines and CSV for programs, and
- * the Chrome trace of one iteration.
+/* report.c - printing a Report: a table for people, JSON Lines and CSV for programs (the
+ * Chrome trace of one iteration is trace.c).
  *
  * The table, one scenario (every line after the title indented by two):
  *
@@ -30,21 +30,18 @@
  * TFLOP/s or MFU lines; JSON has null for those (and for the breakdown and error_pct), CSV
  * empty fields.
  *
- * JSON numbers are the shortest text that reads back as the same double (so results can be
- * traced and compared bit for bit); NaN and infinities are written null.  Strings are
- * escaped, and bytes that are not UTF-8 become U+FFFD.
- *
- * The trace has a process per pipeline stage ("stage D") and four threads in it: compute
- * (0), tp/cp/ep comm (1), pp send/recv (2) and dp comm (3).  Times are written in whole
- * nanoseconds (microseconds with three decimals), and an event's operators are placed by
- * integer arithmetic, so they tile their parent exactly and never stick out of it. */
+ * JSON and CSV values are written by emit.h: numbers the shortest text that reads back as
+ * the same double (so results can be traced and compared bit for bit), one UTF-8 rule for
+ * strings.  NaN and infinities are written null in JSON, empty in CSV. */
 #include "report.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "emit.h"
+#include "jsonw.h"
 
 static const struct {
   const char *key, *label;
@@ -63,44 +60,6 @@ static const struct {
 };
 
 static const char *str(const char *s) { return s ? s : ""; }
-
-/* --- a FILE that remembers its first error ------------------------------------------- */
-
-typedef struct W {
-  FILE *f;
-  int err;              /* errno of the first failed write; 0 if none */
-} W;
-
-static void w_fail(W *w) {
-  if (!w->err) w->err = errno ? errno : EIO;
-}
-
-static void w_write(W *w, const char *s, size_t n) {
-  if (n && fwrite(s, 1, n, w->f) != n) w_fail(w);
-}
-
-static void w_puts(W *w, const char *s) { w_write(w, s, strlen(s)); }
-
-static void w_putc(W *w, char c) { w_write(w, &c, 1); }
-
-static void w_printf(W *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void w_printf(W *w, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  if (vfprintf(w->f, fmt, ap) < 0) w_fail(w);
-  va_end(ap);
-}
-
-/* Flushes; returns 0, or -1 with errno set if anything failed. */
-static int w_finish(W *w) {
-  if (fflush(w->f) != 0) w_fail(w);
-  if (ferror(w->f) && !w->err) w->err = EIO;
-  if (w->err) {
-    errno = w->err;
-    return -1;
-  }
-  return 0;
-}
 
 /* snprintf at buf[*len]; *len stays below n whatever the text's length. */
 static void append(char *buf, size_t n, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -299,140 +258,6 @@ static void print_table(W *w, const Report *r) {
 
 /* --- JSON -------------------------------------------------------------------------------- */
 
-/* The length of the UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates, at
- * most U+10FFFF), or 0 if it is not one. */
-static int utf8_len(const unsigned char *p) {
-  unsigned c = p[0], min;
-  int n;
-  if (c >= 0xc2 && c <= 0xdf)
-    n = 2, min = 0x80;
-  else if (c >= 0xe0 && c <= 0xef)
-    n = 3, min = 0x800;
-  else if (c >= 0xf0 && c <= 0xf4)
-    n = 4, min = 0x10000;
-  else
-    return 0;
-  unsigned cp = c & (0x7fu >> n);
-  for (int i = 1; i < n; i++) {   /* a NUL fails the test, so this stops at the string's end */
-    if ((p[i] & 0xc0) != 0x80) return 0;
-    cp = cp << 6 | (p[i] & 0x3fu);
-  }
-  return cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : n;
-}
-
-static void json_string(W *w, const char *s) {
-  if (!s) {
-    w_puts(w, "null");
-    return;
-  }
-  w_putc(w, '"');
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p) {
-    const unsigned char *run = p;   /* bytes that need no escape go out in one write */
-    while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
-    w_write(w, (const char *)run, (size_t)(p - run));
-    unsigned c = *p;
-    if (!c) break;
-    if (c == '"' || c == '\\') {
-      w_putc(w, '\\');
-      w_putc(w, (char)c);
-      p++;
-    } else if (c < 0x20) {
-      switch (c) {
-      case '\b': w_puts(w, "\\b"); break;
-      case '\f': w_puts(w, "\\f"); break;
-      case '\n': w_puts(w, "\\n"); break;
-      case '\r': w_puts(w, "\\r"); break;
-      case '\t': w_puts(w, "\\t"); break;
-      default: w_printf(w, "\\u%04x", c); break;
-      }
-      p++;
-    } else {
-      int n = utf8_len(p);
-      if (n) {
-        w_write(w, (const char *)p, (size_t)n);
-        p += n;
-      } else {
-        w_puts(w, "\\ufffd");
-        p++;
-      }
-    }
-  }
-  w_putc(w, '"');
-}
-
-/* The shortest of %.15g, %.16g, %.17g that reads back as x. */
-static const char *shortest(char *buf, size_t n, double x) {
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, x);
-    if (strtod(buf, NULL) == x) break;
-  }
-  return buf;
-}
-
-static void json_number(W *w, double x) {
-  char buf[40];
-  w_puts(w, isfinite(x) ? shortest(buf, sizeof buf, x) : "null");
-}
-
-/* Writing objects and arrays: `first` says whether the next member needs no comma; an
- * element opened at nesting depth `break_depth` starts a new line (0 for none). */
-typedef struct J {
-  W *w;
-  bool first;
-  int depth, break_depth;
-} J;
-
-static void j_sep(J *j) {
-  if (!j->first) w_putc(j->w, ',');
-  j->first = false;
-}
-
-static void j_key(J *j, const char *key) {
-  j_sep(j);
-  json_string(j->w, key);
-  w_putc(j->w, ':');
-}
-
-/* Opens '{' or '[' as the member `key`, or as an array element if key is NULL. */
-static void j_open(J *j, const char *key, char bracket) {
-  if (key) {
-    j_key(j, key);
-  } else {
-    j_sep(j);
-    if (j->depth && j->depth == j->break_depth) w_putc(j->w, '\n');
-  }
-  w_putc(j->w, bracket);
-  j->first = true;
-  j->depth++;
-}
-
-static void j_close(J *j, char bracket) {
-  w_putc(j->w, bracket);
-  j->first = false;
-  j->depth--;
-}
-
-static void j_num(J *j, const char *key, double x) {
-  j_key(j, key);
-  json_number(j->w, x);
-}
-
-static void j_int(J *j, const char *key, long long x) {
-  j_key(j, key);
-  w_printf(j->w, "%lld", x);
-}
-
-static void j_bool(J *j, const char *key, bool x) {
-  j_key(j, key);
-  w_puts(j->w, x ? "true" : "false");
-}
-
-static void j_str(J *j, const char *key, const char *s) {
-  j_key(j, key);
-  json_string(j->w, s);
-}
-
 static void print_json(W *w, const Report *r) {
   J j = {w, true, 0, 0};
   bool valid = r->fits;   /* no time for a plan that does not fit */
@@ -507,17 +332,7 @@ static void c_sep(C *c) {
 
 static void c_str(C *c, const char *s) {
   c_sep(c);
-  if (!s) return;
-  if (!strpbrk(s, ",\"\r\n")) {
-    w_puts(c->w, s);
-    return;
-  }
-  w_putc(c->w, '"');
-  for (const char *p = s; *p; p++) {
-    if (*p == '"') w_putc(c->w, '"');
-    w_putc(c->w, *p);
-  }
-  w_putc(c->w, '"');
+  if (emit_csv_field(c->w->f, s)) w_fail(c->w);
 }
 
 static void c_int(C *c, long long x) {
@@ -527,9 +342,9 @@ static void c_int(C *c, long long x) {
 
 /* Empty where absent or not finite. */
 static void c_num(C *c, bool present, double x) {
-  char buf[40];
+  char buf[EMIT_NUM_MAX];
   c_sep(c);
-  if (present && isfinite(x)) w_puts(c->w, shortest(buf, sizeof buf, x));
+  if (present && isfinite(x)) w_puts(c->w, emit_shortest(buf, sizeof buf, x));
 }
 
 static void c_bool(C *c, bool x) {
@@ -588,196 +403,4 @@ void report_print(FILE *out, const Report *r, ReportFormat f) {
   case REPORT_JSON: print_json(&w, r); break;
   case REPORT_CSV: print_csv(&w, r); break;
   }
-}
-
-/* --- the Chrome trace -------------------------------------------------------------------- */
-
-enum { TID_COMPUTE, TID_TP, TID_PP, TID_DP, NTIDS };
-static const char *const thread_names[NTIDS] = {"compute", "tp/cp/ep comm", "pp send/recv", "dp comm"};
-
-typedef long long Ns;   /* nanoseconds: event edges are whole numbers, so nesting is exact */
-
-/* Seconds to nanoseconds; false if s is not finite or beyond what Ns holds (~290 years). */
-static bool to_ns(double s, Ns *out) {
-  if (!isfinite(s) || fabs(s) > 9e9) return false;
-  *out = llround(s * 1e9);
-  return true;
-}
-
-static void j_us(J *j, const char *key, Ns ns) {
-  j_key(j, key);
-  if (ns < 0) {
-    w_putc(j->w, '-');
-    ns = -ns;
-  }
-  w_printf(j->w, "%lld.%03lld", ns / 1000, ns % 1000);
-}
-
-static void j_metadata(J *j, const char *name, int pid, int tid, const char *key, const char *s, int n) {
-  j_open(j, NULL, '{');
-  j_str(j, "name", name);
-  j_str(j, "ph", "M");
-  j_int(j, "pid", pid);
-  if (tid >= 0) j_int(j, "tid", tid);
-  j_open(j, "args", '{');
-  if (s)
-    j_str(j, key, s);
-  else
-    j_int(j, key, n);
-  j_close(j, '}');
-  j_close(j, '}');
-}
-
-/* Opens a complete event; the caller may add members (args) and closes it. */
-static void j_event(J *j, const char *name, const char *cat, int pid, int tid, Ns start, Ns dur) {
-  j_open(j, NULL, '{');
-  j_str(j, "name", name);
-  j_str(j, "cat", cat);
-  j_str(j, "ph", "X");
-  j_int(j, "pid", pid);
-  j_int(j, "tid", tid);
-  j_us(j, "ts", start);
-  j_us(j, "dur", dur);
-}
-
-static const char *kind_category(char kind) {
-  switch (kind) {
-  case 'F': return "forward";
-  case 'R': return "recompute";
-  case 'B': return "backward";
-  case 'W': return "weight gradient";
-  default: return "compute";
-  }
-}
-
-/* The chunk's operators inside the event [start, end], end to end, scaled to fill it: op i
- * ends at start + dur * (sum of times up to i) / (sum of all), rounded to the nanosecond,
- * and the last one ends at `end`. */
-static void trace_ops(J *j, const TraceInput *t, const RtPipeEvent *e, int nchunks, Ns start, Ns end) {
-  int c = e->chunk;
-  if (!t->ops || !t->nops || c < 0 || c >= nchunks || !t->ops[c] || t->nops[c] <= 0) return;
-  const TraceOp *ops = t->ops[c];
-  int n = t->nops[c], last = -1;
-  bool fwd = e->kind == 'F' || e->kind == 'R';
-  double sum = 0;
-  for (int i = 0; i < n; i++) {
-    double x = fwd ? ops[i].fwd : ops[i].bwd;
-    if (isfinite(x) && x > 0) {
-      sum += x;
-      last = i;
-    }
-  }
-  if (!(sum > 0) || !isfinite(sum)) return;
-  double dur = (double)(end - start), cum = 0;
-  Ns at = start;
-  for (int i = 0; i <= last; i++) {
-    double x = fwd ? ops[i].fwd : ops[i].bwd;
-    if (!(isfinite(x) && x > 0)) continue;
-    cum += x;
-    Ns next = i == last ? end : start + llround(dur * (cum / sum));
-    if (next < at) next = at;
-    if (next > end) next = end;
-    if (next > at) {
-      j_event(j, str(ops[i].name), "op", e->device, ops[i].stream == 't' ? TID_TP : TID_COMPUTE, at, next - at);
-      j_open(j, "args", '{');
-      j_int(j, "micro", e->micro);
-      j_int(j, "chunk", c);
-      j_num(j, "time_s", x);
-      j_close(j, '}');
-      j_close(j, '}');
-    }
-    at = next;
-  }
-}
-
-/* The pipeline send after a forward (to the next chunk) or a backward (to the previous
- * one), where that chunk is on another device. */
-static void trace_send(J *j, const TraceInput *t, const RtPipeEvent *e, int nchunks, Ns end, Ns p2p) {
-  int c = e->chunk, to;
-  if (t->stages < 2 || c < 0 || c >= nchunks) return;
-  if (e->kind == 'F' && c + 1 < nchunks)
-    to = c + 1;
-  else if (e->kind == 'B' && c > 0)
-    to = c - 1;
-  else
-    return;
-  if (to % t->stages == c % t->stages) return;
-  char name[96];
-  snprintf(name, sizeof name, "send %c mb%d to stage %d", e->kind, e->micro, to % t->stages);
-  j_event(j, name, "pp", e->device, TID_PP, end, p2p);
-  j_open(j, "args", '{');
-  j_int(j, "micro", e->micro);
-  j_int(j, "chunk", c);
-  j_int(j, "to_chunk", to);
-  j_close(j, '}');
-  j_close(j, '}');
-}
-
-int report_trace(FILE *out, const TraceInput *t) {
-  if (!out || !t) {
-    errno = EINVAL;
-    return -1;
-  }
-  W w = {out, 0};
-  J j = {&w, true, 0, 2};   /* one event a line */
-  int nevents = t->events && t->nevents > 0 ? t->nevents : 0;
-  int stages = t->stages;
-  if (stages < 1) {     /* not given: as many as the events use */
-    stages = 0;
-    for (int i = 0; i < nevents; i++)
-      if (t->events[i].device >= stages) stages = t->events[i].device + 1;
-  }
-  long long nchunks_ll = (long long)(t->stages > 0 ? t->stages : 0) * (t->chunks > 0 ? t->chunks : 1);
-  int nchunks = nchunks_ll > RT_MAX_CHUNKS ? RT_MAX_CHUNKS : (int)nchunks_ll;
-  Ns p2p = 0, a, b;
-  if (!to_ns(t->p2p, &p2p) || p2p < 0) p2p = 0;
-
-  j_open(&j, NULL, '{');
-  j_open(&j, "traceEvents", '[');
-  for (int d = 0; d < stages; d++) {
-    char name[32];
-    snprintf(name, sizeof name, "stage %d", d);
-    j_metadata(&j, "process_name", d, -1, "name", name, 0);
-    j_metadata(&j, "process_sort_index", d, -1, "sort_index", NULL, d);
-    for (int tid = 0; tid < NTIDS; tid++) {
-      j_metadata(&j, "thread_name", d, tid, "name", thread_names[tid], 0);
-      j_metadata(&j, "thread_sort_index", d, tid, "sort_index", NULL, tid);
-    }
-  }
-  for (int i = 0; i < nevents; i++) {
-    const RtPipeEvent *e = &t->events[i];
-    if (!to_ns(e->start, &a) || !to_ns(e->end, &b) || b < a) continue;
-    char name[96];
-    snprintf(name, sizeof name, "%c mb%d chunk%d", e->kind ? e->kind : '?', e->micro, e->chunk);
-    j_event(&j, name, kind_category(e->kind), e->device, TID_COMPUTE, a, b - a);
-    j_open(&j, "args", '{');
-    j_int(&j, "micro", e->micro);
-    j_int(&j, "chunk", e->chunk);
-    j_close(&j, '}');
-    j_close(&j, '}');
-    trace_ops(&j, t, e, nchunks, a, b);
-    if (p2p > 0) trace_send(&j, t, e, nchunks, b, p2p);
-  }
-  for (int d = 0; d < stages; d++) {
-    if (t->dp_comm > 0 && to_ns(t->dp_start, &a) && to_ns(t->dp_comm, &b)) {
-      j_event(&j, "dp gradient reduction", "dp", d, TID_DP, a, b);
-      j_close(&j, '}');
-    }
-    if (t->optimizer > 0 && to_ns(t->optimizer_start, &a) && to_ns(t->optimizer, &b)) {
-      j_event(&j, "optimizer step", "optimizer", d, TID_COMPUTE, a, b);
-      j_close(&j, '}');
-    }
-  }
-  w_putc(&w, '\n');
-  j_close(&j, ']');
-  j_str(&j, "displayTimeUnit", "ms");
-  if (t->report) {
-    j_open(&j, "otherData", '{');
-    j_str(&j, "scenario", str(t->report->scenario));
-    j_str(&j, "file", str(t->report->file));
-    j_close(&j, '}');
-  }
-  j_close(&j, '}');
-  w_putc(&w, '\n');
-  return w_finish(&w);
 }

@@ -1,8 +1,9 @@
 /* report.h - what llmp run says about one scenario, and the forms it says it in.
  *
- * A Report is filled by the evaluator (interp.c over the cost graph of lower.c) and printed
- * by report.c as a table (for people), JSON Lines or CSV (for programs), and, for one
- * iteration, as a Chrome trace-event file that Perfetto and chrome://tracing open.
+ * A Report is filled by lowering (lower_report in lower/lower.c, from the cost graph's values)
+ * and printed by report.c as a table (for people), JSON Lines or CSV (for programs), and, for
+ * one iteration, by trace.c as a Chrome trace-event file that Perfetto and chrome://tracing
+ * open.
  *
  * Times are seconds, memory bytes, rates per second.  The breakdown is of the critical path
  * of one iteration, so its parts add up to the iteration time: the busiest pipeline device's
@@ -108,7 +109,7 @@ const char *report_fit_message(char *buf, unsigned n, const Report *r);
 
 /* The Chrome trace of one iteration: a process per pipeline stage with a track for compute
  * and one per communication stream (tp, pp, dp), events from the schedule simulation and the
- * per-stage layer breakdown.  See report.c for the exact layout. */
+ * per-stage layer breakdown.  See trace.c for the exact layout. */
 typedef struct TraceOp {        /* one operator of a model chunk's forward or backward */
   const char *name;             /* "layer 3 qkv", "embedding", "tp allreduce" */
   char stream;                  /* 'c' compute, 't' TP/CP/EP communication */

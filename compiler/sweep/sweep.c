@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "jit/jit.h"
 #include "lower/lower.h"
 #include "report/report.h"
@@ -58,7 +59,6 @@ struct Sweep {
   int keep;
   Jit *jit;
   JitLevelFn *fns;
-  double compile_s;
   /* the result of sweep_run */
   SweepRow *rows;
   int nrows;
@@ -70,12 +70,6 @@ static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  if (!p) abort();
-  return p;
 }
 
 /* The source text of an expression, for messages and reason names. */
@@ -167,13 +161,118 @@ static void mark_operands(const Graph *g, unsigned char *live, unsigned char mar
 enum { P_NONE = 0, P_UP = 1, P_DOWN = 2, P_ANY = 3 };
 static int p_neg(int s) { return (s & P_UP ? P_DOWN : 0) | (s & P_DOWN ? P_UP : 0); }
 
+/* What prune_setup finds out: per node, whether it depends on an objective-only simulation
+ * (dep) and how it moves with the makespans (sign); the conditions its signs rely on
+ * (conds[i] >= 0, or > 0 where strict[i]; -1 - y: the bound of node y, mapped later). */
+typedef struct Prune {
+  unsigned char *sign, *dep;
+  GId *conds;
+  bool *strict;
+  int nconds, npipe;
+} Prune;
+
 /* The sign of x * y (or x / y) where y does not depend on the makespans: y's sign where it is
  * a constant, else that of x with the condition y >= 0 (y > 0: strict). */
-static int p_scaled(Sweep *sw, int sx, GId y, bool strict, GId *conds, bool *st, int *nc) {
+static int p_scaled(Sweep *sw, Prune *p, int sx, GId y, bool strict) {
   double k;
   if (g_is_const(&sw->l.g, y, &k)) return k > 0 || (k == 0 && !strict) ? sx : k < 0 ? p_neg(sx) : P_ANY;
-  conds[*nc] = y, st[(*nc)++] = strict;
+  p->conds[p->nconds] = y, p->strict[p->nconds++] = strict;
   return sx;
+}
+
+/* The sign of lazy node i (live 2) from its operands'. */
+static int p_sign(Sweep *sw, Prune *p, const GNode *n, int no) {
+  const unsigned char *dep = p->dep;
+  int sa = p->sign[n->a], sb = no > 1 ? p->sign[n->b] : P_NONE;
+  switch (n->op) {
+  case GN_ADD: case GN_MIN: case GN_MAX: return sa | sb;
+  case GN_SUB: return sa | p_neg(sb);
+  case GN_NEG: return p_neg(sa);
+  case GN_CEIL: case GN_FLOOR: return sa;
+  case GN_SELECT: return dep[n->a] ? P_ANY : sb | p->sign[n->c];
+  case GN_MUL:
+    if (dep[n->a] && dep[n->b]) return P_ANY;
+    if (dep[n->a]) return p_scaled(sw, p, sa, n->b, false);
+    return p_scaled(sw, p, sb, n->a, false);
+  case GN_DIV:
+    if (dep[n->a] && dep[n->b]) return P_ANY;
+    if (dep[n->a]) return p_scaled(sw, p, sa, n->b, true);
+    if (sb == P_UP) {   /* x / y, y only grows: y's bound > 0 and x >= 0 (below) */
+      int s = p_scaled(sw, p, P_DOWN, n->a, false);
+      p->conds[p->nconds] = -1 - n->b, p->strict[p->nconds++] = true;   /* the bound of y */
+      return s;
+    }
+    return P_ANY;
+  default: return P_ANY;   /* a call, a result of one, a comparison, ... */
+  }
+}
+
+/* Signs of the lazy part's nodes, in topological order. */
+static void prune_signs(Sweep *sw, const unsigned char *live, Prune *p) {
+  const Graph *g = &sw->l.g;
+  GId ops[RT_KERNEL_MAXARGS];
+  for (int i = 0; i < g->nn; i++) {
+    if (live[i] != 2) continue;
+    const GNode *n = &g->n[i];
+    if (n->op == GN_CALL && n->kernel == RTK_PIPELINE_MAKESPAN) {
+      p->dep[i] = 1, p->sign[i] = P_UP, p->npipe++;
+      continue;
+    }
+    int no = graph_operands(g, i, ops);
+    for (int j = 0; j < no; j++) p->dep[i] |= p->dep[ops[j]];
+    if (p->dep[i]) p->sign[i] = (unsigned char)p_sign(sw, p, n, no);
+  }
+}
+
+/* The bound part: each of the first nn nodes that is lazy and depends on a simulation,
+ * cloned with the simulations replaced by their lower bounds; returns map, node -> clone. */
+static GId *prune_clone(Sweep *sw, const unsigned char *live, const Prune *p, int nn) {
+  Graph *g = &sw->l.g;
+  const unsigned char *dep = p->dep;
+  GId *map = xcalloc((size_t)nn, sizeof *map);
+  for (int i = 0; i < nn; i++) {
+    if (live[i] != 2 || !dep[i]) continue;
+    const GNode n = g->n[i];   /* a copy: the graph grows */
+    GId m = -1;
+#define M(x) (dep[x] ? map[x] : (x))
+    if (n.op == GN_CALL) {
+      GId args[RT_KERNEL_MAXARGS];
+      memcpy(args, &g->args[n.arg0], (size_t)n.nargs * sizeof *args);
+      m = g_call(g, RTK_PIPELINE_BOUND, args, n.nargs, "pipeline bound");
+    } else if (n.op == GN_SELECT) {
+      m = g_select(g, n.a, M(n.b), M(n.c));
+    } else if (n.op == GN_NEG || n.op == GN_CEIL || n.op == GN_FLOOR) {
+      m = g_un(g, (GOp)n.op, M(n.a));
+    } else {
+      m = g_bin(g, (GOp)n.op, M(n.a), M(n.b));
+    }
+#undef M
+    map[i] = m;
+  }
+  return map;
+}
+
+/* Marks the clones (live 3) and the lazy nodes they bound (live 4), and keeps the bound and
+ * its conditions in sw, as graph outputs too, so that the JIT stores what run_range reads.
+ * Returns live, grown with the graph. */
+static unsigned char *prune_install(Sweep *sw, unsigned char *live, Prune *p, const GId *map, int nn) {
+  Graph *g = &sw->l.g;
+  int nc = p->nconds;
+  live = xrealloc(live, (size_t)g->nn);
+  memset(live + nn, 0, (size_t)(g->nn - nn));
+  for (int i = 0; i < nn; i++)
+    if (live[i] == 2 && p->dep[i]) live[i] = 4, live[map[i]] = 3;
+  for (int c = 0; c < nc; c++)
+    if (p->conds[c] < 0) p->conds[c] = map[-1 - p->conds[c]];
+  sw->obj_bound = map[sw->obj];
+  sw->conds = arena_alloc(&sw->arena, (size_t)(nc + 1) * sizeof *sw->conds);
+  sw->strict = arena_alloc(&sw->arena, (size_t)(nc + 1) * sizeof *sw->strict);
+  memcpy(sw->conds, p->conds, (size_t)nc * sizeof *p->conds);
+  memcpy(sw->strict, p->strict, (size_t)nc * sizeof *p->strict);
+  sw->nconds = nc;
+  graph_output(g, "objective.bound", sw->obj_bound);
+  for (int c = 0; c < nc; c++) graph_output(g, arena_printf(&sw->arena, "objective.bound.sign.%d", c), sw->conds[c]);
+  return live;
 }
 
 /* A sweep with `keep N` and an objective that only grows (minimize) or only shrinks
@@ -186,123 +285,46 @@ static int p_scaled(Sweep *sw, int sx, GId y, bool strict, GId *conds, bool *st,
  * by a factor that does not depend on the makespans, checked >= 0 or > 0 for each point).
  * Returns live, grown with the graph. */
 static unsigned char *prune_setup(Sweep *sw, unsigned char *live) {
-  Graph *g = &sw->l.g;
-  int nn = g->nn;
+  int nn = sw->l.g.nn;
   sw->obj_bound = -1;
-  unsigned char *sign = xcalloc((size_t)nn, 1), *dep = xcalloc((size_t)nn, 1);
-  GId *conds = xcalloc((size_t)nn * 2 + 1, sizeof *conds);
-  bool *st = xcalloc((size_t)nn * 2 + 1, sizeof *st);
-  int nc = 0, npipe = 0;
-  GId ops[RT_KERNEL_MAXARGS];
-  for (int i = 0; i < nn; i++) {
-    if (live[i] != 2) continue;
-    const GNode *n = &g->n[i];
-    if (n->op == GN_CALL && n->kernel == RTK_PIPELINE_MAKESPAN) {
-      dep[i] = 1, sign[i] = P_UP, npipe++;
-      continue;
-    }
-    int no = graph_operands(g, i, ops);
-    for (int j = 0; j < no; j++) dep[i] |= dep[ops[j]];
-    if (!dep[i]) continue;
-    int sa = sign[n->a], sb = no > 1 ? sign[n->b] : P_NONE;
-    switch (n->op) {
-    case GN_ADD: case GN_MIN: case GN_MAX: sign[i] = (unsigned char)(sa | sb); break;
-    case GN_SUB: sign[i] = (unsigned char)(sa | p_neg(sb)); break;
-    case GN_NEG: sign[i] = (unsigned char)p_neg(sa); break;
-    case GN_CEIL: case GN_FLOOR: sign[i] = (unsigned char)sa; break;
-    case GN_SELECT: sign[i] = dep[n->a] ? P_ANY : (unsigned char)(sb | sign[n->c]); break;
-    case GN_MUL:
-      if (dep[n->a] && dep[n->b]) sign[i] = P_ANY;
-      else if (dep[n->a]) sign[i] = (unsigned char)p_scaled(sw, sa, n->b, false, conds, st, &nc);
-      else sign[i] = (unsigned char)p_scaled(sw, sb, n->a, false, conds, st, &nc);
-      break;
-    case GN_DIV:
-      if (dep[n->a] && dep[n->b]) sign[i] = P_ANY;
-      else if (dep[n->a]) sign[i] = (unsigned char)p_scaled(sw, sa, n->b, true, conds, st, &nc);
-      else if (sb == P_UP) {   /* x / y, y only grows: y's bound > 0 and x >= 0 (below) */
-        sign[i] = (unsigned char)p_scaled(sw, P_DOWN, n->a, false, conds, st, &nc);
-        conds[nc] = -1 - n->b, st[nc++] = true;   /* the bound of y: mapped below */
-      } else sign[i] = P_ANY;
-      break;
-    default: sign[i] = P_ANY;   /* a call, a result of one, a comparison, ... */
-    }
-  }
+  Prune p = {xcalloc((size_t)nn, 1), xcalloc((size_t)nn, 1), xcalloc((size_t)nn * 2 + 1, sizeof(GId)),
+             xcalloc((size_t)nn * 2 + 1, sizeof(bool)), 0, 0};
+  prune_signs(sw, live, &p);
   int want = sw->l.maximize ? P_DOWN : P_UP;
-  if (npipe && dep[sw->obj] && sign[sw->obj] == want && sw->keep > 0) {
-    GId *map = xcalloc((size_t)nn, sizeof *map);
-    for (int i = 0; i < nn; i++) {
-      if (live[i] != 2 || !dep[i]) continue;
-      const GNode n = g->n[i];   /* a copy: the graph grows */
-      GId m = -1;
-#define M(x) (dep[x] ? map[x] : (x))
-      if (n.op == GN_CALL) {
-        GId args[RT_KERNEL_MAXARGS];
-        memcpy(args, &g->args[n.arg0], (size_t)n.nargs * sizeof *args);
-        m = g_call(g, RTK_PIPELINE_BOUND, args, n.nargs, "pipeline bound");
-      } else if (n.op == GN_SELECT) {
-        m = g_select(g, n.a, M(n.b), M(n.c));
-      } else if (n.op == GN_NEG || n.op == GN_CEIL || n.op == GN_FLOOR) {
-        m = g_un(g, (GOp)n.op, M(n.a));
-      } else {
-        m = g_bin(g, (GOp)n.op, M(n.a), M(n.b));
-      }
-#undef M
-      map[i] = m;
-    }
-    live = realloc(live, (size_t)g->nn);
-    if (!live) abort();
-    memset(live + nn, 0, (size_t)(g->nn - nn));
-    for (int i = 0; i < nn; i++)
-      if (live[i] == 2 && dep[i]) live[i] = 4, live[map[i]] = 3;
-    for (int c = 0; c < nc; c++)
-      if (conds[c] < 0) conds[c] = map[-1 - conds[c]];
-    sw->obj_bound = map[sw->obj];
-    sw->conds = arena_alloc(&sw->arena, (size_t)(nc + 1) * sizeof *sw->conds);
-    sw->strict = arena_alloc(&sw->arena, (size_t)(nc + 1) * sizeof *sw->strict);
-    memcpy(sw->conds, conds, (size_t)nc * sizeof *conds);
-    memcpy(sw->strict, st, (size_t)nc * sizeof *st);
-    sw->nconds = nc;
-    /* outputs, so that the JIT stores what run_range reads */
-    graph_output(g, "objective.bound", sw->obj_bound);
-    for (int c = 0; c < nc; c++) graph_output(g, arena_printf(&sw->arena, "objective.bound.sign.%d", c), sw->conds[c]);
+  if (p.npipe && p.dep[sw->obj] && p.sign[sw->obj] == want && sw->keep > 0) {
+    GId *map = prune_clone(sw, live, &p, nn);
+    live = prune_install(sw, live, &p, map, nn);
     free(map);
   }
-  free(sign);
-  free(dep);
-  free(conds);
-  free(st);
+  free(p.sign);
+  free(p.dep);
+  free(p.conds);
+  free(p.strict);
   return live;
 }
 
-/* Which axes each node depends on, the loop order (most dependent kernel calls outermost),
- * and the levels: a node is evaluated at the innermost loop of the axes it depends on. */
-static void stage(Sweep *sw) {
-  const Graph *g = &sw->l.g;
-  int nn0 = g->nn;   /* prune_setup appends the bound part after these */
-  GId ops[RT_KERNEL_MAXARGS];
-  int L = sw->nax;
-  /* live = 1: what the checks and the requires need, 2: what only the objective needs (the
-   * lazy part of its level: a point that fails a require never pays for it); nothing else is
-   * evaluated (a kept point's report comes from lowering it again alone) */
+/* live = 1: what the checks and the requires need, 2: what only the objective needs (the
+ * lazy part of its level: a point that fails a require never pays for it); nothing else is
+ * evaluated (a kept point's report comes from lowering it again alone).  A pipeline whose
+ * makespan with free sends is not needed simulates once. */
+static unsigned char *stage_live(Sweep *sw) {
+  Graph *g = &sw->l.g;
   unsigned char *live = xcalloc((size_t)g->nn, 1);
   for (int r = 0; r < sw->nreq; r++) live[sw->req[r]] = 1;
   for (int c = 0; c < sw->l.nchecks; c++) live[sw->l.checks[c].ok] = 1;
   mark_operands(g, live, 1);
   if (!live[sw->obj]) live[sw->obj] = 2;
   mark_operands(g, live, 2);
-  /* a pipeline whose makespan with free sends is not needed simulates once */
   for (int i = 0; i < g->nn; i++)
     if (live[i] && g->n[i].op == GN_CALL && g->n[i].kernel == RTK_PIPELINE && !live[i + 1])
-      sw->l.g.n[i].kernel = RTK_PIPELINE_MAKESPAN;
-  /* 3: the bound part, 4: the rest of the lazy part */
-  live = prune_setup(sw, live);
-  uint64_t *mask = xcalloc((size_t)g->nn, sizeof *mask);
-  for (int i = 0; i < g->nn; i++) {
-    uint64_t m = g->n[i].op == GN_INPUT ? 1ull << g->n[i].a : 0;
-    int n = graph_operands(g, i, ops);
-    for (int j = 0; j < n; j++) m |= mask[ops[j]];
-    mask[i] = m;
-  }
+      g->n[i].kernel = RTK_PIPELINE_MAKESPAN;
+  return live;
+}
+
+/* The loop order, most dependent kernel calls (of the first nn0 nodes) outermost, and each
+ * position's radix and stride; pos[a] is axis a's position. */
+static void stage_order(Sweep *sw, const uint64_t *mask, int nn0, int *pos) {
+  const Graph *g = &sw->l.g;
   int calls[MAX_AXES] = {0};
   for (int i = 0; i < nn0; i++)
     if (g->n[i].op == GN_CALL)
@@ -314,7 +336,6 @@ static void stage(Sweep *sw) {
       sw->order[b] = sw->order[b - 1];
       sw->order[b - 1] = t;
     }
-  int pos[MAX_AXES];
   uint64_t st = 1;
   for (int k = sw->nax - 1; k >= 0; k--) {
     pos[sw->order[k]] = k;
@@ -322,16 +343,13 @@ static void stage(Sweep *sw) {
     sw->stride[k] = st;
     st *= sw->radix[k];
   }
-  int *level = xcalloc((size_t)g->nn, sizeof *level);
-  for (int i = 0; i < g->nn; i++) {
-    int lv = 0;
-    for (int a = 0; a < sw->nax; a++)
-      if ((mask[i] >> a) & 1 && pos[a] > lv) lv = pos[a];
-    level[i] = lv;
-  }
-  /* guard: the nodes a level's checks need, at that level (arithmetic on the axes) */
-  unsigned char *guard = xcalloc((size_t)g->nn, 1);
-  int *nchk = xcalloc((size_t)L, sizeof *nchk);
+}
+
+/* guard: the nodes a level's checks need, at that level (arithmetic on the axes); nchk[k]:
+ * the checks of level k. */
+static void stage_guard(Sweep *sw, const int *level, unsigned char *guard, int *nchk) {
+  const Graph *g = &sw->l.g;
+  GId ops[RT_KERNEL_MAXARGS];
   for (int c = 0; c < sw->l.nchecks; c++) {
     GId ok = sw->l.checks[c].ok;
     nchk[level[ok]]++;
@@ -344,6 +362,14 @@ static void stage(Sweep *sw) {
     for (int j = 0; j < n; j++)
       if (level[ops[j]] == level[i]) guard[ops[j]] = 1;
   }
+}
+
+/* The node lists of the levels: for each loop position its guard, checks and body (live 1),
+ * then the lazy (live 2), bound (3) and last (4) parts, each one level per position. */
+static void stage_lists(Sweep *sw, const unsigned char *live, const int *level, const unsigned char *guard,
+                        const int *nchk) {
+  const Graph *g = &sw->l.g;
+  int L = sw->nax;
   sw->lv = xcalloc(4 * (size_t)L, sizeof *sw->lv);
   sw->lists = xcalloc((size_t)g->nn + (size_t)sw->l.nchecks, sizeof *sw->lists);
   sw->reason_of = xcalloc((size_t)L, sizeof *sw->reason_of);
@@ -369,7 +395,7 @@ static void stage(Sweep *sw) {
       if (level[i] == k && !guard[i] && live[i] == 1) *p++ = i;
     v->nbody = (int)(p - v->body);
   }
-  for (int part = 1; part < 4; part++)   /* lazy (2), bound (3), the rest (4) */
+  for (int part = 1; part < 4; part++)
     for (int k = 0; k < L; k++) {
       GLevel *v = &sw->lv[part * L + k];
       v->guard = v->checks = v->body = p;
@@ -377,6 +403,36 @@ static void stage(Sweep *sw) {
         if (level[i] == k && live[i] == part + 1) *p++ = i;
       v->nbody = (int)(p - v->body);
     }
+}
+
+/* Which axes each node depends on, the loop order (most dependent kernel calls outermost),
+ * and the levels: a node is evaluated at the innermost loop of the axes it depends on. */
+static void stage(Sweep *sw) {
+  const Graph *g = &sw->l.g;
+  int nn0 = g->nn;   /* prune_setup appends the bound part after these */
+  GId ops[RT_KERNEL_MAXARGS];
+  unsigned char *live = stage_live(sw);
+  live = prune_setup(sw, live);
+  uint64_t *mask = xcalloc((size_t)g->nn, sizeof *mask);   /* bit a: depends on axis a */
+  for (int i = 0; i < g->nn; i++) {
+    uint64_t m = g->n[i].op == GN_INPUT ? 1ull << g->n[i].a : 0;
+    int n = graph_operands(g, i, ops);
+    for (int j = 0; j < n; j++) m |= mask[ops[j]];
+    mask[i] = m;
+  }
+  int pos[MAX_AXES];
+  stage_order(sw, mask, nn0, pos);
+  int *level = xcalloc((size_t)g->nn, sizeof *level);
+  for (int i = 0; i < g->nn; i++) {
+    int lv = 0;
+    for (int a = 0; a < sw->nax; a++)
+      if ((mask[i] >> a) & 1 && pos[a] > lv) lv = pos[a];
+    level[i] = lv;
+  }
+  unsigned char *guard = xcalloc((size_t)g->nn, 1);
+  int *nchk = xcalloc((size_t)sw->nax, sizeof *nchk);
+  stage_guard(sw, level, guard, nchk);
+  stage_lists(sw, live, level, guard, nchk);
   free(nchk);
   free(live);
   free(guard);
@@ -414,7 +470,6 @@ static void collect_reasons(Sweep *sw) {
 }
 
 Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *opt) {
-  double t0 = now();
   Sweep *sw = xcalloc(1, sizeof *sw);
   sw->s = s, sw->hw = hw, sw->d = d, sw->decl = decl;
   arena_init(&sw->arena);
@@ -448,7 +503,6 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
     sw->fns = xcalloc(4 * (size_t)sw->nax, sizeof *sw->fns);
     for (int k = 0; k < 4 * sw->nax; k++) sw->fns[k] = jit_level(sw->jit, k);
   }
-  sw->compile_s = now() - t0;
   return sw;
 fail:
   sweep_free(sw);
@@ -471,9 +525,7 @@ void sweep_free(Sweep *sw) {
 }
 
 uint64_t sweep_points(const Sweep *sw) { return sw->points; }
-int sweep_nodes(const Sweep *sw) { return sw->l.g.nn; }
 int sweep_levels(const Sweep *sw) { return sw->nax; }
-double sweep_compile_seconds(const Sweep *sw) { return sw->compile_s; }
 uint64_t sweep_pruned(const Sweep *sw) { return sw->pruned; }
 double sweep_jit_seconds(const Sweep *sw) { return sw->jit ? jit_compile_seconds(sw->jit) : 0; }
 const Graph *sweep_graph(const Sweep *sw) { return &sw->l.g; }
@@ -686,54 +738,42 @@ static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
   row->nfields = n;
 }
 
-int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows) {
-  free(sw->rows);   /* a previous run's result */
-  free(sw->drops);
-  sw->rows = NULL, sw->drops = NULL, sw->nrows = 0, sw->pruned = 0;
-  uint64_t begin = 0, end = sw->points;
-  if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
-  int T = opt->threads < 1 ? 1 : opt->threads;
-  atomic_uint_fast64_t next = begin, done = 0;
-  uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32);
-  if (chunk < 4096) chunk = 4096;
-  Worker *w = xcalloc((size_t)T, sizeof *w);
-  pthread_t *th = xcalloc((size_t)T, sizeof *th);
-  int nr = sw->nreasons;
-  for (int t = 0; t < T; t++) {
-    w[t] = (Worker){sw, sw->jit != NULL, !opt->no_prune, xcalloc((size_t)sw->l.g.nn, sizeof(double)),
-                    xcalloc((size_t)sw->nax + 1, sizeof(double)), sweep_top_new(sw->keep, sw->l.maximize),
-                    xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk};
-  }
-  double t0 = now();
-  /* the workers evaluate; the main thread draws the progress bar (on a terminal) */
-  bool bar = opt->progress && isatty(2);
-  int started = 0;
+/* Runs the workers: on threads, while this one draws the progress bar (on a terminal) of
+ * the span points they share; on this thread alone when one worker and no bar will do. */
+static void run_workers(Worker *w, int T, bool bar, atomic_uint_fast64_t *done, uint64_t span) {
   if (T == 1 && !bar) {
     worker_main(&w[0]);
-  } else {
-    for (; started < T; started++)
-      if (pthread_create(&th[started], NULL, worker_main, &w[started])) break;
-    if (!started) worker_main(&w[0]);   /* no thread could start: evaluate here */
-    SweepProgress pr;
-    if (bar && started) {
-      sweep_progress_start(&pr, span);
-      while (atomic_load(&done) < span) {
-        sweep_progress_update(&pr, atomic_load(&done));
-        nanosleep(&(struct timespec){0, 20000000}, NULL);
-      }
-      sweep_progress_finish(&pr);
-    }
-    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    return;
   }
-  double elapsed = now() - t0;
-  /* merge the threads' results */
+  pthread_t *th = xcalloc((size_t)T, sizeof *th);
+  int started = 0;
+  for (; started < T; started++)
+    if (pthread_create(&th[started], NULL, worker_main, &w[started])) break;
+  if (!started) worker_main(&w[0]);   /* no thread could start: evaluate here */
+  SweepProgress pr;
+  if (bar && started) {
+    sweep_progress_start(&pr, span);
+    while (atomic_load(done) < span) {
+      sweep_progress_update(&pr, atomic_load(done));
+      nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+    sweep_progress_finish(&pr);
+  }
+  for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+  free(th);
+}
+
+/* Merges the workers' kept points into one heap, their counts into sw->drops, *kept and
+ * sw->pruned, and frees them. */
+static SweepTop *merge_workers(Sweep *sw, Worker *w, int T, uint64_t *kept) {
   SweepTop *top = sweep_top_new(sw->keep, sw->l.maximize);
-  uint64_t kept = 0;
+  int nr = sw->nreasons;
+  *kept = 0;
   sw->drops = xcalloc((size_t)nr + 1, sizeof *sw->drops);
   for (int r = 0; r < nr; r++) sw->drops[r].reason = sw->reasons[r];
   for (int t = 0; t < T; t++) {
     sweep_top_merge(top, w[t].top);
-    kept += w[t].kept;
+    *kept += w[t].kept;
     sw->pruned += w[t].pruned;
     for (int r = 0; r < nr; r++) sw->drops[r].count += w[t].dropped[r];
     sweep_top_free(w[t].top);
@@ -742,7 +782,13 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
     free(w[t].dropped);
   }
   free(w);
-  free(th);
+  return top;
+}
+
+/* The kept points, ranked, each with its report's figures (sw->rows): every point is lowered
+ * again alone, and its objective must be the sweep's, bit for bit.  Returns 0, or -1 after
+ * reporting a point that fails alone. */
+static int report_rows(Sweep *sw, SweepTop *top) {
   int n = sweep_top_count(top);
   sw->rows = xcalloc((size_t)n, sizeof *sw->rows);
   sw->nrows = sweep_top_rows(top, sw->rows);
@@ -763,6 +809,32 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
                  (unsigned long long)sw->rows[i].point, obj, sw->rows[i].objective);
     fill_row(sw, &sw->rows[i], &r);
   }
+  return rc;
+}
+
+int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows) {
+  free(sw->rows);   /* a previous run's result */
+  free(sw->drops);
+  sw->rows = NULL, sw->drops = NULL, sw->nrows = 0, sw->pruned = 0;
+  uint64_t begin = 0, end = sw->points;
+  if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
+  int T = opt->threads < 1 ? 1 : opt->threads;
+  atomic_uint_fast64_t next = begin, done = 0;
+  uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32);
+  if (chunk < 4096) chunk = 4096;
+  Worker *w = xcalloc((size_t)T, sizeof *w);
+  int nr = sw->nreasons;
+  for (int t = 0; t < T; t++) {
+    w[t] = (Worker){sw, sw->jit != NULL, !opt->no_prune, xcalloc((size_t)sw->l.g.nn, sizeof(double)),
+                    xcalloc((size_t)sw->nax + 1, sizeof(double)), sweep_top_new(sw->keep, sw->l.maximize),
+                    xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk};
+  }
+  double t0 = now();
+  run_workers(w, T, opt->progress && isatty(2), &done, span);
+  double elapsed = now() - t0;
+  uint64_t kept;
+  SweepTop *top = merge_workers(sw, w, T, &kept);
+  int rc = report_rows(sw, top);
   sweep_top_free(top);
   *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->objective, sw->l.maximize, sw->keep,
                       sw->points, opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1, span, kept,

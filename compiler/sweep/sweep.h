@@ -9,10 +9,10 @@
  * what only the objective needs (the pipeline simulation) is each level's lazy part, run for
  * the points that pass.  A point whose plan does not divide fails a check before its kernels
  * run; one that fails a `require` is dropped; both are counted per reason.  The others are
- * ranked by
- * the objective and the best `keep` are kept (a bounded heap per thread), then lowered again
- * one by one with their axes as constants, for their report: the figures a sweep prints are
- * those `llmp run` prints for that plan, and the objective is checked to be the same bits.
+ * ranked by the objective and the best `keep` are kept (a bounded heap per thread), then
+ * lowered again one by one with their axes as constants, for their report: the figures a
+ * sweep prints are those `llmp run` prints for that plan, and the objective is checked to be
+ * the same bits.
  *
  * Points are spread over threads in chunks; the result does not depend on the number of
  * threads or on the shard split (the ranking is a total order: objective, then point). */
@@ -53,10 +53,8 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
 
 /* Figures for benchmarks and tests. */
 uint64_t sweep_points(const Sweep *sw);
-int sweep_nodes(const Sweep *sw);
 int sweep_levels(const Sweep *sw);
-double sweep_compile_seconds(const Sweep *sw);   /* lowering + staging + JIT */
-double sweep_jit_seconds(const Sweep *sw);       /* the JIT's part (0 without) */
+double sweep_jit_seconds(const Sweep *sw);       /* the time the JIT took (0 without) */
 /* Of the last run's points that passed, how many skipped their pipeline simulations: the
  * objective's lower bound was already worse than the worst point kept (SweepOptions.no_prune
  * turns this off; the results are the same). */
@@ -70,7 +68,5 @@ void sweep_point_inputs(const Sweep *sw, uint64_t point, double *inputs);
 /* The objective (NaN when a check or require drops it) and the drop reason index (-1 kept)
  * of one point, evaluated alone by the interpreter over the whole graph. */
 double sweep_point_objective(Sweep *sw, uint64_t point, int *reason);
-
-int sweep_main(int argc, char **argv);
 
 #endif

@@ -1,6 +1,8 @@
 /* sweep_io.h - what `llmp sweep` reads and writes: ranked rows and their writers (a table,
  * CSV, JSON Lines), the bounded heap that keeps the best N points, the shards of a sweep's
- * point range and the launchers that name them, `llmp merge`, and the progress bar.
+ * point range and the launchers that name them, `llmp merge`, and the progress bar: one file
+ * each (sweep_top.c, sweep_write.c, sweep_read.c, sweep_merge.c, sweep_shard.c,
+ * sweep_progress.c).
  *
  * A sweep evaluates the points 0 .. P-1 of the product of its `vary` axes.  A point that fails
  * a `require` is dropped and counted under that require's text; the others are ranked by the
@@ -129,7 +131,8 @@ SweepFormat sweep_format_of_path(const char *path, SweepFormat dflt);
  *   then a line per row {"rank":R,"point":I,"objective":X,"KEY":VALUE,...} in field order.
  *   Numbers are the shortest text that reads back as the same double, NaN null, infinities
  *   1e999 and -1e999 (which JSON readers take as the largest double or infinity), so that a
- *   row read back compares bit for bit.  Strings are escaped; other bytes pass through. */
+ *   row read back compares bit for bit.  Strings and CSV fields follow emit.h (report/): a
+ *   byte that is not UTF-8 becomes U+FFFD in JSON. */
 int sweep_write(FILE *out, SweepFormat fmt, const SweepMeta *m, const SweepRow *rows, int n);
 
 /* --- reading JSON Lines back --------------------------------------------------------------- */

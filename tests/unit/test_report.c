@@ -1,4 +1,4 @@
-/* test_report.c - unit tests of compiler/report/report.c: the table (a plan that fits, one that
+/* test_report.c - unit tests of compiler/report/report.c and trace.c: the table (a plan that fits, one that
  * does not, which parts show), JSON Lines (parsed by a small strict JSON reader below:
  * nulls for NaN and for the times of a plan that does not fit, escapes, round-trip
  * numbers), CSV (field counts, RFC 4180 quoting), the unit formatters at their

@@ -1,4 +1,5 @@
-/* test_sweep_io.c - unit tests of compiler/sweep/sweep_io.c: the keep-the-best-N heap against a
+/* test_sweep_io.c - unit tests of compiler/sweep/sweep_io.h (sweep_top, sweep_write,
+ * sweep_read, sweep_merge, sweep_shard, sweep_progress): the keep-the-best-N heap against a
  * full sort (ties, NaN, both senses, split over heaps and merged); the writers' exact text for
  * a small fixture; JSON Lines read back bit for bit; llmp merge of N shards against the
  * unsharded output, byte for byte, in every format; malformed shard files (each error names
@@ -421,6 +422,30 @@ TEST(jsonl_round_trip_is_bit_exact) {
   assert_int_equal(doc.nrows, NODD);
   assert_rows_equal(doc.rows, rows, NODD);
   /* written again, the same text */
+  char *again = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_JSONL);
+  assert_string_equal(again, text);
+  free(again);
+  free(text);
+  free(err);
+  sweep_doc_free(&doc);
+}
+
+/* Bytes that are not UTF-8 are written U+FFFD (emit.h), so the output is valid JSON, and a
+ * file read back is written again byte for byte: a merge writes what one machine wrote. */
+TEST(jsonl_invalid_utf8_becomes_u_fffd_and_round_trips) {
+  SweepField f[1] = {{"w\xff", NAN, "bad \xc3( \xed\xa0\x80"}};
+  SweepRow rows[1] = {{0, 1.5, 1, f}};
+  static SweepDrop drops[] = {{"r \x80", 0}};
+  SweepMeta m = {"s\xfe", "f.llmp", "o", false, 1, 1, 0, 1, 1, 1, 1, drops, NAN};
+  char *text = write_text(&m, rows, 1, SWEEP_JSONL);
+#define R "\xef\xbf\xbd"
+  assert_non_null(strstr(text, "\"sweep\":\"s" R "\""));
+  assert_non_null(strstr(text, "{\"r " R "\":0}"));
+  assert_non_null(strstr(text, "\"w" R "\":\"bad " R "( " R R R "\""));
+#undef R
+  SweepDoc doc;
+  char *err;
+  if (read_text(text, &doc, &err)) fail_msg("%s\n%s", err, text);
   char *again = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_JSONL);
   assert_string_equal(again, text);
   free(again);
@@ -1078,6 +1103,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(formats_by_name_and_extension),
       cmocka_unit_test(write_failure_returns_minus_one),
       cmocka_unit_test(jsonl_round_trip_is_bit_exact),
+      cmocka_unit_test(jsonl_invalid_utf8_becomes_u_fffd_and_round_trips),
       cmocka_unit_test(reader_accepts_escapes_and_blank_lines),
       cmocka_unit_test(merge_equals_unsharded),
       cmocka_unit_test(merged_table_leaves_out_elapsed),

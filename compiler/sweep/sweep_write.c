@@ -1,0 +1,257 @@
+/* sweep_write.c - a sweep's result written as a table, CSV or JSON Lines (sweep_io.h has
+ * each format's rules).  Values go through emit.h: numbers are the shortest text that reads
+ * back as the same double (as llmp run --format json writes them), so a row read back is
+ * bit-identical and a merge ranks exactly what one machine ranked. */
+#include "sweep_io.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "report/emit.h"
+#include "report/report.h"
+#include "sweep_io_internal.h"
+
+/* --- text helpers -------------------------------------------------------------------------- */
+
+/* A number for JSON (json) or CSV: NaN null or empty, infinities 1e999 or inf. */
+static const char *num_text(char *buf, size_t n, double x, bool json) {
+  if (isnan(x)) return json ? "null" : "";
+  if (isinf(x)) return x > 0 ? (json ? "1e999" : "inf") : (json ? "-1e999" : "-inf");
+  return emit_shortest(buf, n, x);
+}
+
+const char *sweep_grouped(char *buf, uint64_t v) {
+  char digits[24];
+  int nd = snprintf(digits, sizeof digits, "%" PRIu64, v), o = 0;
+  for (int i = 0; i < nd; i++) {
+    if (i && (nd - i) % 3 == 0) buf[o++] = ',';
+    buf[o++] = digits[i];
+  }
+  buf[o] = '\0';
+  return buf;
+}
+
+const char *sweep_rate_text(char *buf, double r) {
+  static const char *const prefix[] = {"", " k", " M", " G", " T"};
+  int p = 0;
+  while (p < 4 && fabs(r) >= 999.95) {
+    r /= 1000;
+    p++;
+  }
+  snprintf(buf, 32, p ? "%.1f%s" : "%.0f%s", r, prefix[p]);
+  return buf;
+}
+
+/* Text for a `# key: value` line: control characters become spaces. */
+static void comment_text(FILE *out, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) fputc(*p < 0x20 ? ' ' : *p, out);
+}
+
+/* --- the table ------------------------------------------------------------------------------- */
+
+static bool key_is_bytes(const char *k) { return !strncmp(k, "memory.", 7) || strstr(k, "bytes"); }
+
+static bool key_is_fraction(const char *k) {
+  size_t n = strlen(k);
+  return !strcmp(k, "mfu") || (n > 4 && (!strcmp(k + n - 4, ".mfu") || !strcmp(k + n - 4, "_mfu")));
+}
+
+/* "%.1f", or 4 significant digits where that would be long. */
+static void one_decimal(char *buf, size_t n, double v, const char *unit) {
+  snprintf(buf, n, fabs(v) < 1e9 ? "%.1f%s" : "%.4g%s", v, unit);
+}
+
+/* The text of one table cell (the rules are in sweep_io.h). */
+static const char *table_cell(char *buf, size_t n, const SweepField *f) {
+  const char *key = f->key ? f->key : "";
+  if (f->str) return f->str;
+  double v = f->num;
+  if (isnan(v)) return "-";
+  if (key_is_bytes(key)) one_decimal(buf, n, v / (1024.0 * 1024 * 1024), " GiB");
+  else if (key_is_fraction(key)) one_decimal(buf, n, 100 * v, " %");
+  else if (fabs(v) < 1e15 && (v == floor(v) || fabs(v) >= 1e4)) snprintf(buf, n, "%.0f", v);
+  else snprintf(buf, n, "%.4g", v);
+  return buf;
+}
+
+static void table_header(FILE *out, const SweepMeta *m) {
+  char a[32], b[32], c[32], d[32];
+  uint64_t dropped = 0;
+  for (int i = 0; i < m->ndropped; i++) dropped += m->dropped[i].count;
+  fprintf(out, "sweep %s (%s): %s %s, keep %d\n", m->sweep ? m->sweep : "?", m->file ? m->file : "?",
+          sweep_sense(m), m->objective ? m->objective : "?", m->keep);
+  if (m->shard_n > 1) fprintf(out, "  shard %d/%d of %s points:", m->shard_k, m->shard_n, sweep_grouped(a, m->points));
+  else fprintf(out, "  %s points:", sweep_grouped(a, m->points));
+  fprintf(out, " %s evaluated, %s kept, %s dropped\n", sweep_grouped(b, m->evaluated), sweep_grouped(c, m->kept),
+          sweep_grouped(d, dropped));
+  bool first = true;
+  for (int i = 0; i < m->ndropped; i++) {
+    if (!m->dropped[i].count) continue;
+    fprintf(out, "%s%s `%s`", first ? "  dropped: " : ", ", sweep_grouped(a, m->dropped[i].count),
+            m->dropped[i].reason ? m->dropped[i].reason : "");
+    first = false;
+  }
+  if (!first) fputc('\n', out);
+  if (isfinite(m->elapsed) && m->elapsed >= 0) {
+    fprintf(out, "  %s", report_time(a, sizeof a, m->elapsed));
+    if (m->elapsed > 0) fprintf(out, ", %s points/s", sweep_rate_text(b, (double)m->evaluated / m->elapsed));
+    fputc('\n', out);
+  }
+}
+
+/* Width of each column: 0 is the rank, 1.. the fields of rows[0]. */
+static void table_widths(const SweepRow *rows, int n, int nf, size_t *w) {
+  char buf[64];
+  w[0] = strlen("rank");
+  for (int j = 0; j < nf; j++) w[j + 1] = strlen(rows[0].fields[j].key ? rows[0].fields[j].key : "");
+  for (int i = 0; i < n; i++) {
+    int len = snprintf(buf, sizeof buf, "%d", i + 1);
+    if ((size_t)len > w[0]) w[0] = (size_t)len;
+    for (int j = 0; j < nf && j < rows[i].nfields; j++) {
+      size_t l = strlen(table_cell(buf, sizeof buf, &rows[i].fields[j]));
+      if (l > w[j + 1]) w[j + 1] = l;
+    }
+  }
+}
+
+/* One cell: numbers right-aligned, text left-aligned (no padding after the last column). */
+static void table_put(FILE *out, const char *text, size_t width, bool right, bool last, bool first) {
+  int pad = (int)(width - strlen(text));
+  if (!first) fputs("  ", out);
+  if (right) fprintf(out, "%*s%s", pad, "", text);
+  else if (last) fputs(text, out);
+  else fprintf(out, "%s%*s", text, pad, "");
+}
+
+static void table_rows(FILE *out, const SweepRow *rows, int n) {
+  int nf = rows[0].nfields;
+  size_t *w = xmalloc((size_t)(nf + 1) * sizeof *w);
+  table_widths(rows, n, nf, w);
+  table_put(out, "rank", w[0], true, nf == 0, true);
+  for (int j = 0; j < nf; j++)
+    table_put(out, rows[0].fields[j].key ? rows[0].fields[j].key : "", w[j + 1], !rows[0].fields[j].str, j == nf - 1, false);
+  fputc('\n', out);
+  char buf[64];
+  for (int i = 0; i < n; i++) {
+    snprintf(buf, sizeof buf, "%d", i + 1);
+    table_put(out, buf, w[0], true, nf == 0, true);
+    for (int j = 0; j < nf; j++) {
+      const char *text = j < rows[i].nfields ? table_cell(buf, sizeof buf, &rows[i].fields[j]) : "-";
+      table_put(out, text, w[j + 1], !rows[0].fields[j].str, j == nf - 1, false);
+    }
+    fputc('\n', out);
+  }
+  free(w);
+}
+
+static void write_table(FILE *out, const SweepMeta *m, const SweepRow *rows, int n) {
+  table_header(out, m);
+  fputc('\n', out);
+  if (n > 0) table_rows(out, rows, n);
+  else fputs(m->keep ? "no point met every require\n" : "keep 0: no rows\n", out);
+}
+
+/* --- CSV and JSON Lines ---------------------------------------------------------------------- */
+
+static void write_csv(FILE *out, const SweepMeta *m, const SweepRow *rows, int n) {
+  static const char *const names[] = {"sweep", "file", "objective"};
+  const char *values[] = {m->sweep, m->file, m->objective};
+  fputs("# llmp_sweep: 1\n", out);
+  for (int i = 0; i < 3; i++) {
+    fprintf(out, "# %s: ", names[i]);
+    comment_text(out, values[i]);
+    fputc('\n', out);
+  }
+  fprintf(out, "# sense: %s\n# keep: %d\n# points: %" PRIu64 "\n# shard: %d/%d\n", sweep_sense(m), m->keep, m->points,
+          m->shard_k, m->shard_n);
+  fprintf(out, "# evaluated: %" PRIu64 "\n# kept: %" PRIu64 "\n", m->evaluated, m->kept);
+  for (int i = 0; i < m->ndropped; i++) {
+    fprintf(out, "# dropped: %" PRIu64 " ", m->dropped[i].count);
+    comment_text(out, m->dropped[i].reason);
+    fputc('\n', out);
+  }
+  fputs("rank,point,objective", out);
+  for (int j = 0; n > 0 && j < rows[0].nfields; j++) {
+    fputc(',', out);
+    emit_csv_field(out, rows[0].fields[j].key);
+  }
+  fputc('\n', out);
+  char buf[40];
+  for (int i = 0; i < n; i++) {
+    fprintf(out, "%d,%" PRIu64 ",%s", i + 1, rows[i].point, num_text(buf, sizeof buf, rows[i].objective, false));
+    for (int j = 0; j < rows[i].nfields; j++) {
+      fputc(',', out);
+      const SweepField *f = &rows[i].fields[j];
+      if (f->str) emit_csv_field(out, f->str);
+      else fputs(num_text(buf, sizeof buf, f->num, false), out);
+    }
+    fputc('\n', out);
+  }
+}
+
+static void write_jsonl(FILE *out, const SweepMeta *m, const SweepRow *rows, int n) {
+  fputs("{\"llmp_sweep\":1,\"sweep\":", out);
+  emit_json_string(out, m->sweep);
+  fputs(",\"file\":", out);
+  emit_json_string(out, m->file);
+  fputs(",\"objective\":", out);
+  emit_json_string(out, m->objective);
+  fprintf(out, ",\"sense\":\"%s\",\"keep\":%d,\"points\":%" PRIu64 ",\"shard\":[%d,%d]", sweep_sense(m), m->keep,
+          m->points, m->shard_k, m->shard_n);
+  fprintf(out, ",\"evaluated\":%" PRIu64 ",\"kept\":%" PRIu64 ",\"dropped\":{", m->evaluated, m->kept);
+  for (int i = 0; i < m->ndropped; i++) {
+    if (i) fputc(',', out);
+    emit_json_string(out, m->dropped[i].reason);
+    fprintf(out, ":%" PRIu64, m->dropped[i].count);
+  }
+  fputs("}}\n", out);
+  char buf[40];
+  for (int i = 0; i < n; i++) {
+    fprintf(out, "{\"rank\":%d,\"point\":%" PRIu64 ",\"objective\":%s", i + 1, rows[i].point,
+            num_text(buf, sizeof buf, rows[i].objective, true));
+    for (int j = 0; j < rows[i].nfields; j++) {
+      const SweepField *f = &rows[i].fields[j];
+      fputc(',', out);
+      emit_json_string(out, f->key);
+      fputc(':', out);
+      if (f->str) emit_json_string(out, f->str);
+      else fputs(num_text(buf, sizeof buf, f->num, true), out);
+    }
+    fputs("}\n", out);
+  }
+}
+
+int sweep_write(FILE *out, SweepFormat fmt, const SweepMeta *m, const SweepRow *rows, int n) {
+  if (!out || !m || n < 0 || (n > 0 && !rows)) return -1;
+  switch (fmt) {
+  case SWEEP_TABLE: write_table(out, m, rows, n); break;
+  case SWEEP_CSV: write_csv(out, m, rows, n); break;
+  case SWEEP_JSONL: write_jsonl(out, m, rows, n); break;
+  default: return -1;
+  }
+  return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}
+
+int sweep_format_parse(const char *name, SweepFormat *f) {
+  static const struct {
+    const char *name;
+    SweepFormat f;
+  } names[] = {{"table", SWEEP_TABLE}, {"csv", SWEEP_CSV}, {"json", SWEEP_JSONL}, {"jsonl", SWEEP_JSONL}};
+  for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(name, names[i].name)) {
+      *f = names[i].f;
+      return 0;
+    }
+  return -1;
+}
+
+SweepFormat sweep_format_of_path(const char *path, SweepFormat dflt) {
+  const char *dot = path ? strrchr(path, '.') : NULL;
+  if (!dot || strchr(dot, '/')) return dflt;
+  if (!strcmp(dot, ".csv")) return SWEEP_CSV;
+  if (!strcmp(dot, ".jsonl") || !strcmp(dot, ".json")) return SWEEP_JSONL;
+  return dflt;
+}
