@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+
 typedef struct Out {
   char *p;
   size_t n, cap;
@@ -29,11 +31,7 @@ typedef struct Out {
 } Out;
 
 static void put(Out *o, const char *s, size_t n) {
-  if (o->n + n + 1 > o->cap) {
-    o->cap = (o->n + n + 1) * 2;
-    o->p = realloc(o->p, o->cap);
-    if (!o->p) abort();
-  }
+  XGROW(o->p, o->n + n + 1, o->cap);
   memcpy(o->p + o->n, s, n);
   o->n += n;
   o->p[o->n] = '\0';
@@ -289,8 +287,7 @@ static int run_length(Out *o, const AstNode *c) {
 /* Emits n aligned statements from c: keys padded to one width, trailing comments at one
  * column.  Returns the last statement emitted. */
 static const AstNode *emit_run(Out *o, const AstNode *c, int n, int level) {
-  char **keys = malloc((size_t)n * sizeof *keys), **rests = malloc((size_t)n * sizeof *rests);
-  if (!keys || !rests) abort();
+  char **keys = xmalloc((size_t)n * sizeof *keys), **rests = xmalloc((size_t)n * sizeof *rests);
   size_t kw = 0, cw = 0;
   const AstNode *x = c;
   unsigned ci = o->ci;

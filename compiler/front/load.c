@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "alloc.h"
 #include "sema_private.h"
 
 enum { MAX_IMPORT_DEPTH = 128 };
@@ -23,14 +24,14 @@ static bool is_dir(const char *path) {
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* dir/path, with ".llmp" appended when path has no extension.  malloc'd or NULL. */
+/* dir/path, with ".llmp" appended when path has no extension, if that is a file: malloc'd,
+ * or NULL. */
 static char *try_path(const char *dir, const char *path) {
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
   const char *ext = strchr(base, '.') ? "" : ".llmp";
   size_t n = strlen(dir) + strlen(path) + strlen(ext) + 2;
-  char *p = malloc(n);
-  if (!p) return NULL;
+  char *p = xmalloc(n);
   if (path[0] == '/' || !dir[0]) snprintf(p, n, "%s%s", path, ext);
   else snprintf(p, n, "%s/%s%s", dir, path, ext);
   if (is_regular(p)) return p;
@@ -75,13 +76,7 @@ static int find_file(Sema *s, const char *real) {
 }
 
 static int add_file(Sema *s, SrcFile *src, const char *real) {
-  if (s->nfiles == s->capfiles) {
-    int cap = s->capfiles ? 2 * s->capfiles : 8;
-    SemaFile *f = arena_alloc(&s->arena, (size_t)cap * sizeof *f);
-    if (s->nfiles) memcpy(f, s->files, (size_t)s->nfiles * sizeof *f);
-    s->files = f;
-    s->capfiles = cap;
-  }
+  XGROW(s->files, s->nfiles + 1, s->capfiles);
   SemaFile *f = &s->files[s->nfiles];
   memset(f, 0, sizeof *f);
   f->src = src;
@@ -91,9 +86,12 @@ static int add_file(Sema *s, SrcFile *src, const char *real) {
 
 static char *dir_of(const char *path) {
   const char *slash = strrchr(path, '/');
-  if (!slash) return strdup(".");
-  if (slash == path) return strdup("/");
-  return strndup(path, (size_t)(slash - path));
+  if (!slash) return xstrdup(".");
+  size_t n = slash == path ? 1 : (size_t)(slash - path);   /* "/x" is in "/" */
+  char *dir = xmalloc(n + 1);
+  memcpy(dir, path, n);
+  dir[n] = '\0';
+  return dir;
 }
 
 static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth);

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+#include "hash.h"
 #include "sema_private.h"
 
 typedef enum { T_ERROR, T_NUM, T_BOOL, T_STR, T_ENUM, T_LIST, T_DECL } TKind;
@@ -91,14 +93,11 @@ static SrcFile *file_of(Sema *s, Decl *d) { return s->files[d->file].src; }
 /* Reports an error once: evaluating an inherited field for several children would
  * otherwise repeat the same message at the same place. */
 static bool first_report(Sema *s, SrcFile *f, Span sp, const char *msg) {
-  unsigned long h = 1469598103934665603ul ^ (unsigned long)f->id;
-  h = (h ^ sp.start) * 1099511628211ul;
-  h = (h ^ sp.end) * 1099511628211ul;
-  for (const char *c = msg; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ul;
-  if (!h) h = 1;
+  uint64_t h = hash_str(hash_word(hash_word(HASH_BASIS ^ (uint64_t)f->id, sp.start), sp.end), msg);
+  if (!h) h = 1;   /* 0 marks an empty slot */
   if (2 * (s->nseen + 1) > s->seencap) {
     unsigned cap = s->seencap ? 2 * s->seencap : 256;
-    unsigned long *t = arena_alloc(&s->arena, cap * sizeof *t);
+    uint64_t *t = arena_alloc(&s->arena, cap * sizeof *t);
     for (unsigned i = 0; i < s->seencap; i++) {
       if (!s->seen[i]) continue;
       unsigned j = (unsigned)(s->seen[i] & (cap - 1));
@@ -288,13 +287,7 @@ static void collect(Sema *s, int fi) {
     d->parent_span = c->u.decl.parent_span;
     c->aux = d;
     Decl *prev = table_get(s, d->name);
-    if (s->ndecls == s->capdecls) {
-      int cap = s->capdecls ? 2 * s->capdecls : 64;
-      Decl **v = arena_alloc(&s->arena, (size_t)cap * sizeof *v);
-      if (s->ndecls) memcpy(v, s->decls, (size_t)s->ndecls * sizeof *v);
-      s->decls = v;
-      s->capdecls = cap;
-    }
+    XGROW(s->decls, s->ndecls + 1, s->capdecls);
     s->decls[s->ndecls++] = d;
     if (prev) {
       char t[256];
@@ -411,18 +404,13 @@ static Decl *find_parent(Sema *s, Decl *d, bool *ok) {
  * chain of any length, written in any order, resolves the same way. */
 static bool resolve_extends(Sema *s, Decl *d) {
   if (d->ext_state >= 2) return d->ext_state == 2;
-  int n = 0, cap = 16;
-  Decl **chain = malloc((size_t)cap * sizeof *chain);
-  bool *ok = malloc((size_t)cap * sizeof *ok);
-  if (!chain || !ok) abort();
+  int n = 0, capchain = 0, capok = 0;
+  Decl **chain = NULL;
+  bool *ok = NULL;
   Decl *x = d;
   while (x && x->ext_state == 0) {
-    if (n == cap) {
-      cap *= 2;
-      chain = realloc(chain, (size_t)cap * sizeof *chain);
-      ok = realloc(ok, (size_t)cap * sizeof *ok);
-      if (!chain || !ok) abort();
-    }
+    XGROW(chain, n + 1, capchain);
+    XGROW(ok, n + 1, capok);
     x->ext_state = 1;
     chain[n] = x;
     x->parent = find_parent(s, x, &ok[n]);
@@ -466,13 +454,7 @@ static Value let_value(Sema *s, Env *e, AstNode *let);
  * next round, from a shallow stack.  Each round completes at least the deepest deferred
  * value, so a chain of any length, in any order, evaluates to the same result. */
 static void defer(Sema *s, Decl *d, int field, AstNode *let) {
-  if (s->ndeferred == s->capdeferred) {
-    unsigned cap = s->capdeferred ? 2 * s->capdeferred : 64;
-    Deferred *v = arena_alloc(&s->arena, cap * sizeof *v);
-    if (s->ndeferred) memcpy(v, s->deferred, s->ndeferred * sizeof *v);
-    s->deferred = v;
-    s->capdeferred = cap;
-  }
+  XGROW(s->deferred, s->ndeferred + 1, s->capdeferred);
   s->deferred[s->ndeferred++] = (Deferred){d, field, let};
 }
 
@@ -1491,8 +1473,7 @@ static void check_decl(Sema *s, Decl *d) {
 /* --- driver ------------------------------------------------------------------------ */
 
 Sema *sema_new(Diag *d, const SemaOptions *opt) {
-  Sema *s = calloc(1, sizeof *s);
-  if (!s) abort();
+  Sema *s = xcalloc(1, sizeof *s);
   arena_init(&s->arena);
   intern_init(&s->in, &s->arena);
   s->diag = d;
@@ -1503,6 +1484,9 @@ Sema *sema_new(Diag *d, const SemaOptions *opt) {
 void sema_free(Sema *s) {
   if (!s) return;
   arena_free(&s->arena);
+  free(s->files);
+  free(s->decls);
+  free(s->deferred);
   free(s);
 }
 
@@ -1534,6 +1518,7 @@ static int check_loaded(Sema *s, int root, bool check, int before) {
     s->deferred = NULL;
     s->ndeferred = s->capdeferred = 0;
     run_deferred(s, list, n);
+    free(list);
     for (int i = 0; i < s->ndecls; i++) {   /* errors already reported are not repeated */
       s->decls[i]->checked = false;
       check_decl(s, s->decls[i]);

@@ -2,6 +2,8 @@
 #ifndef LLMP_SEMA_PRIVATE_H
 #define LLMP_SEMA_PRIVATE_H
 
+#include <stdint.h>
+
 #include "parse.h"
 #include "sema.h"
 
@@ -37,7 +39,7 @@ struct Sema {
   int ndecls, capdecls;
   Decl **table;                 /* open addressing by interned name */
   unsigned tcap;
-  unsigned long *seen;          /* hashes of reported errors, to report each once */
+  uint64_t *seen;          /* hashes of reported errors, to report each once */
   unsigned seencap, nseen;
   bool broken;                  /* a file is unreadable, incomplete, or an import failed */
   unsigned eval_depth;          /* nested field and let evaluations */
