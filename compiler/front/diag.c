@@ -45,7 +45,7 @@ void diag_set_writer(Diag *d, DiagWriteFn fn, void *user) {
 typedef struct DiagEntry {
   int file;             /* -1 for a diagnostic with no position */
   unsigned off;
-  int seq, group;       /* arrival order; a note joins the group of the error before it */
+  int group;            /* the index of its error: a note joins the error before it */
   char *text;
   size_t len;
 } DiagEntry;
@@ -55,7 +55,6 @@ static void enqueue(Diag *d, SrcFile *f, Span sp, DiagLevel lv, char *text, size
   DiagEntry *e = &d->queue[d->nqueue];
   e->file = f ? f->id : -1;
   e->off = sp.start;
-  e->seq = d->nqueue;
   e->group = lv == DIAG_NOTE && d->nqueue ? d->queue[d->nqueue - 1].group : d->nqueue;
   e->text = text;
   e->len = len;

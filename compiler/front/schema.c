@@ -193,7 +193,7 @@ const char *enum_list(const char *const *enums, char *buf, unsigned n) {
 
 /* Optimal string alignment distance (Levenshtein plus adjacent transpositions, so `gtp`
  * is one edit from `gpt`); names are short, rows are small. */
-unsigned edit_distance(const char *a, const char *b) {
+static unsigned edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 63 || lb > 63) return 1000;
   unsigned r0[64], r1[64], r2[64];   /* rows i-2, i-1, i */

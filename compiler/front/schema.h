@@ -90,6 +90,5 @@ typedef struct Suggest {
 } Suggest;
 void suggest_init(Suggest *s, const char *word);
 void suggest_offer(Suggest *s, const char *candidate);
-unsigned edit_distance(const char *a, const char *b);
 
 #endif
