@@ -123,32 +123,38 @@ static void load_imports(Sema *s, int i, unsigned depth) {
   free(dir);
 }
 
+/* A file that cannot be read (errno says why), reported at the import that named it. */
+static int load_failed(Sema *s, const char *path, SrcFile *fromsrc, AstNode *at) {
+  if (fromsrc) diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
+  else diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
+  s->broken = true;
+  return -1;
+}
+
+/* A file met again while its imports are still being read. */
+static int import_cycle(Sema *s, int i, int from, AstNode *at) {
+  SrcFile *fromsrc = s->files[from].src;
+  if (i == from)
+    diag_error(s->diag, fromsrc, at->span, "file imports itself");
+  else {
+    diag_error(s->diag, fromsrc, at->span, "import cycle: \"%s\" is already being imported", at->name);
+    Span top = {0, 0};
+    diag_note(s->diag, s->files[i].src, top, "the cycle starts in this file");
+  }
+  s->broken = true;
+  return -1;
+}
+
+/* Reads path (imported by file `from` at `at`, or the root when from is -1) and, recursively,
+ * what it imports; returns its file index, or -1. */
 static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth) {
   char *real = realpath(path, NULL);
   SrcFile *fromsrc = from >= 0 ? s->files[from].src : NULL;
-  if (!real) {
-    if (fromsrc) diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
-    else diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
-    s->broken = true;
-    return -1;
-  }
+  if (!real) return load_failed(s, path, fromsrc, at);
   int i = find_file(s, real);
   if (i >= 0) {
     free(real);
-    if (s->files[i].state == 1) {
-      s->broken = true;
-      if (i == from)
-        diag_error(s->diag, fromsrc, at->span, "file imports itself");
-      else {
-        diag_error(s->diag, fromsrc, at->span, "import cycle: \"%s\" is already being imported",
-                   at->name);
-        Span top = {0, 0};
-        diag_note(s->diag, s->files[i].src, top, "the cycle starts in this file");
-      }
-      s->broken = true;
-    return -1;
-    }
-    return i;
+    return s->files[i].state == 1 ? import_cycle(s, i, from, at) : i;
   }
   if (depth > MAX_IMPORT_DEPTH) {
     diag_error(s->diag, fromsrc, at->span, "imports nested more than %d files deep", MAX_IMPORT_DEPTH);
@@ -158,10 +164,8 @@ static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth
   }
   SrcFile *src = diag_load_file(s->diag, path);
   if (!src) {
-    if (fromsrc) diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
-    else diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
+    load_failed(s, path, fromsrc, at);
     free(real);
-    s->broken = true;
     return -1;
   }
   i = add_file(s, src, real);
