@@ -232,3 +232,9 @@ void suggest_offer(Suggest *s, const char *candidate) {
     s->best_dist = d;
   }
 }
+
+const char *suggest_hint(Suggest *s, bool paren) {
+  if (!s->best) return "";
+  snprintf(s->hint, sizeof s->hint, paren ? " (did you mean `%s`?)" : "; did you mean `%s`?", s->best);
+  return s->hint;
+}

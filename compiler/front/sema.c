@@ -146,8 +146,8 @@ static void collect(Sema *s, int fi) {
       suggest_init(&sg, c->u.decl.kind_word);
       for (int k = 1; k < DK_N; k++) suggest_offer(&sg, decl_kind_names[k]);
       err_at(s, s->files[fi].src, c->u.decl.kind_span,
-             "unknown declaration kind `%s`%s%s%s: a declaration is a gpu, cluster, block, model, plan, scenario or sweep",
-             c->u.decl.kind_word, sg.best ? " (did you mean `" : "", sg.best ? sg.best : "", sg.best ? "`?)" : "");
+             "unknown declaration kind `%s`%s: a declaration is a gpu, cluster, block, model, plan, scenario or sweep",
+             c->u.decl.kind_word, suggest_hint(&sg, true));
       continue;
     }
     Decl *d = decl_new(s, c, c->u.decl.kind, fi);
@@ -245,9 +245,8 @@ static Decl *find_parent(Sema *s, Decl *d, bool *ok) {
     Suggest sg;
     suggest_init(&sg, d->parent_name);
     sema_suggest_decls(s, &sg, d->kind);
-    err_at(s, file_of(s, d), d->parent_span, "%s extends `%s`, which is not declared%s%s%s",
-           decl_title(d, t, sizeof t), d->parent_name, sg.best ? "; did you mean `" : "",
-           sg.best ? sg.best : "", sg.best ? "`?" : "");
+    err_at(s, file_of(s, d), d->parent_span, "%s extends `%s`, which is not declared%s",
+           decl_title(d, t, sizeof t), d->parent_name, suggest_hint(&sg, false));
   } else if (p && !kinds_compatible(d->kind, p->kind)) {
     if (d->kind == DK_SWEEP && p->kind == DK_SWEEP)
       err_at(s, file_of(s, d), d->parent_span,
@@ -319,8 +318,8 @@ Decl *sema_inline_decl(Sema *s, Env *e, AstNode *n) {
       Suggest sg;
       suggest_init(&sg, n->name);
       sema_suggest_decls(s, &sg, DK_UNKNOWN);
-      sema_err_env(s, e, n->name_span, "cannot extend `%s`: it is not declared%s%s%s", n->name,
-              sg.best ? "; did you mean `" : "", sg.best ? sg.best : "", sg.best ? "`?" : "");
+      sema_err_env(s, e, n->name_span, "cannot extend `%s`: it is not declared%s", n->name,
+              suggest_hint(&sg, false));
     }
     return NULL;
   }
@@ -361,8 +360,8 @@ static void unknown_field(Sema *s, Decl *d, AstNode *c, const Schema *sc) {
   suggest_init(&sg, c->name);
   for (const FieldDef *f = sc->fields; f->name; f++) suggest_offer(&sg, f->name);
   for (const SubDef *sd = sc->subs; sd && sd->word; sd++) suggest_offer(&sg, sd->word);
-  err_at(s, file_of(s, d), c->name_span, "unknown field `%s` in %s%s%s%s", c->name, sc->name,
-         sg.best ? "; did you mean `" : "", sg.best ? sg.best : "", sg.best ? "`?" : "");
+  err_at(s, file_of(s, d), c->name_span, "unknown field `%s` in %s%s", c->name, sc->name,
+         suggest_hint(&sg, false));
 }
 
 /* The fields of a nested block (tier, measured): checked where they are written. */
@@ -372,8 +371,8 @@ static void check_sub(Sema *s, Decl *d, AstNode *c) {
     Suggest sg;
     suggest_init(&sg, c->name);
     for (const SubDef *x = d->schema->subs; x && x->word; x++) suggest_offer(&sg, x->word);
-    err_at(s, file_of(s, d), c->name_span, "%s has no nested block `%s`%s%s%s", d->schema->name, c->name,
-           sg.best ? "; did you mean `" : "", sg.best ? sg.best : "", sg.best ? "`?" : "");
+    err_at(s, file_of(s, d), c->name_span, "%s has no nested block `%s`%s", d->schema->name, c->name,
+           suggest_hint(&sg, false));
     return;
   }
   if (sd->labelled && !c->u.sub.label) {
@@ -425,8 +424,8 @@ static void check_op(Sema *s, Decl *d, AstNode *c) {
     Suggest sg;
     suggest_init(&sg, call->name);
     for (int i = 0; i < OPK_N; i++) suggest_offer(&sg, op_defs[i].name);
-    err_at(s, file_of(s, d), call->name_span, "unknown operator `%s`%s%s%s", call->name,
-           sg.best ? "; did you mean `" : "", sg.best ? sg.best : "", sg.best ? "`?" : "");
+    err_at(s, file_of(s, d), call->name_span, "unknown operator `%s`%s", call->name,
+           suggest_hint(&sg, false));
     return;
   }
   int npos = 0;
@@ -443,8 +442,8 @@ static void check_op(Sema *s, Decl *d, AstNode *c) {
         Suggest sg;
         suggest_init(&sg, a->name);
         for (const FieldDef *p = od->params; p->name; p++) suggest_offer(&sg, p->name);
-        err_at(s, file_of(s, d), a->name_span, "`%s` has no parameter `%s`%s%s%s", od->name, a->name,
-               sg.best ? "; did you mean `" : "", sg.best ? sg.best : "", sg.best ? "`?" : "");
+        err_at(s, file_of(s, d), a->name_span, "`%s` has no parameter `%s`%s", od->name, a->name,
+               suggest_hint(&sg, false));
         continue;
       }
     } else {
@@ -485,8 +484,8 @@ static const FieldDef *sweep_path(Sema *s, Decl *d, AstNode *p, const Schema **o
       Suggest sg;
       suggest_init(&sg, chain[i]->name);
       for (const FieldDef *f = sc->fields; f->name; f++) suggest_offer(&sg, f->name);
-      err_at(s, file_of(s, d), chain[i]->name_span, "unknown field `%s` in %s%s%s%s", chain[i]->name, sc->name,
-             sg.best ? "; did you mean `" : "", sg.best ? sg.best : "", sg.best ? "`?" : "");
+      err_at(s, file_of(s, d), chain[i]->name_span, "unknown field `%s` in %s%s", chain[i]->name, sc->name,
+             suggest_hint(&sg, false));
       return NULL;
     }
     *owner = sc;

@@ -283,8 +283,8 @@ static Value eval_member(Sema *s, Env *e, AstNode *n) {
     Suggest sg;
     suggest_init(&sg, n->name);
     for (const FieldDef *f = obj.schema->fields; f->name; f++) suggest_offer(&sg, f->name);
-    sema_err_env(s, e, n->name_span, "unknown field `%s` in %s%s%s%s", n->name, obj.schema->name,
-            sg.best ? "; did you mean `" : "", sg.best ? sg.best : "", sg.best ? "`?" : "");
+    sema_err_env(s, e, n->name_span, "unknown field `%s` in %s%s", n->name, obj.schema->name,
+            suggest_hint(&sg, false));
     return v_error();
   }
   if (obj.known) return eval_field(s, obj.decl, schema_field_index(obj.schema, fd));
@@ -541,9 +541,8 @@ static Value check_word(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const c
     Suggest sg;
     suggest_init(&sg, n->name);
     for (int i = 0; fd->enums[i]; i++) suggest_offer(&sg, fd->enums[i]);
-    sema_err_env(s, e, n->span, "`%s` is not a valid %s: expected %s%s%s%s", n->name, what,
-            enum_list(fd->enums, b, sizeof b), sg.best ? " (did you mean `" : "", sg.best ? sg.best : "",
-            sg.best ? "`?)" : "");
+    sema_err_env(s, e, n->span, "`%s` is not a valid %s: expected %s%s", n->name, what,
+            enum_list(fd->enums, b, sizeof b), suggest_hint(&sg, true));
     return v_error();
   }
   Value v = eval_expr(s, e, n);
@@ -599,8 +598,7 @@ static Value check_ref(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const ch
       Suggest sg;
       suggest_init(&sg, n->name);
       sema_suggest_decls(s, &sg, fd->ref);
-      sema_err_env(s, e, n->span, "unknown %s `%s`%s%s%s", want->name, n->name, sg.best ? "; did you mean `" : "",
-              sg.best ? sg.best : "", sg.best ? "`?" : "");
+      sema_err_env(s, e, n->span, "unknown %s `%s`%s", want->name, n->name, suggest_hint(&sg, false));
       return v_error();
     }
     if (!d) return v_error();
