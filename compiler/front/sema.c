@@ -411,6 +411,27 @@ static void check_sub(Sema *s, Decl *d, AstNode *c) {
   }
 }
 
+/* The parameter an operator argument sets: by its name, or the next positional one (*k
+ * counts them); NULL after an error. */
+static const FieldDef *op_param(Sema *s, Decl *d, const OpDef *od, AstNode *a, int *k, int npos) {
+  if (a->kind != AST_NAMEDARG) {
+    if (*k < npos) return &od->params[(*k)++];
+    err_at(s, file_of(s, d), a->span, "`%s` takes %d positional argument%s", od->name, npos, npos == 1 ? "" : "s");
+    return NULL;
+  }
+  const FieldDef *fd = NULL;
+  for (const FieldDef *p = od->params; p->name; p++)
+    if (!strcmp(p->name, a->name)) fd = p;
+  if (!fd) {
+    Suggest sg;
+    suggest_init(&sg, a->name);
+    for (const FieldDef *p = od->params; p->name; p++) suggest_offer(&sg, p->name);
+    err_at(s, file_of(s, d), a->name_span, "`%s` has no parameter `%s`%s", od->name, a->name,
+           suggest_hint(&sg, false));
+  }
+  return fd;
+}
+
 /* op NAME = linear(t, h, 3 * h, split = column) */
 static void check_op(Sema *s, Decl *d, AstNode *c) {
   Env e = {ENV_BLOCK, d, d};
@@ -433,26 +454,8 @@ static void check_op(Sema *s, Decl *d, AstNode *c) {
   const AstNode *given[32] = {0};
   int k = 0;
   for (AstNode *a = call->u.list.first; a; a = a->next) {
-    const FieldDef *fd;
-    if (a->kind == AST_NAMEDARG) {
-      fd = NULL;
-      for (const FieldDef *p = od->params; p->name; p++)
-        if (!strcmp(p->name, a->name)) fd = p;
-      if (!fd) {
-        Suggest sg;
-        suggest_init(&sg, a->name);
-        for (const FieldDef *p = od->params; p->name; p++) suggest_offer(&sg, p->name);
-        err_at(s, file_of(s, d), a->name_span, "`%s` has no parameter `%s`%s", od->name, a->name,
-               suggest_hint(&sg, false));
-        continue;
-      }
-    } else {
-      if (k >= npos) {
-        err_at(s, file_of(s, d), a->span, "`%s` takes %d positional argument%s", od->name, npos, npos == 1 ? "" : "s");
-        continue;
-      }
-      fd = &od->params[k++];
-    }
+    const FieldDef *fd = op_param(s, d, od, a, &k, npos);
+    if (!fd) continue;
     int idx = (int)(fd - od->params);
     if (idx < 32 && given[idx]) {
       err_at(s, file_of(s, d), a->span, "parameter `%s` of `%s` is given twice", fd->name, od->name);
