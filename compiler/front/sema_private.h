@@ -30,7 +30,7 @@ typedef struct Deferred {       /* an evaluation put off for depth: see defer() 
   AstNode *let;
 } Deferred;
 
-struct Sema {
+struct Sema {                   /* files, decls and deferred grow by XGROW; the rest is in the arena */
   Arena arena;
   Interner in;
   Diag *diag;
@@ -41,7 +41,7 @@ struct Sema {
   int ndecls, capdecls;
   Decl **table;                 /* open addressing by interned name */
   unsigned tcap;
-  uint64_t *seen;          /* hashes of reported errors, to report each once */
+  uint64_t *seen;               /* hashes of reported errors, to report each once */
   unsigned seencap, nseen;
   bool broken;                  /* a file is unreadable, incomplete, or an import failed */
   unsigned eval_depth;          /* nested field and let evaluations */
