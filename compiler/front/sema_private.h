@@ -117,24 +117,29 @@ static inline unsigned ptr_hash(const void *p) {
 }
 
 /* sema.c: errors, the declaration table, extends. */
+/* An error in an expression, once per place and message; says for whom when inherited. */
 bool sema_err_env(Sema *s, Env *e, Span sp, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void sema_note_decl(Sema *s, Decl *d, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 Decl *sema_table_get(Sema *s, const char *name);
+/* A declaration by name as seen from file fi; reports "not imported" itself (*reported). */
 Decl *sema_lookup(Sema *s, int fi, const char *name, Span at, bool *reported);
-void sema_suggest_decls(Sema *s, Suggest *sg, DeclKind kind);
+void sema_suggest_decls(Sema *s, Suggest *sg, DeclKind kind);   /* of a kind, or all (DK_UNKNOWN) */
 bool sema_resolve_extends(Sema *s, Decl *d);
-Decl *sema_inline_decl(Sema *s, Env *e, AstNode *n);
+Decl *sema_inline_decl(Sema *s, Env *e, AstNode *n);   /* `perlmutter { nodes = 32 }` */
 
 /* sema_eval.c: values. */
 extern const char *const eval_block_roots[];   /* the names a block sees besides its lets */
 Value eval_expr(Sema *s, Env *e, AstNode *n);
+/* The expression n as the value of field fd, checked; `what` names it in messages. */
 Value eval_check(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const char *what);
+/* Field i of d (schema order), evaluated in d and memoised. */
 Value eval_field(Sema *s, Decl *d, int i);
 Value eval_field_named(Sema *s, Decl *d, const char *name);
 Value eval_let(Sema *s, Env *e, AstNode *let);
-Value eval_root(const char *name);
+Value eval_root(const char *name);   /* model, plan, cluster, memory, or a result of a sweep */
+/* One round of the evaluations deferred for depth (list was s->deferred), deepest first. */
 void eval_deferred(Sema *s, Deferred *list, unsigned n);
-const char *eval_describe(Value v, char *buf, size_t n);
+const char *eval_describe(Value v, char *buf, size_t n);   /* "a count", "the word `x`" */
 
 /* load.c */
 int load_root(Sema *s, const char *path);   /* file index or -1 */
