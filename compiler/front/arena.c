@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+#include "hash.h"
+
 struct ArenaChunk {
   ArenaChunk *next;
   size_t cap, off;
@@ -31,21 +34,14 @@ void arena_free(Arena *a) {
 
 static ArenaChunk *chunk_new(size_t need) {
   size_t cap = need > CHUNK_MIN ? need : CHUNK_MIN;
-  ArenaChunk *c = malloc(sizeof *c + cap);
-  if (!c) {
-    fputs("llmp: out of memory\n", stderr);
-    abort();
-  }
+  ArenaChunk *c = xmalloc(sizeof *c + cap);
   c->cap = cap;
   c->off = 0;
   return c;
 }
 
 void *arena_alloc(Arena *a, size_t size) {
-  if (size > SIZE_MAX / 2) {   /* rounding up would wrap: no such request can be met */
-    fputs("llmp: out of memory\n", stderr);
-    abort();
-  }
+  if (size > SIZE_MAX / 2) alloc_fail("arena request");   /* rounding up would wrap */
   size = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
   if (size == 0) size = ALIGN;
   ArenaChunk *c = a->head;
@@ -82,13 +78,6 @@ char *arena_printf(Arena *a, const char *fmt, ...) {
   return p;
 }
 
-/* FNV-1a: short identifiers, good enough spread for a power-of-two table. */
-static uint64_t hash_bytes(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603u;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-  return h;
-}
-
 void intern_init(Interner *in, Arena *a) {
   in->arena = a;
   in->cap = 256;
@@ -102,7 +91,7 @@ static void intern_grow(Interner *in) {
   for (size_t i = 0; i < in->cap; i++) {
     const char *s = in->slots[i];
     if (!s) continue;
-    size_t j = hash_bytes(s, strlen(s)) & (cap - 1);
+    size_t j = hash_str(HASH_BASIS, s) & (cap - 1);
     while (slots[j]) j = (j + 1) & (cap - 1);
     slots[j] = s;
   }
@@ -112,7 +101,7 @@ static void intern_grow(Interner *in) {
 
 const char *intern(Interner *in, const char *s, size_t n) {
   if (2 * (in->count + 1) > in->cap) intern_grow(in);
-  size_t j = hash_bytes(s, n) & (in->cap - 1);
+  size_t j = hash_bytes(HASH_BASIS, s, n) & (in->cap - 1);
   for (const char *t; (t = in->slots[j]); j = (j + 1) & (in->cap - 1))
     if (strncmp(t, s, n) == 0 && t[n] == '\0') return t;
   const char *t = arena_strndup(in->arena, s, n);

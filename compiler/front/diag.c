@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
+
 static const struct {
   const char *label, *colour;
 } level_info[] = {          /* ORDER DiagLevel */
@@ -43,22 +45,16 @@ void diag_set_writer(Diag *d, DiagWriteFn fn, void *user) {
 typedef struct DiagEntry {
   int file;             /* -1 for a diagnostic with no position */
   unsigned off;
-  int seq, group;       /* arrival order; a note joins the group of the error before it */
+  int group;            /* the index of its error: a note joins the error before it */
   char *text;
   size_t len;
 } DiagEntry;
 
-static void *xrealloc(void *p, size_t n);
-
 static void enqueue(Diag *d, SrcFile *f, Span sp, DiagLevel lv, char *text, size_t len) {
-  if (d->nqueue == d->capqueue) {
-    d->capqueue = d->capqueue ? 2 * d->capqueue : 32;
-    d->queue = xrealloc(d->queue, (size_t)d->capqueue * sizeof *d->queue);
-  }
+  XGROW(d->queue, d->nqueue + 1, d->capqueue);
   DiagEntry *e = &d->queue[d->nqueue];
   e->file = f ? f->id : -1;
   e->off = sp.start;
-  e->seq = d->nqueue;
   e->group = lv == DIAG_NOTE && d->nqueue ? d->queue[d->nqueue - 1].group : d->nqueue;
   e->text = text;
   e->len = len;
@@ -68,7 +64,7 @@ static void enqueue(Diag *d, SrcFile *f, Span sp, DiagLevel lv, char *text, size
 void diag_flush(Diag *d) {
   int n = d->nqueue;
   /* Sort keys come from each group's head (its error): file, offset, arrival. */
-  int *order = xrealloc(NULL, (size_t)(n ? n : 1) * sizeof *order);
+  int *order = xmalloc((size_t)n * sizeof *order);
   int m = 0;
   for (int i = 0; i < n; i++)
     if (d->queue[i].group == i) order[m++] = i;
@@ -107,29 +103,14 @@ void diag_free(Diag *d) {
   d->nfiles = d->capfiles = 0;
 }
 
-static void *xrealloc(void *p, size_t n) {
-  void *q = realloc(p, n ? n : 1);
-  if (!q) {
-    fputs("llmp: out of memory\n", stderr);
-    abort();
-  }
-  return q;
-}
-
 SrcFile *diag_add_file(Diag *d, const char *path, const char *text, size_t len) {
-  SrcFile *f = xrealloc(NULL, sizeof *f);
-  memset(f, 0, sizeof *f);
-  size_t pl = strlen(path);
-  f->path = xrealloc(NULL, pl + 1);
-  memcpy(f->path, path, pl + 1);
-  f->text = xrealloc(NULL, len + 1);
+  SrcFile *f = xcalloc(1, sizeof *f);
+  f->path = xstrdup(path);
+  f->text = xmalloc(len + 1);
   if (len) memcpy(f->text, text, len);
   f->text[len] = '\0';
   f->len = len;
-  if (d->nfiles == d->capfiles) {
-    d->capfiles = d->capfiles ? 2 * d->capfiles : 8;
-    d->files = xrealloc(d->files, (size_t)d->capfiles * sizeof *d->files);
-  }
+  XGROW(d->files, d->nfiles + 1, d->capfiles);
   f->id = d->nfiles;
   d->files[d->nfiles++] = f;
   return f;
@@ -139,11 +120,11 @@ SrcFile *diag_load_file(Diag *d, const char *path) {
   FILE *fp = fopen(path, "rb");
   if (!fp) return NULL;
   size_t cap = 1 << 16, len = 0;
-  char *buf = xrealloc(NULL, cap);
+  char *buf = xmalloc(cap);
   size_t n;
   while ((n = fread(buf + len, 1, cap - len, fp)) > 0) {
     len += n;
-    if (len == cap) buf = xrealloc(buf, cap *= 2);
+    XGROW(buf, len + 1, cap);   /* room to read on */
   }
   int bad = ferror(fp);
   fclose(fp);
@@ -160,7 +141,7 @@ SrcFile *diag_load_file(Diag *d, const char *path) {
 static void build_lines(SrcFile *f) {
   unsigned n = 1;
   for (size_t i = 0; i < f->len; i++) n += f->text[i] == '\n';
-  f->lines = xrealloc(NULL, n * sizeof *f->lines);
+  f->lines = xmalloc(n * sizeof *f->lines);
   f->lines[0] = 0;
   unsigned k = 1;
   for (size_t i = 0; i < f->len; i++)
@@ -211,10 +192,7 @@ typedef struct {
 } Buf;
 
 static void buf_put(Buf *b, const char *s, size_t n) {
-  if (b->n + n + 1 > b->cap) {
-    b->cap = (b->n + n + 1) * 2;
-    b->p = xrealloc(b->p, b->cap);
-  }
+  XGROW(b->p, b->n + n + 1, b->cap);
   memcpy(b->p + b->n, s, n);
   b->n += n;
   b->p[b->n] = '\0';
@@ -226,7 +204,7 @@ static void buf_vprintf(Buf *b, const char *fmt, va_list ap) {
   int n = vsnprintf(NULL, 0, fmt, aq);
   va_end(aq);
   if (n <= 0) return;
-  char *tmp = xrealloc(NULL, (size_t)n + 1);
+  char *tmp = xmalloc((size_t)n + 1);
   vsnprintf(tmp, (size_t)n + 1, fmt, ap);
   buf_put(b, tmp, (size_t)n);
   free(tmp);

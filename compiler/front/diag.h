@@ -4,7 +4,7 @@
  * only when a diagnostic is printed, from a line map built on first use (jq's locfile).
  *
  * The sink collects: each phase reports every error it finds through diag_error() and
- * returns; the driver stops between phases when diag_errors() is non-zero.  Output goes
+ * returns; the driver stops between phases when the error count (errors) is non-zero.  Output goes
  * through a callback so tests can capture it.  SrcFiles are owned by the Diag and freed
  * by diag_free(). */
 #ifndef LLMP_DIAG_H

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+
 typedef struct Out {
   char *p;
   size_t n, cap;
@@ -29,11 +31,7 @@ typedef struct Out {
 } Out;
 
 static void put(Out *o, const char *s, size_t n) {
-  if (o->n + n + 1 > o->cap) {
-    o->cap = (o->n + n + 1) * 2;
-    o->p = realloc(o->p, o->cap);
-    if (!o->p) abort();
-  }
+  XGROW(o->p, o->n + n + 1, o->cap);
   memcpy(o->p + o->n, s, n);
   o->n += n;
   o->p[o->n] = '\0';
@@ -147,7 +145,7 @@ static void expr(Out *o, const AstNode *n, int level) {
   case AST_NAME: puts_(o, n->name); break;
   case AST_MEMBER:
     /* A number on the left keeps parentheses: `2 . 81F` written `2.81F` would read back as
-     * the number 2.81 and a stray `F` (found by the fuzzer); `(2).81F` reads back as itself. */
+     * the number 2.81 and a stray `F`; `(2).81F` reads back as itself. */
     if (n->u.bin.lhs->kind == AST_NUM) {
       put(o, "(", 1);
       expr(o, n->u.bin.lhs, level);
@@ -228,12 +226,12 @@ static bool simple_fields(AstList l) {
 static void stmt(Out *o, const AstNode *c, int level, int pad);
 static void stmt_rest(Out *o, const AstNode *c, int level);
 
-/* Statements that align: fields, lets, ops and varys written on one line.  Returns the
- * kind that groups a run (0: does not align). */
 static char *rest_of(Out *o, const AstNode *c, int level);
 
-/* Decided on the output, not the source: a statement fmt joins onto one line aligns the
- * same way the next time, so formatting stays idempotent. */
+/* Statements that align: fields, lets, ops and varys written on one line.  Returns the
+ * kind that groups a run (0: does not align).  Decided on the output, not the source: a
+ * statement fmt joins onto one line aligns the same way the next time, so formatting
+ * stays idempotent. */
 static int align_kind(Out *o, const AstNode *c) {
   if (c->kind != AST_FIELD && c->kind != AST_LET && c->kind != AST_OP && c->kind != AST_VARY) return 0;
   char *rest = rest_of(o, c, 0);
@@ -253,6 +251,7 @@ static char *key_of(Out *o, const AstNode *c) {
   return t.p;
 }
 
+/* Everything after the key, as stmt_rest writes it. */
 static char *rest_of(Out *o, const AstNode *c, int level) {
   Out t = {0};
   t.f = o->f;
@@ -261,9 +260,9 @@ static char *rest_of(Out *o, const AstNode *c, int level) {
   return t.p;
 }
 
-/* Is there a comment after c, on its last line, before `next`?  (Not consumed.) */
 static unsigned next_start(const AstNode *c) { return c->next ? c->next->span.start : UINT_MAX; }
 
+/* Is there a comment after c, on its last line, before the next statement?  (Not consumed.) */
 static bool has_trailing(const Out *o, const AstNode *c) {
   return o->ci < o->ncomments && o->comments[o->ci].start >= c->span.end &&
          o->comments[o->ci].start < next_start(c) && same_line(o->f, c->span.end, o->comments[o->ci].start);
@@ -289,8 +288,7 @@ static int run_length(Out *o, const AstNode *c) {
 /* Emits n aligned statements from c: keys padded to one width, trailing comments at one
  * column.  Returns the last statement emitted. */
 static const AstNode *emit_run(Out *o, const AstNode *c, int n, int level) {
-  char **keys = malloc((size_t)n * sizeof *keys), **rests = malloc((size_t)n * sizeof *rests);
-  if (!keys || !rests) abort();
+  char **keys = xmalloc((size_t)n * sizeof *keys), **rests = xmalloc((size_t)n * sizeof *rests);
   size_t kw = 0, cw = 0;
   const AstNode *x = c;
   unsigned ci = o->ci;

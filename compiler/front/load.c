@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "sema_private.h"
 
 enum { MAX_IMPORT_DEPTH = 128 };
@@ -25,14 +26,14 @@ static bool is_dir(const char *path) {
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* dir/path, with ".llmp" appended when path has no extension.  malloc'd or NULL. */
+/* dir/path, with ".llmp" appended when path has no extension, if that is a file: malloc'd,
+ * or NULL. */
 static char *try_path(const char *dir, const char *path) {
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
   const char *ext = strchr(base, '.') ? "" : ".llmp";
   size_t n = strlen(dir) + strlen(path) + strlen(ext) + 2;
-  char *p = malloc(n);
-  if (!p) return NULL;
+  char *p = xmalloc(n);
   if (path[0] == '/' || !dir[0]) snprintf(p, n, "%s%s", path, ext);
   else snprintf(p, n, "%s/%s%s", dir, path, ext);
   if (is_regular(p)) return p;
@@ -105,13 +106,7 @@ static int find_file(Sema *s, const char *real) {
 }
 
 static int add_file(Sema *s, SrcFile *src, const char *real) {
-  if (s->nfiles == s->capfiles) {
-    int cap = s->capfiles ? 2 * s->capfiles : 8;
-    SemaFile *f = arena_alloc(&s->arena, (size_t)cap * sizeof *f);
-    if (s->nfiles) memcpy(f, s->files, (size_t)s->nfiles * sizeof *f);
-    s->files = f;
-    s->capfiles = cap;
-  }
+  XGROW(s->files, s->nfiles + 1, s->capfiles);
   SemaFile *f = &s->files[s->nfiles];
   memset(f, 0, sizeof *f);
   f->src = src;
@@ -121,9 +116,12 @@ static int add_file(Sema *s, SrcFile *src, const char *real) {
 
 static char *dir_of(const char *path) {
   const char *slash = strrchr(path, '/');
-  if (!slash) return strdup(".");
-  if (slash == path) return strdup("/");
-  return strndup(path, (size_t)(slash - path));
+  if (!slash) return xstrdup(".");
+  size_t n = slash == path ? 1 : (size_t)(slash - path);   /* "/x" is in "/" */
+  char *dir = xmalloc(n + 1);
+  memcpy(dir, path, n);
+  dir[n] = '\0';
+  return dir;
 }
 
 static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth);
@@ -155,32 +153,38 @@ static void load_imports(Sema *s, int i, unsigned depth) {
   free(dir);
 }
 
+/* A file that cannot be read (errno says why), reported at the import that named it. */
+static int load_failed(Sema *s, const char *path, SrcFile *fromsrc, AstNode *at) {
+  if (fromsrc) diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
+  else diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
+  s->broken = true;
+  return -1;
+}
+
+/* A file met again while its imports are still being read. */
+static int import_cycle(Sema *s, int i, int from, AstNode *at) {
+  SrcFile *fromsrc = s->files[from].src;
+  if (i == from)
+    diag_error(s->diag, fromsrc, at->span, "file imports itself");
+  else {
+    diag_error(s->diag, fromsrc, at->span, "import cycle: \"%s\" is already being imported", at->name);
+    Span top = {0, 0};
+    diag_note(s->diag, s->files[i].src, top, "the cycle starts in this file");
+  }
+  s->broken = true;
+  return -1;
+}
+
+/* Reads path (imported by file `from` at `at`, or the root when from is -1) and, recursively,
+ * what it imports; returns its file index, or -1. */
 static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth) {
   char *real = realpath(path, NULL);
   SrcFile *fromsrc = from >= 0 ? s->files[from].src : NULL;
-  if (!real) {
-    if (fromsrc) diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
-    else diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
-    s->broken = true;
-    return -1;
-  }
+  if (!real) return load_failed(s, path, fromsrc, at);
   int i = find_file(s, real);
   if (i >= 0) {
     free(real);
-    if (s->files[i].state == 1) {
-      s->broken = true;
-      if (i == from)
-        diag_error(s->diag, fromsrc, at->span, "file imports itself");
-      else {
-        diag_error(s->diag, fromsrc, at->span, "import cycle: \"%s\" is already being imported",
-                   at->name);
-        Span top = {0, 0};
-        diag_note(s->diag, s->files[i].src, top, "the cycle starts in this file");
-      }
-      s->broken = true;
-    return -1;
-    }
-    return i;
+    return s->files[i].state == 1 ? import_cycle(s, i, from, at) : i;
   }
   if (depth > MAX_IMPORT_DEPTH) {
     diag_error(s->diag, fromsrc, at->span, "imports nested more than %d files deep", MAX_IMPORT_DEPTH);
@@ -190,10 +194,8 @@ static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth
   }
   SrcFile *src = diag_load_file(s->diag, path);
   if (!src) {
-    if (fromsrc) diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
-    else diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
+    load_failed(s, path, fromsrc, at);
     free(real);
-    s->broken = true;
     return -1;
   }
   i = add_file(s, src, real);

@@ -195,7 +195,7 @@ const char *enum_list(const char *const *enums, char *buf, unsigned n) {
 
 /* Optimal string alignment distance (Levenshtein plus adjacent transpositions, so `gtp`
  * is one edit from `gpt`); names are short, rows are small. */
-unsigned edit_distance(const char *a, const char *b) {
+static unsigned edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 63 || lb > 63) return 1000;
   unsigned r0[64], r1[64], r2[64];   /* rows i-2, i-1, i */
@@ -233,4 +233,10 @@ void suggest_offer(Suggest *s, const char *candidate) {
     s->best = candidate;
     s->best_dist = d;
   }
+}
+
+const char *suggest_hint(Suggest *s, bool paren) {
+  if (!s->best) return "";
+  snprintf(s->hint, sizeof s->hint, paren ? " (did you mean `%s`?)" : "; did you mean `%s`?", s->best);
+  return s->hint;
 }

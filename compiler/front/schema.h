@@ -87,9 +87,12 @@ const char *enum_list(const char *const *enums, char *buf, unsigned n);
 typedef struct Suggest {
   const char *word, *best;
   unsigned best_dist;
+  char hint[96];   /* suggest_hint's text (candidates are at most 63 characters) */
 } Suggest;
 void suggest_init(Suggest *s, const char *word);
 void suggest_offer(Suggest *s, const char *candidate);
-unsigned edit_distance(const char *a, const char *b);
+/* The tail of a message: "; did you mean `best`?", or " (did you mean `best`?)" with paren;
+ * "" when nothing is close. */
+const char *suggest_hint(Suggest *s, bool paren);
 
 #endif
