@@ -171,6 +171,18 @@ void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost);
  * at x and sets RT_CALIBRATED (and RT_EXTRAPOLATED). */
 void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost);
 
+/* The collectives' physics without a table, for the fitter (collectives.c). */
+/* The physics time of one call (seconds) with no table applied; NaN for bad arguments or an
+ * unknown kernel name. */
+double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes,
+                             int gpus_per_node);
+
+/* A time no call can beat (seconds): the bytes a rank must receive or send over the sum of
+ * its links' declared rates (collectives.c has the derivation); below the physics for every
+ * layout.  0 for one rank or 0 bytes; NaN for bad arguments or an unknown kernel name. */
+double rt_collective_min_time(const char *kernel, const RtCluster *c, double bytes, int nodes,
+                              int gpus_per_node);
+
 /* strtod(s, end), bit for bit and errno included, fast for the plain decimals the tables are
  * written in (`1.2083`, `-0.0123`, `24576`, `3.5e-05`): up to 19 significant digits whose
  * integer is below 2^53, scaled by at most 10^22, is the one correctly rounded product or

@@ -31,7 +31,6 @@
 #include <string.h>
 
 #include "calib.h"
-#include "fit_collectives.h"
 #include "llmp_rt.h"
 
 typedef enum { RT_COLL_ALLREDUCE, RT_COLL_ALLGATHER, RT_COLL_REDUCESCATTER, RT_COLL_ALLTOALL,
