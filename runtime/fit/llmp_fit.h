@@ -18,8 +18,9 @@
 
 #include "llmp_rt.h"
 
-/* Datasheet RtGpu of a known GPU, by its hw/gpus.llmp name (a100_sxm4_80gb, h100_sxm, gh200)
- * or its calibration folder name; NULL if unknown.  calib is NULL. */
+/* Datasheet RtGpu of a built-in GPU (builtin.c: a100_sxm4_80gb, h100_sxm, gh200, h200, b200,
+ * mi300x of hw/gpus.llmp), by its name or its calibration folder name; NULL if unknown.
+ * calib is NULL. */
 const RtGpu *rt_gpu_builtin(const char *name);
 
 /* Reads samples_dir, fits one table per (kernel, dtype) and writes them as
