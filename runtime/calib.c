@@ -12,6 +12,7 @@
  * stores log(c) and log(point) because interpolation happens in log-log space: kernel time
  * is close to a power law of size between nearby grid nodes, so that is where linear
  * interpolation is most accurate. */
+#include "alloc.h"
 #include "calib.h"
 #include "fastmath.h"
 
@@ -546,6 +547,7 @@ typedef struct Loader {
   char *err;
   size_t errlen;
   RtCalib *c;
+  size_t tables_cap;  /* c->tables has room for */
   RtTable *cur;       /* table being read, or NULL */
   int cur_line;       /* its `table` line */
   int nv[2];          /* values read so far, fwd and bwd */
@@ -669,10 +671,9 @@ static int start_table(Loader *L, char **w, int nw) {
     if (i > 3) strcat(keys, " ");
     strcat(keys, w[i]);
   }
-  RtTable *nt = realloc(L->c->tables, (size_t)(L->c->ntables + 1) * sizeof *nt);
-  if (!nt) return fail(L, L->line, "out of memory");
-  L->c->tables = nt;
-  RtTable *t = &nt[L->c->ntables];
+  if (!mem_grow((void **)&L->c->tables, &L->tables_cap, (size_t)L->c->ntables + 1, sizeof *L->c->tables))
+    return fail(L, L->line, "out of memory");
+  RtTable *t = &L->c->tables[L->c->ntables];
   memset(t, 0, sizeof *t);
   if (rt_keys_canonical(keys, t->keys, sizeof t->keys) != 0)
     return fail(L, L->line, "qualifiers must be key=value words");
@@ -856,16 +857,15 @@ RtCalib *rt_calib_load(const char *dir, char *err, size_t errlen) {
   /* Read the names first and sort them: the load order (and so a duplicate's message)
    * must not depend on the file system. */
   char **names = NULL;
+  size_t ncap = 0;
   int n = 0, ok = 1;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     if (!has_suffix(e->d_name, ".tbl")) continue;
-    char **nn = realloc(names, (size_t)(n + 1) * sizeof *nn);
-    if (!nn || !(nn[n] = malloc(strlen(dir) + strlen(e->d_name) + 2))) {
-      names = nn ? nn : names;
+    if (!mem_grow((void **)&names, &ncap, (size_t)n + 1, sizeof *names) ||
+        !(names[n] = malloc(strlen(dir) + strlen(e->d_name) + 2))) {
       ok = 0;
       break;
     }
-    names = nn;
     sprintf(names[n++], "%s/%s", dir, e->d_name);
   }
   closedir(d);

@@ -140,6 +140,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "llmp_rt.h"
 
 typedef enum { RT_OP_F, RT_OP_B, RT_OP_W } RtOpKind;
@@ -1018,10 +1019,10 @@ static int fs_state(FsSim *s, int64_t *z, FsIo io, int64_t b0) {
 
 /* The state's hash; *far gets its largest time in magnitude. */
 static uint64_t fs_hash(const int64_t *z, int n, int64_t *far) {
-  uint64_t h = 14695981039346656037u;
+  uint64_t h = HASH_BASIS;
   int64_t top = 0;
   for (int i = 0; i < n; i++) {
-    h = (h ^ (uint64_t)z[i]) * 1099511628211u;
+    h = hash_word(h, (uint64_t)z[i]);
     h ^= h >> 29;
     int64_t x = z[i] < 0 ? -z[i] : z[i];
     if (x > top) top = x;

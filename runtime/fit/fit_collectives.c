@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "fit_collectives.h"
 
 /* FIT_MIN_CV: fewer samples than that get one node, the mean correction (no choice). */
@@ -312,17 +313,13 @@ static int coll_fail(RtCsv *f, double **bytes, double **seconds, char *err, size
 }
 
 /* Room for row n in the row arrays (lines may be NULL: not kept); 0, or -1 out of memory. */
-static int coll_grow(int n, int *cap, double **bytes, double **seconds, int **lines) {
-  if (n < *cap) return 0;
-  int c = *cap ? 2 * *cap : 1024;
-  double *b = realloc(*bytes, (size_t)c * sizeof *b);
-  if (b) *bytes = b;
-  double *s = b ? realloc(*seconds, (size_t)c * sizeof *s) : NULL;
-  if (s) *seconds = s;
-  int *l = s && lines ? realloc(*lines, (size_t)c * sizeof *l) : NULL;
-  if (l) *lines = l;
-  if (!b || !s || (lines && !l)) return -1;
-  *cap = c;
+static int coll_grow(int n, size_t *cap, double **bytes, double **seconds, int **lines) {
+  size_t need = (size_t)n + 1, cb = *cap, cs = *cap, cl = *cap;
+  if (!mem_grow((void **)bytes, &cb, need, sizeof **bytes) ||
+      !mem_grow((void **)seconds, &cs, need, sizeof **seconds) ||
+      (lines && !mem_grow((void **)lines, &cl, need, sizeof **lines)))
+    return -1;
+  *cap = cb;   /* the same for all three: the rule depends on the old cap and need only */
   return 0;
 }
 
@@ -343,7 +340,8 @@ static int coll_value(RtCsv *f, int col, int time, double *v) {
 static int coll_read(const char *path, int nodes, int gpn, double **bytes, double **seconds,
                      int **lines, int *kernel_bytes, RtSampleMeta *meta, char *err, size_t errlen) {
   RtCsv f;
-  int n = 0, cap = 0;
+  int n = 0;
+  size_t cap = 0;
   *bytes = *seconds = NULL;
   if (lines) *lines = NULL;
   if (rt_csv_open(&f, path) != 0) return coll_fail(&f, bytes, seconds, err, errlen);

@@ -95,6 +95,7 @@ typedef struct RtSample {
 typedef struct RtSampleSet {
   int n, nfiles;
   RtSample *s;
+  size_t cap;                        /* rows s has room for */
   char file[RT_FIT_MAX_FILES][64];   /* operator name of each file, e.g. "linear1" */
   char path[RT_FIT_MAX_FILES][512];
   RtSampleMeta meta[RT_FIT_MAX_FILES];

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "alloc.h"
 #include "llmp_fit.h"
 #include "ops.h"
 
@@ -443,13 +444,9 @@ static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtyp
     if (rawcol[C_DIM] >= 0 && !isfinite(r[C_DIM])) r[C_DIM] = lenient(&c, rawcol[C_DIM]);
     if (rawcol[C_HIDSZ] >= 0) r[C_HIDSZ] = lenient(&c, rawcol[C_HIDSZ]);
     s.hidden = isfinite(r[C_DIM]) ? r[C_DIM] : isfinite(r[C_HIDSZ]) ? r[C_HIDSZ] : 0;
-    if (set->n % 1024 == 0) {
-      RtSample *ns = realloc(set->s, (size_t)(set->n + 1024) * sizeof *ns);
-      if (!ns) {
-        rc = rt_csv_fail(&c, "out of memory");
-        break;
-      }
-      set->s = ns;
+    if (!mem_grow((void **)&set->s, &set->cap, (size_t)set->n + 1, sizeof *set->s)) {
+      rc = rt_csv_fail(&c, "out of memory");
+      break;
     }
     set->s[set->n++] = s;
   }
@@ -504,4 +501,5 @@ void rt_samples_free(RtSampleSet *set) {
   free(set->s);
   set->s = NULL;
   set->n = 0;
+  set->cap = 0;
 }
