@@ -1128,6 +1128,73 @@ int rt_samples_clean(const RtGpu *g, RtSampleSet *set, FILE *warn) {
   return rc;
 }
 
+/* What the header of each table written says of its origin. */
+typedef struct Provenance {
+  const RtSampleSet *set;
+  const RtFitCv *cv;
+  const RtGpu *g;               /* the model fitted against */
+  const char *date;
+  int paper, sustained;         /* the paper's samples; g's sustained figures were left out */
+} Provenance;
+
+/* Whether some row of file f is one that table t of c corrects. */
+static int file_feeds(const RtCalib *c, const RtTable *t, const RtSampleSet *set, int f) {
+  for (int j = 0; j < set->n; j++) {
+    const RtSample *sj = &set->s[j];
+    if (sj->file == f && (t == c->op[sj->op][sj->dtype] ||
+                          (sj->op == RT_OP_BMM && t == rt_bmm_table(c, sj->dtype, sj->a[2], sj->a[3]))))
+      return 1;
+  }
+  return 0;
+}
+
+/* A source file's lines in a header: its path, what the samples say of themselves (hw/probe's
+ * header), and what cleaning them did. */
+static void source_lines(char *hdr, size_t cap, size_t *len, const Provenance *p, int f) {
+  const char *shown = strstr(p->set->path[f], "shared/data/");   /* repository-relative */
+  const RtSampleMeta *m = &p->set->meta[f];
+  append(hdr, cap, len, "\n  %s", shown ? shown : p->set->path[f]);
+  if (m->gpu[0] || m->date[0])
+    append(hdr, cap, len, " (%s%s%s%s%s)", m->gpu[0] ? "gpu: " : "", m->gpu,
+           m->gpu[0] && m->date[0] ? "; " : "", m->date[0] ? "date: " : "", m->date);
+  if (m->bwd_rows)
+    append(hdr, cap, len, "\n    backward column not used: %d of its %d times are "
+           "faster than %s's peak allows; the forward's correction serves the backward",
+           m->bwd_bad, m->bwd_rows, p->g->name ? p->g->name : "the GPU");
+  for (int pass = 0; pass < 2; pass++)
+    if (m->whole[pass])
+      append(hdr, cap, len, "\n    %d %s times of ops over 2 GiB taken as one of the "
+             "2^k kernels PyTorch splits them into, times 2^k", m->whole[pass],
+             pass ? "backward" : "forward");
+}
+
+/* The provenance lines of table t of c, into hdr: its source files, licence, derivation and
+ * cross-validated error. */
+static void table_header(char *hdr, size_t cap, const Provenance *p, const RtCalib *c, const RtTable *t) {
+  size_t len = 0;
+  int n = 0, n1 = 0;
+  double s0 = 0, s1 = 0;
+  append(hdr, cap, &len, "source:");
+  for (int f = 0; f < p->set->nfiles; f++) {
+    if (!file_feeds(c, t, p->set, f)) continue;
+    source_lines(hdr, cap, &len, p, f);
+    /* The file's cross-validated MAPE weighted by its rows: the table's over its rows. */
+    const RtFitErr *e = &p->cv->file[f];
+    n += e->rows[0], s0 += e->mape[0] * e->rows[0];
+    if (e->mape[1] >= 0) s1 += e->mape[1] * e->rows[0], n1 += e->rows[0];
+  }
+  append(hdr, cap, &len, "\nlicence: %s\n",
+         p->paper ? "MIT, copyright 2025 ICICLE: samples of arXiv 2509.22832, "
+                    "github.com/DebarghaG/estimate-train-time, src/estimate_train_time/data/regressors/"
+                  : "that of the sample files above");
+  append(hdr, cap, &len,
+         "derived: llmp fit on %s from %d rows, GPU model %s (datasheet figures%s)\n"
+         "cv: 5-fold MAPE fwd %.2f %%", p->date, n, p->g->name,
+         p->sustained ? "; its sustained figures left out, to scale the tables' rate at prediction" : "",
+         100 * s0 / (n ? n : 1));
+  if (n1) append(hdr, cap, &len, ", bwd %.2f %%", 100 * s1 / n1);
+}
+
 int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report,
                    FILE *err) {
   if (!err) err = stderr;
@@ -1159,57 +1226,15 @@ int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir,
     return 1;
   }
   if (report) print_report(report, &set, cv, 5);
-  int paper = strstr(samples_dir, "paper-samples") != NULL;
   char date[32];
   time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  Provenance prov = {&set, cv, g, date, strstr(samples_dir, "paper-samples") != NULL, sustained};
   int rc = 0;
   for (int i = 0; rc == 0 && i < c->ntables; i++) {
     const RtTable *t = &c->tables[i];
     char hdr[16384];
-    size_t len = 0;
-    int n = 0, n1 = 0;
-    double s0 = 0, s1 = 0;
-    append(hdr, sizeof hdr, &len, "source:");
-    for (int f = 0; f < set.nfiles; f++) {
-      int mine = 0;
-      for (int j = 0; j < set.n && !mine; j++) {
-        const RtSample *sj = &set.s[j];
-        mine = sj->file == f && (t == c->op[sj->op][sj->dtype] ||
-                                 (sj->op == RT_OP_BMM &&
-                                  t == rt_bmm_table(c, sj->dtype, sj->a[2], sj->a[3])));
-      }
-      if (!mine) continue;
-      const char *shown = strstr(set.path[f], "shared/data/");   /* repository-relative */
-      const RtSampleMeta *m = &set.meta[f];
-      append(hdr, sizeof hdr, &len, "\n  %s", shown ? shown : set.path[f]);
-      if (m->gpu[0] || m->date[0])   /* what the samples say of themselves (hw/probe's header) */
-        append(hdr, sizeof hdr, &len, " (%s%s%s%s%s)", m->gpu[0] ? "gpu: " : "", m->gpu,
-               m->gpu[0] && m->date[0] ? "; " : "", m->date[0] ? "date: " : "", m->date);
-      if (m->bwd_rows)
-        append(hdr, sizeof hdr, &len, "\n    backward column not used: %d of its %d times are "
-               "faster than %s's peak allows; the forward's correction serves the backward",
-               m->bwd_bad, m->bwd_rows, g->name ? g->name : "the GPU");
-      for (int pass = 0; pass < 2; pass++)
-        if (m->whole[pass])
-          append(hdr, sizeof hdr, &len, "\n    %d %s times of ops over 2 GiB taken as one of the "
-                 "2^k kernels PyTorch splits them into, times 2^k", m->whole[pass],
-                 pass ? "backward" : "forward");
-      /* The file's cross-validated MAPE weighted by its rows: the table's over its rows. */
-      const RtFitErr *e = &cv->file[f];
-      n += e->rows[0], s0 += e->mape[0] * e->rows[0];
-      if (e->mape[1] >= 0) s1 += e->mape[1] * e->rows[0], n1 += e->rows[0];
-    }
-    append(hdr, sizeof hdr, &len, "\nlicence: %s\n",
-           paper ? "MIT, copyright 2025 ICICLE: samples of arXiv 2509.22832, "
-                   "github.com/DebarghaG/estimate-train-time, src/estimate_train_time/data/regressors/"
-                 : "that of the sample files above");
-    append(hdr, sizeof hdr, &len,
-           "derived: llmp fit on %s from %d rows, GPU model %s (datasheet figures%s)\n"
-           "cv: 5-fold MAPE fwd %.2f %%", date, n, g->name,
-           sustained ? "; its sustained figures left out, to scale the tables' rate at prediction" : "",
-           100 * s0 / (n ? n : 1));
-    if (n1) append(hdr, sizeof hdr, &len, ", bwd %.2f %%", 100 * s1 / n1);
+    table_header(hdr, sizeof hdr, &prov, c, t);
     if (write_one(t, out_dir, hdr) != 0) {
       fprintf(err, "%s: cannot write table %s\n", out_dir, t->name);
       rc = 1;

@@ -200,6 +200,68 @@ int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpu
                               NULL, err, errlen);
 }
 
+enum { NCAND = sizeof fit_candidates / sizeof *fit_candidates };
+
+/* The window of candidate knot counts lo..hi whose fits the table averages: the best count
+ * by cross-validation (more nodes only for a real gain), then the widest window of at most
+ * FIT_AVG neighbours a side whose knots stay within max_points (knots sit at samples' sizes:
+ * there are at most n of them).  pts holds n sorted points and room for n more; pred gets
+ * each candidate's held-out predictions.  Returns the best candidate, or -1 when there are
+ * too few samples to choose. */
+static int fit_choose(FitPt *pts, int n, int kmax, int max_points, double *scratch, double *pred,
+                      int *lo, int *hi) {
+  int best_c = -1, last_c = -1;
+  double best = INFINITY;
+  for (int ci = 0; ci < NCAND; ci++) {
+    int K = fit_candidates[ci];
+    /* At most a knot per training sample */
+    if (n < FIT_MIN_CV || K > kmax || K * FIT_FOLDS > n * (FIT_FOLDS - 1)) break;
+    double e = fit_cv(pts, n, K, pts + n, scratch, pred + (size_t)ci * n);
+    last_c = ci;
+    if (e < best * 0.999) best = e, best_c = ci;
+  }
+  *lo = *hi = best_c;
+  for (int w = FIT_AVG; w > 0 && best_c >= 0; w--) {
+    int l = best_c - w < 0 ? 0 : best_c - w, h = best_c + w > last_c ? last_c : best_c + w, sum = 0;
+    for (int ci = l; ci <= h; ci++) sum += fit_candidates[ci];
+    if ((sum < n ? sum : n) <= max_points) {
+      *lo = l, *hi = h;
+      break;
+    }
+  }
+  return best_c;
+}
+
+/* The held-out error of the table fit_choose() chose: of the mean of the window's fits, or
+ * (best_c < 0) of one node; NAN with fewer than FIT_FOLDS samples. */
+static double fit_cv_error(FitPt *pts, int n, int best_c, int lo, int hi, const double *pred,
+                           double *scratch) {
+  if (best_c < 0) return n >= FIT_FOLDS ? fit_cv(pts, n, 1, pts + n, scratch, NULL) : NAN;
+  double e = 0;
+  for (int i = 0; i < n; i++) {
+    double s = 0;
+    for (int ci = lo; ci <= hi; ci++) s += pred[(size_t)ci * n + i];
+    e += fabs(exp(s / (hi - lo + 1) - pts[i].y) - 1);
+  }
+  return e / n;
+}
+
+/* The table of a fit (K knots k in log bytes, values a) for kernel on one layout, into out. */
+static int fit_table(RtTable *out, const char *kernel, int nodes, int gpus_per_node, const double *k,
+                     const double *a, int K, char *err, size_t errlen) {
+  double *pts_x = K > 0 ? malloc((size_t)K * sizeof *pts_x) : NULL;
+  if (!pts_x) return fit_fail(err, errlen, "out of memory", kernel);
+  char keys[64];
+  for (int j = 0; j < K; j++) pts_x[j] = exp(k[j]);
+  snprintf(keys, sizeof keys, "gpus_per_node=%d nodes=%d", gpus_per_node, nodes);
+  const char *axis[] = {"bytes"};
+  const double *points[] = {pts_x};
+  int rc = rt_table_init(out, kernel, RT_FP16, keys, 1, axis, &K, points, 0);
+  if (rc == 0) memcpy(out->logc[0], a, (size_t)K * sizeof *a);
+  free(pts_x);
+  return rc == 0 ? 0 : fit_fail(err, errlen, "cannot build the table", kernel);
+}
+
 int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
                          const double *bytes, const double *seconds, int n, int max_points,
                          RtTable *out, double *cv, char *err, size_t errlen) {
@@ -223,44 +285,13 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
   }
   /* Sorted by size, the folds taken by index stride are sorted too and interleave sizes. */
   qsort(pts, (size_t)n, sizeof *pts, fit_cmp);
-  enum { NCAND = sizeof fit_candidates / sizeof *fit_candidates };
   double *pred = malloc((size_t)n * NCAND * sizeof *pred);   /* held-out, per candidate */
   if (!pred) {
     free(pts), free(scratch);
     return fit_fail(err, errlen, "out of memory", kernel);
   }
-  int best_c = -1, last_c = -1;
-  double best = INFINITY;
-  for (int ci = 0; ci < NCAND; ci++) {
-    int K = fit_candidates[ci];
-    /* At most a knot per training sample */
-    if (n < FIT_MIN_CV || K > kmax || K * FIT_FOLDS > n * (FIT_FOLDS - 1)) break;
-    double e = fit_cv(pts, n, K, pts + n, scratch, pred + (size_t)ci * n);
-    last_c = ci;
-    if (e < best * 0.999) best = e, best_c = ci;   /* more nodes only for a real gain */
-  }
-  /* the widest window of at most FIT_AVG neighbours a side whose knots stay within max_points
-   * (knots sit at samples' sizes: there are at most n of them) */
-  int lo = best_c, hi = best_c;
-  for (int w = FIT_AVG; w > 0 && best_c >= 0; w--) {
-    int l = best_c - w < 0 ? 0 : best_c - w, h = best_c + w > last_c ? last_c : best_c + w, sum = 0;
-    for (int ci = l; ci <= h; ci++) sum += fit_candidates[ci];
-    if ((sum < n ? sum : n) <= max_points) {
-      lo = l, hi = h;
-      break;
-    }
-  }
-  if (cv && best_c >= 0) {   /* the held-out error of the mean the table is */
-    double e = 0;
-    for (int i = 0; i < n; i++) {
-      double s = 0;
-      for (int ci = lo; ci <= hi; ci++) s += pred[(size_t)ci * n + i];
-      e += fabs(exp(s / (hi - lo + 1) - pts[i].y) - 1);
-    }
-    *cv = e / n;
-  } else if (cv && n >= FIT_FOLDS) {
-    *cv = fit_cv(pts, n, 1, pts + n, scratch, NULL);
-  }
+  int lo, hi, best_c = fit_choose(pts, n, kmax, max_points, scratch, pred, &lo, &hi);
+  if (cv) *cv = fit_cv_error(pts, n, best_c, lo, hi, pred, scratch);
   free(pred);
   double *k = NULL, *a = NULL;
   int K;
@@ -272,20 +303,9 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
     if (K > 0) fit_spline(pts, n, k, K, a, a + 1);
   }
   free(pts), free(scratch);
-  double *pts_x = K > 0 ? malloc((size_t)K * sizeof *pts_x) : NULL;
-  if (!pts_x) {
-    free(k), free(a);
-    return fit_fail(err, errlen, "out of memory", kernel);
-  }
-  char keys[64];
-  for (int j = 0; j < K; j++) pts_x[j] = exp(k[j]);
-  snprintf(keys, sizeof keys, "gpus_per_node=%d nodes=%d", gpus_per_node, nodes);
-  const char *axis[] = {"bytes"};
-  const double *points[] = {pts_x};
-  int rc = rt_table_init(out, kernel, RT_FP16, keys, 1, axis, &K, points, 0);
-  if (rc == 0) memcpy(out->logc[0], a, (size_t)K * sizeof *a);
-  free(k), free(a), free(pts_x);
-  return rc == 0 ? 0 : fit_fail(err, errlen, "cannot build the table", kernel);
+  int rc = fit_table(out, kernel, nodes, gpus_per_node, k, a, K, err, errlen);
+  free(k), free(a);
+  return rc;
 }
 
 /* --- nccl/ sample folders ------------------------------------------------------------ */
