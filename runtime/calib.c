@@ -38,7 +38,9 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int rt_keys_canonical(const char *keys, char *out, size_t outlen) {
+/* Canonicalises a key string (sorts the words, single spaces) into out; 0 on success, -1 if
+ * a word is not key=value or it does not fit. */
+static int keys_canonical(const char *keys, char *out, size_t outlen) {
   char buf[RT_KEYS_MAX];
   char *words[RT_KEYS_MAX / 2];
   int n = 0;
@@ -121,7 +123,7 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
                   int with_bwd) {
   memset(t, 0, sizeof *t);
   if (strlen(kernel) >= RT_NAME_MAX || naxes < 1 || naxes > RT_MAX_AXES) return -1;
-  if (rt_keys_canonical(keys, t->keys, sizeof t->keys) != 0) return -1;
+  if (keys_canonical(keys, t->keys, sizeof t->keys) != 0) return -1;
   strcpy(t->kernel, kernel);
   t->dtype = dt;
   t->naxes = naxes;
@@ -399,7 +401,7 @@ void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *
 
 const RtTable *rt_table_find(const RtCalib *c, const char *kernel, RtDtype dt, const char *keys) {
   char canon[RT_KEYS_MAX];
-  if (!c || rt_keys_canonical(keys, canon, sizeof canon) != 0) return NULL;
+  if (!c || keys_canonical(keys, canon, sizeof canon) != 0) return NULL;
   for (int i = 0; i < c->ntables; i++) {
     const RtTable *t = &c->tables[i];
     if (t->dtype == dt && strcmp(t->kernel, kernel) == 0 && strcmp(t->keys, canon) == 0) return t;
@@ -675,7 +677,7 @@ static int start_table(Loader *L, char **w, int nw) {
     return fail(L, L->line, "out of memory");
   RtTable *t = &L->c->tables[L->c->ntables];
   memset(t, 0, sizeof *t);
-  if (rt_keys_canonical(keys, t->keys, sizeof t->keys) != 0)
+  if (keys_canonical(keys, t->keys, sizeof t->keys) != 0)
     return fail(L, L->line, "qualifiers must be key=value words");
   strcpy(t->kernel, w[1]);
   t->dtype = (RtDtype)dt;

@@ -139,10 +139,6 @@ const RtTable *rt_layout_table(const RtCalib *c, int kernel, int nodes, int gpn)
  * by its forward grid: the same implementation on the same GPU (docs/calibration.md). */
 double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags);
 
-/* Canonicalises a key string (sorts the words, single spaces) into out; 0 on success, -1 if
- * a word is not key=value or it does not fit. */
-int rt_keys_canonical(const char *keys, char *out, size_t outlen);
-
 /* Writes one table in the text format.  header: provenance lines written as `# ` comments
  * (may be NULL or contain several '\n'-separated lines).  Returns 0, or -1 on a write error. */
 int rt_table_write(FILE *f, const RtTable *t, const char *header);

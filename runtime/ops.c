@@ -25,7 +25,8 @@ static const int op_nargs[RT_NOPS] = {
 
 int rt_op_nargs(RtOp op) { return (unsigned)op < RT_NOPS ? op_nargs[op] : 0; }
 
-int rt_op_args_ok(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
+/* 1 if g, dt and a[] are in range for op. */
+static int op_args_ok(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
   if (!g || (unsigned)dt >= RT_NDTYPES || (unsigned)op >= RT_NOPS) return 0;
   if (!(g->memory_bandwidth > 0) || !isfinite(g->memory_bandwidth) || g->sms < 1) return 0;
   double peak = rt_peak(g, dt);
@@ -116,19 +117,11 @@ static RtCost gemm3(const RtGpu *g, RtDtype dt, double batch, double m, double k
   return c;
 }
 
-RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, double *x) {
-  double eb = rt_dtype_bytes(dt);
+/* The memory-bound ops: their bytes streamed at the GPU's rate (stream()), whose passes the
+ * comments count.  NaN for another op. */
+static RtCost streamed(const RtGpu *g, RtOp op, double eb, const double *a, double *x) {
   RtCost c = {0, 0, 0};
   switch (op) {
-  case RT_OP_LINEAR:   /* fwd: X W (+ bias in the epilogue); bwd: dX = dY W^T, dW = X^T dY, db */
-    x[0] = a[0], x[1] = a[1], x[2] = a[2];
-    c = gemm3(g, dt, 1, a[0], a[1], a[2]);
-    c.bwd += rt_select(a[3] != 0, stream(g, a[0] * a[2] * eb, 1), 0);
-    break;
-  case RT_OP_BMM:
-    x[0] = a[0], x[1] = a[1], x[2] = a[2], x[3] = a[3];
-    c = gemm3(g, dt, a[0], a[1], a[2], a[3]);
-    break;
   case RT_OP_SOFTMAX:          /* read, write; bwd reads y and dy, writes dx */
     x[0] = a[0], x[1] = a[1];
     c.fwd = stream(g, 2 * a[0] * a[1] * eb, 1);
@@ -145,11 +138,6 @@ RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doubl
     x[0] = a[0], x[1] = a[1];
     c.fwd = stream(g, a[0] * a[1] * (2 * eb + 1), 1);
     c.bwd = stream(g, a[0] * a[1] * (2 * eb + 1), 1);
-    break;
-  case RT_OP_FLASH:
-  case RT_OP_FLASH_FULL:
-    x[0] = a[0] * a[2], x[1] = a[1], x[2] = a[4];
-    c = flash(g, dt, a, op == RT_OP_FLASH);
     break;
   case RT_OP_LAYERNORM:        /* fwd read x, write y; bwd read x, dy, write dx + dgamma, dbeta */
   case RT_OP_RMSNORM:
@@ -203,6 +191,30 @@ RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doubl
   return c;
 }
 
+RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, double *x) {
+  double eb = rt_dtype_bytes(dt);
+  RtCost c = {0, 0, 0};
+  switch (op) {
+  case RT_OP_LINEAR:   /* fwd: X W (+ bias in the epilogue); bwd: dX = dY W^T, dW = X^T dY, db */
+    x[0] = a[0], x[1] = a[1], x[2] = a[2];
+    c = gemm3(g, dt, 1, a[0], a[1], a[2]);
+    c.bwd += rt_select(a[3] != 0, stream(g, a[0] * a[2] * eb, 1), 0);
+    break;
+  case RT_OP_BMM:
+    x[0] = a[0], x[1] = a[1], x[2] = a[2], x[3] = a[3];
+    c = gemm3(g, dt, a[0], a[1], a[2], a[3]);
+    break;
+  case RT_OP_FLASH:
+  case RT_OP_FLASH_FULL:
+    x[0] = a[0] * a[2], x[1] = a[1], x[2] = a[4];
+    c = flash(g, dt, a, op == RT_OP_FLASH);
+    break;
+  default:
+    c = streamed(g, op, eb, a, x);
+  }
+  return c;
+}
+
 /* --- a hard lower bound, for the fitter ----------------------------------------------
  *
  * The multiply-adds an op cannot do without, at the GPU's datasheet peak for the dtype: no
@@ -238,7 +250,7 @@ RtCost rt_op_min_time(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doub
 static const RtCost bad = {NAN, NAN, RT_BAD_ARGS};
 
 RtCost rt_op_eval(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
-  if (!rt_op_args_ok(g, op, dt, a)) return bad;
+  if (!op_args_ok(g, op, dt, a)) return bad;
   double x[RT_MAX_AXES];
   RtCost c = rt_op_physics(g, op, dt, a, x);
   rt_calibrate(g, op, dt, x, &c);
@@ -279,7 +291,7 @@ RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads
   if ((causal != 0 && causal != 1) || !(b >= 1) || !(heads >= 1)) return bad;
   RtOp sm = causal ? RT_OP_MASKED_SOFTMAX : RT_OP_SOFTMAX;
   const double sa[] = {bh, l, d, l}, pa[] = {bh * l, l};
-  if (!rt_op_args_ok(g, RT_OP_BMM, dt, sa) || !rt_op_args_ok(g, sm, dt, pa)) return bad;
+  if (!op_args_ok(g, RT_OP_BMM, dt, sa) || !op_args_ok(g, sm, dt, pa)) return bad;
   RtGemm q;
   RtGemmDim dl, dd;
   rt_gemm_setup(g, dt, &q);

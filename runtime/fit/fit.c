@@ -931,12 +931,6 @@ static int write_one(const RtTable *t, const char *out_dir, const char *header) 
   return fclose(f) != 0 || rc != 0 ? -1 : 0;
 }
 
-int rt_calib_write_dir(const RtCalib *c, const char *out_dir, const char *provenance) {
-  for (int i = 0; i < c->ntables; i++)
-    if (write_one(&c->tables[i], out_dir, provenance) != 0) return -1;
-  return 0;
-}
-
 /* The GPU of a samples folder named after its calibration folder (…/gh200-vista). */
 static const RtGpu *gpu_of_dir(const char *dir) {
   char buf[512];
@@ -1006,7 +1000,9 @@ static int judge(const RtGpu *g, const RtSampleSet *set, RtSample *s, FILE *warn
   return 1;
 }
 
-int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn) {
+/* The first half of rt_samples_clean() (llmp_fit.h): drops the samples no run of g can
+ * produce.  0, or -1 when a file has no row left. */
+static int drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn) {
   int rows[RT_FIT_MAX_FILES] = {0}, left[RT_FIT_MAX_FILES] = {0}, hit[RT_FIT_MAX_FILES] = {0};
   int bwds[RT_FIT_MAX_FILES] = {0}, bad_bwd[RT_FIT_MAX_FILES] = {0};
   int kept = 0, rc = 0;
@@ -1123,7 +1119,7 @@ int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn) {
 }
 
 int rt_samples_clean(const RtGpu *g, RtSampleSet *set, FILE *warn) {
-  int rc = rt_samples_drop_impossible(g, set, warn);
+  int rc = drop_impossible(g, set, warn);
   if (rc == 0) rt_samples_whole_ops(g, set, warn);
   return rc;
 }

@@ -45,8 +45,8 @@ enum { RT_CSV_MAX_COLS = 64, RT_CSV_MAX_LINE = 1 << 16 };
 
 typedef struct RtSampleMeta {
   char gpu[96], date[32];   /* from `# gpu: ...` and `# date: ...` (the first of each); "" if none */
-  int bwd_bad, bwd_rows;    /* set by rt_samples_drop_impossible() when it dropped the backward
-                             * column: its impossible times, of its measured ones */
+  int bwd_bad, bwd_rows;    /* set by rt_samples_clean() when it dropped the backward column:
+                             * its impossible times, of its measured ones */
   int whole[2];             /* set by rt_samples_whole_ops(): the forward [0] and backward [1]
                              * times it took as one of 2^k kernels of the op, scaled to the op */
 } RtSampleMeta;
@@ -107,13 +107,6 @@ typedef struct RtSampleSet {
 int rt_samples_load(const char *dir, RtSampleSet *set, FILE *err);
 void rt_samples_free(RtSampleSet *set);
 
-/* Drops the samples that beat what g can do at all (rt_op_min_time(): the matrix products'
- * FLOPs at the datasheet peak): a row whose forward time does, or only its backward time
- * where that alone does.  Warns on warn (if not NULL) `FILE:LINE: warning: ...` for the first
- * few per file, then with the count.  Returns 0, or -1 with `FILE:0: ...` on warn when a file
- * has no row left (the samples, or the GPU model, are wrong). */
-int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn);
-
 /* PyTorch runs an elementwise op (masked_fill, gelu, swiglu, add) whose tensor spans more than
  * 2^31 bytes as 2^k kernels over equal pieces (32-bit indexing).  A sample file whose forward
  * (or backward) times of such rows are one piece's, the timer having caught one of the
@@ -127,8 +120,13 @@ int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn);
 int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn);
 
 /* What `llmp fit` does to samples before fitting, for every program that must see them as it
- * does (the validations, the fuzzer): rt_samples_drop_impossible(), then, unless that failed,
- * rt_samples_whole_ops().  Returns rt_samples_drop_impossible()'s result. */
+ * does (the validations, the fuzzer).  First it drops the samples that beat what g can do at
+ * all (rt_op_min_time(): the matrix products' FLOPs at the datasheet peak): a row whose
+ * forward time does, or only its backward time where that alone does, warning on warn (if
+ * not NULL) `FILE:LINE: warning: ...` for the first few per file, then with the count; then,
+ * unless a file was left with no row, rt_samples_whole_ops().  Returns 0, or -1 with
+ * `FILE:0: ...` on warn when a file has no row left (the samples, or the GPU model, are
+ * wrong). */
 int rt_samples_clean(const RtGpu *g, RtSampleSet *set, FILE *warn);
 
 /* The kernels PyTorch splits an elementwise op over a tensor of `bytes` (elements of eb
@@ -177,8 +175,5 @@ int rt_fit_cv(const RtGpu *g, const RtSampleSet *set, int folds, double (*mape)[
  * use[i] != 0; rows[file] receives the count. */
 void rt_fit_mape(const RtGpu *g, const RtSampleSet *set, const unsigned char *use,
                  double (*mape)[2], int *rows);
-
-/* Writes every table of c into out_dir with a provenance header; 0 or -1. */
-int rt_calib_write_dir(const RtCalib *c, const char *out_dir, const char *provenance);
 
 #endif

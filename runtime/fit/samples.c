@@ -431,7 +431,7 @@ static int paper_row(RtCsv *c, const CsvForm *f, const char *stem, RtSample *s, 
   }
   f->po->map(r, s->a);
   for (int i = 0; i < (s->op == RT_OP_LINEAR ? 3 : rt_op_nargs((RtOp)s->op)); i++)
-    if (!(s->a[i] >= 1 && isfinite(s->a[i])))   /* as rt_op_args_ok() wants them */
+    if (!(s->a[i] >= 1 && isfinite(s->a[i])))   /* as ops.c's op_args_ok() wants them */
       return rt_csv_fail(c, "the row maps to a %s shape with a size below 1 (more mp than heads?)", stem);
   return 0;
 }
