@@ -61,15 +61,11 @@ static inline double pow2_ceil(double l) {
 /* Megatron's fused causal softmax (scaled_upper_triang_masked_softmax) runs a row per warp
  * of min(P, 32) lanes, P the row length L rounded up to a power of two, each lane holding
  * P/32 elements, loaded 4 at a time once P >= 128: a warp's step is 128 elements (32 for P
- * of 32 or 64, P below).  Its loops run over P, its memory traffic over L in whole steps.  On
- * the paper's samples (L 1024-2048, both GPUs) the time per element, against L alone, jumps
- * by 1.45-1.56x from L = 1024 to 1088, falls back as 1/L across the bucket, and is 3 % higher
- * at odd multiples of 64 than at multiples of 128: time ~ steps + 0.3 P in that bucket
- * (0.23-0.35 fitted on fwd and bwd of both GPUs), and the bucket of 2048 runs 1.2x slower
- * per element than the one of 1024 (1.18-1.33x; twice the registers per lane, a lower
- * occupancy), taken as (P / 1024)^0.27 past 1024.  Against L alone this leaves the samples'
- * time per element within 3 % across L.  Returns the row length the traffic is charged for:
- * L when L is a power of two <= 1024, never less as L grows. */
+ * of 32 or 64, P below).  Its loops run over P, its memory traffic over L in whole steps: on
+ * the paper's samples time ~ steps + 0.3 P, and a bucket past 1024 runs slower per element
+ * (twice the registers per lane, a lower occupancy), taken as (P / 1024)^0.27
+ * (docs/calibration-notes.md has the fit).  Returns the row length the traffic is charged
+ * for: L when L is a power of two <= 1024, never less as L grows. */
 static double masked_softmax_row(double l) {
   double p = pow2_ceil(l);
   double step = p < 32 ? p : p < 128 ? 32 : 128;

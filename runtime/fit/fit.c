@@ -42,9 +42,8 @@ static const double sparse_density = 0.35, sparse_smoothing = 0.2;
  * node's squared distance from it costs mu, in units of a sample's hat weight, so a node that
  * many samples touch follows them and one that few touch follows what its axes say alone.
  * llmp fit tries each mu of prior_mu on the grid choose_caps() chose and keeps the one of
- * smallest inner cross-validated error, 0 (no pull) unless another is better.  On the paper's
- * samples it is chosen where the full grid's nodes see few rows: the A100's masked softmax
- * (232 rows over 24 x 24 nodes, 5.24 -> 4.33 % fwd error) and flash attention. */
+ * smallest inner cross-validated error, 0 (no pull) unless another is better: it is chosen
+ * where the full grid's nodes see few rows (docs/calibration-notes.md). */
 static const double prior_mu[] = {0.3, 1.0};
 
 /* Adam's tables are fitted robustly: a sample's log residual counts at most adam_clip (a
@@ -58,10 +57,8 @@ static const double adam_clip = 0.4054651081081644;   /* log(1.5) */
  * is 12 per layer plus the first and last stage's 1 or 3: the stages of one layer count sit
  * 2 % to 6 % apart, and nodes at each of them would fit each stage's rows alone (the first
  * stage's stalled steps included); a fine params grid likewise leaves nodes that a few
- * stalled steps decide (with 10 % of the GH200 samples, 12 or more points put some
- * predictions off by 10x-100x).  The correction varies slowly along both axes: on the
- * paper's samples, 6 x 4 nodes give the stage files' 5-fold error within 1 point of the best
- * grid tried (2 to 24 points per axis) on both GPUs. */
+ * stalled steps decide.  The correction varies slowly along both axes, so 6 x 4 nodes lose
+ * little (docs/calibration-notes.md). */
 static const int adam_points[2] = {6, 4};
 
 /* How op's table is fitted: the residual clip (0: least squares) and the most grid points on
@@ -324,10 +321,9 @@ enum { NCAPS = sizeof cap_ladder / sizeof cap_ladder[0], cv_folds = 3, cv_min_ro
 static const double finer_slack = 1.01;
 
 /* The search tries no grid of more than max_nodes_per_row nodes for each row it fits: such a
- * grid is all fill between the samples, and fitting it is what a small sample set spent its
- * time on (34 bmm rows took 1.5 s, 4-axis grids up to 12^4 nodes; a fuzzer found it).  Every
- * grid the shipped tables' searches try has at least 0.39 rows per node (above), so this
- * leaves them as they were. */
+ * grid is all fill between the samples, and fitting it would take a small sample set most of
+ * its time.  Every grid the shipped tables' searches try has at least 0.39 rows per node
+ * (above), so this leaves them as they are. */
 enum { max_nodes_per_row = 16 };
 static int too_fine(const int *cap, int naxes, int n) {
   double nodes = 1;
@@ -383,12 +379,9 @@ typedef struct GridSpec {
  * whose own noise is about the difference between neighbouring rungs.  So a table is the mean,
  * in log, of three grids fitted on its rows: at the chosen caps, one rung coarser and one rung
  * finer on every axis; it takes the finer grid's points, each node the mean of the three grids'
- * values there (between nodes it interpolates as every table does).  On the paper's samples
- * (5-fold, ops_accuracy) 50 of the 77 columns fall and 11 rise, the mean from 2.905 to 2.821 %,
- * and the A100's baddbmm forward from 6.89 to 6.70 % (the paper: 6.84 %).  The mean on the
- * union of the three grids' points, exact, did as well (2.817 %) with tables 2.7 times the
- * text and slower lookups; on the chosen grid's points, worse (2.872 %).  Adam's tables (a
- * fixed coarse grid, fitted robustly) are one grid. */
+ * values there (between nodes it interpolates as every table does; docs/calibration-notes.md
+ * has the figures and the variants tried).  Adam's tables (a fixed coarse grid, fitted
+ * robustly) are one grid. */
 static int ladder_step(int cap, int dir) {
   int l = 0;
   while (l < NCAPS - 1 && cap_ladder[l] < cap) l++;
@@ -490,11 +483,10 @@ static double cv_error(RtOp op, RtDtype dt, const Pt *p, int n, const int *cap, 
  * rows are scored without points and with each k of point_shrink; the k of smallest error
  * wins if it lowers the error without points by point_gain at least.  The grid must be
  * refitted: a grid fitted on a shape's rows has already followed them part of the way, so
- * that scoring each row by the others of its shape on it (leave-one-out, as llmp did before)
- * undervalues the points (on the A100's baddbmm it gave none, where the folds' choice brings
- * the 5-fold forward error from 7.29 to 6.89 %).  Where runs of one shape scatter more than
- * the grid errs, points lose and the table has none.  A table of fewer than cv_min_rows rows
- * gets none, and Adam's robust tables none: a stalled step is one row of its shape. */
+ * that scoring each row by the others of its shape on it (leave-one-out) undervalues the
+ * points.  Where runs of one shape scatter more than the grid errs, points lose and the table
+ * has none.  A table of fewer than cv_min_rows rows gets none, and Adam's robust tables none:
+ * a stalled step is one row of its shape. */
 static const double point_shrink[] = {0, 0.5, 1, 2, 4, 8};
 enum { NSHRINK = sizeof point_shrink / sizeof point_shrink[0] };
 static const double point_gain = 0.01;

@@ -39,10 +39,7 @@ static const int fit_candidates[] = {2,   3,   4,   6,   8,    12,   16,   24,  
 /* The table is the mean of the fits of the chosen knot count and of its FIT_AVG neighbours on
  * each side in fit_candidates (those the cross-validation tried; fewer where their knots
  * together would pass the table's limit): a mean over nearby resolutions, one curve whose
- * knots are all of theirs.  On the paper's NCCL samples it lowers
- * the 5-fold error of 18 of the 29 layouts and raises 5 by at most 0.1 point (mean 4.24 ->
- * 4.15 %, geometric mean 1.32 -> 1.30 %; 1 and 3 neighbours: 1.30 and 1.31 %), docs/
- * calibration.md, "Collective tables". */
+ * knots are all of theirs (docs/calibration.md, "Collective tables"). */
 enum { FIT_AVG = 2 };
 
 typedef struct FitPt {

@@ -35,7 +35,7 @@ int rt_fit_dir(const char *samples_dir, const char *out_dir, const char *gpu, FI
 int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report,
                    FILE *err);
 
-/* --- reading sample CSVs (runtime/samples.c) ------------------------------------------ */
+/* --- reading sample CSVs (runtime/fit/samples.c) ------------------------------------------ */
 /* Comma-separated fields (no quoting) under a header line naming the columns.  Lines whose
  * first non-blank character is `#` are comments, before the header or between rows; blank
  * lines are skipped; CRLF line ends are accepted, and a UTF-8 byte-order mark.  A line

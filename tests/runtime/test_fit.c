@@ -1,5 +1,5 @@
-/* test_fit.c - the fitter (runtime/fit.c, fit_collectives.c) and the sample reader
- * (runtime/samples.c) on synthetic samples drawn from a known model.
+/* test_fit.c - the fitter (runtime/fit/fit.c, fit_collectives.c) and the sample reader
+ * (runtime/fit/samples.c) on synthetic samples drawn from a known model.
  *
  * The known model of an operator is the A100's physics (rt_gpu_builtin, no tables) times a
  * smooth correction surface over the table's axes: a product of power laws with a little
@@ -382,7 +382,7 @@ TEST(operator_few_samples) {
   assert_int_equal(rt_fit_cv_full(g, &set, 1, &cv), -1);   /* one fold is no cross-validation */
 }
 
-/* The grid's resolution is chosen from the data (runtime/fit.c, inner cross-validation): 60
+/* The grid's resolution is chosen from the data (runtime/fit/fit.c, inner cross-validation): 60
  * samples on 60 sizes of a smooth correction with +-5 % noise get a coarse grid rather than
  * one node per size, fitting the correction within the noise; and the choice is the same on
  * every fit. */
@@ -520,7 +520,7 @@ TEST(bmm_class_tables_fitted) {
 
 /* A correction that is a product of one factor per axis, each jumping from one axis value to
  * the next, sampled at 250 of the 24 x 24 (tokens, hidden) pairs: most of the grid's nodes
- * see no sample or one.  The additive prior (runtime/fit.c) gives each node what its two axes
+ * see no sample or one.  The additive prior (runtime/fit/fit.c) gives each node what its two axes
  * say, and the table predicts the pairs it never saw; interpolating between the nodes that
  * have samples does not. */
 TEST(additive_prior_separable) {
