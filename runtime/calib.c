@@ -12,6 +12,7 @@
  * stores log(c) and log(point) because interpolation happens in log-log space: kernel time
  * is close to a power law of size between nearby grid nodes, so that is where linear
  * interpolation is most accurate. */
+#include "alloc.h"
 #include "calib.h"
 #include "fastmath.h"
 
@@ -37,7 +38,9 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int rt_keys_canonical(const char *keys, char *out, size_t outlen) {
+/* Canonicalises a key string (sorts the words, single spaces) into out; 0 on success, -1 if
+ * a word is not key=value or it does not fit. */
+static int keys_canonical(const char *keys, char *out, size_t outlen) {
   char buf[RT_KEYS_MAX];
   char *words[RT_KEYS_MAX / 2];
   int n = 0;
@@ -120,7 +123,7 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
                   int with_bwd) {
   memset(t, 0, sizeof *t);
   if (strlen(kernel) >= RT_NAME_MAX || naxes < 1 || naxes > RT_MAX_AXES) return -1;
-  if (rt_keys_canonical(keys, t->keys, sizeof t->keys) != 0) return -1;
+  if (keys_canonical(keys, t->keys, sizeof t->keys) != 0) return -1;
   strcpy(t->kernel, kernel);
   t->dtype = dt;
   t->naxes = naxes;
@@ -398,7 +401,7 @@ void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *
 
 const RtTable *rt_table_find(const RtCalib *c, const char *kernel, RtDtype dt, const char *keys) {
   char canon[RT_KEYS_MAX];
-  if (!c || rt_keys_canonical(keys, canon, sizeof canon) != 0) return NULL;
+  if (!c || keys_canonical(keys, canon, sizeof canon) != 0) return NULL;
   for (int i = 0; i < c->ntables; i++) {
     const RtTable *t = &c->tables[i];
     if (t->dtype == dt && strcmp(t->kernel, kernel) == 0 && strcmp(t->keys, canon) == 0) return t;
@@ -546,6 +549,7 @@ typedef struct Loader {
   char *err;
   size_t errlen;
   RtCalib *c;
+  size_t tables_cap;  /* c->tables has room for */
   RtTable *cur;       /* table being read, or NULL */
   int cur_line;       /* its `table` line */
   int nv[2];          /* values read so far, fwd and bwd */
@@ -669,12 +673,11 @@ static int start_table(Loader *L, char **w, int nw) {
     if (i > 3) strcat(keys, " ");
     strcat(keys, w[i]);
   }
-  RtTable *nt = realloc(L->c->tables, (size_t)(L->c->ntables + 1) * sizeof *nt);
-  if (!nt) return fail(L, L->line, "out of memory");
-  L->c->tables = nt;
-  RtTable *t = &nt[L->c->ntables];
+  if (!mem_grow((void **)&L->c->tables, &L->tables_cap, (size_t)L->c->ntables + 1, sizeof *L->c->tables))
+    return fail(L, L->line, "out of memory");
+  RtTable *t = &L->c->tables[L->c->ntables];
   memset(t, 0, sizeof *t);
-  if (rt_keys_canonical(keys, t->keys, sizeof t->keys) != 0)
+  if (keys_canonical(keys, t->keys, sizeof t->keys) != 0)
     return fail(L, L->line, "qualifiers must be key=value words");
   strcpy(t->kernel, w[1]);
   t->dtype = (RtDtype)dt;
@@ -856,16 +859,15 @@ RtCalib *rt_calib_load(const char *dir, char *err, size_t errlen) {
   /* Read the names first and sort them: the load order (and so a duplicate's message)
    * must not depend on the file system. */
   char **names = NULL;
+  size_t ncap = 0;
   int n = 0, ok = 1;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     if (!has_suffix(e->d_name, ".tbl")) continue;
-    char **nn = realloc(names, (size_t)(n + 1) * sizeof *nn);
-    if (!nn || !(nn[n] = malloc(strlen(dir) + strlen(e->d_name) + 2))) {
-      names = nn ? nn : names;
+    if (!mem_grow((void **)&names, &ncap, (size_t)n + 1, sizeof *names) ||
+        !(names[n] = malloc(strlen(dir) + strlen(e->d_name) + 2))) {
       ok = 0;
       break;
     }
-    names = nn;
     sprintf(names[n++], "%s/%s", dir, e->d_name);
   }
   closedir(d);

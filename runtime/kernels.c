@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hash.h"
+
 static RtDtype dt_of(double x) {
   if (!(x >= 0 && x < RT_NDTYPES)) return RT_NDTYPES;   /* NaN included: (int)NaN is undefined */
   return (RtDtype)(int)x;
@@ -169,11 +171,11 @@ void rt_pipeline_memo_clear(void) {
 /* both: out[1] is the makespan with free sends (a second simulation); else out[1] is NaN and
  * out[0] the same bits as with both. */
 static void pipeline(const double *a, double *out, bool both) {
-  uint64_t h = 1469598103934665603ull;   /* FNV-1a over the arguments' bits */
+  uint64_t h = HASH_BASIS;   /* over the arguments' bits */
   for (int i = 0; i < PIPE_NARGS; i++) {
     uint64_t bits;
     memcpy(&bits, &a[i], sizeof bits);
-    h = (h ^ bits) * 1099511628211ull;
+    h = hash_word(h, bits);
   }
   unsigned set = (unsigned)((h ^ h >> 32) % PIPE_SETS);
   PipeMemo *ways = pipe_memo[set];

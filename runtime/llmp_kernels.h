@@ -1,6 +1,6 @@
 /* llmp_kernels.h - the runtime's kernels behind one calling convention, for evaluators.
  *
- * The cost graph (compiler/graph.c) is a DAG of scalar nodes; a kernel node calls
+ * The cost graph (compiler/lower/graph.c) is a DAG of scalar nodes; a kernel node calls
  *   fn(target, args, out)
  * where target is the graph's RtGpu (G kernels) or RtCluster (C kernels) or NULL, args the
  * kernel's arguments as doubles (dtypes, flags and counts too: they are small integers,

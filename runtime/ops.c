@@ -25,7 +25,8 @@ static const int op_nargs[RT_NOPS] = {
 
 int rt_op_nargs(RtOp op) { return (unsigned)op < RT_NOPS ? op_nargs[op] : 0; }
 
-int rt_op_args_ok(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
+/* 1 if g, dt and a[] are in range for op. */
+static int op_args_ok(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
   if (!g || (unsigned)dt >= RT_NDTYPES || (unsigned)op >= RT_NOPS) return 0;
   if (!(g->memory_bandwidth > 0) || !isfinite(g->memory_bandwidth) || g->sms < 1) return 0;
   double peak = rt_peak(g, dt);
@@ -60,15 +61,11 @@ static inline double pow2_ceil(double l) {
 /* Megatron's fused causal softmax (scaled_upper_triang_masked_softmax) runs a row per warp
  * of min(P, 32) lanes, P the row length L rounded up to a power of two, each lane holding
  * P/32 elements, loaded 4 at a time once P >= 128: a warp's step is 128 elements (32 for P
- * of 32 or 64, P below).  Its loops run over P, its memory traffic over L in whole steps.  On
- * the paper's samples (L 1024-2048, both GPUs) the time per element, against L alone, jumps
- * by 1.45-1.56x from L = 1024 to 1088, falls back as 1/L across the bucket, and is 3 % higher
- * at odd multiples of 64 than at multiples of 128: time ~ steps + 0.3 P in that bucket
- * (0.23-0.35 fitted on fwd and bwd of both GPUs), and the bucket of 2048 runs 1.2x slower
- * per element than the one of 1024 (1.18-1.33x; twice the registers per lane, a lower
- * occupancy), taken as (P / 1024)^0.27 past 1024.  Against L alone this leaves the samples'
- * time per element within 3 % across L.  Returns the row length the traffic is charged for:
- * L when L is a power of two <= 1024, never less as L grows. */
+ * of 32 or 64, P below).  Its loops run over P, its memory traffic over L in whole steps: on
+ * the paper's samples time ~ steps + 0.3 P, and a bucket past 1024 runs slower per element
+ * (twice the registers per lane, a lower occupancy), taken as (P / 1024)^0.27
+ * (docs/calibration-notes.md has the fit).  Returns the row length the traffic is charged
+ * for: L when L is a power of two <= 1024, never less as L grows. */
 static double masked_softmax_row(double l) {
   double p = pow2_ceil(l);
   double step = p < 32 ? p : p < 128 ? 32 : 128;
@@ -116,19 +113,11 @@ static RtCost gemm3(const RtGpu *g, RtDtype dt, double batch, double m, double k
   return c;
 }
 
-RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, double *x) {
-  double eb = rt_dtype_bytes(dt);
+/* The memory-bound ops: their bytes streamed at the GPU's rate (stream()), whose passes the
+ * comments count.  NaN for another op. */
+static RtCost streamed(const RtGpu *g, RtOp op, double eb, const double *a, double *x) {
   RtCost c = {0, 0, 0};
   switch (op) {
-  case RT_OP_LINEAR:   /* fwd: X W (+ bias in the epilogue); bwd: dX = dY W^T, dW = X^T dY, db */
-    x[0] = a[0], x[1] = a[1], x[2] = a[2];
-    c = gemm3(g, dt, 1, a[0], a[1], a[2]);
-    c.bwd += rt_select(a[3] != 0, stream(g, a[0] * a[2] * eb, 1), 0);
-    break;
-  case RT_OP_BMM:
-    x[0] = a[0], x[1] = a[1], x[2] = a[2], x[3] = a[3];
-    c = gemm3(g, dt, a[0], a[1], a[2], a[3]);
-    break;
   case RT_OP_SOFTMAX:          /* read, write; bwd reads y and dy, writes dx */
     x[0] = a[0], x[1] = a[1];
     c.fwd = stream(g, 2 * a[0] * a[1] * eb, 1);
@@ -145,11 +134,6 @@ RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doubl
     x[0] = a[0], x[1] = a[1];
     c.fwd = stream(g, a[0] * a[1] * (2 * eb + 1), 1);
     c.bwd = stream(g, a[0] * a[1] * (2 * eb + 1), 1);
-    break;
-  case RT_OP_FLASH:
-  case RT_OP_FLASH_FULL:
-    x[0] = a[0] * a[2], x[1] = a[1], x[2] = a[4];
-    c = flash(g, dt, a, op == RT_OP_FLASH);
     break;
   case RT_OP_LAYERNORM:        /* fwd read x, write y; bwd read x, dy, write dx + dgamma, dbeta */
   case RT_OP_RMSNORM:
@@ -203,6 +187,30 @@ RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doubl
   return c;
 }
 
+RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, double *x) {
+  double eb = rt_dtype_bytes(dt);
+  RtCost c = {0, 0, 0};
+  switch (op) {
+  case RT_OP_LINEAR:   /* fwd: X W (+ bias in the epilogue); bwd: dX = dY W^T, dW = X^T dY, db */
+    x[0] = a[0], x[1] = a[1], x[2] = a[2];
+    c = gemm3(g, dt, 1, a[0], a[1], a[2]);
+    c.bwd += rt_select(a[3] != 0, stream(g, a[0] * a[2] * eb, 1), 0);
+    break;
+  case RT_OP_BMM:
+    x[0] = a[0], x[1] = a[1], x[2] = a[2], x[3] = a[3];
+    c = gemm3(g, dt, a[0], a[1], a[2], a[3]);
+    break;
+  case RT_OP_FLASH:
+  case RT_OP_FLASH_FULL:
+    x[0] = a[0] * a[2], x[1] = a[1], x[2] = a[4];
+    c = flash(g, dt, a, op == RT_OP_FLASH);
+    break;
+  default:
+    c = streamed(g, op, eb, a, x);
+  }
+  return c;
+}
+
 /* --- a hard lower bound, for the fitter ----------------------------------------------
  *
  * The multiply-adds an op cannot do without, at the GPU's datasheet peak for the dtype: no
@@ -238,7 +246,7 @@ RtCost rt_op_min_time(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doub
 static const RtCost bad = {NAN, NAN, RT_BAD_ARGS};
 
 RtCost rt_op_eval(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
-  if (!rt_op_args_ok(g, op, dt, a)) return bad;
+  if (!op_args_ok(g, op, dt, a)) return bad;
   double x[RT_MAX_AXES];
   RtCost c = rt_op_physics(g, op, dt, a, x);
   rt_calibrate(g, op, dt, x, &c);
@@ -279,7 +287,7 @@ RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads
   if ((causal != 0 && causal != 1) || !(b >= 1) || !(heads >= 1)) return bad;
   RtOp sm = causal ? RT_OP_MASKED_SOFTMAX : RT_OP_SOFTMAX;
   const double sa[] = {bh, l, d, l}, pa[] = {bh * l, l};
-  if (!rt_op_args_ok(g, RT_OP_BMM, dt, sa) || !rt_op_args_ok(g, sm, dt, pa)) return bad;
+  if (!op_args_ok(g, RT_OP_BMM, dt, sa) || !op_args_ok(g, sm, dt, pa)) return bad;
   RtGemm q;
   RtGemmDim dl, dd;
   rt_gemm_setup(g, dt, &q);

@@ -21,17 +21,14 @@ int rt_op_nargs(RtOp op);
 
 /* The uncalibrated cost of op, and in x[] (rt_op_info[op].naxes values) the coordinates at
  * which its table is read.  Arguments are not checked: callers check them first
- * (rt_op_args_ok). */
+ * (rt_op_eval() does; sizes must be >= 1 and finite, the GPU's figures positive). */
 RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, double *x);
 
 /* A time no run of op can beat: the matrix products' FLOPs at g's datasheet peak for dt
  * (ops.c has the derivation); 0 for the ops whose work is memory traffic.  flops (may be
  * NULL) receives those FLOPs, fwd [0] and bwd [1].  Arguments as rt_op_physics(); below the
- * physics wherever rt_op_args_ok() holds. */
+ * physics wherever they are in range. */
 RtCost rt_op_min_time(const RtGpu *g, RtOp op, RtDtype dt, const double *a, double *flops);
-
-/* 1 if g, dt and a[] are in range for op. */
-int rt_op_args_ok(const RtGpu *g, RtOp op, RtDtype dt, const double *a);
 
 /* Physics, then the table's correction: what the public kernels return. */
 RtCost rt_op_eval(const RtGpu *g, RtOp op, RtDtype dt, const double *a);

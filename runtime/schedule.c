@@ -1,138 +1,15 @@
-/* schedule.c - one iteration of a pipeline-parallel schedule: simulated op by op, and the same
- * numbers by a fast path (closed forms; for the 1F1B family the fill, the periods until the
- * steady state repeats, and the drain).
- *
- * The model is split into C = stages x chunks model chunks; chunk c runs on device c % stages
- * (Megatron's interleaving: device d holds chunks d, d + stages, ...).  A micro-batch's forward
- * F runs chunks 0, 1, ..., C-1; its backward B runs C-1, ..., 0.  F(c, i) waits for F(c-1, i),
- * B(c, i) for B(c+1, i) (the last chunk's B for its own F), plus one p2p send when the two
- * chunks sit on different devices (the receiver waits, the sender does not).
- *
- * Each device runs its ops in the fixed order its schedule dictates, each op starting when the
- * device is free and its input has arrived; the first forward of device 0 starts at t = 0.
- * The orders, per device d, with n = micro_batches x chunks forwards and as many backwards:
- *
- *   GPIPE         all n forwards, then all backwards (micro-batches 0 .. m-1).
- *   1F1B          PipeDream-flush as Megatron runs it without interleaving: w = min(p-d-1, m)
- *                 warm-up forwards, then pairs (F, B), then the last w backwards.
- *   INTERLEAVED   Megatron's interleaved 1F1B (Narayanan et al., SC'21): the k-th forward of a
- *                 device is micro-batch (k / (p v)) p + k % p of its local chunk (k / p) % v;
- *                 the k-th backward is the same with the local chunks reversed; warm-up
- *                 w = min(2 (p-d-1) + (v-1) p, n), then (F, B) pairs, then the rest of the B.
- *                 Needs m % p == 0 when v > 1.  With v = 1 it is 1F1B (Megatron runs its
- *                 non-interleaved schedule then, whose warm-up is p-d-1, not 2 (p-d-1)).
- *   ZERO_BUBBLE   ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR'24): the backward
- *                 is split into B (input gradient, on the critical path) and W (weight
- *                 gradient, free to move).  F and B keep 1F1B's order, so the activations held
- *                 stay 1F1B's; device d lets up to d of its W run late: after each B, if more
- *                 than d W are owed, the oldest one runs; the owed ones run at the end.  So the
- *                 last stage runs p-1 W after its last B while the B's travel back to device 0:
- *                 the drain bubble shrinks by (p-1) T_W.  This is PyTorch's
- *                 ScheduleInterleavedZeroBubble with one stage per rank (num_1f1b_microbatches
- *                 = rank).  With equal stages, m >= p and no p2p its bubble is the paper's
- *                 (p-1)(T_F + T_B - T_W) when T_W <= min(T_F, T_B); a longer W does not fit
- *                 the drain's gaps and it is (p-1)(T_F + T_B - min(T_F, T_B, T_W)).  (Each
- *                 device lags by its own index d, not p-d-1: the last stage's W's are the
- *                 ones that can wait while the gradients travel back.)
- *
- * Recompute R runs right before its B, on the same device, once B's input has arrived (as in
- * Megatron, which recomputes inside the backward).  Outside zero-bubble the weight gradient is
- * part of the backward: one op of bwd + wgrad, reported as one 'B' event, and the gradient is
- * sent after all of it.
- *
- * Sends cost 1F1B more than its fill: its minimal warm-up puts them on a loop (device 0's
- * F(j+p) follows its B(j), which waited for F(j) to reach the last stage and its gradient to
- * come back), so with equal stages it runs p (f + b) + 2 (p-1) s per p micro-batches, and only
- * m <= 2 gives (m + p - 1)(f + b) + 2 (p-1) s, which GPipe gives for every m.
- *
- * Activations held (in_flight) are counted along each device's order: +1 at an F, -1 at its
- * B (input gradient); the device's ops never overlap, so that is the count over time.  The
- * order alone fixes it: a device runs F while it holds at most its warm-up w, so it peaks at
- * min(w + 1, n) (n for GPipe).  A device's busy time is m (F + R + B + W) summed over the
- * chunks it holds (one product per chunk, so devices with the same times tie exactly and the
- * lowest index is the busiest).  Both are closed forms, the same on both paths below.
- *
- * The reference simulation (rt_pipeline_reference; rt_pipeline runs it when asked for events)
- * keeps, per device, how many F, B and W it has issued (the next op follows from those
- * counts) and, per (chunk, micro-batch), when that chunk's next input arrives: the
- * activations for its F, later the gradient for its B (the two never overlap, so one slot
- * holds both).  A device blocked on a missing input is woken by the op that provides it, so
- * the run is linear in the number of ops; an order that cannot progress is reported as
- * RT_BAD_ARGS (it cannot happen with the orders above), and so is a failed allocation (one
- * double per (chunk, micro-batch): 80 MB for 10^4 micro-batches through 1024 chunks, which
- * runs in well under a second).
- *
- * The fast path (rt_pipeline without events) gives the same makespan without visiting every
- * op.  An op starts at max(device free, input arrival) and ends at start + its time, so the
- * makespan is the longest path through a DAG fixed by the structure (schedule, stages,
- * chunks, micro-batches), not by the times, and any order of evaluation the DAG allows
- * computes the same numbers bit for bit.
- *   - One stage never waits: the makespan is its busy time (when n > FS_REPLAY_N; shorter
- *     runs go through the exact engine below, whose sums are the reference's).
- *   - GPipe is two tandem lines: device d's last forward ends at
- *       E_d = sum_{d'<=d} f_d' + d s + (m-1) max_{d'<=d} f_d'
- *     (a longest lattice path spends its m-1 extra steps on the slowest stage), and the
- *     backwards, each device starting from its E_d, end on device 0 at
- *       max_d [E_d + sum_{d'<=d} t_d' + d s + (m-1) max_{d'<=d} t_d']    (t = R + B).
- *   - The 1F1B family (1F1B, interleaved, ZB-H1) runs on a compact engine: the reference's
- *     wake-ups made exact (a blocked device records the counter it waits on), no events,
- *     each chunk's F and B in micro-batch order (an input is there iff the producing chunk's
- *     count has passed it), arrival times in a ring per chunk (its outputs not yet consumed
- *     are at most what its device holds).  Without fast-forward it computes in the
- *     reference's doubles with the reference's arithmetic (`exact`): bit-identical.
- *   Steady-state fast-forward, when at least FS_MIN_PERIODS steady periods exist.  A period is
- *   one micro-batch (v = 1) or p (the p v forwards after which the interleaved order repeats):
- *   each device runs U = 1 or p v times (B, [W], F) in it.  Cut K stops device d before its
- *   backward K U + d: it has run its warm-up, K U + d backwards and the F (and W) after them.
- *   These cuts are consistent (an op before a cut has its inputs before it: warm-ups differ by
- *   1 or 2 between neighbours, and device 0's later local chunks take device p-1's forwards
- *   p positions earlier), so the engine, given a cut as limits, stops exactly on it.  The
- *   state at a cut is each device's free time and the arrival times not yet consumed, in a
- *   fixed order (p + F_done(chunk 0) - B_done(chunk 0) of them).  While every device's next
- *   period is steady ((K+1) U + d + w_d < n), the map from the state at cut K to the state at
- *   cut K+1 is one fixed max-plus map: the same ops with the same times, inputs one period
- *   on.  It commutes with adding a constant to every time, so the engine rebases at each cut
- *   (device 0's free time moves into a base).  In max-plus theory the rebased state becomes
- *   periodic after a transient; once the state at cut K equals the one at cut K-r, the map
- *   being the same, the rebased states repeat with period r and the base grows by the same r
- *   increments, for as long as the maps stay steady.  So the engine jumps j r periods at
- *   once (counters + j r U, micro-batch indices + j r P, base + j times the r increments) to
- *   the last steady cut, and runs the drain from there.  r up to 2p + 2 periods is looked for
- *   (1F1B with sends repeats every p micro-batches), 4 when v > 1.
- *   Integer ticks.  Repeats are detected exactly (equal states, never a tolerance), so a jump
- *   is never taken on a transient.  For the repeat to happen the sums must be exact: in
- *   doubles, rounding drifts along the critical circuit (a direction in which the map neither
- *   grows nor shrinks differences) and the state never repeats bit for bit.  So the fast-
- *   forward runs in int64 ticks, each op time rounded once to a power-of-two tick, with 2^62
- *   ticks above four times an estimate of how far a time gets from a cut's base (one
- *   micro-batch's round trip plus device 0's warm-up and a period, at the longest op).  A
- *   rebased time beyond a quarter of 2^62 ticks, or a sum reaching 2^62 (it saturates), has
- *   the run redone exactly (never seen in the tests).  The ticks' rounding is below 2^-59 of
- *   that estimate per op.
- *   Affine jumps.  Through a transient the state may instead move by a constant step each
- *   period (slack left by the fill being absorbed at the rate two stages differ): if cuts
- *   K-2, K-1, K moved by one step with the same max choices in both periods (each op's slack,
- *   free - arrival, keeping its sign), every period is the same affine map and keeps moving the
- *   state by that step until a slack reaches 0, which fixes how far it can jump exactly.
- *   ZB-H1's transients are instead a wave (one more device changes regime each period) that
- *   takes about 3p periods; they are run period by period.
- *   Recorded orders.  The engine records the order it ran its ops in (device and kind): to
- *   cut 0, one period, and from the last steady cut to the end.  Any set of times has the
- *   same DAG, so for the same structure (the second run of k_pipeline, the next point of a
- *   sweep) the thread replays that order with no input checks, wake-ups or stack.
- *   A call then costs the fill, the periods until the state repeats, and the drain: about
- *   p^2 ops for 1F1B, whatever m.
- * The fast path's makespan is the reference's up to the reference's own rounding: with equal
- * dyadic times (the closed-form tests) both are exact, and without fast-forward the engine is
- * the reference's arithmetic, bit for bit.  Otherwise the reference adds every op's time to an
- * absolute clock, drifting by up to 2^-53 relative per op on the critical path (n ops), while
- * the fast path is within about 1e-15 of the exact sum: the two differ by at most 6e-13 in the
- * tests (m up to 2000; p = 1 closed form included), the reference being the one off.
- *
- * Everything is a pure function of its arguments.  The fast path's work arrays and recorded
- * orders are the calling thread's own (thread-local, kept for the next call: the work arrays
- * up to RT_KEEP_BYTES, FS_ORDERS orders of up to FS_ORDER_MAX ops and FS_ORDER_BYTES in all;
- * freed when the thread exits). */
+/* schedule.c - one iteration of a pipeline-parallel schedule (GPipe, 1F1B, Megatron's
+ * interleaved 1F1B, ZB-H1) over stages x chunks model chunks.  The reference simulation runs
+ * it op by op, each device in its schedule's fixed order and each op starting when its device
+ * is free and its input has arrived, and writes the events; the fast path gives the same
+ * makespan without visiting every op: closed forms for one stage and for GPipe, and for the
+ * 1F1B family a compact engine that runs the fill, jumps over the steady periods once the
+ * rebased state repeats (in integer ticks, so that repeats are exact) and runs the drain,
+ * replaying the order it recorded for the same structure.  Activations held and busy time
+ * are closed forms on both paths.  The orders, the derivations and the error bounds are in
+ * docs/model.md ("Pipeline stages and the schedule").  Pure functions; the fast path's work
+ * arrays and recorded orders are thread-local, kept for the next call and freed when the
+ * thread exits. */
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -140,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "llmp_rt.h"
 
 typedef enum { RT_OP_F, RT_OP_B, RT_OP_W } RtOpKind;
@@ -392,7 +270,8 @@ static void rt_held(const RtPipeline *p, RtPipeResult *r) {
   }
 }
 
-/* GPipe over p >= 2 stages: the two tandem lines of the header. */
+/* GPipe over p >= 2 stages: two tandem lines, the forwards and then the backwards, whose
+ * longest lattice path spends its m-1 extra steps on the slowest stage (docs/model.md). */
 static double rt_gpipe_makespan(const RtPipeline *p) {
   double s = p->p2p, m1 = p->micro_batches - 1;
   double fsum = 0, fmax = 0, tsum = 0, tmax = 0, best = 0;
@@ -1018,10 +897,10 @@ static int fs_state(FsSim *s, int64_t *z, FsIo io, int64_t b0) {
 
 /* The state's hash; *far gets its largest time in magnitude. */
 static uint64_t fs_hash(const int64_t *z, int n, int64_t *far) {
-  uint64_t h = 14695981039346656037u;
+  uint64_t h = HASH_BASIS;
   int64_t top = 0;
   for (int i = 0; i < n; i++) {
-    h = (h ^ (uint64_t)z[i]) * 1099511628211u;
+    h = hash_word(h, (uint64_t)z[i]);
     h ^= h >> 29;
     int64_t x = z[i] < 0 ? -z[i] : z[i];
     if (x > top) top = x;
@@ -1115,10 +994,10 @@ static int fs_remember(FsSim *s, FsHist *h, int K) {
   return far <= FS_ROOM;
 }
 
-/* The steady-state fast-forward of the header: cuts K = 0, 1, ... (rebased, remembered) with
- * affine jumps through transients, until the state repeats; then the periodic jump.  Leaves
- * the engine on the last steady cut kmax + 1 and returns 1, or returns 0 if a cut was not
- * reached (cannot happen with the orders above) or the ticks ran out of room. */
+/* The steady-state fast-forward (docs/model.md): cuts K = 0, 1, ... (rebased, remembered)
+ * with affine jumps through transients, until the state repeats; then the periodic jump.
+ * Leaves the engine on the last steady cut kmax + 1 and returns 1, or returns 0 if a cut was
+ * not reached (cannot happen with the schedules' orders) or the ticks ran out of room. */
 static int fs_fast_forward(FsSim *s, FsHist *h, FsOrder *o, int kmax) {
   int first = 0;                /* the history holds cuts first .. K */
   if (!fs_part(s, o, FS_WARM, 0)) return 0;

@@ -42,9 +42,8 @@ static const double sparse_density = 0.35, sparse_smoothing = 0.2;
  * node's squared distance from it costs mu, in units of a sample's hat weight, so a node that
  * many samples touch follows them and one that few touch follows what its axes say alone.
  * llmp fit tries each mu of prior_mu on the grid choose_caps() chose and keeps the one of
- * smallest inner cross-validated error, 0 (no pull) unless another is better.  On the paper's
- * samples it is chosen where the full grid's nodes see few rows: the A100's masked softmax
- * (232 rows over 24 x 24 nodes, 5.24 -> 4.33 % fwd error) and flash attention. */
+ * smallest inner cross-validated error, 0 (no pull) unless another is better: it is chosen
+ * where the full grid's nodes see few rows (docs/calibration-notes.md). */
 static const double prior_mu[] = {0.3, 1.0};
 
 /* Adam's tables are fitted robustly: a sample's log residual counts at most adam_clip (a
@@ -58,10 +57,8 @@ static const double adam_clip = 0.4054651081081644;   /* log(1.5) */
  * is 12 per layer plus the first and last stage's 1 or 3: the stages of one layer count sit
  * 2 % to 6 % apart, and nodes at each of them would fit each stage's rows alone (the first
  * stage's stalled steps included); a fine params grid likewise leaves nodes that a few
- * stalled steps decide (with 10 % of the GH200 samples, 12 or more points put some
- * predictions off by 10x-100x).  The correction varies slowly along both axes: on the
- * paper's samples, 6 x 4 nodes give the stage files' 5-fold error within 1 point of the best
- * grid tried (2 to 24 points per axis) on both GPUs. */
+ * stalled steps decide.  The correction varies slowly along both axes, so 6 x 4 nodes lose
+ * little (docs/calibration-notes.md). */
 static const int adam_points[2] = {6, 4};
 
 /* How op's table is fitted: the residual clip (0: least squares) and the most grid points on
@@ -324,10 +321,9 @@ enum { NCAPS = sizeof cap_ladder / sizeof cap_ladder[0], cv_folds = 3, cv_min_ro
 static const double finer_slack = 1.01;
 
 /* The search tries no grid of more than max_nodes_per_row nodes for each row it fits: such a
- * grid is all fill between the samples, and fitting it is what a small sample set spent its
- * time on (34 bmm rows took 1.5 s, 4-axis grids up to 12^4 nodes; a fuzzer found it).  Every
- * grid the shipped tables' searches try has at least 0.39 rows per node (above), so this
- * leaves them as they were. */
+ * grid is all fill between the samples, and fitting it would take a small sample set most of
+ * its time.  Every grid the shipped tables' searches try has at least 0.39 rows per node
+ * (above), so this leaves them as they are. */
 enum { max_nodes_per_row = 16 };
 static int too_fine(const int *cap, int naxes, int n) {
   double nodes = 1;
@@ -383,12 +379,9 @@ typedef struct GridSpec {
  * whose own noise is about the difference between neighbouring rungs.  So a table is the mean,
  * in log, of three grids fitted on its rows: at the chosen caps, one rung coarser and one rung
  * finer on every axis; it takes the finer grid's points, each node the mean of the three grids'
- * values there (between nodes it interpolates as every table does).  On the paper's samples
- * (5-fold, ops_accuracy) 50 of the 77 columns fall and 11 rise, the mean from 2.905 to 2.821 %,
- * and the A100's baddbmm forward from 6.89 to 6.70 % (the paper: 6.84 %).  The mean on the
- * union of the three grids' points, exact, did as well (2.817 %) with tables 2.7 times the
- * text and slower lookups; on the chosen grid's points, worse (2.872 %).  Adam's tables (a
- * fixed coarse grid, fitted robustly) are one grid. */
+ * values there (between nodes it interpolates as every table does; docs/calibration-notes.md
+ * has the figures and the variants tried).  Adam's tables (a fixed coarse grid, fitted
+ * robustly) are one grid. */
 static int ladder_step(int cap, int dir) {
   int l = 0;
   while (l < NCAPS - 1 && cap_ladder[l] < cap) l++;
@@ -490,11 +483,10 @@ static double cv_error(RtOp op, RtDtype dt, const Pt *p, int n, const int *cap, 
  * rows are scored without points and with each k of point_shrink; the k of smallest error
  * wins if it lowers the error without points by point_gain at least.  The grid must be
  * refitted: a grid fitted on a shape's rows has already followed them part of the way, so
- * that scoring each row by the others of its shape on it (leave-one-out, as llmp did before)
- * undervalues the points (on the A100's baddbmm it gave none, where the folds' choice brings
- * the 5-fold forward error from 7.29 to 6.89 %).  Where runs of one shape scatter more than
- * the grid errs, points lose and the table has none.  A table of fewer than cv_min_rows rows
- * gets none, and Adam's robust tables none: a stalled step is one row of its shape. */
+ * that scoring each row by the others of its shape on it (leave-one-out) undervalues the
+ * points.  Where runs of one shape scatter more than the grid errs, points lose and the table
+ * has none.  A table of fewer than cv_min_rows rows gets none, and Adam's robust tables none:
+ * a stalled step is one row of its shape. */
 static const double point_shrink[] = {0, 0.5, 1, 2, 4, 8};
 enum { NSHRINK = sizeof point_shrink / sizeof point_shrink[0] };
 static const double point_gain = 0.01;
@@ -931,12 +923,6 @@ static int write_one(const RtTable *t, const char *out_dir, const char *header) 
   return fclose(f) != 0 || rc != 0 ? -1 : 0;
 }
 
-int rt_calib_write_dir(const RtCalib *c, const char *out_dir, const char *provenance) {
-  for (int i = 0; i < c->ntables; i++)
-    if (write_one(&c->tables[i], out_dir, provenance) != 0) return -1;
-  return 0;
-}
-
 /* The GPU of a samples folder named after its calibration folder (…/gh200-vista). */
 static const RtGpu *gpu_of_dir(const char *dir) {
   char buf[512];
@@ -1006,7 +992,9 @@ static int judge(const RtGpu *g, const RtSampleSet *set, RtSample *s, FILE *warn
   return 1;
 }
 
-int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn) {
+/* The first half of rt_samples_clean() (llmp_fit.h): drops the samples no run of g can
+ * produce.  0, or -1 when a file has no row left. */
+static int drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn) {
   int rows[RT_FIT_MAX_FILES] = {0}, left[RT_FIT_MAX_FILES] = {0}, hit[RT_FIT_MAX_FILES] = {0};
   int bwds[RT_FIT_MAX_FILES] = {0}, bad_bwd[RT_FIT_MAX_FILES] = {0};
   int kept = 0, rc = 0;
@@ -1123,9 +1111,76 @@ int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn) {
 }
 
 int rt_samples_clean(const RtGpu *g, RtSampleSet *set, FILE *warn) {
-  int rc = rt_samples_drop_impossible(g, set, warn);
+  int rc = drop_impossible(g, set, warn);
   if (rc == 0) rt_samples_whole_ops(g, set, warn);
   return rc;
+}
+
+/* What the header of each table written says of its origin. */
+typedef struct Provenance {
+  const RtSampleSet *set;
+  const RtFitCv *cv;
+  const RtGpu *g;               /* the model fitted against */
+  const char *date;
+  int paper, sustained;         /* the paper's samples; g's sustained figures were left out */
+} Provenance;
+
+/* Whether some row of file f is one that table t of c corrects. */
+static int file_feeds(const RtCalib *c, const RtTable *t, const RtSampleSet *set, int f) {
+  for (int j = 0; j < set->n; j++) {
+    const RtSample *sj = &set->s[j];
+    if (sj->file == f && (t == c->op[sj->op][sj->dtype] ||
+                          (sj->op == RT_OP_BMM && t == rt_bmm_table(c, sj->dtype, sj->a[2], sj->a[3]))))
+      return 1;
+  }
+  return 0;
+}
+
+/* A source file's lines in a header: its path, what the samples say of themselves (hw/probe's
+ * header), and what cleaning them did. */
+static void source_lines(char *hdr, size_t cap, size_t *len, const Provenance *p, int f) {
+  const char *shown = strstr(p->set->path[f], "shared/data/");   /* repository-relative */
+  const RtSampleMeta *m = &p->set->meta[f];
+  append(hdr, cap, len, "\n  %s", shown ? shown : p->set->path[f]);
+  if (m->gpu[0] || m->date[0])
+    append(hdr, cap, len, " (%s%s%s%s%s)", m->gpu[0] ? "gpu: " : "", m->gpu,
+           m->gpu[0] && m->date[0] ? "; " : "", m->date[0] ? "date: " : "", m->date);
+  if (m->bwd_rows)
+    append(hdr, cap, len, "\n    backward column not used: %d of its %d times are "
+           "faster than %s's peak allows; the forward's correction serves the backward",
+           m->bwd_bad, m->bwd_rows, p->g->name ? p->g->name : "the GPU");
+  for (int pass = 0; pass < 2; pass++)
+    if (m->whole[pass])
+      append(hdr, cap, len, "\n    %d %s times of ops over 2 GiB taken as one of the "
+             "2^k kernels PyTorch splits them into, times 2^k", m->whole[pass],
+             pass ? "backward" : "forward");
+}
+
+/* The provenance lines of table t of c, into hdr: its source files, licence, derivation and
+ * cross-validated error. */
+static void table_header(char *hdr, size_t cap, const Provenance *p, const RtCalib *c, const RtTable *t) {
+  size_t len = 0;
+  int n = 0, n1 = 0;
+  double s0 = 0, s1 = 0;
+  append(hdr, cap, &len, "source:");
+  for (int f = 0; f < p->set->nfiles; f++) {
+    if (!file_feeds(c, t, p->set, f)) continue;
+    source_lines(hdr, cap, &len, p, f);
+    /* The file's cross-validated MAPE weighted by its rows: the table's over its rows. */
+    const RtFitErr *e = &p->cv->file[f];
+    n += e->rows[0], s0 += e->mape[0] * e->rows[0];
+    if (e->mape[1] >= 0) s1 += e->mape[1] * e->rows[0], n1 += e->rows[0];
+  }
+  append(hdr, cap, &len, "\nlicence: %s\n",
+         p->paper ? "MIT, copyright 2025 ICICLE: samples of arXiv 2509.22832, "
+                    "github.com/DebarghaG/estimate-train-time, src/estimate_train_time/data/regressors/"
+                  : "that of the sample files above");
+  append(hdr, cap, &len,
+         "derived: llmp fit on %s from %d rows, GPU model %s (datasheet figures%s)\n"
+         "cv: 5-fold MAPE fwd %.2f %%", p->date, n, p->g->name,
+         p->sustained ? "; its sustained figures left out, to scale the tables' rate at prediction" : "",
+         100 * s0 / (n ? n : 1));
+  if (n1) append(hdr, cap, &len, ", bwd %.2f %%", 100 * s1 / n1);
 }
 
 int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report,
@@ -1159,57 +1214,15 @@ int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir,
     return 1;
   }
   if (report) print_report(report, &set, cv, 5);
-  int paper = strstr(samples_dir, "paper-samples") != NULL;
   char date[32];
   time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  Provenance prov = {&set, cv, g, date, strstr(samples_dir, "paper-samples") != NULL, sustained};
   int rc = 0;
   for (int i = 0; rc == 0 && i < c->ntables; i++) {
     const RtTable *t = &c->tables[i];
     char hdr[16384];
-    size_t len = 0;
-    int n = 0, n1 = 0;
-    double s0 = 0, s1 = 0;
-    append(hdr, sizeof hdr, &len, "source:");
-    for (int f = 0; f < set.nfiles; f++) {
-      int mine = 0;
-      for (int j = 0; j < set.n && !mine; j++) {
-        const RtSample *sj = &set.s[j];
-        mine = sj->file == f && (t == c->op[sj->op][sj->dtype] ||
-                                 (sj->op == RT_OP_BMM &&
-                                  t == rt_bmm_table(c, sj->dtype, sj->a[2], sj->a[3])));
-      }
-      if (!mine) continue;
-      const char *shown = strstr(set.path[f], "shared/data/");   /* repository-relative */
-      const RtSampleMeta *m = &set.meta[f];
-      append(hdr, sizeof hdr, &len, "\n  %s", shown ? shown : set.path[f]);
-      if (m->gpu[0] || m->date[0])   /* what the samples say of themselves (hw/probe's header) */
-        append(hdr, sizeof hdr, &len, " (%s%s%s%s%s)", m->gpu[0] ? "gpu: " : "", m->gpu,
-               m->gpu[0] && m->date[0] ? "; " : "", m->date[0] ? "date: " : "", m->date);
-      if (m->bwd_rows)
-        append(hdr, sizeof hdr, &len, "\n    backward column not used: %d of its %d times are "
-               "faster than %s's peak allows; the forward's correction serves the backward",
-               m->bwd_bad, m->bwd_rows, g->name ? g->name : "the GPU");
-      for (int pass = 0; pass < 2; pass++)
-        if (m->whole[pass])
-          append(hdr, sizeof hdr, &len, "\n    %d %s times of ops over 2 GiB taken as one of the "
-                 "2^k kernels PyTorch splits them into, times 2^k", m->whole[pass],
-                 pass ? "backward" : "forward");
-      /* The file's cross-validated MAPE weighted by its rows: the table's over its rows. */
-      const RtFitErr *e = &cv->file[f];
-      n += e->rows[0], s0 += e->mape[0] * e->rows[0];
-      if (e->mape[1] >= 0) s1 += e->mape[1] * e->rows[0], n1 += e->rows[0];
-    }
-    append(hdr, sizeof hdr, &len, "\nlicence: %s\n",
-           paper ? "MIT, copyright 2025 ICICLE: samples of arXiv 2509.22832, "
-                   "github.com/DebarghaG/estimate-train-time, src/estimate_train_time/data/regressors/"
-                 : "that of the sample files above");
-    append(hdr, sizeof hdr, &len,
-           "derived: llmp fit on %s from %d rows, GPU model %s (datasheet figures%s)\n"
-           "cv: 5-fold MAPE fwd %.2f %%", date, n, g->name,
-           sustained ? "; its sustained figures left out, to scale the tables' rate at prediction" : "",
-           100 * s0 / (n ? n : 1));
-    if (n1) append(hdr, sizeof hdr, &len, ", bwd %.2f %%", 100 * s1 / n1);
+    table_header(hdr, sizeof hdr, &prov, c, t);
     if (write_one(t, out_dir, hdr) != 0) {
       fprintf(err, "%s: cannot write table %s\n", out_dir, t->name);
       rc = 1;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "fit_collectives.h"
 
 /* FIT_MIN_CV: fewer samples than that get one node, the mean correction (no choice). */
@@ -38,10 +39,7 @@ static const int fit_candidates[] = {2,   3,   4,   6,   8,    12,   16,   24,  
 /* The table is the mean of the fits of the chosen knot count and of its FIT_AVG neighbours on
  * each side in fit_candidates (those the cross-validation tried; fewer where their knots
  * together would pass the table's limit): a mean over nearby resolutions, one curve whose
- * knots are all of theirs.  On the paper's NCCL samples it lowers
- * the 5-fold error of 18 of the 29 layouts and raises 5 by at most 0.1 point (mean 4.24 ->
- * 4.15 %, geometric mean 1.32 -> 1.30 %; 1 and 3 neighbours: 1.30 and 1.31 %), docs/
- * calibration.md, "Collective tables". */
+ * knots are all of theirs (docs/calibration.md, "Collective tables"). */
 enum { FIT_AVG = 2 };
 
 typedef struct FitPt {
@@ -199,6 +197,68 @@ int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpu
                               NULL, err, errlen);
 }
 
+enum { NCAND = sizeof fit_candidates / sizeof *fit_candidates };
+
+/* The window of candidate knot counts lo..hi whose fits the table averages: the best count
+ * by cross-validation (more nodes only for a real gain), then the widest window of at most
+ * FIT_AVG neighbours a side whose knots stay within max_points (knots sit at samples' sizes:
+ * there are at most n of them).  pts holds n sorted points and room for n more; pred gets
+ * each candidate's held-out predictions.  Returns the best candidate, or -1 when there are
+ * too few samples to choose. */
+static int fit_choose(FitPt *pts, int n, int kmax, int max_points, double *scratch, double *pred,
+                      int *lo, int *hi) {
+  int best_c = -1, last_c = -1;
+  double best = INFINITY;
+  for (int ci = 0; ci < NCAND; ci++) {
+    int K = fit_candidates[ci];
+    /* At most a knot per training sample */
+    if (n < FIT_MIN_CV || K > kmax || K * FIT_FOLDS > n * (FIT_FOLDS - 1)) break;
+    double e = fit_cv(pts, n, K, pts + n, scratch, pred + (size_t)ci * n);
+    last_c = ci;
+    if (e < best * 0.999) best = e, best_c = ci;
+  }
+  *lo = *hi = best_c;
+  for (int w = FIT_AVG; w > 0 && best_c >= 0; w--) {
+    int l = best_c - w < 0 ? 0 : best_c - w, h = best_c + w > last_c ? last_c : best_c + w, sum = 0;
+    for (int ci = l; ci <= h; ci++) sum += fit_candidates[ci];
+    if ((sum < n ? sum : n) <= max_points) {
+      *lo = l, *hi = h;
+      break;
+    }
+  }
+  return best_c;
+}
+
+/* The held-out error of the table fit_choose() chose: of the mean of the window's fits, or
+ * (best_c < 0) of one node; NAN with fewer than FIT_FOLDS samples. */
+static double fit_cv_error(FitPt *pts, int n, int best_c, int lo, int hi, const double *pred,
+                           double *scratch) {
+  if (best_c < 0) return n >= FIT_FOLDS ? fit_cv(pts, n, 1, pts + n, scratch, NULL) : NAN;
+  double e = 0;
+  for (int i = 0; i < n; i++) {
+    double s = 0;
+    for (int ci = lo; ci <= hi; ci++) s += pred[(size_t)ci * n + i];
+    e += fabs(exp(s / (hi - lo + 1) - pts[i].y) - 1);
+  }
+  return e / n;
+}
+
+/* The table of a fit (K knots k in log bytes, values a) for kernel on one layout, into out. */
+static int fit_table(RtTable *out, const char *kernel, int nodes, int gpus_per_node, const double *k,
+                     const double *a, int K, char *err, size_t errlen) {
+  double *pts_x = K > 0 ? malloc((size_t)K * sizeof *pts_x) : NULL;
+  if (!pts_x) return fit_fail(err, errlen, "out of memory", kernel);
+  char keys[64];
+  for (int j = 0; j < K; j++) pts_x[j] = exp(k[j]);
+  snprintf(keys, sizeof keys, "gpus_per_node=%d nodes=%d", gpus_per_node, nodes);
+  const char *axis[] = {"bytes"};
+  const double *points[] = {pts_x};
+  int rc = rt_table_init(out, kernel, RT_FP16, keys, 1, axis, &K, points, 0);
+  if (rc == 0) memcpy(out->logc[0], a, (size_t)K * sizeof *a);
+  free(pts_x);
+  return rc == 0 ? 0 : fit_fail(err, errlen, "cannot build the table", kernel);
+}
+
 int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
                          const double *bytes, const double *seconds, int n, int max_points,
                          RtTable *out, double *cv, char *err, size_t errlen) {
@@ -222,44 +282,13 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
   }
   /* Sorted by size, the folds taken by index stride are sorted too and interleave sizes. */
   qsort(pts, (size_t)n, sizeof *pts, fit_cmp);
-  enum { NCAND = sizeof fit_candidates / sizeof *fit_candidates };
   double *pred = malloc((size_t)n * NCAND * sizeof *pred);   /* held-out, per candidate */
   if (!pred) {
     free(pts), free(scratch);
     return fit_fail(err, errlen, "out of memory", kernel);
   }
-  int best_c = -1, last_c = -1;
-  double best = INFINITY;
-  for (int ci = 0; ci < NCAND; ci++) {
-    int K = fit_candidates[ci];
-    /* At most a knot per training sample */
-    if (n < FIT_MIN_CV || K > kmax || K * FIT_FOLDS > n * (FIT_FOLDS - 1)) break;
-    double e = fit_cv(pts, n, K, pts + n, scratch, pred + (size_t)ci * n);
-    last_c = ci;
-    if (e < best * 0.999) best = e, best_c = ci;   /* more nodes only for a real gain */
-  }
-  /* the widest window of at most FIT_AVG neighbours a side whose knots stay within max_points
-   * (knots sit at samples' sizes: there are at most n of them) */
-  int lo = best_c, hi = best_c;
-  for (int w = FIT_AVG; w > 0 && best_c >= 0; w--) {
-    int l = best_c - w < 0 ? 0 : best_c - w, h = best_c + w > last_c ? last_c : best_c + w, sum = 0;
-    for (int ci = l; ci <= h; ci++) sum += fit_candidates[ci];
-    if ((sum < n ? sum : n) <= max_points) {
-      lo = l, hi = h;
-      break;
-    }
-  }
-  if (cv && best_c >= 0) {   /* the held-out error of the mean the table is */
-    double e = 0;
-    for (int i = 0; i < n; i++) {
-      double s = 0;
-      for (int ci = lo; ci <= hi; ci++) s += pred[(size_t)ci * n + i];
-      e += fabs(exp(s / (hi - lo + 1) - pts[i].y) - 1);
-    }
-    *cv = e / n;
-  } else if (cv && n >= FIT_FOLDS) {
-    *cv = fit_cv(pts, n, 1, pts + n, scratch, NULL);
-  }
+  int lo, hi, best_c = fit_choose(pts, n, kmax, max_points, scratch, pred, &lo, &hi);
+  if (cv) *cv = fit_cv_error(pts, n, best_c, lo, hi, pred, scratch);
   free(pred);
   double *k = NULL, *a = NULL;
   int K;
@@ -271,20 +300,9 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
     if (K > 0) fit_spline(pts, n, k, K, a, a + 1);
   }
   free(pts), free(scratch);
-  double *pts_x = K > 0 ? malloc((size_t)K * sizeof *pts_x) : NULL;
-  if (!pts_x) {
-    free(k), free(a);
-    return fit_fail(err, errlen, "out of memory", kernel);
-  }
-  char keys[64];
-  for (int j = 0; j < K; j++) pts_x[j] = exp(k[j]);
-  snprintf(keys, sizeof keys, "gpus_per_node=%d nodes=%d", gpus_per_node, nodes);
-  const char *axis[] = {"bytes"};
-  const double *points[] = {pts_x};
-  int rc = rt_table_init(out, kernel, RT_FP16, keys, 1, axis, &K, points, 0);
-  if (rc == 0) memcpy(out->logc[0], a, (size_t)K * sizeof *a);
-  free(k), free(a), free(pts_x);
-  return rc == 0 ? 0 : fit_fail(err, errlen, "cannot build the table", kernel);
+  int rc = fit_table(out, kernel, nodes, gpus_per_node, k, a, K, err, errlen);
+  free(k), free(a);
+  return rc;
 }
 
 /* --- nccl/ sample folders ------------------------------------------------------------ */
@@ -312,17 +330,13 @@ static int coll_fail(RtCsv *f, double **bytes, double **seconds, char *err, size
 }
 
 /* Room for row n in the row arrays (lines may be NULL: not kept); 0, or -1 out of memory. */
-static int coll_grow(int n, int *cap, double **bytes, double **seconds, int **lines) {
-  if (n < *cap) return 0;
-  int c = *cap ? 2 * *cap : 1024;
-  double *b = realloc(*bytes, (size_t)c * sizeof *b);
-  if (b) *bytes = b;
-  double *s = b ? realloc(*seconds, (size_t)c * sizeof *s) : NULL;
-  if (s) *seconds = s;
-  int *l = s && lines ? realloc(*lines, (size_t)c * sizeof *l) : NULL;
-  if (l) *lines = l;
-  if (!b || !s || (lines && !l)) return -1;
-  *cap = c;
+static int coll_grow(int n, size_t *cap, double **bytes, double **seconds, int **lines) {
+  size_t need = (size_t)n + 1, cb = *cap, cs = *cap, cl = *cap;
+  if (!mem_grow((void **)bytes, &cb, need, sizeof **bytes) ||
+      !mem_grow((void **)seconds, &cs, need, sizeof **seconds) ||
+      (lines && !mem_grow((void **)lines, &cl, need, sizeof **lines)))
+    return -1;
+  *cap = cb;   /* the same for all three: the rule depends on the old cap and need only */
   return 0;
 }
 
@@ -343,7 +357,8 @@ static int coll_value(RtCsv *f, int col, int time, double *v) {
 static int coll_read(const char *path, int nodes, int gpn, double **bytes, double **seconds,
                      int **lines, int *kernel_bytes, RtSampleMeta *meta, char *err, size_t errlen) {
   RtCsv f;
-  int n = 0, cap = 0;
+  int n = 0;
+  size_t cap = 0;
   *bytes = *seconds = NULL;
   if (lines) *lines = NULL;
   if (rt_csv_open(&f, path) != 0) return coll_fail(&f, bytes, seconds, err, errlen);

@@ -6,7 +6,8 @@
  * fits the piecewise power law in between by least absolute deviations (so a minority of slow
  * outliers, which the NCCL samples have, does not drag it), choosing the number of nodes by
  * 5-fold cross-validation.  The table's value arrays are owned by the table
- * (rt_table_release()). */
+ * (rt_table_release()).  The physics and the bound the fitter divides by and filters with,
+ * rt_collective_physics() and rt_collective_min_time(), are the runtime's (calib.h). */
 #ifndef LLMP_FIT_COLLECTIVES_H
 #define LLMP_FIT_COLLECTIVES_H
 
@@ -16,17 +17,6 @@
 #include "calib.h"
 #include "llmp_fit.h"
 #include "llmp_rt.h"
-
-/* The physics time of one call (seconds) with no table applied; NaN for bad arguments or an
- * unknown kernel name. */
-double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes,
-                             int gpus_per_node);
-
-/* A time no call can beat (seconds): the bytes a rank must receive or send over the sum of
- * its links' declared rates (collectives.c has the derivation); below the physics for every
- * layout.  0 for one rank or 0 bytes; NaN for bad arguments or an unknown kernel name. */
-double rt_collective_min_time(const char *kernel, const RtCluster *c, double bytes, int nodes,
-                              int gpus_per_node);
 
 /* Keeps, compacted in place, the n samples (bytes[i], seconds[i], and tag[i] if tag is not
  * NULL) that rt_collective_min_time() does not rule out; returns how many. */

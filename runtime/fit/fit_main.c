@@ -1,5 +1,5 @@
 /* fit_main.c - rt_fit_tool SAMPLES_DIR OUT_DIR [GPU]: rt_fit_dir() from the command line,
- * without the compiler (the GPU model is the runtime's built-in copy of hw/gpus.llmp's; GPU
+ * without the compiler (the GPU model is the built-in one, generated from hw/gpus.llmp; GPU
  * defaults to the one the samples folder is named after).  `llmp fit --gpu` writes the same
  * tables and report. */
 #include <stdio.h>

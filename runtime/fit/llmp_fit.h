@@ -18,8 +18,9 @@
 
 #include "llmp_rt.h"
 
-/* Datasheet RtGpu of a known GPU, by its hw/gpus.llmp name (a100_sxm4_80gb, h100_sxm, gh200)
- * or its calibration folder name; NULL if unknown.  calib is NULL. */
+/* Datasheet RtGpu of a built-in GPU (builtin.c: a100_sxm4_80gb, h100_sxm, gh200, h200, b200,
+ * mi300x of hw/gpus.llmp), by its name or its calibration folder name; NULL if unknown.
+ * calib is NULL. */
 const RtGpu *rt_gpu_builtin(const char *name);
 
 /* Reads samples_dir, fits one table per (kernel, dtype) and writes them as
@@ -34,7 +35,7 @@ int rt_fit_dir(const char *samples_dir, const char *out_dir, const char *gpu, FI
 int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report,
                    FILE *err);
 
-/* --- reading sample CSVs (runtime/samples.c) ------------------------------------------ */
+/* --- reading sample CSVs (runtime/fit/samples.c) ------------------------------------------ */
 /* Comma-separated fields (no quoting) under a header line naming the columns.  Lines whose
  * first non-blank character is `#` are comments, before the header or between rows; blank
  * lines are skipped; CRLF line ends are accepted, and a UTF-8 byte-order mark.  A line
@@ -44,8 +45,8 @@ enum { RT_CSV_MAX_COLS = 64, RT_CSV_MAX_LINE = 1 << 16 };
 
 typedef struct RtSampleMeta {
   char gpu[96], date[32];   /* from `# gpu: ...` and `# date: ...` (the first of each); "" if none */
-  int bwd_bad, bwd_rows;    /* set by rt_samples_drop_impossible() when it dropped the backward
-                             * column: its impossible times, of its measured ones */
+  int bwd_bad, bwd_rows;    /* set by rt_samples_clean() when it dropped the backward column:
+                             * its impossible times, of its measured ones */
   int whole[2];             /* set by rt_samples_whole_ops(): the forward [0] and backward [1]
                              * times it took as one of 2^k kernels of the op, scaled to the op */
 } RtSampleMeta;
@@ -94,6 +95,7 @@ typedef struct RtSample {
 typedef struct RtSampleSet {
   int n, nfiles;
   RtSample *s;
+  size_t cap;                        /* rows s has room for */
   char file[RT_FIT_MAX_FILES][64];   /* operator name of each file, e.g. "linear1" */
   char path[RT_FIT_MAX_FILES][512];
   RtSampleMeta meta[RT_FIT_MAX_FILES];
@@ -104,13 +106,6 @@ typedef struct RtSampleSet {
  * are skipped. */
 int rt_samples_load(const char *dir, RtSampleSet *set, FILE *err);
 void rt_samples_free(RtSampleSet *set);
-
-/* Drops the samples that beat what g can do at all (rt_op_min_time(): the matrix products'
- * FLOPs at the datasheet peak): a row whose forward time does, or only its backward time
- * where that alone does.  Warns on warn (if not NULL) `FILE:LINE: warning: ...` for the first
- * few per file, then with the count.  Returns 0, or -1 with `FILE:0: ...` on warn when a file
- * has no row left (the samples, or the GPU model, are wrong). */
-int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn);
 
 /* PyTorch runs an elementwise op (masked_fill, gelu, swiglu, add) whose tensor spans more than
  * 2^31 bytes as 2^k kernels over equal pieces (32-bit indexing).  A sample file whose forward
@@ -125,8 +120,13 @@ int rt_samples_drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn);
 int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn);
 
 /* What `llmp fit` does to samples before fitting, for every program that must see them as it
- * does (the validations, the fuzzer): rt_samples_drop_impossible(), then, unless that failed,
- * rt_samples_whole_ops().  Returns rt_samples_drop_impossible()'s result. */
+ * does (the validations, the fuzzer).  First it drops the samples that beat what g can do at
+ * all (rt_op_min_time(): the matrix products' FLOPs at the datasheet peak): a row whose
+ * forward time does, or only its backward time where that alone does, warning on warn (if
+ * not NULL) `FILE:LINE: warning: ...` for the first few per file, then with the count; then,
+ * unless a file was left with no row, rt_samples_whole_ops().  Returns 0, or -1 with
+ * `FILE:0: ...` on warn when a file has no row left (the samples, or the GPU model, are
+ * wrong). */
 int rt_samples_clean(const RtGpu *g, RtSampleSet *set, FILE *warn);
 
 /* The kernels PyTorch splits an elementwise op over a tensor of `bytes` (elements of eb
@@ -175,8 +175,5 @@ int rt_fit_cv(const RtGpu *g, const RtSampleSet *set, int folds, double (*mape)[
  * use[i] != 0; rows[file] receives the count. */
 void rt_fit_mape(const RtGpu *g, const RtSampleSet *set, const unsigned char *use,
                  double (*mape)[2], int *rows);
-
-/* Writes every table of c into out_dir with a provenance header; 0 or -1. */
-int rt_calib_write_dir(const RtCalib *c, const char *out_dir, const char *provenance);
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "alloc.h"
 #include "llmp_fit.h"
 #include "ops.h"
 
@@ -156,12 +157,13 @@ static const PaperOp paper_ops[] = {
  * op's arguments by these names. ORDER ops.h argument vectors.  The columns past `required`
  * may be missing; they read as 1: adam's `tensors`, so that files written before the column
  * existed (hw/probe's step over one tensor) read as what they measured. */
-static const struct {
+typedef struct KernelForm {
   const char *name;
   RtOp op;
   const char *cols[RT_OP_MAX_ARGS];
   int required;             /* 0: all of them */
-} kernel_forms[] = {
+} KernelForm;
+static const KernelForm kernel_forms[] = {
     {"linear", RT_OP_LINEAR, {"m", "k", "n", "bias"}, 0},
     {"bmm", RT_OP_BMM, {"batch", "m", "k", "n"}, 0},
     {"softmax", RT_OP_SOFTMAX, {"rows", "cols"}, 0},
@@ -348,47 +350,103 @@ static void list_names(char *out, size_t len, const char *const *names, int n) {
   }
 }
 
-/* Reads one file whose name (without _DTYPE.csv) is stem. */
-static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtype dt, FILE *err) {
-  const PaperOp *po = NULL;
-  int kf = -1;
-  for (size_t i = 0; i < sizeof paper_ops / sizeof paper_ops[0]; i++)
-    if (strcmp(stem, paper_ops[i].name) == 0) po = &paper_ops[i];
-  for (size_t i = 0; i < sizeof kernel_forms / sizeof kernel_forms[0]; i++)
-    if (strcmp(stem, kernel_forms[i].name) == 0) kf = (int)i;
-  if (!po && kf < 0) return 0;   /* not a sample file we know: skip (paper-regressors.csv) */
-  RtCsv c;
-  int rc = rt_csv_open(&c, path);
-  /* The form: a kernel-form header names the op's arguments (all of them; naming one is
-   * enough to be read as that form), a paper-form header the raw columns. */
-  int argcol[RT_OP_MAX_ARGS] = {0}, rawcol[NRAW], nargs = 0, have = 0, kform = 0;
+/* How one file's columns are read: its form and where each column is. */
+typedef struct CsvForm {
+  const PaperOp *po;            /* the paper's file of this name, or NULL */
+  int kf;                       /* its kernel_forms[] entry, or -1 */
+  int kform;                    /* read in kernel form (else the paper's) */
+  int nargs, argcol[RT_OP_MAX_ARGS], rawcol[NRAW];
+  int fcol, bcol;               /* the forward and backward time columns (bcol -1: none) */
+} CsvForm;
+
+/* The form: a kernel-form header names the op's arguments (all of them; naming one is
+ * enough to be read as that form), a paper-form header the raw columns.  0, or -1 with the
+ * message in c. */
+static int csv_form(RtCsv *c, const char *stem, CsvForm *f) {
   char names[256];
-  if (rc == 0 && kf >= 0) {
-    while (nargs < RT_OP_MAX_ARGS && kernel_forms[kf].cols[nargs]) nargs++;
-    for (int i = 0; i < nargs; i++) have += (argcol[i] = rt_csv_column(&c, kernel_forms[kf].cols[i])) >= 0;
-    kform = have > 0 || !po;
-    list_names(names, sizeof names, kernel_forms[kf].cols, nargs);
-    int required = kernel_forms[kf].required ? kernel_forms[kf].required : nargs;
-    for (int i = 0; rc == 0 && kform && i < required; i++)
-      if (argcol[i] < 0)
-        rc = rt_csv_fail(&c, "no column `%s`: a %s file in kernel form has the columns %s",
-                         kernel_forms[kf].cols[i], stem, names);
+  if (f->kf >= 0) {
+    const KernelForm *k = &kernel_forms[f->kf];
+    int have = 0;
+    while (f->nargs < RT_OP_MAX_ARGS && k->cols[f->nargs]) f->nargs++;
+    for (int i = 0; i < f->nargs; i++) have += (f->argcol[i] = rt_csv_column(c, k->cols[i])) >= 0;
+    f->kform = have > 0 || !f->po;
+    list_names(names, sizeof names, k->cols, f->nargs);
+    int required = k->required ? k->required : f->nargs;
+    for (int i = 0; f->kform && i < required; i++)
+      if (f->argcol[i] < 0)
+        return rt_csv_fail(c, "no column `%s`: a %s file in kernel form has the columns %s", k->cols[i],
+                           stem, names);
   }
-  for (int i = 0; i < NRAW; i++) rawcol[i] = rc == 0 ? rt_csv_column(&c, raw_names[i]) : -1;
-  if (rc == 0 && !kform) {
+  for (int i = 0; i < NRAW; i++) f->rawcol[i] = rt_csv_column(c, raw_names[i]);
+  if (!f->kform) {
     const char *need[NRAW];
     int nn = 0;
     for (int i = 0; i < NRAW; i++)
-      if (po->need & (1u << i)) need[nn++] = raw_names[i];
+      if (f->po->need & (1u << i)) need[nn++] = raw_names[i];
     list_names(names, sizeof names, need, nn);
-    for (int i = 0; rc == 0 && i < NRAW; i++)
-      if ((po->need & (1u << i)) && rawcol[i] < 0)
-        rc = rt_csv_fail(&c, "no column `%s`: the paper's %s file has the columns %s", raw_names[i],
-                         stem, names);
+    for (int i = 0; i < NRAW; i++)
+      if ((f->po->need & (1u << i)) && f->rawcol[i] < 0)
+        return rt_csv_fail(c, "no column `%s`: the paper's %s file has the columns %s", raw_names[i],
+                           stem, names);
   }
-  int fcol = rawcol[C_F] >= 0 ? rawcol[C_F] : rawcol[C_DUR] >= 0 ? rawcol[C_DUR] : rt_csv_column(&c, "dur");
-  int bcol = rawcol[C_B_DUR];
-  if (rc == 0 && fcol < 0) rc = rt_csv_fail(&c, "no time column: F_dur(us) (or dur(us), dur)");
+  const int *raw = f->rawcol;
+  f->fcol = raw[C_F] >= 0 ? raw[C_F] : raw[C_DUR] >= 0 ? raw[C_DUR] : rt_csv_column(c, "dur");
+  f->bcol = raw[C_B_DUR];
+  if (f->fcol < 0) return rt_csv_fail(c, "no time column: F_dur(us) (or dur(us), dur)");
+  return 0;
+}
+
+/* A kernel-form row's arguments into s->a, checked (an optional column the file does not
+ * have reads 1).  0, or -1 with the message in c. */
+static int kernel_row(RtCsv *c, const CsvForm *f, RtSample *s) {
+  s->op = kernel_forms[f->kf].op;
+  for (int i = 0; i < f->nargs; i++) {
+    int col = f->argcol[i];
+    if (col < 0) {
+      s->a[i] = 1;
+      continue;
+    }
+    if (rt_csv_number(c, col, &s->a[i]) != 0) return -1;
+    int bias = s->op == RT_OP_LINEAR && i == 3;
+    if (bias && s->a[i] != 0 && s->a[i] != 1)
+      return rt_csv_fail(c, "column `bias`: `%s` is not 0 or 1", c->field[col]);
+    if (!bias && !(s->a[i] >= 1 && isfinite(s->a[i])))
+      return rt_csv_fail(c, "column `%s`: `%s` is not a size (a number >= 1)", c->col[col], c->field[col]);
+  }
+  if (s->op == RT_OP_ADAM && s->a[1] > s->a[0])   /* a tensor holds a parameter or more */
+    return rt_csv_fail(c, "column `tensors`: %s tensors cannot hold %s parameters", c->field[f->argcol[1]],
+                       c->field[f->argcol[0]]);
+  return 0;
+}
+
+/* A paper-form row: the raw columns its op needs into r, mapped to the arguments s->a.  0, or
+ * -1 with the message in c. */
+static int paper_row(RtCsv *c, const CsvForm *f, const char *stem, RtSample *s, double *r) {
+  s->op = f->po->op;
+  for (int i = 0; i < NRAW; i++) {
+    if (!(f->po->need & (1u << i))) continue;
+    if (rt_csv_number(c, f->rawcol[i], &r[i]) != 0) return -1;
+    if (!(r[i] > 0 && isfinite(r[i])))
+      return rt_csv_fail(c, "column `%s`: `%s` is not a positive number", raw_names[i], c->field[f->rawcol[i]]);
+  }
+  f->po->map(r, s->a);
+  for (int i = 0; i < (s->op == RT_OP_LINEAR ? 3 : rt_op_nargs((RtOp)s->op)); i++)
+    if (!(s->a[i] >= 1 && isfinite(s->a[i])))   /* as ops.c's op_args_ok() wants them */
+      return rt_csv_fail(c, "the row maps to a %s shape with a size below 1 (more mp than heads?)", stem);
+  return 0;
+}
+
+/* Reads one file whose name (without _DTYPE.csv) is stem. */
+static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtype dt, FILE *err) {
+  CsvForm f = {.kf = -1};
+  for (size_t i = 0; i < sizeof paper_ops / sizeof paper_ops[0]; i++)
+    if (strcmp(stem, paper_ops[i].name) == 0) f.po = &paper_ops[i];
+  for (size_t i = 0; i < sizeof kernel_forms / sizeof kernel_forms[0]; i++)
+    if (strcmp(stem, kernel_forms[i].name) == 0) f.kf = (int)i;
+  if (!f.po && f.kf < 0) return 0;   /* not a sample file we know: skip (paper-regressors.csv) */
+  RtCsv c;
+  int rc = rt_csv_open(&c, path);
+  if (rc == 0) rc = csv_form(&c, stem, &f);
   if (rc == 0 && set->nfiles == RT_FIT_MAX_FILES)
     rc = rt_csv_fail(&c, "more than %d sample files", RT_FIT_MAX_FILES);
   int fi = set->nfiles;
@@ -400,56 +458,19 @@ static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtyp
   while (rc == 0 && (rc = rt_csv_row(&c)) == 1) {
     rc = 0;
     RtSample s = {.file = fi, .line = c.line, .dtype = dt, .bwd = -1};
-    if (time_of(&c, fcol, &s.fwd) != 0 || (bcol >= 0 && time_of(&c, bcol, &s.bwd) != 0)) {
+    double r[NRAW];
+    for (int i = 0; i < NRAW; i++) r[i] = NAN;
+    if (time_of(&c, f.fcol, &s.fwd) != 0 || (f.bcol >= 0 && time_of(&c, f.bcol, &s.bwd) != 0) ||
+        (f.kform ? kernel_row(&c, &f, &s) : paper_row(&c, &f, stem, &s, r)) != 0) {
       rc = -1;
       break;
     }
-    double r[NRAW];
-    for (int i = 0; i < NRAW; i++) r[i] = NAN;
-    if (kform) {
-      s.op = kernel_forms[kf].op;
-      for (int i = 0; rc == 0 && i < nargs; i++) {
-        if (argcol[i] < 0) {   /* an optional column the file does not have */
-          s.a[i] = 1;
-          continue;
-        }
-        rc = rt_csv_number(&c, argcol[i], &s.a[i]);
-        int bias = s.op == RT_OP_LINEAR && i == 3;
-        if (rc == 0 && bias && s.a[i] != 0 && s.a[i] != 1)
-          rc = rt_csv_fail(&c, "column `bias`: `%s` is not 0 or 1", c.field[argcol[i]]);
-        if (rc == 0 && !bias && !(s.a[i] >= 1 && isfinite(s.a[i])))
-          rc = rt_csv_fail(&c, "column `%s`: `%s` is not a size (a number >= 1)", c.col[argcol[i]],
-                           c.field[argcol[i]]);
-      }
-      if (rc == 0 && s.op == RT_OP_ADAM && s.a[1] > s.a[0])   /* a tensor holds a parameter or more */
-        rc = rt_csv_fail(&c, "column `tensors`: %s tensors cannot hold %s parameters", c.field[argcol[1]],
-                         c.field[argcol[0]]);
-    } else {
-      s.op = po->op;
-      for (int i = 0; rc == 0 && i < NRAW; i++) {
-        if (!(po->need & (1u << i))) continue;
-        rc = rt_csv_number(&c, rawcol[i], &r[i]);
-        if (rc == 0 && !(r[i] > 0 && isfinite(r[i])))
-          rc = rt_csv_fail(&c, "column `%s`: `%s` is not a positive number", raw_names[i],
-                           c.field[rawcol[i]]);
-      }
-      if (rc == 0) po->map(r, s.a);
-      for (int i = 0; rc == 0 && i < (s.op == RT_OP_LINEAR ? 3 : rt_op_nargs((RtOp)s.op)); i++)
-        if (!(s.a[i] >= 1 && isfinite(s.a[i])))   /* as rt_op_args_ok() wants them */
-          rc = rt_csv_fail(&c, "the row maps to a %s shape with a size below 1 (more mp than heads?)",
-                           stem);
-    }
-    if (rc != 0) break;
-    if (rawcol[C_DIM] >= 0 && !isfinite(r[C_DIM])) r[C_DIM] = lenient(&c, rawcol[C_DIM]);
-    if (rawcol[C_HIDSZ] >= 0) r[C_HIDSZ] = lenient(&c, rawcol[C_HIDSZ]);
+    if (f.rawcol[C_DIM] >= 0 && !isfinite(r[C_DIM])) r[C_DIM] = lenient(&c, f.rawcol[C_DIM]);
+    if (f.rawcol[C_HIDSZ] >= 0) r[C_HIDSZ] = lenient(&c, f.rawcol[C_HIDSZ]);
     s.hidden = isfinite(r[C_DIM]) ? r[C_DIM] : isfinite(r[C_HIDSZ]) ? r[C_HIDSZ] : 0;
-    if (set->n % 1024 == 0) {
-      RtSample *ns = realloc(set->s, (size_t)(set->n + 1024) * sizeof *ns);
-      if (!ns) {
-        rc = rt_csv_fail(&c, "out of memory");
-        break;
-      }
-      set->s = ns;
+    if (!mem_grow((void **)&set->s, &set->cap, (size_t)set->n + 1, sizeof *set->s)) {
+      rc = rt_csv_fail(&c, "out of memory");
+      break;
     }
     set->s[set->n++] = s;
   }
@@ -504,4 +525,5 @@ void rt_samples_free(RtSampleSet *set) {
   free(set->s);
   set->s = NULL;
   set->n = 0;
+  set->cap = 0;
 }

@@ -1,12 +1,13 @@
-/* hw_consistency.c - hw/systems/ (every .llmp) and hw/gpus.llmp (what `llmp op` and `llmp fit` read,
- * through compiler/lower/hw.c) against the runtime's C copies (runtime/fit/clusters.c,
- * runtime/fit/gpus_builtin.c, which the validation programs and the tests use).  The collective
- * tables are corrections relative to the physics of one description: if the two drifted, the
- * tables would correct the wrong physics.  Every field of every builtin cluster, its tiers and
- * its GPU is compared (calib pointers aside: the C copies carry none), and each builtin GPU
- * with its hw/gpus.llmp declaration.  Prints each difference; exit status 1 if any.
+/* hw_consistency.c - the built-in GPUs and clusters (runtime/fit/builtin.c, which the
+ * validation programs, the fitter and the tests use) against hw/gpus.llmp and hw/systems/ as
+ * `llmp op` and `llmp fit` read them (compiler/lower/hw.c).  gen_builtin writes the former
+ * from the latter at build time; this checks that what it wrote compiles back to the very
+ * same values, bit for bit, and that it was regenerated after hw/ changed: the collective
+ * tables are corrections relative to the physics of one description.  Every field of every
+ * builtin cluster, its tiers and its GPU is compared (calib pointers aside: the built-in ones
+ * carry none), and each builtin GPU with its hw/gpus.llmp declaration.  Prints each
+ * difference; exit status 1 if any.
  * Usage: hw_consistency SOURCE_DIR (the repository: its hw/ is read). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +21,14 @@
 static int diffs;
 
 static void num(const char *what, const char *field, double llmp, double c) {
-  if (llmp == c || fabs(llmp - c) <= 1e-9 * fmax(fabs(llmp), fabs(c))) return;
-  printf("%s: %s is %.9g in hw/ but %.9g in runtime/\n", what, field, llmp, c);
+  if (memcmp(&llmp, &c, sizeof c) == 0) return;
+  printf("%s: %s is %.17g in hw/ but %.17g built in\n", what, field, llmp, c);
   diffs++;
 }
 
 static void str(const char *what, const char *field, const char *llmp, const char *c) {
   if (llmp && c && strcmp(llmp, c) == 0) return;
-  printf("%s: %s is \"%s\" in hw/ but \"%s\" in runtime/\n", what, field, llmp ? llmp : "(none)",
+  printf("%s: %s is \"%s\" in hw/ but \"%s\" built in\n", what, field, llmp ? llmp : "(none)",
          c ? c : "(none)");
   diffs++;
 }
@@ -89,7 +90,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; h && i < sizeof clusters / sizeof *clusters; i++, n++) {
     const RtCluster *a = hw_cluster(h, clusters[i]), *b = rt_cluster_builtin(clusters[i]);
     if (!a || !b) {
-      printf("%s: missing in %s\n", clusters[i], a ? "runtime/fit/clusters.c" : "hw/systems/");
+      printf("%s: missing in %s\n", clusters[i], a ? "the built-in clusters" : "hw/systems/");
       diffs++;
       continue;
     }
@@ -98,7 +99,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; h && i < sizeof gpus / sizeof *gpus; i++, n++) {
     const RtGpu *a = hw_gpu(h, gpus[i]), *b = rt_gpu_builtin(gpus[i]);
     if (!a || !b) {
-      printf("%s: missing in %s\n", gpus[i], a ? "runtime/fit/gpus_builtin.c" : "hw/gpus.llmp");
+      printf("%s: missing in %s\n", gpus[i], a ? "the built-in GPUs" : "hw/gpus.llmp");
       diffs++;
       continue;
     }

@@ -106,7 +106,7 @@ def main():
                 wrong.append(f"{field} (minimiser {best[0]:.3f}, shipped {shipped:.3f})")
     if wrong:
         sys.exit("a shipped value is not its minimiser: recalibrate h100_sxm's " + ", ".join(wrong) +
-                 " in hw/gpus.llmp (and runtime/gpus_builtin.c), in the order above")
+                 " in hw/gpus.llmp, in the order above")
 
 
 if __name__ == "__main__":
