@@ -4,7 +4,7 @@ anywhere.
 
 Operator shapes come from the models of stdlib/models/*.llmp (the table MODELS below, copied
 from those files; tests/probe checks that it still agrees with them), lowered as the compiler
-lowers them (compiler/lower.c, stdlib/transformer.llmp) for tensor parallelism 1, 2, 4, 8 and
+lowers them (compiler/lower/lower.c, stdlib/transformer.llmp) for tensor parallelism 1, 2, 4, 8 and
 micro-batches 1, 2, 4, plus sweeps of sizes (element-wise operators, Adam) and small and
 tile-edge GEMMs.  Every shape is in the kernel form that `llmp fit` reads
 (docs/calibration.md, "Sample files"): the columns of KERNEL_COLUMNS.
@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import order
 
-# --- the operators: kernel-form columns, as runtime/samples.c reads them ------------------
+# --- the operators: kernel-form columns, as runtime/fit/samples.c reads them ------------------
 
 KERNEL_COLUMNS = {
     "linear": ("m", "k", "n", "bias"),
@@ -113,7 +113,7 @@ def padded_vocab(vocab, tp):
 
 def model_shapes(m, tp, mb):
     """The kernel calls of one layer, the embedding and the head of model m on one rank, for
-    tensor parallelism tp and micro-batch mb (cp = 1), as compiler/lower.c makes them: a list
+    tensor parallelism tp and micro-batch mb (cp = 1), as compiler/lower/lower.c makes them: a list
     of (op, shape).  Shapes with and without sequence parallelism are both listed where they
     differ (norms and residual adds on t / tp tokens)."""
     t = mb * m.seq
