@@ -12,7 +12,7 @@ void w_fail(W *w) {
   if (!w->err) w->err = errno ? errno : EIO;
 }
 
-void w_write(W *w, const char *s, size_t n) {
+static void w_write(W *w, const char *s, size_t n) {
   if (n && fwrite(s, 1, n, w->f) != n) w_fail(w);
 }
 
@@ -27,14 +27,14 @@ void w_printf(W *w, const char *fmt, ...) {
   va_end(ap);
 }
 
-void w_string(W *w, const char *s) {
+static void w_string(W *w, const char *s) {
   if (!s)
     w_puts(w, "null");
   else if (emit_json_string(w->f, s))
     w_fail(w);
 }
 
-void w_number(W *w, double x) {
+static void w_number(W *w, double x) {
   if (emit_json_number(w->f, x)) w_fail(w);
 }
 

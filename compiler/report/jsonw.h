@@ -15,13 +15,9 @@ typedef struct W {
 } W;
 
 void w_fail(W *w);
-void w_write(W *w, const char *s, size_t n);
 void w_puts(W *w, const char *s);
 void w_putc(W *w, char c);
 void w_printf(W *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A JSON string (NULL: null) and a JSON number (not finite: null). */
-void w_string(W *w, const char *s);
-void w_number(W *w, double x);
 /* Flushes; returns 0, or -1 with errno set if anything failed. */
 int w_finish(W *w);
 
