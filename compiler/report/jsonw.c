@@ -27,6 +27,7 @@ void w_printf(W *w, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* A JSON string (NULL: null) and a JSON number (not finite: null). */
 static void w_string(W *w, const char *s) {
   if (!s)
     w_puts(w, "null");
