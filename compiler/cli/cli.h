@@ -4,8 +4,9 @@
 #define LLMP_CLI_H
 
 enum {                          /* CliCommand.needs */
-  NEED_JIT = 1,                 /* may compile with the JIT, which sets LLVM's native target up on
-                                   first use (jit.c); main shuts LLVM down after it (jit_shutdown) */
+  NEED_LLVM_SHUTDOWN = 1,       /* may compile with the JIT: main shuts LLVM down after the command
+                                   (jit_shutdown).  The JIT sets LLVM's native target up itself, once,
+                                   on its first compile (jit.c), so --no-jit and --help never pay it */
 };
 
 typedef struct CliCommand {

@@ -43,10 +43,10 @@ static const char usage_main[] =
 static const CliCommand commands[] = {
     {"check", cli_check, cli_usage_check, 0},
     {"fmt", cli_fmt, cli_usage_fmt, 0},
-    {"run", cli_run, cli_usage_run, NEED_JIT},
-    {"validate", cli_validate, cli_usage_validate, NEED_JIT},
-    {"graph", cli_graph, cli_usage_graph, NEED_JIT},
-    {"sweep", cli_sweep, cli_usage_sweep, NEED_JIT},
+    {"run", cli_run, cli_usage_run, NEED_LLVM_SHUTDOWN},
+    {"validate", cli_validate, cli_usage_validate, NEED_LLVM_SHUTDOWN},
+    {"graph", cli_graph, cli_usage_graph, NEED_LLVM_SHUTDOWN},
+    {"sweep", cli_sweep, cli_usage_sweep, NEED_LLVM_SHUTDOWN},
     {"merge", cli_merge, cli_usage_merge, 0},
     {"op", cli_op, cli_usage_op, 0},
     {"fit", cli_fit, cli_usage_fit, 0},
@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
     const CliCommand *c = &commands[i];
     if (strcmp(name, c->name)) continue;
     int rc = c->fn(argc - 2, argv + 2, c);
-    if (c->needs & NEED_JIT) jit_shutdown();   /* after the command's last jit_free */
+    if (c->needs & NEED_LLVM_SHUTDOWN) jit_shutdown();   /* after the command's last jit_free */
     return rc;
   }
   return cli_usage_error(NULL, "unknown command `%s`", name);
