@@ -4,7 +4,7 @@
  *   llmp fmt FILE...        parse -> canonical layout         (check.c)
  *   llmp run|graph|validate parse -> sema -> lower -> evaluate -> report  (run.c)
  *   llmp sweep FILE         parse -> sema -> lower with axes -> stage -> JIT -> loop nest (sweep_cmd.c)
- *   llmp merge SHARD...     the JSON Lines of a sweep's shards -> one result  (sweep/sweep_io.c)
+ *   llmp merge SHARD...     the JSON Lines of a sweep's shards -> one result  (merge_cmd.c)
  *   llmp op KIND ARGS...    hw/ -> one cost kernel's answer   (op.c)
  *   llmp fit SAMPLES_DIR    hw/ and measured samples -> calibration tables  (fit_cmd.c)
  *
@@ -18,7 +18,6 @@
 #include "cli.h"
 #include "jit/jit.h"
 #include "options.h"
-#include "sweep/sweep_io.h"
 
 static const char usage_main[] =
     "usage: llmp COMMAND [OPTIONS] FILE...\n"
@@ -41,20 +40,14 @@ static const char usage_main[] =
     "  -h, --help     this text; `llmp COMMAND --help` describes a command\n"
     "  --version      the version of llmp and of the LLVM it is built with\n";
 
-/* merge's command line is the sweep library's own (merge_main). */
-static int cli_merge(int argc, char **argv, const CliCommand *c) {
-  (void)c;
-  return merge_main(argc, argv);
-}
-
 static const CliCommand commands[] = {
     {"check", cli_check, cli_usage_check, 0},
     {"fmt", cli_fmt, cli_usage_fmt, 0},
-    {"run", cli_run, cli_usage_run, NEED_JIT},
-    {"validate", cli_validate, cli_usage_validate, NEED_JIT},
-    {"graph", cli_graph, cli_usage_graph, NEED_JIT},
-    {"sweep", cli_sweep, cli_usage_sweep, NEED_JIT},
-    {"merge", cli_merge, NULL, 0},
+    {"run", cli_run, cli_usage_run, NEED_LLVM_SHUTDOWN},
+    {"validate", cli_validate, cli_usage_validate, NEED_LLVM_SHUTDOWN},
+    {"graph", cli_graph, cli_usage_graph, NEED_LLVM_SHUTDOWN},
+    {"sweep", cli_sweep, cli_usage_sweep, NEED_LLVM_SHUTDOWN},
+    {"merge", cli_merge, cli_usage_merge, 0},
     {"op", cli_op, cli_usage_op, 0},
     {"fit", cli_fit, cli_usage_fit, 0},
 };
@@ -81,7 +74,7 @@ int main(int argc, char **argv) {
     const CliCommand *c = &commands[i];
     if (strcmp(name, c->name)) continue;
     int rc = c->fn(argc - 2, argv + 2, c);
-    if (c->needs & NEED_JIT) jit_shutdown();   /* after the command's last jit_free */
+    if (c->needs & NEED_LLVM_SHUTDOWN) jit_shutdown();   /* after the command's last jit_free */
     return rc;
   }
   return cli_usage_error(NULL, "unknown command `%s`", name);

@@ -156,15 +156,30 @@ void sweep_doc_free(SweepDoc *doc);
 
 /* --- llmp merge ------------------------------------------------------------------------------ */
 
-/* Reads the shards' JSON Lines files, checks they are shards 0 .. N-1 of one sweep, each once
- * (same sweep name, objective, sense, keep, points and N; the same keys), and writes the
- * merged result to out.  Errors go to err, naming the file and line; nothing is written to
- * out then.  Returns 0, or 1 after an error. */
-int sweep_merge(const char *const *paths, int npaths, SweepFormat fmt, FILE *out, FILE *err);
+/* The shards of one sweep read back, checked and combined.  meta and rows are what one machine
+ * would have written (sweep_write writes them); their strings and fields are in the shards'
+ * docs, which the merge holds until sweep_merge_free. */
+typedef struct SweepMerge {
+  SweepMeta meta;               /* shard 0 of 1, the counts summed, elapsed unknown (NaN) */
+  SweepRow *rows;               /* the best meta.keep of all the shards' rows, ranked */
+  int nrows;
+  const char *const *paths;     /* the rest is the merge's own: the files, as given */
+  SweepDoc *docs;               /* one per file */
+  int ndocs;
+  int *order;                   /* the docs by shard */
+  SweepDrop *drops;             /* meta.dropped */
+} SweepMerge;
 
-/* `llmp merge [--format table|csv|json] [--out FILE] SHARD.jsonl...`; argv holds the
- * command's arguments.  Exit status 0, 1 for errors in the files, 2 for a bad command line. */
-int merge_main(int argc, char **argv);
+/* Reads the shards' JSON Lines files, checks they are shards 0 .. N-1 of one sweep, each once
+ * (same sweep name, objective, sense, keep, points and N; the same keys), and combines them
+ * into m.  Errors go to err, naming the file and line, every one found.  Returns 0, or -1
+ * after an error; either way the caller calls sweep_merge_free. */
+int sweep_merge_load(SweepMerge *m, const char *const *paths, int npaths, FILE *err);
+void sweep_merge_free(SweepMerge *m);
+
+/* sweep_merge_load, then sweep_write of the result to out (err NULL: stderr).  Nothing is
+ * written to out after an error.  Returns 0, or -1 after an error. */
+int sweep_merge(const char *const *paths, int npaths, SweepFormat fmt, FILE *out, FILE *err);
 
 /* --- shards ------------------------------------------------------------------------------------- */
 

@@ -1,5 +1,6 @@
-/* sweep_merge.c - `llmp merge`: the shards' JSON Lines files read back, checked to be the
- * shards 0 .. N-1 of one sweep, and written as one machine would have written the sweep. */
+/* sweep_merge.c - what `llmp merge` does (its command line is cli/merge_cmd.c): the shards'
+ * JSON Lines files read back, checked to be the shards 0 .. N-1 of one sweep, and combined
+ * into what one machine would have written. */
 #include "sweep_io.h"
 
 #include <errno.h>
@@ -11,20 +12,7 @@
 #include "alloc.h"
 #include "sweep_io_internal.h"
 
-/* --- llmp merge -------------------------------------------------------------------------------- */
-
-typedef struct Merge {
-  const char *const *paths;
-  SweepDoc *docs;
-  int ndocs;
-  int *order;                   /* the docs by shard */
-  SweepMeta meta;
-  SweepDrop *drops;
-  SweepRow *rows;
-  int nrows;
-} Merge;
-
-static void merge_free(Merge *m) {
+void sweep_merge_free(SweepMerge *m) {
   for (int i = 0; m->docs && i < m->ndocs; i++) sweep_doc_free(&m->docs[i]);
   free(m->docs);
   free(m->order);
@@ -33,7 +21,7 @@ static void merge_free(Merge *m) {
 }
 
 /* Doc i against doc 0: the same sweep, split the same way, with the same fields. */
-static int merge_same(const Merge *m, int i, FILE *err) {
+static int merge_same(const SweepMerge *m, int i, FILE *err) {
   const SweepDoc *a = &m->docs[0], *b = &m->docs[i];
   const SweepMeta *x = &a->meta, *y = &b->meta;
   const char *p = m->paths[i], *p0 = m->paths[0];
@@ -88,7 +76,7 @@ static void missing_range(char *buf, size_t n, int *nranges, int from, int to) {
 }
 
 /* Each shard 0 .. N-1 once: order holds the docs sorted by shard. */
-static int merge_cover(Merge *m, FILE *err) {
+static int merge_cover(SweepMerge *m, FILE *err) {
   int n = m->docs[0].meta.shard_n, bad = 0, nranges = 0, next = 0;
   char missing[256] = "";
   ShardAt *at = xmalloc((size_t)m->ndocs * sizeof *at);
@@ -119,7 +107,7 @@ static int merge_cover(Merge *m, FILE *err) {
 }
 
 /* The dropped reasons of every shard, in shard order, summed. */
-static void merge_drops(Merge *m) {
+static void merge_drops(SweepMerge *m) {
   int cap = 0, nd = 0;
   for (int i = 0; i < m->ndocs; i++) cap += m->docs[i].meta.ndropped;
   m->drops = xmalloc((size_t)(cap ? cap : 1) * sizeof *m->drops);
@@ -137,7 +125,7 @@ static void merge_drops(Merge *m) {
 }
 
 /* The merged metadata, counts and rows: what one machine would have written. */
-static void merge_combine(Merge *m) {
+static void merge_combine(SweepMerge *m) {
   const SweepDoc *first = &m->docs[m->order[0]];
   size_t total = 0;
   m->meta = first->meta;
@@ -159,13 +147,11 @@ static void merge_combine(Merge *m) {
   m->nrows = n < (size_t)m->meta.keep ? (int)n : m->meta.keep;
 }
 
-/* Reads and checks every file; returns 0, or -1 after reporting every problem found. */
-static int merge_load(Merge *m, const char *const *paths, int npaths, FILE *err) {
+int sweep_merge_load(SweepMerge *m, const char *const *paths, int npaths, FILE *err) {
   memset(m, 0, sizeof *m);
   m->paths = paths;
   m->ndocs = npaths;
-  m->docs = xmalloc((size_t)(npaths ? npaths : 1) * sizeof *m->docs);
-  memset(m->docs, 0, (size_t)(npaths ? npaths : 1) * sizeof *m->docs);
+  m->docs = xcalloc((size_t)(npaths ? npaths : 1), sizeof *m->docs);
   int bad = 0;
   for (int i = 0; i < npaths; i++) {
     FILE *f = fopen(paths[i], "r");
@@ -186,92 +172,13 @@ static int merge_load(Merge *m, const char *const *paths, int npaths, FILE *err)
 }
 
 int sweep_merge(const char *const *paths, int npaths, SweepFormat fmt, FILE *out, FILE *err) {
-  Merge m;
+  SweepMerge m;
   err = err ? err : stderr;
-  int rc = merge_load(&m, paths, npaths, err) ? 1 : 0;
+  int rc = sweep_merge_load(&m, paths, npaths, err);
   if (!rc && sweep_write(out, fmt, &m.meta, m.rows, m.nrows)) {
     fprintf(err, "llmp merge: error: cannot write the output\n");
-    rc = 1;
+    rc = -1;
   }
-  merge_free(&m);
-  return rc;
-}
-
-static const char usage_merge[] =
-    "usage: llmp merge [OPTIONS] SHARD.jsonl...\n"
-    "\n"
-    "Combines the outputs of the shards of one sweep (`llmp sweep --shard K/N --out\n"
-    "FILE.jsonl`, JSON Lines) into what the sweep run on one machine writes: the counts\n"
-    "summed, the points ranked again, the best `keep` kept. Every shard 0 .. N-1 must be\n"
-    "given, once. Exit status 0; 1 when a file is malformed, a shard is missing or given\n"
-    "twice, or the files are not of one sweep; 2 for a bad command line.\n"
-    "\n"
-    "options:\n"
-    "  --format FORMAT  table (default), csv or json (JSON Lines, as the shards)\n"
-    "  --out FILE       write to FILE instead of standard output; without --format, the\n"
-    "                   format follows its extension (.csv; .jsonl or .json; else table)\n"
-    "  -h, --help       this text\n";
-
-static int merge_usage_error(const char *fmt, const char *arg) {
-  fputs("llmp merge: ", stderr);
-  fprintf(stderr, fmt, arg);
-  fputs("\nTry `llmp merge --help`.\n", stderr);
-  return 2;
-}
-
-typedef struct MergeArgs {
-  const char **files;
-  int nfiles;
-  const char *format, *out;
-} MergeArgs;
-
-/* Returns -1 to go on, else an exit status. */
-static int merge_args(int argc, char **argv, MergeArgs *a) {
-  for (int i = 0; i < argc; i++) {
-    const char *s = argv[i], **opt = NULL;
-    if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-      fputs(usage_merge, stdout);
-      return 0;
-    }
-    if (!strcmp(s, "--format") || !strncmp(s, "--format=", 9)) opt = &a->format;
-    else if (!strcmp(s, "--out") || !strcmp(s, "-o") || !strncmp(s, "--out=", 6)) opt = &a->out;
-    if (opt) {
-      const char *eq = strchr(s, '=');
-      if (!eq && i + 1 == argc) return merge_usage_error("%s needs a value", s);
-      *opt = eq ? eq + 1 : argv[++i];
-    } else if (!strcmp(s, "--")) {
-      while (++i < argc) a->files[a->nfiles++] = argv[i];
-    } else if (s[0] == '-' && s[1]) return merge_usage_error("unknown option `%s`", s);
-    else a->files[a->nfiles++] = s;
-  }
-  if (!a->nfiles) return merge_usage_error("%s", "no input files");
-  return -1;
-}
-
-static int merge_run(const MergeArgs *a) {
-  SweepFormat fmt = a->out ? sweep_format_of_path(a->out, SWEEP_TABLE) : SWEEP_TABLE;
-  if (a->format && sweep_format_parse(a->format, &fmt))
-    return merge_usage_error("unknown format `%s` (table, csv or json)", a->format);
-  Merge m;
-  int rc = 1;
-  if (!merge_load(&m, a->files, a->nfiles, stderr)) {
-    FILE *out = a->out ? fopen(a->out, "w") : stdout;
-    if (!out) fprintf(stderr, "%s: error: cannot write: %s\n", a->out, strerror(errno));
-    else {
-      rc = sweep_write(out, fmt, &m.meta, m.rows, m.nrows) ? 1 : 0;
-      if (out != stdout && fclose(out)) rc = 1;
-      if (rc) fprintf(stderr, "%s: error: cannot write the output\n", a->out ? a->out : "llmp merge");
-    }
-  }
-  merge_free(&m);
-  return rc;
-}
-
-int merge_main(int argc, char **argv) {
-  MergeArgs a = {NULL, 0, NULL, NULL};
-  a.files = xmalloc((size_t)(argc > 0 ? argc : 1) * sizeof *a.files);
-  int rc = merge_args(argc, argv, &a);
-  if (rc < 0) rc = merge_run(&a);
-  free(a.files);
+  sweep_merge_free(&m);
   return rc;
 }

@@ -14,6 +14,9 @@
 #                   with } and is a JSON object whose traceEvents is a non-empty array
 #   GRAPH_JSON=1    standard output is one JSON object: a non-empty `nodes` array and
 #                   `outputs` naming iteration
+#   OUT_FILE=FILE   removed before the run; afterwards it must exist (and match OUT_FILE_RE)
+#   OUT_FILE_RE=regex
+#   NO_FILE=FILE    removed before the run; it must not exist afterwards
 #
 # JSON is parsed with CMake's string(JSON) (no other tool needed).  That parser accepts a few
 # things RFC 8259 does not (a trailing comma, text after the value, leading zeros); it does
@@ -24,9 +27,11 @@ cmake_minimum_required(VERSION 3.20)
 if(NOT DEFINED RC)
   set(RC 0)
 endif()
-if(DEFINED TRACE)
-  file(REMOVE "${TRACE}")
-endif()
+foreach(f TRACE OUT_FILE NO_FILE)
+  if(DEFINED ${f})
+    file(REMOVE "${${f}}")
+  endif()
+endforeach()
 
 execute_process(COMMAND ${LLMP} ${ARGS} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 
@@ -139,6 +144,20 @@ if(DEFINED TRACE)
       endif()
     endif()
   endif()
+endif()
+
+if(DEFINED OUT_FILE)
+  if(NOT EXISTS "${OUT_FILE}")
+    problem("no file ${OUT_FILE}")
+  elseif(DEFINED OUT_FILE_RE)
+    file(READ "${OUT_FILE}" t)
+    if(NOT t MATCHES "${OUT_FILE_RE}")
+      problem("${OUT_FILE} does not match `${OUT_FILE_RE}`")
+    endif()
+  endif()
+endif()
+if(DEFINED NO_FILE AND EXISTS "${NO_FILE}")
+  problem("${NO_FILE} was written")
 endif()
 
 if(GRAPH_JSON)

@@ -3,7 +3,7 @@
  * full sort (ties, NaN, both senses, split over heaps and merged); the writers' exact text for
  * a small fixture; JSON Lines read back bit for bit; llmp merge of N shards against the
  * unsharded output, byte for byte, in every format; malformed shard files (each error names
- * its file and line, exit 1) and random mutations of a valid one (no crash, no leak under
+ * its file and line, and the merge fails) and random mutations of a valid one (no crash, no leak under
  * ASan); --shard K/N and auto for every launcher and every error; shard slices tiling [0, P);
  * and the progress bar's text and drawing with a fake clock. */
 #include <stdarg.h>
@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sweep/sweep_io.h"
 
@@ -578,7 +577,7 @@ static void expect_merge_error(const char *const *texts, int n, const char *expe
   /* the expectation names the files s0.jsonl ...: make them relative to the folder */
   char want[512];
   snprintf(want, sizeof want, "%s/%s", td.dir, expected);
-  if (rc != 1 || !strstr(e, expected[0] == '!' ? expected + 1 : want))
+  if (rc != -1 || !strstr(e, expected[0] == '!' ? expected + 1 : want))
     fail_msg("rc %d, expected `%s` in:\n%s", rc, expected[0] == '!' ? expected + 1 : want, e);
   assert_string_equal(o, "");
   free(o);
@@ -769,7 +768,7 @@ TEST(merge_rejects_missing_duplicate_and_foreign_shards) {
   free(fields);
   for (int k = 0; k < 4; k++) free(s[k]);
   Mem out, err;
-  assert_int_equal(sweep_merge(NULL, 0, SWEEP_JSONL, mem_open(&out), mem_open(&err)), 1);
+  assert_int_equal(sweep_merge(NULL, 0, SWEEP_JSONL, mem_open(&out), mem_open(&err)), -1);
   char *o = mem_take(&out), *e = mem_take(&err);
   assert_string_equal(o, "");
   assert_string_equal(e, "llmp merge: error: no files to merge\n");
@@ -835,46 +834,42 @@ TEST(reader_survives_random_damage) {
   for (int k = 0; k < 4; k++) free(s[k]);
 }
 
-TEST(merge_main_command_line) {
+/* sweep_merge_load on the shards' files: the whole sweep's metadata and best rows, for
+ * sweep_write in any format; with shards missing it fails (and the caller writes nothing). */
+TEST(merge_load_files) {
   char *s[4];
   four_shards(s);
   TmpDir td;
   tmp_open(&td, "sweep_io");
-  char *argv[8];
+  const char *paths[4];
   for (int k = 0; k < 4; k++) {
     char name[32];
     snprintf(name, sizeof name, "shard-%d.jsonl", k);
-    argv[k + 2] = (char *)tmp_file(&td, name, s[k], strlen(s[k]));
+    paths[k] = tmp_file(&td, name, s[k], strlen(s[k]));
   }
-  char out[128];
-  snprintf(out, sizeof out, "%s/merged.csv", td.dir);
-  td.n < 64 ? (void)strcpy(td.paths[td.n++], out) : (void)0;
-  argv[0] = "--out";
-  argv[1] = out;
-  assert_int_equal(merge_main(6, argv), 0);
-  FILE *f = fopen(out, "r");
-  assert_non_null(f);
-  char line[256];
-  assert_non_null(fgets(line, sizeof line, f));
-  assert_string_equal(line, "# llmp_sweep: 1\n");     /* CSV, from the extension */
-  fclose(f);
-  char *format[] = {"--format=json", "--out", out, argv[2], argv[3], argv[4], argv[5]};
-  assert_int_equal(merge_main(7, format), 0);
-  f = fopen(out, "r");
-  assert_non_null(fgets(line, sizeof line, f));
-  assert_true(!strncmp(line, "{\"llmp_sweep\":1,", 16));
-  fclose(f);
-  char *bad_format[] = {"--format", "xml", argv[2]};
-  assert_int_equal(merge_main(3, bad_format), 2);
-  char *bad_option[] = {"--bogus", argv[2]};
-  assert_int_equal(merge_main(2, bad_option), 2);
-  assert_int_equal(merge_main(0, argv), 2);
-  char *no_value[] = {argv[2], "--out"};
-  assert_int_equal(merge_main(2, no_value), 2);
-  char *missing[] = {"--out", out, argv[2]};          /* shards 1-3 missing: 1, no output */
-  unlink(out);
-  assert_int_equal(merge_main(3, missing), 1);
-  assert_int_equal(access(out, F_OK), -1);
+  SweepMerge m;
+  Mem err;
+  assert_int_equal(sweep_merge_load(&m, paths, 4, mem_open(&err)), 0);
+  char *e = mem_take(&err);
+  assert_string_equal(e, "");
+  free(e);
+  assert_int_equal(m.meta.shard_k, 0);
+  assert_int_equal(m.meta.shard_n, 1);
+  assert_int_equal(m.meta.points, 100);
+  assert_int_equal(m.meta.evaluated, 100);
+  assert_int_equal(m.nrows, 5);
+  char *csv = write_text(&m.meta, m.rows, m.nrows, SWEEP_CSV);
+  char *json = write_text(&m.meta, m.rows, m.nrows, SWEEP_JSONL);
+  assert_true(!strncmp(csv, "# llmp_sweep: 1\n", 16));
+  assert_true(!strncmp(json, "{\"llmp_sweep\":1,", 16));
+  free(csv);
+  free(json);
+  sweep_merge_free(&m);
+  assert_int_equal(sweep_merge_load(&m, paths, 1, mem_open(&err)), -1);   /* shards 1-3 missing */
+  e = mem_take(&err);
+  assert_string_equal(e, "llmp merge: error: shards 1-3 of 4 missing\n");
+  free(e);
+  sweep_merge_free(&m);
   tmp_close(&td);
   for (int k = 0; k < 4; k++) free(s[k]);
 }
@@ -1110,7 +1105,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(merge_rejects_malformed_files),
       cmocka_unit_test(merge_rejects_missing_duplicate_and_foreign_shards),
       cmocka_unit_test(reader_survives_random_damage),
-      cmocka_unit_test(merge_main_command_line),
+      cmocka_unit_test(merge_load_files),
       cmocka_unit_test(shard_k_of_n),
       cmocka_unit_test(shard_auto_launchers),
       cmocka_unit_test(shard_auto_errors),
