@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "strbuf.h"
 
 /* Every gpu, cluster and calibration built, without limit: a file of many scenarios makes a
  * cluster per inline extension (`eos { nodes = 16 }`).  Each is allocated alone and never
@@ -189,35 +190,32 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
   return built_add(&h->clusters, decl, &c, sizeof c);
 }
 
-/* The root of the compilation: every file of hw/ that declares hardware, then -f files. */
-char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles) {
-  size_t cap = 4096, n = 0;
-  char *t = xmalloc(cap);
-  n += (size_t)snprintf(t + n, cap - n, "import \"hw/gpus\"\n");
+/* The text of the root of the compilation, malloc'd: an import of every .llmp of hw/ that
+ * declares hardware (hw/gpus.llmp, every file of hw/systems), then of the -f files. */
+static char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles) {
+  StrBuf t = {0};
+  strbuf_puts(&t, "import \"hw/gpus\"\n");
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/hw/systems", sema_data_dir(so));
   DIR *dp = opendir(dir);
   for (struct dirent *e; dp && (e = readdir(dp));) {
     size_t l = strlen(e->d_name);
     if (l < 6 || strcmp(e->d_name + l - 5, ".llmp")) continue;
-    XGROW(t, n + l + 64, cap);
-    n += (size_t)snprintf(t + n, cap - n, "import \"hw/systems/%.*s\"\n", (int)(l - 5), e->d_name);
+    strbuf_printf(&t, "import \"hw/systems/%.*s\"\n", (int)(l - 5), e->d_name);
   }
   if (dp) closedir(dp);
   for (int i = 0; i < nfiles; i++) {
     char *real = realpath(files[i], NULL);
-    const char *p = real ? real : files[i];
-    XGROW(t, n + strlen(p) + 64, cap);
-    n += (size_t)snprintf(t + n, cap - n, "import \"%s\"\n", p);
+    strbuf_printf(&t, "import \"%s\"\n", real ? real : files[i]);
     free(real);
   }
-  return t;
+  return t.p;
 }
 
-HwSet *hw_session_open(HwSession *x, const char *name, const char *const *files, int nfiles,
-                       const char **incdirs, int nincdirs) {
+HwSet *hw_session_open(HwSession *x, const char *name, const SemaOptions *so, const char *const *files,
+                       int nfiles) {
   diag_init(&x->diag, stderr);
-  x->opt = (SemaOptions){incdirs, nincdirs, NULL};
+  x->opt = *so;
   x->sema = sema_new(&x->diag, &x->opt);
   x->hw = NULL;
   char *root = hw_root_text(&x->opt, files, nfiles);
