@@ -127,13 +127,16 @@ static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
   return built_add(&h->gpus, decl, &g, sizeof g);
 }
 
+/* The declaration of that kind named name, or NULL after saying where such are declared. */
+static Decl *hw_find(HwSet *h, const char *name, DeclKind kind, const char *what, const char *where) {
+  Decl *decl = sema_find(h->s, name, kind);
+  if (!decl) diag_plain(h->d, NULL, "no %s named `%s` (%s, or give a file with -f)", what, name, where);
+  return decl;
+}
+
 const RtGpu *hw_gpu(HwSet *h, const char *name) {
-  Decl *decl = sema_find(h->s, name, DK_GPU);
-  if (!decl) {
-    diag_plain(h->d, NULL, "no gpu named `%s` (the gpus are declared in hw/gpus.llmp, or give a file with -f)", name);
-    return NULL;
-  }
-  return gpu_of(h, decl);
+  Decl *decl = hw_find(h, name, DK_GPU, "gpu", "the gpus are declared in hw/gpus.llmp");
+  return decl ? gpu_of(h, decl) : NULL;
 }
 
 /* One tier: span node (0), system (-1) or a count of nodes. */
@@ -156,12 +159,8 @@ static bool tier_of(HwSet *h, Decl *decl, int i, RtTier *t) {
 }
 
 const RtCluster *hw_cluster(HwSet *h, const char *name) {
-  Decl *decl = sema_find(h->s, name, DK_CLUSTER);
-  if (!decl) {
-    diag_plain(h->d, NULL, "no cluster named `%s` (the systems are declared in hw/systems/, or give a file with -f)", name);
-    return NULL;
-  }
-  return hw_cluster_decl(h, decl);
+  Decl *decl = hw_find(h, name, DK_CLUSTER, "cluster", "the systems are declared in hw/systems/");
+  return decl ? hw_cluster_decl(h, decl) : NULL;
 }
 
 const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {

@@ -522,7 +522,7 @@ TEST(generated) {
   Rng r = {20261121};
   ScTally t = {0};
   for (int b = 0; b < BATCHES; b++) {
-    Text text = {0};
+    StrBuf text = {0};
     gen_header(&text);
     for (int i = 0; i < BATCH; i++) gen_scenario(&r, &text, b * BATCH + i);
     Comp *u = comp_open("generated.llmp", text.p);
