@@ -34,7 +34,7 @@ static inline void done(ParsedText *t) {
 }
 
 /* The diagnostics so far, "" for none. */
-static inline const char *out(ParsedText *t) { return t->cap.p ? t->cap.p : ""; }
+static inline const char *out(ParsedText *t) { return cap_text(&t->cap); }
 
 static inline void no_errors(ParsedText *t) {
   if (t->d.errors) fail_msg("unexpected errors in\n%s\n---\n%s", t->f->text, out(t));

@@ -422,7 +422,7 @@ static Comp *comp_open(const char *path, const char *text) {
   u->s = sema_new(&u->d, &u->so);
   int errors = text ? sema_run_text(u->s, path, text) : sema_run(u->s, path, true);
   diag_flush(&u->d);
-  if (errors) fail_msg("%s: %d error(s):\n%s", path, errors, u->cap.p ? u->cap.p : "");
+  if (errors) fail_msg("%s: %d error(s):\n%s", path, errors, cap_text(&u->cap));
   u->hw = hw_new(u->s, &u->d, &u->so);
   assert_non_null(u->hw);
   return u;

@@ -416,33 +416,18 @@ static char *nested(const char *open, const char *leaf, const char *close, int d
 }
 
 TEST(deep_nested_expression_gives_depth_error) {
-  char *src = nested("1 + (", "1", ")", 600);
-  T *t = parse(src);
-  assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "expression or block nested more than 512 levels deep");
-  done(t);
-  free(src);
-  src = nested("-(", "1", ")", 600);
-  t = parse(src);
-  assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "nested more than 512 levels deep");
-  done(t);
-  free(src);
-  src = nested("[", "1", "]", 600);
-  t = parse(src);
-  assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "nested more than 512 levels deep");
-  done(t);
-  free(src);
-  src = nested("f(", "1", ")", 600);
-  t = parse(src);
-  assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "nested more than 512 levels deep");
-  done(t);
-  free(src);
+  static const char *const brackets[][2] = {{"1 + (", ")"}, {"-(", ")"}, {"[", "]"}, {"f(", ")"}};
+  for (size_t i = 0; i < sizeof brackets / sizeof brackets[0]; i++) {
+    char *src = nested(brackets[i][0], "1", brackets[i][1], 600);
+    T *t = parse(src);
+    assert_int_equal(t->d.errors, 1);
+    assert_contains(out(t), "expression or block nested more than 512 levels deep");
+    done(t);
+    free(src);
+  }
   /* just under the limit is fine */
-  src = nested("1 + (", "1", ")", 200);
-  t = parse(src);
+  char *src = nested("1 + (", "1", ")", 200);
+  T *t = parse(src);
   no_errors(t);
   done(t);
   free(src);
