@@ -1,12 +1,12 @@
 /* hw.c - filling RtGpu and RtCluster from checked declarations. */
 #include "hw.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "sorted.h"
 #include "strbuf.h"
 
 /* Every gpu, cluster and calibration built, without limit: a file of many scenarios makes a
@@ -190,19 +190,18 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
 }
 
 /* The text of the root of the compilation, malloc'd: an import of every .llmp of hw/ that
- * declares hardware (hw/gpus.llmp, every file of hw/systems), then of the -f files. */
+ * declares hardware (hw/gpus.llmp, every file of hw/systems in name order), then of the -f
+ * files. */
 static char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles) {
   StrBuf t = {0};
   strbuf_puts(&t, "import \"hw/gpus\"\n");
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/hw/systems", sema_data_dir(so));
-  DIR *dp = opendir(dir);
-  for (struct dirent *e; dp && (e = readdir(dp));) {
-    size_t l = strlen(e->d_name);
-    if (l < 6 || strcmp(e->d_name + l - 5, ".llmp")) continue;
-    strbuf_printf(&t, "import \"hw/systems/%.*s\"\n", (int)(l - 5), e->d_name);
-  }
-  if (dp) closedir(dp);
+  char **names;
+  int n = dir_list(dir, ".llmp", &names);
+  if (n == -2) alloc_fail("hw/systems");
+  for (int i = 0; i < n; i++) strbuf_printf(&t, "import \"hw/systems/%.*s\"\n", (int)strlen(names[i]) - 5, names[i]);
+  dir_list_free(names, n);
   for (int i = 0; i < nfiles; i++) {
     char *real = realpath(files[i], NULL);
     strbuf_printf(&t, "import \"%s\"\n", real ? real : files[i]);

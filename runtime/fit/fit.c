@@ -23,6 +23,7 @@
 #include "fastmath.h"
 #include "llmp_fit.h"
 #include "ops.h"
+#include "sorted.h"
 #include "strbuf.h"
 
 /* The most grid points per axis for 1, 2, 3 or 4 axes: where the choice below stops.  The
@@ -68,15 +69,10 @@ static int fit_points(RtOp op, int a, int naxes) {
   return op == RT_OP_ADAM ? adam_points[a] : grid_max[naxes];
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Sorts v[0..n) and keeps its distinct values (those more than 1e-9 apart, relatively) at its
  * front; returns how many. */
 static int sort_distinct(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
   int nd = 0;
   for (int i = 0; i < n; i++)
     if (nd == 0 || v[i] > v[nd - 1] * (1 + 1e-9)) v[nd++] = v[i];
@@ -1048,7 +1044,7 @@ static double torch_tensor_bytes(const RtSample *s) {
 
 double rt_median(double *v, int n) {
   if (n == 0) return NAN;
-  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

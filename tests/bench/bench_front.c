@@ -18,6 +18,7 @@
 #include "front/parse.h"
 #include "front/sema.h"
 #include "bench.h"
+#include "sorted.h"
 
 enum { MAX_REPS = 1000 };
 
@@ -35,11 +36,6 @@ static void show_some(void *user, const char *text, size_t len) {
   if (len > 8192 - shown) len = 8192 - shown;
   fwrite(text, 1, len, stderr);
   shown += len;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 typedef struct Timing {

@@ -38,6 +38,7 @@
 #include "llmp_kernels.h"
 #include "lower/lower.h"
 #include "front/sema.h"
+#include "sorted.h"
 
 #include "support.h"
 #include "jit_gen.h"
@@ -462,7 +463,6 @@ typedef struct Paths {
   int n, cap;
 } Paths;
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* The .llmp files under dir, recursively. */
 static void find_llmp(const char *dir, Paths *out) {
@@ -499,7 +499,7 @@ static int store_all(int i) { return (void)i, JIT_STORE_ALL; }
 TEST(examples) {
   Paths files = {0};
   find_llmp(LLMP_SOURCE_DIR "/examples", &files);
-  qsort(files.p, (size_t)files.n, sizeof *files.p, by_name);
+  qsort(files.p, (size_t)files.n, sizeof *files.p, cmp_cstr);
   ScTally t = {0};
   for (int i = 0; i < files.n; i++) {
     Comp *u = comp_open(files.p[i], NULL);

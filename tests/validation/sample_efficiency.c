@@ -52,6 +52,7 @@
 #include "llmp_fit.h"
 #include "llmp_rt.h"
 #include "ops.h"
+#include "sorted.h"
 
 enum { NFRAC = 5, MAX_ENTRIES = 256, MAX_GROUPS = 32 };
 static const double fractions[NFRAC] = {0.01, 0.05, 0.10, 0.20, 0.80};
@@ -364,10 +365,6 @@ static RtCost coll_call(const char *kernel, const RtCluster *c, double bytes, in
   return rt_p2p(c, bytes, nodes, gpn);
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The groups of an nccl/ folder: files KERNEL[_large]_fp16_N_G.csv, by (kernel, layout). */
 static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng) {
   char *names[128];
@@ -377,7 +374,7 @@ static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng
   for (struct dirent *e; nn < 128 && (e = readdir(d)) != NULL;)
     if (strstr(e->d_name, ".csv")) names[nn++] = strdup(e->d_name);
   closedir(d);
-  qsort(names, (size_t)nn, sizeof *names, cmp_str);
+  qsort(names, (size_t)nn, sizeof *names, cmp_cstr);
   *ng = 0;
   int rc = 0;
   for (int i = 0; i < nn; i++) {
