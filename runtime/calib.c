@@ -408,6 +408,12 @@ const RtTable *rt_table_find(const RtCalib *c, const char *kernel, RtDtype dt, c
 const char *const rt_coll_kernels[RT_NCOLLS] = {"allreduce", "allgather", "reducescatter",
                                                 "alltoall", "p2p"};
 
+int rt_coll_index(const char *kernel) {
+  for (int k = 0; k < RT_NCOLLS; k++)
+    if (strcmp(rt_coll_kernels[k], kernel) == 0) return k;
+  return -1;
+}
+
 /* 1 if t is collective kernel k's table for that layout: the keys compare as the string
  * "gpus_per_node=G nodes=N" written with %d (so `nodes=02` is no layout's table). */
 static int layout_match(const RtTable *t, int k, int nodes, int gpn) {
@@ -651,9 +657,7 @@ static int finish_table(Loader *L) {
 static int known_kernel(const char *k) {
   for (int op = 0; op < RT_NOPS; op++)
     if (strcmp(rt_op_info[op].kernel, k) == 0) return 1;
-  for (int i = 0; i < RT_NCOLLS; i++)
-    if (strcmp(rt_coll_kernels[i], k) == 0) return 1;
-  return 0;
+  return rt_coll_index(k) >= 0;
 }
 
 static int start_table(Loader *L, char **w, int nw) {
