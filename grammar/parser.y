@@ -337,3 +337,13 @@ AstNode *parse_file(Parser *p, Arena *a, Interner *in, Diag *d, SrcFile *f) {
   if (!p->root) p->root = ast_listnode(&p->b, AST_FILE, (Span){0, (unsigned)f->len}, NULL, (Span){0, 0}, (AstList){0});
   return p->root;
 }
+
+AstNode *parse_alone(Parsed *x, Diag *d, SrcFile *f) {
+  arena_init(&x->arena);
+  intern_init(&x->in, &x->arena);
+  int before = d->errors;
+  x->root = parse_file(&x->p, &x->arena, &x->in, d, f);
+  return x->root && d->errors == before ? x->root : NULL;
+}
+
+void parsed_free(Parsed *x) { arena_free(&x->arena); }

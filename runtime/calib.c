@@ -15,8 +15,8 @@
 #include "alloc.h"
 #include "calib.h"
 #include "fastmath.h"
+#include "sorted.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
@@ -34,10 +34,6 @@ const RtOpInfo rt_op_info[RT_NOPS] = {
 
 /* --- keys ------------------------------------------------------------------------- */
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* Canonicalises a key string (sorts the words, single spaces) into out; 0 on success, -1 if
  * a word is not key=value or it does not fit. */
 static int keys_canonical(const char *keys, char *out, size_t outlen) {
@@ -52,7 +48,7 @@ static int keys_canonical(const char *keys, char *out, size_t outlen) {
     if (!eq || eq == p || eq[1] == '\0') return -1;
     words[n++] = p;
   }
-  qsort(words, (size_t)n, sizeof words[0], cmp_str);
+  qsort(words, (size_t)n, sizeof words[0], cmp_cstr);
   size_t len = 0;
   out[0] = '\0';
   for (int i = 0; i < n; i++) {
@@ -412,6 +408,12 @@ const RtTable *rt_table_find(const RtCalib *c, const char *kernel, RtDtype dt, c
 const char *const rt_coll_kernels[RT_NCOLLS] = {"allreduce", "allgather", "reducescatter",
                                                 "alltoall", "p2p"};
 
+int rt_coll_index(const char *kernel) {
+  for (int k = 0; k < RT_NCOLLS; k++)
+    if (strcmp(rt_coll_kernels[k], kernel) == 0) return k;
+  return -1;
+}
+
 /* 1 if t is collective kernel k's table for that layout: the keys compare as the string
  * "gpus_per_node=G nodes=N" written with %d (so `nodes=02` is no layout's table). */
 static int layout_match(const RtTable *t, int k, int nodes, int gpn) {
@@ -655,9 +657,7 @@ static int finish_table(Loader *L) {
 static int known_kernel(const char *k) {
   for (int op = 0; op < RT_NOPS; op++)
     if (strcmp(rt_op_info[op].kernel, k) == 0) return 1;
-  for (int i = 0; i < RT_NCOLLS; i++)
-    if (strcmp(rt_coll_kernels[i], k) == 0) return 1;
-  return 0;
+  return rt_coll_index(k) >= 0;
 }
 
 static int start_table(Loader *L, char **w, int nw) {
@@ -810,11 +810,6 @@ static int load_file(Loader *L, const char *path) {
   return rc;
 }
 
-static int has_suffix(const char *s, const char *suf) {
-  size_t n = strlen(s), m = strlen(suf);
-  return n > m && strcmp(s + n - m, suf) == 0;
-}
-
 void rt_calib_free(RtCalib *c) {
   if (!c) return;
   for (int i = 0; i < c->ntables; i++) rt_table_release(&c->tables[i]);
@@ -851,38 +846,28 @@ RtCalib *rt_calib_load(const char *dir, char *err, size_t errlen) {
     snprintf(err, errlen, "(null):0: no folder given");
     return NULL;
   }
-  DIR *d = opendir(dir);
-  if (!d) {
+  /* The names sorted: the load order (and so a duplicate's message) must not depend on the
+   * file system. */
+  char **names;
+  int n = dir_list(dir, ".tbl", &names);
+  if (n == -1) {
     snprintf(err, errlen, "%s:0: cannot open folder: %s", dir, strerror(errno));
     return NULL;
   }
-  /* Read the names first and sort them: the load order (and so a duplicate's message)
-   * must not depend on the file system. */
-  char **names = NULL;
-  size_t ncap = 0;
-  int n = 0, ok = 1;
-  for (struct dirent *e; (e = readdir(d)) != NULL;) {
-    if (!has_suffix(e->d_name, ".tbl")) continue;
-    if (!mem_grow((void **)&names, &ncap, (size_t)n + 1, sizeof *names) ||
-        !(names[n] = malloc(strlen(dir) + strlen(e->d_name) + 2))) {
-      ok = 0;
-      break;
-    }
-    sprintf(names[n++], "%s/%s", dir, e->d_name);
-  }
-  closedir(d);
-  RtCalib *c = ok ? calloc(1, sizeof *c) : NULL;
+  RtCalib *c = n >= 0 ? calloc(1, sizeof *c) : NULL;
   if (!c) snprintf(err, errlen, "%s:0: out of memory", dir);
-  if (names) qsort(names, (size_t)n, sizeof *names, cmp_str);
   Loader L = {.err = err, .errlen = errlen, .c = c};
   for (int i = 0; c && i < n; i++) {
-    if (load_file(&L, names[i]) != 0) {
+    char *path = malloc(strlen(dir) + strlen(names[i]) + 2);
+    if (path) sprintf(path, "%s/%s", dir, names[i]);
+    else snprintf(err, errlen, "%s:0: out of memory", dir);
+    if (!path || load_file(&L, path) != 0) {
       rt_calib_free(c);
       c = NULL;
     }
+    free(path);
   }
-  for (int i = 0; i < n; i++) free(names[i]);
-  free(names);
+  dir_list_free(names, n);
   if (c && c->ntables == 0) {
     snprintf(err, errlen, "%s:0: no .tbl file in this folder", dir);
     rt_calib_free(c);

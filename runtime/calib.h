@@ -91,6 +91,8 @@ typedef struct RtTable {
  * one axis).  ORDER collectives.c RtColl. */
 enum { RT_NCOLLS = 5 };
 extern const char *const rt_coll_kernels[RT_NCOLLS];
+/* The index in rt_coll_kernels of a collective's table name, or -1. */
+int rt_coll_index(const char *kernel);
 
 /* bmm's tables by shape class.  A batched GEMM's time depends on how the thinner of its inner
  * and output extents (k or n: an attention head's dimension in Q K^T and in P V) divides into
@@ -167,9 +169,12 @@ void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost);
  * at x and sets RT_CALIBRATED (and RT_EXTRAPOLATED). */
 void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost);
 
-/* The collectives' physics without a table, for the fitter (collectives.c). */
-/* The physics time of one call (seconds) with no table applied; NaN for bad arguments or an
- * unknown kernel name. */
+/* Collective `kernel` by its table name ("allreduce" ... "p2p"), as rt_allreduce and the
+ * others compute it (calibrated when c has the table); RT_BAD_ARGS and NaN for an unknown name. */
+RtCost rt_collective_named(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node);
+
+/* The collectives' physics without a table, for the fitter (collectives.c): the time of one
+ * call (seconds) with no table applied; NaN for bad arguments or an unknown kernel name. */
 double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes,
                              int gpus_per_node);
 

@@ -36,9 +36,8 @@
 typedef enum { RT_COLL_ALLREDUCE, RT_COLL_ALLGATHER, RT_COLL_REDUCESCATTER, RT_COLL_ALLTOALL,
                RT_COLL_P2P } RtColl;
 
-/* Table kernel names, ORDER RtColl. */
-static const char *const rt_coll_kernel[] = {"allreduce", "allgather", "reducescatter",
-                                             "alltoall", "p2p"};
+/* rt_coll_kernels (calib.c) names them in this order. */
+_Static_assert(RT_COLL_P2P + 1 == RT_NCOLLS, "ORDER RtColl: rt_coll_kernels");
 
 /* NCCL protocols we model.  LL moves 8 bytes of data per 16-byte store (half the link rate)
  * but needs no handshakes; Simple moves whole chunks at the link rate behind a flag per chunk.
@@ -323,9 +322,8 @@ static double rt_bound_rate(const RtCluster *c, int nodes, int gpn) {
 double rt_collective_min_time(const char *kernel, const RtCluster *c, double bytes, int nodes,
                               int gpus_per_node) {
   RtPath p;
-  int k = 0;
-  while (k <= RT_COLL_P2P && strcmp(kernel, rt_coll_kernel[k]) != 0) k++;
-  if (k > RT_COLL_P2P || !rt_group_ok(c, bytes, nodes, gpus_per_node)) return NAN;
+  int k = rt_coll_index(kernel);
+  if (k < 0 || !rt_group_ok(c, bytes, nodes, gpus_per_node)) return NAN;
   int n = nodes * gpus_per_node;
   if (n == 1 || bytes == 0) return 0;
   if (rt_path(c, nodes, gpus_per_node, &p) != 0) return NAN;   /* the cluster cannot hold it */
@@ -333,14 +331,14 @@ double rt_collective_min_time(const char *kernel, const RtCluster *c, double byt
   return volume / rt_bound_rate(c, nodes, gpus_per_node);
 }
 
-/* For the fitter: the physics alone, without any table (NaN on bad arguments). */
+RtCost rt_collective_named(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
+  int k = rt_coll_index(kernel);
+  return k < 0 ? rt_bad() : rt_collective((RtColl)k, c, bytes, nodes, gpus_per_node);
+}
+
 double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes,
                              int gpus_per_node) {
-  for (int k = 0; k <= RT_COLL_P2P; k++)
-    if (strcmp(kernel, rt_coll_kernel[k]) == 0) {
-      RtCluster bare = *c;
-      bare.calib = NULL;
-      return rt_collective((RtColl)k, &bare, bytes, nodes, gpus_per_node).fwd;
-    }
-  return NAN;
+  RtCluster bare = *c;
+  bare.calib = NULL;
+  return rt_collective_named(kernel, &bare, bytes, nodes, gpus_per_node).fwd;
 }

@@ -144,17 +144,12 @@ static int fmt_one(Diag *d, const CheckOptions *o, const char *path) {
     diag_plain(d, path, "cannot read file");
     return 2;
   }
-  Arena a;
-  Interner in;
-  arena_init(&a);
-  intern_init(&in, &a);
-  Parser p;
-  int before = d->errors;
-  AstNode *root = parse_file(&p, &a, &in, d, f);
+  Parsed x;
+  AstNode *root = parse_alone(&x, d, f);
   int rc = 2;
-  if (root && d->errors == before) {
+  if (root) {
     size_t n;
-    char *text = fmt_file(root, f, p.comments, p.ncomments, &n);
+    char *text = fmt_file(root, f, x.p.comments, x.p.ncomments, &n);
     bool same = n == f->len && memcmp(text, f->text, n) == 0;
     rc = same ? 0 : 1;
     if (o->fmt_stdout) fwrite(text, 1, n, stdout);
@@ -165,7 +160,7 @@ static int fmt_one(Diag *d, const CheckOptions *o, const char *path) {
     }
     free(text);
   }
-  arena_free(&a);
+  parsed_free(&x);
   return rc;
 }
 

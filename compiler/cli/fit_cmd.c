@@ -150,7 +150,8 @@ static int fit_run(const FitOptions *o) {
     return 1;
   }
   HwSession hs;
-  HwSet *h = hw_session_open(&hs, "<llmp fit>", o->files, o->nfiles, NULL, 0);
+  SemaOptions so = {NULL, 0, NULL};
+  HwSet *h = hw_session_open(&hs, "<llmp fit>", &so, o->files, o->nfiles);
   int rc = 1;
   if (h) hw_without_calibration(h);   /* the fit needs the datasheet model, not the old tables */
   if (h && o->gpu) {

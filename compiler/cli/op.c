@@ -270,7 +270,8 @@ int cli_op(int argc, char **argv, const CliCommand *c) {
   int rc = op_parse(c, argc, argv, &o);
   if (rc < 0) {
     HwSession hs;
-    HwSet *h = hw_session_open(&hs, "<llmp op>", o.files, o.nfiles, o.a.incdirs, o.a.nincdirs);
+    SemaOptions so = {o.a.incdirs, o.a.nincdirs, NULL};
+    HwSet *h = hw_session_open(&hs, "<llmp op>", &so, o.files, o.nfiles);
     OpCtx x = {&o, NULL, NULL, false};
     rc = 1;
     if (h) {

@@ -24,6 +24,7 @@
 #include "options.h"
 #include "report/graph_out.h"
 #include "report/report.h"
+#include "sorted.h"
 
 const char cli_usage_run[] =
     "usage: llmp run [OPTIONS] FILE...\n"
@@ -362,8 +363,6 @@ static void push_path(PathList *p, const char *s) {
   p->v[p->n++] = xstrdup(s);
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 /* The .llmp files under a folder, recursively, in name order. */
 static void collect(PathList *out, const char *dir, int depth) {
   DIR *dp = opendir(dir);
@@ -382,7 +381,7 @@ static void collect(PathList *out, const char *dir, int depth) {
     free(path);
   }
   closedir(dp);
-  qsort(here.v, (size_t)here.n, sizeof *here.v, cmp_str);
+  qsort(here.v, (size_t)here.n, sizeof *here.v, cmp_cstr);
   for (int i = 0; i < here.n; i++) {
     struct stat st;
     size_t len = strlen(here.v[i]);

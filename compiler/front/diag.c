@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "strbuf.h"
 
 static const struct {
   const char *label, *colour;
@@ -185,42 +186,9 @@ const char *srcfile_line(SrcFile *f, unsigned off, size_t *len) {
   return s;
 }
 
-/* A growable text buffer for one diagnostic, written out in one call. */
-typedef struct {
-  char *p;
-  size_t n, cap;
-} Buf;
-
-static void buf_put(Buf *b, const char *s, size_t n) {
-  XGROW(b->p, b->n + n + 1, b->cap);
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
-
-static void buf_vprintf(Buf *b, const char *fmt, va_list ap) {
-  va_list aq;
-  va_copy(aq, ap);
-  int n = vsnprintf(NULL, 0, fmt, aq);
-  va_end(aq);
-  if (n <= 0) return;
-  char *tmp = xmalloc((size_t)n + 1);
-  vsnprintf(tmp, (size_t)n + 1, fmt, ap);
-  buf_put(b, tmp, (size_t)n);
-  free(tmp);
-}
-
-static void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(Buf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  buf_vprintf(b, fmt, ap);
-  va_end(ap);
-}
-
 /* The source line (control characters shown as spaces so the terminal stays sane) and
  * the underline beneath it. */
-static void put_excerpt(Diag *d, Buf *b, SrcFile *f, Span sp, unsigned line, DiagLevel lv) {
+static void put_excerpt(Diag *d, StrBuf *b, SrcFile *f, Span sp, unsigned line, DiagLevel lv) {
   size_t n;
   const char *s = srcfile_line(f, sp.start, &n);
   /* A very long line (generated, or not text at all) is shown as a window around the
@@ -241,36 +209,36 @@ static void put_excerpt(Diag *d, Buf *b, SrcFile *f, Span sp, unsigned line, Dia
     }
   }
   int w = snprintf(NULL, 0, "%u", line);
-  buf_printf(b, " %u | %s", line, cut_left ? "..." : "");
+  strbuf_printf(b, " %u | %s", line, cut_left ? "..." : "");
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
-    buf_put(b, (unsigned char)c < 0x20 && c != '\t' ? " " : &c, 1);
+    strbuf_put(b, (unsigned char)c < 0x20 && c != '\t' ? " " : &c, 1);
   }
-  buf_printf(b, "%s\n %*s | %s", cut_right ? "..." : "", w, "", cut_left ? "   " : "");
+  strbuf_printf(b, "%s\n %*s | %s", cut_right ? "..." : "", w, "", cut_left ? "   " : "");
   size_t lead = sp.start - (unsigned)(s - f->text);
   for (size_t i = 0; i < lead && i < n; i++)
-    if (((unsigned char)s[i] & 0xC0) != 0x80) buf_put(b, s[i] == '\t' ? "\t" : " ", 1);
-  if (d->colour) buf_put(b, level_info[lv].colour, strlen(level_info[lv].colour));
-  buf_put(b, "^", 1);
+    if (((unsigned char)s[i] & 0xC0) != 0x80) strbuf_put(b, s[i] == '\t' ? "\t" : " ", 1);
+  if (d->colour) strbuf_puts(b, level_info[lv].colour);
+  strbuf_put(b, "^", 1);
   size_t end = sp.end > sp.start ? sp.end - (unsigned)(s - f->text) : lead + 1;
   if (end > n) end = n > lead ? n : lead + 1;
   for (size_t i = lead + 1; i < end; i++)
-    if (((unsigned char)s[i] & 0xC0) != 0x80) buf_put(b, "~", 1);
-  if (d->colour) buf_put(b, "\033[0m", 4);
-  buf_put(b, "\n", 1);
+    if (((unsigned char)s[i] & 0xC0) != 0x80) strbuf_put(b, "~", 1);
+  if (d->colour) strbuf_put(b, "\033[0m", 4);
+  strbuf_put(b, "\n", 1);
 }
 
 void diag_vreport(Diag *d, DiagLevel lv, SrcFile *f, Span sp, const char *fmt, va_list ap) {
-  Buf b = {0};
+  StrBuf b = {0};
   unsigned line = 0, col = 0;
   if (f) srcfile_locate(f, sp.start, &line, &col);
-  if (d->colour) buf_put(&b, "\033[1m", 4);
-  if (f) buf_printf(&b, "%s:%u:%u: ", f->path, line, col);
-  if (d->colour) buf_printf(&b, "%s%s:\033[0m\033[1m ", level_info[lv].colour, level_info[lv].label);
-  else buf_printf(&b, "%s: ", level_info[lv].label);
-  buf_vprintf(&b, fmt, ap);
-  if (d->colour) buf_put(&b, "\033[0m", 4);
-  buf_put(&b, "\n", 1);
+  if (d->colour) strbuf_put(&b, "\033[1m", 4);
+  if (f) strbuf_printf(&b, "%s:%u:%u: ", f->path, line, col);
+  if (d->colour) strbuf_printf(&b, "%s%s:\033[0m\033[1m ", level_info[lv].colour, level_info[lv].label);
+  else strbuf_printf(&b, "%s: ", level_info[lv].label);
+  strbuf_vprintf(&b, fmt, ap);
+  if (d->colour) strbuf_put(&b, "\033[0m", 4);
+  strbuf_put(&b, "\n", 1);
   if (f && d->format == DIAG_HUMAN) put_excerpt(d, &b, f, sp, line, lv);
   if (d->buffered) enqueue(d, f, sp, lv, b.p, b.n);
   else {
@@ -303,13 +271,13 @@ void diag_note(Diag *d, SrcFile *f, Span sp, const char *fmt, ...) {
 }
 
 void diag_plain(Diag *d, const char *path, const char *fmt, ...) {
-  Buf b = {0};
+  StrBuf b = {0};
   va_list ap;
   va_start(ap, fmt);
-  if (path) buf_printf(&b, "%s: ", path);
-  buf_printf(&b, "%serror:%s ", d->colour ? level_info[DIAG_ERROR].colour : "", d->colour ? "\033[0m" : "");
-  buf_vprintf(&b, fmt, ap);
-  buf_put(&b, "\n", 1);
+  if (path) strbuf_printf(&b, "%s: ", path);
+  strbuf_printf(&b, "%serror:%s ", d->colour ? level_info[DIAG_ERROR].colour : "", d->colour ? "\033[0m" : "");
+  strbuf_vprintf(&b, fmt, ap);
+  strbuf_put(&b, "\n", 1);
   va_end(ap);
   if (d->buffered) enqueue(d, NULL, (Span){0, 0}, DIAG_ERROR, b.p, b.n);
   else {

@@ -20,24 +20,19 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "strbuf.h"
 
 typedef struct Out {
-  char *p;
-  size_t n, cap;
+  StrBuf b;                 /* the text so far */
   const SrcFile *f;
   const Span *comments;
   unsigned ncomments, ci;   /* next comment to place */
   unsigned last_end;        /* source offset of the last thing placed */
 } Out;
 
-static void put(Out *o, const char *s, size_t n) {
-  XGROW(o->p, o->n + n + 1, o->cap);
-  memcpy(o->p + o->n, s, n);
-  o->n += n;
-  o->p[o->n] = '\0';
-}
+static void put(Out *o, const char *s, size_t n) { strbuf_put(&o->b, s, n); }
 
-static void puts_(Out *o, const char *s) { put(o, s, strlen(s)); }
+static void puts_(Out *o, const char *s) { strbuf_puts(&o->b, s); }
 
 static void indent(Out *o, int level) {
   for (int i = 0; i < level; i++) put(o, "  ", 2);
@@ -55,13 +50,13 @@ static bool same_line(const SrcFile *f, unsigned a, unsigned b) {
   return a >= b || !memchr(f->text + a, '\n', b - a);
 }
 
-static bool after_open(const Out *o) { return o->n >= 2 && o->p[o->n - 2] == '{'; }
+static bool after_open(const Out *o) { return o->b.n >= 2 && o->b.p[o->b.n - 2] == '{'; }
 
 /* Own-line comments that start before `off`, each on its own line. */
 static void comments_before(Out *o, unsigned off, int level) {
   while (o->ci < o->ncomments && o->comments[o->ci].start < off) {
     Span c = o->comments[o->ci++];
-    if (newlines_between(o->f, o->last_end, c.start) >= 2 && o->n && !after_open(o)) put(o, "\n", 1);
+    if (newlines_between(o->f, o->last_end, c.start) >= 2 && o->b.n && !after_open(o)) put(o, "\n", 1);
     indent(o, level);
     put(o, o->f->text + c.start, c.end - c.start);
     put(o, "\n", 1);
@@ -126,11 +121,14 @@ static unsigned open_brace(const Out *o, unsigned from);
 
 static bool written_on_one_line(const Out *o, Span sp) { return same_line(o->f, sp.start, sp.end); }
 
-static void expr_list(Out *o, AstList l, int level) {
+/* The arguments of a call or the items of a list, comma-separated between open and close. */
+static void bracketed(Out *o, const char *open, AstList l, const char *close, int level) {
+  puts_(o, open);
   for (const AstNode *c = l.first; c; c = c->next) {
     expr(o, c, level);
     if (c->next) put(o, ", ", 2);
   }
+  puts_(o, close);
 }
 
 static void expr(Out *o, const AstNode *n, int level) {
@@ -171,9 +169,7 @@ static void expr(Out *o, const AstNode *n, int level) {
     break;
   case AST_CALL:
     puts_(o, n->name);
-    put(o, "(", 1);
-    expr_list(o, n->u.list, level);
-    put(o, ")", 1);
+    bracketed(o, "(", n->u.list, ")", level);
     break;
   case AST_NAMEDARG:
     puts_(o, n->name);
@@ -181,9 +177,7 @@ static void expr(Out *o, const AstNode *n, int level) {
     expr(o, n->u.bin.rhs, level);
     break;
   case AST_LIST:
-    put(o, "[", 1);
-    expr_list(o, n->u.list, level);
-    put(o, "]", 1);
+    bracketed(o, "[", n->u.list, "]", level);
     break;
   case AST_EXTEND:
     puts_(o, n->name);
@@ -248,7 +242,7 @@ static char *key_of(Out *o, const AstNode *c) {
   if (c->kind == AST_FIELD) puts_(&t, c->name);
   else if (c->kind == AST_OP) { puts_(&t, "op "); puts_(&t, c->name); }
   else { puts_(&t, c->kind == AST_LET ? "let " : "vary "); expr(&t, c->u.bin.lhs, 0); }
-  return t.p;
+  return t.b.p;
 }
 
 /* Everything after the key, as stmt_rest writes it. */
@@ -257,7 +251,7 @@ static char *rest_of(Out *o, const AstNode *c, int level) {
   t.f = o->f;
   put(&t, "", 0);
   stmt_rest(&t, c, level);
-  return t.p;
+  return t.b.p;
 }
 
 static unsigned next_start(const AstNode *c) { return c->next ? c->next->span.start : UINT_MAX; }
@@ -435,13 +429,13 @@ char *fmt_file(const AstNode *root, const SrcFile *f, const Span *comments, unsi
   put(&o, "", 0);
   for (const AstNode *c = root->u.list.first; c; c = c->next) {
     comments_before(&o, c->span.start, 0);
-    if (o.n && newlines_between(f, o.last_end, c->span.start) >= 2) put(&o, "\n", 1);
+    if (o.b.n && newlines_between(f, o.last_end, c->span.start) >= 2) put(&o, "\n", 1);
     top_item(&o, c);
     o.last_end = c->span.end;
     trailing_comment(&o, c->span.end, next_start(c));
     put(&o, "\n", 1);
   }
   comments_before(&o, (unsigned)f->len + 1, 0);
-  *len = o.n;
-  return o.p;
+  *len = o.b.n;
+  return o.b.p;
 }

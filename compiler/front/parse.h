@@ -27,4 +27,18 @@ typedef struct Parser {
 
 AstNode *parse_file(Parser *p, Arena *a, Interner *in, Diag *d, SrcFile *f);
 
+/* A file parsed on its own, outside a compilation (llmp fmt; the parser's tests, benchmark
+ * and fuzzer): the arena and interner are its own, released by parsed_free. */
+typedef struct Parsed {
+  Arena arena;
+  Interner in;
+  Parser p;
+  AstNode *root;            /* what parse_file returned, errors or not */
+} Parsed;
+
+/* Parses f into x, which must not move while the tree is in use.  Returns x->root when the
+ * file parsed with no error reported, else NULL. */
+AstNode *parse_alone(Parsed *x, Diag *d, SrcFile *f);
+void parsed_free(Parsed *x);
+
 #endif

@@ -1,12 +1,13 @@
 /* hw.c - filling RtGpu and RtCluster from checked declarations. */
 #include "hw.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "sorted.h"
+#include "strbuf.h"
 
 /* Every gpu, cluster and calibration built, without limit: a file of many scenarios makes a
  * cluster per inline extension (`eos { nodes = 16 }`).  Each is allocated alone and never
@@ -126,13 +127,16 @@ static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
   return built_add(&h->gpus, decl, &g, sizeof g);
 }
 
+/* The declaration of that kind named name, or NULL after saying where such are declared. */
+static Decl *hw_find(HwSet *h, const char *name, DeclKind kind, const char *what, const char *where) {
+  Decl *decl = sema_find(h->s, name, kind);
+  if (!decl) diag_plain(h->d, NULL, "no %s named `%s` (%s, or give a file with -f)", what, name, where);
+  return decl;
+}
+
 const RtGpu *hw_gpu(HwSet *h, const char *name) {
-  Decl *decl = sema_find(h->s, name, DK_GPU);
-  if (!decl) {
-    diag_plain(h->d, NULL, "no gpu named `%s` (the gpus are declared in hw/gpus.llmp, or give a file with -f)", name);
-    return NULL;
-  }
-  return gpu_of(h, decl);
+  Decl *decl = hw_find(h, name, DK_GPU, "gpu", "the gpus are declared in hw/gpus.llmp");
+  return decl ? gpu_of(h, decl) : NULL;
 }
 
 /* One tier: span node (0), system (-1) or a count of nodes. */
@@ -155,12 +159,8 @@ static bool tier_of(HwSet *h, Decl *decl, int i, RtTier *t) {
 }
 
 const RtCluster *hw_cluster(HwSet *h, const char *name) {
-  Decl *decl = sema_find(h->s, name, DK_CLUSTER);
-  if (!decl) {
-    diag_plain(h->d, NULL, "no cluster named `%s` (the systems are declared in hw/systems/, or give a file with -f)", name);
-    return NULL;
-  }
-  return hw_cluster_decl(h, decl);
+  Decl *decl = hw_find(h, name, DK_CLUSTER, "cluster", "the systems are declared in hw/systems/");
+  return decl ? hw_cluster_decl(h, decl) : NULL;
 }
 
 const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
@@ -189,35 +189,31 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
   return built_add(&h->clusters, decl, &c, sizeof c);
 }
 
-/* The root of the compilation: every file of hw/ that declares hardware, then -f files. */
-char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles) {
-  size_t cap = 4096, n = 0;
-  char *t = xmalloc(cap);
-  n += (size_t)snprintf(t + n, cap - n, "import \"hw/gpus\"\n");
+/* The text of the root of the compilation, malloc'd: an import of every .llmp of hw/ that
+ * declares hardware (hw/gpus.llmp, every file of hw/systems in name order), then of the -f
+ * files. */
+static char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles) {
+  StrBuf t = {0};
+  strbuf_puts(&t, "import \"hw/gpus\"\n");
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/hw/systems", sema_data_dir(so));
-  DIR *dp = opendir(dir);
-  for (struct dirent *e; dp && (e = readdir(dp));) {
-    size_t l = strlen(e->d_name);
-    if (l < 6 || strcmp(e->d_name + l - 5, ".llmp")) continue;
-    XGROW(t, n + l + 64, cap);
-    n += (size_t)snprintf(t + n, cap - n, "import \"hw/systems/%.*s\"\n", (int)(l - 5), e->d_name);
-  }
-  if (dp) closedir(dp);
+  char **names;
+  int n = dir_list(dir, ".llmp", &names);
+  if (n == -2) alloc_fail("hw/systems");
+  for (int i = 0; i < n; i++) strbuf_printf(&t, "import \"hw/systems/%.*s\"\n", (int)strlen(names[i]) - 5, names[i]);
+  dir_list_free(names, n);
   for (int i = 0; i < nfiles; i++) {
     char *real = realpath(files[i], NULL);
-    const char *p = real ? real : files[i];
-    XGROW(t, n + strlen(p) + 64, cap);
-    n += (size_t)snprintf(t + n, cap - n, "import \"%s\"\n", p);
+    strbuf_printf(&t, "import \"%s\"\n", real ? real : files[i]);
     free(real);
   }
-  return t;
+  return t.p;
 }
 
-HwSet *hw_session_open(HwSession *x, const char *name, const char *const *files, int nfiles,
-                       const char **incdirs, int nincdirs) {
+HwSet *hw_session_open(HwSession *x, const char *name, const SemaOptions *so, const char *const *files,
+                       int nfiles) {
   diag_init(&x->diag, stderr);
-  x->opt = (SemaOptions){incdirs, nincdirs, NULL};
+  x->opt = *so;
   x->sema = sema_new(&x->diag, &x->opt);
   x->hw = NULL;
   char *root = hw_root_text(&x->opt, files, nfiles);

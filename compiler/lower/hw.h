@@ -28,12 +28,9 @@ const RtCluster *hw_cluster(HwSet *h, const char *name);
 /* The same from a declaration (a scenario's `cluster = selene { nodes = 192 }`). */
 const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl);
 
-/* The text of a root file that imports every .llmp of hw/ that declares hardware
- * (hw/gpus.llmp, every file of hw/systems) and then the given files; malloc'd. */
-char *hw_root_text(const SemaOptions *so, const char *const *files, int nfiles);
-
-/* A command's view of the hardware (llmp op, llmp fit): hw/ plus `files` checked as one
- * compilation, its diagnostics to stderr.  Open returns the HwSet, or NULL once the errors
+/* A program's view of the hardware (llmp op, llmp fit, gen_builtin, hw_consistency): hw/ of
+ * so's data folder plus `files` checked as one compilation (the options copied), its
+ * diagnostics to stderr.  Open returns the HwSet, or NULL once the errors
  * are reported; close (always, also after NULL) releases everything and flushes the
  * diagnostics.  The session must not move while open: the HwSet points into it. */
 typedef struct HwSession {
@@ -43,8 +40,8 @@ typedef struct HwSession {
   HwSet *hw;
 } HwSession;
 
-HwSet *hw_session_open(HwSession *x, const char *name, const char *const *files, int nfiles,
-                       const char **incdirs, int nincdirs);
+HwSet *hw_session_open(HwSession *x, const char *name, const SemaOptions *so, const char *const *files,
+                       int nfiles);
 void hw_session_close(HwSession *x);
 
 #endif

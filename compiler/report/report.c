@@ -36,42 +36,23 @@
 #include "report.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "emit.h"
 #include "jsonw.h"
+#include "strbuf.h"
 
-static const struct {
+typedef struct KeyLabel {
   const char *key, *label;
-} part_info[] = {       /* ORDER ReportPart */
-#define X(e, k, l) {k, l},
-    REPORT_PARTS(X)
-#undef X
-};
+} KeyLabel;
 
-static const struct {
-  const char *key, *label;
-} memory_info[] = {     /* ORDER ReportMemory */
-#define X(e, k, l) {k, l},
-    REPORT_MEMORY(X)
-#undef X
-};
+#define KEY_LABEL(e, k, l) {k, l},
+static const KeyLabel part_info[] = {REPORT_PARTS(KEY_LABEL)};       /* ORDER ReportPart */
+static const KeyLabel memory_info[] = {REPORT_MEMORY(KEY_LABEL)};    /* ORDER ReportMemory */
+#undef KEY_LABEL
 
 static const char *str(const char *s) { return s ? s : ""; }
-
-/* snprintf at buf[*len]; *len stays below n whatever the text's length. */
-static void append(char *buf, size_t n, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void append(char *buf, size_t n, size_t *len, const char *fmt, ...) {
-  if (*len + 1 >= n) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int k = vsnprintf(buf + *len, n - *len, fmt, ap);
-  va_end(ap);
-  if (k < 0) return;
-  *len = (size_t)k >= n - *len ? n - 1 : *len + (size_t)k;
-}
 
 /* --- numbers with units ---------------------------------------------------------------- */
 
@@ -154,7 +135,7 @@ const char *report_fit_message(char *buf, unsigned n, const Report *r) {
   if (!r) return buf;
   char need[48], cap[48], part[48];
   size_t len = 0;
-  append(buf, n, &len, "%s: needs %s of %s", r->fits ? "fits" : "does not fit",
+  str_appendf(buf, n, &len, "%s: needs %s of %s", r->fits ? "fits" : "does not fit",
          report_bytes(need, sizeof need, r->peak), report_bytes(cap, sizeof cap, r->capacity));
   /* The parts, largest first (insertion sort: ties keep the order of REPORT_MEMORY). */
   int order[RM_N], k = 0;
@@ -168,7 +149,7 @@ const char *report_fit_message(char *buf, unsigned n, const Report *r) {
     order[j] = i;
   }
   for (int i = 0; i < k; i++)
-    append(buf, n, &len, "%s%s %s", i ? ", " : ": ", memory_info[order[i]].label,
+    str_appendf(buf, n, &len, "%s%s %s", i ? ", " : ": ", memory_info[order[i]].label,
            report_bytes(part, sizeof part, r->memory[order[i]]));
   return buf;
 }

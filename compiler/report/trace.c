@@ -37,6 +37,12 @@ static void j_us(J *j, const char *key, Ns ns) {
   w_printf(j->w, "%lld.%03lld", ns / 1000, ns % 1000);
 }
 
+/* Closes an event's args and the event. */
+static void j_args_end(J *j) {
+  j_close(j, '}');
+  j_close(j, '}');
+}
+
 /* A metadata event: the process or thread's `key` is the text s, or n where s is NULL. */
 static void j_metadata(J *j, const char *name, int pid, int tid, const char *key, const char *s, int n) {
   j_open(j, NULL, '{');
@@ -49,8 +55,7 @@ static void j_metadata(J *j, const char *name, int pid, int tid, const char *key
     j_str(j, key, s);
   else
     j_int(j, key, n);
-  j_close(j, '}');
-  j_close(j, '}');
+  j_args_end(j);
 }
 
 /* Opens a complete event; the caller may add members (args) and closes it. */
@@ -63,6 +68,14 @@ static void j_event(J *j, const char *name, const char *cat, int pid, int tid, N
   j_int(j, "tid", tid);
   j_us(j, "ts", start);
   j_us(j, "dur", dur);
+}
+
+/* Opens the args of a schedule event with the micro-batch and chunk it belongs to; the
+ * caller may add more. */
+static void j_args_of(J *j, int micro, int chunk) {
+  j_open(j, "args", '{');
+  j_int(j, "micro", micro);
+  j_int(j, "chunk", chunk);
 }
 
 static const char *kind_category(char kind) {
@@ -104,12 +117,9 @@ static void trace_ops(J *j, const TraceInput *t, const RtPipeEvent *e, int nchun
     if (next > end) next = end;
     if (next > at) {
       j_event(j, str(ops[i].name), "op", e->device, ops[i].stream == 't' ? TID_TP : TID_COMPUTE, at, next - at);
-      j_open(j, "args", '{');
-      j_int(j, "micro", e->micro);
-      j_int(j, "chunk", c);
+      j_args_of(j, e->micro, c);
       j_num(j, "time_s", x);
-      j_close(j, '}');
-      j_close(j, '}');
+      j_args_end(j);
     }
     at = next;
   }
@@ -130,12 +140,9 @@ static void trace_send(J *j, const TraceInput *t, const RtPipeEvent *e, int nchu
   char name[96];
   snprintf(name, sizeof name, "send %c mb%d to stage %d", e->kind, e->micro, to % t->stages);
   j_event(j, name, "pp", e->device, TID_PP, end, p2p);
-  j_open(j, "args", '{');
-  j_int(j, "micro", e->micro);
-  j_int(j, "chunk", c);
+  j_args_of(j, e->micro, c);
   j_int(j, "to_chunk", to);
-  j_close(j, '}');
-  j_close(j, '}');
+  j_args_end(j);
 }
 
 /* The names and the order of the processes (stages) and of their threads. */
@@ -161,11 +168,8 @@ static void trace_events(J *j, const TraceInput *t, int nevents, int nchunks, Ns
     char name[96];
     snprintf(name, sizeof name, "%c mb%d chunk%d", e->kind ? e->kind : '?', e->micro, e->chunk);
     j_event(j, name, kind_category(e->kind), e->device, TID_COMPUTE, a, b - a);
-    j_open(j, "args", '{');
-    j_int(j, "micro", e->micro);
-    j_int(j, "chunk", e->chunk);
-    j_close(j, '}');
-    j_close(j, '}');
+    j_args_of(j, e->micro, e->chunk);
+    j_args_end(j);
     trace_ops(j, t, e, nchunks, a, b);
     if (p2p > 0) trace_send(j, t, e, nchunks, b, p2p);
   }

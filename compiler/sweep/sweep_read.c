@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "strbuf.h"
 #include "sweep_io_internal.h"
 
 /* --- scanning one line of JSON ------------------------------------------------------------- */
@@ -35,8 +36,7 @@ typedef struct JItem {
 typedef struct JLine {
   const char *s;                /* the line, NUL-terminated, without its newline */
   size_t i, n;                  /* the cursor and the length */
-  char *sb;                     /* decoded strings, each NUL-terminated */
-  size_t sn, scap;
+  StrBuf sb;                    /* decoded strings, each NUL-terminated */
   JItem *top, *kids;            /* the object's members; the members of its nested values */
   int ntop, nkids, captop, capkids;
   char msg[MSG_MAX];            /* the first error */
@@ -65,13 +65,6 @@ static int jexpected(JLine *j, const char *what) {
   return jfail(j, "expected %s at column %zu", what, j->i + 1);
 }
 
-static void sb_put(JLine *j, const void *p, size_t n) {
-  if (!n) return;
-  XGROW(j->sb, j->sn + n, j->scap);
-  memcpy(j->sb + j->sn, p, n);
-  j->sn += n;
-}
-
 static void sb_utf8(JLine *j, unsigned long c) {
   unsigned char b[4];
   size_t n;
@@ -94,7 +87,7 @@ static void sb_utf8(JLine *j, unsigned long c) {
     b[3] = (unsigned char)(0x80 | (c & 0x3F));
     n = 4;
   }
-  sb_put(j, b, n);
+  strbuf_put(&j->sb, (const char *)b, n);
 }
 
 /* The four hex digits of a \u escape, the cursor on the first. */
@@ -133,11 +126,11 @@ static int jescape_u(JLine *j) {
 static int jstring(JLine *j, size_t *off, size_t *len) {
   static const char esc_in[] = "\"\\/bfnrt", esc_out[] = "\"\\/\b\f\n\r\t";
   size_t from = ++j->i;
-  *off = j->sn;
+  *off = j->sb.n;
   for (;;) {
     size_t run = j->i;          /* copy plain bytes in runs */
     while (j->i < j->n && j->s[j->i] != '"' && j->s[j->i] != '\\' && (unsigned char)j->s[j->i] >= 0x20) j->i++;
-    sb_put(j, j->s + run, j->i - run);
+    strbuf_put(&j->sb, j->s + run, j->i - run);
     if (j->i >= j->n) return jfail(j, "the line ends inside the string from column %zu: a truncated line?", from);
     char c = j->s[j->i++];
     if (c == '"') break;
@@ -145,13 +138,13 @@ static int jstring(JLine *j, size_t *off, size_t *len) {
     if (j->i >= j->n) return jfail(j, "the line ends inside the string from column %zu: a truncated line?", from);
     char e = j->s[j->i++];
     const char *k = e ? strchr(esc_in, e) : NULL;
-    if (k) sb_put(j, &esc_out[k - esc_in], 1);
+    if (k) strbuf_put(&j->sb, &esc_out[k - esc_in], 1);
     else if (e == 'u') {
       if (jescape_u(j)) return -1;
     } else return jfail(j, "an unknown escape in a string (column %zu)", j->i - 1);
   }
-  *len = j->sn - *off;
-  sb_put(j, "", 1);
+  *len = j->sb.n - *off;
+  strbuf_put(&j->sb, "", 1);
   return 0;
 }
 
@@ -240,7 +233,7 @@ static int jnested(JLine *j, JItem *it) {
 static int jline_parse(JLine *j, const char *s, size_t n) {
   j->s = s;
   j->n = n;
-  j->i = j->sn = 0;
+  j->i = j->sb.n = 0;
   j->ntop = j->nkids = 0;
   j->msg[0] = '\0';
   if (jpeek(j) != '{') return jexpected(j, "a JSON object");
@@ -268,8 +261,8 @@ static int jline_parse(JLine *j, const char *s, size_t n) {
   return 0;
 }
 
-static const char *jkey(const JLine *j, const JItem *it) { return j->sb + it->key; }
-static const char *jstr(const JLine *j, const JItem *it) { return j->sb + it->at; }
+static const char *jkey(const JLine *j, const JItem *it) { return j->sb.p + it->key; }
+static const char *jstr(const JLine *j, const JItem *it) { return j->sb.p + it->at; }
 
 /* A whole number without sign, fraction or exponent that fits in 64 bits. */
 static bool jitem_u64(const JLine *j, const JItem *it, uint64_t *v) {
@@ -596,7 +589,7 @@ int sweep_read(FILE *in, const char *name, SweepDoc *doc, FILE *err) {
   r.doc = doc;
   intern_init(&r.in, &doc->arena);
   int rc = read_lines(&r, in);
-  free(r.j.sb);
+  strbuf_free(&r.j.sb);
   free(r.j.top);
   free(r.j.kids);
   free(r.keys);

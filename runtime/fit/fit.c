@@ -15,7 +15,6 @@
  * Quality is reported as k-fold cross-validated MAPE per sample file, per table and over all
  * rows (rt_fit_cv_full); rt_fit_gpu_dir() is `llmp fit --gpu`: read, report, fit, write. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +23,8 @@
 #include "fastmath.h"
 #include "llmp_fit.h"
 #include "ops.h"
+#include "sorted.h"
+#include "strbuf.h"
 
 /* The most grid points per axis for 1, 2, 3 or 4 axes: where the choice below stops.  The
  * fitter's per-axis scratch arrays hold FIT_MAX_GRID (a table may have more: RT_MAX_POINTS). */
@@ -68,15 +69,10 @@ static int fit_points(RtOp op, int a, int naxes) {
   return op == RT_OP_ADAM ? adam_points[a] : grid_max[naxes];
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Sorts v[0..n) and keeps its distinct values (those more than 1e-9 apart, relatively) at its
  * front; returns how many. */
 static int sort_distinct(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
   int nd = 0;
   for (int i = 0; i < n; i++)
     if (nd == 0 || v[i] > v[nd - 1] * (1 + 1e-9)) v[nd++] = v[i];
@@ -933,18 +929,6 @@ static const RtGpu *gpu_of_dir(const char *dir) {
   return rt_gpu_builtin(base ? base + 1 : buf);
 }
 
-/* snprintf at buf + *len, *len advanced and kept within cap (a long header is cut). */
-static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
-  if (*len + 1 >= cap) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
-  va_end(ap);
-  if (n > 0) *len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
-}
-
 /* " 12.34%" or "-" for no rows, 10 characters. */
 static void pct(FILE *f, double mape) {
   if (mape < 0) fprintf(f, " %9s", "-");
@@ -1060,7 +1044,7 @@ static double torch_tensor_bytes(const RtSample *s) {
 
 double rt_median(double *v, int n) {
   if (n == 0) return NAN;
-  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -1141,17 +1125,17 @@ static int file_feeds(const RtCalib *c, const RtTable *t, const RtSampleSet *set
 static void source_lines(char *hdr, size_t cap, size_t *len, const Provenance *p, int f) {
   const char *shown = strstr(p->set->path[f], "shared/data/");   /* repository-relative */
   const RtSampleMeta *m = &p->set->meta[f];
-  append(hdr, cap, len, "\n  %s", shown ? shown : p->set->path[f]);
+  str_appendf(hdr, cap, len, "\n  %s", shown ? shown : p->set->path[f]);
   if (m->gpu[0] || m->date[0])
-    append(hdr, cap, len, " (%s%s%s%s%s)", m->gpu[0] ? "gpu: " : "", m->gpu,
+    str_appendf(hdr, cap, len, " (%s%s%s%s%s)", m->gpu[0] ? "gpu: " : "", m->gpu,
            m->gpu[0] && m->date[0] ? "; " : "", m->date[0] ? "date: " : "", m->date);
   if (m->bwd_rows)
-    append(hdr, cap, len, "\n    backward column not used: %d of its %d times are "
+    str_appendf(hdr, cap, len, "\n    backward column not used: %d of its %d times are "
            "faster than %s's peak allows; the forward's correction serves the backward",
            m->bwd_bad, m->bwd_rows, p->g->name ? p->g->name : "the GPU");
   for (int pass = 0; pass < 2; pass++)
     if (m->whole[pass])
-      append(hdr, cap, len, "\n    %d %s times of ops over 2 GiB taken as one of the "
+      str_appendf(hdr, cap, len, "\n    %d %s times of ops over 2 GiB taken as one of the "
              "2^k kernels PyTorch splits them into, times 2^k", m->whole[pass],
              pass ? "backward" : "forward");
 }
@@ -1162,7 +1146,7 @@ static void table_header(char *hdr, size_t cap, const Provenance *p, const RtCal
   size_t len = 0;
   int n = 0, n1 = 0;
   double s0 = 0, s1 = 0;
-  append(hdr, cap, &len, "source:");
+  str_appendf(hdr, cap, &len, "source:");
   for (int f = 0; f < p->set->nfiles; f++) {
     if (!file_feeds(c, t, p->set, f)) continue;
     source_lines(hdr, cap, &len, p, f);
@@ -1171,16 +1155,16 @@ static void table_header(char *hdr, size_t cap, const Provenance *p, const RtCal
     n += e->rows[0], s0 += e->mape[0] * e->rows[0];
     if (e->mape[1] >= 0) s1 += e->mape[1] * e->rows[0], n1 += e->rows[0];
   }
-  append(hdr, cap, &len, "\nlicence: %s\n",
+  str_appendf(hdr, cap, &len, "\nlicence: %s\n",
          p->paper ? "MIT, copyright 2025 ICICLE: samples of arXiv 2509.22832, "
                     "github.com/DebarghaG/estimate-train-time, src/estimate_train_time/data/regressors/"
                   : "that of the sample files above");
-  append(hdr, cap, &len,
+  str_appendf(hdr, cap, &len,
          "derived: llmp fit on %s from %d rows, GPU model %s (datasheet figures%s)\n"
          "cv: 5-fold MAPE fwd %.2f %%", p->date, n, p->g->name,
          p->sustained ? "; its sustained figures left out, to scale the tables' rate at prediction" : "",
          100 * s0 / (n ? n : 1));
-  if (n1) append(hdr, cap, &len, ", bwd %.2f %%", 100 * s1 / n1);
+  if (n1) str_appendf(hdr, cap, &len, ", bwd %.2f %%", 100 * s1 / n1);
 }
 
 int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report,

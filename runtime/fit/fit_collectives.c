@@ -13,7 +13,6 @@
  * The grid nodes sit at quantiles of log bytes, so every interval holds samples; their number
  * is chosen by 5-fold cross-validation among a few candidates.  A small penalty on the
  * difference of neighbouring values keeps an interval with few samples from swinging. */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -23,6 +22,7 @@
 
 #include "alloc.h"
 #include "fit_collectives.h"
+#include "sorted.h"
 
 /* FIT_MIN_CV: fewer samples than that get one node, the mean correction (no choice). */
 enum { FIT_FOLDS = 5, FIT_IRLS_ITERS = 40, FIT_MIN_CV = 16 };
@@ -148,11 +148,6 @@ static double fit_cv(const FitPt *pts, int n, int K, FitPt *tmp, double *scratch
   return err / n;
 }
 
-static int fit_cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* The mean of the fits on pts of the knot counts fit_candidates[lo..hi], as one spline: its
  * knots (all of theirs) into *k and values into *a, both malloc'ed; returns the knot count,
  * or -1 (out of memory). */
@@ -171,7 +166,7 @@ static int fit_mean(const FitPt *pts, int n, int lo, int hi, double **k, double 
     off[nc + 1] = off[nc] + K;
   }
   memcpy(kn, kc, (size_t)off[nc] * sizeof *kn);
-  qsort(kn, (size_t)off[nc], sizeof *kn, fit_cmp_dbl);
+  qsort(kn, (size_t)off[nc], sizeof *kn, cmp_double);
   for (int j = 0; j < off[nc]; j++)
     if (m == 0 || kn[j] > kn[m - 1]) kn[m++] = kn[j];
   for (int j = 0; j < m; j++) {   /* each fit is linear between the merged knots: exact */
@@ -545,32 +540,12 @@ static int fit_add_file(const RtCluster *c, FitGroup *g, const char *dir, const 
   return 0;
 }
 
-static int fit_name_cmp(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names of the folder's .csv files, sorted (readdir order is not stable). */
+/* The names of the folder's .csv files, sorted; -1 after writing why into err. */
 static int fit_list(const char *dir, char ***names, char *err, size_t errlen) {
-  DIR *d = opendir(dir);
-  int n = 0;
-  *names = NULL;
-  if (!d) return snprintf(err, errlen, "%s:0: cannot open folder: %s", dir, strerror(errno)), -1;
-  for (struct dirent *e; (e = readdir(d)) != NULL;) {
-    size_t len = strlen(e->d_name);
-    if (len < 5 || strcmp(e->d_name + len - 4, ".csv") != 0) continue;
-    char **nn = realloc(*names, (size_t)(n + 1) * sizeof *nn);
-    char *copy = malloc(len + 1);
-    if (!nn || !copy) {
-      free(copy), free(nn ? nn : *names), closedir(d);
-      return snprintf(err, errlen, "%s:0: out of memory", dir), -1;
-    }
-    memcpy(copy, e->d_name, len + 1);
-    *names = nn;
-    (*names)[n++] = copy;
-  }
-  closedir(d);
-  if (n) qsort(*names, (size_t)n, sizeof **names, fit_name_cmp);
-  return n;
+  int n = dir_list(dir, ".csv", names);
+  if (n == -1) snprintf(err, errlen, "%s:0: cannot open folder: %s", dir, strerror(errno));
+  if (n == -2) snprintf(err, errlen, "%s:0: out of memory", dir);
+  return n < 0 ? -1 : n;
 }
 
 /* Fits and writes one layout's table: 1 written, 0 skipped (every sample but one or none, or
@@ -666,7 +641,7 @@ int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, cons
                       nccl_dir);
   if (rc == 0 && report && rows) fprintf(report, "%-42s %7d %5s %8.2f%%\n", "all", rows, "", 100 * sum / rows);
   for (int j = 0; groups && j < ng; j++) free(groups[j].bytes), free(groups[j].seconds);
-  for (int i = 0; i < nn; i++) free(names[i]);
-  free(names), free(groups);
+  dir_list_free(names, nn);
+  free(groups);
   return rc == 0 ? written : -1;
 }

@@ -84,26 +84,19 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s SOURCE_DIR OUT\n", argv[0]);
     return 2;
   }
-  Diag d;
-  diag_init(&d, stderr);
   SemaOptions so = {NULL, 0, argv[1]};
-  Sema *s = sema_new(&d, &so);
-  char *root = hw_root_text(&so, NULL, 0);
-  HwSet *h = sema_run_text(s, "<gen_builtin>", root) ? NULL : hw_new(s, &d, &so);
+  HwSession hs;
+  HwSet *h = hw_session_open(&hs, "<gen_builtin>", &so, NULL, 0);
   int rc = 1;
   FILE *f = h ? fopen(argv[2], "w") : NULL;
   if (h) hw_without_calibration(h);
   if (f) {
-    rc = emit(f, s, h);
+    rc = emit(f, hs.sema, h);
     if (fclose(f) != 0) rc = 1;
     if (rc) remove(argv[2]);
   } else if (h) {
     perror(argv[2]);
   }
-  hw_free(h);
-  free(root);
-  sema_free(s);
-  diag_flush(&d);
-  diag_free(&d);
+  hw_session_close(&hs);
   return rc;
 }

@@ -7,7 +7,6 @@
  * harness), the paper fits no model to it, and pooled into the one `adam` table it would
  * spoil the stage files' fit. */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -18,6 +17,7 @@
 #include "alloc.h"
 #include "llmp_fit.h"
 #include "ops.h"
+#include "sorted.h"
 
 /* The raw columns a row can carry, by name; missing ones read as NAN. */
 enum { C_MP, C_B, C_H, C_L, C_DIM, C_ENC, C_PARAMS, C_HIDSZ, C_F, C_B_DUR, C_DUR, NRAW };
@@ -480,33 +480,22 @@ static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtyp
   return rc == 0 ? 0 : -1;
 }
 
-static int cmp_name(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int rt_samples_load(const char *dir, RtSampleSet *set, FILE *err) {
   char sub[1024];
   memset(set, 0, sizeof *set);
   if (!err) err = stderr;
   snprintf(sub, sizeof sub, "%s/operator", dir);
-  DIR *d = opendir(sub);
-  if (d) dir = sub;
-  else d = opendir(dir);
-  if (!d) {
-    fprintf(err, "%s:0: cannot open folder: %s\n", dir, strerror(errno));
-    return -1;
-  }
-  char *names[256];
-  int n = 0;
-  for (struct dirent *e; (e = readdir(d)) != NULL && n < 256;)
-    if (strlen(e->d_name) > 4 && strcmp(e->d_name + strlen(e->d_name) - 4, ".csv") == 0)
-      names[n++] = strdup(e->d_name);
-  closedir(d);
-  qsort(names, (size_t)n, sizeof names[0], cmp_name);
+  char **names;
+  int n = dir_list(sub, ".csv", &names);
+  if (n == -1) n = dir_list(dir, ".csv", &names);
+  else dir = sub;
+  if (n == -1) fprintf(err, "%s:0: cannot open folder: %s\n", dir, strerror(errno));
+  if (n == -2) fprintf(err, "%s:0: out of memory\n", dir);
+  if (n < 0) return -1;
   int rc = 0;
   for (int i = 0; i < n; i++) {
     char stem[256], path[1536];
-    snprintf(stem, sizeof stem, "%s", names[i] ? names[i] : "");
+    snprintf(stem, sizeof stem, "%s", names[i]);
     stem[strlen(stem) - 4] = '\0';                      /* drop .csv */
     char *us = strrchr(stem, '_');
     int dt = us ? rt_dtype_lookup(us + 1) : -1;
@@ -515,8 +504,8 @@ int rt_samples_load(const char *dir, RtSampleSet *set, FILE *err) {
       snprintf(path, sizeof path, "%s/%s", dir, names[i]);
       rc = load_csv(set, path, stem, (RtDtype)dt, err);
     }
-    free(names[i]);
   }
+  dir_list_free(names, n);
   if (rc != 0) rt_samples_free(set);
   return rc;
 }

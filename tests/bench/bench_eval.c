@@ -13,11 +13,7 @@
 #include "lower/lower.h"
 #include "front/sema.h"
 #include "bench.h"
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
+#include "sorted.h"
 
 int main(int argc, char **argv) {
   if (argc < 2) {
@@ -55,7 +51,7 @@ int main(int argc, char **argv) {
           for (int r = 0; r < reps; r++) graph_eval(&l.g, NULL, vals);
           per[b] = (bench_now() - t) / reps;
         }
-        qsort(per, BATCHES, sizeof *per, cmp);
+        qsort(per, BATCHES, sizeof *per, cmp_double);
         printf("%-34s %6d %6d %10.1f %12.2f %12.2f\n", sema_decl_name(list[k]), l.g.nn, calls, tl * 1e6, per[0] * 1e6,
                per[BATCHES / 2] * 1e6);
         free(vals);

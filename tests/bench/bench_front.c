@@ -18,6 +18,7 @@
 #include "front/parse.h"
 #include "front/sema.h"
 #include "bench.h"
+#include "sorted.h"
 
 enum { MAX_REPS = 1000 };
 
@@ -37,11 +38,6 @@ static void show_some(void *user, const char *text, size_t len) {
   shown += len;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 typedef struct Timing {
   const char *name;
   double t[MAX_REPS];
@@ -49,20 +45,14 @@ typedef struct Timing {
 
 /* One parse of the in-memory file; returns 0 when it parsed without errors. */
 static int run_parse(Diag *d, SrcFile *f, bool format) {
-  Arena a;
-  Interner in;
-  arena_init(&a);
-  intern_init(&in, &a);
-  Parser p;
-  int before = d->errors;
-  AstNode *root = parse_file(&p, &a, &in, d, f);
-  int bad = !root || d->errors != before;
-  if (!bad && format) {
+  Parsed x;
+  AstNode *root = parse_alone(&x, d, f);
+  if (root && format) {
     size_t n;
-    free(fmt_file(root, f, p.comments, p.ncomments, &n));
+    free(fmt_file(root, f, x.p.comments, x.p.ncomments, &n));
   }
-  arena_free(&a);
-  return bad;
+  parsed_free(&x);
+  return !root;
 }
 
 /* One full check; returns the error count and sets *ndecls. */

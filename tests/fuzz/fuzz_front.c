@@ -215,13 +215,9 @@ static void fmt_failure(const char *what, const char *x, size_t nx, const char *
   diag_init(&d, NULL);
   diag_set_writer(&d, write_stderr, NULL);
   SrcFile *f = diag_add_file(&d, "fmt(input)", f1, n1);
-  Arena a;
-  Interner in;
-  arena_init(&a);
-  intern_init(&in, &a);
-  Parser p;
-  parse_file(&p, &a, &in, &d, f);
-  arena_free(&a);
+  Parsed pf;
+  parse_alone(&pf, &d, f);
+  parsed_free(&pf);
   diag_free(&d);
   abort();
 }
@@ -234,15 +230,10 @@ static char *format(const char *name, const char *text, size_t n, size_t *out_le
   diag_set_writer(&d, discard, NULL);
   d.format = DIAG_SHORT;   /* only the error count matters; sema_run above covers the human format */
   SrcFile *f = diag_add_file(&d, name, text, n);
-  Arena a;
-  Interner in;
-  arena_init(&a);
-  intern_init(&in, &a);
-  Parser p;
-  AstNode *root = parse_file(&p, &a, &in, &d, f);
-  char *out = NULL;
-  if (root && d.errors == 0) out = fmt_file(root, f, p.comments, p.ncomments, out_len);
-  arena_free(&a);
+  Parsed pf;
+  AstNode *root = parse_alone(&pf, &d, f);
+  char *out = root ? fmt_file(root, f, pf.p.comments, pf.p.ncomments, out_len) : NULL;
+  parsed_free(&pf);
   diag_free(&d);
   return out;
 }

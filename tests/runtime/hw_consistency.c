@@ -76,13 +76,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s SOURCE_DIR\n", argv[0]);
     return 2;
   }
-  Diag d;
-  diag_init(&d, stderr);
   SemaOptions so = {NULL, 0, argv[1]};
-  Sema *s = sema_new(&d, &so);
-  char *root = hw_root_text(&so, NULL, 0);
-  int errors = sema_run_text(s, "<hw_consistency>", root);
-  HwSet *h = errors ? NULL : hw_new(s, &d, &so);
+  HwSession hs;
+  HwSet *h = hw_session_open(&hs, "<hw_consistency>", &so, NULL, 0);
   static const char *const clusters[] = {"perlmutter", "vista",    "selene",     "eos",
                                          "hgx_h200",   "aws_p6_b200", "mi300x_node"};
   static const char *const gpus[] = {"a100_sxm4_80gb", "h100_sxm", "gh200", "h200", "b200", "mi300x"};
@@ -105,13 +101,10 @@ int main(int argc, char **argv) {
     }
     gpu(gpus[i], a, b);
   }
-  hw_free(h);
-  free(root);
-  sema_free(s);
-  diag_flush(&d);
-  int derr = d.errors;
-  diag_free(&d);
-  if (errors || derr || n == 0) return printf("hw/ does not load\n"), 1;
+  diag_flush(&hs.diag);
+  int errors = hs.diag.errors;
+  hw_session_close(&hs);
+  if (!h || errors || n == 0) return printf("hw/ does not load\n"), 1;
   printf("%d declarations compared, %d difference(s)\n", n, diffs);
   return diffs ? 1 : 0;
 }

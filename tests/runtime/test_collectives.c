@@ -160,10 +160,10 @@ TEST(bad_arguments) {
  * either.  It is positive wherever data moves, and grows with the message. */
 TEST(bound_below_physics) {
   const char *names[] = {"perlmutter", "selene", "eos", "vista"};
-  const char *kernels[] = {"allreduce", "allgather", "reducescatter", "alltoall", "p2p"};
+  const char *const *kernels = rt_coll_kernels;
   for (int s = 0; s < 4; s++) {
     const RtCluster *c = sys(names[s]);
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < RT_NCOLLS; k++)
       for (int nodes = 1; nodes <= 256; nodes *= 2)
         for (int g = 1; g <= c->gpus_per_node; g *= 2) {
           if (nodes * g == 1 || (k == 4 && nodes * g != 2)) continue;

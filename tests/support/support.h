@@ -56,6 +56,9 @@ static inline void cap_write(void *user, const char *text, size_t len) {
   c->p[c->n] = '\0';
 }
 
+/* The text captured so far, "" for none. */
+static inline const char *cap_text(const Cap *c) { return c->p ? c->p : ""; }
+
 /* --- fixed-seed random numbers: the same sequence on every run ------------------------- */
 
 static inline uint64_t xorshift64(uint64_t *s) {

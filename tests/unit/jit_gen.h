@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "strbuf.h"
+
 typedef struct Rng {
   uint64_t s;
 } Rng;
@@ -27,32 +29,9 @@ static inline bool rng_chance(Rng *r, double p) { return unit_double(rng_next(r)
 
 #define RNG_PICK(r, arr) ((arr)[rng_int((r), (int)(sizeof(arr) / sizeof((arr)[0])))])
 
-/* A growable text. */
-typedef struct Text {
-  char *p;
-  size_t n, cap;
-} Text;
-
-static inline void text_printf(Text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static inline void text_printf(Text *t, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int len = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (t->n + (size_t)len + 1 > t->cap) {
-    t->cap = 2 * (t->n + (size_t)len + 1);
-    t->p = realloc(t->p, t->cap);
-    assert_non_null(t->p);
-  }
-  va_start(ap, fmt);
-  vsnprintf(t->p + t->n, (size_t)len + 1, fmt, ap);
-  va_end(ap);
-  t->n += (size_t)len;
-}
-
-static inline void gen_header(Text *t) {
-  text_printf(t, "import \"stdlib/transformer\"\nimport \"hw/systems/perlmutter\"\nimport \"hw/systems/vista\"\n"
-                 "import \"hw/systems/selene\"\nimport \"hw/systems/eos\"\n");
+static inline void gen_header(StrBuf *t) {
+  strbuf_printf(t, "import \"stdlib/transformer\"\nimport \"hw/systems/perlmutter\"\nimport \"hw/systems/vista\"\n"
+                   "import \"hw/systems/selene\"\nimport \"hw/systems/eos\"\n");
 }
 
 /* A random divisor of n among the candidates (1 always qualifies). */
@@ -65,7 +44,7 @@ static inline int gen_divisor(Rng *r, int n, const int *cand, int ncand) {
 
 static inline int gen_gcd(int a, int b) { return b ? gen_gcd(b, a % b) : a; }
 
-static inline void gen_scenario(Rng *r, Text *t, int i) {
+static inline void gen_scenario(Rng *r, StrBuf *t, int i) {
   static const struct { const char *name; int gpn; bool fp8; } systems[] = {
       {"perlmutter", 4, false}, {"vista", 1, true}, {"selene", 8, false}, {"eos", 8, true}};
   static const char *const bases[] = {"gpt", "llama", "gpt_neox", "mixtral"};
@@ -89,16 +68,16 @@ static inline void gen_scenario(Rng *r, Text *t, int i) {
   int layers = balanced ? pp + rng_int(r, 3 * pp) : pp * vs * (1 + rng_int(r, 4));
   int seq = cp * RNG_PICK(r, ((const int[]){256, 512, 1024, 2048}));
   int vocab = 1000 + rng_int(r, 60000);
-  text_printf(t, "model m%d extends %s {\n  layers = %d\n  hidden = %d\n  heads = %d\n  seq = %d\n  vocab = %d\n", i,
-              base, layers, heads * head_dim, heads, seq, vocab);
-  if (gqa) text_printf(t, "  kv_heads = %d\n", kv_heads);
+  strbuf_printf(t, "model m%d extends %s {\n  layers = %d\n  hidden = %d\n  heads = %d\n  seq = %d\n  vocab = %d\n", i,
+                base, layers, heads * head_dim, heads, seq, vocab);
+  if (gqa) strbuf_printf(t, "  kv_heads = %d\n", kv_heads);
   int experts = 8;
   if (moe) {
     experts = RNG_PICK(r, ((const int[]){4, 8, 16}));
-    text_printf(t, "  experts = %d\n  top_k = %d\n  moe_ffn = %d\n", experts, 1 + rng_int(r, 2),
-                256 * (4 + rng_int(r, 40)));
+    strbuf_printf(t, "  experts = %d\n  top_k = %d\n  moe_ffn = %d\n", experts, 1 + rng_int(r, 2),
+                  256 * (4 + rng_int(r, 40)));
   }
-  text_printf(t, "}\n");
+  strbuf_printf(t, "}\n");
 
   /* the plan */
   int micro = RNG_PICK(r, ((const int[]){1, 2, 4, 8}));
@@ -108,27 +87,27 @@ static inline void gen_scenario(Rng *r, Text *t, int i) {
   static const char *const recomputes[] = {"none", "selective", "full"};
   static const char *const dtypes[] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
   const char *dtype = dtypes[rng_int(r, systems[sys].fp8 ? 5 : 4)];
-  text_printf(t, "plan p%d {\n  tp = %d\n  pp = %d\n  micro_batch = %d\n  global_batch = %d\n", i, tp, pp, micro,
-              micro * dp * steps);
-  if (cp > 1 || rng_chance(r, 0.2)) text_printf(t, "  cp = %d\n", cp);
-  if (rng_chance(r, 0.7)) text_printf(t, "  dp = %d\n", dp);
+  strbuf_printf(t, "plan p%d {\n  tp = %d\n  pp = %d\n  micro_batch = %d\n  global_batch = %d\n", i, tp, pp, micro,
+                micro * dp * steps);
+  if (cp > 1 || rng_chance(r, 0.2)) strbuf_printf(t, "  cp = %d\n", cp);
+  if (rng_chance(r, 0.7)) strbuf_printf(t, "  dp = %d\n", dp);
   if (moe) {
     static const int eps[] = {1, 2, 4, 8, 16};
-    text_printf(t, "  ep = %d\n", gen_divisor(r, gen_gcd(experts, dp), eps, 5));
+    strbuf_printf(t, "  ep = %d\n", gen_divisor(r, gen_gcd(experts, dp), eps, 5));
   }
-  text_printf(t, "  schedule = %s\n", interleaved ? "interleaved" : RNG_PICK(r, schedules));
-  if (vs > 1 || (interleaved && rng_chance(r, 0.5))) text_printf(t, "  virtual_stages = %d\n", vs);
-  if (balanced) text_printf(t, "  layer_partition = balanced\n");
-  text_printf(t, "  recompute = %s\n  dtype = %s\n  zero = %d\n", RNG_PICK(r, recomputes), dtype, rng_int(r, 4));
-  if (rng_chance(r, 0.5)) text_printf(t, "  sequence_parallel = %s\n", rng_chance(r, 0.5) ? "true" : "false");
-  if (rng_chance(r, 0.5)) text_printf(t, "  overlap_dp = %s\n", rng_chance(r, 0.5) ? "true" : "false");
-  if (rng_chance(r, 0.5)) text_printf(t, "  overlap_tp = %s\n", rng_chance(r, 0.5) ? "true" : "false");
-  if (rng_chance(r, 0.3)) text_printf(t, "  grad_dtype = %s\n", rng_chance(r, 0.5) ? "fp16" : "bf16");
-  if (rng_chance(r, 0.3)) text_printf(t, "  optimizer = sgd\n");
-  if (rng_chance(r, 0.3)) text_printf(t, "  placement = [tp, dp, pp]\n");
-  if (rng_chance(r, 0.3)) text_printf(t, "  dp_bucket_elements = %d\n", 1000000 * (1 + rng_int(r, 500)));
-  text_printf(t, "}\nscenario s%d {\n  model = m%d\n  cluster = %s { nodes = %d }\n  plan = p%d\n}\n", i, i,
-              systems[sys].name, nodes, i);
+  strbuf_printf(t, "  schedule = %s\n", interleaved ? "interleaved" : RNG_PICK(r, schedules));
+  if (vs > 1 || (interleaved && rng_chance(r, 0.5))) strbuf_printf(t, "  virtual_stages = %d\n", vs);
+  if (balanced) strbuf_printf(t, "  layer_partition = balanced\n");
+  strbuf_printf(t, "  recompute = %s\n  dtype = %s\n  zero = %d\n", RNG_PICK(r, recomputes), dtype, rng_int(r, 4));
+  if (rng_chance(r, 0.5)) strbuf_printf(t, "  sequence_parallel = %s\n", rng_chance(r, 0.5) ? "true" : "false");
+  if (rng_chance(r, 0.5)) strbuf_printf(t, "  overlap_dp = %s\n", rng_chance(r, 0.5) ? "true" : "false");
+  if (rng_chance(r, 0.5)) strbuf_printf(t, "  overlap_tp = %s\n", rng_chance(r, 0.5) ? "true" : "false");
+  if (rng_chance(r, 0.3)) strbuf_printf(t, "  grad_dtype = %s\n", rng_chance(r, 0.5) ? "fp16" : "bf16");
+  if (rng_chance(r, 0.3)) strbuf_printf(t, "  optimizer = sgd\n");
+  if (rng_chance(r, 0.3)) strbuf_printf(t, "  placement = [tp, dp, pp]\n");
+  if (rng_chance(r, 0.3)) strbuf_printf(t, "  dp_bucket_elements = %d\n", 1000000 * (1 + rng_int(r, 500)));
+  strbuf_printf(t, "}\nscenario s%d {\n  model = m%d\n  cluster = %s { nodes = %d }\n  plan = p%d\n}\n", i, i,
+                systems[sys].name, nodes, i);
 }
 
 #endif

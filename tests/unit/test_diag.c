@@ -18,8 +18,6 @@
 
 /* --- capturing the sink --------------------------------------------------------------- */
 
-static const char *cap_text(Cap *c) { return c->p ? c->p : ""; }
-
 static void cap_reset(Cap *c) {
   free(c->p);
   memset(c, 0, sizeof *c);

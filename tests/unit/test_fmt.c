@@ -14,46 +14,21 @@
 #include <string.h>
 
 #include "front/fmt.h"
-#include "front/parse.h"
-
 #include "support.h"
+#include "support_front.h"
 
-/* One parsed text. */
-typedef struct P {
-  Diag d;
-  Cap cap;
-  Arena a;
-  Interner in;
-  Parser p;
-  SrcFile *f;
-  AstNode *root;
-} P;
+typedef ParsedText P;
 
-static P *parse_text(const char *name, const char *src, size_t n) {
-  P *t = calloc(1, sizeof *t);
-  assert_non_null(t);
-  diag_init(&t->d, NULL);
-  diag_set_writer(&t->d, cap_write, &t->cap);
-  t->d.format = DIAG_SHORT;
-  arena_init(&t->a);
-  intern_init(&t->in, &t->a);
-  t->f = diag_add_file(&t->d, name, src, n);
-  t->root = parse_file(&t->p, &t->a, &t->in, &t->d, t->f);
-  if (!t->root || t->d.errors)
-    fail_msg("%s does not parse:\n%s\n---\n%s", name, src, t->cap.p ? t->cap.p : "");
+/* A text that must parse without errors. */
+static P *parse_clean(const char *name, const char *src, size_t n) {
+  P *t = parse_text(name, src, n);
+  if (!t->root || t->d.errors) fail_msg("%s does not parse:\n%s\n---\n%s", name, src, out(t));
   return t;
-}
-
-static void free_p(P *t) {
-  arena_free(&t->a);
-  diag_free(&t->d);
-  free(t->cap.p);
-  free(t);
 }
 
 static char *fmt_parsed(P *t) {
   size_t n = 0;
-  char *s = fmt_file(t->root, t->f, t->p.comments, t->p.ncomments, &n);
+  char *s = fmt_file(t->root, t->f, t->x.p.comments, t->x.p.ncomments, &n);
   assert_non_null(s);
   assert_int_equal(strlen(s), n);
   return s;
@@ -61,9 +36,9 @@ static char *fmt_parsed(P *t) {
 
 /* fmt(src), the source must parse. */
 static char *fmt_str(const char *src) {
-  P *t = parse_text("in.llmp", src, strlen(src));
+  P *t = parse_clean("in.llmp", src, strlen(src));
   char *s = fmt_parsed(t);
-  free_p(t);
+  done(t);
   return s;
 }
 
@@ -216,9 +191,9 @@ static char *dump_without_spans(P *t) {
 /* The checks every input gets: fmt(fmt(x)) == fmt(x), the tree is unchanged, and every
  * comment is kept, in order.  NULL when they hold, else what went wrong. */
 static char *round_trip_problem(const char *name, const char *src, size_t len) {
-  P *a = parse_text(name, src, len);
+  P *a = parse_clean(name, src, len);
   char *once = fmt_parsed(a);
-  P *b = parse_text(name, once, strlen(once));
+  P *b = parse_clean(name, once, strlen(once));
   char *twice = fmt_parsed(b);
   char what[300], why[256] = "";
   snprintf(what, sizeof what, "%s: not idempotent, formatting the formatted text", name);
@@ -227,10 +202,10 @@ static char *round_trip_problem(const char *name, const char *src, size_t len) {
   if (!problem && !ast_eq(a->root, b->root, why, sizeof why))
     problem = msgf("%s: formatting changed the tree (%s)\nsource:\n%s---\nformatted:\n%s---", name, why, src, once);
   if (!problem && strcmp(da, db) != 0) problem = msgf("%s: --dump=ast differs after formatting\n%s---\n%s---", name, da, db);
-  if (!problem && a->p.ncomments != b->p.ncomments)
-    problem = msgf("%s: %u comments before formatting, %u after\n%s---", name, a->p.ncomments, b->p.ncomments, once);
-  for (unsigned i = 0; !problem && i < a->p.ncomments; i++) {
-    Span x = a->p.comments[i], y = b->p.comments[i];
+  if (!problem && a->x.p.ncomments != b->x.p.ncomments)
+    problem = msgf("%s: %u comments before formatting, %u after\n%s---", name, a->x.p.ncomments, b->x.p.ncomments, once);
+  for (unsigned i = 0; !problem && i < a->x.p.ncomments; i++) {
+    Span x = a->x.p.comments[i], y = b->x.p.comments[i];
     /* a comment's text ends at the line end; trailing spaces and a \r may be trimmed */
     size_t nx = x.end - x.start, ny = y.end - y.start;
     while (nx && (src[x.start + nx - 1] == ' ' || src[x.start + nx - 1] == '\t' || src[x.start + nx - 1] == '\r')) nx--;
@@ -242,8 +217,8 @@ static char *round_trip_problem(const char *name, const char *src, size_t len) {
   free(db);
   free(once);
   free(twice);
-  free_p(a);
-  free_p(b);
+  done(a);
+  done(b);
   return problem;
 }
 

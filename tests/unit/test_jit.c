@@ -38,6 +38,7 @@
 #include "llmp_kernels.h"
 #include "lower/lower.h"
 #include "front/sema.h"
+#include "sorted.h"
 
 #include "support.h"
 #include "jit_gen.h"
@@ -422,7 +423,7 @@ static Comp *comp_open(const char *path, const char *text) {
   u->s = sema_new(&u->d, &u->so);
   int errors = text ? sema_run_text(u->s, path, text) : sema_run(u->s, path, true);
   diag_flush(&u->d);
-  if (errors) fail_msg("%s: %d error(s):\n%s", path, errors, u->cap.p ? u->cap.p : "");
+  if (errors) fail_msg("%s: %d error(s):\n%s", path, errors, cap_text(&u->cap));
   u->hw = hw_new(u->s, &u->d, &u->so);
   assert_non_null(u->hw);
   return u;
@@ -462,7 +463,6 @@ typedef struct Paths {
   int n, cap;
 } Paths;
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* The .llmp files under dir, recursively. */
 static void find_llmp(const char *dir, Paths *out) {
@@ -499,7 +499,7 @@ static int store_all(int i) { return (void)i, JIT_STORE_ALL; }
 TEST(examples) {
   Paths files = {0};
   find_llmp(LLMP_SOURCE_DIR "/examples", &files);
-  qsort(files.p, (size_t)files.n, sizeof *files.p, by_name);
+  qsort(files.p, (size_t)files.n, sizeof *files.p, cmp_cstr);
   ScTally t = {0};
   for (int i = 0; i < files.n; i++) {
     Comp *u = comp_open(files.p[i], NULL);
@@ -522,7 +522,7 @@ TEST(generated) {
   Rng r = {20261121};
   ScTally t = {0};
   for (int b = 0; b < BATCHES; b++) {
-    Text text = {0};
+    StrBuf text = {0};
     gen_header(&text);
     for (int i = 0; i < BATCH; i++) gen_scenario(&r, &text, b * BATCH + i);
     Comp *u = comp_open("generated.llmp", text.p);

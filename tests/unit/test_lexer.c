@@ -11,53 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "front/parse.h"
-
 #include "support.h"
+#include "support_front.h"
 
-/* One parse of one in-memory file, its diagnostics captured in the short format. */
-typedef struct T {
-  Diag d;
-  Cap cap;
-  Arena a;
-  Interner in;
-  Parser p;
-  SrcFile *f;
-  AstNode *root;
-  char *src;
-} T;
+typedef ParsedText T;
 
-static T *parse_n(const char *src, size_t n) {
-  T *t = calloc(1, sizeof *t);
-  assert_non_null(t);
-  diag_init(&t->d, NULL);
-  diag_set_writer(&t->d, cap_write, &t->cap);
-  t->d.format = DIAG_SHORT;
-  arena_init(&t->a);
-  intern_init(&t->in, &t->a);
-  t->src = malloc(n + 1);
-  memcpy(t->src, src, n);
-  t->src[n] = '\0';
-  t->f = diag_add_file(&t->d, "t.llmp", src, n);
-  t->root = parse_file(&t->p, &t->a, &t->in, &t->d, t->f);
-  return t;
-}
+static T *parse_n(const char *src, size_t n) { return parse_text("t.llmp", src, n); }
 
 static T *parse(const char *src) { return parse_n(src, strlen(src)); }
-
-static void done(T *t) {
-  arena_free(&t->a);
-  diag_free(&t->d);
-  free(t->cap.p);
-  free(t->src);
-  free(t);
-}
-
-static const char *out(T *t) { return t->cap.p ? t->cap.p : ""; }
-
-static void no_errors(T *t) {
-  if (t->d.errors) fail_msg("unexpected errors in\n%s\n---\n%s", t->src, out(t));
-}
 
 static void span_is(Span s, unsigned start, unsigned end) {
   if (s.start != start || s.end != end) fail_msg("span [%u, %u), expected [%u, %u)", s.start, s.end, start, end);
@@ -145,7 +106,7 @@ static void unit_is(const char *text, double value, const char *unit, unsigned n
   if (v->u.num.value != value) fail_msg("`%s`: value %.17g, expected %.17g", text, v->u.num.value, value);
   if (!v->u.num.unit) fail_msg("`%s`: no unit, expected `%s`", text, unit);
   assert_string_equal(v->u.num.unit, unit);
-  assert_ptr_equal(v->u.num.unit, intern_cstr(&t->in, unit));   /* interned */
+  assert_ptr_equal(v->u.num.unit, intern_cstr(&t->x.in, unit));   /* interned */
   span_is(v->u.num.num_span, X, X + num_len);
   span_is(v->u.num.unit_span, X + unit_off, X + unit_off + unit_len);
   span_is(v->span, X, X + unit_off + unit_len);
@@ -289,7 +250,7 @@ TEST(strings_with_escapes) {
   /* `#` inside a string is not a comment */
   v = clean_value(&t, "\"a # b\"");
   assert_string_equal(v->name, "a # b");
-  assert_int_equal(t->p.ncomments, 0);
+  assert_int_equal(t->x.p.ncomments, 0);
   done(t);
   /* UTF-8 is kept as it is */
   v = clean_value(&t, "\"\xc3\xa9t\xc3\xa9\"");
@@ -329,11 +290,11 @@ TEST(comments_collected_with_spans) {
   const char *src = "# head\nmodel m { # in\n  x = 1 # tail\n}\n# end";
   T *t = parse(src);
   no_errors(t);
-  assert_int_equal(t->p.ncomments, 4);
+  assert_int_equal(t->x.p.ncomments, 4);
   const char *want[] = {"# head", "# in", "# tail", "# end"};
   for (int i = 0; i < 4; i++) {
     const char *at = strstr(src, want[i]);
-    span_is(t->p.comments[i], (unsigned)(at - src), (unsigned)(at - src + strlen(want[i])));
+    span_is(t->x.p.comments[i], (unsigned)(at - src), (unsigned)(at - src + strlen(want[i])));
   }
   done(t);
 }
@@ -346,8 +307,8 @@ TEST(many_comments) {
   sprintf(src + k, "}\n");
   T *t = parse(src);
   no_errors(t);
-  assert_int_equal(t->p.ncomments, n);
-  for (size_t i = 1; i < n; i++) assert_true(t->p.comments[i].start > t->p.comments[i - 1].end);
+  assert_int_equal(t->x.p.ncomments, n);
+  for (size_t i = 1; i < n; i++) assert_true(t->x.p.comments[i].start > t->x.p.comments[i - 1].end);
   free(src);
   done(t);
 }
@@ -355,11 +316,11 @@ TEST(many_comments) {
 TEST(comment_before_crlf) {
   T *t = parse("# a\r\nmodel m {}\r\n");
   no_errors(t);
-  assert_int_equal(t->p.ncomments, 1);
+  assert_int_equal(t->x.p.ncomments, 1);
   /* the comment runs to the end of the line; a \r before the \n is part of it or not,
    * but the newline never is */
-  assert_int_equal(t->p.comments[0].start, 0);
-  assert_true(t->p.comments[0].end == 3 || t->p.comments[0].end == 4);
+  assert_int_equal(t->x.p.comments[0].start, 0);
+  assert_true(t->x.p.comments[0].end == 3 || t->x.p.comments[0].end == 4);
   done(t);
 }
 

@@ -57,7 +57,7 @@ typedef struct Fx {
   int rc;                       /* lower_scenario's result */
 } Fx;
 
-static const char *diag_text(Fx *x) { return x->cap.p ? x->cap.p : ""; }
+static const char *diag_text(Fx *x) { return cap_text(&x->cap); }
 
 /* Checks text (which must be clean) as the root file "test.llmp"; stdlib/ and hw/ come from
  * the source tree. */

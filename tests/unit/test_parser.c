@@ -11,45 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "front/parse.h"
-
+#include "strbuf.h"
 #include "support.h"
+#include "support_front.h"
 
-typedef struct T {
-  Diag d;
-  Cap cap;
-  Arena a;
-  Interner in;
-  Parser p;
-  SrcFile *f;
-  AstNode *root;
-} T;
+typedef ParsedText T;
 
-static T *parse(const char *src) {
-  T *t = calloc(1, sizeof *t);
-  assert_non_null(t);
-  diag_init(&t->d, NULL);
-  diag_set_writer(&t->d, cap_write, &t->cap);
-  t->d.format = DIAG_SHORT;
-  arena_init(&t->a);
-  intern_init(&t->in, &t->a);
-  t->f = diag_add_file(&t->d, "t.llmp", src, strlen(src));
-  t->root = parse_file(&t->p, &t->a, &t->in, &t->d, t->f);
-  return t;
-}
-
-static void done(T *t) {
-  arena_free(&t->a);
-  diag_free(&t->d);
-  free(t->cap.p);
-  free(t);
-}
-
-static const char *out(T *t) { return t->cap.p ? t->cap.p : ""; }
-
-static void no_errors(T *t) {
-  if (t->d.errors) fail_msg("unexpected errors in\n%s\n---\n%s", t->f->text, out(t));
-}
+static T *parse(const char *src) { return parse_text("t.llmp", src, strlen(src)); }
 
 static AstNode *nth(AstList l, unsigned i) {
   AstNode *n = l.first;
@@ -60,91 +28,70 @@ static AstNode *nth(AstList l, unsigned i) {
 
 /* --- a compact printing of expressions, to compare shapes ------------------------------ */
 
-typedef struct Str {
-  char *p;
-  size_t n, cap;
-} Str;
+static void sexp(StrBuf *s, const AstNode *n);
 
-static void sput(Str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sput(Str *s, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char tmp[512];
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  assert_true(n >= 0 && (size_t)n < sizeof tmp);
-  if (s->n + (size_t)n + 1 > s->cap) {
-    s->cap = (s->n + (size_t)n + 1) * 2;
-    s->p = realloc(s->p, s->cap);
-  }
-  memcpy(s->p + s->n, tmp, (size_t)n + 1);
-  s->n += (size_t)n;
-}
-
-static void sexp(Str *s, const AstNode *n);
-
-static void sexp_list(Str *s, AstList l) {
+static void sexp_list(StrBuf *s, AstList l) {
   for (const AstNode *c = l.first; c; c = c->next) {
-    sput(s, " ");
+    strbuf_printf(s, " ");
     sexp(s, c);
   }
 }
 
-static void sexp(Str *s, const AstNode *n) {
+static void sexp(StrBuf *s, const AstNode *n) {
   if (!n) {
-    sput(s, "NULL");
+    strbuf_printf(s, "NULL");
     return;
   }
   switch (n->kind) {
   case AST_NUM:
-    sput(s, "%.17g%s%s", n->u.num.value, n->u.num.unit ? " " : "", n->u.num.unit ? n->u.num.unit : "");
+    strbuf_printf(s, "%.17g%s%s", n->u.num.value, n->u.num.unit ? " " : "", n->u.num.unit ? n->u.num.unit : "");
     break;
-  case AST_STR: sput(s, "\"%s\"", n->name); break;
-  case AST_BOOL: sput(s, "%s", n->u.boolean ? "true" : "false"); break;
-  case AST_NAME: sput(s, "%s", n->name); break;
+  case AST_STR: strbuf_printf(s, "\"%s\"", n->name); break;
+  case AST_BOOL: strbuf_printf(s, "%s", n->u.boolean ? "true" : "false"); break;
+  case AST_NAME: strbuf_printf(s, "%s", n->name); break;
   case AST_MEMBER:
-    sput(s, "(. ");
+    strbuf_printf(s, "(. ");
     sexp(s, n->u.bin.lhs);
-    sput(s, " %s)", n->name);
+    strbuf_printf(s, " %s)", n->name);
     break;
   case AST_BINOP:
-    sput(s, "(%s ", binop_text[n->u.bin.op]);
+    strbuf_printf(s, "(%s ", binop_text[n->u.bin.op]);
     sexp(s, n->u.bin.lhs);
-    sput(s, " ");
+    strbuf_printf(s, " ");
     sexp(s, n->u.bin.rhs);
-    sput(s, ")");
+    strbuf_printf(s, ")");
     break;
   case AST_UNOP:
-    sput(s, "(%s ", n->u.bin.op == OP_NEG ? "neg" : "not");
+    strbuf_printf(s, "(%s ", n->u.bin.op == OP_NEG ? "neg" : "not");
     sexp(s, n->u.bin.lhs);
-    sput(s, ")");
+    strbuf_printf(s, ")");
     break;
   case AST_CALL:
-    sput(s, "(call %s", n->name);
+    strbuf_printf(s, "(call %s", n->name);
     sexp_list(s, n->u.list);
-    sput(s, ")");
+    strbuf_printf(s, ")");
     break;
   case AST_NAMEDARG:
-    sput(s, "(%s= ", n->name);
+    strbuf_printf(s, "(%s= ", n->name);
     sexp(s, n->u.bin.rhs);
-    sput(s, ")");
+    strbuf_printf(s, ")");
     break;
   case AST_LIST:
-    sput(s, "[");
+    strbuf_printf(s, "[");
     sexp_list(s, n->u.list);
-    sput(s, " ]");
+    strbuf_printf(s, " ]");
     break;
   case AST_EXTEND:
-    sput(s, "(extend %s", n->name);
+    strbuf_printf(s, "(extend %s", n->name);
     sexp_list(s, n->u.list);
-    sput(s, ")");
+    strbuf_printf(s, ")");
     break;
   case AST_FIELD:
-    sput(s, "(field %s ", n->name);
+    strbuf_printf(s, "(field %s ", n->name);
     sexp(s, n->u.bin.rhs);
-    sput(s, ")");
+    strbuf_printf(s, ")");
     break;
-  default: sput(s, "<kind %d>", n->kind); break;
+  default: strbuf_printf(s, "<kind %d>", n->kind); break;
   }
 }
 
@@ -154,8 +101,8 @@ static char *shape(const char *expr) {
   sprintf(src, "model m { x = %s }", expr);
   T *t = parse(src);
   free(src);
-  Str s = {0};
-  if (t->d.errors) sput(&s, "ERROR");
+  StrBuf s = {0};
+  if (t->d.errors) strbuf_printf(&s, "ERROR");
   else sexp(&s, t->root->u.list.first->u.decl.body.first->u.bin.rhs);
   done(t);
   return s.p;
@@ -277,7 +224,7 @@ TEST(block_statements_let_and_op) {
   assert_int_equal(let->kind, AST_LET);
   assert_int_equal(let->u.bin.lhs->kind, AST_NAME);
   assert_string_equal(let->u.bin.lhs->name, "t");
-  Str s = {0};
+  StrBuf s = {0};
   sexp(&s, let->u.bin.rhs);
   assert_string_equal(s.p, "(* 2 x)");
   free(s.p);
@@ -304,7 +251,7 @@ TEST(sweep_statements) {
   for (unsigned i = 0; i < 6; i++) {
     AstNode *c = nth(d->u.decl.body, i);
     assert_int_equal(c->kind, kinds[i]);
-    Str s = {0};
+    StrBuf s = {0};
     if (lhs[i]) {
       sexp(&s, c->u.bin.lhs);
       assert_string_equal(s.p, lhs[i]);
@@ -469,33 +416,18 @@ static char *nested(const char *open, const char *leaf, const char *close, int d
 }
 
 TEST(deep_nested_expression_gives_depth_error) {
-  char *src = nested("1 + (", "1", ")", 600);
-  T *t = parse(src);
-  assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "expression or block nested more than 512 levels deep");
-  done(t);
-  free(src);
-  src = nested("-(", "1", ")", 600);
-  t = parse(src);
-  assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "nested more than 512 levels deep");
-  done(t);
-  free(src);
-  src = nested("[", "1", "]", 600);
-  t = parse(src);
-  assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "nested more than 512 levels deep");
-  done(t);
-  free(src);
-  src = nested("f(", "1", ")", 600);
-  t = parse(src);
-  assert_int_equal(t->d.errors, 1);
-  assert_contains(out(t), "nested more than 512 levels deep");
-  done(t);
-  free(src);
+  static const char *const brackets[][2] = {{"1 + (", ")"}, {"-(", ")"}, {"[", "]"}, {"f(", ")"}};
+  for (size_t i = 0; i < sizeof brackets / sizeof brackets[0]; i++) {
+    char *src = nested(brackets[i][0], "1", brackets[i][1], 600);
+    T *t = parse(src);
+    assert_int_equal(t->d.errors, 1);
+    assert_contains(out(t), "expression or block nested more than 512 levels deep");
+    done(t);
+    free(src);
+  }
   /* just under the limit is fine */
-  src = nested("1 + (", "1", ")", 200);
-  t = parse(src);
+  char *src = nested("1 + (", "1", ")", 200);
+  T *t = parse(src);
   no_errors(t);
   done(t);
   free(src);

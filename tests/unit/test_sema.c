@@ -82,7 +82,7 @@ static void free_s(S *x) {
   free(x);
 }
 
-static const char *out(S *x) { return x->cap.p ? x->cap.p : ""; }
+static const char *out(S *x) { return cap_text(&x->cap); }
 
 /* Checks the file at path (absolute); the diagnostics go to x->cap, short format, in
  * source order as the command line prints them. */

@@ -734,32 +734,28 @@ TEST(merge_rejects_missing_duplicate_and_foreign_shards) {
     expect_merge_error(t, 4, foreign[i].error);
     free(x);
   }
-  /* another split of the same sweep, another sense, other points, other fields */
-  Fixture fx;
-  fixture_build(&fx, 100, 1, 3, 5, false, true);
-  char *three = write_text(&fx.meta, fx.rows, fx.nrows, SWEEP_JSONL);
-  fixture_free(&fx);
-  const char *t3[4] = {s[0], s[1], three, s[3]};
-  expect_merge_error(t3, 4, "s2.jsonl:1: error: shard 1/3, but ");
-  free(three);
-  fixture_build(&fx, 100, 2, 4, 5, true, true);
-  char *mx = write_text(&fx.meta, fx.rows, fx.nrows, SWEEP_JSONL);
-  fixture_free(&fx);
-  const char *t4[4] = {s[0], s[1], mx, s[3]};
-  expect_merge_error(t4, 4, "s2.jsonl:1: error: sense maximize, but ");
-  free(mx);
-  fixture_build(&fx, 101, 2, 4, 5, false, true);
-  char *pts = write_text(&fx.meta, fx.rows, fx.nrows, SWEEP_JSONL);
-  fixture_free(&fx);
-  const char *t5[4] = {s[0], s[1], pts, s[3]};
-  expect_merge_error(t5, 4, "s2.jsonl:1: error: 101 points, but ");
-  free(pts);
-  fixture_build(&fx, 100, 2, 4, 6, false, true);
-  char *keep6 = write_text(&fx.meta, fx.rows, fx.nrows, SWEEP_JSONL);
-  fixture_free(&fx);
-  const char *t7[4] = {s[0], s[1], keep6, s[3]};
-  expect_merge_error(t7, 4, "s2.jsonl:1: error: keep 6, but ");
-  free(keep6);
+  /* another split of the same sweep, another sense, other points, another keep */
+  struct {
+    uint64_t points;
+    int k, n, keep;
+    bool maximize;
+    const char *error;
+  } other[] = {
+      {100, 1, 3, 5, false, "s2.jsonl:1: error: shard 1/3, but "},
+      {100, 2, 4, 5, true, "s2.jsonl:1: error: sense maximize, but "},
+      {101, 2, 4, 5, false, "s2.jsonl:1: error: 101 points, but "},
+      {100, 2, 4, 6, false, "s2.jsonl:1: error: keep 6, but "},
+  };
+  for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+    Fixture fx;
+    fixture_build(&fx, other[i].points, other[i].k, other[i].n, other[i].keep, other[i].maximize, true);
+    char *x = write_text(&fx.meta, fx.rows, fx.nrows, SWEEP_JSONL);
+    fixture_free(&fx);
+    const char *t[4] = {s[0], s[1], x, s[3]};
+    expect_merge_error(t, 4, other[i].error);
+    free(x);
+  }
+  /* other fields */
   char *fields = malloc(strlen(s[2]) * 2);
   strcpy(fields, s[2]);
   for (char *p; (p = strstr(fields, "\"mfu\""));) memcpy(p, "\"MFU\"", 5);

@@ -65,14 +65,6 @@ static int add_file(Samples *s, const char *path, int id, const char *kernel, in
   return m;
 }
 
-static RtCost call(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpn) {
-  if (strcmp(kernel, "allreduce") == 0) return rt_allreduce(c, bytes, nodes, gpn);
-  if (strcmp(kernel, "allgather") == 0) return rt_allgather(c, bytes, nodes, gpn);
-  if (strcmp(kernel, "reducescatter") == 0) return rt_reducescatter(c, bytes, nodes, gpn);
-  if (strcmp(kernel, "alltoall") == 0) return rt_alltoall(c, bytes, nodes, gpn);
-  return rt_p2p(c, bytes, nodes, gpn);
-}
-
 /* A table fitted on the samples for which held(i) is false; 0, or -1 with a message in err. */
 static int fit_without(const RtCluster *sys, const char *kernel, int nodes, int gpn,
                        const Samples *s, const unsigned char *held, RtTable *t, char *err,
@@ -91,7 +83,7 @@ static int fit_without(const RtCluster *sys, const char *kernel, int nodes, int 
 static double predict(const char *kernel, const RtCluster *bare, const RtTable *t, double bytes,
                       int nodes, int gpn) {
   unsigned fl = 0;
-  return call(kernel, bare, bytes, nodes, gpn).fwd * rt_table_eval(t, 0, &bytes, &fl);
+  return rt_collective_named(kernel, bare, bytes, nodes, gpn).fwd * rt_table_eval(t, 0, &bytes, &fl);
 }
 
 /* One paper row: MAPE of file `which` (0 plain, 1 _large) of the merged samples. */
@@ -117,11 +109,11 @@ static void evaluate(const RtCluster *sys, const RtCalib *shipped, const char *k
     }
     for (int i = f; i < s->n; i += FOLDS) {
       if (s->file[i] != which) continue;
-      double p = call(kernel, &bare, s->bytes[i], nodes, gpn).fwd;
+      double p = rt_collective_named(kernel, &bare, s->bytes[i], nodes, gpn).fwd;
       double q = predict(kernel, &bare, &t, s->bytes[i], nodes, gpn);
       r->kfold += fabs(q - s->sec[i]) / s->sec[i];
       r->physics += fabs(p - s->sec[i]) / s->sec[i];
-      RtCost c = call(kernel, &cal, s->bytes[i], nodes, gpn);
+      RtCost c = rt_collective_named(kernel, &cal, s->bytes[i], nodes, gpn);
       r->shipped += (c.flags & RT_CALIBRATED) ? fabs(c.fwd - s->sec[i]) / s->sec[i] : NAN;
       r->rows++;
     }

@@ -38,7 +38,6 @@
  * of the samples (both systems) exceeds PCT; --min-within N when fewer than N operators are
  * within the paper's error at 10 %.  Exit status 0, 1 when a guard fails, 2 on bad usage or
  * missing data. */
-#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +51,7 @@
 #include "llmp_fit.h"
 #include "llmp_rt.h"
 #include "ops.h"
+#include "sorted.h"
 
 enum { NFRAC = 5, MAX_ENTRIES = 256, MAX_GROUPS = 32 };
 static const double fractions[NFRAC] = {0.01, 0.05, 0.10, 0.20, 0.80};
@@ -356,28 +356,11 @@ typedef struct Group {
   File file[2];             /* the plain and the _large file */
 } Group;
 
-static RtCost coll_call(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpn) {
-  if (strcmp(kernel, "allreduce") == 0) return rt_allreduce(c, bytes, nodes, gpn);
-  if (strcmp(kernel, "allgather") == 0) return rt_allgather(c, bytes, nodes, gpn);
-  if (strcmp(kernel, "reducescatter") == 0) return rt_reducescatter(c, bytes, nodes, gpn);
-  if (strcmp(kernel, "alltoall") == 0) return rt_alltoall(c, bytes, nodes, gpn);
-  return rt_p2p(c, bytes, nodes, gpn);
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The groups of an nccl/ folder: files KERNEL[_large]_fp16_N_G.csv, by (kernel, layout). */
 static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng) {
-  char *names[128];
-  int nn = 0;
-  DIR *d = opendir(dir);
-  if (!d) return -1;
-  for (struct dirent *e; nn < 128 && (e = readdir(d)) != NULL;)
-    if (strstr(e->d_name, ".csv")) names[nn++] = strdup(e->d_name);
-  closedir(d);
-  qsort(names, (size_t)nn, sizeof *names, cmp_str);
+  char **names;
+  int nn = dir_list(dir, ".csv", &names);
+  if (nn < 0) return -1;
   *ng = 0;
   int rc = 0;
   for (int i = 0; i < nn; i++) {
@@ -385,10 +368,8 @@ static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng
     int nodes, gpn;
     const char *fp = strstr(names[i], "_fp16_");
     if (rc || !fp || (size_t)(fp - names[i]) >= sizeof stem ||
-        sscanf(fp, "_fp16_%d_%d.csv", &nodes, &gpn) != 2) {
-      free(names[i]);
+        sscanf(fp, "_fp16_%d_%d.csv", &nodes, &gpn) != 2)
       continue;
-    }
     snprintf(stem, sizeof stem, "%.*s", (int)(fp - names[i]), names[i]);
     memcpy(kernel, stem, sizeof kernel);
     char *large = strstr(kernel, "_large");
@@ -411,8 +392,8 @@ static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng
       int kept = rt_collective_keep_possible(kernel, sys, nodes, gpn, f->bytes, f->sec, NULL, f->n);
       f->dropped = f->n - kept, f->n = kept;
     }
-    free(names[i]);
   }
+  dir_list_free(names, nn);
   return rc;
 }
 
@@ -491,7 +472,7 @@ static int collectives(const char *data, const char *gpudir, const char *cluster
           const File *f = &g->file[k];
           double sum = 0;
           for (int i = seen[k]; i < f->n; i++) {
-            double b = f->bytes[order[k][i]], p = coll_call(g->kernel, &bare, b, g->nodes, g->gpn).fwd;
+            double b = f->bytes[order[k][i]], p = rt_collective_named(g->kernel, &bare, b, g->nodes, g->gpn).fwd;
             unsigned fl = 0;
             double pred = fitted ? p * rt_table_eval(&tab, 0, &b, &fl) : p;
             sum += fabs(pred - f->sec[order[k][i]]) / f->sec[order[k][i]];

@@ -1,0 +1,49 @@
+/* strbuf.c - the growable text buffer and the bounded append. */
+#include "strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+void strbuf_put(StrBuf *b, const char *s, size_t n) {
+  XGROW(b->p, b->n + n + 1, b->cap);
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+}
+
+void strbuf_puts(StrBuf *b, const char *s) { strbuf_put(b, s, strlen(s)); }
+
+void strbuf_vprintf(StrBuf *b, const char *fmt, va_list ap) {
+  va_list aq;
+  va_copy(aq, ap);
+  int n = vsnprintf(NULL, 0, fmt, aq);
+  va_end(aq);
+  if (n <= 0) return;
+  XGROW(b->p, b->n + (size_t)n + 1, b->cap);
+  vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+  b->n += (size_t)n;
+}
+
+void strbuf_printf(StrBuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  strbuf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+void strbuf_free(StrBuf *b) {
+  free(b->p);
+  *b = (StrBuf){0};
+}
+
+void str_appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+  if (*len + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+  va_end(ap);
+  if (n > 0) *len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
+}
