@@ -27,7 +27,9 @@
 #include <string.h>
 
 const RtOpInfo rt_op_info[RT_NOPS] = {
+/* clang-format off */
 #define RT_OP(e, kernel, keys, naxes, a0, a1, a2, a3) {kernel, keys, naxes, {a0, a1, a2, a3}},
+/* clang-format on */
 #include "ops.def"
 #undef RT_OP
 };
@@ -87,9 +89,9 @@ static void index_axis(RtTable *t, int a) {
   int n = t->npts[a], nb = t->nbuckets[a];
   t->bucket_scale[a] = n > 1 ? nb / (p[n - 1] - p[0]) : 0;
   for (int i = 0; i + 1 < n; i++) t->inv_width[a][i] = 1 / (p[i + 1] - p[i]);
-  if (n == 1) t->logx[a][1] = p[0], t->inv_width[a][0] = 0;   /* axis_cell()'s one-point axis */
+  if (n == 1) t->logx[a][1] = p[0], t->inv_width[a][0] = 0; /* axis_cell()'s one-point axis */
   t->first[a] = p[0], t->last[a] = p[n - 1];
-  for (int b = 0, i = 0; b <= nb; b++) {   /* c = last can reach slice nb */
+  for (int b = 0, i = 0; b <= nb; b++) { /* c = last can reach slice nb */
     double edge = n > 1 ? p[0] + (b - 1e-6) / t->bucket_scale[a] : p[0];
     while (i < n - 2 && p[i + 1] < edge) i++;
     t->bucket[a][b] = (unsigned short)i;
@@ -110,13 +112,11 @@ static int table_strides(RtTable *t) {
 }
 
 static void table_set_name(RtTable *t) {
-  snprintf(t->name, sizeof t->name, "%s %s%s%s", t->kernel, rt_dtype_name(t->dtype),
-           t->keys[0] ? " " : "", t->keys);
+  snprintf(t->name, sizeof t->name, "%s %s%s%s", t->kernel, rt_dtype_name(t->dtype), t->keys[0] ? " " : "", t->keys);
 }
 
 int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, int naxes,
-                  const char *const *axis_names, const int *npts, const double *const *points,
-                  int with_bwd) {
+                  const char *const *axis_names, const int *npts, const double *const *points, int with_bwd) {
   memset(t, 0, sizeof *t);
   if (strlen(kernel) >= RT_NAME_MAX || naxes < 1 || naxes > RT_MAX_AXES) return -1;
   if (keys_canonical(keys, t->keys, sizeof t->keys) != 0) return -1;
@@ -129,8 +129,7 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
     t->npts[a] = npts[a];
     if (axis_alloc(t, a, npts[a]) != 0) return rt_table_release(t), -1;
     for (int i = 0; i < npts[a]; i++) {
-      if (!(points[a][i] > 0) || (i > 0 && !(points[a][i] > points[a][i - 1])))
-        return rt_table_release(t), -1;
+      if (!(points[a][i] > 0) || (i > 0 && !(points[a][i] > points[a][i - 1]))) return rt_table_release(t), -1;
       t->logx[a][i] = rt_log(points[a][i]);
     }
     index_axis(t, a);
@@ -239,8 +238,7 @@ int rt_table_add_point(RtTable *t, const double *x, const double *c) {
   for (int a = 0; a < t->naxes; a++) lx[a] = rt_log(x[a]);
   if (rt_table_point(t, lx)) return 1;
   if (t->npoints >= RT_MAX_TABLE_POINTS) return -1;
-  if ((!t->point || 2u * ((unsigned)t->npoints + 1) > t->point_mask + 1) && points_grow(t) != 0)
-    return -1;
+  if ((!t->point || 2u * ((unsigned)t->npoints + 1) > t->point_mask + 1) && points_grow(t) != 0) return -1;
   uint64_t h = point_hash(lx, t->naxes);
   unsigned i = point_slot(t, lx, h);
   filter_set(t, h);
@@ -264,8 +262,8 @@ int rt_table_add_point(RtTable *t, const double *x, const double *c) {
  * axis 0 outermost: exactly the node's value at a grid point, 2^naxes - 1 blends in all.  Each
  * table shape gets its own straight-line code (interp1..interp4), in registers. */
 typedef struct Cell {
-  int lo, up;        /* offsets of the cell's lower and upper points along the axis */
-  double f, g;       /* the fraction and 1 - f */
+  int lo, up;  /* offsets of the cell's lower and upper points along the axis */
+  double f, g; /* the fraction and 1 - f */
 } Cell;
 
 /* Branch-free but for the cell search's steps, which the buckets make rare: a sweep's calls
@@ -274,28 +272,26 @@ static inline Cell axis_cell(const RtTable *t, int a, double l, unsigned *out) {
   const double *p = t->logx[a];
   double first = t->first[a], last = t->last[a];
   *out |= (l < first - 1e-9) | (l > last + 1e-9);
-  double c = l > last ? last : l;   /* clamped: two selects (minsd, maxsd) */
+  double c = l > last ? last : l; /* clamped: two selects (minsd, maxsd) */
   c = c < first ? first : c;
   /* The first i with p[i + 1] >= c: the number of the inner points p[1..n-2] below c (0 at
    * c = first: f 0; n - 2 at c = last: f 1), from the bucket of c, corrected by the steps to
    * the exact cell, which the bucket's nearness makes few (none in most calls, so a loop whose
    * test predicts well beats a fixed number of steps that always run). */
   int b = (int)((c - first) * t->bucket_scale[a]);
-  int i = t->bucket[a][b];   /* b <= nbuckets[a]: (last - first) scale rounds to at most that */
-  if (__builtin_expect((p[i] >= c) & (i > 0), 0))   /* a guard: the index is a lower bound */
+  int i = t->bucket[a][b];                        /* b <= nbuckets[a]: (last - first) scale rounds to at most that */
+  if (__builtin_expect((p[i] >= c) & (i > 0), 0)) /* a guard: the index is a lower bound */
     while (i > 0 && p[i] >= c) i--;
-  while (p[i + 1] < c) i++;   /* p[n - 1] < c never holds: in bounds */
+  while (p[i + 1] < c) i++; /* p[n - 1] < c never holds: in bounds */
   Cell k;
   k.lo = i * t->stride[a], k.up = k.lo + t->upper[a];
-  k.f = c == p[i + 1] ? 1 : (c - p[i]) * t->inv_width[a][i];   /* 1 exactly at a node */
+  k.f = c == p[i + 1] ? 1 : (c - p[i]) * t->inv_width[a][i]; /* 1 exactly at a node */
   k.g = 1 - k.f;
   return k;
 }
 
 /* The blend along the last axis (index n - 1, the values' stride 1) and, nested, the others. */
-static inline double interp1(const double *v, const Cell *k) {
-  return k[0].g * v[k[0].lo] + k[0].f * v[k[0].up];
-}
+static inline double interp1(const double *v, const Cell *k) { return k[0].g * v[k[0].lo] + k[0].f * v[k[0].up]; }
 static inline double interp2(const double *v, const Cell *k) {
   return k[0].g * interp1(v + k[0].lo, k + 1) + k[0].f * interp1(v + k[0].up, k + 1);
 }
@@ -308,22 +304,21 @@ static inline double interp4(const double *v, const Cell *k) {
 
 /* The interpolated log corrections of grid v0 and, unless v1 is NULL, of grid v1 (else *s1
  * is 0), at the point whose coordinates' logs are lx.  NAXES is a constant at every call. */
-static inline void table_sums(const RtTable *t, int naxes, const double *lx, const double *v0,
-                              const double *v1, double *s0, double *s1, unsigned *flags) {
+static inline void table_sums(const RtTable *t, int naxes, const double *lx, const double *v0, const double *v1,
+                              double *s0, double *s1, unsigned *flags) {
   Cell k[RT_MAX_AXES];
   unsigned out = 0;
-#pragma GCC unroll 4   /* straight-line code per shape: the cells stay in registers */
+#pragma GCC unroll 4 /* straight-line code per shape: the cells stay in registers */
   for (int a = 0; a < naxes; a++) k[a] = axis_cell(t, a, lx[a], &out);
-  *flags |= -out & RT_EXTRAPOLATED;   /* out is 0 or 1 */
-#define INTERP(v) \
-  (naxes == 1 ? interp1(v, k) : naxes == 2 ? interp2(v, k) : naxes == 3 ? interp3(v, k) : interp4(v, k))
+  *flags |= -out & RT_EXTRAPOLATED; /* out is 0 or 1 */
+#define INTERP(v) (naxes == 1 ? interp1(v, k) : naxes == 2 ? interp2(v, k) : naxes == 3 ? interp3(v, k) : interp4(v, k))
   *s0 = INTERP(v0);
   *s1 = v1 ? INTERP(v1) : 0;
 #undef INTERP
 }
 
-static void table_sums_n(const RtTable *t, const double *lx, const double *v0, const double *v1,
-                         double *s0, double *s1, unsigned *flags) {
+static void table_sums_n(const RtTable *t, const double *lx, const double *v0, const double *v1, double *s0, double *s1,
+                         unsigned *flags) {
   switch (t->naxes) {
   case 1: table_sums(t, 1, lx, v0, v1, s0, s1, flags); break;
   case 2: table_sums(t, 2, lx, v0, v1, s0, s1, flags); break;
@@ -350,20 +345,20 @@ void rt_calibrate_log(const RtTable *t, const double *lx, RtCost *cost) {
     const RtPoint *p = rt_table_point(t, lx);
     if (p) s0 += p->c[0], s1 += p->c[1];
   }
-  double f, fb;   /* without a bwd grid, the fwd grid's correction serves both */
+  double f, fb; /* without a bwd grid, the fwd grid's correction serves both */
   rt_exp2(s0, t->logc[1] ? s1 : s0, &f, &fb);
   cost->fwd *= f;
   if (cost->bwd > 0) cost->bwd *= fb;
   cost->flags |= RT_CALIBRATED;
 }
 
-static const char *const bmm_class_keys[RT_BMM_CLASSES] = {
-    "align=8 thin=k", "align=16 thin=k", "align=32 thin=k", "align=64 thin=k",
-    "align=8 thin=n", "align=16 thin=n", "align=32 thin=n", "align=64 thin=n"};
+static const char *const bmm_class_keys[RT_BMM_CLASSES] = {"align=8 thin=k",  "align=16 thin=k", "align=32 thin=k",
+                                                           "align=64 thin=k", "align=8 thin=n",  "align=16 thin=n",
+                                                           "align=32 thin=n", "align=64 thin=n"};
 
 int rt_bmm_class(double k, double n) {
   double thin = k <= n ? k : n;
-  if (!(thin >= 8 && thin < 9007199254740992.0)) return -1;   /* 2^53: exact as an integer */
+  if (!(thin >= 8 && thin < 9007199254740992.0)) return -1; /* 2^53: exact as an integer */
   unsigned long long t = (unsigned long long)thin;
   if ((double)t != thin || (t & 7) != 0) return -1;
   int a = 0;
@@ -371,9 +366,7 @@ int rt_bmm_class(double k, double n) {
   return (k <= n ? 0 : 4) + a;
 }
 
-const char *rt_bmm_class_keys(int cls) {
-  return cls >= 0 && cls < RT_BMM_CLASSES ? bmm_class_keys[cls] : NULL;
-}
+const char *rt_bmm_class_keys(int cls) { return cls >= 0 && cls < RT_BMM_CLASSES ? bmm_class_keys[cls] : NULL; }
 
 const RtTable *rt_bmm_table(const RtCalib *c, RtDtype dt, double k, double n) {
   if (!c) return NULL;
@@ -383,8 +376,7 @@ const RtTable *rt_bmm_table(const RtCalib *c, RtDtype dt, double k, double n) {
 
 void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *cost) {
   if (!g->calib) return;
-  const RtTable *t =
-      op == RT_OP_BMM ? rt_bmm_table(g->calib, dt, x[2], x[3]) : g->calib->op[op][dt];
+  const RtTable *t = op == RT_OP_BMM ? rt_bmm_table(g->calib, dt, x[2], x[3]) : g->calib->op[op][dt];
   if (!t) return;
   double lx[RT_MAX_AXES];
   int a = 0;
@@ -405,8 +397,7 @@ const RtTable *rt_table_find(const RtCalib *c, const char *kernel, RtDtype dt, c
   return NULL;
 }
 
-const char *const rt_coll_kernels[RT_NCOLLS] = {"allreduce", "allgather", "reducescatter",
-                                                "alltoall", "p2p"};
+const char *const rt_coll_kernels[RT_NCOLLS] = {"allreduce", "allgather", "reducescatter", "alltoall", "p2p"};
 
 int rt_coll_index(const char *kernel) {
   for (int k = 0; k < RT_NCOLLS; k++)
@@ -437,7 +428,7 @@ static int layout_qsort_cmp(const void *a, const void *b) {
 
 const RtTable *rt_layout_table(const RtCalib *c, int k, int nodes, int gpn) {
   if (!c || k < 0 || k >= RT_NCOLLS) return NULL;
-  if (!c->resolved) {   /* a hand-built table set: search it */
+  if (!c->resolved) { /* a hand-built table set: search it */
     for (int i = 0; i < c->ntables; i++)
       if (layout_match(&c->tables[i], k, nodes, gpn)) return &c->tables[i];
     return NULL;
@@ -447,8 +438,10 @@ const RtTable *rt_layout_table(const RtCalib *c, int k, int nodes, int gpn) {
     int mid = (lo + hi) / 2;
     int r = layout_cmp(&c->layout[mid], k, nodes, gpn);
     if (r == 0) return c->layout[mid].t;
-    if (r < 0) lo = mid + 1;
-    else hi = mid;
+    if (r < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return NULL;
 }
@@ -551,10 +544,10 @@ typedef struct Loader {
   char *err;
   size_t errlen;
   RtCalib *c;
-  size_t tables_cap;  /* c->tables has room for */
-  RtTable *cur;       /* table being read, or NULL */
-  int cur_line;       /* its `table` line */
-  int nv[2];          /* values read so far, fwd and bwd */
+  size_t tables_cap; /* c->tables has room for */
+  RtTable *cur;      /* table being read, or NULL */
+  int cur_line;      /* its `table` line */
+  int nv[2];         /* values read so far, fwd and bwd */
 } Loader;
 
 static int fail(Loader *L, int line, const char *fmt, ...) {
@@ -569,17 +562,16 @@ static int fail(Loader *L, int line, const char *fmt, ...) {
 }
 
 double rt_strtod(const char *s, char **end) {
-#if FLT_EVAL_METHOD == 0   /* one rounding per operation (not x87's extended registers) */
-  static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+#if FLT_EVAL_METHOD == 0 /* one rounding per operation (not x87's extended registers) */
+  static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   const char *p = s;
   int neg = *p == '-', digits = 0, sig = 0, e10 = 0;
   uint64_t m = 0;
   if (*p == '-' || *p == '+') p++;
-  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return strtod(s, end);   /* hex */
+  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return strtod(s, end); /* hex */
   for (; *p >= '0' && *p <= '9' && digits < 64; p++, digits++)
-    if (sig || *p != '0') m = 10 * m + (uint64_t)(*p - '0'), sig++;   /* wraps past 19: unused */
+    if (sig || *p != '0') m = 10 * m + (uint64_t)(*p - '0'), sig++; /* wraps past 19: unused */
   if (*p == '.')
     for (p++; *p >= '0' && *p <= '9' && digits < 64; p++, digits++, e10--)
       if (sig || *p != '0') m = 10 * m + (uint64_t)(*p - '0'), sig++;
@@ -595,7 +587,7 @@ double rt_strtod(const char *s, char **end) {
       p = q;
     }
     if (ok && e10 >= -22 && e10 <= 22) {
-      double v = (double)m;   /* exact: m <= 2^53 */
+      double v = (double)m; /* exact: m <= 2^53 */
       v = e10 < 0 ? v / pow10[-e10] : v * pow10[e10];
       if (end) *end = (char *)p;
       return neg ? -v : v;
@@ -622,21 +614,19 @@ static int finish_table(Loader *L) {
   if (!t->logc[0]) return fail(L, L->cur_line, "table %s has no fwd values", t->name);
   for (int w = 0; w < 2; w++)
     if (t->logc[w] && L->nv[w] != t->nvals)
-      return fail(L, L->cur_line, "table %s has %d %s values; its axes need %d", t->name, L->nv[w],
-                  w ? "bwd" : "fwd", t->nvals);
+      return fail(L, L->cur_line, "table %s has %d %s values; its axes need %d", t->name, L->nv[w], w ? "bwd" : "fwd",
+                  t->nvals);
   int bmm_class = 0;
   if (strcmp(t->kernel, "bmm") == 0 && t->keys[0]) {
     bmm_class = 1;
     int k = 0;
     while (k < RT_BMM_CLASSES && strcmp(t->keys, bmm_class_keys[k]) != 0) k++;
     if (k == RT_BMM_CLASSES)
-      return fail(L, L->cur_line,
-                  "table %s: bmm's qualifiers are `align=8|16|32|64 thin=k|n`, or none", t->name);
+      return fail(L, L->cur_line, "table %s: bmm's qualifiers are `align=8|16|32|64 thin=k|n`, or none", t->name);
   }
   for (int op = 0; op < RT_NOPS; op++) {
     const RtOpInfo *o = &rt_op_info[op];
-    if (strcmp(o->kernel, t->kernel) != 0 ||
-        (strcmp(o->keys, t->keys) != 0 && !(bmm_class && op == RT_OP_BMM)))
+    if (strcmp(o->kernel, t->kernel) != 0 || (strcmp(o->keys, t->keys) != 0 && !(bmm_class && op == RT_OP_BMM)))
       continue;
     int ok = o->naxes == t->naxes;
     for (int a = 0; ok && a < t->naxes; a++) ok = strcmp(o->axis[a], t->axis_name[a]) == 0;
@@ -646,8 +636,7 @@ static int finish_table(Loader *L) {
         strcat(want, " ");
         strcat(want, o->axis[a]);
       }
-      return fail(L, L->cur_line, "table %s: kernel %s takes the axes%s, in that order", t->name,
-                  t->kernel, want);
+      return fail(L, L->cur_line, "table %s: kernel %s takes the axes%s, in that order", t->name, t->kernel, want);
     }
   }
   return 0;
@@ -677,8 +666,7 @@ static int start_table(Loader *L, char **w, int nw) {
     return fail(L, L->line, "out of memory");
   RtTable *t = &L->c->tables[L->c->ntables];
   memset(t, 0, sizeof *t);
-  if (keys_canonical(keys, t->keys, sizeof t->keys) != 0)
-    return fail(L, L->line, "qualifiers must be key=value words");
+  if (keys_canonical(keys, t->keys, sizeof t->keys) != 0) return fail(L, L->line, "qualifiers must be key=value words");
   strcpy(t->kernel, w[1]);
   t->dtype = (RtDtype)dt;
   table_set_name(t);
@@ -706,8 +694,7 @@ static int read_axis(Loader *L, char **w, int nw) {
   if (axis_alloc(t, a, nw - 2) != 0) return fail(L, L->line, "out of memory");
   for (int i = 2; i < nw; i++) {
     double v;
-    if (parse_pos(w[i], &v) != 0)
-      return fail(L, L->line, "axis point `%s` is not a positive number", w[i]);
+    if (parse_pos(w[i], &v) != 0) return fail(L, L->line, "axis point `%s` is not a positive number", w[i]);
     t->logx[a][i - 2] = rt_log(v);
     if (i > 2 && !(t->logx[a][i - 2] > t->logx[a][i - 3]))
       return fail(L, L->line, "axis points must increase (`%s`)", w[i]);
@@ -725,17 +712,14 @@ static int read_values(Loader *L, int which, char **w, int nw) {
   if (t->npoints) return fail(L, L->line, "`%s` after `point` lines", w[0]);
   if (!t->logc[which]) {
     if (table_strides(t) != 0)
-      return fail(L, L->line, "table %s: its axes make more than %d values", t->name,
-                  RT_MAX_VALUES);
+      return fail(L, L->line, "table %s: its axes make more than %d values", t->name, RT_MAX_VALUES);
     t->logc[which] = malloc((size_t)t->nvals * sizeof(double));
     if (!t->logc[which]) return fail(L, L->line, "out of memory");
   }
   for (int i = 1; i < nw; i++) {
     double v;
-    if (parse_pos(w[i], &v) != 0)
-      return fail(L, L->line, "correction `%s` is not a positive number", w[i]);
-    if (L->nv[which] == t->nvals)
-      return fail(L, L->line, "more %s values than the axes' %d", w[0], t->nvals);
+    if (parse_pos(w[i], &v) != 0) return fail(L, L->line, "correction `%s` is not a positive number", w[i]);
+    if (L->nv[which] == t->nvals) return fail(L, L->line, "more %s values than the axes' %d", w[0], t->nvals);
     t->logc[which][L->nv[which]++] = rt_log(v);
   }
   return 0;
@@ -748,22 +732,23 @@ static int read_point(Loader *L, char **w, int nw) {
   if (!t->logc[0]) return fail(L, L->line, "`point` before the values");
   int nc = 1 + (t->logc[1] != NULL);
   if (nw - 1 != t->naxes + nc)
-    return fail(L, L->line, "a point of table %s is %d coordinates and %d correction%s, not %d numbers",
-                t->name, t->naxes, nc, nc > 1 ? "s" : "", nw - 1);
+    return fail(L, L->line, "a point of table %s is %d coordinates and %d correction%s, not %d numbers", t->name,
+                t->naxes, nc, nc > 1 ? "s" : "", nw - 1);
   double x[RT_MAX_AXES], c[2] = {0, 0};
   for (int i = 1; i < nw; i++) {
     double v;
     if (parse_pos(w[i], &v) != 0)
-      return fail(L, L->line, "%s `%s` is not a positive number",
-                  i <= t->naxes ? "point coordinate" : "correction", w[i]);
-    if (i <= t->naxes) x[i - 1] = v;
-    else c[i - 1 - t->naxes] = rt_log(v);
+      return fail(L, L->line, "%s `%s` is not a positive number", i <= t->naxes ? "point coordinate" : "correction",
+                  w[i]);
+    if (i <= t->naxes)
+      x[i - 1] = v;
+    else
+      c[i - 1 - t->naxes] = rt_log(v);
   }
   int rc = rt_table_add_point(t, x, c);
   if (rc == 1) return fail(L, L->line, "point `%s ...` twice in table %s", w[1], t->name);
   if (rc != 0)
-    return fail(L, L->line, "out of memory, or more than %d points in table %s", RT_MAX_TABLE_POINTS,
-                t->name);
+    return fail(L, L->line, "out of memory, or more than %d points in table %s", RT_MAX_TABLE_POINTS, t->name);
   return 0;
 }
 
@@ -772,7 +757,7 @@ static int load_line(Loader *L, char *s) {
   if (hash) *hash = '\0';
   char *w[RT_MAX_POINTS + 3];
   int nw = 0;
-  for (char *p = s;;) {   /* words split at spaces, tabs and line ends, as strtok would */
+  for (char *p = s;;) { /* words split at spaces, tabs and line ends, as strtok would */
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
     if (!*p) break;
     if (nw == (int)(sizeof w / sizeof w[0])) return fail(L, L->line, "too many words on a line");
@@ -829,8 +814,7 @@ static void resolve_ops(RtCalib *c) {
   for (int op = 0; op < RT_NOPS; op++)
     if (!c->op[op][RT_BF16]) c->op[op][RT_BF16] = c->op[op][RT_FP16];
   for (int k = 0; k < RT_BMM_CLASSES; k++) {
-    for (int dt = 0; dt < RT_NDTYPES; dt++)
-      c->bmm[k][dt] = rt_table_find(c, "bmm", (RtDtype)dt, bmm_class_keys[k]);
+    for (int dt = 0; dt < RT_NDTYPES; dt++) c->bmm[k][dt] = rt_table_find(c, "bmm", (RtDtype)dt, bmm_class_keys[k]);
     /* A bf16 bmm in a folder with no bf16 bmm tables at all uses the fp16 ones, as above;
      * one with a bf16 `bmm` table keeps it for every class fp16 has and bf16 has not. */
     if (!c->bmm[k][RT_BF16] && c->op[RT_OP_BMM][RT_BF16] == c->op[RT_OP_BMM][RT_FP16])
@@ -859,8 +843,10 @@ RtCalib *rt_calib_load(const char *dir, char *err, size_t errlen) {
   Loader L = {.err = err, .errlen = errlen, .c = c};
   for (int i = 0; c && i < n; i++) {
     char *path = malloc(strlen(dir) + strlen(names[i]) + 2);
-    if (path) sprintf(path, "%s/%s", dir, names[i]);
-    else snprintf(err, errlen, "%s:0: out of memory", dir);
+    if (path)
+      sprintf(path, "%s/%s", dir, names[i]);
+    else
+      snprintf(err, errlen, "%s:0: out of memory", dir);
     if (!path || load_file(&L, path) != 0) {
       rt_calib_free(c);
       c = NULL;
@@ -883,8 +869,11 @@ RtCalib *rt_calib_load(const char *dir, char *err, size_t errlen) {
 }
 
 const char *rt_time_str(double sec, char *buf, size_t len) {
-  if (sec < 1e-3) snprintf(buf, len, "%.3g us", sec * 1e6);
-  else if (sec < 1) snprintf(buf, len, "%.3g ms", sec * 1e3);
-  else snprintf(buf, len, "%.3g s", sec);
+  if (sec < 1e-3)
+    snprintf(buf, len, "%.3g us", sec * 1e6);
+  else if (sec < 1)
+    snprintf(buf, len, "%.3g ms", sec * 1e3);
+  else
+    snprintf(buf, len, "%.3g s", sec);
   return buf;
 }

@@ -34,26 +34,26 @@ typedef enum {
 } RtOp;
 
 typedef struct RtOpInfo {
-  const char *kernel, *keys;   /* as a table names them */
+  const char *kernel, *keys; /* as a table names them */
   int naxes;
   const char *axis[RT_MAX_AXES];
 } RtOpInfo;
-extern const RtOpInfo rt_op_info[RT_NOPS];   /* ORDER ops.def */
+extern const RtOpInfo rt_op_info[RT_NOPS]; /* ORDER ops.def */
 
 /* A sampled shape's own correction, on top of the grid's (docs/calibration.md, "Points"):
  * GEMM-backed kernels in particular run some shapes faster or slower than any smooth surface
  * through their neighbours says (the library's kernel choice), and a shape that was measured
  * is then predicted by its measurements.  A slot of RtTable.point; empty: lx[0] is NaN. */
 typedef struct RtPoint {
-  double lx[RT_MAX_AXES];      /* rt_log of its coordinates: the key, compared exactly */
-  double c[2];                 /* log corrections added to the grid's, fwd and bwd */
+  double lx[RT_MAX_AXES]; /* rt_log of its coordinates: the key, compared exactly */
+  double c[2];            /* log corrections added to the grid's, fwd and bwd */
 } RtPoint;
 
 typedef struct RtTable {
   char kernel[RT_NAME_MAX];
   RtDtype dtype;
-  char keys[RT_KEYS_MAX];      /* canonical: key=value words sorted, one space apart */
-  char name[RT_NAME_MAX + RT_KEYS_MAX + 16];  /* "linear fp16 nodes=2", for reports */
+  char keys[RT_KEYS_MAX];                    /* canonical: key=value words sorted, one space apart */
+  char name[RT_NAME_MAX + RT_KEYS_MAX + 16]; /* "linear fp16 nodes=2", for reports */
   int naxes;
   char axis_name[RT_MAX_AXES][RT_NAME_MAX];
   int npts[RT_MAX_AXES];
@@ -68,13 +68,13 @@ typedef struct RtTable {
   double *inv_width[RT_MAX_AXES];
   unsigned short *bucket[RT_MAX_AXES];
   int nbuckets[RT_MAX_AXES];
-  double bucket_scale[RT_MAX_AXES];   /* nbuckets / (last - first) */
-  double first[RT_MAX_AXES], last[RT_MAX_AXES];        /* logx[a][0], logx[a][npts - 1] */
-  int nvals;                   /* product of npts */
-  int stride[RT_MAX_AXES];     /* values between neighbours along axis a: the product of the
+  double bucket_scale[RT_MAX_AXES];             /* nbuckets / (last - first) */
+  double first[RT_MAX_AXES], last[RT_MAX_AXES]; /* logx[a][0], logx[a][npts - 1] */
+  int nvals;                                    /* product of npts */
+  int stride[RT_MAX_AXES];                      /* values between neighbours along axis a: the product of the
                                 * later axes' npts (table_strides() in calib.c) */
-  int upper[RT_MAX_AXES];      /* a cell's upper corner's offset along a: stride, 0 if npts 1 */
-  double *logc[2];             /* [0] fwd (always there), [1] bwd (NULL: fwd's grid) */
+  int upper[RT_MAX_AXES];                       /* a cell's upper corner's offset along a: stride, 0 if npts 1 */
+  double *logc[2];                              /* [0] fwd (always there), [1] bwd (NULL: fwd's grid) */
   /* Points: a hash table (open addressing on the bits of lx) of point_mask + 1 slots, a power
    * of two at least twice npoints; point_x[slot] the coordinates as written.  npoints 0:
    * none (point NULL).  point_filter: 8 (point_mask + 1) bits, one set per point at other
@@ -111,15 +111,15 @@ const char *rt_bmm_class_keys(int cls);
 const RtTable *rt_bmm_table(const RtCalib *c, RtDtype dt, double k, double n);
 
 typedef struct RtLayoutTable {
-  int kernel, nodes, gpn;      /* kernel: index into rt_coll_kernels */
+  int kernel, nodes, gpn; /* kernel: index into rt_coll_kernels */
   const RtTable *t;
 } RtLayoutTable;
 
 struct RtCalib {
   int ntables;
   RtTable *tables;
-  const RtTable *op[RT_NOPS][RT_NDTYPES];   /* resolved at load; NULL: physics only */
-  const RtTable *bmm[RT_BMM_CLASSES][RT_NDTYPES];   /* bmm's class tables, likewise */
+  const RtTable *op[RT_NOPS][RT_NDTYPES];         /* resolved at load; NULL: physics only */
+  const RtTable *bmm[RT_BMM_CLASSES][RT_NDTYPES]; /* bmm's class tables, likewise */
   /* Set by rt_calib_load(): layout[] holds every collective layout table, sorted by
    * (kernel, nodes, gpn).  A hand-built RtCalib (resolved == 0) is searched linearly. */
   int resolved, nlayout;
@@ -149,8 +149,7 @@ int rt_table_write(FILE *f, const RtTable *t, const char *header);
  * allocated (zero: factor 1) and owned by the table; rt_table_release() frees them.
  * Returns 0, or -1 on bad sizes / allocation failure. */
 int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, int naxes,
-                  const char *const *axis_names, const int *npts, const double *const *points,
-                  int with_bwd);
+                  const char *const *axis_names, const int *npts, const double *const *points, int with_bwd);
 void rt_table_release(RtTable *t);
 
 /* Adds the point at coordinates x (t->naxes of them, > 0) with log corrections c[0] (fwd) and
@@ -175,14 +174,12 @@ RtCost rt_collective_named(const char *kernel, const RtCluster *c, double bytes,
 
 /* The collectives' physics without a table, for the fitter (collectives.c): the time of one
  * call (seconds) with no table applied; NaN for bad arguments or an unknown kernel name. */
-double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes,
-                             int gpus_per_node);
+double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node);
 
 /* A time no call can beat (seconds): the bytes a rank must receive or send over the sum of
  * its links' declared rates (collectives.c has the derivation); below the physics for every
  * layout.  0 for one rank or 0 bytes; NaN for bad arguments or an unknown kernel name. */
-double rt_collective_min_time(const char *kernel, const RtCluster *c, double bytes, int nodes,
-                              int gpus_per_node);
+double rt_collective_min_time(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node);
 
 /* strtod(s, end), bit for bit and errno included, fast for the plain decimals the tables are
  * written in (`1.2083`, `-0.0123`, `24576`, `3.5e-05`): up to 19 significant digits whose

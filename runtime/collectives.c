@@ -33,8 +33,7 @@
 #include "calib.h"
 #include "llmp_rt.h"
 
-typedef enum { RT_COLL_ALLREDUCE, RT_COLL_ALLGATHER, RT_COLL_REDUCESCATTER, RT_COLL_ALLTOALL,
-               RT_COLL_P2P } RtColl;
+typedef enum { RT_COLL_ALLREDUCE, RT_COLL_ALLGATHER, RT_COLL_REDUCESCATTER, RT_COLL_ALLTOALL, RT_COLL_P2P } RtColl;
 
 /* rt_coll_kernels (calib.c) names them in this order. */
 _Static_assert(RT_COLL_P2P + 1 == RT_NCOLLS, "ORDER RtColl: rt_coll_kernels");
@@ -48,12 +47,12 @@ _Static_assert(RT_COLL_P2P + 1 == RT_NCOLLS, "ORDER RtColl: rt_coll_kernels");
  * caps it makes the 64 KiB - 64 MiB range up to 2x too fast on the nccl-tests rows. */
 enum { RT_PROTO_LL, RT_PROTO_SIMPLE, RT_NPROTO };
 static const double rt_proto_base[RT_NPROTO] = {6.6e-6, 8.4e-6};
-static const double rt_proto_eff[RT_NPROTO] = {0.5, 1.0};           /* data per byte moved */
+static const double rt_proto_eff[RT_NPROTO] = {0.5, 1.0}; /* data per byte moved */
 static const double rt_proto_hop_nvlink[RT_NPROTO] = {0.6 / 3.4, 1.0};
 static const double rt_proto_hop_net[RT_NPROTO] = {2.7 / 14.0, 1.0};
 /* LL's flag-per-word stores also cap its rate well below the link's; NCCL limits it per
  * channel.  Ours: LL is only worth it below a few hundred KiB, so a fixed cap suffices. */
-enum { RT_LL_MAX_BYTES = 1 << 20 };     /* per rank: above this NCCL does not pick LL */
+enum { RT_LL_MAX_BYTES = 1 << 20 }; /* per rank: above this NCCL does not pick LL */
 
 /* Simple's chunk in flight per ring step: NCCL_BUFFSIZE (4 MiB) over NCCL_STEPS (8) slots,
  * times the channels that run in parallel (ours: 8, NCCL's usual count on NVLink and on
@@ -88,11 +87,11 @@ static const double rt_nvls_lat = 25e-6;
 
 /* What a group's traffic crosses: per-rank bottleneck bandwidths and hop latencies. */
 typedef struct RtPath {
-  int n, nodes, gpn;            /* ranks, nodes, GPUs per node */
-  double bw_intra;              /* bytes/s a GPU reaches its ring neighbours with in-node */
-  double bw_net;                /* bytes/s through the node's NICs (all participating GPUs) */
-  double bw_nic;                /* bytes/s of the one NIC a single GPU drives */
-  double lat_intra, lat_net;    /* seconds per hop */
+  int n, nodes, gpn;         /* ranks, nodes, GPUs per node */
+  double bw_intra;           /* bytes/s a GPU reaches its ring neighbours with in-node */
+  double bw_net;             /* bytes/s through the node's NICs (all participating GPUs) */
+  double bw_nic;             /* bytes/s of the one NIC a single GPU drives */
+  double lat_intra, lat_net; /* seconds per hop */
 } RtPath;
 
 static double rt_tier_eff(const RtTier *t, double dflt) {
@@ -151,7 +150,7 @@ static int rt_path(const RtCluster *c, int nodes, int gpn, RtPath *p) {
     p->lat_net = t->latency;
     if (t->span_nodes < 0 || t->span_nodes >= nodes) return 0;
   }
-  return -1;                    /* no tier spans that many nodes */
+  return -1; /* no tier spans that many nodes */
 }
 
 /* The per-rank bus bandwidth of a ring through the group: NVLink in-node, the NICs between. */
@@ -166,8 +165,7 @@ static double rt_ring_bw(const RtPath *p) {
  * rank_bytes is the slice a rank contributes per step, which bounds the chunk in flight.  Inside
  * a node every step waits for it (the fill, above); across nodes every step's pace is set by
  * its network edges, which pay their hop latency only. */
-static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes, int steps,
-                           int inter) {
+static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes, int steps, int inter) {
   double bw = rt_ring_bw(p), best = INFINITY;
   for (int pr = 0; pr < RT_NPROTO; pr++) {
     if (pr == RT_PROTO_LL && rank_bytes > RT_LL_MAX_BYTES) continue;
@@ -191,8 +189,8 @@ static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes,
 static const double rt_nvls_step = 3.75e-6;
 static double rt_nvls_time(const RtCluster *c, const RtPath *p, double bytes) {
   const RtTier *in = rt_intra_tier(c);
-  if (p->nodes != 1 || p->gpn <= 2 || !in || in->links_per_node != 0 ||
-      in->switch_reduction < 0 || (in->switch_reduction == 0 && in->bandwidth < rt_nvls_min_bw))
+  if (p->nodes != 1 || p->gpn <= 2 || !in || in->links_per_node != 0 || in->switch_reduction < 0 ||
+      (in->switch_reduction == 0 && in->bandwidth < rt_nvls_min_bw))
     return INFINITY;
   double bw = in->bandwidth * rt_nvls_eff;
   return rt_nvls_lat + (p->n + 1.0) / p->n * bytes / bw + 2 * sqrt(rt_nvls_step * bytes / bw);
@@ -203,8 +201,7 @@ static double rt_nvls_time(const RtCluster *c, const RtPath *p, double bytes) {
 static double rt_tree_time(const RtPath *p, double bytes) {
   double bw = rt_ring_bw(p) * rt_tree_eff;
   double depth = ceil(log2((double)p->nodes));
-  double lat = rt_proto_base[RT_PROTO_SIMPLE] +
-               2 * ((p->gpn - 1) * p->lat_intra + depth * p->lat_net);
+  double lat = rt_proto_base[RT_PROTO_SIMPLE] + 2 * ((p->gpn - 1) * p->lat_intra + depth * p->lat_net);
   return lat + 2 * bytes / bw + 2 * (depth + p->gpn - 1) * fmin(bytes, rt_fill_chunk) / bw;
 }
 
@@ -217,8 +214,7 @@ static double rt_physics(RtColl k, const RtCluster *c, const RtPath *p, double b
     return fmin(t, rt_nvls_time(c, p, bytes));
   }
   case RT_COLL_ALLGATHER:
-  case RT_COLL_REDUCESCATTER:
-    return rt_ring_time(p, (double)(n - 1) / n * bytes, bytes / n, n - 1, inter);
+  case RT_COLL_REDUCESCATTER: return rt_ring_time(p, (double)(n - 1) / n * bytes, bytes / n, n - 1, inter);
   case RT_COLL_ALLTOALL: {
     /* Every rank sends bytes/n to each peer at once: G-1 of them over NVLink, the n-G remote
      * ones through the node's NICs, which all G GPUs of the node share. */
@@ -246,15 +242,14 @@ static const RtTable *rt_coll_table(const RtCalib *cal, RtColl k, int nodes, int
 static RtCost rt_bad(void) { return (RtCost){NAN, NAN, RT_BAD_ARGS}; }
 
 static int rt_group_ok(const RtCluster *c, double bytes, int nodes, int gpn) {
-  return c && isfinite(bytes) && bytes >= 0 && nodes >= 1 && gpn >= 1 && nodes <= c->nodes &&
-         gpn <= c->gpus_per_node && c->ntiers >= 0 && c->ntiers <= RT_MAX_TIERS;
+  return c && isfinite(bytes) && bytes >= 0 && nodes >= 1 && gpn >= 1 && nodes <= c->nodes && gpn <= c->gpus_per_node &&
+         c->ntiers >= 0 && c->ntiers <= RT_MAX_TIERS;
 }
 
 static RtCost rt_collective(RtColl k, const RtCluster *c, double bytes, int nodes, int gpn) {
   RtPath p;
   if (!rt_group_ok(c, bytes, nodes, gpn)) return rt_bad();
-  if (k == RT_COLL_P2P && !((nodes == 1 && gpn == 2) || (nodes == 2 && gpn == 1)))
-    return rt_bad();
+  if (k == RT_COLL_P2P && !((nodes == 1 && gpn == 2) || (nodes == 2 && gpn == 1))) return rt_bad();
   /* One rank: nothing moves (frameworks skip the call); a size-0 call is NCCL's no-op. */
   if (nodes * gpn == 1 || bytes == 0) return (RtCost){0, 0, 0};
   if (rt_path(c, nodes, gpn, &p) != 0) return rt_bad();
@@ -319,14 +314,13 @@ static double rt_bound_rate(const RtCluster *c, int nodes, int gpn) {
   return rate;
 }
 
-double rt_collective_min_time(const char *kernel, const RtCluster *c, double bytes, int nodes,
-                              int gpus_per_node) {
+double rt_collective_min_time(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
   RtPath p;
   int k = rt_coll_index(kernel);
   if (k < 0 || !rt_group_ok(c, bytes, nodes, gpus_per_node)) return NAN;
   int n = nodes * gpus_per_node;
   if (n == 1 || bytes == 0) return 0;
-  if (rt_path(c, nodes, gpus_per_node, &p) != 0) return NAN;   /* the cluster cannot hold it */
+  if (rt_path(c, nodes, gpus_per_node, &p) != 0) return NAN; /* the cluster cannot hold it */
   double volume = k == RT_COLL_P2P ? bytes : (n - 1.0) / n * bytes;
   return volume / rt_bound_rate(c, nodes, gpus_per_node);
 }
@@ -336,8 +330,7 @@ RtCost rt_collective_named(const char *kernel, const RtCluster *c, double bytes,
   return k < 0 ? rt_bad() : rt_collective((RtColl)k, c, bytes, nodes, gpus_per_node);
 }
 
-double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes,
-                             int gpus_per_node) {
+double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
   RtCluster bare = *c;
   bare.calib = NULL;
   return rt_collective_named(kernel, &bare, bytes, nodes, gpus_per_node).fwd;

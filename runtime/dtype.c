@@ -7,9 +7,7 @@ static const char *const dtype_names[RT_NDTYPES] = {"fp32", "tf32", "fp16", "bf1
 /* ORDER RtDtype.  tf32 is stored as fp32: it is a tensor-core input mode, not a format. */
 static const double dtype_bytes[RT_NDTYPES] = {4, 4, 2, 2, 1};
 
-const char *rt_dtype_name(RtDtype dt) {
-  return (unsigned)dt < RT_NDTYPES ? dtype_names[dt] : "?";
-}
+const char *rt_dtype_name(RtDtype dt) { return (unsigned)dt < RT_NDTYPES ? dtype_names[dt] : "?"; }
 
 int rt_dtype_lookup(const char *name) {
   for (int i = 0; name && i < RT_NDTYPES; i++)

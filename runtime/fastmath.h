@@ -27,18 +27,18 @@
 #include <string.h>
 
 enum { RT_EXP_N = 64, RT_LOG_N = 128 };
-extern const double rt_exp_table[RT_EXP_N];      /* 2^(j/64) */
-extern const double rt_log_table[RT_LOG_N][2];   /* {invc, logc = -log(invc)} per cell */
+extern const double rt_exp_table[RT_EXP_N];    /* 2^(j/64) */
+extern const double rt_log_table[RT_LOG_N][2]; /* {invc, logc = -log(invc)} per cell */
 
-#define RT_LN2_HI 0x1.62e42feep-1          /* ln 2 to 32 bits: k RT_LN2_HI is exact */
-#define RT_LN2_LO 0x1.a39ef35793c76p-33    /* ln 2 - RT_LN2_HI */
+#define RT_LN2_HI 0x1.62e42feep-1       /* ln 2 to 32 bits: k RT_LN2_HI is exact */
+#define RT_LN2_LO 0x1.a39ef35793c76p-33 /* ln 2 - RT_LN2_HI */
 
 static inline double rt_log(double x) {
   if (!(x >= 0x1p-1022 && x < INFINITY)) return log(x);
   uint64_t ix, tmp;
   memcpy(&ix, &x, sizeof ix);
-  tmp = ix - 0x3fe6000000000000ull;   /* x's offset from 0.6875 in the same binade count */
-  int k = ((int)(tmp >> 52) ^ 0x800) - 0x800;   /* tmp's top 12 bits, sign-extended */
+  tmp = ix - 0x3fe6000000000000ull;           /* x's offset from 0.6875 in the same binade count */
+  int k = ((int)(tmp >> 52) ^ 0x800) - 0x800; /* tmp's top 12 bits, sign-extended */
   uint64_t iz = ix - (tmp & 0xfff0000000000000ull);
   double z;
   memcpy(&z, &iz, sizeof z);
@@ -55,11 +55,11 @@ static inline double rt_exp(double x) {
   double kd = x * (64 / 0x1.62e42fefa39efp-1) + 0x1.8p52, nf = kd - 0x1.8p52;
   uint64_t u;
   memcpy(&u, &kd, sizeof u);
-  u = u - 0x4338000000000000ull + (1 << 20);   /* n + 2^20: |n| < 2^16, so u > 0, u = n mod 64 */
-  uint64_t e = ((u >> 6) - (1 << 14) + 0x3ff) << 52;   /* 2^floor(n / 64) */
+  u = u - 0x4338000000000000ull + (1 << 20);         /* n + 2^20: |n| < 2^16, so u > 0, u = n mod 64 */
+  uint64_t e = ((u >> 6) - (1 << 14) + 0x3ff) << 52; /* 2^floor(n / 64) */
   double scale, r = (x - nf * (RT_LN2_HI / 64)) - nf * (RT_LN2_LO / 64), r2 = r * r;
   memcpy(&scale, &e, sizeof scale);
-  double ts = rt_exp_table[u & (RT_EXP_N - 1)] * scale;   /* exact: scale is a power of two */
+  double ts = rt_exp_table[u & (RT_EXP_N - 1)] * scale; /* exact: scale is a power of two */
   /* e^r - 1 = (r + r^2 (1/2 + r/6)) + r^4 (1/24 + r/120 + r^2/720), two chains side by side */
   double q = r + r2 * (0.5 + r * (1.0 / 6));
   double w = (r2 * r2) * ((1.0 / 24 + r * (1.0 / 120)) + r2 * (1.0 / 720));
@@ -82,7 +82,7 @@ static inline void rt_exp2(double x0, double x1, double *y0, double *y1) {
   const RtV2 shift = {0x1.8p52, 0x1.8p52};
   RtV2 x = {x0, x1};
   RtV2 kd = x * (64 / 0x1.62e42fefa39efp-1) + shift, nf = kd - shift;
-  RtV2u u = (RtV2u)kd - 0x4338000000000000ull + (1 << 20);   /* unsigned, as rt_exp's */
+  RtV2u u = (RtV2u)kd - 0x4338000000000000ull + (1 << 20); /* unsigned, as rt_exp's */
   RtV2u e = ((u >> 6) - (1 << 14) + 0x3ff) << 52;
   RtV2 r = (x - nf * (RT_LN2_HI / 64)) - nf * (RT_LN2_LO / 64), r2 = r * r;
   RtV2 scale = (RtV2)e;
@@ -102,8 +102,8 @@ static inline void rt_log2(double x0, double x1, double *y0, double *y1) {
     return;
   }
   RtV2 x = {x0, x1};
-  RtV2u ix = (RtV2u)x, tmp = ix - 0x3fe6000000000000ull;   /* unsigned: wraps as rt_log's */
-  RtV2i k = ((RtV2i)(tmp >> 52) ^ 0x800) - 0x800;           /* 0..4095 to -2048..2047 */
+  RtV2u ix = (RtV2u)x, tmp = ix - 0x3fe6000000000000ull; /* unsigned: wraps as rt_log's */
+  RtV2i k = ((RtV2i)(tmp >> 52) ^ 0x800) - 0x800;        /* 0..4095 to -2048..2047 */
   RtV2 z = (RtV2)(ix - (tmp & 0xfff0000000000000ull));
   const double *c0 = rt_log_table[(tmp[0] >> 45) & (RT_LOG_N - 1)];
   const double *c1 = rt_log_table[(tmp[1] >> 45) & (RT_LOG_N - 1)];

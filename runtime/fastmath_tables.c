@@ -1,5 +1,5 @@
 /* fastmath_tables.c - written by scripts/gen_fastmath_tables.py; do not edit. */
-// clang-format off
+/* clang-format off */
 #include "fastmath.h"
 
 const double rt_exp_table[RT_EXP_N] = {

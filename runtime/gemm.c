@@ -26,10 +26,8 @@ enum { RT_K0 = 64 };
 
 double rt_peak(const RtGpu *g, RtDtype dt) {
   static const RtDtype wider[RT_NDTYPES][4] = {
-      [RT_FP32] = {RT_FP32, RT_FP32, RT_FP32, RT_FP32},
-      [RT_TF32] = {RT_TF32, RT_FP32, RT_FP32, RT_FP32},
-      [RT_FP16] = {RT_FP16, RT_BF16, RT_TF32, RT_FP32},
-      [RT_BF16] = {RT_BF16, RT_FP16, RT_TF32, RT_FP32},
+      [RT_FP32] = {RT_FP32, RT_FP32, RT_FP32, RT_FP32}, [RT_TF32] = {RT_TF32, RT_FP32, RT_FP32, RT_FP32},
+      [RT_FP16] = {RT_FP16, RT_BF16, RT_TF32, RT_FP32}, [RT_BF16] = {RT_BF16, RT_FP16, RT_TF32, RT_FP32},
       [RT_FP8] = {RT_FP8, RT_FP16, RT_BF16, RT_FP32},
   };
   for (int i = 0; i < 4; i++)
@@ -62,8 +60,7 @@ void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q) {
   q->eb = rt_dtype_bytes(dt);
   q->inv_bw = 1 / (RT_MEM_EFFICIENCY * g->memory_bandwidth);
   q->in_flight = RT_MEM_IN_FLIGHT_PER_SM * g->sms;
-  for (int i = 0; i < RT_GEMM_TILES; i++)
-    q->depth_s[i] = 2 * tile_m[i] * tile_n[i] / eff[i] * sec_per_flop_sm;
+  for (int i = 0; i < RT_GEMM_TILES; i++) q->depth_s[i] = 2 * tile_m[i] * tile_n[i] / eff[i] * sec_per_flop_sm;
 }
 
 /* A size divided by each tile extent, rounded up: ceil(v / 128) = ceil(ceil(v / 64) / 2), and
@@ -98,7 +95,7 @@ static inline V2 waves_v2(const RtGemm *q, V2 count) {
   return w + (V2)((V2i)(w < x) & (V2i)one);
 }
 
-static inline V2 vmin(V2 a, V2 b) {   /* elementwise a < b ? a : b */
+static inline V2 vmin(V2 a, V2 b) { /* elementwise a < b ? a : b */
   V2i m = (V2i)(a < b);
   return (V2)((m & (V2i)a) | (~m & (V2i)b));
 }
@@ -109,16 +106,13 @@ static inline V2 vmin(V2 a, V2 b) {   /* elementwise a < b ? a : b */
  * tile has the most tiles: below 2^51 of them every count takes the vector path. */
 double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, double k, double n,
                  const RtGemmDim *dn) {
-  const double *cm = dm->c, *cn = dn->c;   /* [0] 64-wide, [1] 128, [2] 256 */
+  const double *cm = dm->c, *cn = dn->c; /* [0] 64-wide, [1] 128, [2] 256 */
   double best;
   if (batch * cm[0] * cn[0] < 0x1p51) {
     V2 b = {batch, batch};
-    V2 ta = waves_v2(q, b * (V2){cm[2], cm[1]} * (V2){cn[1], cn[2]}) *
-            (V2){q->depth_s[0], q->depth_s[1]};
-    V2 tb = waves_v2(q, b * (V2){cm[1], cm[1]} * (V2){cn[1], cn[0]}) *
-            (V2){q->depth_s[2], q->depth_s[3]};
-    V2 tc = waves_v2(q, b * (V2){cm[0], cm[0]} * (V2){cn[0], cn[0]}) *
-            (V2){q->depth_s[4], q->depth_s[4]};
+    V2 ta = waves_v2(q, b * (V2){cm[2], cm[1]} * (V2){cn[1], cn[2]}) * (V2){q->depth_s[0], q->depth_s[1]};
+    V2 tb = waves_v2(q, b * (V2){cm[1], cm[1]} * (V2){cn[1], cn[0]}) * (V2){q->depth_s[2], q->depth_s[3]};
+    V2 tc = waves_v2(q, b * (V2){cm[0], cm[0]} * (V2){cn[0], cn[0]}) * (V2){q->depth_s[4], q->depth_s[4]};
     V2 t = vmin(vmin(ta, tb), tc);
     best = t[0] < t[1] ? t[0] : t[1];
   } else {

@@ -20,14 +20,12 @@
 #include "hash.h"
 
 static RtDtype dt_of(double x) {
-  if (!(x >= 0 && x < RT_NDTYPES)) return RT_NDTYPES;   /* NaN included: (int)NaN is undefined */
+  if (!(x >= 0 && x < RT_NDTYPES)) return RT_NDTYPES; /* NaN included: (int)NaN is undefined */
   return (RtDtype)(int)x;
 }
 
 /* A count argument as an int: whole, from lo to hi; else -1 (NaN and huge values included). */
-static int count_of(double x, int lo, int hi) {
-  return x >= lo && x <= hi && x == floor(x) ? (int)x : -1;
-}
+static int count_of(double x, int lo, int hi) { return x >= lo && x <= hi && x == floor(x) ? (int)x : -1; }
 
 static void put(double *out, RtCost c) {
   out[0] = c.fwd;
@@ -40,12 +38,15 @@ static void bad(double *out) {
   out[2] = RT_BAD_ARGS;
 }
 
-#define GPU_KERNEL(fname, call)                                          \
-  static void fname(const void *t, const double *a, double *out) {       \
-    const RtGpu *g = t;                                                  \
-    RtDtype dt = dt_of(a[0]);                                            \
-    if (dt == RT_NDTYPES) { bad(out); return; }                          \
-    put(out, call);                                                      \
+#define GPU_KERNEL(fname, call) \
+  static void fname(const void *t, const double *a, double *out) { \
+    const RtGpu *g = t; \
+    RtDtype dt = dt_of(a[0]); \
+    if (dt == RT_NDTYPES) { \
+      bad(out); \
+      return; \
+    } \
+    put(out, call); \
   }
 
 GPU_KERNEL(k_linear, rt_linear(g, dt, a[1], a[2], a[3], a[4] != 0))
@@ -73,7 +74,7 @@ int rt_group_layout(int size, int stride, int gpn, int *nodes, int *gpus_per_nod
     *nodes = size;
     *gpus_per_node = 1;
   } else {
-    int per = gpn / stride;   /* members sharing a node */
+    int per = gpn / stride; /* members sharing a node */
     if (gpn % stride || size % per) return -1;
     *nodes = size / per;
     *gpus_per_node = per;
@@ -90,7 +91,7 @@ static void collective(CollFn *f, const void *t, const double *a, double *out) {
     bad(out);
     return;
   }
-  if (size == 1) {   /* a group of one rank communicates with nobody */
+  if (size == 1) { /* a group of one rank communicates with nobody */
     out[0] = out[1] = out[2] = 0;
     return;
   }
@@ -133,7 +134,7 @@ int rt_pipeline_of_args(const double *a, RtPipeline *p, double *buf) {
   int counts[RT_MAX_CHUNKS];
   if (rt_partition_layers(layers, stages, chunks, a[5] != 0, counts) < 0) return -1;
   double *f = buf, *b = buf + n, *w = buf + 2 * n, *r = buf + 3 * n;
-  for (int c = 0; c < n; c++) {   /* chunk c: its layers, plus the embedding (first) and head (last) */
+  for (int c = 0; c < n; c++) { /* chunk c: its layers, plus the embedding (first) and head (last) */
     f[c] = counts[c] * a[6] + (c == 0 ? a[10] : 0) + (c == n - 1 ? a[12] : 0);
     b[c] = counts[c] * a[7] + (c == 0 ? a[11] : 0) + (c == n - 1 ? a[13] : 0);
     w[c] = counts[c] * a[8];
@@ -158,7 +159,7 @@ static bool pipeline_args(const double *a, RtPipeline *p, double *buf, double *o
 enum { PIPE_SETS = 64, PIPE_WAYS = 4, PIPE_NARGS = 15 };
 typedef struct PipeMemo {
   double args[PIPE_NARGS], out[RT_KERNEL_NOUT];
-  bool used, both;              /* both: out[1] (free sends) is there too */
+  bool used, both; /* both: out[1] (free sends) is there too */
 } PipeMemo;
 static _Thread_local PipeMemo pipe_memo[PIPE_SETS][PIPE_WAYS];
 static _Thread_local unsigned char pipe_next[PIPE_SETS];
@@ -171,7 +172,7 @@ void rt_pipeline_memo_clear(void) {
 /* both: out[1] is the makespan with free sends (a second simulation); else out[1] is NaN and
  * out[0] the same bits as with both. */
 static void pipeline(const double *a, double *out, bool both) {
-  uint64_t h = HASH_BASIS;   /* over the arguments' bits */
+  uint64_t h = HASH_BASIS; /* over the arguments' bits */
   for (int i = 0; i < PIPE_NARGS; i++) {
     uint64_t bits;
     memcpy(&bits, &a[i], sizeof bits);
@@ -189,7 +190,7 @@ static void pipeline(const double *a, double *out, bool both) {
   RtPipeline p;
   if (!pipeline_args(a, &p, buf, out)) return;
   RtPipeResult with = rt_pipeline(&p, NULL, 0, NULL), without = with;
-  if (both && p.p2p > 0) {      /* free sends already: the same run */
+  if (both && p.p2p > 0) { /* free sends already: the same run */
     p.p2p = 0;
     without = rt_pipeline(&p, NULL, 0, NULL);
   }

@@ -33,8 +33,8 @@ typedef void RtKernelFn(const void *target, const double *args, double *out);
 typedef struct RtKernelInfo {
   const char *name;
   int nargs;
-  char target;                  /* 'G', 'C' or 'N' */
-  const char *argnames;         /* space-separated */
+  char target;          /* 'G', 'C' or 'N' */
+  const char *argnames; /* space-separated */
   RtKernelFn *fn;
 } RtKernelInfo;
 

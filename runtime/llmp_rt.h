@@ -33,15 +33,15 @@ typedef struct RtCalib RtCalib;
 
 typedef struct RtGpu {
   const char *name;
-  double memory;                /* bytes of HBM */
-  double memory_bandwidth;      /* bytes/s, datasheet */
-  double peak[RT_NDTYPES];      /* dense FLOP/s per dtype; 0 where the GPU has none */
-  int sms;                      /* streaming multiprocessors (compute units on AMD) */
-  double l2_cache;              /* bytes; 0 if unknown */
-  const RtCalib *calib;         /* operator tables, or NULL: datasheet model only */
-  double sustained_compute;     /* fraction of the tensor-core rate held through training,
+  double memory;            /* bytes of HBM */
+  double memory_bandwidth;  /* bytes/s, datasheet */
+  double peak[RT_NDTYPES];  /* dense FLOP/s per dtype; 0 where the GPU has none */
+  int sms;                  /* streaming multiprocessors (compute units on AMD) */
+  double l2_cache;          /* bytes; 0 if unknown */
+  const RtCalib *calib;     /* operator tables, or NULL: datasheet model only */
+  double sustained_compute; /* fraction of the tensor-core rate held through training,
                                    (0, 1]; 0 means 1 (hw/gpus.llmp `sustained_compute`) */
-  double sustained_fp8;         /* the same for fp8 work; 0 means sustained_compute
+  double sustained_fp8;     /* the same for fp8 work; 0 means sustained_compute
                                    (hw/gpus.llmp `sustained_compute_fp8`) */
 } RtGpu;
 
@@ -49,12 +49,12 @@ enum { RT_MAX_TIERS = 4 };
 
 typedef struct RtTier {
   const char *name;
-  int span_nodes;               /* 0: inside a node; -1: the whole system; N: N nodes per switch */
-  double bandwidth;             /* bytes/s per link and direction */
-  double latency;               /* seconds per message step */
-  int links_per_node;           /* links of this tier out of a node (NICs); 0: one per GPU */
-  double efficiency;            /* achievable fraction of bandwidth, (0, 1]; 0 means 1 */
-  int switch_reduction;         /* in-switch all-reduce (NVLink SHARP): 0 by the rule of
+  int span_nodes;       /* 0: inside a node; -1: the whole system; N: N nodes per switch */
+  double bandwidth;     /* bytes/s per link and direction */
+  double latency;       /* seconds per message step */
+  int links_per_node;   /* links of this tier out of a node (NICs); 0: one per GPU */
+  double efficiency;    /* achievable fraction of bandwidth, (0, 1]; 0 means 1 */
+  int switch_reduction; /* in-switch all-reduce (NVLink SHARP): 0 by the rule of
                                  * collectives.c, 1 where the tier is a switch, -1 never */
 } RtTier;
 
@@ -62,19 +62,19 @@ typedef struct RtCluster {
   const char *name;
   const RtGpu *gpu;
   int gpus_per_node, nodes;
-  RtTier tiers[RT_MAX_TIERS];   /* innermost first */
+  RtTier tiers[RT_MAX_TIERS]; /* innermost first */
   int ntiers;
-  const RtCalib *calib;         /* collective tables, or NULL */
+  const RtCalib *calib; /* collective tables, or NULL */
 } RtCluster;
 
 enum {
-  RT_CALIBRATED = 1,            /* a calibration table corrected this answer */
-  RT_EXTRAPOLATED = 2,          /* calibrated, but the shape lies outside the sampled range */
-  RT_BAD_ARGS = 4,              /* an argument was out of range: times are NaN */
+  RT_CALIBRATED = 1,   /* a calibration table corrected this answer */
+  RT_EXTRAPOLATED = 2, /* calibrated, but the shape lies outside the sampled range */
+  RT_BAD_ARGS = 4,     /* an argument was out of range: times are NaN */
 };
 
 typedef struct RtCost {
-  double fwd, bwd;              /* seconds: forward, backward (0 where there is none) */
+  double fwd, bwd; /* seconds: forward, backward (0 where there is none) */
   unsigned flags;
 } RtCost;
 
@@ -92,15 +92,14 @@ RtCost rt_softmax(const RtGpu *g, RtDtype dt, double rows, double cols, int caus
 /* Added with the runtime: masked_fill of a rows x cols score matrix (unfused attention's
  * causal mask: reads the scores and a byte mask, writes the scores). */
 RtCost rt_masked_fill(const RtGpu *g, RtDtype dt, double rows, double cols);
-RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double head_dim,
-                    int causal);
+RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double head_dim, int causal);
 /* FlashAttention-2: b sequences of l tokens, heads query heads, kv_heads key/value heads. */
-RtCost rt_flash_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads,
-                          double kv_heads, double head_dim, int causal);
+RtCost rt_flash_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double kv_heads,
+                          double head_dim, int causal);
 RtCost rt_layernorm(const RtGpu *g, RtDtype dt, double tokens, double hidden);
 RtCost rt_rmsnorm(const RtGpu *g, RtDtype dt, double tokens, double hidden);
 RtCost rt_gelu(const RtGpu *g, RtDtype dt, double elements);
-RtCost rt_swiglu(const RtGpu *g, RtDtype dt, double elements);   /* elements of the output */
+RtCost rt_swiglu(const RtGpu *g, RtDtype dt, double elements); /* elements of the output */
 RtCost rt_add(const RtGpu *g, RtDtype dt, double elements);
 RtCost rt_rope(const RtGpu *g, RtDtype dt, double tokens, double heads, double head_dim);
 /* Vocabulary-parallel embedding lookup: tokens rows gathered from a [rows, hidden] table. */
@@ -130,40 +129,40 @@ RtCost rt_p2p(const RtCluster *c, double bytes, int nodes, int gpus_per_node);
  * equal stages and free sends; tests check the simulation against them there. */
 typedef enum { RT_GPIPE, RT_1F1B, RT_INTERLEAVED, RT_ZERO_BUBBLE, RT_NSCHEDULES } RtSchedule;
 
-enum { RT_MAX_CHUNKS = 1024 };  /* stages * chunks */
+enum { RT_MAX_CHUNKS = 1024 }; /* stages * chunks */
 
 typedef struct RtPipeline {
   RtSchedule schedule;
-  int stages;                   /* pp: devices in the pipeline */
-  int chunks;                   /* model chunks per device (virtual stages); 1 unless interleaved */
-  int micro_batches;            /* per iteration, through this pipeline */
+  int stages;        /* pp: devices in the pipeline */
+  int chunks;        /* model chunks per device (virtual stages); 1 unless interleaved */
+  int micro_batches; /* per iteration, through this pipeline */
   /* Per model chunk c = 0 .. stages*chunks-1 in model order (chunk c runs on device
    * c % stages), seconds for one micro-batch: */
-  const double *fwd;            /* forward, with its tensor-parallel communication */
-  const double *bwd;            /* backward for the input gradient (B), with its TP communication */
-  const double *wgrad;          /* backward for the weight gradient (W); NULL: 0.  Every schedule
+  const double *fwd;       /* forward, with its tensor-parallel communication */
+  const double *bwd;       /* backward for the input gradient (B), with its TP communication */
+  const double *wgrad;     /* backward for the weight gradient (W); NULL: 0.  Every schedule
                                    but zero-bubble runs it right after B, as one backward */
-  const double *recompute;      /* forward recomputed before the backward; NULL: 0 */
-  double p2p;                   /* one send of activations (or their gradient) between chunks
+  const double *recompute; /* forward recomputed before the backward; NULL: 0 */
+  double p2p;              /* one send of activations (or their gradient) between chunks
                                    on different devices; the receiver waits for it, the sender
                                    does not */
 } RtPipeline;
 
 typedef struct RtPipeEvent {
-  int device, chunk, micro;     /* chunk: model chunk index (0 .. stages*chunks-1) */
-  char kind;                    /* 'F' forward, 'R' recompute, 'B' backward (input grad, or the
+  int device, chunk, micro; /* chunk: model chunk index (0 .. stages*chunks-1) */
+  char kind;                /* 'F' forward, 'R' recompute, 'B' backward (input grad, or the
                                    whole backward), 'W' weight grad (zero-bubble) */
-  double start, end;            /* seconds from the iteration's start */
+  double start, end;        /* seconds from the iteration's start */
 } RtPipeEvent;
 
 typedef struct RtPipeResult {
-  double makespan;              /* first forward's start to the last backward's end, seconds */
-  double busy;                  /* compute time of the busiest device */
-  int busiest;                  /* that device */
-  int in_flight;                /* most micro-batch chunks any device holds activations for
+  double makespan;      /* first forward's start to the last backward's end, seconds */
+  double busy;          /* compute time of the busiest device */
+  int busiest;          /* that device */
+  int in_flight;        /* most micro-batch chunks any device holds activations for
                                    (forward done, backward not yet), the memory model's factor */
-  int in_flight_device;         /* the device that holds them */
-  unsigned flags;               /* RT_BAD_ARGS: makespan NaN */
+  int in_flight_device; /* the device that holds them */
+  unsigned flags;       /* RT_BAD_ARGS: makespan NaN */
 } RtPipeResult;
 
 /* Simulates the schedule.  events may be NULL; otherwise up to maxevents events are written
@@ -179,8 +178,7 @@ typedef struct RtPipeResult {
 RtPipeResult rt_pipeline(const RtPipeline *p, RtPipeEvent *events, int maxevents, int *nevents);
 /* The full op-by-op simulation rt_pipeline runs when it writes events, with the same
  * arguments and results: for tests of the fast path, and as its specification. */
-RtPipeResult rt_pipeline_reference(const RtPipeline *p, RtPipeEvent *events, int maxevents,
-                                   int *nevents);
+RtPipeResult rt_pipeline_reference(const RtPipeline *p, RtPipeEvent *events, int maxevents, int *nevents);
 
 /* A lower bound on rt_pipeline(p)'s makespan, in time independent of micro_batches and
  * without simulating: for each device d, its first forward waits for micro-batch 0 to cross
@@ -206,7 +204,7 @@ int rt_calib_ntables(const RtCalib *c);
 const char *rt_calib_table_name(const RtCalib *c, int i);
 
 const char *rt_dtype_name(RtDtype dt);
-int rt_dtype_lookup(const char *name);   /* -1 if unknown */
+int rt_dtype_lookup(const char *name); /* -1 if unknown */
 double rt_dtype_bytes(RtDtype dt);
 /* The fraction of the modelled tensor-core rate g holds through training for work in dt:
  * sustained_fp8 for fp8 where set, else sustained_compute; 1 where unset. */

@@ -17,10 +17,10 @@
 #include "ops.h"
 
 static const int op_nargs[RT_NOPS] = {
-    [RT_OP_LINEAR] = 4, [RT_OP_BMM] = 4, [RT_OP_SOFTMAX] = 2, [RT_OP_MASKED_SOFTMAX] = 2,
-    [RT_OP_MASKED_FILL] = 2, [RT_OP_FLASH] = 5, [RT_OP_FLASH_FULL] = 5, [RT_OP_LAYERNORM] = 2,
-    [RT_OP_RMSNORM] = 2, [RT_OP_GELU] = 1, [RT_OP_SWIGLU] = 1, [RT_OP_ADD] = 1, [RT_OP_ROPE] = 3,
-    [RT_OP_EMBEDDING] = 3, [RT_OP_CROSS_ENTROPY] = 2, [RT_OP_ADAM] = 2,
+    [RT_OP_LINEAR] = 4,      [RT_OP_BMM] = 4,       [RT_OP_SOFTMAX] = 2,       [RT_OP_MASKED_SOFTMAX] = 2,
+    [RT_OP_MASKED_FILL] = 2, [RT_OP_FLASH] = 5,     [RT_OP_FLASH_FULL] = 5,    [RT_OP_LAYERNORM] = 2,
+    [RT_OP_RMSNORM] = 2,     [RT_OP_GELU] = 1,      [RT_OP_SWIGLU] = 1,        [RT_OP_ADD] = 1,
+    [RT_OP_ROPE] = 3,        [RT_OP_EMBEDDING] = 3, [RT_OP_CROSS_ENTROPY] = 2, [RT_OP_ADAM] = 2,
 };
 
 int rt_op_nargs(RtOp op) { return (unsigned)op < RT_NOPS ? op_nargs[op] : 0; }
@@ -32,7 +32,7 @@ static int op_args_ok(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
   double peak = rt_peak(g, dt);
   if (!(peak > 0 && peak < INFINITY)) return 0;
   int n = op_nargs[op];
-  if (op == RT_OP_LINEAR) n = 3;   /* a[3] is the bias flag, checked by rt_linear */
+  if (op == RT_OP_LINEAR) n = 3; /* a[3] is the bias flag, checked by rt_linear */
   for (int i = 0; i < n; i++)
     if (!(a[i] >= 1 && a[i] < INFINITY)) return 0;
   return 1;
@@ -48,7 +48,7 @@ static double stream(const RtGpu *g, double bytes, int kernels) {
 static inline double pow2_ceil(double l) {
   if (!(l >= 0x1p-1022 && l < 0x1p1023)) {
     int e;
-    return frexp(l, &e) == 0.5 ? l : ldexp(1, e);   /* l = m 2^e, 1/2 <= m < 1 */
+    return frexp(l, &e) == 0.5 ? l : ldexp(1, e); /* l = m 2^e, 1/2 <= m < 1 */
   }
   uint64_t u;
   memcpy(&u, &l, sizeof u);
@@ -84,18 +84,18 @@ static RtCost flash(const RtGpu *g, RtDtype dt, const double *a, int causal) {
    * one up.  Past 128 the query block halves (shared memory). */
   d = d <= 256 ? rt_ceil_pos(d * (1.0 / 32)) * 32 : d;
   double bm = d > 128 ? 64 : 128;
-  double blocks = b * h * rt_ceil_pos(l * (1 / bm));   /* exact: bm is a power of two */
+  double blocks = b * h * rt_ceil_pos(l * (1 / bm)); /* exact: bm is a power of two */
   double waves = rt_ceil_pos(blocks / g->sms);
-  double frac = causal ? 0.5 + bm / 2 / l : 1.0;       /* the diagonal blocks are full */
+  double frac = causal ? 0.5 + bm / 2 / l : 1.0; /* the diagonal blocks are full */
   if (frac > 1) frac = 1;
-  double block_flop = 4.0 * bm * l * d * frac;     /* per query block: QK^T and PV */
+  double block_flop = 4.0 * bm * l * d * frac; /* per query block: QK^T and PV */
   double per_sm = peak * rt_sustained(g, dt) / g->sms;
   double fwd = waves * block_flop / (per_sm * 0.70);
   double bwd = waves * 2.5 * block_flop / (per_sm * 0.55);
-  double io = b * l * d * (2 * h + 2 * kvh) * eb;   /* q, o and k, v */
+  double io = b * l * d * (2 * h + 2 * kvh) * eb; /* q, o and k, v */
   double mf = rt_mem_time(g, io), mb = rt_mem_time(g, 2.5 * io);
   fwd = (fwd > mf ? fwd : mf) + RT_KERNEL_OVERHEAD;
-  bwd = (bwd > mb ? bwd : mb) + 2 * RT_KERNEL_OVERHEAD;  /* + dq conversion */
+  bwd = (bwd > mb ? bwd : mb) + 2 * RT_KERNEL_OVERHEAD; /* + dq conversion */
   return (RtCost){fwd, bwd, 0};
 }
 
@@ -118,49 +118,49 @@ static RtCost gemm3(const RtGpu *g, RtDtype dt, double batch, double m, double k
 static RtCost streamed(const RtGpu *g, RtOp op, double eb, const double *a, double *x) {
   RtCost c = {0, 0, 0};
   switch (op) {
-  case RT_OP_SOFTMAX:          /* read, write; bwd reads y and dy, writes dx */
+  case RT_OP_SOFTMAX: /* read, write; bwd reads y and dy, writes dx */
     x[0] = a[0], x[1] = a[1];
     c.fwd = stream(g, 2 * a[0] * a[1] * eb, 1);
     c.bwd = stream(g, 3 * a[0] * a[1] * eb, 1);
     break;
-  case RT_OP_MASKED_SOFTMAX: {  /* fused scale + causal mask: reads the lower triangle only */
+  case RT_OP_MASKED_SOFTMAX: { /* fused scale + causal mask: reads the lower triangle only */
     x[0] = a[0], x[1] = a[1];
     double row = masked_softmax_row(a[1]);
     c.fwd = stream(g, 1.5 * a[0] * row * eb, 1);
     c.bwd = stream(g, 2.5 * a[0] * row * eb, 1);
     break;
   }
-  case RT_OP_MASKED_FILL:      /* read scores and a byte mask, write; bwd the same on dy */
+  case RT_OP_MASKED_FILL: /* read scores and a byte mask, write; bwd the same on dy */
     x[0] = a[0], x[1] = a[1];
     c.fwd = stream(g, a[0] * a[1] * (2 * eb + 1), 1);
     c.bwd = stream(g, a[0] * a[1] * (2 * eb + 1), 1);
     break;
-  case RT_OP_LAYERNORM:        /* fwd read x, write y; bwd read x, dy, write dx + dgamma, dbeta */
+  case RT_OP_LAYERNORM: /* fwd read x, write y; bwd read x, dy, write dx + dgamma, dbeta */
   case RT_OP_RMSNORM:
     x[0] = a[0], x[1] = a[1];
     c.fwd = stream(g, 2 * a[0] * a[1] * eb, 1);
     c.bwd = stream(g, 3 * a[0] * a[1] * eb, 2);
     break;
-  case RT_OP_GELU:             /* elementwise: fwd 1 in 1 out; bwd x, dy in, dx out */
+  case RT_OP_GELU: /* elementwise: fwd 1 in 1 out; bwd x, dy in, dx out */
     x[0] = a[0];
     c.fwd = stream(g, 2 * a[0] * eb, 1);
     c.bwd = stream(g, 3 * a[0] * eb, 1);
     break;
-  case RT_OP_SWIGLU:           /* elements of the output: 2 in 1 out; bwd 3 in 2 out */
+  case RT_OP_SWIGLU: /* elements of the output: 2 in 1 out; bwd 3 in 2 out */
     x[0] = a[0];
     c.fwd = stream(g, 3 * a[0] * eb, 1);
     c.bwd = stream(g, 5 * a[0] * eb, 1);
     break;
-  case RT_OP_ADD:   /* bwd: the residual fork's gradient accumulation, the same add */
+  case RT_OP_ADD: /* bwd: the residual fork's gradient accumulation, the same add */
     x[0] = a[0];
     c.fwd = c.bwd = stream(g, 3 * a[0] * eb, 1);
     break;
-  case RT_OP_ROPE:             /* read x and the cos/sin table, write */
+  case RT_OP_ROPE: /* read x and the cos/sin table, write */
     x[0] = a[0], x[1] = a[1], x[2] = a[2];
     c.fwd = stream(g, a[0] * a[1] * a[2] * 2 * eb + a[0] * a[2] * 4, 1);
     c.bwd = c.fwd;
     break;
-  case RT_OP_EMBEDDING:        /* fwd: gather + vocab-range masking; bwd: zero the fp32 table
+  case RT_OP_EMBEDDING: /* fwd: gather + vocab-range masking; bwd: zero the fp32 table
                                 * gradient, scatter-add the token rows.  The table reads tokens
                                 * per table row (ops.def): which of the token rows and the
                                 * table dominates turns on that ratio, a diagonal in (tokens,
@@ -169,20 +169,19 @@ static RtCost streamed(const RtGpu *g, RtOp op, double eb, const double *a, doub
     c.fwd = stream(g, 2 * a[0] * a[2] * eb + a[0] * 24, 3);
     c.bwd = stream(g, a[1] * a[2] * 4 + a[0] * a[2] * (eb + 8), 2);
     break;
-  case RT_OP_CROSS_ENTROPY:    /* Megatron: fp32 logits, max, exp, sum, target gather passes;
+  case RT_OP_CROSS_ENTROPY: /* Megatron: fp32 logits, max, exp, sum, target gather passes;
                                 * bwd: softmax - onehot, one read and one write */
     x[0] = a[0], x[1] = a[1];
     c.fwd = stream(g, a[0] * a[1] * (eb + 4 * 7), 6);
     c.bwd = stream(g, a[0] * a[1] * (4 + 4 + eb), 2);
     break;
-  case RT_OP_ADAM:   /* fp32 master, m, v read and written, gradient read, model copy written;
+  case RT_OP_ADAM: /* fp32 master, m, v read and written, gradient read, model copy written;
                       * and the step's fixed cost per parameter tensor (ops.h) */
     x[0] = a[0], x[1] = a[1];
     c.fwd = stream(g, a[0] * (3 * 4 * 2 + 2 * eb), 1) + a[1] * RT_ADAM_TENSOR_OVERHEAD;
     c.bwd = 0;
     break;
-  default:
-    c.fwd = c.bwd = NAN;
+  default: c.fwd = c.bwd = NAN;
   }
   return c;
 }
@@ -191,7 +190,7 @@ RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doubl
   double eb = rt_dtype_bytes(dt);
   RtCost c = {0, 0, 0};
   switch (op) {
-  case RT_OP_LINEAR:   /* fwd: X W (+ bias in the epilogue); bwd: dX = dY W^T, dW = X^T dY, db */
+  case RT_OP_LINEAR: /* fwd: X W (+ bias in the epilogue); bwd: dX = dY W^T, dW = X^T dY, db */
     x[0] = a[0], x[1] = a[1], x[2] = a[2];
     c = gemm3(g, dt, 1, a[0], a[1], a[2]);
     c.bwd += rt_select(a[3] != 0, stream(g, a[0] * a[2] * eb, 1), 0);
@@ -205,8 +204,7 @@ RtCost rt_op_physics(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doubl
     x[0] = a[0] * a[2], x[1] = a[1], x[2] = a[4];
     c = flash(g, dt, a, op == RT_OP_FLASH);
     break;
-  default:
-    c = streamed(g, op, eb, a, x);
+  default: c = streamed(g, op, eb, a, x);
   }
   return c;
 }
@@ -239,7 +237,7 @@ RtCost rt_op_min_time(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doub
   if (dt == RT_FP32 && g->peak[RT_TF32] > peak) peak = g->peak[RT_TF32];
   op_min_flops(op, a, f);
   if (flops) flops[0] = f[0], flops[1] = f[1];
-  if (!(peak > 0)) return (RtCost){0, 0, 0};   /* no figure, no bound */
+  if (!(peak > 0)) return (RtCost){0, 0, 0}; /* no figure, no bound */
   return (RtCost){f[0] / peak, f[1] / peak, 0};
 }
 
@@ -266,8 +264,7 @@ RtCost rt_bmm(const RtGpu *g, RtDtype dt, double batch, double m, double k, doub
 
 RtCost rt_softmax(const RtGpu *g, RtDtype dt, double rows, double cols, int causal) {
   if (causal != 0 && causal != 1) return bad;
-  return rt_op_eval(g, causal ? RT_OP_MASKED_SOFTMAX : RT_OP_SOFTMAX, dt,
-                    (const double[]){rows, cols});
+  return rt_op_eval(g, causal ? RT_OP_MASKED_SOFTMAX : RT_OP_SOFTMAX, dt, (const double[]){rows, cols});
 }
 
 RtCost rt_masked_fill(const RtGpu *g, RtDtype dt, double rows, double cols) {
@@ -281,8 +278,7 @@ RtCost rt_masked_fill(const RtGpu *g, RtDtype dt, double rows, double cols) {
  * two bmm layers' six products are three distinct GEMMs, A = (l,d)x(d,l), B = (l,l)x(l,d),
  * C = (d,l)x(l,l) (scores: fwd A, bwd B + C; values: fwd B, bwd A + B), and the tables'
  * coordinates share their logs. */
-RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double head_dim,
-                    int causal) {
+RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double head_dim, int causal) {
   double bh = b * heads, d = head_dim;
   if ((causal != 0 && causal != 1) || !(b >= 1) || !(heads >= 1)) return bad;
   RtOp sm = causal ? RT_OP_MASKED_SOFTMAX : RT_OP_SOFTMAX;
@@ -311,11 +307,10 @@ RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads
   return (RtCost){s.fwd + p.fwd + v.fwd, s.bwd + p.bwd + v.bwd, f};
 }
 
-RtCost rt_flash_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads,
-                          double kv_heads, double head_dim, int causal) {
+RtCost rt_flash_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double kv_heads,
+                          double head_dim, int causal) {
   if ((causal != 0 && causal != 1) || !(kv_heads <= heads)) return bad;
-  return rt_op_eval(g, causal ? RT_OP_FLASH : RT_OP_FLASH_FULL, dt,
-                    (const double[]){b, l, heads, kv_heads, head_dim});
+  return rt_op_eval(g, causal ? RT_OP_FLASH : RT_OP_FLASH_FULL, dt, (const double[]){b, l, heads, kv_heads, head_dim});
 }
 
 RtCost rt_layernorm(const RtGpu *g, RtDtype dt, double tokens, double hidden) {

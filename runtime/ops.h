@@ -42,18 +42,17 @@ double rt_gemm_time(const RtGpu *g, RtDtype dt, double batch, double m, double k
  * rt_gemm_time(g, dt, batch, m, k, n) when q comes from (g, dt) and dm, dn from m, n. */
 enum { RT_GEMM_TILES = 5 };
 typedef struct RtGemm {
-  double sms, eb, inv_bw, in_flight;   /* rt_mem_time()'s figures, its division by the
+  double sms, eb, inv_bw, in_flight; /* rt_mem_time()'s figures, its division by the
                                         * bandwidth a product with inv_bw */
-  double depth_s[RT_GEMM_TILES];   /* seconds of one SM per tile and unit of K depth, for the
+  double depth_s[RT_GEMM_TILES];     /* seconds of one SM per tile and unit of K depth, for the
                                     * tiles 256x128, 128x256, 128x128, 128x64, 64x64 (gemm.c) */
 } RtGemm;
 typedef struct RtGemmDim {
-  double c[3];   /* ceil(v / 64), ceil(v / 128), ceil(v / 256) */
+  double c[3]; /* ceil(v / 64), ceil(v / 128), ceil(v / 256) */
 } RtGemmDim;
 void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q);
 void rt_gemm_dim(double v, RtGemmDim *d);
-double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, double k, double n,
-                 const RtGemmDim *dn);
+double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, double k, double n, const RtGemmDim *dn);
 
 #endif
 
@@ -63,7 +62,7 @@ double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, d
  * with size: a kernel needs about 32 KiB in flight per SM to cover HBM latency (Little's law),
  * so below a few MB the fixed latency dominates.  Streaming kernels reach about 88 % of the
  * datasheet figure. */
-#define RT_MEM_IN_FLIGHT_PER_SM 32768.0   /* bytes */
+#define RT_MEM_IN_FLIGHT_PER_SM 32768.0 /* bytes */
 #define RT_MEM_EFFICIENCY 0.88
 static inline double rt_mem_time(const RtGpu *g, double bytes) {
   return (bytes + RT_MEM_IN_FLIGHT_PER_SM * g->sms) / (RT_MEM_EFFICIENCY * g->memory_bandwidth);
@@ -89,6 +88,6 @@ double rt_peak(const RtGpu *g, RtDtype dt);
 static inline double rt_ceil_pos(double x) {
   if (!(x > 0 && x < 0x1p52)) return ceil(x);
   long long i = (long long)x;
-  return (double)(i + ((double)i < x));   /* no branch on the fraction: shapes are random */
+  return (double)(i + ((double)i < x)); /* no branch on the fraction: shapes are random */
 }
 #endif

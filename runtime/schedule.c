@@ -46,16 +46,15 @@ static int rt_args_ok(const RtPipeline *p, int maxevents, const RtPipeEvent *eve
   int nc = p->stages * p->chunks;
   /* At most 4 events (F, R, B, W) per (chunk, micro-batch); their count must fit an int. */
   if ((long long)p->micro_batches * nc > INT_MAX / 4) return 0;
-  return rt_times_ok(p->fwd, nc, 1) && rt_times_ok(p->bwd, nc, 1) &&
-         rt_times_ok(p->wgrad, nc, 0) && rt_times_ok(p->recompute, nc, 0);
+  return rt_times_ok(p->fwd, nc, 1) && rt_times_ok(p->bwd, nc, 1) && rt_times_ok(p->wgrad, nc, 0) &&
+         rt_times_ok(p->recompute, nc, 0);
 }
 
 /* Forwards a device runs before its first backward (the steady state keeps that many ahead). */
 static int rt_warmup(const RtPipeline *p, int d, int n) {
   if (p->schedule == RT_GPIPE) return n;
   /* chunks > 1 only for INTERLEAVED; with one chunk it is 1F1B, and so is ZB-H1's F/B order */
-  int w = p->chunks > 1 ? 2 * (p->stages - d - 1) + (p->chunks - 1) * p->stages
-                        : p->stages - d - 1;
+  int w = p->chunks > 1 ? 2 * (p->stages - d - 1) + (p->chunks - 1) * p->stages : p->stages - d - 1;
   return w < n ? w : n;
 }
 
@@ -85,8 +84,7 @@ static long long rt_nevents(const RtPipeline *p, int d0, int d1) {
   long long nev = 0;
   for (int d = d0; d < d1; d++)
     for (int c = d; c < nc; c += p->stages)
-      nev += (long long)p->micro_batches * (2 + (rt_at(p->recompute, c) > 0) +
-                                            (zb && rt_at(p->wgrad, c) > 0));
+      nev += (long long)p->micro_batches * (2 + (rt_at(p->recompute, c) > 0) + (zb && rt_at(p->wgrad, c) > 0));
   return nev;
 }
 
@@ -99,31 +97,31 @@ static RtPipeResult rt_pipe_bad(int *nevents) {
 
 /* One device's progress through its order. */
 typedef struct RtDev {
-  int nf, nb, nw;               /* forwards, backwards, weight gradients issued */
-  int warmup;                   /* forwards ahead of the backwards in the steady state */
-  int lag;                      /* zero-bubble: weight gradients it may owe */
-  int held, held_max;           /* (chunk, micro-batch) pairs between their F and their B */
-  int queued;                   /* on the wake-up stack */
-  long long ev;                 /* index of its next event */
-  double free;                  /* when its last op ends */
+  int nf, nb, nw;     /* forwards, backwards, weight gradients issued */
+  int warmup;         /* forwards ahead of the backwards in the steady state */
+  int lag;            /* zero-bubble: weight gradients it may owe */
+  int held, held_max; /* (chunk, micro-batch) pairs between their F and their B */
+  int queued;         /* on the wake-up stack */
+  long long ev;       /* index of its next event */
+  double free;        /* when its last op ends */
 } RtDev;
 
 typedef struct RtSim {
   const RtPipeline *p;
-  int np, nv, nc, nm;           /* stages, chunks per device, model chunks, micro-batches */
-  int n;                        /* forwards (and backwards) per device: nm x nv */
-  int zb;                       /* W is its own op */
-  double *ready;                /* [chunk * nm + micro]: input arrival, -1 if not yet */
+  int np, nv, nc, nm; /* stages, chunks per device, model chunks, micro-batches */
+  int n;              /* forwards (and backwards) per device: nm x nv */
+  int zb;             /* W is its own op */
+  double *ready;      /* [chunk * nm + micro]: input arrival, -1 if not yet */
   RtDev *dev;
-  int *stack, nstack;           /* devices to look at */
+  int *stack, nstack; /* devices to look at */
   RtPipeEvent *events;
   long long maxevents;
-  long long ops;                /* ops run */
+  long long ops; /* ops run */
 } RtSim;
 
 /* The model chunk and micro-batch of device d's k-th forward (or backward). */
 static void rt_pick(const RtSim *s, int d, int k, int backward, int *chunk, int *micro) {
-  if (s->nv == 1) {             /* the general form below, without its divisions */
+  if (s->nv == 1) { /* the general form below, without its divisions */
     *chunk = d, *micro = k;
     return;
   }
@@ -152,14 +150,11 @@ static void rt_wake(RtSim *s, int d) {
 /* Records one op of device d as an event (ops of zero time for R and W are not events). */
 static void rt_emit(RtSim *s, int d, int chunk, int micro, char kind, double start, double end) {
   long long i = s->dev[d].ev++;
-  if (s->events && i < s->maxevents)
-    s->events[i] = (RtPipeEvent){d, chunk, micro, kind, start, end};
+  if (s->events && i < s->maxevents) s->events[i] = (RtPipeEvent){d, chunk, micro, kind, start, end};
 }
 
 /* The hop from chunk a to chunk b: a p2p send if they sit on different devices. */
-static double rt_hop(const RtSim *s, int a, int b) {
-  return a % s->np != b % s->np ? s->p->p2p : 0.0;
-}
+static double rt_hop(const RtSim *s, int a, int b) { return a % s->np != b % s->np ? s->p->p2p : 0.0; }
 
 /* Runs device d's next op if its input is there; returns 1 if it ran one. */
 static int rt_step(RtSim *s, int d) {
@@ -188,7 +183,7 @@ static int rt_step(RtSim *s, int d) {
       s->ready[(size_t)(c + 1) * s->nm + i] = end + rt_hop(s, c, c + 1);
       rt_wake(s, (c + 1) % s->np);
     } else {
-      *slot = end;              /* the last chunk's B starts from its own F */
+      *slot = end; /* the last chunk's B starts from its own F */
     }
     v->free = end;
     v->nf++;
@@ -210,12 +205,13 @@ static int rt_step(RtSim *s, int d) {
   return 1;
 }
 
-RtPipeResult rt_pipeline_reference(const RtPipeline *p, RtPipeEvent *events, int maxevents,
-                                   int *nevents) {
+RtPipeResult rt_pipeline_reference(const RtPipeline *p, RtPipeEvent *events, int maxevents, int *nevents) {
   if (!rt_args_ok(p, maxevents, events)) return rt_pipe_bad(nevents);
+  /* clang-format off */
   RtSim s = {.p = p, .np = p->stages, .nv = p->chunks, .nc = p->stages * p->chunks,
              .nm = p->micro_batches, .zb = p->schedule == RT_ZERO_BUBBLE,
              .events = events, .maxevents = events ? maxevents : 0};
+  /* clang-format on */
   s.n = s.nm * s.nv;
   size_t pairs = (size_t)s.nc * s.nm;
   s.ready = malloc(pairs * sizeof *s.ready);
@@ -253,7 +249,7 @@ RtPipeResult rt_pipeline_reference(const RtPipeline *p, RtPipeEvent *events, int
   rt_busy(p, &r);
   long long total = (long long)s.np * s.n * (s.zb ? 3 : 2);
   free(s.ready), free(s.dev), free(s.stack);
-  if (s.ops != total) return rt_pipe_bad(nevents);     /* the order deadlocked */
+  if (s.ops != total) return rt_pipe_bad(nevents); /* the order deadlocked */
   if (nevents) *nevents = (int)nev;
   return r;
 }
@@ -280,8 +276,8 @@ static double rt_gpipe_makespan(const RtPipeline *p) {
     fsum += f, tsum += t;
     if (f > fmax) fmax = f;
     if (t > tmax) tmax = t;
-    double e = fsum + d * s + m1 * fmax;              /* device d's last forward ends */
-    double end = e + tsum + d * s + m1 * tmax;        /* device 0's last backward via d */
+    double e = fsum + d * s + m1 * fmax;       /* device d's last forward ends */
+    double end = e + tsum + d * s + m1 * tmax; /* device 0's last backward via d */
     if (end > best) best = end;
   }
   return best;
@@ -290,39 +286,41 @@ static double rt_gpipe_makespan(const RtPipeline *p) {
 /* --- the fast path: the engines ------------------------------------------------------- */
 
 enum {
-  RT_KEEP_BYTES = 4 << 20,      /* larger work arrays are freed after the call */
-  FS_MIN_PERIODS = 3,           /* fewer steady periods: no fast-forward (it would not pay) */
-  FS_REPLAY_N = 32,             /* one stage, n up to this: its ops run (the reference's sums) */
-  FS_ORDER_SETS = 64,           /* op orders kept per thread: FS_ORDER_SETS x FS_ORDER_WAYS, */
-  FS_ORDER_WAYS = 4,            /*   a structure's set chosen by its hash */
+  RT_KEEP_BYTES = 4 << 20, /* larger work arrays are freed after the call */
+  FS_MIN_PERIODS = 3,      /* fewer steady periods: no fast-forward (it would not pay) */
+  FS_REPLAY_N = 32,        /* one stage, n up to this: its ops run (the reference's sums) */
+  FS_ORDER_SETS = 64,      /* op orders kept per thread: FS_ORDER_SETS x FS_ORDER_WAYS, */
+  FS_ORDER_WAYS = 4,       /*   a structure's set chosen by its hash */
   FS_ORDERS = FS_ORDER_SETS * FS_ORDER_WAYS,
-  FS_ORDER_MAX = 1 << 20,       /* ops of the longest order kept */
-  FS_ORDER_BYTES = 16 << 20,    /* the most the kept orders hold together, per thread */
+  FS_ORDER_MAX = 1 << 20,    /* ops of the longest order kept */
+  FS_ORDER_BYTES = 16 << 20, /* the most the kept orders hold together, per thread */
 };
 
-#define FS_TICK_MAX ((int64_t)1 << 62)   /* larger times saturate and flag an overflow */
-#define FS_ROOM (FS_TICK_MAX / 4)        /* the most a rebased time at a cut may be, in size */
+#define FS_TICK_MAX ((int64_t)1 << 62) /* larger times saturate and flag an overflow */
+#define FS_ROOM (FS_TICK_MAX / 4)      /* the most a rebased time at a cut may be, in size */
 
 /* Where a device's next F (or B) is in its order: the k-th is micro-batch base + j of local
  * chunk `local` (reversed for B), with j = k % P, local = (k / P) % v, base = (k / (P v)) P,
  * and P = p when v > 1, else 1 (the device's one chunk, micro-batch k). */
-typedef struct FsPos { int j, local, base; } FsPos;
+typedef struct FsPos {
+  int j, local, base;
+} FsPos;
 
 typedef struct FsDev {
-  int nf, nb, nw;               /* F, B, W issued */
-  int warmup;                   /* w_d */
-  int limit;                    /* it stops before its backward number `limit` */
-  int wait_for;                 /* blocked until *wait_on > wait_for (wait_on NULL: not blocked
+  int nf, nb, nw; /* F, B, W issued */
+  int warmup;     /* w_d */
+  int limit;      /* it stops before its backward number `limit` */
+  int wait_for;   /* blocked until *wait_on > wait_for (wait_on NULL: not blocked
                                    on an input: running, on the stack, or at its limit) */
   const int *wait_on;
-  int nf0, nb0;                 /* nf, nb at the cut the period started from */
-  FsPos pf, pb;                 /* its next F and next B */
-  const int64_t *fin, *bin;     /* one chunk per device: where its F and B inputs end (fin NULL:
+  int nf0, nb0;             /* nf, nb at the cut the period started from */
+  FsPos pf, pb;             /* its next F and next B */
+  const int64_t *fin, *bin; /* one chunk per device: where its F and B inputs end (fin NULL:
                                    chunk 0, its input there at 0) */
-  int64_t *fout, *bout;         /* and where its own F and B end */
-  int64_t bhop;                 /* the send before its B (none from its own F) */
-  int64_t free;                 /* when its last op ends: ticks from FsSim.base */
-  double xfree;                 /* the same in seconds, exact mode */
+  int64_t *fout, *bout;     /* and where its own F and B end */
+  int64_t bhop;             /* the send before its B (none from its own F) */
+  int64_t free;             /* when its last op ends: ticks from FsSim.base */
+  double xfree;             /* the same in seconds, exact mode */
 } FsDev;
 
 /* The engine.  Fast-forwarding, times are integer ticks of FsSim.tick seconds (sums exact,
@@ -330,27 +328,27 @@ typedef struct FsDev {
  * they are the reference's doubles with its arithmetic, bit for bit. */
 typedef struct FsSim {
   const RtPipeline *p;
-  int np, nv, nc, n, zb;        /* stages, chunks per device, model chunks, n, ZB-H1 */
-  int period;                   /* P: micro-batches per period */
-  int per_cut;                  /* U = P v: backwards (and forwards) per device per period */
-  int exact;                    /* doubles (xfend, xbend, xfree) instead of ticks */
+  int np, nv, nc, n, zb; /* stages, chunks per device, model chunks, n, ZB-H1 */
+  int period;            /* P: micro-batches per period */
+  int per_cut;           /* U = P v: backwards (and forwards) per device per period */
+  int exact;             /* doubles (xfend, xbend, xfree) instead of ticks */
   int64_t p2p;
-  int64_t *f, *r, *b, *w;       /* per chunk: forward, recompute, backward (with W but in ZB-H1),
+  int64_t *f, *r, *b, *w;    /* per chunk: forward, recompute, backward (with W but in ZB-H1),
                                    ZB-H1's W */
-  double *xf, *xr, *xb, *xw;    /* the same in seconds (the same memory), exact mode */
+  double *xf, *xr, *xb, *xw; /* the same in seconds (the same memory), exact mode */
   FsDev *dev;
-  int *fdone, *bdone;           /* per chunk: micro-batches through its F, through its B */
-  int64_t *fend, *bend;         /* per chunk, `ring` slots: when its F / B of micro i ended */
-  double *xfend, *xbend;        /* the same memory, exact mode */
+  int *fdone, *bdone;    /* per chunk: micro-batches through its F, through its B */
+  int64_t *fend, *bend;  /* per chunk, `ring` slots: when its F / B of micro i ended */
+  double *xfend, *xbend; /* the same memory, exact mode */
   int ring, mask;
-  int *stack, nstack;           /* devices to look at */
-  int64_t *slack;               /* while not NULL: [d 2U + 2k (+1 for the F)]: free - arrival of
+  int *stack, nstack; /* devices to look at */
+  int64_t *slack;     /* while not NULL: [d 2U + 2k (+1 for the F)]: free - arrival of
                                    the k-th B (F) of device d in the period (0: no input) */
-  uint16_t *log;                /* while not NULL: each op run is appended, (device << 2) | kind */
-  int nlog, logroom;            /* ops run, room in log */
-  int overflow;                 /* a time reached FS_TICK_MAX */
-  double tick;                  /* seconds per tick: a power of two */
-  double base;                  /* seconds: the ticks are from here (rebased at cuts) */
+  uint16_t *log;      /* while not NULL: each op run is appended, (device << 2) | kind */
+  int nlog, logroom;  /* ops run, room in log */
+  int overflow;       /* a time reached FS_TICK_MAX */
+  double tick;        /* seconds per tick: a power of two */
+  double base;        /* seconds: the ticks are from here (rebased at cuts) */
 } FsSim;
 
 /* Device u, if it waits for the counter just raised to `done`: onto the stack. */
@@ -362,14 +360,12 @@ static void fs_feed(FsSim *s, int u, const int *counter, int done) {
 }
 
 /* Device v stops: blocked until *counter > value. */
-static void fs_block(FsDev *v, const int *counter, int value) {
-  v->wait_on = counter, v->wait_for = value;
-}
+static void fs_block(FsDev *v, const int *counter, int value) { v->wait_on = counter, v->wait_for = value; }
 
 static void fs_record(FsSim *s, int d, RtOpKind kind) {
   if (!s->log) return;
   if (s->nlog < s->logroom) s->log[s->nlog] = (uint16_t)(d << 2 | (int)kind);
-  s->nlog++;                    /* more than the room: not recorded (fs_part) */
+  s->nlog++; /* more than the room: not recorded (fs_part) */
 }
 
 /* An op's end from its start (each below FS_TICK_MAX, so no overflow); saturates there. */
@@ -396,9 +392,7 @@ static int fs_w_next(const FsSim *s, const FsDev *v, int d) {
   return s->zb && (v->nb - v->nw > d || (v->nb == s->n && v->nw < s->n));
 }
 
-static int fs_f_next(const FsSim *s, const FsDev *v) {
-  return v->nf < s->n && v->nf - v->nb <= v->warmup;
-}
+static int fs_f_next(const FsSim *s, const FsDev *v) { return v->nf < s->n && v->nf - v->nb <= v->warmup; }
 
 /* Runs device d until it waits for an input, reaches its limit or is done, in rt_next's
  * order, for one chunk per device (chunk d; its k-th F and B are micro-batch k), with its
@@ -414,11 +408,11 @@ static void fs_run1(FsSim *s, int d) {
   const int64_t *fin = fout - (d > 0 ? ring : 0), *bin = last ? fout : bout + ring;
   int64_t *slack = s->slack ? s->slack + (size_t)d * 2 * s->per_cut : NULL;
   for (;;) {
-    if (zb && (nb - nw > d || (nb == n && nw < n))) {   /* ZB-H1's W */
+    if (zb && (nb - nw > d || (nb == n && nw < n))) { /* ZB-H1's W */
       t = fs_end(s, t, w), nw++;
       fs_record(s, d, RT_OP_W);
     } else if (nf < n && nf - nb <= warm) {
-      int64_t start = t, gap = 0;                        /* chunk 0's input is there at 0 */
+      int64_t start = t, gap = 0; /* chunk 0's input is there at 0 */
       if (d > 0) {
         if (s->fdone[d - 1] <= nf) {
           fs_block(v, &s->fdone[d - 1], nf);
@@ -437,7 +431,7 @@ static void fs_run1(FsSim *s, int d) {
       if (nb == n || nb == limit) break;
       int64_t a;
       if (last) {
-        a = bin[nb & mask];                              /* its forward ran: nf > nb */
+        a = bin[nb & mask]; /* its forward ran: nf > nb */
       } else {
         if (s->bdone[d + 1] <= nb) {
           fs_block(v, &s->bdone[d + 1], nb);
@@ -488,7 +482,7 @@ static void fs_runv(FsSim *s, int d) {
       if (nb == n || nb == limit) break;
       int c = (s->nv - 1 - pb.local) * np + d, i = pb.base + pb.j;
       int64_t a;
-      if (c == nc - 1) {        /* from its own forward, no send */
+      if (c == nc - 1) { /* from its own forward, no send */
         if (s->fdone[c] <= i) {
           fs_block(v, &s->fdone[c], i);
           break;
@@ -520,14 +514,14 @@ static void fs_runx(FsSim *s, int d) {
   FsDev *v = &s->dev[d];
   int np = s->np, nc = s->nc, mask = s->mask;
   size_t ring = (size_t)s->ring;
-  double send = np > 1 ? p->p2p : 0.0;   /* one stage: every chunk on one device */
+  double send = np > 1 ? p->p2p : 0.0; /* one stage: every chunk on one device */
   for (;;) {
-    if (fs_w_next(s, v, d)) {   /* ZB-H1 has one chunk per device: W of chunk d */
+    if (fs_w_next(s, v, d)) { /* ZB-H1 has one chunk per device: W of chunk d */
       v->xfree = v->xfree + s->xw[d], v->nw++;
       fs_record(s, d, RT_OP_W);
     } else if (fs_f_next(s, v)) {
       int c = v->pf.local * np + d, i = v->pf.base + v->pf.j;
-      double start = v->xfree;  /* chunk 0's input is there at 0, and free >= 0 */
+      double start = v->xfree; /* chunk 0's input is there at 0, and free >= 0 */
       if (c > 0) {
         if (s->fdone[c - 1] <= i) {
           fs_block(v, &s->fdone[c - 1], i);
@@ -545,7 +539,7 @@ static void fs_runx(FsSim *s, int d) {
       if (v->nb == s->n || v->nb == v->limit) return;
       int c = (s->nv - 1 - v->pb.local) * np + d, i = v->pb.base + v->pb.j;
       double a;
-      if (c == nc - 1) {        /* from its own forward, no send */
+      if (c == nc - 1) { /* from its own forward, no send */
         if (s->fdone[c] <= i) {
           fs_block(v, &s->fdone[c], i);
           return;
@@ -585,9 +579,12 @@ static void fs_drain(FsSim *s) {
   }
   while (s->nstack > 0) {
     int d = s->stack[--s->nstack];
-    if (s->exact) fs_runx(s, d);
-    else if (s->nv == 1) fs_run1(s, d);
-    else fs_runv(s, d);
+    if (s->exact)
+      fs_runx(s, d);
+    else if (s->nv == 1)
+      fs_run1(s, d);
+    else
+      fs_runv(s, d);
   }
 }
 
@@ -677,11 +674,9 @@ static void fs_replayv(FsSim *s, const uint16_t *log, int nlog) {
       fs_advance(s, &v->pf);
     } else {
       int c = (s->nv - 1 - v->pb.local) * np + d, i = v->pb.base + v->pb.j;
-      a = c < nc - 1 ? s->bend[(size_t)(c + 1) * ring + (i & mask)] + p2p
-                     : s->fend[(size_t)c * ring + (i & mask)];
+      a = c < nc - 1 ? s->bend[(size_t)(c + 1) * ring + (i & mask)] + p2p : s->fend[(size_t)c * ring + (i & mask)];
       if (s->slack) s->slack[d * span + 2 * (size_t)(v->nb - v->nb0)] = t - a;
-      s->bend[(size_t)c * ring + (i & mask)] = v->free =
-          fs_end(s, t > a ? t : a, s->r[c] + s->b[c]);
+      s->bend[(size_t)c * ring + (i & mask)] = v->free = fs_end(s, t > a ? t : a, s->r[c] + s->b[c]);
       s->bdone[c]++, v->nb++;
       fs_advance(s, &v->pb);
     }
@@ -710,8 +705,7 @@ static void fs_replayx(FsSim *s, const uint16_t *log, int nlog) {
       fs_advance(s, &v->pf);
     } else {
       int c = (s->nv - 1 - v->pb.local) * np + d, i = v->pb.base + v->pb.j;
-      a = c < nc - 1 ? s->xbend[(size_t)(c + 1) * ring + (i & mask)] + send
-                     : s->xfend[(size_t)c * ring + (i & mask)];
+      a = c < nc - 1 ? s->xbend[(size_t)(c + 1) * ring + (i & mask)] + send : s->xfend[(size_t)c * ring + (i & mask)];
       if (!(start > a)) start = a;
       s->xbend[(size_t)c * ring + (i & mask)] = v->xfree = start + s->xr[c] + s->xb[c];
       s->bdone[c]++, v->nb++;
@@ -727,9 +721,9 @@ static void fs_replayx(FsSim *s, const uint16_t *log, int nlog) {
 typedef enum { FS_WARM, FS_PERIOD, FS_DRAIN, FS_NPARTS } FsPart;
 
 typedef struct FsOrder {
-  int schedule, np, nv, nm;     /* the structure (np 0: none) */
-  int size[FS_NPARTS];          /* ops of each part (its room in log) */
-  int have[FS_NPARTS];          /* recorded */
+  int schedule, np, nv, nm; /* the structure (np 0: none) */
+  int size[FS_NPARTS];      /* ops of each part (its room in log) */
+  int have[FS_NPARTS];      /* recorded */
   uint16_t *log;
   size_t cap;
 } FsOrder;
@@ -741,7 +735,7 @@ typedef struct FsOrder {
  * few orders would be evicted before their reuse. */
 static _Thread_local FsOrder fs_orders[FS_ORDERS];
 static _Thread_local unsigned char fs_order_next[FS_ORDER_SETS];
-static _Thread_local size_t fs_order_bytes;   /* sum of the orders' cap, in bytes */
+static _Thread_local size_t fs_order_bytes; /* sum of the orders' cap, in bytes */
 
 /* The calling thread's work arrays (see fs_alloc), kept between calls. */
 static _Thread_local void *fs_kept;
@@ -803,19 +797,17 @@ static FsOrder *fs_order(const FsSim *s, const RtPipeline *p, int ff, int kmax) 
   FsOrder *way = &fs_orders[set * FS_ORDER_WAYS];
   for (int k = 0; k < FS_ORDER_WAYS; k++) {
     FsOrder *o = &way[k];
-    if (o->np == p->stages && o->schedule == (int)p->schedule && o->nv == p->chunks &&
-        o->nm == p->micro_batches)
+    if (o->np == p->stages && o->schedule == (int)p->schedule && o->nv == p->chunks && o->nm == p->micro_batches)
       return o;
   }
-  long long size[FS_NPARTS] = {fs_ops_between(s, -1, ff ? 0 : -1),
-                               ff ? fs_ops_between(s, 0, 1) : 0,
+  long long size[FS_NPARTS] = {fs_ops_between(s, -1, ff ? 0 : -1), ff ? fs_ops_between(s, 0, 1) : 0,
                                ff ? fs_ops_between(s, kmax + 1, -1) : 0};
   if (size[0] + size[1] + size[2] > FS_ORDER_MAX) return NULL;
   FsOrder *o = &way[fs_order_next[set]];
   size_t need = (size_t)(size[0] + size[1] + size[2]);
   if (need > o->cap) {
     size_t bytes = need * sizeof *o->log, old = o->cap * sizeof *o->log;
-    if (fs_order_bytes - old + bytes > FS_ORDER_BYTES) return NULL;   /* run unrecorded */
+    if (fs_order_bytes - old + bytes > FS_ORDER_BYTES) return NULL; /* run unrecorded */
     fs_keep_begin();
     free(o->log);
     fs_order_bytes -= old;
@@ -825,8 +817,8 @@ static FsOrder *fs_order(const FsSim *s, const RtPipeline *p, int ff, int kmax) 
   }
   fs_order_next[set] = (unsigned char)((fs_order_next[set] + 1) % FS_ORDER_WAYS);
   if (!o->log) return o->np = 0, NULL;
-  *o = (FsOrder){(int)p->schedule, p->stages, p->chunks, p->micro_batches,
-                 {(int)size[0], (int)size[1], (int)size[2]}, {0, 0, 0}, o->log, o->cap};
+  *o = (FsOrder){(int)p->schedule, p->stages, p->chunks, p->micro_batches, {(int)size[0], (int)size[1], (int)size[2]},
+                 {0, 0, 0},        o->log,    o->cap};
   return o;
 }
 
@@ -839,9 +831,12 @@ static int fs_part(FsSim *s, FsOrder *o, FsPart part, int K) {
     log = o->log;
     for (int k = 0; k < (int)part; k++) log += o->size[k];
     if (o->have[part]) {
-      if (s->exact) fs_replayx(s, log, o->size[part]);
-      else if (s->nv == 1) fs_replay1(s, log, o->size[part]);
-      else fs_replayv(s, log, o->size[part]);
+      if (s->exact)
+        fs_replayx(s, log, o->size[part]);
+      else if (s->nv == 1)
+        fs_replay1(s, log, o->size[part]);
+      else
+        fs_replayv(s, log, o->size[part]);
       return 1;
     }
   }
@@ -858,22 +853,23 @@ static int fs_part(FsSim *s, FsOrder *o, FsPart part, int K) {
 /* The fast-forward's memory: the rebased states at the last `depth` cuts, the slacks of the
  * last two periods. */
 typedef struct FsHist {
-  int depth, width;             /* cuts kept, room per state */
-  int64_t *z, *beta;            /* [slot * width]: states; [slot]: base moved at that cut */
+  int depth, width;  /* cuts kept, room per state */
+  int64_t *z, *beta; /* [slot * width]: states; [slot]: base moved at that cut */
   uint64_t *hash;
   int *len;
-  int64_t *slack[2];            /* [K % 2]: the period that ended at cut K */
+  int64_t *slack[2]; /* [K % 2]: the period that ended at cut K */
 } FsHist;
 
 /* What fs_state does with each time of the state. */
 typedef enum { FS_REBASE, FS_PUT } FsIo;
 
-static int fs_range(FsSim *s, int64_t *ring, int lo, int hi, int64_t *z, int k, FsIo io,
-                    int64_t b0) {
+static int fs_range(FsSim *s, int64_t *ring, int lo, int hi, int64_t *z, int k, FsIo io, int64_t b0) {
   for (int i = lo; i < hi; i++, k++) {
     int64_t *t = &ring[i & s->mask];
-    if (io == FS_PUT) *t = z[k];
-    else z[k] = *t -= b0;
+    if (io == FS_PUT)
+      *t = z[k];
+    else
+      z[k] = *t -= b0;
   }
   return k;
 }
@@ -885,11 +881,12 @@ static int fs_state(FsSim *s, int64_t *z, FsIo io, int64_t b0) {
   int k = 0, nc = s->nc;
   size_t ring = (size_t)s->ring;
   for (int d = 0; d < s->np; d++, k++) {
-    if (io == FS_PUT) s->dev[d].free = z[k];
-    else z[k] = s->dev[d].free -= b0;
+    if (io == FS_PUT)
+      s->dev[d].free = z[k];
+    else
+      z[k] = s->dev[d].free -= b0;
   }
-  for (int c = 1; c < nc; c++)
-    k = fs_range(s, s->fend + (c - 1) * ring, s->fdone[c], s->fdone[c - 1], z, k, io, b0);
+  for (int c = 1; c < nc; c++) k = fs_range(s, s->fend + (c - 1) * ring, s->fdone[c], s->fdone[c - 1], z, k, io, b0);
   for (int c = 0; c + 1 < nc; c++)
     k = fs_range(s, s->bend + (c + 1) * ring, s->bdone[c], s->bdone[c + 1], z, k, io, b0);
   return fs_range(s, s->fend + (nc - 1) * ring, s->bdone[nc - 1], s->fdone[nc - 1], z, k, io, b0);
@@ -922,16 +919,14 @@ static void fs_jump(FsSim *s, int periods, int64_t *z) {
   fs_state(s, z, FS_PUT, 0);
 }
 
-static int64_t *fs_slot(const FsHist *h, int K) {
-  return h->z + (size_t)(K % h->depth) * h->width;
-}
+static int64_t *fs_slot(const FsHist *h, int K) { return h->z + (size_t)(K % h->depth) * h->width; }
 
 /* The smallest r such that the state at cut K is the one at cut K-r (no earlier than cut
  * `first`); 0 if none. */
 static int fs_repeat(const FsHist *h, int K, int first) {
   int now = K % h->depth, old = now;
   for (int r = 1; r <= K - first && r < h->depth; r++) {
-    old = old > 0 ? old - 1 : h->depth - 1;   /* (K - r) % depth */
+    old = old > 0 ? old - 1 : h->depth - 1; /* (K - r) % depth */
     if (h->hash[old] == h->hash[now] && h->len[old] == h->len[now] &&
         !memcmp(fs_slot(h, K - r), fs_slot(h, K), (size_t)h->len[now] * sizeof *h->z))
       return r;
@@ -947,7 +942,7 @@ static int64_t fs_choices_last(const FsSim *s, const FsHist *h, int K) {
   int64_t last = INT_MAX;
   for (int k = 0; k < 2 * s->per_cut * s->np; k++) {
     int64_t a = now[k], b = before[k], step = a - b, hold = INT_MAX;
-    if ((a > 0) != (b > 0) || (a < 0) != (b < 0)) return 0;   /* a choice changed */
+    if ((a > 0) != (b > 0) || (a < 0) != (b < 0)) return 0; /* a choice changed */
     if (a > 0 && step < 0) hold = a / -step;
     if (a < 0 && step > 0) hold = -a / step;
     if (hold < last) last = hold;
@@ -969,10 +964,10 @@ static int fs_affine(FsSim *s, FsHist *h, int K, int kmax) {
     if (z[k] - y[k] != y[k] - x[k]) return 0;
   int64_t j = fs_choices_last(s, h, K);
   if (j > kmax + 1 - K) j = kmax + 1 - K;
-  for (int k = 0; k < len && j >= 2; k++)   /* the moved times must stay in the room */
+  for (int k = 0; k < len && j >= 2; k++) /* the moved times must stay in the room */
     if (fabs((double)z[k] + (double)j * (double)(z[k] - y[k])) > (double)FS_ROOM) j = 0;
   if (j < 2) return 0;
-  int64_t *to = fs_slot(h, K + (int)j);   /* may be the slot of K or K-1: read before written */
+  int64_t *to = fs_slot(h, K + (int)j); /* may be the slot of K or K-1: read before written */
   for (int k = 0; k < len; k++) to[k] = z[k] + j * (z[k] - y[k]);
   int at = (K + (int)j) % h->depth;
   int64_t far;
@@ -999,7 +994,7 @@ static int fs_remember(FsSim *s, FsHist *h, int K) {
  * Leaves the engine on the last steady cut kmax + 1 and returns 1, or returns 0 if a cut was
  * not reached (cannot happen with the schedules' orders) or the ticks ran out of room. */
 static int fs_fast_forward(FsSim *s, FsHist *h, FsOrder *o, int kmax) {
-  int first = 0;                /* the history holds cuts first .. K */
+  int first = 0; /* the history holds cuts first .. K */
   if (!fs_part(s, o, FS_WARM, 0)) return 0;
   for (int K = 0; K <= kmax + 1; K++) {
     if (K > 0) {
@@ -1012,11 +1007,11 @@ static int fs_fast_forward(FsSim *s, FsHist *h, FsOrder *o, int kmax) {
     int r = fs_repeat(h, K, first);
     if (r > 0) {
       int j = (kmax + 1 - K) / r;
-      int64_t lambda = 0;       /* the base's growth over the r periods */
+      int64_t lambda = 0; /* the base's growth over the r periods */
       for (int q = 0; q < r; q++) lambda += h->beta[(K - q) % h->depth];
       if (j > 0) fs_jump(s, j * r, fs_slot(h, K));
       s->base += (double)j * ((double)lambda * s->tick);
-      for (K += j * r; K < kmax + 1; K++)   /* the rest (fewer than r), still rebased */
+      for (K += j * r; K < kmax + 1; K++) /* the rest (fewer than r), still rebased */
         if (!fs_part(s, o, FS_PERIOD, K + 1) || !fs_remember(s, h, K + 1)) return 0;
       return !s->overflow;
     }
@@ -1085,8 +1080,12 @@ static size_t fs_layout(FsSim *s, FsHist *h, char *mem) {
 
 /* The engine's sizes for p; h sized for the fast-forward. */
 static void fs_init(FsSim *s, FsHist *h, const RtPipeline *p) {
-  *s = (FsSim){.p = p, .np = p->stages, .nv = p->chunks, .nc = p->stages * p->chunks,
-               .zb = p->schedule == RT_ZERO_BUBBLE, .period = p->chunks > 1 ? p->stages : 1};
+  *s = (FsSim){.p = p,
+               .np = p->stages,
+               .nv = p->chunks,
+               .nc = p->stages * p->chunks,
+               .zb = p->schedule == RT_ZERO_BUBBLE,
+               .period = p->chunks > 1 ? p->stages : 1};
   s->n = p->micro_batches * s->nv;
   s->per_cut = s->period * s->nv;
   /* a chunk's outputs not yet consumed are at most what its device holds: w_0 + 1 */
@@ -1109,8 +1108,7 @@ static void fs_start(FsSim *s, int exact) {
     s->xb[c] = p->bwd[c] + (s->zb ? 0.0 : rt_at(p->wgrad, c));
     s->xw[c] = s->zb ? rt_at(p->wgrad, c) : 0.0;
   }
-  for (int d = 0; d < s->np; d++)
-    s->dev[d] = (FsDev){.warmup = rt_warmup(s->p, d, s->n), .limit = INT_MAX};
+  for (int d = 0; d < s->np; d++) s->dev[d] = (FsDev){.warmup = rt_warmup(s->p, d, s->n), .limit = INT_MAX};
   s->exact = exact, s->nstack = 0, s->slack = NULL, s->log = NULL;
   s->overflow = 0, s->base = 0;
 }
@@ -1175,7 +1173,7 @@ static double fs_makespan(const RtPipeline *p) {
     fs_start(&s, 1);
     fs_part(&s, fs_order(&s, p, 0, kmax), FS_WARM, -1);
   } else if (!fs_run_fast(&s, &h, kmax)) {
-    fs_start(&s, 1);            /* out of ticks (never seen): run exactly, unrecorded */
+    fs_start(&s, 1); /* out of ticks (never seen): run exactly, unrecorded */
     fs_part(&s, NULL, FS_DRAIN, -1);
   }
   double last = s.exact ? s.dev[0].xfree : (double)s.dev[0].free;
@@ -1196,17 +1194,17 @@ double rt_pipeline_bound(const RtPipeline *p) {
   if (!rt_args_ok(p, 0, NULL)) return NAN;
   int np = p->stages, zb = p->schedule == RT_ZERO_BUBBLE;
   double m = p->micro_batches, send = np > 1 ? p->p2p : 0.0;
-  double head = 0, tail = 0, best = 0;   /* chunks 0 .. d-1: forwards, backward ops, with sends */
+  double head = 0, tail = 0, best = 0; /* chunks 0 .. d-1: forwards, backward ops, with sends */
   for (int d = 0; d < np; d++) {
     double busy = 0;
     for (int c = d; c < np * p->chunks; c += np)
       busy += m * (p->fwd[c] + rt_bwd_op(p, c, zb) + (zb ? rt_at(p->wgrad, c) : 0.0));
     double lb = head + busy;
-    if (zb && d > 0) {   /* up to d + 1 W after its last B; device 0 runs one after its own */
+    if (zb && d > 0) { /* up to d + 1 W after its last B; device 0 runs one after its own */
       double late = (m < d + 1 ? m : d + 1) * rt_at(p->wgrad, d);
       lb = fmax(lb, head + busy - late + tail + rt_at(p->wgrad, 0));
     } else if (!zb) {
-      lb += tail;                 /* the last op of device d is the backward of chunk d */
+      lb += tail; /* the last op of device d is the backward of chunk d */
     }
     if (lb > best) best = lb;
     head += p->fwd[d] + send;
@@ -1224,7 +1222,7 @@ RtPipeResult rt_pipeline(const RtPipeline *p, RtPipeEvent *events, int maxevents
   rt_busy(p, &r);
   rt_held(p, &r);
   if (p->stages == 1 && p->micro_batches * p->chunks > FS_REPLAY_N)
-    r.makespan = r.busy;                            /* one device never waits */
+    r.makespan = r.busy; /* one device never waits */
   else if (p->stages > 1 && p->schedule == RT_GPIPE)
     r.makespan = rt_gpipe_makespan(p);
   else

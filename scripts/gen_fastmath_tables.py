@@ -16,7 +16,7 @@ LN2 = Decimal(2).ln()
 
 
 def main():
-    out = ['/* fastmath_tables.c - written by scripts/gen_fastmath_tables.py; do not edit. */', '// clang-format off',
+    out = ['/* fastmath_tables.c - written by scripts/gen_fastmath_tables.py; do not edit. */', '/* clang-format off */',
            '#include "fastmath.h"', '',
            'const double rt_exp_table[RT_EXP_N] = {']
     for j in range(64):

@@ -40,22 +40,21 @@ const char cli_usage_check[] =
     "  LLMP_DATA   the folder holding stdlib/ and hw/ (default: the installed one)\n"
     "  NO_COLOR    disables colour\n";
 
-const char cli_usage_fmt[] =
-    "usage: llmp fmt [OPTIONS] FILE...\n"
-    "\n"
-    "Rewrites each FILE in the canonical layout: two-space indent, one statement per line,\n"
-    "aligned `=` in runs of fields, comments and blank lines kept. Formatting is\n"
-    "idempotent. A file with syntax errors is reported and left alone.\n"
-    "\n"
-    "options:\n"
-    "  --check          change nothing; list the files that are not formatted and exit 1\n"
-    "                   if there is any\n"
-    "  --stdout         print the formatted text instead of rewriting the files\n"
-    "  --error-format=FORMAT, --color=WHEN   as for `llmp check`\n"
-    "  -h, --help       this text\n";
+const char cli_usage_fmt[] = "usage: llmp fmt [OPTIONS] FILE...\n"
+                             "\n"
+                             "Rewrites each FILE in the canonical layout: two-space indent, one statement per line,\n"
+                             "aligned `=` in runs of fields, comments and blank lines kept. Formatting is\n"
+                             "idempotent. A file with syntax errors is reported and left alone.\n"
+                             "\n"
+                             "options:\n"
+                             "  --check          change nothing; list the files that are not formatted and exit 1\n"
+                             "                   if there is any\n"
+                             "  --stdout         print the formatted text instead of rewriting the files\n"
+                             "  --error-format=FORMAT, --color=WHEN   as for `llmp check`\n"
+                             "  -h, --help       this text\n";
 
 typedef struct CheckOptions {
-  CliArgs a;                    /* the files, -I, the diagnostics' form */
+  CliArgs a; /* the files, -I, the diagnostics' form */
   bool dump_ast, dump_sema, quiet, fmt_check, fmt_stdout;
 } CheckOptions;
 
@@ -76,9 +75,12 @@ static int check_option(void *ctx, int id, const char *value) {
   CheckOptions *o = ctx;
   switch (id) {
   case OPT_DUMP:
-    if (!strcmp(value, "ast")) o->dump_ast = true;
-    else if (!strcmp(value, "sema")) o->dump_sema = true;
-    else return cli_usage_error("check", "unknown dump `%s` (ast or sema)", value);
+    if (!strcmp(value, "ast"))
+      o->dump_ast = true;
+    else if (!strcmp(value, "sema"))
+      o->dump_sema = true;
+    else
+      return cli_usage_error("check", "unknown dump `%s` (ast or sema)", value);
     break;
   case OPT_QUIET: o->quiet = true; break;
   case OPT_CHECK: o->fmt_check = true; break;
@@ -125,8 +127,13 @@ static int check_files(const CheckOptions *o) {
 
 int cli_check(int argc, char **argv, const CliCommand *c) {
   CheckOptions o = {0};
-  CliSpec spec = {c, CLI_INCLUDE | CLI_INCLUDE_JOINED | CLI_DIAG | CLI_DIAG_NAMED | CLI_DASHDASH, check_options,
-                  "%s needs a folder", check_option, NULL, &o};
+  CliSpec spec = {c,
+                  CLI_INCLUDE | CLI_INCLUDE_JOINED | CLI_DIAG | CLI_DIAG_NAMED | CLI_DASHDASH,
+                  check_options,
+                  "%s needs a folder",
+                  check_option,
+                  NULL,
+                  &o};
   return check_main(&spec, argc, argv, check_files);
 }
 
@@ -152,8 +159,10 @@ static int fmt_one(Diag *d, const CheckOptions *o, const char *path) {
     char *text = fmt_file(root, f, x.p.comments, x.p.ncomments, &n);
     bool same = n == f->len && memcmp(text, f->text, n) == 0;
     rc = same ? 0 : 1;
-    if (o->fmt_stdout) fwrite(text, 1, n, stdout);
-    else if (o->fmt_check && !same) printf("%s: not formatted\n", path);
+    if (o->fmt_stdout)
+      fwrite(text, 1, n, stdout);
+    else if (o->fmt_check && !same)
+      printf("%s: not formatted\n", path);
     else if (!o->fmt_check && !same && write_whole(path, text, n)) {
       diag_plain(d, path, "cannot write file");
       rc = 2;

@@ -3,32 +3,32 @@
 #ifndef LLMP_CLI_H
 #define LLMP_CLI_H
 
-enum {                          /* CliCommand.needs */
-  NEED_LLVM_SHUTDOWN = 1,       /* may compile with the JIT: main shuts LLVM down after the command
+enum {                         /* CliCommand.needs */
+       NEED_LLVM_SHUTDOWN = 1, /* may compile with the JIT: main shuts LLVM down after the command
                                    (jit_shutdown).  The JIT sets LLVM's native target up itself, once,
                                    on its first compile (jit.c), so --no-jit and --help never pay it */
 };
 
 typedef struct CliCommand {
-  const char *name;             /* the word after llmp */
-  int (*fn)(int argc, char **argv, const struct CliCommand *c);   /* argv after the name */
-  const char *usage;            /* `llmp NAME --help` */
-  unsigned needs;               /* NEED_* */
+  const char *name;                                             /* the word after llmp */
+  int (*fn)(int argc, char **argv, const struct CliCommand *c); /* argv after the name */
+  const char *usage;                                            /* `llmp NAME --help` */
+  unsigned needs;                                               /* NEED_* */
 } CliCommand;
 
 /* The commands: each returns the exit status (0; 1 when an input has errors; 2 for a bad
  * command line). */
-int cli_check(int argc, char **argv, const CliCommand *c);      /* check.c */
+int cli_check(int argc, char **argv, const CliCommand *c); /* check.c */
 int cli_fmt(int argc, char **argv, const CliCommand *c);
-int cli_run(int argc, char **argv, const CliCommand *c);        /* run.c */
+int cli_run(int argc, char **argv, const CliCommand *c); /* run.c */
 int cli_graph(int argc, char **argv, const CliCommand *c);
 int cli_validate(int argc, char **argv, const CliCommand *c);
-int cli_sweep(int argc, char **argv, const CliCommand *c);      /* sweep_cmd.c */
-int cli_merge(int argc, char **argv, const CliCommand *c);      /* merge_cmd.c */
-int cli_op(int argc, char **argv, const CliCommand *c);         /* op.c */
-int cli_fit(int argc, char **argv, const CliCommand *c);        /* fit_cmd.c */
+int cli_sweep(int argc, char **argv, const CliCommand *c); /* sweep_cmd.c */
+int cli_merge(int argc, char **argv, const CliCommand *c); /* merge_cmd.c */
+int cli_op(int argc, char **argv, const CliCommand *c);    /* op.c */
+int cli_fit(int argc, char **argv, const CliCommand *c);   /* fit_cmd.c */
 
-extern const char cli_usage_check[], cli_usage_fmt[], cli_usage_run[], cli_usage_graph[],
-    cli_usage_validate[], cli_usage_sweep[], cli_usage_merge[], cli_usage_op[], cli_usage_fit[];
+extern const char cli_usage_check[], cli_usage_fmt[], cli_usage_run[], cli_usage_graph[], cli_usage_validate[],
+    cli_usage_sweep[], cli_usage_merge[], cli_usage_op[], cli_usage_fit[];
 
 #endif

@@ -84,7 +84,7 @@ static int fit_cluster(const RtCluster *c, const char *samples, const char *out)
   snprintf(header, sizeof header, "derived by llmp fit --cluster %s on %s from %s", c->name, date, dir);
   fflush(stdout);
   int written = rt_fit_collectives_dir_report(c, dir, out, header, stdout, stderr, err, sizeof err);
-  if (written < 0) {   /* "FILE:LINE: message" */
+  if (written < 0) { /* "FILE:LINE: message" */
     fflush(stdout);
     fprintf(stderr, "%s\n", err);
     return 1;
@@ -95,7 +95,7 @@ static int fit_cluster(const RtCluster *c, const char *samples, const char *out)
 
 typedef struct FitOptions {
   const char *gpu, *cluster, *out, *samples;
-  const char **files;           /* -f */
+  const char **files; /* -f */
   int nfiles;
 } FitOptions;
 
@@ -153,7 +153,7 @@ static int fit_run(const FitOptions *o) {
   SemaOptions so = {NULL, 0, NULL};
   HwSet *h = hw_session_open(&hs, "<llmp fit>", &so, o->files, o->nfiles);
   int rc = 1;
-  if (h) hw_without_calibration(h);   /* the fit needs the datasheet model, not the old tables */
+  if (h) hw_without_calibration(h); /* the fit needs the datasheet model, not the old tables */
   if (h && o->gpu) {
     const RtGpu *g = hw_gpu(h, o->gpu);
     if (g) rc = fit_gpu(g, o->samples, o->out);

@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
     const CliCommand *c = &commands[i];
     if (strcmp(name, c->name)) continue;
     int rc = c->fn(argc - 2, argv + 2, c);
-    if (c->needs & NEED_LLVM_SHUTDOWN) jit_shutdown();   /* after the command's last jit_free */
+    if (c->needs & NEED_LLVM_SHUTDOWN) jit_shutdown(); /* after the command's last jit_free */
     return rc;
   }
   return cli_usage_error(NULL, "unknown command `%s`", name);

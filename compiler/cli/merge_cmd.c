@@ -11,41 +11,38 @@
 #include "options.h"
 #include "sweep/sweep_io.h"
 
-const char cli_usage_merge[] =
-    "usage: llmp merge [OPTIONS] SHARD.jsonl...\n"
-    "\n"
-    "Combines the outputs of the shards of one sweep (`llmp sweep --shard K/N --out\n"
-    "FILE.jsonl`, JSON Lines) into what the sweep run on one machine writes: the counts\n"
-    "summed, the points ranked again, the best `keep` kept. Every shard 0 .. N-1 must be\n"
-    "given, once. Exit status 0; 1 when a file is malformed, a shard is missing or given\n"
-    "twice, or the files are not of one sweep; 2 for a bad command line.\n"
-    "\n"
-    "options:\n"
-    "  --format FORMAT  table (default), csv or json (JSON Lines, as the shards)\n"
-    "  --out FILE       write to FILE instead of standard output; without --format, the\n"
-    "                   format follows its extension (.csv; .jsonl or .json; else table)\n"
-    "  -h, --help       this text\n";
+const char cli_usage_merge[] = "usage: llmp merge [OPTIONS] SHARD.jsonl...\n"
+                               "\n"
+                               "Combines the outputs of the shards of one sweep (`llmp sweep --shard K/N --out\n"
+                               "FILE.jsonl`, JSON Lines) into what the sweep run on one machine writes: the counts\n"
+                               "summed, the points ranked again, the best `keep` kept. Every shard 0 .. N-1 must be\n"
+                               "given, once. Exit status 0; 1 when a file is malformed, a shard is missing or given\n"
+                               "twice, or the files are not of one sweep; 2 for a bad command line.\n"
+                               "\n"
+                               "options:\n"
+                               "  --format FORMAT  table (default), csv or json (JSON Lines, as the shards)\n"
+                               "  --out FILE       write to FILE instead of standard output; without --format, the\n"
+                               "                   format follows its extension (.csv; .jsonl or .json; else table)\n"
+                               "  -h, --help       this text\n";
 
 typedef struct MergeCli {
-  CliArgs a;                    /* the operands: the shards' files */
+  CliArgs a; /* the operands: the shards' files */
   const char *format, *out;
 } MergeCli;
 
 enum { OPT_FORMAT, OPT_OUT };
 
 static const CliOption merge_options[] = {
-    {"--format", OPT_FORMAT, CLI_NEXT},
-    {"--format=", OPT_FORMAT, CLI_JOINED},
-    {"--out", OPT_OUT, CLI_NEXT},
-    {"-o", OPT_OUT, CLI_NEXT},
-    {"--out=", OPT_OUT, CLI_JOINED},
-    {NULL, 0, 0},
+    {"--format", OPT_FORMAT, CLI_NEXT}, {"--format=", OPT_FORMAT, CLI_JOINED}, {"--out", OPT_OUT, CLI_NEXT},
+    {"-o", OPT_OUT, CLI_NEXT},          {"--out=", OPT_OUT, CLI_JOINED},       {NULL, 0, 0},
 };
 
 static int merge_option(void *ctx, int id, const char *value) {
   MergeCli *o = ctx;
-  if (id == OPT_FORMAT) o->format = value;
-  else o->out = value;
+  if (id == OPT_FORMAT)
+    o->format = value;
+  else
+    o->out = value;
   return -1;
 }
 

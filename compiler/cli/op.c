@@ -23,9 +23,9 @@ typedef enum { NEED_GPU, NEED_CLUSTER } Need;
 typedef struct QueryKind {
   const char *name;
   int nargs;
-  int optional;               /* of them, trailing ones that may be left out: they read as 1 */
+  int optional; /* of them, trailing ones that may be left out: they read as 1 */
   Need need;
-  const char *args;           /* for messages and --help */
+  const char *args; /* for messages and --help */
   RtCost (*gpu_fn)(const RtGpu *g, RtDtype dt, const double *a);
   RtCost (*cluster_fn)(const RtCluster *c, double bytes, int nodes, int gpn);
 } QueryKind;
@@ -48,7 +48,9 @@ static RtCost k_swiglu(const RtGpu *g, RtDtype dt, const double *a) { return rt_
 static RtCost k_add(const RtGpu *g, RtDtype dt, const double *a) { return rt_add(g, dt, a[0]); }
 static RtCost k_rope(const RtGpu *g, RtDtype dt, const double *a) { return rt_rope(g, dt, a[0], a[1], a[2]); }
 static RtCost k_embedding(const RtGpu *g, RtDtype dt, const double *a) { return rt_embedding(g, dt, a[0], a[1], a[2]); }
-static RtCost k_cross_entropy(const RtGpu *g, RtDtype dt, const double *a) { return rt_cross_entropy(g, dt, a[0], a[1]); }
+static RtCost k_cross_entropy(const RtGpu *g, RtDtype dt, const double *a) {
+  return rt_cross_entropy(g, dt, a[0], a[1]);
+}
 static RtCost k_adam(const RtGpu *g, RtDtype dt, const double *a) { return rt_adam(g, dt, a[0], a[1]); }
 
 static const QueryKind kinds[] = {
@@ -115,25 +117,21 @@ const char cli_usage_op[] =
     "  -h, --help        this text\n";
 
 typedef struct OpOptions {
-  CliArgs a;                    /* -I, and the query KIND ARGS... from the command line */
+  CliArgs a; /* -I, and the query KIND ARGS... from the command line */
   const char *gpu, *cluster;
   RtDtype dtype;
   bool batch, verbose;
-  const char **files;           /* -f */
+  const char **files; /* -f */
   int nfiles;
 } OpOptions;
 
 enum { OPT_GPU, OPT_CLUSTER, OPT_DTYPE, OPT_FILE, OPT_BATCH, OPT_VERBOSE };
 
 static const CliOption op_options[] = {
-    {"--gpu", OPT_GPU, CLI_NEXT},
-    {"--cluster", OPT_CLUSTER, CLI_NEXT},
-    {"--dtype", OPT_DTYPE, CLI_NEXT},
-    {"-f", OPT_FILE, CLI_NEXT},
-    {"--batch", OPT_BATCH, 0},
-    {"-v", OPT_VERBOSE, 0},
-    {"--verbose", OPT_VERBOSE, 0},
-    {NULL, 0, 0},
+    {"--gpu", OPT_GPU, CLI_NEXT},     {"--cluster", OPT_CLUSTER, CLI_NEXT},
+    {"--dtype", OPT_DTYPE, CLI_NEXT}, {"-f", OPT_FILE, CLI_NEXT},
+    {"--batch", OPT_BATCH, 0},        {"-v", OPT_VERBOSE, 0},
+    {"--verbose", OPT_VERBOSE, 0},    {NULL, 0, 0},
 };
 
 static int op_option(void *ctx, int id, const char *value) {
@@ -163,7 +161,8 @@ static int op_parse(const CliCommand *c, int argc, char **argv, OpOptions *o) {
   int rc = cli_parse(&spec, argc, argv, &o->a);
   if (rc >= 0) return rc;
   if (!o->gpu && !o->cluster) return cli_usage_error("op", "%s", "name a --gpu or a --cluster");
-  if (o->batch && o->a.nargs) return cli_usage_error("op", "%s", "--batch reads its queries from standard input, not the command line");
+  if (o->batch && o->a.nargs)
+    return cli_usage_error("op", "%s", "--batch reads its queries from standard input, not the command line");
   if (!o->batch && !o->a.nargs) return cli_usage_error("op", "%s", "no query: give KIND ARGS..., or --batch");
   return -1;
 }
@@ -194,13 +193,14 @@ static bool run_query(OpCtx *x, int n, const char **words) {
   }
   if (n - 1 > k->nargs || n - 1 < k->nargs - k->optional) {
     if (k->optional)
-      printf("error: %s takes %d to %d arguments: %s %s\n", k->name, k->nargs - k->optional, k->nargs, k->name, k->args);
+      printf("error: %s takes %d to %d arguments: %s %s\n", k->name, k->nargs - k->optional, k->nargs, k->name,
+             k->args);
     else
       printf("error: %s takes %d argument%s: %s %s\n", k->name, k->nargs, k->nargs == 1 ? "" : "s", k->name, k->args);
     return false;
   }
   double a[MAX_ARGS];
-  for (int i = n - 1; i < k->nargs; i++) a[i] = 1;   /* optional arguments left out */
+  for (int i = n - 1; i < k->nargs; i++) a[i] = 1; /* optional arguments left out */
   for (int i = 0; i < n - 1; i++) {
     char *end;
     errno = 0;
@@ -222,7 +222,8 @@ static bool run_query(OpCtx *x, int n, const char **words) {
     printf("error: NODES and GPUS_PER_NODE are whole numbers\n");
     return false;
   }
-  RtCost c = k->need == NEED_GPU ? k->gpu_fn(x->gpu, x->o->dtype, a) : k->cluster_fn(x->cluster, a[0], (int)a[1], (int)a[2]);
+  RtCost c =
+      k->need == NEED_GPU ? k->gpu_fn(x->gpu, x->o->dtype, a) : k->cluster_fn(x->cluster, a[0], (int)a[1], (int)a[2]);
   if (c.flags & RT_BAD_ARGS || !isfinite(c.fwd) || !isfinite(c.bwd)) {
     printf("error: %s cannot be evaluated for these arguments (out of range for the %s)\n", k->name,
            k->need == NEED_GPU ? "gpu" : "cluster");
@@ -233,7 +234,8 @@ static bool run_query(OpCtx *x, int n, const char **words) {
             k->need == NEED_GPU ? x->gpu->name : x->cluster->name, k->name);
     x->noted_uncalibrated = true;
   }
-  printf("%.3f %.3f%s%s\n", c.fwd * 1e6, c.bwd * 1e6, x->o->verbose ? " " : "", x->o->verbose ? flag_word(c.flags) : "");
+  printf("%.3f %.3f%s%s\n", c.fwd * 1e6, c.bwd * 1e6, x->o->verbose ? " " : "",
+         x->o->verbose ? flag_word(c.flags) : "");
   return true;
 }
 

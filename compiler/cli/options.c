@@ -26,6 +26,7 @@ static const CliOption *option_of(const CliOption *t, const char *arg) {
 
 /* --error-format=FORMAT or --color=WHEN: -1, or 2 after the message for another value. */
 static int diag_option(const CliSpec *s, CliArgs *a, const char *arg) {
+  /* clang-format off */
   if (!strcmp(arg, "--error-format=short")) a->diag_format = DIAG_SHORT;
   else if (!strcmp(arg, "--error-format=human")) a->diag_format = DIAG_HUMAN;
   else if (!strcmp(arg, "--color=always")) a->colour = 1;
@@ -34,6 +35,7 @@ static int diag_option(const CliSpec *s, CliArgs *a, const char *arg) {
   else if (!(s->shared & CLI_DIAG_NAMED)) return cli_usage_error(s->cmd->name, "unknown option `%s`", arg);
   else if (arg[2] == 'e') return cli_usage_error(s->cmd->name, "unknown error format `%s` (human or short)", arg + 15);
   else return cli_usage_error(s->cmd->name, "unknown colour mode `%s` (auto, always, never)", arg + 8);
+  /* clang-format on */
   return -1;
 }
 
@@ -59,8 +61,8 @@ static int operands_from(const CliSpec *s, CliArgs *a, int i, int argc, char **a
  * one the command accepts, --, an unknown option, or an operand. */
 int cli_parse(const CliSpec *s, int argc, char **argv, CliArgs *a) {
   const char *cmd = s->cmd->name, *missing = s->missing ? s->missing : "%s needs a value";
-  *a = (CliArgs){xcalloc((size_t)argc + 1, sizeof *a->args), 0, xcalloc((size_t)argc + 1, sizeof *a->incdirs), 0,
-                 DIAG_HUMAN, -1};
+  *a = (CliArgs){
+      xcalloc((size_t)argc + 1, sizeof *a->args), 0, xcalloc((size_t)argc + 1, sizeof *a->incdirs), 0, DIAG_HUMAN, -1};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
     bool has_next = i + 1 < argc;

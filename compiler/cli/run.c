@@ -26,37 +26,35 @@
 #include "report/report.h"
 #include "sorted.h"
 
-const char cli_usage_run[] =
-    "usage: llmp run [OPTIONS] FILE...\n"
-    "\n"
-    "Predicts each scenario of each FILE: the time of one training iteration and where it\n"
-    "goes, tokens per second, model FLOP utilisation, and memory per GPU against the GPU's\n"
-    "capacity. A plan that does not fit in memory is reported as not fitting, with its\n"
-    "memory breakdown, and no time. Where a scenario has `measured { ... }`, the error.\n"
-    "\n"
-    "options:\n"
-    "  --scenario NAME   only this scenario (default: every scenario of the file)\n"
-    "  --format FORMAT   table (default), json (JSON Lines: one object per scenario) or csv\n"
-    "  --trace FILE      write a Chrome trace-event JSON of one iteration of the scenario\n"
-    "                    (with several scenarios, name one with --scenario); open it in\n"
-    "                    Perfetto (ui.perfetto.dev) or chrome://tracing\n"
-    "  --no-jit          evaluate with the interpreter instead of the JIT (same results)\n"
-    "  --dump=ir         print the LLVM module the JIT compiles (after optimisation)\n"
-    "  -I DIR            also look for imports in DIR; may be repeated\n"
-    "  --error-format=FORMAT, --color=WHEN   as for `llmp check`\n"
-    "  -h, --help        this text\n";
+const char cli_usage_run[] = "usage: llmp run [OPTIONS] FILE...\n"
+                             "\n"
+                             "Predicts each scenario of each FILE: the time of one training iteration and where it\n"
+                             "goes, tokens per second, model FLOP utilisation, and memory per GPU against the GPU's\n"
+                             "capacity. A plan that does not fit in memory is reported as not fitting, with its\n"
+                             "memory breakdown, and no time. Where a scenario has `measured { ... }`, the error.\n"
+                             "\n"
+                             "options:\n"
+                             "  --scenario NAME   only this scenario (default: every scenario of the file)\n"
+                             "  --format FORMAT   table (default), json (JSON Lines: one object per scenario) or csv\n"
+                             "  --trace FILE      write a Chrome trace-event JSON of one iteration of the scenario\n"
+                             "                    (with several scenarios, name one with --scenario); open it in\n"
+                             "                    Perfetto (ui.perfetto.dev) or chrome://tracing\n"
+                             "  --no-jit          evaluate with the interpreter instead of the JIT (same results)\n"
+                             "  --dump=ir         print the LLVM module the JIT compiles (after optimisation)\n"
+                             "  -I DIR            also look for imports in DIR; may be repeated\n"
+                             "  --error-format=FORMAT, --color=WHEN   as for `llmp check`\n"
+                             "  -h, --help        this text\n";
 
-const char cli_usage_graph[] =
-    "usage: llmp graph [OPTIONS] FILE\n"
-    "\n"
-    "Prints the cost graph of a scenario: the DAG of kernel calls (operators, collectives,\n"
-    "the pipeline schedule) and the arithmetic that composes them, with each node's value.\n"
-    "\n"
-    "options:\n"
-    "  --scenario NAME   the scenario (default: the file's only scenario, or its first)\n"
-    "  --format FORMAT   dot (default; render with `dot -Tsvg`) or json\n"
-    "  -I DIR            also look for imports in DIR\n"
-    "  -h, --help        this text\n";
+const char cli_usage_graph[] = "usage: llmp graph [OPTIONS] FILE\n"
+                               "\n"
+                               "Prints the cost graph of a scenario: the DAG of kernel calls (operators, collectives,\n"
+                               "the pipeline schedule) and the arithmetic that composes them, with each node's value.\n"
+                               "\n"
+                               "options:\n"
+                               "  --scenario NAME   the scenario (default: the file's only scenario, or its first)\n"
+                               "  --format FORMAT   dot (default; render with `dot -Tsvg`) or json\n"
+                               "  -I DIR            also look for imports in DIR\n"
+                               "  -h, --help        this text\n";
 
 const char cli_usage_validate[] =
     "usage: llmp validate [OPTIONS] PATH...\n"
@@ -75,7 +73,7 @@ const char cli_usage_validate[] =
     "  -h, --help        this text\n";
 
 typedef struct RunOptions {
-  CliArgs a;                    /* the files, -I, the diagnostics' form */
+  CliArgs a; /* the files, -I, the diagnostics' form */
   const char *scenario, *trace, *format;
   double max_error, mean_error; /* percent; -1: not given */
   bool no_jit, dump_ir;
@@ -86,12 +84,8 @@ enum { OPT_NO_JIT, OPT_DUMP_IR, OPT_SCENARIO, OPT_FORMAT, OPT_TRACE, OPT_MAX_ERR
 /* Each command's own options.  All three also take -I, --error-format, --color and --
  * (graph's and validate's usage texts name fewer of them). */
 static const CliOption run_options[] = {
-    {"--no-jit", OPT_NO_JIT, 0},
-    {"--dump=ir", OPT_DUMP_IR, 0},
-    {"--scenario", OPT_SCENARIO, CLI_NEXT},
-    {"--format", OPT_FORMAT, CLI_NEXT},
-    {"--trace", OPT_TRACE, CLI_NEXT},
-    {NULL, 0, 0},
+    {"--no-jit", OPT_NO_JIT, 0},        {"--dump=ir", OPT_DUMP_IR, 0},    {"--scenario", OPT_SCENARIO, CLI_NEXT},
+    {"--format", OPT_FORMAT, CLI_NEXT}, {"--trace", OPT_TRACE, CLI_NEXT}, {NULL, 0, 0},
 };
 static const CliOption graph_options[] = {
     {"--no-jit", OPT_NO_JIT, 0},
@@ -126,8 +120,10 @@ static int run_option(void *ctx, int id, const char *value) {
     char *end;
     double x = strtod(value, &end);
     if (*end || !(x >= 0)) return cli_usage_error("validate", "`%s` is not a percentage", value);
-    if (id == OPT_MAX_ERROR) o->max_error = x;
-    else o->mean_error = x;
+    if (id == OPT_MAX_ERROR)
+      o->max_error = x;
+    else
+      o->mean_error = x;
     break;
   }
   }
@@ -141,13 +137,14 @@ static bool is_one_of(const char *word, const char *const *words) {
 }
 
 /* Parses the command line by the command's options and formats, then runs the command. */
-static int run_command(const CliCommand *c, const CliOption *options, const char *const *formats, int argc,
-                       char **argv, int (*run)(const RunOptions *)) {
+static int run_command(const CliCommand *c, const CliOption *options, const char *const *formats, int argc, char **argv,
+                       int (*run)(const RunOptions *)) {
   RunOptions o = {.max_error = -1, .mean_error = -1};
   CliSpec spec = {c, CLI_INCLUDE | CLI_INCLUDE_JOINED | CLI_DIAG | CLI_DASHDASH, options, NULL, run_option, NULL, &o};
   int rc = cli_parse(&spec, argc, argv, &o.a);
   if (rc < 0 && !o.a.nargs) rc = cli_usage_error(c->name, "%s", "no input files");
-  if (rc < 0 && o.format && !is_one_of(o.format, formats)) rc = cli_usage_error(c->name, "unknown format `%s`", o.format);
+  if (rc < 0 && o.format && !is_one_of(o.format, formats))
+    rc = cli_usage_error(c->name, "unknown format `%s`", o.format);
   if (rc < 0) rc = run(&o);
   cli_args_free(&o.a);
   return rc;
@@ -212,15 +209,19 @@ static int eval_open(Comp *u, Decl *sc, Eval *e) {
   e->vals = NULL;
   if (lower_scenario(u->s, u->hw, sc, u->d, &e->l) < 0) return -1;
   e->vals = xmalloc((size_t)(e->l.g.nn ? e->l.g.nn : 1) * sizeof *e->vals);
-  if (u->o->no_jit) graph_eval(&e->l.g, NULL, e->vals);
-  else if (eval_jit(u, sc, e) < 0) return -1;
+  if (u->o->no_jit)
+    graph_eval(&e->l.g, NULL, e->vals);
+  else if (eval_jit(u, sc, e) < 0)
+    return -1;
   lower_report(&e->l, e->vals, &e->r);
   if (!isfinite(e->r.iteration) || !isfinite(e->r.peak)) {
     SrcFile *f;
     Span sp;
     sema_decl_at(u->s, sc, &f, &sp);
-    diag_error(u->d, f, sp, "scenario `%s` cannot be evaluated: a cost kernel rejected its arguments (a shape or a group that does not fit the cluster)",
-               sema_decl_name(sc));
+    diag_error(
+        u->d, f, sp,
+        "scenario `%s` cannot be evaluated: a cost kernel rejected its arguments (a shape or a group that does not fit the cluster)",
+        sema_decl_name(sc));
     return -1;
   }
   return 0;
@@ -251,10 +252,10 @@ static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path, 
 
 /* --- run ------------------------------------------------------------------------------- */
 
-typedef struct RunState {       /* across the files of one llmp run */
+typedef struct RunState { /* across the files of one llmp run */
   ReportFormat fmt;
   int failed, printed;
-  bool traced;                  /* --trace is written for the first scenario evaluated */
+  bool traced; /* --trace is written for the first scenario evaluated */
 } RunState;
 
 /* Writes the Chrome trace of one evaluated scenario; 1 after reporting a failure, else 0. */
@@ -300,13 +301,17 @@ static int run_files(const RunOptions *o) {
   Diag d;
   cli_diag_init(&d, &o->a);
   RunState st = {REPORT_TABLE, 0, 0, false};
-  if (o->format && !strcmp(o->format, "json")) st.fmt = REPORT_JSON;
-  else if (o->format && !strcmp(o->format, "csv")) st.fmt = REPORT_CSV;
+  if (o->format && !strcmp(o->format, "json"))
+    st.fmt = REPORT_JSON;
+  else if (o->format && !strcmp(o->format, "csv"))
+    st.fmt = REPORT_CSV;
   if (st.fmt == REPORT_CSV) report_csv_header(stdout);
   for (int i = 0; i < o->a.nargs; i++) {
     Comp u;
-    if (comp_open(&u, &d, o, o->a.args[i])) run_file(&u, o->a.args[i], &st);
-    else st.failed++;
+    if (comp_open(&u, &d, o, o->a.args[i]))
+      run_file(&u, o->a.args[i], &st);
+    else
+      st.failed++;
     comp_close(&u);
   }
   diag_free(&d);
@@ -334,8 +339,10 @@ static int graph_file(const RunOptions *o) {
     if (n) {
       Eval e;
       if (eval_open(&u, list[0], &e) == 0) {
-        if (o->format && !strcmp(o->format, "json")) graph_dump_json(stdout, &e.l.g, e.vals);
-        else graph_dump_dot(stdout, &e.l.g, e.vals);
+        if (o->format && !strcmp(o->format, "json"))
+          graph_dump_json(stdout, &e.l.g, e.vals);
+        else
+          graph_dump_dot(stdout, &e.l.g, e.vals);
         rc = 0;
       }
       eval_close(&e);
@@ -385,17 +392,19 @@ static void collect(PathList *out, const char *dir, int depth) {
   for (int i = 0; i < here.n; i++) {
     struct stat st;
     size_t len = strlen(here.v[i]);
-    if (stat(here.v[i], &st) == 0 && S_ISDIR(st.st_mode)) collect(out, here.v[i], depth + 1);
-    else if (len > 5 && !strcmp(here.v[i] + len - 5, ".llmp")) push_path(out, here.v[i]);
+    if (stat(here.v[i], &st) == 0 && S_ISDIR(st.st_mode))
+      collect(out, here.v[i], depth + 1);
+    else if (len > 5 && !strcmp(here.v[i] + len - 5, ".llmp"))
+      push_path(out, here.v[i]);
     free(here.v[i]);
   }
   free(here.v);
 }
 
-typedef struct ValState {       /* across the scenarios of one llmp validate */
+typedef struct ValState { /* across the scenarios of one llmp validate */
   bool csv;
   int failed, rows;
-  double sum, worst;            /* of |error| in percent, over the rows that fit */
+  double sum, worst; /* of |error| in percent, over the rows that fit */
 } ValState;
 
 /* Prints one scenario's row: predicted, measured, error (or why it does not fit). */
@@ -412,8 +421,8 @@ static void validate_row(const Report *r, ValState *st) {
     printf("%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.3f\n", r->scenario, r->file, r->gpus, r->tp, r->pp, r->dp, r->iteration,
            r->measured_iteration, r->error_pct);
   else
-    printf("%-34s %6d %-14s %10.3f s %10.3f s %+7.2f%%\n", r->scenario, r->gpus, par, r->iteration, r->measured_iteration,
-           r->error_pct);
+    printf("%-34s %6d %-14s %10.3f s %10.3f s %+7.2f%%\n", r->scenario, r->gpus, par, r->iteration,
+           r->measured_iteration, r->error_pct);
   st->rows++;
   st->sum += fabs(r->error_pct);
   if (fabs(r->error_pct) > st->worst) st->worst = fabs(r->error_pct);
@@ -463,16 +472,22 @@ static int validate_paths(const RunOptions *o) {
   PathList files = {0};
   for (int i = 0; i < o->a.nargs; i++) {
     struct stat st;
-    if (stat(o->a.args[i], &st) == 0 && S_ISDIR(st.st_mode)) collect(&files, o->a.args[i], 0);
-    else push_path(&files, o->a.args[i]);
+    if (stat(o->a.args[i], &st) == 0 && S_ISDIR(st.st_mode))
+      collect(&files, o->a.args[i], 0);
+    else
+      push_path(&files, o->a.args[i]);
   }
   ValState st = {o->format && !strcmp(o->format, "csv"), 0, 0, 0, 0};
-  if (st.csv) puts("scenario,file,gpus,tp,pp,dp,predicted_s,measured_s,error_pct");
-  else printf("%-34s %6s %-14s %12s %12s %8s\n", "scenario", "gpus", "tp/pp/dp", "predicted", "measured", "error");
+  if (st.csv)
+    puts("scenario,file,gpus,tp,pp,dp,predicted_s,measured_s,error_pct");
+  else
+    printf("%-34s %6s %-14s %12s %12s %8s\n", "scenario", "gpus", "tp/pp/dp", "predicted", "measured", "error");
   for (int i = 0; i < files.n; i++) {
     Comp u;
-    if (comp_open(&u, &d, o, files.v[i])) validate_file(&u, files.v[i], &st);
-    else st.failed++;
+    if (comp_open(&u, &d, o, files.v[i]))
+      validate_file(&u, files.v[i], &st);
+    else
+      st.failed++;
     comp_close(&u);
   }
   int rc = validate_verdict(o, &st);

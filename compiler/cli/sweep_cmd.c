@@ -50,25 +50,20 @@ static int threads_of(const char *text) {
 }
 
 typedef struct SweepCli {
-  CliArgs a;                    /* -I, the diagnostics' form */
+  CliArgs a; /* -I, the diagnostics' form */
   const char *file, *name, *format, *out, *shard;
-  SweepFormat fmt;              /* from --format, else from --out's extension */
+  SweepFormat fmt; /* from --format, else from --out's extension */
   SweepOptions opt;
 } SweepCli;
 
 enum { OPT_NO_JIT, OPT_NO_PRUNE, OPT_DUMP_IR, OPT_NO_PROGRESS, OPT_SWEEP, OPT_THREADS, OPT_FORMAT, OPT_OUT, OPT_SHARD };
 
 static const CliOption sweep_options[] = {
-    {"--no-jit", OPT_NO_JIT, 0},
-    {"--no-prune", OPT_NO_PRUNE, 0},
-    {"--dump=ir", OPT_DUMP_IR, 0},
-    {"--no-progress", OPT_NO_PROGRESS, 0},
-    {"--sweep", OPT_SWEEP, CLI_NEXT},
-    {"-j", OPT_THREADS, CLI_NEXT | CLI_JOINED},
-    {"--format", OPT_FORMAT, CLI_NEXT},
-    {"--out", OPT_OUT, CLI_NEXT},
-    {"--shard", OPT_SHARD, CLI_NEXT},
-    {NULL, 0, 0},
+    {"--no-jit", OPT_NO_JIT, 0},        {"--no-prune", OPT_NO_PRUNE, 0},
+    {"--dump=ir", OPT_DUMP_IR, 0},      {"--no-progress", OPT_NO_PROGRESS, 0},
+    {"--sweep", OPT_SWEEP, CLI_NEXT},   {"-j", OPT_THREADS, CLI_NEXT | CLI_JOINED},
+    {"--format", OPT_FORMAT, CLI_NEXT}, {"--out", OPT_OUT, CLI_NEXT},
+    {"--shard", OPT_SHARD, CLI_NEXT},   {NULL, 0, 0},
 };
 
 static int sweep_option(void *ctx, int id, const char *value) {
@@ -107,7 +102,8 @@ static int sweep_parse(const CliCommand *c, int argc, char **argv, SweepCli *o) 
   if (rc >= 0) return rc;
   if (!o->file) return cli_usage_error("sweep", "%s", "no input file");
   o->fmt = SWEEP_TABLE;
-  if (o->format && sweep_format_parse(o->format, &o->fmt) < 0) return cli_usage_error("sweep", "unknown format `%s`", o->format);
+  if (o->format && sweep_format_parse(o->format, &o->fmt) < 0)
+    return cli_usage_error("sweep", "unknown format `%s`", o->format);
   if (!o->format && o->out) o->fmt = sweep_format_of_path(o->out, SWEEP_TABLE);
   char msg[512];
   if (o->shard && sweep_shard_parse(o->shard, &o->opt.shard_k, &o->opt.shard_n, msg, sizeof msg) < 0)
@@ -124,8 +120,10 @@ static Decl *sweep_pick(Sema *s, Diag *d, const SweepCli *o) {
   for (int i = 0; i < total && !decl; i++)
     if (!o->name || !strcmp(sema_decl_name(all[i]), o->name)) decl = all[i];
   free(all);
-  if (!decl && o->name) diag_plain(d, o->file, "no sweep named `%s`", o->name);
-  else if (!decl) diag_plain(d, o->file, "declares no sweep to run");
+  if (!decl && o->name)
+    diag_plain(d, o->file, "no sweep named `%s`", o->name);
+  else if (!decl)
+    diag_plain(d, o->file, "declares no sweep to run");
   return decl;
 }
 

@@ -19,7 +19,10 @@ struct ArenaChunk {
 
 enum { CHUNK_MIN = 64 * 1024, ALIGN = 16 };
 
-void arena_init(Arena *a) { a->head = NULL; a->used = 0; }
+void arena_init(Arena *a) {
+  a->head = NULL;
+  a->used = 0;
+}
 
 void arena_free(Arena *a) {
   ArenaChunk *c = a->head;
@@ -41,7 +44,7 @@ static ArenaChunk *chunk_new(size_t need) {
 }
 
 void *arena_alloc(Arena *a, size_t size) {
-  if (size > SIZE_MAX / 2) alloc_fail("arena request");   /* rounding up would wrap */
+  if (size > SIZE_MAX / 2) alloc_fail("arena request"); /* rounding up would wrap */
   size = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
   if (size == 0) size = ALIGN;
   ArenaChunk *c = a->head;
@@ -95,7 +98,7 @@ static void intern_grow(Interner *in) {
     while (slots[j]) j = (j + 1) & (cap - 1);
     slots[j] = s;
   }
-  in->slots = slots;   /* the old table stays in the arena until it is freed */
+  in->slots = slots; /* the old table stays in the arena until it is freed */
   in->cap = cap;
 }
 

@@ -11,13 +11,13 @@
 
 typedef struct ArenaChunk ArenaChunk;
 typedef struct Arena {
-  ArenaChunk *head;   /* newest chunk first */
-  size_t used;        /* bytes handed out, for statistics */
+  ArenaChunk *head; /* newest chunk first */
+  size_t used;      /* bytes handed out, for statistics */
 } Arena;
 
 void arena_init(Arena *a);
 void arena_free(Arena *a);
-void *arena_alloc(Arena *a, size_t size);          /* zeroed, 16-byte aligned */
+void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_strdup(Arena *a, const char *s);
 char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

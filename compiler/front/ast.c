@@ -5,10 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const decl_kind_names[DK_N] = {
-    [DK_UNKNOWN] = "?",
+const char *const decl_kind_names[DK_N] = {[DK_UNKNOWN] = "?",
 #define X(k, s) [DK_##k] = s,
-    DECL_KINDS(X)
+                                           DECL_KINDS(X)
 #undef X
 };
 
@@ -18,8 +17,8 @@ DeclKind decl_kind_lookup(const char *word) {
   return DK_UNKNOWN;
 }
 
-const char *const binop_text[] = {   /* ORDER BinOp */
-    "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "and", "or", "-", "not"};
+const char *const binop_text[] = {/* ORDER BinOp */
+                                  "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "and", "or", "-", "not"};
 
 static const char *const kind_names[] = {
 #define X(k, s) s,
@@ -102,7 +101,7 @@ AstNode *ast_number(AstBuilder *b, Span sp, const char *text, size_t n) {
   node->u.num.is_int = is_int;
   const char *digits = buf;
   while (digits[0] == '0' && digits[1]) digits++;
-  if (is_int && strlen(digits) > 15) {   /* up to 15 digits a double holds exactly; beyond, an
+  if (is_int && strlen(digits) > 15) { /* up to 15 digits a double holds exactly; beyond, an
                                             integer is exact iff at most 2^53 and it prints back */
     char back[400];
     snprintf(back, sizeof back, "%.0f", node->u.num.value);
@@ -131,8 +130,8 @@ AstNode *ast_listnode(AstBuilder *b, AstKind k, Span sp, const char *name, Span 
   return n;
 }
 
-AstNode *ast_decl(AstBuilder *b, Span sp, const char *kind, Span ks, const char *name, Span ns,
-                  const char *parent, Span ps, AstList body) {
+AstNode *ast_decl(AstBuilder *b, Span sp, const char *kind, Span ks, const char *name, Span ns, const char *parent,
+                  Span ps, AstList body) {
   AstNode *n = ast_name(b, AST_DECL, sp, name, ns);
   n->u.decl.kind_word = kind;
   n->u.decl.kind_span = ks;
@@ -145,8 +144,7 @@ AstNode *ast_decl(AstBuilder *b, Span sp, const char *kind, Span ks, const char 
   return n;
 }
 
-AstNode *ast_subblock(AstBuilder *b, Span sp, const char *word, Span ws, const char *label,
-                      Span ls, AstList body) {
+AstNode *ast_subblock(AstBuilder *b, Span sp, const char *word, Span ws, const char *label, Span ls, AstList body) {
   AstNode *n = ast_name(b, AST_SUBBLOCK, sp, word, ws);
   n->u.sub.label = label;
   n->u.sub.label_span = ls;
@@ -163,8 +161,10 @@ AstList ast_list1(AstNode *n) {
 
 AstList ast_append(AstList l, AstNode *n) {
   n->next = NULL;
-  if (l.last) l.last->next = n;
-  else l.first = n;
+  if (l.last)
+    l.last->next = n;
+  else
+    l.first = n;
   l.last = n;
   l.count++;
   return l;
@@ -199,13 +199,15 @@ static void dump_node(FILE *out, const AstNode *n, SrcFile *f, int ind) {
     dump_list(out, n->u.sub.body, f, ind + 1);
     return;
   case AST_NUM:
-    fprintf(out, " %.17g%s%s%s\n", n->u.num.value, n->u.num.is_int ? " int" : "",
-            n->u.num.unit ? " " : "", n->u.num.unit ? n->u.num.unit : "");
+    fprintf(out, " %.17g%s%s%s\n", n->u.num.value, n->u.num.is_int ? " int" : "", n->u.num.unit ? " " : "",
+            n->u.num.unit ? n->u.num.unit : "");
     return;
   case AST_BOOL: fprintf(out, " %s\n", n->u.boolean ? "true" : "false"); return;
+  /* clang-format off */
   case AST_STR: case AST_IMPORT: fprintf(out, " \"%s\"\n", n->name); return;
   case AST_BINOP: case AST_UNOP: fprintf(out, " %s\n", binop_text[n->u.bin.op]); break;
   case AST_FILE: case AST_LIST: case AST_CALL: case AST_EXTEND:
+    /* clang-format on */
     fprintf(out, "%s%s\n", n->name ? " " : "", n->name ? n->name : "");
     dump_list(out, n->u.list, f, ind + 1);
     return;

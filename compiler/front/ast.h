@@ -22,24 +22,26 @@ typedef enum {
 
 /* Declaration kinds: X(KIND, "keyword"). ORDER DeclKind */
 #define DECL_KINDS(X) \
-  X(GPU, "gpu") X(CLUSTER, "cluster") X(BLOCK, "block") X(MODEL, "model") \
-  X(PLAN, "plan") X(SCENARIO, "scenario") X(SWEEP, "sweep")
+  X(GPU, "gpu") \
+  X(CLUSTER, "cluster") X(BLOCK, "block") X(MODEL, "model") X(PLAN, "plan") X(SCENARIO, "scenario") X(SWEEP, "sweep")
 typedef enum {
   DK_UNKNOWN,
 #define X(k, s) DK_##k,
   DECL_KINDS(X)
 #undef X
-  DK_N
+      DK_N
 } DeclKind;
 extern const char *const decl_kind_names[DK_N];
 DeclKind decl_kind_lookup(const char *word);
 
 /* Binary and unary operators. ORDER BinOp */
+/* clang-format off */
 typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_EQ, OP_NE, OP_LT, OP_LE,
                OP_GT, OP_GE, OP_AND, OP_OR, OP_NEG, OP_NOT } BinOp;
+/* clang-format on */
 extern const char *const binop_text[];
 
-enum { AST_MAX_DEPTH = 512 };   /* nesting of expressions and blocks */
+enum { AST_MAX_DEPTH = 512 }; /* nesting of expressions and blocks */
 
 typedef struct AstNode AstNode;
 typedef struct AstList {
@@ -50,40 +52,40 @@ typedef struct AstList {
 struct AstNode {
   AstKind kind;
   Span span;
-  AstNode *next;            /* next sibling in an AstList */
-  const char *name;         /* interned; see ast_kinds.def for each kind's use */
+  AstNode *next;    /* next sibling in an AstList */
+  const char *name; /* interned; see ast_kinds.def for each kind's use */
   Span name_span;
-  unsigned short depth;     /* height of the subtree, capped at AST_MAX_DEPTH + 1 */
-  void *aux;                /* the semantic pass's annotation: inline declaration, let memo */
+  unsigned short depth; /* height of the subtree, capped at AST_MAX_DEPTH + 1 */
+  void *aux;            /* the semantic pass's annotation: inline declaration, let memo */
   union {
-    struct {                /* AST_DECL */
+    struct { /* AST_DECL */
       const char *kind_word;
       Span kind_span;
       DeclKind kind;
-      const char *parent;   /* NULL without extends */
+      const char *parent; /* NULL without extends */
       Span parent_span;
       AstList body;
       SrcFile *file;
     } decl;
-    struct {                /* AST_SUBBLOCK */
-      const char *label;    /* tier nvlink: "nvlink"; measured: NULL */
+    struct {             /* AST_SUBBLOCK */
+      const char *label; /* tier nvlink: "nvlink"; measured: NULL */
       Span label_span;
       AstList body;
     } sub;
-    struct {                /* AST_FIELD LET OP VARY REQUIRE MINIMIZE MAXIMIZE KEEP MEMBER
+    struct { /* AST_FIELD LET OP VARY REQUIRE MINIMIZE MAXIMIZE KEEP MEMBER
                                BINOP UNOP NAMEDARG */
       AstNode *lhs, *rhs;
       BinOp op;
     } bin;
-    struct {                /* AST_NUM */
+    struct { /* AST_NUM */
       double value;
-      bool is_int;          /* written without fraction or exponent */
-      bool inexact;         /* an integer whose digits a double does not hold exactly */
-      const char *unit;     /* interned unit text ("GB/s"), or NULL */
+      bool is_int;      /* written without fraction or exponent */
+      bool inexact;     /* an integer whose digits a double does not hold exactly */
+      const char *unit; /* interned unit text ("GB/s"), or NULL */
       Span num_span, unit_span;
     } num;
-    bool boolean;           /* AST_BOOL */
-    AstList list;           /* AST_FILE LIST CALL EXTEND */
+    bool boolean; /* AST_BOOL */
+    AstList list; /* AST_FILE LIST CALL EXTEND */
   } u;
 };
 
@@ -92,7 +94,7 @@ typedef struct AstBuilder {
   Arena *arena;
   Interner *in;
   SrcFile *file;
-  bool too_deep;            /* set when a node passes AST_MAX_DEPTH */
+  bool too_deep; /* set when a node passes AST_MAX_DEPTH */
   Span too_deep_at;
 } AstBuilder;
 
@@ -105,10 +107,9 @@ AstNode *ast_named(AstBuilder *b, AstKind k, Span sp, const char *name, Span ns,
 AstNode *ast_number(AstBuilder *b, Span sp, const char *text, size_t n);
 AstNode *ast_with_unit(AstBuilder *b, AstNode *num, Span unit_span, const char *unit);
 AstNode *ast_listnode(AstBuilder *b, AstKind k, Span sp, const char *name, Span ns, AstList l);
-AstNode *ast_decl(AstBuilder *b, Span sp, const char *kind, Span ks, const char *name, Span ns,
-                  const char *parent, Span ps, AstList body);
-AstNode *ast_subblock(AstBuilder *b, Span sp, const char *word, Span ws, const char *label,
-                      Span ls, AstList body);
+AstNode *ast_decl(AstBuilder *b, Span sp, const char *kind, Span ks, const char *name, Span ns, const char *parent,
+                  Span ps, AstList body);
+AstNode *ast_subblock(AstBuilder *b, Span sp, const char *word, Span ws, const char *label, Span ls, AstList body);
 AstList ast_list1(AstNode *n);
 AstList ast_append(AstList l, AstNode *n);
 

@@ -22,7 +22,8 @@
 
 static const struct {
   const char *label, *colour;
-} level_info[] = {          /* ORDER DiagLevel */
+} level_info[] = {
+    /* ORDER DiagLevel */
     [DIAG_ERROR] = {"error", "\033[1;31m"},
     [DIAG_WARNING] = {"warning", "\033[1;35m"},
     [DIAG_NOTE] = {"note", "\033[1;36m"},
@@ -44,9 +45,9 @@ void diag_set_writer(Diag *d, DiagWriteFn fn, void *user) {
 }
 
 typedef struct DiagEntry {
-  int file;             /* -1 for a diagnostic with no position */
+  int file; /* -1 for a diagnostic with no position */
   unsigned off;
-  int group;            /* the index of its error: a note joins the error before it */
+  int group; /* the index of its error: a note joins the error before it */
   char *text;
   size_t len;
 } DiagEntry;
@@ -69,7 +70,7 @@ void diag_flush(Diag *d) {
   int m = 0;
   for (int i = 0; i < n; i++)
     if (d->queue[i].group == i) order[m++] = i;
-  for (int i = 1; i < m; i++) {   /* insertion sort: stable, and error counts are small */
+  for (int i = 1; i < m; i++) { /* insertion sort: stable, and error counts are small */
     int x = order[i], j = i;
     const DiagEntry *ex = &d->queue[x];
     while (j > 0) {
@@ -82,7 +83,8 @@ void diag_flush(Diag *d) {
     order[j] = x;
   }
   for (int k = 0; k < m; k++)
-    for (int i = order[k]; i < n && d->queue[i].group == order[k]; i++) d->write(d->user, d->queue[i].text, d->queue[i].len);
+    for (int i = order[k]; i < n && d->queue[i].group == order[k]; i++)
+      d->write(d->user, d->queue[i].text, d->queue[i].len);
   for (int i = 0; i < n; i++) free(d->queue[i].text);
   free(order);
   d->nqueue = 0;
@@ -125,7 +127,7 @@ SrcFile *diag_load_file(Diag *d, const char *path) {
   size_t n;
   while ((n = fread(buf + len, 1, cap - len, fp)) > 0) {
     len += n;
-    XGROW(buf, len + 1, cap);   /* room to read on */
+    XGROW(buf, len + 1, cap); /* room to read on */
   }
   int bad = ferror(fp);
   fclose(fp);
@@ -152,11 +154,13 @@ static void build_lines(SrcFile *f) {
 
 static unsigned line_index(SrcFile *f, unsigned off) {
   if (!f->lines) build_lines(f);
-  unsigned lo = 0, hi = f->nlines;   /* last line start <= off */
+  unsigned lo = 0, hi = f->nlines; /* last line start <= off */
   while (hi - lo > 1) {
     unsigned mid = lo + (hi - lo) / 2;
-    if (f->lines[mid] <= off) lo = mid;
-    else hi = mid;
+    if (f->lines[mid] <= off)
+      lo = mid;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -198,7 +202,7 @@ static void put_excerpt(Diag *d, StrBuf *b, SrcFile *f, Span sp, unsigned line, 
   bool cut_left = false, cut_right = false;
   if (n > WIDE) {
     size_t from = lead0 > BEFORE ? lead0 - BEFORE : 0;
-    while (from > 0 && ((unsigned char)s[from] & 0xC0) == 0x80) from--;   /* whole characters */
+    while (from > 0 && ((unsigned char)s[from] & 0xC0) == 0x80) from--; /* whole characters */
     cut_left = from > 0;
     s += from;
     n -= from;
@@ -234,13 +238,16 @@ void diag_vreport(Diag *d, DiagLevel lv, SrcFile *f, Span sp, const char *fmt, v
   if (f) srcfile_locate(f, sp.start, &line, &col);
   if (d->colour) strbuf_put(&b, "\033[1m", 4);
   if (f) strbuf_printf(&b, "%s:%u:%u: ", f->path, line, col);
-  if (d->colour) strbuf_printf(&b, "%s%s:\033[0m\033[1m ", level_info[lv].colour, level_info[lv].label);
-  else strbuf_printf(&b, "%s: ", level_info[lv].label);
+  if (d->colour)
+    strbuf_printf(&b, "%s%s:\033[0m\033[1m ", level_info[lv].colour, level_info[lv].label);
+  else
+    strbuf_printf(&b, "%s: ", level_info[lv].label);
   strbuf_vprintf(&b, fmt, ap);
   if (d->colour) strbuf_put(&b, "\033[0m", 4);
   strbuf_put(&b, "\n", 1);
   if (f && d->format == DIAG_HUMAN) put_excerpt(d, &b, f, sp, line, lv);
-  if (d->buffered) enqueue(d, f, sp, lv, b.p, b.n);
+  if (d->buffered)
+    enqueue(d, f, sp, lv, b.p, b.n);
   else {
     d->write(d->user, b.p, b.n);
     free(b.p);
@@ -279,7 +286,8 @@ void diag_plain(Diag *d, const char *path, const char *fmt, ...) {
   strbuf_vprintf(&b, fmt, ap);
   strbuf_put(&b, "\n", 1);
   va_end(ap);
-  if (d->buffered) enqueue(d, NULL, (Span){0, 0}, DIAG_ERROR, b.p, b.n);
+  if (d->buffered)
+    enqueue(d, NULL, (Span){0, 0}, DIAG_ERROR, b.p, b.n);
   else {
     d->write(d->user, b.p, b.n);
     free(b.p);

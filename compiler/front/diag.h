@@ -16,16 +16,16 @@
 #include <stdio.h>
 
 typedef struct Span {
-  unsigned start, end;  /* byte offsets, end exclusive */
+  unsigned start, end; /* byte offsets, end exclusive */
 } Span;
 
 typedef struct SrcFile {
-  char *path;           /* as given or as resolved (for imports) */
-  char *text;           /* NUL-terminated copy of the contents */
+  char *path; /* as given or as resolved (for imports) */
+  char *text; /* NUL-terminated copy of the contents */
   size_t len;
-  unsigned *lines;      /* offsets of line starts, built lazily */
+  unsigned *lines; /* offsets of line starts, built lazily */
   unsigned nlines;
-  int id;               /* index in the Diag's file table */
+  int id; /* index in the Diag's file table */
 } SrcFile;
 
 typedef enum { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
@@ -38,15 +38,15 @@ typedef struct Diag {
   int nfiles, capfiles;
   int errors, warnings;
   DiagFormat format;
-  int colour;           /* ANSI colours, only when writing to a terminal */
+  int colour; /* ANSI colours, only when writing to a terminal */
   DiagWriteFn write;
   void *user;
-  bool buffered;        /* hold diagnostics until diag_flush(), which sorts them */
+  bool buffered; /* hold diagnostics until diag_flush(), which sorts them */
   struct DiagEntry *queue;
   int nqueue, capqueue;
 } Diag;
 
-void diag_init(Diag *d, FILE *out);            /* writes to out (stderr usually) */
+void diag_init(Diag *d, FILE *out); /* writes to out (stderr usually) */
 void diag_set_writer(Diag *d, DiagWriteFn fn, void *user);
 void diag_free(Diag *d);
 /* Writes held diagnostics in source order (file, then position); each note stays with the

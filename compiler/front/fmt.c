@@ -23,11 +23,11 @@
 #include "strbuf.h"
 
 typedef struct Out {
-  StrBuf b;                 /* the text so far */
+  StrBuf b; /* the text so far */
   const SrcFile *f;
   const Span *comments;
-  unsigned ncomments, ci;   /* next comment to place */
-  unsigned last_end;        /* source offset of the last thing placed */
+  unsigned ncomments, ci; /* next comment to place */
+  unsigned last_end;      /* source offset of the last thing placed */
 } Out;
 
 static void put(Out *o, const char *s, size_t n) { strbuf_put(&o->b, s, n); }
@@ -90,8 +90,11 @@ static int prec_of(const AstNode *n) {
   switch (n->u.bin.op) {
   case OP_OR: return 1;
   case OP_AND: return 2;
-  case OP_ADD: case OP_SUB: return 5;
-  case OP_MUL: case OP_DIV: case OP_MOD: return 6;
+  case OP_ADD:
+  case OP_SUB: return 5;
+  case OP_MUL:
+  case OP_DIV:
+  case OP_MOD: return 6;
   default: return 4;
   }
 }
@@ -108,10 +111,12 @@ static void expr_prec(Out *o, const AstNode *n, int min, int level) {
 static void string_lit(Out *o, const char *s) {
   put(o, "\"", 1);
   for (; *s; s++) {
+    /* clang-format off */
     if (*s == '"' || *s == '\\') { put(o, "\\", 1); put(o, s, 1); }
     else if (*s == '\n') puts_(o, "\\n");
     else if (*s == '\t') puts_(o, "\\t");
     else put(o, s, 1);
+    /* clang-format on */
   }
   put(o, "\"", 1);
 }
@@ -136,7 +141,10 @@ static void expr(Out *o, const AstNode *n, int level) {
   switch (n->kind) {
   case AST_NUM:
     put(o, o->f->text + n->u.num.num_span.start, n->u.num.num_span.end - n->u.num.num_span.start);
-    if (n->u.num.unit) { put(o, " ", 1); puts_(o, n->u.num.unit); }
+    if (n->u.num.unit) {
+      put(o, " ", 1);
+      puts_(o, n->u.num.unit);
+    }
     break;
   case AST_STR: string_lit(o, n->name); break;
   case AST_BOOL: puts_(o, n->u.boolean ? "true" : "false"); break;
@@ -176,9 +184,7 @@ static void expr(Out *o, const AstNode *n, int level) {
     put(o, " = ", 3);
     expr(o, n->u.bin.rhs, level);
     break;
-  case AST_LIST:
-    bracketed(o, "[", n->u.list, "]", level);
-    break;
+  case AST_LIST: bracketed(o, "[", n->u.list, "]", level); break;
   case AST_EXTEND:
     puts_(o, n->name);
     put(o, " ", 1);
@@ -197,10 +203,12 @@ static bool simple_expr(const AstNode *n) {
   if (!n) return true;
   switch (n->kind) {
   case AST_EXTEND: return simple_fields(n->u.list);
-  case AST_MEMBER: case AST_UNOP: return simple_expr(n->u.bin.lhs);
+  case AST_MEMBER:
+  case AST_UNOP: return simple_expr(n->u.bin.lhs);
   case AST_BINOP: return simple_expr(n->u.bin.lhs) && simple_expr(n->u.bin.rhs);
   case AST_NAMEDARG: return simple_expr(n->u.bin.rhs);
-  case AST_CALL: case AST_LIST:
+  case AST_CALL:
+  case AST_LIST:
     for (const AstNode *c = n->u.list.first; c; c = c->next)
       if (!simple_expr(c)) return false;
     return true;
@@ -239,9 +247,11 @@ static char *key_of(Out *o, const AstNode *c) {
   Out t = {0};
   t.f = o->f;
   put(&t, "", 0);
+  /* clang-format off */
   if (c->kind == AST_FIELD) puts_(&t, c->name);
   else if (c->kind == AST_OP) { puts_(&t, "op "); puts_(&t, c->name); }
   else { puts_(&t, c->kind == AST_LET ? "let " : "vary "); expr(&t, c->u.bin.lhs, 0); }
+  /* clang-format on */
   return t.b.p;
 }
 
@@ -258,8 +268,8 @@ static unsigned next_start(const AstNode *c) { return c->next ? c->next->span.st
 
 /* Is there a comment after c, on its last line, before the next statement?  (Not consumed.) */
 static bool has_trailing(const Out *o, const AstNode *c) {
-  return o->ci < o->ncomments && o->comments[o->ci].start >= c->span.end &&
-         o->comments[o->ci].start < next_start(c) && same_line(o->f, c->span.end, o->comments[o->ci].start);
+  return o->ci < o->ncomments && o->comments[o->ci].start >= c->span.end && o->comments[o->ci].start < next_start(c) &&
+         same_line(o->f, c->span.end, o->comments[o->ci].start);
 }
 
 /* The statements from c that align with it. */
@@ -292,9 +302,10 @@ static const AstNode *emit_run(Out *o, const AstNode *c, int n, int level) {
     if (strlen(keys[i]) > kw) kw = strlen(keys[i]);
   }
   x = c;
-  for (int i = 0; i < n; i++, x = x->next) {   /* widest line that carries a comment */
+  for (int i = 0; i < n; i++, x = x->next) { /* widest line that carries a comment */
     if (has_trailing(o, x) && kw + strlen(rests[i]) > cw) cw = kw + strlen(rests[i]);
-    while (o->ci < o->ncomments && o->comments[o->ci].start < (x->next ? x->next->span.start : x->span.end + 1)) o->ci++;
+    while (o->ci < o->ncomments && o->comments[o->ci].start < (x->next ? x->next->span.start : x->span.end + 1))
+      o->ci++;
   }
   o->ci = ci;
   const AstNode *last = c;
@@ -379,12 +390,16 @@ static void stmt(Out *o, const AstNode *c, int level, int pad) {
     break;
   case AST_SUBBLOCK:
     puts_(o, c->name);
-    if (c->u.sub.label) { put(o, " ", 1); puts_(o, c->u.sub.label); }
+    if (c->u.sub.label) {
+      put(o, " ", 1);
+      puts_(o, c->u.sub.label);
+    }
     put(o, " ", 1);
     body(o, c->u.sub.body, c->span, level, written_on_one_line(o, c->span),
          open_brace(o, c->u.sub.label ? c->u.sub.label_span.end : c->name_span.end));
     break;
-  case AST_LET: case AST_VARY:
+  case AST_LET:
+  case AST_VARY:
     puts_(o, c->kind == AST_LET ? "let " : "vary ");
     expr(o, c->u.bin.lhs, level);
     stmt_rest(o, c, level);
@@ -394,9 +409,11 @@ static void stmt(Out *o, const AstNode *c, int level, int pad) {
     puts_(o, c->name);
     stmt_rest(o, c, level);
     break;
+  /* clang-format off */
   case AST_REQUIRE: case AST_MINIMIZE: case AST_MAXIMIZE: case AST_KEEP:
     puts_(o, c->kind == AST_REQUIRE ? "require " : c->kind == AST_MINIMIZE ? "minimize "
              : c->kind == AST_MAXIMIZE ? "maximize " : "keep ");
+    /* clang-format on */
     expr(o, c->u.bin.rhs, level);
     break;
   default: break;

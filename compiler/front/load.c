@@ -34,8 +34,10 @@ static char *try_path(const char *dir, const char *path) {
   const char *ext = strchr(base, '.') ? "" : ".llmp";
   size_t n = strlen(dir) + strlen(path) + strlen(ext) + 2;
   char *p = xmalloc(n);
-  if (path[0] == '/' || !dir[0]) snprintf(p, n, "%s%s", path, ext);
-  else snprintf(p, n, "%s/%s%s", dir, path, ext);
+  if (path[0] == '/' || !dir[0])
+    snprintf(p, n, "%s%s", path, ext);
+  else
+    snprintf(p, n, "%s/%s%s", dir, path, ext);
   if (is_regular(p)) return p;
   free(p);
   return NULL;
@@ -117,7 +119,7 @@ static int add_file(Sema *s, SrcFile *src, const char *real) {
 static char *dir_of(const char *path) {
   const char *slash = strrchr(path, '/');
   if (!slash) return xstrdup(".");
-  size_t n = slash == path ? 1 : (size_t)(slash - path);   /* "/x" is in "/" */
+  size_t n = slash == path ? 1 : (size_t)(slash - path); /* "/x" is in "/" */
   char *dir = xmalloc(n + 1);
   memcpy(dir, path, n);
   dir[n] = '\0';
@@ -142,8 +144,8 @@ static void load_imports(Sema *s, int i, unsigned depth) {
     if (!p) {
       s->broken = true;
       diag_error(s->diag, s->files[i].src, c->span,
-                 "cannot find import \"%s\" (looked in %s, -I folders, LLMP_PATH and %s)", c->name,
-                 dir, data_dir(&s->opt));
+                 "cannot find import \"%s\" (looked in %s, -I folders, LLMP_PATH and %s)", c->name, dir,
+                 data_dir(&s->opt));
     } else {
       t = load(s, p, i, c, depth + 1);
       free(p);
@@ -155,8 +157,10 @@ static void load_imports(Sema *s, int i, unsigned depth) {
 
 /* A file that cannot be read (errno says why), reported at the import that named it. */
 static int load_failed(Sema *s, const char *path, SrcFile *fromsrc, AstNode *at) {
-  if (fromsrc) diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
-  else diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
+  if (fromsrc)
+    diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
+  else
+    diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
   s->broken = true;
   return -1;
 }

@@ -14,14 +14,14 @@
 typedef struct Parser {
   AstBuilder b;
   Diag *diag;
-  unsigned off;             /* scanner position (byte offset) */
+  unsigned off; /* scanner position (byte offset) */
   AstNode *root;
-  unsigned syntax_errors;   /* errors that leave the tree incomplete (lexical ones do not) */
-  Span *opens;              /* open brackets ({[ not yet closed, innermost last: for hints */
+  unsigned syntax_errors; /* errors that leave the tree incomplete (lexical ones do not) */
+  Span *opens;            /* open brackets ({[ not yet closed, innermost last: for hints */
   unsigned nopens, capopens;
-  Span skipped;             /* an opening bracket the last closing one left unclosed */
+  Span skipped; /* an opening bracket the last closing one left unclosed */
   bool has_skipped;
-  Span *comments;           /* arena-owned, in source order */
+  Span *comments; /* arena-owned, in source order */
   unsigned ncomments, capcomments;
 } Parser;
 
@@ -33,7 +33,7 @@ typedef struct Parsed {
   Arena arena;
   Interner in;
   Parser p;
-  AstNode *root;            /* what parse_file returned, errors or not */
+  AstNode *root; /* what parse_file returned, errors or not */
 } Parsed;
 
 /* Parses f into x, which must not move while the tree is in use.  Returns x->root when the

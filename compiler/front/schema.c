@@ -6,6 +6,7 @@
 
 #include "words.h"
 
+/* clang-format off */
 #define BYTES {{1, 0, 0}}
 #define SECONDS {{0, 1, 0}}
 #define BANDWIDTH {{1, -1, 0}}
@@ -117,6 +118,7 @@ static const FieldDef f_results[] = {
     {"tokens_per_s", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_DERIVED, 0, 0},
     {"mfu", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_DERIVED, 0, 0}, END};
 static const Schema s_results = {"results", DK_UNKNOWN, f_results, NULL};
+/* clang-format on */
 
 const Schema *schema_of(DeclKind k) { return k > DK_UNKNOWN && k < DK_N ? &schemas[k] : NULL; }
 const Schema *schema_results(void) { return &s_results; }
@@ -143,6 +145,7 @@ const SubDef *schema_sub(const Schema *s, const char *word) {
 }
 
 /* Operator parameters: positional ones first (F_POS), in call order. */
+/* clang-format off */
 #define POS(n) {n, FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_REQ | F_POS | F_HAS_MIN, 0, 0}
 #define POSQ(n, d) {n, FT_QTY, d, NULL, DK_UNKNOWN, F_REQ | F_POS | F_HAS_MIN, 0, 0}
 #define POSE(n, e) {n, FT_ENUM, {{0}}, e, DK_UNKNOWN, F_REQ | F_POS, 0, 0}
@@ -170,6 +173,7 @@ const OpDef op_defs[OPK_N] = {
 #include "ops.def"
 #undef X
 };
+/* clang-format on */
 
 const OpDef *op_lookup(const char *name) {
   for (int i = 0; i < OPK_N; i++)
@@ -198,7 +202,7 @@ const char *enum_list(const char *const *enums, char *buf, unsigned n) {
 static unsigned edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 63 || lb > 63) return 1000;
-  unsigned r0[64], r1[64], r2[64];   /* rows i-2, i-1, i */
+  unsigned r0[64], r1[64], r2[64]; /* rows i-2, i-1, i */
   unsigned *pp = r0, *prev = r1, *cur = r2;
   for (size_t j = 0; j <= lb; j++) prev[j] = (unsigned)j;
   for (size_t i = 1; i <= la; i++) {

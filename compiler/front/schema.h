@@ -12,23 +12,23 @@
 #include "units.h"
 
 typedef enum {
-  FT_COUNT,     /* whole number, no unit */
-  FT_QTY,       /* number with the dimension `dim` (may be a real) */
-  FT_REAL,      /* plain number, may be fractional */
+  FT_COUNT, /* whole number, no unit */
+  FT_QTY,   /* number with the dimension `dim` (may be a real) */
+  FT_REAL,  /* plain number, may be fractional */
   FT_BOOL,
   FT_STRING,
-  FT_ENUM,      /* one word of `enums` */
-  FT_ENUMLIST,  /* list of words of `enums`, each at most once */
-  FT_REF,       /* a declaration of kind `ref` */
-  FT_SPAN,      /* a word of `enums`, or a count */
-  FT_ANY,       /* the terminator of a table (a NULL name); never a field's type */
+  FT_ENUM,     /* one word of `enums` */
+  FT_ENUMLIST, /* list of words of `enums`, each at most once */
+  FT_REF,      /* a declaration of kind `ref` */
+  FT_SPAN,     /* a word of `enums`, or a count */
+  FT_ANY,      /* the terminator of a table (a NULL name); never a field's type */
 } FieldType;
 
 enum {
-  F_REQ = 1,        /* required where used (or, for an operator, a required argument) */
-  F_DERIVED = 2,    /* computed: may be read, not set */
-  F_POS = 4,        /* operator parameter that may be given by position */
-  F_MIN_OPEN = 8,   /* the minimum is exclusive */
+  F_REQ = 1,      /* required where used (or, for an operator, a required argument) */
+  F_DERIVED = 2,  /* computed: may be read, not set */
+  F_POS = 4,      /* operator parameter that may be given by position */
+  F_MIN_OPEN = 8, /* the minimum is exclusive */
   F_HAS_MIN = 16,
   F_HAS_MAX = 32,
 };
@@ -36,24 +36,24 @@ enum {
 typedef struct FieldDef {
   const char *name;
   FieldType type;
-  Dim dim;                      /* FT_QTY */
-  const char *const *enums;     /* FT_ENUM FT_ENUMLIST FT_SPAN: NULL-terminated */
-  DeclKind ref;                 /* FT_REF */
+  Dim dim;                  /* FT_QTY */
+  const char *const *enums; /* FT_ENUM FT_ENUMLIST FT_SPAN: NULL-terminated */
+  DeclKind ref;             /* FT_REF */
   unsigned flags;
   double min, max;
 } FieldDef;
 
 typedef struct SubDef {
-  const char *word;             /* "tier", "measured" */
+  const char *word; /* "tier", "measured" */
   const struct Schema *schema;
-  bool labelled;                /* tier NAME { } */
+  bool labelled; /* tier NAME { } */
 } SubDef;
 
 typedef struct Schema {
-  const char *name;             /* "model", "tier", "memory" */
-  DeclKind kind;                /* DK_UNKNOWN for nested blocks and result records */
-  const FieldDef *fields;       /* terminated by a NULL name */
-  const SubDef *subs;           /* terminated by a NULL word; may be NULL */
+  const char *name;       /* "model", "tier", "memory" */
+  DeclKind kind;          /* DK_UNKNOWN for nested blocks and result records */
+  const FieldDef *fields; /* terminated by a NULL name */
+  const SubDef *subs;     /* terminated by a NULL word; may be NULL */
 } Schema;
 
 typedef enum {
@@ -71,7 +71,8 @@ typedef struct OpDef {
 
 const Schema *schema_of(DeclKind k);
 const Schema *schema_results(void);
-const Schema *schema_memory(void);      /* memory.peak, memory.weights, ... */     /* names a sweep may read: iteration, memory, ... */
+const Schema *schema_memory(void);
+/* memory.peak, memory.weights, ... */ /* names a sweep may read: iteration, memory, ... */
 const FieldDef *schema_field(const Schema *s, const char *name);
 int schema_field_index(const Schema *s, const FieldDef *f);
 int schema_nfields(const Schema *s);
@@ -87,7 +88,7 @@ const char *enum_list(const char *const *enums, char *buf, unsigned n);
 typedef struct Suggest {
   const char *word, *best;
   unsigned best_dist;
-  char hint[96];   /* suggest_hint's text (candidates are at most 63 characters) */
+  char hint[96]; /* suggest_hint's text (candidates are at most 63 characters) */
 } Suggest;
 void suggest_init(Suggest *s, const char *word);
 void suggest_offer(Suggest *s, const char *candidate);

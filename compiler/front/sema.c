@@ -29,7 +29,7 @@ static void check_decl(Sema *s, Decl *d);
  * otherwise repeat the same message at the same place. */
 static bool first_report(Sema *s, SrcFile *f, Span sp, const char *msg) {
   uint64_t h = hash_str(hash_word(hash_word(HASH_BASIS ^ (uint64_t)f->id, sp.start), sp.end), msg);
-  if (!h) h = 1;   /* 0 marks an empty slot */
+  if (!h) h = 1; /* 0 marks an empty slot */
   if (2 * (s->nseen + 1) > s->seencap) {
     unsigned cap = s->seencap ? 2 * s->seencap : 256;
     uint64_t *t = arena_alloc(&s->arena, cap * sizeof *t);
@@ -77,8 +77,7 @@ bool sema_err_env(Sema *s, Env *e, Span sp, const char *fmt, ...) {
   /* One report per place and message, whichever declaration inherited the expression. */
   if (!first_report(s, file_of(s, e->owner), sp, msg)) return false;
   if (e->self && e->owner && e->self != e->owner && n > 0 && (size_t)n < sizeof msg)
-    snprintf(msg + n, sizeof msg - (size_t)n, " (in %s, which inherits this field)",
-             decl_title(e->self, t, sizeof t));
+    snprintf(msg + n, sizeof msg - (size_t)n, " (in %s, which inherits this field)", decl_title(e->self, t, sizeof t));
   diag_error(s->diag, file_of(s, e->owner), sp, "%s", msg);
   return true;
 }
@@ -92,9 +91,7 @@ void sema_note_decl(Sema *s, Decl *d, const char *fmt, ...) {
   diag_note(s->diag, file_of(s, d), d->node->name_span, "%s", msg);
 }
 
-
 /* --- the declaration table ----------------------------------------------------------- */
-
 
 Decl *sema_table_get(Sema *s, const char *name) {
   if (!s->tcap) return NULL;
@@ -109,7 +106,7 @@ static void table_put(Sema *s, Decl *d) {
     Decl **t = arena_alloc(&s->arena, cap * sizeof *t);
     for (int i = 0; i < s->ndecls; i++) {
       Decl *x = s->decls[i];
-      if (sema_table_get(s, x->name) != x) continue;   /* only the first of duplicates */
+      if (sema_table_get(s, x->name) != x) continue; /* only the first of duplicates */
       unsigned j = ptr_hash(x->name) & (cap - 1);
       while (t[j]) j = (j + 1) & (cap - 1);
       t[j] = x;
@@ -162,7 +159,7 @@ static void collect(Sema *s, int fi) {
       char t[256];
       err_at(s, s->files[fi].src, c->name_span, "`%s` is declared twice", d->name);
       sema_note_decl(s, prev, "first declared here as %s", decl_title(prev, t, sizeof t));
-      d->checked = true;   /* the duplicate is not checked further */
+      d->checked = true; /* the duplicate is not checked further */
       d->ext_state = 3;
       continue;
     }
@@ -207,7 +204,6 @@ static void inherit(Sema *s, Decl *d, Decl *p) {
   d->nsubs = p->nsubs;
 }
 
-
 /* The child's own fields and nested blocks over what it inherited. */
 static void assemble(Sema *s, Decl *d) {
   AstList body = body_of(d);
@@ -246,8 +242,8 @@ static Decl *find_parent(Sema *s, Decl *d, bool *ok) {
     Suggest sg;
     suggest_init(&sg, d->parent_name);
     sema_suggest_decls(s, &sg, d->kind);
-    err_at(s, file_of(s, d), d->parent_span, "%s extends `%s`, which is not declared%s",
-           decl_title(d, t, sizeof t), d->parent_name, suggest_hint(&sg, false));
+    err_at(s, file_of(s, d), d->parent_span, "%s extends `%s`, which is not declared%s", decl_title(d, t, sizeof t),
+           d->parent_name, suggest_hint(&sg, false));
   } else if (p && !kinds_compatible(d->kind, p->kind)) {
     if (d->kind == DK_SWEEP && p->kind == DK_SWEEP)
       err_at(s, file_of(s, d), d->parent_span,
@@ -283,7 +279,7 @@ bool sema_resolve_extends(Sema *s, Decl *d) {
     n++;
     x = x->parent;
   }
-  if (x && x->ext_state == 1) {   /* x is on this chain: a cycle */
+  if (x && x->ext_state == 1) { /* x is on this chain: a cycle */
     Decl *last = chain[n - 1];
     char text[1024];
     size_t k = 0;
@@ -319,8 +315,7 @@ Decl *sema_inline_decl(Sema *s, Env *e, AstNode *n) {
       Suggest sg;
       suggest_init(&sg, n->name);
       sema_suggest_decls(s, &sg, DK_UNKNOWN);
-      sema_err_env(s, e, n->name_span, "cannot extend `%s`: it is not declared%s", n->name,
-              suggest_hint(&sg, false));
+      sema_err_env(s, e, n->name_span, "cannot extend `%s`: it is not declared%s", n->name, suggest_hint(&sg, false));
     }
     return NULL;
   }
@@ -348,7 +343,8 @@ static bool only_in(Sema *s, Decl *d, AstNode *c, DeclKind k1, DeclKind k2, cons
 static void dup_check(Sema *s, Decl *d, AstNode *first, AstNode *c, const char *name, Span at, const char *what) {
   for (AstNode *o = first; o && o != c; o = o->next) {
     const char *oname = o->kind == AST_LET && o->u.bin.lhs->kind == AST_NAME ? o->u.bin.lhs->name
-                        : (o->kind == AST_FIELD || o->kind == AST_OP) ? o->name : NULL;
+                        : (o->kind == AST_FIELD || o->kind == AST_OP)        ? o->name
+                                                                             : NULL;
     if (oname != name) continue;
     if (err_at(s, file_of(s, d), at, "%s `%s` is set twice", what, name))
       diag_note(s->diag, file_of(s, d), o->span, "first set here");
@@ -361,8 +357,7 @@ static void unknown_field(Sema *s, Decl *d, AstNode *c, const Schema *sc) {
   suggest_init(&sg, c->name);
   for (const FieldDef *f = sc->fields; f->name; f++) suggest_offer(&sg, f->name);
   for (const SubDef *sd = sc->subs; sd && sd->word; sd++) suggest_offer(&sg, sd->word);
-  err_at(s, file_of(s, d), c->name_span, "unknown field `%s` in %s%s", c->name, sc->name,
-         suggest_hint(&sg, false));
+  err_at(s, file_of(s, d), c->name_span, "unknown field `%s` in %s%s", c->name, sc->name, suggest_hint(&sg, false));
 }
 
 /* The fields of a nested block (tier, measured): checked where they are written. */
@@ -407,8 +402,9 @@ static void check_sub(Sema *s, Decl *d, AstNode *c) {
     if (!(fd->flags & F_REQ)) continue;
     AstNode *f = c->u.sub.body.first;
     while (f && !(f->kind == AST_FIELD && !strcmp(f->name, fd->name))) f = f->next;
-    if (!f) err_at(s, file_of(s, d), c->name_span, "`%s%s%s` is missing required field `%s`", c->name,
-                   c->u.sub.label ? " " : "", c->u.sub.label ? c->u.sub.label : "", fd->name);
+    if (!f)
+      err_at(s, file_of(s, d), c->name_span, "`%s%s%s` is missing required field `%s`", c->name,
+             c->u.sub.label ? " " : "", c->u.sub.label ? c->u.sub.label : "", fd->name);
   }
 }
 
@@ -427,8 +423,7 @@ static const FieldDef *op_param(Sema *s, Decl *d, const OpDef *od, AstNode *a, i
     Suggest sg;
     suggest_init(&sg, a->name);
     for (const FieldDef *p = od->params; p->name; p++) suggest_offer(&sg, p->name);
-    err_at(s, file_of(s, d), a->name_span, "`%s` has no parameter `%s`%s", od->name, a->name,
-           suggest_hint(&sg, false));
+    err_at(s, file_of(s, d), a->name_span, "`%s` has no parameter `%s`%s", od->name, a->name, suggest_hint(&sg, false));
   }
   return fd;
 }
@@ -446,8 +441,7 @@ static void check_op(Sema *s, Decl *d, AstNode *c) {
     Suggest sg;
     suggest_init(&sg, call->name);
     for (int i = 0; i < OPK_N; i++) suggest_offer(&sg, op_defs[i].name);
-    err_at(s, file_of(s, d), call->name_span, "unknown operator `%s`%s", call->name,
-           suggest_hint(&sg, false));
+    err_at(s, file_of(s, d), call->name_span, "unknown operator `%s`%s", call->name, suggest_hint(&sg, false));
     return;
   }
   int npos = 0;
@@ -546,12 +540,13 @@ static void check_sweep_stmt(Sema *s, Decl *d, AstNode *c, int *objectives) {
   Value v = eval_expr(s, &e, c->u.bin.rhs);
   if (v.t == T_ERROR) return;
   if (c->kind == AST_REQUIRE && v.t != T_BOOL)
-    err_at(s, file_of(s, d), c->u.bin.rhs->span, "`require` needs a condition, found %s", eval_describe(v, b, sizeof b));
+    err_at(s, file_of(s, d), c->u.bin.rhs->span, "`require` needs a condition, found %s",
+           eval_describe(v, b, sizeof b));
   if ((c->kind == AST_MINIMIZE || c->kind == AST_MAXIMIZE)) {
     if (v.t != T_NUM)
-      err_at(s, file_of(s, d), c->u.bin.rhs->span, "the objective must be a number, found %s", eval_describe(v, b, sizeof b));
-    if (++*objectives == 2)
-      err_at(s, file_of(s, d), c->span, "a sweep has one objective (`minimize` or `maximize`)");
+      err_at(s, file_of(s, d), c->u.bin.rhs->span, "the objective must be a number, found %s",
+             eval_describe(v, b, sizeof b));
+    if (++*objectives == 2) err_at(s, file_of(s, d), c->span, "a sweep has one objective (`minimize` or `maximize`)");
   }
   if (c->kind == AST_KEEP)
     eval_check(s, &e, c->u.bin.rhs, &(FieldDef){"keep", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 1, 0}, "keep");
@@ -562,18 +557,24 @@ static void check_stmt(Sema *s, Decl *d, AstNode *c, int *objectives) {
   switch (c->kind) {
   case AST_FIELD: {
     const FieldDef *fd = schema_field(d->schema, c->name);
-    if (!fd) unknown_field(s, d, c, d->schema);
+    if (!fd)
+      unknown_field(s, d, c, d->schema);
     else if (fd->flags & F_DERIVED)
       err_at(s, file_of(s, d), c->name_span, "`%s` is computed from other fields and cannot be set", c->name);
-    else dup_check(s, d, body.first, c, c->name, c->name_span, "field");
+    else
+      dup_check(s, d, body.first, c, c->name, c->name_span, "field");
     break;
   }
   case AST_SUBBLOCK: check_sub(s, d, c); break;
   case AST_LET:
-    if (d->kind == DK_SWEEP) { check_sweep_stmt(s, d, c, objectives); break; }
+    if (d->kind == DK_SWEEP) {
+      check_sweep_stmt(s, d, c, objectives);
+      break;
+    }
     if (!only_in(s, d, c, DK_BLOCK, DK_SWEEP, "`let`")) break;
     if (c->u.bin.lhs->kind != AST_NAME) {
-      err_at(s, file_of(s, d), c->u.bin.lhs->span, "in a block, `let` names a local value; a dotted path is set in a sweep");
+      err_at(s, file_of(s, d), c->u.bin.lhs->span,
+             "in a block, `let` names a local value; a dotted path is set in a sweep");
       break;
     }
     if (enum_has(eval_block_roots, c->u.bin.lhs->name))
@@ -590,9 +591,11 @@ static void check_stmt(Sema *s, Decl *d, AstNode *c, int *objectives) {
     dup_check(s, d, body.first, c, c->name, c->name_span, "name");
     check_op(s, d, c);
     break;
+  /* clang-format off */
   case AST_VARY: case AST_REQUIRE: case AST_MINIMIZE: case AST_MAXIMIZE: case AST_KEEP:
     if (only_in(s, d, c, DK_SWEEP, DK_SWEEP, c->kind == AST_VARY ? "`vary`" : c->kind == AST_REQUIRE ? "`require`"
                 : c->kind == AST_KEEP ? "`keep`" : "an objective"))
+      /* clang-format on */
       check_sweep_stmt(s, d, c, objectives);
     break;
   default: break;
@@ -603,7 +606,7 @@ static void check_stmt(Sema *s, Decl *d, AstNode *c, int *objectives) {
 
 static bool complete(Sema *s, Decl *d, Decl *user, Span use) {
   bool ok = true;
-  for (Decl *x = d; x; x = x->parent)   /* its extends already failed, and was reported */
+  for (Decl *x = d; x; x = x->parent) /* its extends already failed, and was reported */
     if (x->ext_state == 3) return false;
   char t[256], u[256];
   for (const FieldDef *fd = d->schema->fields; fd->name; fd++) {
@@ -612,7 +615,8 @@ static bool complete(Sema *s, Decl *d, Decl *user, Span use) {
     while (at && at->node->kind == AST_EXTEND) at = at->parent;
     if (!at) at = d;
     if (err_at(s, file_of(s, at), at->node->name_span, "%s is missing required field `%s`", decl_title(at, t, sizeof t),
-               fd->name) && at != user)
+               fd->name) &&
+        at != user)
       diag_note(s->diag, file_of(s, user), use, "needed by %s", decl_title(user, u, sizeof u));
     ok = false;
   }
@@ -620,7 +624,8 @@ static bool complete(Sema *s, Decl *d, Decl *user, Span use) {
     int tiers = 0;
     for (int i = 0; i < d->nsubs; i++) tiers += !strcmp(d->subs[i].node->name, "tier");
     if (!tiers) {
-      err_at(s, file_of(s, d), d->node->name_span, "%s has no network `tier`: add at least `tier NAME { span = node; bandwidth = ...; latency = ... }`",
+      err_at(s, file_of(s, d), d->node->name_span,
+             "%s has no network `tier`: add at least `tier NAME { span = node; bandwidth = ...; latency = ... }`",
              decl_title(d, t, sizeof t));
       ok = false;
     }
@@ -657,9 +662,9 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
   double layers = count_of(s, m, "layers", -1), seq = count_of(s, m, "seq", -1);
   double hidden = count_of(s, m, "hidden", -1), experts = count_of(s, m, "experts", 0);
   double mb = count_of(s, p, "micro_batch", -1), gb = count_of(s, p, "global_batch", -1);
-  if (tp < 0 || pp < 0 || cp < 0 || ep < 0 || vs < 0 || dp < 0 || gpus < 0 || heads < 0 || kv < 0 ||
-      layers < 0 || seq < 0 || hidden < 0 || experts < 0 || mb < 0 || gb < 0)
-    return;   /* something is not known statically: checked when the plan is evaluated */
+  if (tp < 0 || pp < 0 || cp < 0 || ep < 0 || vs < 0 || dp < 0 || gpus < 0 || heads < 0 || kv < 0 || layers < 0 ||
+      seq < 0 || hidden < 0 || experts < 0 || mb < 0 || gb < 0)
+    return; /* something is not known statically: checked when the plan is evaluated */
   SrcFile *f = file_of(s, sc);
   Span at = field_span(sc, "plan");
   const char *n = sc->name;
@@ -671,24 +676,28 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
     }
     dp = gpus / (tp * pp * cp);
   } else if (tp * pp * dp * cp != gpus) {
-    err_at(s, f, at, "scenario `%s`: the plan uses tp*pp*dp*cp = %g*%g*%g*%g = %g GPUs, but the cluster has %g", n,
-           tp, pp, dp, cp, tp * pp * dp * cp, gpus);
+    err_at(s, f, at, "scenario `%s`: the plan uses tp*pp*dp*cp = %g*%g*%g*%g = %g GPUs, but the cluster has %g", n, tp,
+           pp, dp, cp, tp * pp * dp * cp, gpus);
   }
-  if (fmod(heads, kv)) err_at(s, f, at, "scenario `%s`: model.heads = %g does not divide by model.kv_heads = %g", n, heads, kv);
-  if (fmod(heads, tp)) err_at(s, f, at, "scenario `%s`: model.heads = %g does not divide by plan.tp = %g", n, heads, tp);
+  if (fmod(heads, kv))
+    err_at(s, f, at, "scenario `%s`: model.heads = %g does not divide by model.kv_heads = %g", n, heads, kv);
+  if (fmod(heads, tp))
+    err_at(s, f, at, "scenario `%s`: model.heads = %g does not divide by plan.tp = %g", n, heads, tp);
   else if (fmod(kv, tp))
     err_at(s, f, at, "scenario `%s`: model.kv_heads = %g does not divide by plan.tp = %g", n, kv, tp);
   static const char *const partitions[] = {PARTITION_WORDS(WORD_STRING)};
   const char *part = word_of(s, p, "layer_partition");
   bool balanced = part && !strcmp(part, partitions[PART_BALANCED]);
   if (!balanced && fmod(layers, pp * vs))
-    err_at(s, f, at, "scenario `%s`: model.layers = %g does not divide by plan.pp * plan.virtual_stages = %g*%g = %g"
-           " (set layer_partition = balanced for stages that differ by one layer)", n, layers, pp, vs, pp * vs);
+    err_at(s, f, at,
+           "scenario `%s`: model.layers = %g does not divide by plan.pp * plan.virtual_stages = %g*%g = %g"
+           " (set layer_partition = balanced for stages that differ by one layer)",
+           n, layers, pp, vs, pp * vs);
   if (balanced && layers < pp * vs)
     err_at(s, f, at, "scenario `%s`: model.layers = %g is fewer than the %g pipeline stages", n, layers, pp * vs);
   if (fmod(gb, mb * dp))
-    err_at(s, f, at, "scenario `%s`: plan.global_batch = %g does not divide by micro_batch * dp = %g*%g = %g", n, gb, mb,
-           dp, mb * dp);
+    err_at(s, f, at, "scenario `%s`: plan.global_batch = %g does not divide by micro_batch * dp = %g*%g = %g", n, gb,
+           mb, dp, mb * dp);
   if (fmod(seq, cp)) err_at(s, f, at, "scenario `%s`: model.seq = %g does not divide by plan.cp = %g", n, seq, cp);
   if (experts > 0 && fmod(experts, ep))
     err_at(s, f, at, "scenario `%s`: model.experts = %g does not divide by plan.ep = %g", n, experts, ep);
@@ -699,13 +708,14 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
            heads);
   static const char *const schedules[] = {SCHEDULE_WORDS(WORD_STRING)};
   const char *sched = word_of(s, p, "schedule");
-  if (!sched) sched = schedules[SCHED_1F1B];   /* the default schedule */
+  if (!sched) sched = schedules[SCHED_1F1B]; /* the default schedule */
   if (vs > 1 && strcmp(sched, schedules[SCHED_INTERLEAVED]))
     err_at(s, f, at, "scenario `%s`: plan.virtual_stages = %g needs schedule = interleaved, not %s", n, vs, sched);
 }
 
 static void check_scenario(Sema *s, Decl *d) {
-  Value vm = eval_field_named(s, d, "model"), vc = eval_field_named(s, d, "cluster"), vp = eval_field_named(s, d, "plan");
+  Value vm = eval_field_named(s, d, "model"), vc = eval_field_named(s, d, "cluster"),
+        vp = eval_field_named(s, d, "plan");
   bool ok = complete(s, d, d, d->node->name_span);
   Decl *m = vm.t == T_DECL && vm.known ? vm.decl : NULL;
   Decl *c = vc.t == T_DECL && vc.known ? vc.decl : NULL;
@@ -732,7 +742,8 @@ static void check_decl(Sema *s, Decl *d) {
   if (d->kind == DK_SWEEP) {
     int vary = 0;
     for (AstNode *c = body_of(d).first; c; c = c->next) vary += c->kind == AST_VARY;
-    if (!vary) err_at(s, file_of(s, d), d->node->name_span, "sweep `%s` varies nothing: add `vary plan.X in [...]`", d->name);
+    if (!vary)
+      err_at(s, file_of(s, d), d->node->name_span, "sweep `%s` varies nothing: add `vary plan.X in [...]`", d->name);
   }
   if (d->kind == DK_SCENARIO || d->kind == DK_SWEEP) check_scenario(s, d);
 }
@@ -779,14 +790,14 @@ static int check_loaded(Sema *s, int root, bool check, int before) {
   load_reach(s);
   for (int i = 0; i < s->nfiles; i++) collect(s, i);
   for (int i = 0; i < s->ndecls; i++) check_decl(s, s->decls[i]);
-  while (s->ndeferred) {   /* rounds for reference chains deeper than MAX_EVAL_DEPTH */
+  while (s->ndeferred) { /* rounds for reference chains deeper than MAX_EVAL_DEPTH */
     Deferred *list = s->deferred;
     unsigned n = s->ndeferred;
     s->deferred = NULL;
     s->ndeferred = s->capdeferred = 0;
     eval_deferred(s, list, n);
     free(list);
-    for (int i = 0; i < s->ndecls; i++) {   /* errors already reported are not repeated */
+    for (int i = 0; i < s->ndecls; i++) { /* errors already reported are not repeated */
       s->decls[i]->checked = false;
       check_decl(s, s->decls[i]);
     }

@@ -16,9 +16,9 @@ typedef struct SemaFile SemaFile;
 typedef struct Sema Sema;
 
 typedef struct SemaOptions {
-  const char **include_dirs;    /* -I folders, in order */
+  const char **include_dirs; /* -I folders, in order */
   int ninclude_dirs;
-  const char *data_dir;         /* overrides the installed data folder (tests) */
+  const char *data_dir; /* overrides the installed data folder (tests) */
 } SemaOptions;
 
 Sema *sema_new(Diag *d, const SemaOptions *opt);
@@ -33,11 +33,11 @@ int sema_run_text(Sema *s, const char *name, const char *text);
 /* Reading a checked compilation (after sema_run without errors).  Values come in base units
  * (bytes, seconds, FLOP).  A field that is unset, or not known statically, reads as absent:
  * the functions return false / NULL. */
-Decl *sema_find(Sema *s, const char *name, DeclKind kind);   /* NULL if none of that kind */
+Decl *sema_find(Sema *s, const char *name, DeclKind kind); /* NULL if none of that kind */
 const char *sema_decl_name(const Decl *d);
-const char *sema_decl_path(Sema *s, const Decl *d);   /* the file that declares it */
+const char *sema_decl_path(Sema *s, const Decl *d); /* the file that declares it */
 bool sema_number(Sema *s, Decl *d, const char *field, double *out);
-const char *sema_word(Sema *s, Decl *d, const char *field);   /* an enumeration word or a string */
+const char *sema_word(Sema *s, Decl *d, const char *field); /* an enumeration word or a string */
 Decl *sema_ref(Sema *s, Decl *d, const char *field);
 bool sema_bool(Sema *s, Decl *d, const char *field, bool *out);
 /* A list of words (plan.placement): writes up to max, returns how many there are, -1 if unset. */

@@ -11,7 +11,7 @@
 #include "alloc.h"
 #include "sema_private.h"
 
-typedef struct LetMemo {      /* aux of an AST_LET in a block */
+typedef struct LetMemo { /* aux of an AST_LET in a block */
   int state;
   Value v;
 } LetMemo;
@@ -47,12 +47,20 @@ static Value v_of_type(const FieldDef *fd) {
   switch (fd->type) {
   case FT_COUNT: return v_unknown_num(dim_none(), true);
   case FT_QTY: return v_unknown_num(fd->dim, false);
-  case FT_REAL: case FT_ANY: return v_unknown_num(dim_none(), false);
+  case FT_REAL:
+  case FT_ANY: return v_unknown_num(dim_none(), false);
   case FT_BOOL: v.t = T_BOOL; return v;
   case FT_STRING: v.t = T_STR; return v;
-  case FT_ENUM: case FT_SPAN: v.t = T_ENUM; v.enums = fd->enums; return v;
+  case FT_ENUM:
+  case FT_SPAN:
+    v.t = T_ENUM;
+    v.enums = fd->enums;
+    return v;
   case FT_ENUMLIST: v.t = T_LIST; return v;
-  case FT_REF: v.t = T_DECL; v.schema = schema_of(fd->ref); return v;
+  case FT_REF:
+    v.t = T_DECL;
+    v.schema = schema_of(fd->ref);
+    return v;
   }
   return v;
 }
@@ -63,16 +71,20 @@ const char *eval_describe(Value v, char *buf, size_t n) {
   case T_BOOL: return "a boolean";
   case T_STR: return "a string";
   case T_ENUM:
-    if (v.str) snprintf(buf, n, "the word `%s`", v.str);
+    if (v.str)
+      snprintf(buf, n, "the word `%s`", v.str);
     else if (v.enums) {
       char l[400];
       snprintf(buf, n, "a word (%s)", enum_list(v.enums, l, sizeof l));
-    } else snprintf(buf, n, "a word");
+    } else
+      snprintf(buf, n, "a word");
     return buf;
   case T_LIST: return "a list";
   case T_DECL:
-    if (v.decl) snprintf(buf, n, "%s `%s`", v.schema->name, v.decl->name);
-    else snprintf(buf, n, "a %s", v.schema->name);
+    if (v.decl)
+      snprintf(buf, n, "%s `%s`", v.schema->name, v.decl->name);
+    else
+      snprintf(buf, n, "a %s", v.schema->name);
     return buf;
   default: return "an invalid value";
   }
@@ -91,7 +103,7 @@ static void defer(Sema *s, Decl *d, int field, AstNode *let) {
 }
 
 void eval_deferred(Sema *s, Deferred *list, unsigned n) {
-  for (unsigned k = n; k-- > 0;) {   /* deepest first */
+  for (unsigned k = n; k-- > 0;) { /* deepest first */
     Deferred x = list[k];
     if (x.let) {
       Env e = {ENV_BLOCK, x.decl, x.decl};
@@ -132,7 +144,7 @@ Value eval_field(Sema *s, Decl *d, int i) {
     s->eval_depth++;
     v = eval_check(s, &e, d->fields[i]->u.bin.rhs, fd, fd->name);
     s->eval_depth--;
-    if (s->ndeferred != deferred) {   /* depends on a deferred value: evaluate again later */
+    if (s->ndeferred != deferred) { /* depends on a deferred value: evaluate again later */
       d->vstate[i] = 0;
       return v_error();
     }
@@ -170,8 +182,8 @@ static Value v_symbolic(const Schema *sc) {
 }
 
 const char *const eval_block_roots[] = {"model", "plan", "cluster", NULL};
-static const char *const sweep_roots[] = {"model", "plan", "cluster", "memory", "iteration",
-                                          "tokens_per_s", "mfu", NULL};
+static const char *const sweep_roots[] = {"model",     "plan",         "cluster", "memory",
+                                          "iteration", "tokens_per_s", "mfu",     NULL};
 
 Value eval_root(const char *name) {
   if (!strcmp(name, "model")) return v_symbolic(schema_of(DK_MODEL));
@@ -242,10 +254,12 @@ static void unknown_name(Sema *s, Env *e, AstNode *n) {
       for (AstNode *c = body_of(e->self).first; c; c = c->next)
         if (c->kind == AST_LET && c->u.bin.lhs->kind == AST_NAME) suggest_offer(&sg, c->u.bin.lhs->name);
   }
-  if (sg.best) sema_err_env(s, e, n->span, "unknown name `%s`; did you mean `%s`?", n->name, sg.best);
+  if (sg.best)
+    sema_err_env(s, e, n->span, "unknown name `%s`; did you mean `%s`?", n->name, sg.best);
   else if (e->kind == ENV_BLOCK)
     sema_err_env(s, e, n->span, "unknown name `%s`: a block sees its lets, `model`, `plan` and `cluster`", n->name);
-  else sema_err_env(s, e, n->span, "unknown name `%s`", n->name);
+  else
+    sema_err_env(s, e, n->span, "unknown name `%s`", n->name);
 }
 
 static Value eval_name(Sema *s, Env *e, AstNode *n) {
@@ -275,7 +289,7 @@ static Value eval_member(Sema *s, Env *e, AstNode *n) {
   char buf[128];
   if (obj.t != T_DECL) {
     sema_err_env(s, e, n->name_span, "`.%s` needs a declaration on its left, found %s", n->name,
-            eval_describe(obj, buf, sizeof buf));
+                 eval_describe(obj, buf, sizeof buf));
     return v_error();
   }
   const FieldDef *fd = schema_field(obj.schema, n->name);
@@ -283,8 +297,7 @@ static Value eval_member(Sema *s, Env *e, AstNode *n) {
     Suggest sg;
     suggest_init(&sg, n->name);
     for (const FieldDef *f = obj.schema->fields; f->name; f++) suggest_offer(&sg, f->name);
-    sema_err_env(s, e, n->name_span, "unknown field `%s` in %s%s", n->name, obj.schema->name,
-            suggest_hint(&sg, false));
+    sema_err_env(s, e, n->name_span, "unknown field `%s` in %s%s", n->name, obj.schema->name, suggest_hint(&sg, false));
     return v_error();
   }
   if (obj.known) return eval_field(s, obj.decl, schema_field_index(obj.schema, fd));
@@ -303,7 +316,8 @@ static bool need_num(Sema *s, Env *e, AstNode *at, Value v, const char *op) {
 static bool need_bool(Sema *s, Env *e, AstNode *at, Value v, const char *op) {
   char b[128];
   if (v.t == T_BOOL || v.t == T_ERROR) return v.t == T_BOOL;
-  sema_err_env(s, e, at->span, "`%s` needs booleans (true, false, comparisons), found %s", op, eval_describe(v, b, sizeof b));
+  sema_err_env(s, e, at->span, "`%s` needs booleans (true, false, comparisons), found %s", op,
+               eval_describe(v, b, sizeof b));
   return false;
 }
 
@@ -311,25 +325,30 @@ static Value eval_arith(Sema *s, Env *e, AstNode *n, Value a, Value b) {
   BinOp op = n->u.bin.op;
   const char *ot = binop_text[op];
   bool lhs_ok = need_num(s, e, n->u.bin.lhs, a, ot), rhs_ok = need_num(s, e, n->u.bin.rhs, b, ot);
-  if (!lhs_ok || !rhs_ok) return v_error();   /* both sides checked, both reported */
+  if (!lhs_ok || !rhs_ok) return v_error(); /* both sides checked, both reported */
   char da[128], db[128];
   Dim d = a.dim;
   if (op == OP_ADD || op == OP_SUB || op == OP_MOD) {
     if (!dim_eq(a.dim, b.dim)) {
       sema_err_env(s, e, n->span, "`%s` needs operands of the same dimension: %s and %s", ot,
-              dim_describe(a.dim, da, sizeof da), dim_describe(b.dim, db, sizeof db));
+                   dim_describe(a.dim, da, sizeof da), dim_describe(b.dim, db, sizeof db));
       return v_error();
     }
-  } else if (op == OP_MUL) d = dim_mul(a.dim, b.dim);
-  else d = dim_div(a.dim, b.dim);
+  } else if (op == OP_MUL)
+    d = dim_mul(a.dim, b.dim);
+  else
+    d = dim_div(a.dim, b.dim);
   bool is_int = a.is_int && b.is_int && op != OP_DIV;
   if (!a.known || !b.known) return v_unknown_num(d, is_int || (op == OP_DIV && a.is_int && b.is_int));
   if ((op == OP_DIV || op == OP_MOD) && b.num == 0) {
     sema_err_env(s, e, n->u.bin.rhs->span, "division by zero");
     return v_error();
   }
-  double r = op == OP_ADD ? a.num + b.num : op == OP_SUB ? a.num - b.num : op == OP_MUL ? a.num * b.num
-           : op == OP_DIV ? a.num / b.num : fmod(a.num, b.num);
+  double r = op == OP_ADD   ? a.num + b.num
+             : op == OP_SUB ? a.num - b.num
+             : op == OP_MUL ? a.num * b.num
+             : op == OP_DIV ? a.num / b.num
+                            : fmod(a.num, b.num);
   if (!isfinite(r)) {
     sema_err_env(s, e, n->span, "the result of `%s` is out of range", ot);
     return v_error();
@@ -346,7 +365,8 @@ static Value eval_compare(Sema *s, Env *e, AstNode *n, Value a, Value b) {
   if (a.t == T_ERROR || b.t == T_ERROR) return v_error();
   char da[128], db[128];
   if (a.t != b.t || (a.t == T_NUM && !dim_eq(a.dim, b.dim))) {
-    sema_err_env(s, e, n->span, "cannot compare %s with %s", eval_describe(a, da, sizeof da), eval_describe(b, db, sizeof db));
+    sema_err_env(s, e, n->span, "cannot compare %s with %s", eval_describe(a, da, sizeof da),
+                 eval_describe(b, db, sizeof db));
     return v_error();
   }
   if (a.t != T_NUM && op != OP_EQ && op != OP_NE) {
@@ -357,8 +377,12 @@ static Value eval_compare(Sema *s, Env *e, AstNode *n, Value a, Value b) {
   r.known = true;
   if (a.t == T_NUM) {
     double x = a.num, y = b.num;
-    r.num = op == OP_EQ ? x == y : op == OP_NE ? x != y : op == OP_LT ? x < y : op == OP_LE ? x <= y
-          : op == OP_GT ? x > y : x >= y;
+    r.num = op == OP_EQ   ? x == y
+            : op == OP_NE ? x != y
+            : op == OP_LT ? x < y
+            : op == OP_LE ? x <= y
+            : op == OP_GT ? x > y
+                          : x >= y;
   } else {
     bool eq = a.t == T_STR || a.t == T_ENUM ? a.str == b.str : a.t == T_DECL ? a.decl == b.decl : a.num == b.num;
     r.num = op == OP_EQ ? eq : !eq;
@@ -438,11 +462,14 @@ static Value eval_call(Sema *s, Env *e, AstNode *n) {
       acc.is_int = true;
       continue;
     }
-    if (acc.t == T_ERROR) { acc = v; continue; }
+    if (acc.t == T_ERROR) {
+      acc = v;
+      continue;
+    }
     char da[128], db[128];
     if (!dim_eq(acc.dim, v.dim)) {
       sema_err_env(s, e, a->span, "`%s` needs arguments of one dimension: %s and %s", f,
-              dim_describe(acc.dim, da, sizeof da), dim_describe(v.dim, db, sizeof db));
+                   dim_describe(acc.dim, da, sizeof da), dim_describe(v.dim, db, sizeof db));
       return v_error();
     }
     bool pick = f[1] == 'i' ? v.num < acc.num : v.num > acc.num;
@@ -469,13 +496,14 @@ static Value eval_number(Sema *s, Env *e, AstNode *n) {
   return v_num(x, d, is_whole(x));
 }
 
-
 Value eval_expr(Sema *s, Env *e, AstNode *n) {
   Value v = {0};
   switch (n->kind) {
   case AST_NUM: return eval_number(s, e, n);
+  /* clang-format off */
   case AST_STR: v.t = T_STR; v.known = true; v.str = n->name; return v;
   case AST_BOOL: v.t = T_BOOL; v.known = true; v.num = n->u.boolean; return v;
+  /* clang-format on */
   case AST_NAME: return eval_name(s, e, n);
   case AST_MEMBER: return eval_member(s, e, n);
   case AST_BINOP: return eval_binop(s, e, n);
@@ -483,15 +511,15 @@ Value eval_expr(Sema *s, Env *e, AstNode *n) {
   case AST_CALL: return eval_call(s, e, n);
   case AST_LIST:
     for (AstNode *c = n->u.list.first; c; c = c->next) eval_expr(s, e, c);
-    v.t = T_LIST; v.known = true; v.list = n;
+    v.t = T_LIST;
+    v.known = true;
+    v.list = n;
     return v;
   case AST_EXTEND: {
     Decl *d = sema_inline_decl(s, e, n);
     return d ? v_decl(d) : v_error();
   }
-  default:
-    sema_err_env(s, e, n->span, "this is not an expression");
-    return v_error();
+  default: sema_err_env(s, e, n->span, "this is not an expression"); return v_error();
   }
 }
 
@@ -504,10 +532,13 @@ static bool check_range(Sema *s, Env *e, AstNode *n, Value v, const FieldDef *fd
   if (fd->flags & F_HAS_MIN) bad |= (fd->flags & F_MIN_OPEN) ? v.num <= fd->min : v.num < fd->min;
   if (fd->flags & F_HAS_MAX) bad |= v.num > fd->max;
   if (!bad) return true;
-  if (fd->flags & F_HAS_MIN) snprintf(lo, sizeof lo, "%s %g", (fd->flags & F_MIN_OPEN) ? "more than" : "at least", fd->min);
+  if (fd->flags & F_HAS_MIN)
+    snprintf(lo, sizeof lo, "%s %g", (fd->flags & F_MIN_OPEN) ? "more than" : "at least", fd->min);
   if (fd->flags & F_HAS_MAX) snprintf(hi, sizeof hi, "%sat most %g", lo[0] ? " and " : "", fd->max);
-  if (fd->type == FT_QTY) sema_err_env(s, e, n->span, "`%s` must be %s%s", what, lo, hi);
-  else sema_err_env(s, e, n->span, "`%s` must be %s%s, found %g", what, lo, hi, v.num);
+  if (fd->type == FT_QTY)
+    sema_err_env(s, e, n->span, "`%s` must be %s%s", what, lo, hi);
+  else
+    sema_err_env(s, e, n->span, "`%s` must be %s%s, found %g", what, lo, hi, v.num);
   return false;
 }
 
@@ -542,7 +573,7 @@ static Value check_word(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const c
     suggest_init(&sg, n->name);
     for (int i = 0; fd->enums[i]; i++) suggest_offer(&sg, fd->enums[i]);
     sema_err_env(s, e, n->span, "`%s` is not a valid %s: expected %s%s", n->name, what,
-            enum_list(fd->enums, b, sizeof b), suggest_hint(&sg, true));
+                 enum_list(fd->enums, b, sizeof b), suggest_hint(&sg, true));
     return v_error();
   }
   Value v = eval_expr(s, e, n);
@@ -553,12 +584,12 @@ static Value check_word(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const c
     if (v.known)
       sema_err_env(s, e, n->span, "`%s` takes one of %s; found `%s`", what, enum_list(fd->enums, b, sizeof b), v.str);
     else
-      sema_err_env(s, e, n->span, "`%s` takes one of %s; this value is one of %s", what, enum_list(fd->enums, b, sizeof b),
-              enum_list(v.enums, l, sizeof l));
+      sema_err_env(s, e, n->span, "`%s` takes one of %s; this value is one of %s", what,
+                   enum_list(fd->enums, b, sizeof b), enum_list(v.enums, l, sizeof l));
     return v_error();
   }
   sema_err_env(s, e, n->span, "`%s` takes one of %s; found %s", what, enum_list(fd->enums, b, sizeof b),
-          eval_describe(v, d, sizeof d));
+               eval_describe(v, d, sizeof d));
   return v_error();
 }
 
@@ -609,7 +640,8 @@ static Value check_ref(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const ch
   if (v.t != T_DECL || v.schema != want) {
     bool named = n->kind == AST_NAME;
     if (sema_err_env(s, e, n->span, "`%s` needs a %s%s%s%s%s", what, want->name, named ? "; `" : ", found ",
-                named ? n->name : "", named ? "` is " : "", eval_describe(v, b, sizeof b)) && v.known && v.decl)
+                     named ? n->name : "", named ? "` is " : "", eval_describe(v, b, sizeof b)) &&
+        v.known && v.decl)
       sema_note_decl(s, v.decl, "`%s` is declared here", v.decl->name);
     return v_error();
   }
@@ -623,7 +655,7 @@ static Value check_number(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const
   Dim want = fd->type == FT_QTY ? fd->dim : dim_none();
   if (v.t != T_NUM) {
     sema_err_env(s, e, n->span, "`%s` needs %s, found %s", what,
-            fd->type == FT_COUNT ? "a count" : dim_describe(want, w, sizeof w), eval_describe(v, b, sizeof b));
+                 fd->type == FT_COUNT ? "a count" : dim_describe(want, w, sizeof w), eval_describe(v, b, sizeof b));
     return v_error();
   }
   if (!dim_eq(v.dim, want)) {
@@ -631,17 +663,18 @@ static Value check_number(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const
       sema_err_env(s, e, n->span, "`%s` is a count, with no unit; found %s", what, dim_describe(v.dim, b, sizeof b));
     else if (dim_is_none(v.dim) && n->kind == AST_NUM)
       sema_err_env(s, e, n->span, "`%s` needs a unit: expected %s, found a plain number", what,
-              dim_describe(want, w, sizeof w));
+                   dim_describe(want, w, sizeof w));
     else
       sema_err_env(s, e, n->span, "`%s` expects %s, found %s", what, dim_describe(want, w, sizeof w),
-              dim_describe(v.dim, b, sizeof b));
+                   dim_describe(v.dim, b, sizeof b));
     return v_error();
   }
   if (fd->type == FT_COUNT && v.known && !is_whole(v.num)) {
     if (n->kind == AST_BINOP && n->u.bin.op == OP_DIV)
       sema_err_env(s, e, n->span, "`%s` must be a whole number, but this division gives %g: the operands do not divide",
-              what, v.num);
-    else sema_err_env(s, e, n->span, "`%s` must be a whole number, found %g", what, v.num);
+                   what, v.num);
+    else
+      sema_err_env(s, e, n->span, "`%s` must be a whole number, found %g", what, v.num);
     return v_error();
   }
   if (!check_range(s, e, n, v, fd, what)) return v_error();
@@ -661,16 +694,20 @@ Value eval_check(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const char *wh
     if (n->kind == AST_NAME) {
       char l[256];
       sema_err_env(s, e, n->span, "`%s` is %s or a count of nodes; found `%s`", what, enum_list(fd->enums, l, sizeof l),
-              n->name);
+                   n->name);
       return v_error();
     }
     return check_number(s, e, n, &(FieldDef){what, FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 1, 0}, what);
-  case FT_COUNT: case FT_QTY: case FT_REAL: case FT_ANY: return check_number(s, e, n, fd, what);
-  case FT_BOOL: case FT_STRING:
+  case FT_COUNT:
+  case FT_QTY:
+  case FT_REAL:
+  case FT_ANY: return check_number(s, e, n, fd, what);
+  case FT_BOOL:
+  case FT_STRING:
     v = eval_expr(s, e, n);
     if (v.t == T_ERROR || v.t == (fd->type == FT_BOOL ? T_BOOL : T_STR)) return v;
     sema_err_env(s, e, n->span, "`%s` needs %s, found %s", what, fd->type == FT_BOOL ? "true or false" : "a string",
-            eval_describe(v, b, sizeof b));
+                 eval_describe(v, b, sizeof b));
     return v_error();
   }
   return v_error();

@@ -10,41 +10,41 @@
 #include "sema.h"
 
 typedef struct ImportEdge {
-  AstNode *node;                /* the import statement */
-  int target;                   /* file index, -1 if unresolved */
+  AstNode *node; /* the import statement */
+  int target;    /* file index, -1 if unresolved */
 } ImportEdge;
 
 struct SemaFile {
   SrcFile *src;
-  char *real;                   /* canonical path, arena-owned: identity of the file */
+  char *real; /* canonical path, arena-owned: identity of the file */
   AstNode *root;
   ImportEdge *imports;
   int nimports;
-  unsigned char *reach;         /* reach[j]: this file sees file j's declarations */
-  int state;                    /* 0 new, 1 loading (on the import stack), 2 loaded */
+  unsigned char *reach; /* reach[j]: this file sees file j's declarations */
+  int state;            /* 0 new, 1 loading (on the import stack), 2 loaded */
 };
 
-typedef struct Deferred {       /* an evaluation put off for depth: see defer() in sema_eval.c */
+typedef struct Deferred { /* an evaluation put off for depth: see defer() in sema_eval.c */
   Decl *decl;
-  int field;                    /* schema index, or -1 for a let */
+  int field; /* schema index, or -1 for a let */
   AstNode *let;
 } Deferred;
 
-struct Sema {                   /* files, decls and deferred grow by XGROW; the rest is in the arena */
+struct Sema { /* files, decls and deferred grow by XGROW; the rest is in the arena */
   Arena arena;
   Interner in;
   Diag *diag;
   SemaOptions opt;
   SemaFile *files;
   int nfiles, capfiles;
-  Decl **decls;                 /* named declarations, in source order */
+  Decl **decls; /* named declarations, in source order */
   int ndecls, capdecls;
-  Decl **table;                 /* open addressing by interned name */
+  Decl **table; /* open addressing by interned name */
   unsigned tcap;
-  uint64_t *seen;               /* hashes of reported errors, to report each once */
+  uint64_t *seen; /* hashes of reported errors, to report each once */
   unsigned seencap, nseen;
-  bool broken;                  /* a file is unreadable, incomplete, or an import failed */
-  unsigned eval_depth;          /* nested field and let evaluations */
+  bool broken;         /* a file is unreadable, incomplete, or an import failed */
+  unsigned eval_depth; /* nested field and let evaluations */
   Deferred *deferred;
   unsigned ndeferred, capdeferred;
 };
@@ -56,42 +56,42 @@ typedef enum { T_ERROR, T_NUM, T_BOOL, T_STR, T_ENUM, T_LIST, T_DECL } TKind;
 
 typedef struct Value {
   TKind t;
-  bool known;                 /* constant known statically */
-  bool is_int;                /* T_NUM: a whole number (known) or a count (unknown) */
-  Dim dim;                    /* T_NUM */
-  double num;                 /* T_NUM, T_BOOL */
-  const char *str;            /* T_STR text, T_ENUM word */
-  Decl *decl;                 /* T_DECL, known */
-  const Schema *schema;       /* T_DECL: the kind's schema (known or not) */
-  AstNode *list;              /* T_LIST, known */
-  const char *const *enums;   /* T_ENUM: the words it may take, when known */
+  bool known;               /* constant known statically */
+  bool is_int;              /* T_NUM: a whole number (known) or a count (unknown) */
+  Dim dim;                  /* T_NUM */
+  double num;               /* T_NUM, T_BOOL */
+  const char *str;          /* T_STR text, T_ENUM word */
+  Decl *decl;               /* T_DECL, known */
+  const Schema *schema;     /* T_DECL: the kind's schema (known or not) */
+  AstNode *list;            /* T_LIST, known */
+  const char *const *enums; /* T_ENUM: the words it may take, when known */
 } Value;
 
-static inline Value v_error(void) { return (Value){0}; }   /* T_ERROR */
+static inline Value v_error(void) { return (Value){0}; } /* T_ERROR */
 
 typedef struct SubEntry {
-  AstNode *node;              /* AST_SUBBLOCK */
+  AstNode *node; /* AST_SUBBLOCK */
   Decl *owner;
 } SubEntry;
 
 struct Decl {
-  AstNode *node;              /* AST_DECL, or AST_EXTEND for an inline extension */
+  AstNode *node; /* AST_DECL, or AST_EXTEND for an inline extension */
   const char *name;
   DeclKind kind;
   const Schema *schema;
-  int file;                   /* index of the file that declares it */
+  int file; /* index of the file that declares it */
   const char *parent_name;
   Span parent_span;
   Decl *parent;
-  int ext_state;              /* 0 new, 1 resolving, 2 done, 3 failed */
+  int ext_state; /* 0 new, 1 resolving, 2 done, 3 failed */
   bool checked;
-  AstNode **fields;           /* per schema field: the AST_FIELD that sets it, or NULL */
-  Decl **owners;              /* per schema field: the declaration that wrote it */
-  Value *vals;                /* per schema field: memoised value */
-  unsigned char *vstate;      /* 0 not evaluated, 1 evaluating, 2 done */
+  AstNode **fields;      /* per schema field: the AST_FIELD that sets it, or NULL */
+  Decl **owners;         /* per schema field: the declaration that wrote it */
+  Value *vals;           /* per schema field: memoised value */
+  unsigned char *vstate; /* 0 not evaluated, 1 evaluating, 2 done */
   SubEntry *subs;
   int nsubs;
-  AstNode **lets;             /* block: lets by name (find_let) */
+  AstNode **lets; /* block: lets by name (find_let) */
   unsigned letcap;
 };
 
@@ -99,8 +99,8 @@ typedef enum { ENV_DECL, ENV_BLOCK, ENV_SWEEP } EnvKind;
 
 typedef struct Env {
   EnvKind kind;
-  Decl *self;                 /* the declaration whose fields bare names refer to */
-  Decl *owner;                /* the declaration that wrote the expression */
+  Decl *self;  /* the declaration whose fields bare names refer to */
+  Decl *owner; /* the declaration that wrote the expression */
 } Env;
 
 /* The file that declares d, and the body of a declaration (an AST_DECL's or an inline
@@ -123,12 +123,12 @@ void sema_note_decl(Sema *s, Decl *d, const char *fmt, ...) __attribute__((forma
 Decl *sema_table_get(Sema *s, const char *name);
 /* A declaration by name as seen from file fi; reports "not imported" itself (*reported). */
 Decl *sema_lookup(Sema *s, int fi, const char *name, Span at, bool *reported);
-void sema_suggest_decls(Sema *s, Suggest *sg, DeclKind kind);   /* of a kind, or all (DK_UNKNOWN) */
+void sema_suggest_decls(Sema *s, Suggest *sg, DeclKind kind); /* of a kind, or all (DK_UNKNOWN) */
 bool sema_resolve_extends(Sema *s, Decl *d);
-Decl *sema_inline_decl(Sema *s, Env *e, AstNode *n);   /* `perlmutter { nodes = 32 }` */
+Decl *sema_inline_decl(Sema *s, Env *e, AstNode *n); /* `perlmutter { nodes = 32 }` */
 
 /* sema_eval.c: values. */
-extern const char *const eval_block_roots[];   /* the names a block sees besides its lets */
+extern const char *const eval_block_roots[]; /* the names a block sees besides its lets */
 Value eval_expr(Sema *s, Env *e, AstNode *n);
 /* The expression n as the value of field fd, checked; `what` names it in messages. */
 Value eval_check(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const char *what);
@@ -136,14 +136,14 @@ Value eval_check(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const char *wh
 Value eval_field(Sema *s, Decl *d, int i);
 Value eval_field_named(Sema *s, Decl *d, const char *name);
 Value eval_let(Sema *s, Env *e, AstNode *let);
-Value eval_root(const char *name);   /* model, plan, cluster, memory, or a result of a sweep */
+Value eval_root(const char *name); /* model, plan, cluster, memory, or a result of a sweep */
 /* One round of the evaluations deferred for depth (list was s->deferred), deepest first. */
 void eval_deferred(Sema *s, Deferred *list, unsigned n);
-const char *eval_describe(Value v, char *buf, size_t n);   /* "a count", "the word `x`" */
+const char *eval_describe(Value v, char *buf, size_t n); /* "a count", "the word `x`" */
 
 /* load.c */
-int load_root(Sema *s, const char *path);   /* file index or -1 */
-int load_root_text(Sema *s, const char *name, const char *text);   /* imports resolve from "." */
+int load_root(Sema *s, const char *path);                        /* file index or -1 */
+int load_root_text(Sema *s, const char *name, const char *text); /* imports resolve from "." */
 void load_reach(Sema *s);
 
 #endif

@@ -124,8 +124,10 @@ const char *sema_sub_word(Sema *s, Decl *d, const char *word, int i, const char 
  * base units (B, s, FLOP) and the declaration each was written in. */
 static void dump_value(FILE *out, Value v) {
   char b[128];
+  /* clang-format off */
   if (v.t == T_ERROR) { fputs("<error>", out); return; }
   if (!v.known) { fprintf(out, "? (%s)", eval_describe(v, b, sizeof b)); return; }
+  /* clang-format on */
   switch (v.t) {
   case T_NUM: {
     static const char *base[DIM_N] = {"B", "s", "FLOP"};
@@ -161,7 +163,8 @@ static void dump_decl(Sema *s, FILE *out, Decl *d, int ind) {
   }
   for (int i = 0; i < d->nsubs; i++) {
     AstNode *sub = d->subs[i].node;
-    fprintf(out, "%*s  %s%s%s {", ind, "", sub->name, sub->u.sub.label ? " " : "", sub->u.sub.label ? sub->u.sub.label : "");
+    fprintf(out, "%*s  %s%s%s {", ind, "", sub->name, sub->u.sub.label ? " " : "",
+            sub->u.sub.label ? sub->u.sub.label : "");
     Env e = {ENV_DECL, d, d->subs[i].owner};
     const SubDef *sd = schema_sub(d->schema, sub->name);
     for (AstNode *f = sub->u.sub.body.first; sd && f; f = f->next) {
@@ -171,8 +174,10 @@ static void dump_decl(Sema *s, FILE *out, Decl *d, int ind) {
       dump_value(out, eval_check(s, &e, f->u.bin.rhs, fd, f->name));
       fputc(';', out);
     }
-    if (d->subs[i].owner != d) fprintf(out, " }  (from %s)\n", d->subs[i].owner->name);
-    else fputs(" }\n", out);
+    if (d->subs[i].owner != d)
+      fprintf(out, " }  (from %s)\n", d->subs[i].owner->name);
+    else
+      fputs(" }\n", out);
   }
 }
 

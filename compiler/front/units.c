@@ -5,16 +5,20 @@
 #include <string.h>
 #include <strings.h>
 
+/* clang-format off */
 #define B_ {{1, 0, 0}}
 #define S_ {{0, 1, 0}}
 #define F_ {{0, 0, 1}}
+/* clang-format on */
 static const Unit units[] = {
-    {"B", B_, 1}, {"KB", B_, 1e3}, {"MB", B_, 1e6}, {"GB", B_, 1e9}, {"TB", B_, 1e12},
-    {"KiB", B_, 1024.0}, {"MiB", B_, 1048576.0}, {"GiB", B_, 1073741824.0},
-    {"TiB", B_, 1099511627776.0},
-    {"b", B_, 0.125}, {"Kb", B_, 125.0}, {"Mb", B_, 125e3}, {"Gb", B_, 125e6}, {"Tb", B_, 125e9},
-    {"s", S_, 1}, {"ms", S_, 1e-3}, {"us", S_, 1e-6}, {"ns", S_, 1e-9},
-    {"FLOP", F_, 1}, {"GFLOP", F_, 1e9}, {"TFLOP", F_, 1e12}, {"PFLOP", F_, 1e15},
+    {"B", B_, 1},           {"KB", B_, 1e3},           {"MB", B_, 1e6},
+    {"GB", B_, 1e9},        {"TB", B_, 1e12},          {"KiB", B_, 1024.0},
+    {"MiB", B_, 1048576.0}, {"GiB", B_, 1073741824.0}, {"TiB", B_, 1099511627776.0},
+    {"b", B_, 0.125},       {"Kb", B_, 125.0},         {"Mb", B_, 125e3},
+    {"Gb", B_, 125e6},      {"Tb", B_, 125e9},         {"s", S_, 1},
+    {"ms", S_, 1e-3},       {"us", S_, 1e-6},          {"ns", S_, 1e-9},
+    {"FLOP", F_, 1},        {"GFLOP", F_, 1e9},        {"TFLOP", F_, 1e12},
+    {"PFLOP", F_, 1e15},
 };
 #undef B_
 #undef S_
@@ -29,7 +33,7 @@ static const Unit *find(const char *t, size_t n) {
 bool unit_is_name(const char *text, size_t n) { return find(text, n) != NULL; }
 
 const char *unit_case_fix(const char *text, size_t n) {
-  if (find(text, n) || n < 2) return NULL;   /* one letter (s, b, B) is too likely a name */
+  if (find(text, n) || n < 2) return NULL; /* one letter (s, b, B) is too likely a name */
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
     if (strlen(units[i].name) == n && strncasecmp(units[i].name, text, n) == 0) return units[i].name;
   return NULL;
@@ -105,10 +109,12 @@ const char *dim_describe(Dim d, char *buf, size_t n) {
     int a = e > 0 ? e : -e;
     if (!a) continue;
     size_t l = strlen(dst);
-    if (a == 1) snprintf(dst + l, sizeof num - l, "%s%s", l ? "*" : "", base[i]);
-    else snprintf(dst + l, sizeof num - l, "%s%s^%d", l ? "*" : "", base[i], a);
+    if (a == 1)
+      snprintf(dst + l, sizeof num - l, "%s%s", l ? "*" : "", base[i]);
+    else
+      snprintf(dst + l, sizeof num - l, "%s%s^%d", l ? "*" : "", base[i], a);
   }
-  bool group = strchr(den, '*') != NULL;   /* bytes/(seconds*FLOP), not (bytes/seconds)*FLOP */
+  bool group = strchr(den, '*') != NULL; /* bytes/(seconds*FLOP), not (bytes/seconds)*FLOP */
   snprintf(buf, n, "%s%s%s%s%s", num[0] ? num : "1", den[0] ? "/" : "", group ? "(" : "", den, group ? ")" : "");
   return buf;
 }

@@ -19,12 +19,12 @@ typedef struct Dim {
 typedef struct Unit {
   const char *name;
   Dim dim;
-  double scale;       /* value of one unit in base units */
+  double scale; /* value of one unit in base units */
 } Unit;
 
 /* Looks up a unit name, with an optional "/s" suffix (n counts the whole text). */
 bool unit_lookup(const char *text, size_t n, Unit *out);
-bool unit_is_name(const char *text, size_t n);   /* without "/s" */
+bool unit_is_name(const char *text, size_t n); /* without "/s" */
 /* A literal's value in base units: `value unit` (unit NULL: a plain number, dimension none);
  * the unit's dimension into *dim when dim is not NULL.  An unknown unit scales by 1. */
 double unit_value(double value, const char *unit, Dim *dim);
@@ -32,7 +32,10 @@ double unit_value(double value, const char *unit, Dim *dim);
  * Case matters between units (b bits, B bytes), so a word that is a unit is never fixed. */
 const char *unit_case_fix(const char *text, size_t n);
 
-static inline Dim dim_none(void) { Dim d = {{0, 0, 0}}; return d; }
+static inline Dim dim_none(void) {
+  Dim d = {{0, 0, 0}};
+  return d;
+}
 Dim dim_mul(Dim a, Dim b);
 Dim dim_div(Dim a, Dim b);
 bool dim_eq(Dim a, Dim b);

@@ -28,7 +28,8 @@
 
 #include "alloc.h"
 
-static const char *const kernel_symbols[RTK_N] = {   /* ORDER RtKernel */
+static const char *const kernel_symbols[RTK_N] = {
+/* ORDER RtKernel */
 #define X(e, name, fn, nargs, target, argnames) [RTK_##e] = #fn,
 #include "kernels.def"
 #undef X
@@ -40,21 +41,21 @@ void cg_level_name(int k, char *buf, size_t n) { snprintf(buf, n, "lvl%d", k); }
 
 typedef struct GenCtx {
   const Graph *g;
-  int chunk;                    /* nodes per chunk function */
-  unsigned char *stored;        /* the plan: nodes written to vals */
-  int *stamp;                   /* stamp[id] == seg: reg[id] is id's value in this function */
+  int chunk;             /* nodes per chunk function */
+  unsigned char *stored; /* the plan: nodes written to vals */
+  int *stamp;            /* stamp[id] == seg: reg[id] is id's value in this function */
   LLVMValueRef *reg;
-  int seg;                      /* the current function's number, from 1 */
-  bool emit;                    /* false while planning: only stored[] changes */
+  int seg;   /* the current function's number, from 1 */
+  bool emit; /* false while planning: only stored[] changes */
   LLVMContextRef ctx;
   LLVMModuleRef m;
   LLVMBuilderRef b;
   LLVMTypeRef f64, i32, i64, ptr;
-  LLVMTypeRef kty;              /* void (ptr target, ptr args, ptr out): RtKernelFn */
-  LLVMTypeRef chunkty;          /* void (ptr inputs, ptr vals) */
-  LLVMTypeRef lvlty;            /* i32 (ptr inputs, ptr vals): JitLevelFn */
-  LLVMValueRef kfn[RTK_N];      /* kernel declarations, made on first use */
-  LLVMValueRef fn, inputs, vals, argbuf, outbuf;   /* the function being built */
+  LLVMTypeRef kty;                               /* void (ptr target, ptr args, ptr out): RtKernelFn */
+  LLVMTypeRef chunkty;                           /* void (ptr inputs, ptr vals) */
+  LLVMTypeRef lvlty;                             /* i32 (ptr inputs, ptr vals): JitLevelFn */
+  LLVMValueRef kfn[RTK_N];                       /* kernel declarations, made on first use */
+  LLVMValueRef fn, inputs, vals, argbuf, outbuf; /* the function being built */
 } GenCtx;
 
 /* --- helpers -------------------------------------------------------------------------- */
@@ -107,7 +108,7 @@ static LLVMValueRef arith(GenCtx *c, GOp op, LLVMValueRef x, LLVMValueRef y, con
   case GN_SUB: return LLVMBuildFSub(b, x, y, name);
   case GN_MUL: return LLVMBuildFMul(b, x, y, name);
   case GN_DIV: return LLVMBuildFDiv(b, x, y, name);
-  case GN_MOD: return LLVMBuildFRem(b, x, y, name);   /* C's fmod */
+  case GN_MOD: return LLVMBuildFRem(b, x, y, name); /* C's fmod */
   case GN_MIN: return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, y, ""), x, y, name);
   case GN_MAX: return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, y, ""), x, y, name);
   case GN_CEIL: return intrinsic(c, "llvm.ceil", x, name);
@@ -122,7 +123,7 @@ static LLVMValueRef arith(GenCtx *c, GOp op, LLVMValueRef x, LLVMValueRef y, con
   case GN_OR: return LLVMBuildUIToFP(b, LLVMBuildOr(b, truth(c, x), truth(c, y), ""), c->f64, name);
   case GN_NOT: return cmp(c, LLVMRealOEQ, x, real(c, 0), name);
   case GN_NEG: return LLVMBuildFNeg(b, x, name);
-  default: return real(c, NAN);   /* as apply() */
+  default: return real(c, NAN); /* as apply() */
   }
 }
 
@@ -174,8 +175,7 @@ static void gen_call(GenCtx *c, GId id) {
   const void *t = ki->target == 'G' ? c->g->gpu : ki->target == 'C' ? c->g->cluster : NULL;
   LLVMValueRef out = c->stored[id] ? slot(c, c->vals, id) : c->outbuf;
   LLVMValueRef params[3] = {
-      t ? LLVMConstIntToPtr(LLVMConstInt(c->i64, (uintptr_t)t, 0), c->ptr) : LLVMConstNull(c->ptr),
-      c->argbuf, out};
+      t ? LLVMConstIntToPtr(LLVMConstInt(c->i64, (uintptr_t)t, 0), c->ptr) : LLVMConstNull(c->ptr), c->argbuf, out};
   LLVMBuildCall2(c->b, c->kty, kernel_decl(c, (RtKernel)x->kernel), params, 3, "");
   for (int s = 0; s < RT_KERNEL_NOUT; s++) {
     char name[24];
@@ -189,7 +189,7 @@ static void gen_node(GenCtx *c, GId id) {
   char name[24];
   snprintf(name, sizeof name, "n%d", id);
   switch ((GOp)x->op) {
-  case GN_RESULT: return;   /* its call set it */
+  case GN_RESULT: return; /* its call set it */
   case GN_CALL: gen_call(c, id); return;
   case GN_CONST: set(c, id, c->emit ? real(c, x->k) : NULL); return;
   case GN_INPUT: set(c, id, c->emit ? load(c, c->inputs, x->a, name) : NULL); return;
@@ -215,7 +215,7 @@ static void begin(GenCtx *c, const char *name, bool level) {
   if (!c->emit) return;
   c->fn = LLVMAddFunction(c->m, name, level ? c->lvlty : c->chunkty);
   add_fn_attr(c, c->fn, "nounwind");
-  add_fn_attr(c, c->fn, "noimplicitfloat");   /* no SLP vectoriser: see the file's header */
+  add_fn_attr(c, c->fn, "noimplicitfloat"); /* no SLP vectoriser: see the file's header */
   if (!level) {
     LLVMSetLinkage(c->fn, LLVMInternalLinkage);
     add_fn_attr(c, c->fn, "noinline");
@@ -308,10 +308,9 @@ static void init_types(GenCtx *c) {
   c->lvlty = LLVMFunctionType(c->i32, p3, 2, 0);
 }
 
-LLVMModuleRef cg_module(LLVMContextRef ctx, const Graph *g, const GLevel *levels, int nlevels,
-                        const CgOptions *o, unsigned char *stored, char **error) {
-  GenCtx c = {.g = g, .chunk = o && o->chunk_nodes > 0 ? o->chunk_nodes : CG_CHUNK_NODES, .stored = stored,
-              .ctx = ctx};
+LLVMModuleRef cg_module(LLVMContextRef ctx, const Graph *g, const GLevel *levels, int nlevels, const CgOptions *o,
+                        unsigned char *stored, char **error) {
+  GenCtx c = {.g = g, .chunk = o && o->chunk_nodes > 0 ? o->chunk_nodes : CG_CHUNK_NODES, .stored = stored, .ctx = ctx};
   size_t nn = (size_t)g->nn + 1;
   c.stamp = xcalloc(nn, sizeof *c.stamp);
   c.reg = xcalloc(nn, sizeof *c.reg);
@@ -319,9 +318,9 @@ LLVMModuleRef cg_module(LLVMContextRef ctx, const Graph *g, const GLevel *levels
   memset(stored, o && (o->flags & CG_STORE_ALL) ? 1 : 0, (size_t)g->nn);
   for (int i = 0; i < g->nout; i++)
     if (g->out[i].id >= 0) mark(&c, g->out[i].id);
-  for (int k = 0; k < nlevels; k++) gen_level(&c, k, &levels[k]);   /* plan */
+  for (int k = 0; k < nlevels; k++) gen_level(&c, k, &levels[k]); /* plan */
 
-  c.emit = true;   /* seg keeps counting, so no stamp of the plan matches a function below */
+  c.emit = true; /* seg keeps counting, so no stamp of the plan matches a function below */
   c.m = LLVMModuleCreateWithNameInContext("llmp", ctx);
   c.b = LLVMCreateBuilderInContext(ctx);
   init_types(&c);

@@ -29,20 +29,20 @@
 #include "lower/graph.h"
 
 enum {
-  CG_STORE_ALL = 1,             /* write every node evaluated to vals, as graph_eval_level does */
-  CG_CHUNK_NODES = 1000,        /* default nodes per chunk function */
+  CG_STORE_ALL = 1,      /* write every node evaluated to vals, as graph_eval_level does */
+  CG_CHUNK_NODES = 1000, /* default nodes per chunk function */
 };
 
 typedef struct CgOptions {
-  int flags;                    /* CG_STORE_ALL */
-  int chunk_nodes;              /* nodes per chunk function; 0: CG_CHUNK_NODES */
+  int flags;       /* CG_STORE_ALL */
+  int chunk_nodes; /* nodes per chunk function; 0: CG_CHUNK_NODES */
 } CgOptions;
 
 /* Builds and verifies the module of the levels in ctx.  stored (g->nn bytes) receives 1 for
  * each node that some level function writes to vals, 0 for the others.  Returns the module,
  * or NULL with *error (malloc'd) if verification fails. */
-LLVMModuleRef cg_module(LLVMContextRef ctx, const Graph *g, const GLevel *levels, int nlevels,
-                        const CgOptions *o, unsigned char *stored, char **error);
+LLVMModuleRef cg_module(LLVMContextRef ctx, const Graph *g, const GLevel *levels, int nlevels, const CgOptions *o,
+                        unsigned char *stored, char **error);
 
 /* The name of level k's function ("lvl<k>") in buf of n bytes. */
 void cg_level_name(int k, char *buf, size_t n);

@@ -30,13 +30,13 @@
 
 struct Jit {
   LLVMOrcLLJITRef lljit;
-  JitLevelFn *fn;               /* per level */
+  JitLevelFn *fn; /* per level */
   int nlevels;
-  unsigned char *stored;        /* per node: written to vals (cg_module's plan) */
+  unsigned char *stored; /* per node: written to vals (cg_module's plan) */
   int nn;
   double seconds;
-  char *ir, *ir_opt;            /* module text before and after the passes (LLVM messages) */
-  char *session_error;          /* the first error ORC reported (malloc'd) */
+  char *ir, *ir_opt;   /* module text before and after the passes (LLVM messages) */
+  char *session_error; /* the first error ORC reported (malloc'd) */
 };
 
 static pthread_once_t native_once = PTHREAD_ONCE_INIT;
@@ -99,8 +99,7 @@ static LLVMTargetMachineRef host_tm(char **error) {
 static LLVMOrcCSymbolMapPair symbol(Jit *j, const char *name, uintptr_t addr) {
   return (LLVMOrcCSymbolMapPair){
       LLVMOrcLLJITMangleAndIntern(j->lljit, name),
-      {(LLVMOrcExecutorAddress)addr,
-       {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
+      {(LLVMOrcExecutorAddress)addr, {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
 }
 
 /* The kernels (their rt_kernels[] entries: kernels.c's wrappers) and libc's helpers. */
@@ -114,8 +113,8 @@ static LLVMErrorRef define_symbols(Jit *j) {
   syms[n++] = symbol(j, "memcpy", (uintptr_t)memcpy);
   syms[n++] = symbol(j, "memmove", (uintptr_t)memmove);
   syms[n++] = symbol(j, "memset", (uintptr_t)memset);
-  LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(syms, (size_t)n);   /* takes the names */
-  LLVMErrorRef err = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(j->lljit), mu);   /* takes mu if ok */
+  LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(syms, (size_t)n);          /* takes the names */
+  LLVMErrorRef err = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(j->lljit), mu); /* takes mu if ok */
   if (err) LLVMOrcDisposeMaterializationUnit(mu);
   return err;
 }
@@ -124,8 +123,9 @@ static bool create_lljit(Jit *j, char **error) {
   LLVMTargetMachineRef tm = host_tm(error);
   if (!tm) return false;
   LLVMOrcLLJITBuilderRef jb = LLVMOrcCreateLLJITBuilder();
-  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(jb, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));   /* takes tm */
-  LLVMErrorRef err = LLVMOrcCreateLLJIT(&j->lljit, jb);   /* takes jb */
+  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(
+      jb, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm)); /* takes tm */
+  LLVMErrorRef err = LLVMOrcCreateLLJIT(&j->lljit, jb);               /* takes jb */
   if (err) {
     j->lljit = NULL;
     set_llvm_error(error, "creating the JIT", err);
@@ -176,13 +176,14 @@ static bool add_module(Jit *j, const Graph *g, const GLevel *levels, int nlevels
       LLVMDisposeModule(m);
     } else {
       if (o->flags & JIT_IR_OPT) j->ir_opt = LLVMPrintModuleToString(m);
-      LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(m, tsc);   /* takes m */
-      LLVMErrorRef err = LLVMOrcLLJITAddLLVMIRModule(j->lljit, LLVMOrcLLJITGetMainJITDylib(j->lljit), tsm);   /* takes tsm */
+      LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(m, tsc); /* takes m */
+      LLVMErrorRef err =
+          LLVMOrcLLJITAddLLVMIRModule(j->lljit, LLVMOrcLLJITGetMainJITDylib(j->lljit), tsm); /* takes tsm */
       if (err) set_llvm_error(error, "adding the module", err);
       ok = !err;
     }
   }
-  LLVMOrcDisposeThreadSafeContext(tsc);   /* the module keeps its own reference */
+  LLVMOrcDisposeThreadSafeContext(tsc); /* the module keeps its own reference */
   return ok;
 }
 

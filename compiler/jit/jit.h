@@ -33,14 +33,14 @@ typedef struct Jit Jit;
 typedef int (*JitLevelFn)(const double *inputs, double *vals);
 
 enum {
-  JIT_STORE_ALL = 1,            /* write every node evaluated to vals (llmp run, its report and trace) */
-  JIT_IR = 2,                   /* keep the module's text before the IR passes (jit_ir) */
-  JIT_IR_OPT = 4,               /* keep it after them */
+  JIT_STORE_ALL = 1, /* write every node evaluated to vals (llmp run, its report and trace) */
+  JIT_IR = 2,        /* keep the module's text before the IR passes (jit_ir) */
+  JIT_IR_OPT = 4,    /* keep it after them */
 };
 
 typedef struct JitOptions {
-  int flags;                    /* JIT_* */
-  int chunk_nodes;              /* nodes per chunk function (cg_llvm.h); 0: the default */
+  int flags;       /* JIT_* */
+  int chunk_nodes; /* nodes per chunk function (cg_llvm.h); 0: the default */
 } JitOptions;
 
 /* Compiles the levels; NULL with *error on failure.  o NULL: the defaults (flags 0). */

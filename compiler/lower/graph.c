@@ -8,9 +8,9 @@
 
 #include "alloc.h"
 
-static const char *const gop_names[GN_NOPS] = {
-    "const", "input", "add", "sub", "mul", "div", "mod", "min", "max", "ceil", "floor", "eq", "ne",
-    "lt", "le", "gt", "ge", "and", "or", "not", "neg", "select", "call", "result"};
+static const char *const gop_names[GN_NOPS] = {"const", "input", "add",   "sub", "mul", "div",    "mod",  "min",
+                                               "max",   "ceil",  "floor", "eq",  "ne",  "lt",     "le",   "gt",
+                                               "ge",    "and",   "or",    "not", "neg", "select", "call", "result"};
 
 const char *gop_name(GOp op) { return op < GN_NOPS ? gop_names[op] : "?"; }
 
@@ -49,8 +49,7 @@ static uint64_t node_hash(const Graph *g, const GNode *x) {
 }
 
 static bool node_eq(const Graph *g, const GNode *x, const GNode *y) {
-  if (x->op != y->op || x->kernel != y->kernel || x->a != y->a || x->b != y->b || x->c != y->c)
-    return false;
+  if (x->op != y->op || x->kernel != y->kernel || x->a != y->a || x->b != y->b || x->c != y->c) return false;
   if (x->op == GN_CONST) return memcmp(&x->k, &y->k, sizeof x->k) == 0;
   if (x->op == GN_CALL) {
     if (x->nargs != y->nargs) return false;
@@ -141,8 +140,9 @@ GId g_bin(Graph *g, GOp op, GId a, GId b) {
   /* Identities that hold for every finite and infinite operand. */
   if ((op == GN_ADD && ca && x == 0) || (op == GN_MUL && ca && x == 1)) return b;
   if (((op == GN_ADD || op == GN_SUB) && cb && y == 0) || ((op == GN_MUL || op == GN_DIV) && cb && y == 1)) return a;
-  if ((op == GN_ADD || op == GN_MUL || op == GN_MIN || op == GN_MAX || op == GN_EQ || op == GN_NE ||
-       op == GN_AND || op == GN_OR) && a > b) {   /* commutative: one canonical order */
+  if ((op == GN_ADD || op == GN_MUL || op == GN_MIN || op == GN_MAX || op == GN_EQ || op == GN_NE || op == GN_AND ||
+       op == GN_OR) &&
+      a > b) { /* commutative: one canonical order */
     GId t = a;
     a = b;
     b = t;
@@ -169,9 +169,11 @@ GId g_call(Graph *g, RtKernel k, const GId *args, int nargs, const char *label) 
   memcpy(g->args + arg0, args, (size_t)nargs * sizeof *args);
   g->nargs += nargs;
   int before = g->nn;
+  /* clang-format off */
   GId id = intern(g, (GNode){.op = GN_CALL, .kernel = (unsigned char)k, .nargs = (unsigned short)nargs, .a = -1,
                              .b = -1, .c = -1, .arg0 = arg0, .label = label});
   if (g->nn == before) g->nargs = arg0;   /* shared with an earlier identical call */
+  /* clang-format on */
   return id;
 }
 
@@ -198,7 +200,7 @@ static inline void eval_node(const Graph *g, int i, const double *inputs, double
   switch ((GOp)x->op) {
   case GN_CONST: vals[i] = x->k; break;
   case GN_INPUT: vals[i] = inputs[x->a]; break;
-  case GN_RESULT: break;   /* written by its call */
+  case GN_RESULT: break; /* written by its call */
   case GN_CALL: {
     double args[RT_KERNEL_MAXARGS];
     const RtKernelInfo *ki = &rt_kernels[x->kernel];
@@ -208,9 +210,7 @@ static inline void eval_node(const Graph *g, int i, const double *inputs, double
     break;
   }
   case GN_SELECT: vals[i] = vals[x->a] != 0 ? vals[x->b] : vals[x->c]; break;
-  default:
-    vals[i] = apply((GOp)x->op, vals[x->a], x->b >= 0 ? vals[x->b] : 0, 0);
-    break;
+  default: vals[i] = apply((GOp)x->op, vals[x->a], x->b >= 0 ? vals[x->b] : 0, 0); break;
   }
 }
 
@@ -230,7 +230,8 @@ int graph_operands(const Graph *g, GId i, GId *ops) {
   const GNode *x = &g->n[i];
   int n = 0;
   switch ((GOp)x->op) {
-  case GN_CONST: case GN_INPUT: break;
+  case GN_CONST:
+  case GN_INPUT: break;
   case GN_RESULT: ops[n++] = x->b; break;
   case GN_CALL:
     for (int j = 0; j < x->nargs; j++) ops[n++] = g->args[x->arg0 + j];

@@ -21,28 +21,30 @@
 #include "llmp_kernels.h"
 
 typedef enum {
+  /* clang-format off */
   GN_CONST, GN_INPUT, GN_ADD, GN_SUB, GN_MUL, GN_DIV, GN_MOD, GN_MIN, GN_MAX, GN_CEIL,
   GN_FLOOR, GN_EQ, GN_NE, GN_LT, GN_LE, GN_GT, GN_GE, GN_AND, GN_OR, GN_NOT, GN_NEG,
   GN_SELECT,                    /* a ? b : c */
   GN_CALL,                      /* kernel `kernel` over args[arg0 .. arg0+nargs-1] */
   GN_RESULT,                    /* result `a` of the call just before it */
+  /* clang-format on */
   GN_NOPS
 } GOp;
 
-typedef int GId;                /* a node index */
+typedef int GId; /* a node index */
 
 typedef struct GNode {
-  unsigned char op;             /* GOp */
-  unsigned char kernel;         /* RtKernel, for GN_CALL */
+  unsigned char op;     /* GOp */
+  unsigned char kernel; /* RtKernel, for GN_CALL */
   unsigned short nargs;
-  GId a, b, c;                  /* operands; GN_INPUT: a = input index; GN_RESULT: a = slot */
-  int arg0;                     /* GN_CALL: index into Graph.args */
-  double k;                     /* GN_CONST */
-  const char *label;            /* GN_CALL: what it costs ("layer qkv"); not owned */
+  GId a, b, c;       /* operands; GN_INPUT: a = input index; GN_RESULT: a = slot */
+  int arg0;          /* GN_CALL: index into Graph.args */
+  double k;          /* GN_CONST */
+  const char *label; /* GN_CALL: what it costs ("layer qkv"); not owned */
 } GNode;
 
 typedef struct GOutput {
-  const char *name;             /* not owned */
+  const char *name; /* not owned */
   GId id;
 } GOutput;
 
@@ -51,13 +53,13 @@ typedef struct Graph {
   int nn, capn;
   GId *args;
   int nargs, capargs;
-  GId *hash;                    /* open addressing over node indices, -1 empty */
+  GId *hash; /* open addressing over node indices, -1 empty */
   unsigned hcap;
   GOutput *out;
   int nout, capout;
   int ninputs;
-  const void *gpu;              /* RtGpu for G kernels */
-  const void *cluster;          /* RtCluster for C kernels */
+  const void *gpu;     /* RtGpu for G kernels */
+  const void *cluster; /* RtCluster for C kernels */
 } Graph;
 
 void graph_init(Graph *g, const void *gpu, const void *cluster);
@@ -85,7 +87,7 @@ bool g_is_const(const Graph *g, GId a, double *value);
 int graph_operands(const Graph *g, GId i, GId *ops);
 
 void graph_output(Graph *g, const char *name, GId id);
-GId graph_find_output(const Graph *g, const char *name);   /* -1 if none */
+GId graph_find_output(const Graph *g, const char *name); /* -1 if none */
 
 /* Evaluates every node: vals has g->nn slots; inputs g->ninputs values. */
 void graph_eval(const Graph *g, const double *inputs, double *vals);
@@ -102,7 +104,7 @@ void graph_eval(const Graph *g, const double *inputs, double *vals);
 typedef struct GLevel {
   const GId *guard;
   int nguard;
-  const GId *checks;            /* each a node of guard or of an earlier level */
+  const GId *checks; /* each a node of guard or of an earlier level */
   int nchecks;
   const GId *body;
   int nbody;

@@ -13,8 +13,8 @@
  * cluster per inline extension (`eos { nodes = 16 }`).  Each is allocated alone and never
  * moves: callers keep the pointers, and a cluster points at its gpu. */
 typedef struct Built {
-  Decl *decl;   /* what it was built from; NULL for a calibration */
-  void *item;   /* RtGpu, RtCluster or RtCalib */
+  Decl *decl; /* what it was built from; NULL for a calibration */
+  void *item; /* RtGpu, RtCluster or RtCalib */
 } Built;
 
 typedef struct BuiltList {
@@ -27,7 +27,7 @@ struct HwSet {
   Diag *d;
   const SemaOptions *opt;
   BuiltList gpus, clusters, calibs;
-  bool without_calib;   /* hw_without_calibration(): tables named are not loaded */
+  bool without_calib; /* hw_without_calibration(): tables named are not loaded */
 };
 
 static void *built_find(const BuiltList *l, const Decl *decl) {
@@ -59,9 +59,7 @@ HwSet *hw_new(Sema *s, Diag *d, const SemaOptions *opt) {
   return h;
 }
 
-void hw_without_calibration(HwSet *h) {
-  h->without_calib = true;
-}
+void hw_without_calibration(HwSet *h) { h->without_calib = true; }
 
 void hw_free(HwSet *h) {
   if (!h) return;
@@ -80,16 +78,17 @@ static const RtCalib *load_calib(HwSet *h, Decl *decl, bool *failed) {
   if (strchr(name, '/')) {
     const char *path = sema_decl_path(h->s, decl);
     const char *slash = strrchr(path, '/');
-    if (name[0] == '/' || !slash) snprintf(dir, sizeof dir, "%s", name);
-    else snprintf(dir, sizeof dir, "%.*s/%s", (int)(slash - path), path, name);
+    if (name[0] == '/' || !slash)
+      snprintf(dir, sizeof dir, "%s", name);
+    else
+      snprintf(dir, sizeof dir, "%.*s/%s", (int)(slash - path), path, name);
   } else {
     snprintf(dir, sizeof dir, "%s/hw/calibration/%s", sema_data_dir(h->opt), name);
   }
   char err[512] = "";
   RtCalib *c = rt_calib_load(dir, err, sizeof err);
   if (!c) {
-    diag_plain(h->d, NULL, "%s `%s`: cannot load its calibration tables: %s", "declaration",
-               sema_decl_name(decl), err);
+    diag_plain(h->d, NULL, "%s `%s`: cannot load its calibration tables: %s", "declaration", sema_decl_name(decl), err);
     *failed = true;
     return NULL;
   }
@@ -103,8 +102,8 @@ static bool need(HwSet *h, Decl *decl, const char *field, double *out) {
   return false;
 }
 
-static const char *const peak_fields[RT_NDTYPES] = {   /* ORDER RtDtype */
-    "peak_fp32", "peak_tf32", "peak_fp16", "peak_bf16", "peak_fp8"};
+static const char *const peak_fields[RT_NDTYPES] = {/* ORDER RtDtype */
+                                                    "peak_fp32", "peak_tf32", "peak_fp16", "peak_bf16", "peak_fp8"};
 
 static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
   const RtGpu *known = built_find(&h->gpus, decl);
@@ -144,8 +143,10 @@ static bool tier_of(HwSet *h, Decl *decl, int i, RtTier *t) {
   const char *w = sema_sub_word(h->s, decl, "tier", i, "span");
   double span = 0, links = 0;
   t->name = sema_sub_label(decl, "tier", i);
-  if (w) t->span_nodes = !strcmp(w, "node") ? 0 : -1;
-  else if (sema_sub_number(h->s, decl, "tier", i, "span", &span)) t->span_nodes = (int)span;
+  if (w)
+    t->span_nodes = !strcmp(w, "node") ? 0 : -1;
+  else if (sema_sub_number(h->s, decl, "tier", i, "span", &span))
+    t->span_nodes = (int)span;
   if (!sema_sub_number(h->s, decl, "tier", i, "bandwidth", &t->bandwidth) ||
       !sema_sub_number(h->s, decl, "tier", i, "latency", &t->latency)) {
     diag_plain(h->d, NULL, "tier `%s` of `%s` has no bandwidth or latency", t->name, sema_decl_name(decl));
@@ -210,8 +211,7 @@ static char *hw_root_text(const SemaOptions *so, const char *const *files, int n
   return t.p;
 }
 
-HwSet *hw_session_open(HwSession *x, const char *name, const SemaOptions *so, const char *const *files,
-                       int nfiles) {
+HwSet *hw_session_open(HwSession *x, const char *name, const SemaOptions *so, const char *const *files, int nfiles) {
   diag_init(&x->diag, stderr);
   x->opt = *so;
   x->sema = sema_new(&x->diag, &x->opt);

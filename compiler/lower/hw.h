@@ -40,8 +40,7 @@ typedef struct HwSession {
   HwSet *hw;
 } HwSession;
 
-HwSet *hw_session_open(HwSession *x, const char *name, const SemaOptions *so, const char *const *files,
-                       int nfiles);
+HwSet *hw_session_open(HwSession *x, const char *name, const SemaOptions *so, const char *const *files, int nfiles);
 void hw_session_close(HwSession *x);
 
 #endif

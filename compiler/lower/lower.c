@@ -76,16 +76,19 @@ void lower_err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
  * lowering reads as nodes, and any number of the model.  Others (dtype, placement, the
  * cluster) shape the graph itself. */
 static bool axis_supported(Lower *L, const LowerAxis *a) {
+  /* clang-format off */
   static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch",
                                             "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
                                             "overlap_tp", "overlap_dp", "schedule", "recompute", "layer_partition", NULL};
+  /* clang-format on */
   if (!strcmp(a->root, "plan")) {
     for (int i = 0; plan_fields[i]; i++)
       if (!strcmp(plan_fields[i], a->field)) return true;
     return false;
   }
   double x;
-  return !strcmp(a->root, "model") && (sema_number(L->s, L->model, a->field, &x) || !sema_word(L->s, L->model, a->field));
+  return !strcmp(a->root, "model") &&
+         (sema_number(L->s, L->model, a->field, &x) || !sema_word(L->s, L->model, a->field));
 }
 
 /* A sweep's requires and objective, over the lowered outputs. */
@@ -99,7 +102,7 @@ static void lower_sweep_outputs(Lower *L) {
     Val v = lower_eval(L, c->u.bin.rhs);
     if (!v.ok || v.word) {
       lower_err_blk(L, c->u.bin.rhs, "this %s cannot be evaluated for the sweep's points",
-              c->kind == AST_REQUIRE ? "requirement" : "objective");
+                    c->kind == AST_REQUIRE ? "requirement" : "objective");
       continue;
     }
     if (c->kind == AST_REQUIRE) {
@@ -138,7 +141,9 @@ static void report_names(Lower *L) {
   }
 }
 
-int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) { return lower_with_axes(s, hw, sc, NULL, d, out); }
+int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
+  return lower_with_axes(s, hw, sc, NULL, d, out);
+}
 
 int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d, Lowered *out) {
   memset(out, 0, sizeof *out);
@@ -162,9 +167,12 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   L.gpu = L.rc->gpu;
   for (int i = 0; axes && i < axes->n; i++)
     if (!axis_supported(&L, &axes->axis[i])) {
-      lower_err(&L, L.at, "`%s.%s` cannot be varied: a sweep varies numbers of the model, and the plan's parallel sizes, "
+      lower_err(
+          &L, L.at,
+          "`%s.%s` cannot be varied: a sweep varies numbers of the model, and the plan's parallel sizes, "
           "micro_batch, global_batch, zero, dp_bucket_elements, sequence_parallel, overlap_tp, overlap_dp, schedule, "
-          "recompute and layer_partition", axes->axis[i].root, axes->axis[i].field);
+          "recompute and layer_partition",
+          axes->axis[i].root, axes->axis[i].field);
       return -1;
     }
   graph_init(&out->g, L.gpu, L.rc);
@@ -200,7 +208,9 @@ static double out_val(const Lowered *l, const double *vals, const char *name) {
   return id >= 0 ? vals[id] : NAN;
 }
 
-static double output(const Lowered *l, const double *vals, OutputId o) { return out_val(l, vals, lower_output_names[o]); }
+static double output(const Lowered *l, const double *vals, OutputId o) {
+  return out_val(l, vals, lower_output_names[o]);
+}
 
 void lower_report(const Lowered *l, const double *vals, Report *r) {
   *r = l->meta;
@@ -233,7 +243,7 @@ int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out
   int counts[RT_MAX_CHUNKS];
   double *buf = xmalloc(4 * (size_t)RT_MAX_CHUNKS * sizeof *buf);
   RtPipeline p;
-  if (rt_pipeline_of_args(a, &p, buf) < 0 ||   /* checks the counts before they are ints */
+  if (rt_pipeline_of_args(a, &p, buf) < 0 || /* checks the counts before they are ints */
       rt_partition_layers((int)a[4], p.stages, p.chunks, a[5] != 0, counts) < 0) {
     free(buf);
     return -1;
@@ -247,7 +257,8 @@ int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out
   int *nops = xcalloc((size_t)n, sizeof *nops);
   rt_pipeline(&p, ev, nev, &nev);
   for (int c = 0; c < n; c++) {
-    int cnt = (c == 0 ? l->nops[LB_EMBEDDING] : 0) + counts[c] * l->nops[LB_LAYER] + (c == n - 1 ? l->nops[LB_HEAD] : 0);
+    int cnt =
+        (c == 0 ? l->nops[LB_EMBEDDING] : 0) + counts[c] * l->nops[LB_LAYER] + (c == n - 1 ? l->nops[LB_HEAD] : 0);
     ops[c] = xcalloc((size_t)(cnt > 0 ? cnt : 1), sizeof **ops);
     int k = 0;
     for (int blk = 0; blk < LB_N; blk++) {
@@ -260,9 +271,11 @@ int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out
     }
     nops[c] = k;
   }
+  /* clang-format off */
   TraceInput t = {r, ev, nev, stages, chunks, (const TraceOp *const *)ops, nops, a[14],
                   output(l, vals, O_MAKESPAN), output(l, vals, O_DP_TIME),
                   output(l, vals, O_MAKESPAN) + output(l, vals, O_DP_TIME), output(l, vals, O_OPT_TIME)};
+  /* clang-format on */
   int rc2 = report_trace(out, &t);
   for (int c = 0; c < n; c++) free(ops[c]);
   free(ops);

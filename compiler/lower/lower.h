@@ -27,8 +27,8 @@
 /* One operator of a block as the trace shows it: compute or communication, with the nodes
  * that hold its forward and backward seconds for one micro-batch. */
 typedef struct LowerOp {
-  const char *name;             /* "qkv", "qkv tp allreduce" (arena of the Lowered) */
-  char stream;                  /* 'c' compute, 't' TP/CP/EP communication */
+  const char *name; /* "qkv", "qkv tp allreduce" (arena of the Lowered) */
+  char stream;      /* 'c' compute, 't' TP/CP/EP communication */
   GId fwd, bwd;
 } LowerOp;
 
@@ -37,16 +37,16 @@ enum { LB_EMBEDDING, LB_LAYER, LB_HEAD, LB_N };
 /* A field a sweep varies: plan.X or model.X.  Enumerations and booleans are numbered by
  * lower_axis_code. */
 typedef struct LowerAxis {
-  const char *root;             /* "plan" or "model" */
-  const char *field;            /* "tp", "schedule", "layers" */
-  int input;                    /* the graph input holding it, or -1: `value` */
+  const char *root;  /* "plan" or "model" */
+  const char *field; /* "tp", "schedule", "layers" */
+  int input;         /* the graph input holding it, or -1: `value` */
   double value;
 } LowerAxis;
 
 typedef struct LowerAxes {
   const LowerAxis *axis;
   int n;
-  Decl *sweep;                  /* its `let`s set fields; its `require`s and objective become
+  Decl *sweep; /* its `let`s set fields; its `require`s and objective become
                                    the outputs "require.N" and "objective" */
 } LowerAxes;
 
@@ -59,15 +59,15 @@ typedef struct LowerCheck {
 
 typedef struct Lowered {
   Graph g;
-  Report meta;                  /* names and plan, filled by lowering */
-  LowerOp *ops[LB_N];           /* per block, in execution order */
+  Report meta;        /* names and plan, filled by lowering */
+  LowerOp *ops[LB_N]; /* per block, in execution order */
   int nops[LB_N], capops[LB_N];
-  GId pipe;                     /* the pipeline kernel call */
-  Arena names;                  /* the op names */
-  LowerCheck *checks;           /* with axes: in the order they are tested */
+  GId pipe;           /* the pipeline kernel call */
+  Arena names;        /* the op names */
+  LowerCheck *checks; /* with axes: in the order they are tested */
   int nchecks, capchecks;
-  int nrequires;                /* outputs require.0 .. require.N-1 */
-  bool maximize;                /* objective's sense (when the sweep has one) */
+  int nrequires; /* outputs require.0 .. require.N-1 */
+  bool maximize; /* objective's sense (when the sweep has one) */
 } Lowered;
 
 /* Builds the graph; 0 on success, or -1 after reporting the reason to d (a plan that does

@@ -55,10 +55,12 @@ GId lower_field(Lower *L, Decl *d, const char *root, const char *f, double def) 
 
 /* The plan's fields before read_plan has set them (a sweep's lets read one another). */
 GId lower_plan_field(Lower *L, const char *f) {
+  /* clang-format off */
   static const struct { const char *name; double def; } defs[] = {
       {"tp", 1}, {"pp", 1}, {"cp", 1}, {"ep", 1}, {"virtual_stages", 1}, {"micro_batch", 1}, {"global_batch", 1},
       {"zero", 0}, {"sequence_parallel", 0}, {"overlap_tp", 0}, {"overlap_dp", 0}, {"schedule", RT_1F1B},
       {"recompute", 0}, {"layer_partition", 0}};
+  /* clang-format on */
   for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
     if (!strcmp(defs[i].name, f)) return lower_field(L, L->plan, "plan", f, defs[i].def);
   if (!strcmp(f, "dp")) {
@@ -73,13 +75,17 @@ GId lower_plan_field(Lower *L, const char *f) {
 /* plan.X inside a block: the plan as lowering completed it (dp derived, defaults filled). */
 static Val plan_value(Lower *L, const char *f) {
   if (!L->ready) {
-    if (!sema_word(L->s, L->plan, f) || axis_of(L, "plan", f) || let_of(L, "plan", f)) return (Val){lower_plan_field(L, f), NULL, true};
+    if (!sema_word(L->s, L->plan, f) || axis_of(L, "plan", f) || let_of(L, "plan", f))
+      return (Val){lower_plan_field(L, f), NULL, true};
     return (Val){-1, sema_word(L->s, L->plan, f), true};
   }
-  static const struct { const char *name; size_t off; } map[] = {
-      {"tp", offsetof(Lower, tp)}, {"pp", offsetof(Lower, pp)}, {"dp", offsetof(Lower, dp)},
-      {"cp", offsetof(Lower, cp)}, {"ep", offsetof(Lower, ep)}, {"virtual_stages", offsetof(Lower, vs)},
-      {"micro_batch", offsetof(Lower, mb)}, {"global_batch", offsetof(Lower, gb)}};
+  static const struct {
+    const char *name;
+    size_t off;
+  } map[] = {{"tp", offsetof(Lower, tp)},          {"pp", offsetof(Lower, pp)},
+             {"dp", offsetof(Lower, dp)},          {"cp", offsetof(Lower, cp)},
+             {"ep", offsetof(Lower, ep)},          {"virtual_stages", offsetof(Lower, vs)},
+             {"micro_batch", offsetof(Lower, mb)}, {"global_batch", offsetof(Lower, gb)}};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
     if (!strcmp(map[i].name, f)) return (Val){*(GId *)((char *)L + map[i].off), NULL, true};
   if (!strcmp(f, "sequence_parallel")) return (Val){L->sp, NULL, true};
@@ -119,8 +125,10 @@ static Val member(Lower *L, AstNode *n) {
   }
   if (x->kind != AST_NAME) return (Val){-1, NULL, false};
   Decl *d = NULL;
-  if (!strcmp(x->name, "model")) d = L->model;
-  else if (!strcmp(x->name, "cluster")) d = L->cluster;
+  if (!strcmp(x->name, "model"))
+    d = L->model;
+  else if (!strcmp(x->name, "cluster"))
+    d = L->cluster;
   else if (!strcmp(x->name, "memory") && L->results && k == 1) {
     char name[64];
     snprintf(name, sizeof name, "memory.%s", chain[0]->name);
@@ -129,7 +137,8 @@ static Val member(Lower *L, AstNode *n) {
   } else if (!strcmp(x->name, "plan")) {
     if (k != 1) return (Val){-1, NULL, false};
     return plan_value(L, chain[0]->name);
-  } else return (Val){-1, NULL, false};
+  } else
+    return (Val){-1, NULL, false};
   for (int i = k - 1; i > 0; i--) {
     d = sema_ref(L->s, d, chain[i]->name);
     if (!d) return (Val){-1, NULL, false};
@@ -157,13 +166,13 @@ Val lower_eval(Lower *L, AstNode *n) {
   }
   case AST_BOOL: return (Val){K(L, n->u.boolean), NULL, true};
   case AST_NAME: {
-    if (L->results) {   /* a sweep's require/objective: iteration, tokens_per_s, mfu, ... */
+    if (L->results) { /* a sweep's require/objective: iteration, tokens_per_s, mfu, ... */
       GId id = graph_find_output(g, n->name);
       if (id >= 0) return (Val){id, NULL, true};
     }
     Val v = L->blk ? let_value(L, n) : (Val){-1, NULL, false};
     if (v.ok) return v;
-    return (Val){-1, n->name, true};   /* an enumeration word: column, layernorm */
+    return (Val){-1, n->name, true}; /* an enumeration word: column, layernorm */
   }
   case AST_MEMBER: return member(L, n);
   case AST_UNOP: {
@@ -174,13 +183,13 @@ Val lower_eval(Lower *L, AstNode *n) {
   case AST_BINOP: {
     Val a = lower_eval(L, n->u.bin.lhs), b = lower_eval(L, n->u.bin.rhs);
     if (!a.ok || !b.ok) return (Val){-1, NULL, false};
-    if (a.word || b.word) {   /* comparisons of words: model.norm == rmsnorm */
+    if (a.word || b.word) { /* comparisons of words: model.norm == rmsnorm */
       if (!a.word || !b.word || (n->u.bin.op != OP_EQ && n->u.bin.op != OP_NE)) return (Val){-1, NULL, false};
       bool eq = !strcmp(a.word, b.word);
       return (Val){K(L, n->u.bin.op == OP_EQ ? eq : !eq), NULL, true};
     }
-    static const GOp map[] = {GN_ADD, GN_SUB, GN_MUL, GN_DIV, GN_MOD, GN_EQ, GN_NE, GN_LT, GN_LE,
-                              GN_GT, GN_GE, GN_AND, GN_OR};
+    static const GOp map[] = {GN_ADD, GN_SUB, GN_MUL, GN_DIV, GN_MOD, GN_EQ, GN_NE,
+                              GN_LT,  GN_LE,  GN_GT,  GN_GE,  GN_AND, GN_OR};
     return (Val){g_bin(g, map[n->u.bin.op], a.id, b.id), NULL, true};
   }
   case AST_CALL: {
@@ -197,4 +206,3 @@ Val lower_eval(Lower *L, AstNode *n) {
   default: return (Val){-1, NULL, false};
   }
 }
-

@@ -69,9 +69,7 @@ static GId first_chunk_in_flight(Lower *L) {
               g_min(g, L->m, PICK(L, EQ(L, L->sched, RT_INTERLEAVED), MUL(L, K(L, 2), L->pp), L->pp)));
 }
 
-static GId last_chunk_in_flight(Lower *L) {
-  return PICK(L, EQ(L, L->sched, RT_GPIPE), L->m, K(L, 1));
-}
+static GId last_chunk_in_flight(Lower *L) { return PICK(L, EQ(L, L->sched, RT_GPIPE), L->m, K(L, 1)); }
 
 static GId comm_sum(Lower *L, const GId *c) {
   GId s = c[0];
@@ -96,8 +94,10 @@ static void iter_pipeline(Lower *L, Iter *it) {
   p2p_bytes = PICK(L, L->sp, DIV(L, p2p_bytes, L->tp), p2p_bytes);
   GId p2p = lower_coll(L, RTK_P2P, p2p_bytes, G_PP, "pipeline send");
   /* outside zero-bubble, B and W run together: the whole backward is passed as B */
+  /* clang-format off */
   GId args[15] = {L->sched, L->pp, L->vs, L->m, layers, L->balanced, lf, PICK(L, zb, SUB(L, lb, Ly->wg), lb),
                   PICK(L, zb, Ly->wg, K(L, 0)), lr, ef, eb, hf, hb, p2p};
+  /* clang-format on */
   GId pipe = g_call(g, RTK_PIPELINE, args, 15, "pipeline");
   L->out->pipe = pipe;
   it->makespan = pipe, it->nop2p = pipe + 1;
@@ -122,14 +122,16 @@ static void iter_parts(Lower *L, Iter *it) {
   GId *part = it->part;
 
   GId per_layer = ADD(L, ADD(L, lf, lb), lr);
-  GId busy0 = MUL(L, L->m, ADD(L, ADD(L, MUL(L, l0, per_layer), ADD(L, ef, eb)), g_select(g, one_dev, ADD(L, hf, hb), z)));
+  GId busy0 =
+      MUL(L, L->m, ADD(L, ADD(L, MUL(L, l0, per_layer), ADD(L, ef, eb)), g_select(g, one_dev, ADD(L, hf, hb), z)));
   GId busyl = MUL(L, L->m, ADD(L, MUL(L, ll, per_layer), ADD(L, hf, hb)));
   GId last_busier = g_bin(g, GN_AND, g_un(g, GN_NOT, one_dev), g_bin(g, GN_GT, busyl, busy0));
   GId nl = g_select(g, last_busier, ll, l0);
   GId with_e = g_un(g, GN_NOT, last_busier), with_h = g_bin(g, GN_OR, last_busier, one_dev);
   GId busy = g_select(g, last_busier, busyl, busy0);
   /* per part, one micro-batch on that device, then times m */
-#define ON_DEV(lay, emb, head) ADD(L, ADD(L, MUL(L, nl, lay), g_select(g, with_e, emb, z)), g_select(g, with_h, head, z))
+#define ON_DEV(lay, emb, head) \
+  ADD(L, ADD(L, MUL(L, nl, lay), g_select(g, with_e, emb, z)), g_select(g, with_h, head, z))
   part[RP_FORWARD] = ON_DEV(Ly->fc, E->fc, H->fc);
   part[RP_BACKWARD] = ON_DEV(Ly->bc, E->bc, H->bc);
   part[RP_RECOMPUTE] = MUL(L, nl, lr);
@@ -171,12 +173,12 @@ static void iter_dp(Lower *L, Iter *it) {
   Graph *g = L->g;
   GId z = it->z, nl = it->nl, lf = it->lf, lb = it->lb, params = it->params;
   GId grad_el = K(L, lower_grad_bytes(L));
-  GId w_el = L->bytes_act;   /* weights are stored as the activations are */
+  GId w_el = L->bytes_act; /* weights are stored as the activations are */
   GId bucket = lower_field(L, L->plan, "plan", "dp_bucket_elements", 40e6);
   bucket = g_min(g, bucket, params);
   GId nb = g_un(g, GN_CEIL, DIV(L, params, bucket));
   GId last_el = SUB(L, params, MUL(L, SUB(L, nb, K(L, 1)), bucket));
-  GId shard = MUL(L, L->dp, L->cp);   /* ranks that hold the same weights: ZeRO shards over them */
+  GId shard = MUL(L, L->dp, L->cp); /* ranks that hold the same weights: ZeRO shards over them */
   GId z3 = EQ(L, L->zero, 3), z0 = EQ(L, L->zero, 0), z1 = GE(L, L->zero, 1), z2 = GE(L, L->zero, 2);
   /* ZeRO 0: all-reduce; 1, 2: reduce-scatter, then all-gather the updated parameters; 3:
    * nothing here (gradients are reduce-scattered per layer, in the backward) */
@@ -191,10 +193,11 @@ static void iter_dp(Lower *L, Iter *it) {
   }
   GId gather_on = AND(L, z1, g_un(g, GN_NOT, z3));
   GId last_gather = PICK(L, gather_on, lower_coll(L, RTK_ALLGATHER, MUL(L, last_el, w_el), G_DPCP, "dp parameters"), z);
-  GId dp_gather = PICK(L, gather_on,
-                       ADD(L, MUL(L, SUB(L, nb, K(L, 1)), lower_coll(L, RTK_ALLGATHER, MUL(L, bucket, w_el), G_DPCP, "dp parameters")),
-                           last_gather),
-                       z);
+  GId dp_gather = PICK(
+      L, gather_on,
+      ADD(L, MUL(L, SUB(L, nb, K(L, 1)), lower_coll(L, RTK_ALLGATHER, MUL(L, bucket, w_el), G_DPCP, "dp parameters")),
+          last_gather),
+      z);
   last_red = PICK(L, z3, z, last_red);
   dp_red = PICK(L, z3, z, dp_red);
   /* The window a reduction hides behind: the device's last micro-batch backward (its buckets
@@ -227,7 +230,7 @@ static void iter_optimizer(Lower *L, Iter *it) {
    * tensors/shard of them (a tensor split at a shard boundary counts once); ZeRO 3 likewise. */
   GId opt_tensors = PICK(L, z1, MAX(L, K(L, 1), g_un(g, GN_CEIL, DIV(L, tensors, shard))), tensors);
   GId opt = lower_call(L, RTK_ADAM, "optimizer", 3, K(L, L->dt_other), opt_params, opt_tensors);
-  if (sgd) opt = MUL(L, K(L, 0.5), opt);   /* SGD with momentum: half of Adam's state traffic */
+  if (sgd) opt = MUL(L, K(L, 0.5), opt); /* SGD with momentum: half of Adam's state traffic */
   it->part[RP_OPTIMIZER] = opt;
 
   GId iteration = ADD(L, ADD(L, it->makespan, it->dp_exposed), opt);
@@ -245,7 +248,7 @@ static void iter_throughput(Lower *L, Iter *it) {
   GId full = L->rec_full, sel = L->rec_sel, layers = L->layers, z = it->z, iteration = it->iteration;
   GId tokens = MUL(L, L->gb, L->seq);
   emit(L, O_TOKENS, DIV(L, tokens, iteration));
-  GId ranks = MUL3(L, L->tp, L->cp, MUL(L, L->m, L->dp));   /* forward FLOP per rank -> whole iteration */
+  GId ranks = MUL3(L, L->tp, L->cp, MUL(L, L->m, L->dp)); /* forward FLOP per rank -> whole iteration */
   GId fwd_flops = ADD(L, ADD(L, MUL(L, layers, Ly->flops), E->flops), H->flops);
   GId model_flops = MUL3(L, K(L, 3), fwd_flops, ranks);
   GId rec_flops = PICK(L, full, MUL(L, layers, Ly->flops), PICK(L, sel, MUL(L, layers, Ly->sel_flops), z));
@@ -270,7 +273,7 @@ static void iter_memory(Lower *L, Iter *it) {
   GId z1 = it->z1, z2 = it->z2, z3 = it->z3;
   bool sgd = it->sgd;
   GId act_layer = PICK(L, full, Ly->in_bytes, PICK(L, sel, SUB(L, Ly->act, Ly->act_sel), Ly->act));
-  GId work = PICK(L, full, Ly->act, PICK(L, sel, Ly->act_sel, z));   /* one layer rematerialised in backward */
+  GId work = PICK(L, full, Ly->act, PICK(L, sel, Ly->act_sel, z)); /* one layer rematerialised in backward */
   GId opt_el = K(L, (L->dt_plan == RT_FP32 || L->dt_plan == RT_TF32 ? 8 : 12) - (sgd ? 4 : 0));
   GId mem0[RM_N], meml[RM_N];
   GId pdev[2] = {params0, g_select(g, one_dev, params0, paramsl)};

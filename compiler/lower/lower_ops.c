@@ -26,11 +26,11 @@ static void add_op(Lower *L, const char *name, const char *suffix, char stream, 
 
 /* One operator's call, bound to its definition's parameters. */
 typedef struct Args {
-  AstNode *node[12];            /* per parameter of the operator, NULL if not given */
+  AstNode *node[12]; /* per parameter of the operator, NULL if not given */
   const OpDef *def;
-  int kind;                     /* OpKind (ops.def) */
-  GId dto;                      /* the other operators' dtype (L->dt_other), as a node */
-  GId in_saved;                 /* bytes of its output the operator before keeps, or -1 */
+  int kind;     /* OpKind (ops.def) */
+  GId dto;      /* the other operators' dtype (L->dt_other), as a node */
+  GId in_saved; /* bytes of its output the operator before keeps, or -1 */
 } Args;
 
 static int param_index(const OpDef *od, const char *name) {
@@ -109,8 +109,12 @@ static void compute(Lower *L, const char *name, GId c) {
 
 /* A collective over a group, seconds of one call (the node of its time). */
 GId lower_coll(Lower *L, RtKernel k, GId bytes, int group, const char *label) {
-  GId size = group == G_TP ? L->tp : group == G_CP ? L->cp : group == G_EP ? L->ep : group == G_DP ? L->dp
-             : group == G_PP ? L->pp : MUL(L, L->dp, L->cp);
+  GId size = group == G_TP   ? L->tp
+             : group == G_CP ? L->cp
+             : group == G_EP ? L->ep
+             : group == G_DP ? L->dp
+             : group == G_PP ? L->pp
+                             : MUL(L, L->dp, L->cp);
   return lower_call(L, k, label, 3, bytes, size, L->stride[group]);
 }
 
@@ -153,13 +157,15 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   GId c = lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), t, k, n, K(L, bias));
   compute(L, name, c);
   Acc *A = L->acc;
-  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), c + 1));   /* the weight-gradient GEMM: half the FLOPs */
+  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), c + 1)); /* the weight-gradient GEMM: half the FLOPs */
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, k, n)));
   A->params = ADD(L, A->params, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)));
   A->tensors = ADD(L, A->tensors, K(L, bias ? 2 : 1));
   /* saved input: a column linear's input is replicated over tp (sharded with SP) */
-  GId in_el = col ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in)) : row ? MUL(L, t, k) : local_elems(L, MUL(L, t, in));
-  if (in_saved < 0 || col || L->dt_gemm == RT_FP8)   /* a column linear's input is not O */
+  GId in_el = col   ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in))
+              : row ? MUL(L, t, k)
+                    : local_elems(L, MUL(L, t, in));
+  if (in_saved < 0 || col || L->dt_gemm == RT_FP8) /* a column linear's input is not O */
     A->act = ADD(L, A->act, MUL(L, in_el, gemm_in_bytes(L)));
   else
     A->act_sel = SUB(L, A->act_sel, in_saved);
@@ -171,9 +177,11 @@ static void op_linear(Lower *L, const char *name, Args *a) {
     GId sp = L->sp;
     if (col) {
       f = PICK(L, sp, lower_coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0));
-      b = PICK(L, sp, lower_coll(L, RTK_REDUCESCATTER, bytes, G_TP, name), lower_coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
+      b = PICK(L, sp, lower_coll(L, RTK_REDUCESCATTER, bytes, G_TP, name),
+               lower_coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
     } else {
-      f = PICK(L, sp, lower_coll(L, RTK_REDUCESCATTER, bytes, G_TP, name), lower_coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
+      f = PICK(L, sp, lower_coll(L, RTK_REDUCESCATTER, bytes, G_TP, name),
+               lower_coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
       b = PICK(L, sp, lower_coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0));
     }
     f = exposed(L, f, c, L->overlap_tp);
@@ -198,7 +206,7 @@ static void op_attention(Lower *L, const char *name, Args *a) {
                 : lower_call(L, RTK_ATTENTION, name, 6, K(L, L->dt_other), b, s, h, dh, K(L, causal));
   /* context parallelism: each rank computes 1/cp of the (load-balanced) score matrix */
   GId f = DIV(L, c, L->cp), bw = DIV(L, c + 1, L->cp);
-  if (drop && !flash) {   /* dropout over the probabilities: one element-wise pass over b*h*s*s */
+  if (drop && !flash) { /* dropout over the probabilities: one element-wise pass over b*h*s*s */
     GId d = lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL3(L, b, h, MUL(L, s, s)));
     f = ADD(L, f, DIV(L, d, L->cp));
     bw = ADD(L, bw, DIV(L, d + 1, L->cp));
@@ -208,17 +216,17 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   A->bc = ADD(L, A->bc, bw);
   A->sel = ADD(L, A->sel, f);
   add_op(L, name, NULL, 'c', f, bw);
-  GId sl = DIV(L, s, L->cp);   /* this rank's tokens of each sequence */
+  GId sl = DIV(L, s, L->cp); /* this rank's tokens of each sequence */
   GId af = DIV(L, MUL(L, MUL3(L, K(L, 4), b, MUL(L, s, s)), MUL(L, h, dh)), L->cp);
   A->flops = ADD(L, A->flops, af);
   A->sel_flops = ADD(L, A->sel_flops, af);
   GId qkv = MUL3(L, b, sl, MUL(L, ADD(L, h, MUL(L, K(L, 2), kvr)), dh));
   GId saved = MUL(L, qkv, L->bytes_act), extra;
-  if (flash) {   /* O and the fp32 log-sum-exp */
+  if (flash) { /* O and the fp32 log-sum-exp */
     GId o = MUL(L, MUL3(L, b, sl, MUL(L, h, dh)), L->bytes_act);
     extra = ADD(L, o, MUL(L, K(L, 4), MUL3(L, b, h, sl)));
     L->out_saved = o;
-  } else {       /* softmax output; with dropout its mask (1 byte) and output */
+  } else { /* softmax output; with dropout its mask (1 byte) and output */
     GId scores = MUL3(L, b, h, MUL(L, sl, s));
     GId per = drop ? ADD(L, MUL(L, K(L, 2), L->bytes_act), K(L, 1)) : L->bytes_act;
     extra = MUL(L, scores, per);
@@ -226,7 +234,7 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   A->act = ADD(L, A->act, ADD(L, saved, extra));
   A->act_sel = ADD(L, A->act_sel, extra);
   double cp;
-  if (!(g_is_const(L->g, L->cp, &cp) && cp == 1)) {   /* ring exchange of K and V */
+  if (!(g_is_const(L->g, L->cp, &cp) && cp == 1)) { /* ring exchange of K and V */
     GId kvbytes = MUL(L, MUL3(L, K(L, 2), b, MUL3(L, sl, kvr, dh)), L->bytes_act);
     GId one = lower_coll(L, RTK_P2P, kvbytes, G_CP, name);
     GId steps = SUB(L, L->cp, K(L, 1));
@@ -257,7 +265,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   add_op(L, name, NULL, 'c', f, b);
   A->flops = ADD(L, A->flops, MUL(L, K(L, 2), MUL(L, pairs, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid)))));
   A->params = ADD(L, A->params, MUL(L, el, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid))));
-  A->tensors = ADD(L, A->tensors, MUL(L, K(L, 2), el));   /* fc1 and fc2 weights per local expert */
+  A->tensors = ADD(L, A->tensors, MUL(L, K(L, 2), el)); /* fc1 and fc2 weights per local expert */
   /* the GEMMs' inputs (h, ffn) and the activation's (up) */
   GId saved = ADD(L, MUL(L, ADD(L, hid, ffn), gemm_in_bytes(L)), MUL(L, up, L->bytes_act));
   A->act = ADD(L, A->act, MUL(L, pairs, saved));
@@ -265,7 +273,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   if (!(g_is_const(L->g, L->ep, &ep) && ep == 1)) {
     GId bytes = MUL3(L, pairs, hid, L->bytes_act);
     GId one = lower_coll(L, RTK_ALLTOALL, bytes, G_EP, name);
-    GId two = MUL(L, K(L, 2), one);   /* dispatch and combine */
+    GId two = MUL(L, K(L, 2), one); /* dispatch and combine */
     comm(L, CM_EP, name, "ep all-to-all", two, two);
   }
 }
@@ -279,7 +287,7 @@ static void op_norm(Lower *L, const char *name, Args *a) {
   compute(L, name, lower_call(L, rms ? RTK_RMSNORM : RTK_LAYERNORM, name, 3, dto, t, h));
   A->act = ADD(L, A->act, MUL3(L, t, h, L->bytes_act));
   A->params = ADD(L, A->params, rms ? h : MUL(L, K(L, 2), h));
-  A->tensors = ADD(L, A->tensors, K(L, rms ? 1 : 2));   /* weight; layernorm's bias */
+  A->tensors = ADD(L, A->tensors, K(L, rms ? 1 : 2)); /* weight; layernorm's bias */
 }
 
 static void op_activation(Lower *L, const char *name, Args *a) {
@@ -346,8 +354,9 @@ static void op_embedding(Lower *L, const char *name, Args *a) {
   if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) {
     GId bytes = MUL3(L, t, h, L->bytes_act);
     GId sp = L->sp;
-    GId f = PICK(L, sp, lower_coll(L, RTK_REDUCESCATTER, bytes, G_TP, name), lower_coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
-    GId b = PICK(L, sp, lower_coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0));   /* SP: gather the gradient */
+    GId f = PICK(L, sp, lower_coll(L, RTK_REDUCESCATTER, bytes, G_TP, name),
+                 lower_coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
+    GId b = PICK(L, sp, lower_coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0)); /* SP: gather the gradient */
     comm(L, CM_TP, name, kt(L, sp) ? "tp reducescatter" : kf(L, sp) ? "tp allreduce" : "tp collective", f, b);
   }
 }
@@ -360,9 +369,9 @@ static void op_cross_entropy(Lower *L, const char *name, Args *a) {
   bool split = !strcmp(arg_word(L, a, "split", "none"), "vocab");
   GId vr = split ? DIV(L, v, L->tp) : v;
   compute(L, name, lower_call(L, RTK_CROSS_ENTROPY, name, 3, dto, t, vr));
-  A->act = ADD(L, A->act, MUL3(L, t, vr, K(L, 4)));   /* fp32 softmax of the logit shard */
+  A->act = ADD(L, A->act, MUL3(L, t, vr, K(L, 4))); /* fp32 softmax of the logit shard */
   double tp;
-  if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) {   /* max, sum of exp, target logit */
+  if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) { /* max, sum of exp, target logit */
     GId f = MUL(L, K(L, 3), lower_coll(L, RTK_ALLREDUCE, MUL(L, t, K(L, 4)), G_TP, name));
     comm(L, CM_TP, name, "tp allreduce", f, K(L, 0));
   }
@@ -373,7 +382,7 @@ static void op_router(Lower *L, const char *name, Args *a) {
   Acc *A = L->acc;
   GId t = DIV(L, arg_num(L, a, "tokens", 0), L->tp), h = arg_num(L, a, "hidden", 0);
   GId e = arg_num(L, a, "experts", 1);
-  GId c1 = lower_call(L, RTK_LINEAR, name, 5, dto, t, h, e, K(L, 0));   /* not fp8 */
+  GId c1 = lower_call(L, RTK_LINEAR, name, 5, dto, t, h, e, K(L, 0)); /* not fp8 */
   GId c2 = lower_call(L, RTK_SOFTMAX, name, 4, dto, t, e, K(L, 0));
   GId f = ADD(L, c1, c2), b = ADD(L, c1 + 1, c2 + 1);
   A->fc = ADD(L, A->fc, f);
@@ -398,6 +407,7 @@ static void op_collective(Lower *L, const char *name, Args *a) {
 
 /* The function of each operator kind. */
 typedef void OpLower(Lower *L, const char *name, Args *a);
+/* clang-format off */
 static OpLower *const op_fns[OPK_N] = {
     [OPK_LINEAR] = op_linear, [OPK_BMM] = op_bmm, [OPK_ATTENTION] = op_attention, [OPK_SOFTMAX] = op_softmax,
     [OPK_NORM] = op_norm, [OPK_ACTIVATION] = op_activation, [OPK_ADD] = op_add, [OPK_DROPOUT] = op_dropout,
@@ -405,6 +415,7 @@ static OpLower *const op_fns[OPK_N] = {
     [OPK_ROUTER] = op_router, [OPK_EXPERTS] = op_experts, [OPK_ALLREDUCE] = op_collective,
     [OPK_ALLGATHER] = op_collective, [OPK_REDUCESCATTER] = op_collective, [OPK_ALLTOALL] = op_collective,
     [OPK_P2P] = op_collective};
+/* clang-format on */
 
 /* One `op` of the block: its kind's function, with the arguments bound. */
 static void lower_op(Lower *L, AstNode *op) {
@@ -413,7 +424,7 @@ static void lower_op(Lower *L, AstNode *op) {
   if (!od) return;
   Args a;
   bind_args(callnode, od, &a);
-  a.dto = K(L, L->dt_other);   /* made before the kind's nodes, whatever the kind (node order) */
+  a.dto = K(L, L->dt_other); /* made before the kind's nodes, whatever the kind (node order) */
   a.kind = (int)(od - op_defs);
   a.in_saved = L->out_saved;
   L->out_saved = -1;
@@ -459,7 +470,7 @@ void lower_zero3(Lower *L, Acc *ly) {
   if (kf(L, z3)) return;
   L->which = LB_LAYER;
   L->acc = ly;
-  GId pbytes = MUL(L, ly->params, L->bytes_act);   /* weights as activations */
+  GId pbytes = MUL(L, ly->params, L->bytes_act); /* weights as activations */
   GId ag = lower_coll(L, RTK_ALLGATHER, pbytes, G_DPCP, "zero3 gather");
   GId rs = lower_coll(L, RTK_REDUCESCATTER, MUL(L, ly->params, K(L, lower_grad_bytes(L))), G_DPCP, "zero3 reduce");
   GId f = exposed(L, ag, ly->fc, L->overlap_dp);

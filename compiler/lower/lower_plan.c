@@ -52,7 +52,7 @@ static bool need(Lower *L, GId ok, const char *reason, const char *fmt, ...) {
     add_check(L, ok, reason);
     return true;
   }
-  if (!kf(L, ok)) {   /* an axis given as a constant still folds: this cannot happen */
+  if (!kf(L, ok)) { /* an axis given as a constant still folds: this cannot happen */
     lower_err(L, L->at, "scenario `%s`: %s (not decided when lowering)", sema_decl_name(L->scenario), reason);
     return false;
   }
@@ -71,13 +71,14 @@ static void plan_model_checks(Lower *L) {
   GId tp = L->tp, cp = L->cp, ep = L->ep;
   GId heads = lower_field(L, m, "model", "heads", 1), kv = lower_field(L, m, "model", "kv_heads", NAN);
   double kvv;
-  if (g_is_const(L->g, kv, &kvv) && isnan(kvv)) kv = heads;   /* no grouped-query attention */
+  if (g_is_const(L->g, kv, &kvv) && isnan(kvv)) kv = heads; /* no grouped-query attention */
   GId seq = lower_field(L, m, "model", "seq", 1), experts = lower_field(L, m, "model", "experts", 0);
   add_check(L, DIVIDES(L, heads, tp), "model.heads does not divide by tp");
   add_check(L, DIVIDES(L, kv, tp), "model.kv_heads does not divide by tp");
   add_check(L, DIVIDES(L, seq, cp), "model.seq does not divide by cp");
-  add_check(L, g_bin(L->g, GN_OR, AND(L, g_bin(L->g, GN_GT, experts, K(L, 0)), DIVIDES(L, experts, ep)),
-                     AND(L, EQ(L, experts, 0), EQ(L, ep, 1))),
+  add_check(L,
+            g_bin(L->g, GN_OR, AND(L, g_bin(L->g, GN_GT, experts, K(L, 0)), DIVIDES(L, experts, ep)),
+                  AND(L, EQ(L, experts, 0), EQ(L, ep, 1))),
             "model.experts does not divide by ep");
 }
 
@@ -90,15 +91,16 @@ static bool plan_holds(Lower *L, GId gpus, GId ranks, GId chunks, GId part, GId 
   GId layers = L->layers, sched = L->sched;
   bool sweep = L->ax && L->ax->sweep;
   if (!need(L, AND(L, GE(L, dp, 1), EQ(L, g_bin(L->g, GN_SUB, dp, g_un(L->g, GN_FLOOR, dp)), 0)),
-            "the cluster's GPUs do not divide by tp*pp*cp",
-            "the cluster's %g GPUs do not divide by tp*pp*cp = %g", cv(L, gpus), cv(L, ranks)))
+            "the cluster's GPUs do not divide by tp*pp*cp", "the cluster's %g GPUs do not divide by tp*pp*cp = %g",
+            cv(L, gpus), cv(L, ranks)))
     return false;
   if (!need(L, sweep ? EQ(L, SUB(L, MUL(L, ranks, dp), gpus), 0) : g_bin(L->g, GN_LE, MUL(L, ranks, dp), gpus),
-            "tp*pp*dp*cp is not the cluster's GPUs",
-            "the plan needs tp*pp*dp*cp = %g GPUs, the cluster has %g", cv(L, MUL(L, ranks, dp)), cv(L, gpus)))
+            "tp*pp*dp*cp is not the cluster's GPUs", "the plan needs tp*pp*dp*cp = %g GPUs, the cluster has %g",
+            cv(L, MUL(L, ranks, dp)), cv(L, gpus)))
     return false;
   if (!need(L, DIVIDES(L, dp, ep), "ep does not divide dp",
-            "plan.ep = %g must divide dp = %g (expert parallelism is carved out of data parallelism)", cv(L, ep), cv(L, dp)))
+            "plan.ep = %g must divide dp = %g (expert parallelism is carved out of data parallelism)", cv(L, ep),
+            cv(L, dp)))
     return false;
   if (!need(L, AND(L, GE(L, micro, 1), EQ(L, SUB(L, micro, g_un(L->g, GN_FLOOR, micro)), 0)),
             "global_batch does not divide by micro_batch * dp",
@@ -155,7 +157,7 @@ static GId plan_decisions(Lower *L) {
   int dt = dtype_code(word_or(L, L->plan, "dtype", "bf16"));
   L->dt_plan = L->dt_gemm = (RtDtype)dt;
   L->dt_other = dt == RT_FP8 ? RT_BF16 : (RtDtype)dt;
-  L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2);   /* tf32 is stored as fp32 */
+  L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2); /* tf32 is stored as fp32 */
   L->sp = AND(L, lower_plan_field(L, "sequence_parallel"), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
   L->overlap_tp = lower_plan_field(L, "overlap_tp");
   L->overlap_dp = lower_plan_field(L, "overlap_dp");
@@ -169,7 +171,7 @@ static GId plan_decisions(Lower *L) {
 static void plan_placement(Lower *L) {
   const char *order[8];
   int no = sema_word_list(L->s, L->plan, "placement", order, 8);
-  if (no < 0) {   /* the default: tp innermost, then cp, ep, dp, pp */
+  if (no < 0) { /* the default: tp innermost, then cp, ep, dp, pp */
     no = 5;
     for (int i = 0; i < 5; i++) order[i] = lower_group_names[i];
   }
@@ -179,19 +181,19 @@ static void plan_placement(Lower *L) {
   for (int i = 0; i < no && i < 8; i++) {
     int gi = 0;
     while (gi < 5 && strcmp(lower_group_names[gi], order[i])) gi++;
-    if (gi == 5 || gi == G_EP) continue;   /* ep lives inside dp: it takes dp's stride */
+    if (gi == 5 || gi == G_EP) continue; /* ep lives inside dp: it takes dp's stride */
     seen[gi] = true;
     st[gi] = stride;
     stride = MUL(L, stride, size[gi]);
   }
   for (int gi = 0; gi < 5; gi++)
-    if (!seen[gi] && gi != G_EP) {   /* groups the placement leaves out go outermost */
+    if (!seen[gi] && gi != G_EP) { /* groups the placement leaves out go outermost */
       st[gi] = stride;
       stride = MUL(L, stride, size[gi]);
     }
   st[G_EP] = st[G_DP];
   for (int gi = 0; gi < 5; gi++) L->stride[gi] = st[gi];
-  L->stride[G_DPCP] = g_min(L->g, st[G_CP], st[G_DP]);   /* cp and dp adjacent (the default) */
+  L->stride[G_DPCP] = g_min(L->g, st[G_CP], st[G_DP]); /* cp and dp adjacent (the default) */
 }
 
 /* The Report's plan echo (a sweep's points are echoed from their axes). */

@@ -21,20 +21,20 @@
 
 /* --- state --------------------------------------------------------------------------- */
 
-enum { CM_TP, CM_CP, CM_EP, CM_DP, CM_N };   /* communication streams of a layer */
+enum { CM_TP, CM_CP, CM_EP, CM_DP, CM_N }; /* communication streams of a layer */
 
-typedef struct Acc {            /* one block, one micro-batch, one rank */
-  GId fc, bc;                   /* compute seconds, forward and backward */
-  GId wg;                       /* the weight-gradient share of bc (zero-bubble's W) */
-  GId comm_f[CM_N], comm_b[CM_N];   /* exposed communication seconds per stream */
-  GId sel;                      /* forward seconds that selective recompute re-runs */
-  GId act;                      /* activation bytes saved for backward, no recompute */
-  GId act_sel;                  /* of which selective recompute does not keep */
-  GId in_bytes;                 /* the block's input (what full recompute keeps) */
-  GId params;                   /* parameters on this rank */
-  GId tensors;                  /* the parameter tensors (weights, biases) holding them */
-  GId flops;                    /* model FLOP of the forward on this rank */
-  GId sel_flops;                /* of which selective recompute re-runs (attention) */
+typedef struct Acc {              /* one block, one micro-batch, one rank */
+  GId fc, bc;                     /* compute seconds, forward and backward */
+  GId wg;                         /* the weight-gradient share of bc (zero-bubble's W) */
+  GId comm_f[CM_N], comm_b[CM_N]; /* exposed communication seconds per stream */
+  GId sel;                        /* forward seconds that selective recompute re-runs */
+  GId act;                        /* activation bytes saved for backward, no recompute */
+  GId act_sel;                    /* of which selective recompute does not keep */
+  GId in_bytes;                   /* the block's input (what full recompute keeps) */
+  GId params;                     /* parameters on this rank */
+  GId tensors;                    /* the parameter tensors (weights, biases) holding them */
+  GId flops;                      /* model FLOP of the forward on this rank */
+  GId sel_flops;                  /* of which selective recompute re-runs (attention) */
 } Acc;
 
 typedef struct LetVal {
@@ -43,9 +43,9 @@ typedef struct LetVal {
   const char *word;
 } LetVal;
 
-typedef struct Val {            /* a block expression's value: a number node or a word */
+typedef struct Val { /* a block expression's value: a number node or a word */
   GId id;
-  const char *word;             /* enumeration word (layernorm, column), or NULL */
+  const char *word; /* enumeration word (layernorm, column), or NULL */
   bool ok;
 } Val;
 
@@ -62,36 +62,36 @@ typedef struct Lower {
   int errors;
   /* the plan, as nodes */
   GId tp, pp, dp, cp, ep, vs, mb, gb, m, seq, hidden;
-  GId stride[6];                /* per group: tp cp ep dp pp dpcp */
-  GId bytes_act;                /* bytes per activation element */
-  RtDtype dt_plan;              /* the plan's dtype */
-  RtDtype dt_gemm, dt_other;    /* the current block's GEMMs', and the other operators' */
+  GId stride[6];             /* per group: tp cp ep dp pp dpcp */
+  GId bytes_act;             /* bytes per activation element */
+  RtDtype dt_plan;           /* the plan's dtype */
+  RtDtype dt_gemm, dt_other; /* the current block's GEMMs', and the other operators' */
   /* plan decisions, as nodes (constants unless a sweep varies them) */
-  GId sp;                       /* sequence parallelism in effect (asked for and tp > 1) */
+  GId sp; /* sequence parallelism in effect (asked for and tp > 1) */
   GId overlap_tp, overlap_dp;
-  GId zero;                     /* ZeRO stage 0..3 */
-  GId sched;                    /* RtSchedule */
-  GId rec_full, rec_sel;        /* recompute = full, selective */
-  GId balanced;                 /* layer_partition = balanced */
+  GId zero;              /* ZeRO stage 0..3 */
+  GId sched;             /* RtSchedule */
+  GId rec_full, rec_sel; /* recompute = full, selective */
+  GId balanced;          /* layer_partition = balanced */
   GId layers;
   /* sweeps */
   const LowerAxes *ax;
-  bool ready;                   /* the plan's nodes above are set */
-  bool results;                 /* evaluating a require/objective: results are names */
+  bool ready;   /* the plan's nodes above are set */
+  bool results; /* evaluating a require/objective: results are names */
   int let_depth;
   /* the block being lowered */
   Decl *blk;
-  int which;                    /* LB_* */
-  GId out_saved;                /* bytes of its output the last operator keeps (flash
+  int which;     /* LB_* */
+  GId out_saved; /* bytes of its output the last operator keeps (flash
                                    attention's O) for its backward, or -1 */
   Acc *acc;
   LetVal lets[64];
   int nlets;
-  bool sharded;                 /* between a column- and a row-parallel linear */
+  bool sharded; /* between a column- and a row-parallel linear */
 } Lower;
 
-enum { G_TP, G_CP, G_EP, G_DP, G_PP, G_DPCP };   /* G_DPCP: the dp x cp ranks that hold the same weights */
-extern const char *const lower_group_names[G_PP + 1];   /* placement's words, in G_ order */
+enum { G_TP, G_CP, G_EP, G_DP, G_PP, G_DPCP };        /* G_DPCP: the dp x cp ranks that hold the same weights */
+extern const char *const lower_group_names[G_PP + 1]; /* placement's words, in G_ order */
 
 /* --- building nodes -------------------------------------------------------------------- */
 
@@ -109,9 +109,11 @@ static inline GId AND(Lower *L, GId a, GId b) { return g_bin(L->g, GN_AND, a, b)
 static inline GId DIVIDES(Lower *L, GId a, GId b) { return EQ(L, g_bin(L->g, GN_MOD, a, b), 0); }
 
 /* Constant nodes: known true, known false, the value (NAN if not a constant). */
+/* clang-format off */
 static inline bool kt(Lower *L, GId c) { double v; return g_is_const(L->g, c, &v) && v != 0; }
 static inline bool kf(Lower *L, GId c) { double v; return g_is_const(L->g, c, &v) && v == 0; }
 static inline double cv(Lower *L, GId a) { double v; return g_is_const(L->g, a, &v) ? v : NAN; }
+/* clang-format on */
 /* A constant count as an int for the report's echo; 0 when not a constant or out of range. */
 static inline int ci(Lower *L, GId a) {
   double v = cv(L, a);
@@ -160,15 +162,18 @@ double lower_grad_bytes(Lower *L);
 /* lower_iter.c: the iteration from the three blocks, as the graph's named outputs: those
  * below, "part.<part>" and "memory.<kind>" (report.h's tables). */
 #define LOWER_OUTPUTS(X) \
-  X(ITERATION, "iteration") X(TOKENS, "tokens_per_s") X(MFU, "mfu") X(TFLOPS, "tflops_per_gpu") \
+  X(ITERATION, "iteration") \
+  X(TOKENS, "tokens_per_s") \
+  X(MFU, "mfu") \
+  X(TFLOPS, "tflops_per_gpu") \
   X(MODEL_FLOPS, "model_flops") X(HW_FLOPS, "hardware_flops") X(PEAK, "memory.peak") \
-  X(PEAK_STAGE, "memory.peak_stage") X(MAKESPAN, "pipeline.makespan") \
-  X(DP_TIME, "dp.exposed") X(OPT_TIME, "optimizer")
+      X(PEAK_STAGE, "memory.peak_stage") X(MAKESPAN, "pipeline.makespan") X(DP_TIME, "dp.exposed") \
+          X(OPT_TIME, "optimizer")
 typedef enum {
 #define X(e, s) O_##e,
   LOWER_OUTPUTS(X)
 #undef X
-  O_N
+      O_N
 } OutputId;
 extern const char *const lower_output_names[O_N];
 extern const char *const lower_part_outputs[RP_N], *const lower_memory_outputs[RM_N];

@@ -33,7 +33,7 @@ static int utf8_len(const unsigned char *p) {
   else
     return 0;
   unsigned cp = c & (0x7fu >> n);
-  for (int i = 1; i < n; i++) {   /* a NUL fails the test, so this stops at the string's end */
+  for (int i = 1; i < n; i++) { /* a NUL fails the test, so this stops at the string's end */
     if ((p[i] & 0xc0) != 0x80) return 0;
     cp = cp << 6 | (p[i] & 0x3fu);
   }
@@ -44,7 +44,7 @@ int emit_json_string(FILE *out, const char *s) {
   bool ok = fputc('"', out) != EOF;
   const unsigned char *p = (const unsigned char *)(s ? s : "");
   while (*p) {
-    const unsigned char *run = p;   /* bytes that need nothing go out in one write */
+    const unsigned char *run = p; /* bytes that need nothing go out in one write */
     while (*p >= 0x20 && *p != '"' && *p != '\\') {
       if (*p < 0x80) {
         p++;
@@ -62,7 +62,7 @@ int emit_json_string(FILE *out, const char *s) {
     if (c == '"' || c == '\\') {
       ok &= fputc('\\', out) != EOF && fputc((int)c, out) != EOF;
     } else if (c >= 0x80) {
-      ok &= fputs("\xef\xbf\xbd", out) >= 0;   /* U+FFFD for a byte that is not UTF-8 */
+      ok &= fputs("\xef\xbf\xbd", out) >= 0; /* U+FFFD for a byte that is not UTF-8 */
     } else {
       switch (c) {
       case '\b': ok &= fputs("\\b", out) >= 0; break;
@@ -84,7 +84,7 @@ int emit_csv_field(FILE *out, const char *s) {
   bool ok = true;
   if (n && !strpbrk(s, ",\"\r\n") && s[0] != ' ' && s[n - 1] != ' ') return fwrite(s, 1, n, out) == n ? 0 : -1;
   ok &= fputc('"', out) != EOF;
-  for (const char *q; (q = strchr(s, '"')); s = q + 1) {   /* up to and with each quote, then the quote again */
+  for (const char *q; (q = strchr(s, '"')); s = q + 1) { /* up to and with each quote, then the quote again */
     size_t len = (size_t)(q - s) + 1;
     ok &= fwrite(s, 1, len, out) == len && fputc('"', out) != EOF;
   }

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum { EMIT_NUM_MAX = 32 };   /* room for any number emit_shortest writes */
+enum { EMIT_NUM_MAX = 32 }; /* room for any number emit_shortest writes */
 
 /* The shortest text that reads back as x (finite x; see above) into buf; returns buf. */
 const char *emit_shortest(char *buf, size_t n, double x);

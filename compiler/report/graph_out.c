@@ -54,8 +54,10 @@ void graph_dump_dot(FILE *out, const Graph *g, const double *vals) {
     const GNode *x = &g->n[i];
     if (x->op == GN_RESULT) continue;
     fprintf(out, "  n%d [", i);
-    if (x->op == GN_CONST) fprintf(out, "shape=plaintext, label=\"%.6g\"", x->k);
-    else if (x->op == GN_INPUT) fprintf(out, "shape=invhouse, label=\"input %d\"", x->a);
+    if (x->op == GN_CONST)
+      fprintf(out, "shape=plaintext, label=\"%.6g\"", x->k);
+    else if (x->op == GN_INPUT)
+      fprintf(out, "shape=invhouse, label=\"input %d\"", x->a);
     else if (x->op == GN_CALL) {
       fprintf(out, "shape=box, style=filled, fillcolor=\"#dde8f7\", label=\"%s\\n", rt_kernels[x->kernel].name);
       for (const char *s = x->label; s && *s; s++)

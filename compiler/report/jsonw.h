@@ -11,7 +11,7 @@
 
 typedef struct W {
   FILE *f;
-  int err;              /* errno of the first failed write; 0 if none */
+  int err; /* errno of the first failed write; 0 if none */
 } W;
 
 void w_fail(W *w);

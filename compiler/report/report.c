@@ -47,9 +47,11 @@ typedef struct KeyLabel {
   const char *key, *label;
 } KeyLabel;
 
+/* clang-format off */
 #define KEY_LABEL(e, k, l) {k, l},
-static const KeyLabel part_info[] = {REPORT_PARTS(KEY_LABEL)};       /* ORDER ReportPart */
-static const KeyLabel memory_info[] = {REPORT_MEMORY(KEY_LABEL)};    /* ORDER ReportMemory */
+/* clang-format on */
+static const KeyLabel part_info[] = {REPORT_PARTS(KEY_LABEL)};    /* ORDER ReportPart */
+static const KeyLabel memory_info[] = {REPORT_MEMORY(KEY_LABEL)}; /* ORDER ReportMemory */
 #undef KEY_LABEL
 
 static const char *str(const char *s) { return s ? s : ""; }
@@ -111,7 +113,7 @@ const char *report_bytes(char *buf, unsigned n, double bytes) {
     v /= 1024;
     u++;
   }
-  char num[400];        /* %.1f of up to DBL_MAX / 2^40 */
+  char num[400]; /* %.1f of up to DBL_MAX / 2^40 */
   for (;;) {
     snprintf(num, sizeof num, u ? "%.1f" : "%.0f", v);
     /* 1023.96 KiB rounds to "1024.0": say "1 MiB" instead. */
@@ -136,7 +138,7 @@ const char *report_fit_message(char *buf, unsigned n, const Report *r) {
   char need[48], cap[48], part[48];
   size_t len = 0;
   str_appendf(buf, n, &len, "%s: needs %s of %s", r->fits ? "fits" : "does not fit",
-         report_bytes(need, sizeof need, r->peak), report_bytes(cap, sizeof cap, r->capacity));
+              report_bytes(need, sizeof need, r->peak), report_bytes(cap, sizeof cap, r->capacity));
   /* The parts, largest first (insertion sort: ties keep the order of REPORT_MEMORY). */
   int order[RM_N], k = 0;
   for (int i = 0; i < RM_N; i++) {
@@ -150,7 +152,7 @@ const char *report_fit_message(char *buf, unsigned n, const Report *r) {
   }
   for (int i = 0; i < k; i++)
     str_appendf(buf, n, &len, "%s%s %s", i ? ", " : ": ", memory_info[order[i]].label,
-           report_bytes(part, sizeof part, r->memory[order[i]]));
+                report_bytes(part, sizeof part, r->memory[order[i]]));
   return buf;
 }
 
@@ -206,10 +208,10 @@ static void print_table(W *w, const Report *r) {
   w_printf(w, "  model %s on %s (%d x %s)\n", str(r->model), str(r->cluster), r->gpus, str(r->gpu));
   w_printf(w, "  plan tp=%d pp=%d dp=%d cp=%d ep=%d", r->tp, r->pp, r->dp, r->cp, r->ep);
   if (r->virtual_stages > 1) w_printf(w, " virtual_stages=%d", r->virtual_stages);
-  w_printf(w, "\n  micro_batch=%d global_batch=%d: %d micro-batch%s per iteration\n", r->micro_batch,
-           r->global_batch, r->micro_batches, r->micro_batches == 1 ? "" : "es");
-  w_printf(w, "  dtype=%s schedule=%s recompute=%s zero=%d sequence_parallel=%s\n", str(r->dtype),
-           str(r->schedule), str(r->recompute), r->zero, r->sequence_parallel ? "true" : "false");
+  w_printf(w, "\n  micro_batch=%d global_batch=%d: %d micro-batch%s per iteration\n", r->micro_batch, r->global_batch,
+           r->micro_batches, r->micro_batches == 1 ? "" : "es");
+  w_printf(w, "  dtype=%s schedule=%s recompute=%s zero=%d sequence_parallel=%s\n", str(r->dtype), str(r->schedule),
+           str(r->recompute), r->zero, r->sequence_parallel ? "true" : "false");
 
   if (r->fits) print_time_lines(w, r);
 
@@ -241,7 +243,7 @@ static void print_table(W *w, const Report *r) {
 
 static void print_json(W *w, const Report *r) {
   J j = {w, true, 0, 0};
-  bool valid = r->fits;   /* no time for a plan that does not fit */
+  bool valid = r->fits; /* no time for a plan that does not fit */
   j_open(&j, NULL, '{');
   j_str(&j, "scenario", r->scenario);
   j_str(&j, "file", r->file);
@@ -349,8 +351,8 @@ static void print_csv(W *w, const Report *r) {
   c_str(&c, r->file);
   c_str(&c, r->model);
   c_str(&c, r->cluster);
-  const int ints[] = {r->gpus, r->tp, r->pp, r->dp, r->cp, r->ep, r->virtual_stages, r->micro_batch,
-                      r->global_batch, r->zero};
+  const int ints[] = {r->gpus,           r->tp,          r->pp,           r->dp,  r->cp, r->ep,
+                      r->virtual_stages, r->micro_batch, r->global_batch, r->zero};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) c_int(&c, ints[i]);
   c_bool(&c, r->sequence_parallel);
   c_str(&c, r->dtype);

@@ -34,7 +34,7 @@ typedef enum {
 #define X(e, k, l) RP_##e,
   REPORT_PARTS(X)
 #undef X
-  RP_N
+      RP_N
 } ReportPart;
 
 /* Memory parts per GPU (the device that needs most): X(ENUM, "json key", "label"). */
@@ -48,12 +48,12 @@ typedef enum {
 #define X(e, k, l) RM_##e,
   REPORT_MEMORY(X)
 #undef X
-  RM_N
+      RM_N
 } ReportMemory;
 
 typedef struct Report {
-  const char *scenario;         /* name of the scenario */
-  const char *file;             /* the file that declares it */
+  const char *scenario; /* name of the scenario */
+  const char *file;     /* the file that declares it */
   const char *model, *cluster, *gpu;
   /* The plan as evaluated (defaults filled in). */
   int tp, pp, dp, cp, ep, virtual_stages, micro_batch, global_batch, micro_batches, gpus;
@@ -61,25 +61,25 @@ typedef struct Report {
   bool sequence_parallel;
   const char *dtype, *schedule, *recompute;
   /* Time. */
-  double iteration;             /* seconds per iteration */
-  double part[RP_N];            /* seconds; they add up to iteration */
-  double tokens_per_s;          /* global_batch * seq / iteration */
-  double model_flops;           /* FLOP of one iteration, all GPUs: forward + backward, no recompute */
-  double hardware_flops;        /* with recompute */
-  double tflops_per_gpu;        /* model FLOP/s per GPU, in FLOP/s */
-  double mfu;                   /* model FLOP/s per GPU over the GPU's dense peak for the dtype */
+  double iteration;      /* seconds per iteration */
+  double part[RP_N];     /* seconds; they add up to iteration */
+  double tokens_per_s;   /* global_batch * seq / iteration */
+  double model_flops;    /* FLOP of one iteration, all GPUs: forward + backward, no recompute */
+  double hardware_flops; /* with recompute */
+  double tflops_per_gpu; /* model FLOP/s per GPU, in FLOP/s */
+  double mfu;            /* model FLOP/s per GPU over the GPU's dense peak for the dtype */
   /* Memory of the device that needs most. */
-  double memory[RM_N];          /* bytes */
-  double peak;                  /* bytes: the sum of the parts */
-  double capacity;              /* bytes: the GPU's memory */
-  int peak_stage;               /* the pipeline stage (device) that needs most */
-  bool fits;                    /* peak <= capacity */
+  double memory[RM_N]; /* bytes */
+  double peak;         /* bytes: the sum of the parts */
+  double capacity;     /* bytes: the GPU's memory */
+  int peak_stage;      /* the pipeline stage (device) that needs most */
+  bool fits;           /* peak <= capacity */
   /* Against a measured run, where the scenario has `measured { ... }`. */
   bool has_measured_iteration;
-  double measured_iteration;    /* seconds */
-  double error_pct;             /* 100 * (iteration - measured) / measured */
+  double measured_iteration; /* seconds */
+  double error_pct;          /* 100 * (iteration - measured) / measured */
   bool has_measured_tflops;
-  double measured_tflops;       /* FLOP/s per GPU as the source reports it */
+  double measured_tflops; /* FLOP/s per GPU as the source reports it */
   /* Provenance: how many kernel calls a calibration table corrected, of how many, and the
    * GPU's sustained figures (rt_sustained()) that scaled its tensor-core rate, for bf16 and
    * the other types and for fp8: 1 (or 0, not set) where the GPU has none. */
@@ -110,22 +110,22 @@ const char *report_fit_message(char *buf, unsigned n, const Report *r);
 /* The Chrome trace of one iteration: a process per pipeline stage with a track for compute
  * and one per communication stream (tp, pp, dp), events from the schedule simulation and the
  * per-stage layer breakdown.  See trace.c for the exact layout. */
-typedef struct TraceOp {        /* one operator of a model chunk's forward or backward */
-  const char *name;             /* "layer 3 qkv", "embedding", "tp allreduce" */
-  char stream;                  /* 'c' compute, 't' TP/CP/EP communication */
-  double fwd, bwd;              /* seconds for one micro-batch */
+typedef struct TraceOp { /* one operator of a model chunk's forward or backward */
+  const char *name;      /* "layer 3 qkv", "embedding", "tp allreduce" */
+  char stream;           /* 'c' compute, 't' TP/CP/EP communication */
+  double fwd, bwd;       /* seconds for one micro-batch */
 } TraceOp;
 
 typedef struct TraceInput {
   const Report *report;
-  const RtPipeEvent *events;    /* from rt_pipeline over the scenario's stages */
+  const RtPipeEvent *events; /* from rt_pipeline over the scenario's stages */
   int nevents;
   int stages, chunks;
   /* Per model chunk (stages*chunks, model order): its operators in execution order. */
   const TraceOp *const *ops;
   const int *nops;
-  double p2p;                   /* seconds of one pipeline send */
-  double dp_start, dp_comm;     /* the data-parallel gradient reduction: start and length */
+  double p2p;               /* seconds of one pipeline send */
+  double dp_start, dp_comm; /* the data-parallel gradient reduction: start and length */
   double optimizer_start, optimizer;
 } TraceInput;
 

@@ -18,7 +18,7 @@ static const char *str(const char *s) { return s ? s : ""; }
 enum { TID_COMPUTE, TID_TP, TID_PP, TID_DP, NTIDS };
 static const char *const thread_names[NTIDS] = {"compute", "tp/cp/ep comm", "pp send/recv", "dp comm"};
 
-typedef long long Ns;   /* nanoseconds: event edges are whole numbers, so nesting is exact */
+typedef long long Ns; /* nanoseconds: event edges are whole numbers, so nesting is exact */
 
 /* Seconds to nanoseconds; false if s is not finite or beyond what Ns holds (~290 years). */
 static bool to_ns(double s, Ns *out) {
@@ -196,10 +196,10 @@ int report_trace(FILE *out, const TraceInput *t) {
     return -1;
   }
   W w = {out, 0};
-  J j = {&w, true, 0, 2};   /* one event a line */
+  J j = {&w, true, 0, 2}; /* one event a line */
   int nevents = t->events && t->nevents > 0 ? t->nevents : 0;
   int stages = t->stages;
-  if (stages < 1) {     /* not given: as many as the events use */
+  if (stages < 1) { /* not given: as many as the events use */
     stages = 0;
     for (int i = 0; i < nevents; i++)
       if (t->events[i].device >= stages) stages = t->events[i].device + 1;

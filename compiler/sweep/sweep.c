@@ -21,8 +21,8 @@ enum { MAX_AXES = 64 };
 typedef struct Axis {
   const char *root, *field;
   int n;
-  double *vals;                 /* the values, coded (lower_axis_code) */
-  const char **words;           /* their words for enumerations and flags, else NULL */
+  double *vals;       /* the values, coded (lower_axis_code) */
+  const char **words; /* their words for enumerations and flags, else NULL */
 } Axis;
 
 struct Sweep {
@@ -39,10 +39,10 @@ struct Sweep {
   int order[MAX_AXES];
   uint64_t radix[MAX_AXES], stride[MAX_AXES];
   uint64_t points;
-  GLevel *lv;                   /* one per loop position, then its lazy part (lv[nax + k]: what
+  GLevel *lv; /* one per loop position, then its lazy part (lv[nax + k]: what
                                    only the objective needs, evaluated for points that pass) */
   GId *lists;
-  int **reason_of;              /* per level, per check: the reason index */
+  int **reason_of; /* per level, per check: the reason index */
   /* reasons: the checks' (deduplicated), then one per require */
   const char **reasons;
   int nreasons, ncheck_reasons;
@@ -63,7 +63,7 @@ struct Sweep {
   SweepRow *rows;
   int nrows;
   SweepDrop *drops;
-  uint64_t pruned;              /* points whose objective's bound skipped the rest */
+  uint64_t pruned; /* points whose objective's bound skipped the rest */
 };
 
 static double now(void) {
@@ -90,7 +90,8 @@ static bool read_axes(Sweep *sw) {
   for (AstNode *c = sema_block_body(sw->decl).first; c; c = c->next)
     if (c->kind == AST_VARY) sw->nax++;
   if (sw->nax > MAX_AXES) {
-    diag_error(sw->d, f, at, "sweep `%s` has %d axes; llmp sweeps at most %d", sema_decl_name(sw->decl), sw->nax, MAX_AXES);
+    diag_error(sw->d, f, at, "sweep `%s` has %d axes; llmp sweeps at most %d", sema_decl_name(sw->decl), sw->nax,
+               MAX_AXES);
     return false;
   }
   sw->ax = arena_alloc(&sw->arena, (size_t)sw->nax * sizeof *sw->ax);
@@ -122,12 +123,14 @@ static bool read_axes(Sweep *sw) {
       } else if (x->kind == AST_NAME && lower_axis_code(a->field, x->name, &a->vals[k])) {
         a->words[k] = x->name;
       } else {
-        diag_error(sw->d, f, x->span, "`%s.%s` cannot be varied over `%s`: a sweep varies numbers, true/false, "
-                   "and the words of schedule, recompute and layer_partition", a->root, a->field, text_of(sw, x));
+        diag_error(sw->d, f, x->span,
+                   "`%s.%s` cannot be varied over `%s`: a sweep varies numbers, true/false, "
+                   "and the words of schedule, recompute and layer_partition",
+                   a->root, a->field, text_of(sw, x));
         return false;
       }
     }
-    if (a->words)   /* a list mixing numbers and words */
+    if (a->words) /* a list mixing numbers and words */
       for (k = 0; k < a->n; k++)
         if (!a->words[k]) a->words[k] = arena_printf(&sw->arena, "%g", a->vals[k]);
     if ((double)sw->points * a->n > 9.0e18) {
@@ -185,10 +188,13 @@ static int p_sign(Sweep *sw, Prune *p, const GNode *n, int no) {
   const unsigned char *dep = p->dep;
   int sa = p->sign[n->a], sb = no > 1 ? p->sign[n->b] : P_NONE;
   switch (n->op) {
-  case GN_ADD: case GN_MIN: case GN_MAX: return sa | sb;
+  case GN_ADD:
+  case GN_MIN:
+  case GN_MAX: return sa | sb;
   case GN_SUB: return sa | p_neg(sb);
   case GN_NEG: return p_neg(sa);
-  case GN_CEIL: case GN_FLOOR: return sa;
+  case GN_CEIL:
+  case GN_FLOOR: return sa;
   case GN_SELECT: return dep[n->a] ? P_ANY : sb | p->sign[n->c];
   case GN_MUL:
     if (dep[n->a] && dep[n->b]) return P_ANY;
@@ -197,13 +203,13 @@ static int p_sign(Sweep *sw, Prune *p, const GNode *n, int no) {
   case GN_DIV:
     if (dep[n->a] && dep[n->b]) return P_ANY;
     if (dep[n->a]) return p_scaled(sw, p, sa, n->b, true);
-    if (sb == P_UP) {   /* x / y, y only grows: y's bound > 0 and x >= 0 (below) */
+    if (sb == P_UP) { /* x / y, y only grows: y's bound > 0 and x >= 0 (below) */
       int s = p_scaled(sw, p, P_DOWN, n->a, false);
-      p->conds[p->nconds] = -1 - n->b, p->strict[p->nconds++] = true;   /* the bound of y */
+      p->conds[p->nconds] = -1 - n->b, p->strict[p->nconds++] = true; /* the bound of y */
       return s;
     }
     return P_ANY;
-  default: return P_ANY;   /* a call, a result of one, a comparison, ... */
+  default: return P_ANY; /* a call, a result of one, a comparison, ... */
   }
 }
 
@@ -232,7 +238,7 @@ static GId *prune_clone(Sweep *sw, const unsigned char *live, const Prune *p, in
   GId *map = xcalloc((size_t)nn, sizeof *map);
   for (int i = 0; i < nn; i++) {
     if (live[i] != 2 || !dep[i]) continue;
-    const GNode n = g->n[i];   /* a copy: the graph grows */
+    const GNode n = g->n[i]; /* a copy: the graph grows */
     GId m = -1;
 #define M(x) (dep[x] ? map[x] : (x))
     if (n.op == GN_CALL) {
@@ -287,8 +293,12 @@ static unsigned char *prune_install(Sweep *sw, unsigned char *live, Prune *p, co
 static unsigned char *prune_setup(Sweep *sw, unsigned char *live) {
   int nn = sw->l.g.nn;
   sw->obj_bound = -1;
-  Prune p = {xcalloc((size_t)nn, 1), xcalloc((size_t)nn, 1), xcalloc((size_t)nn * 2 + 1, sizeof(GId)),
-             xcalloc((size_t)nn * 2 + 1, sizeof(bool)), 0, 0};
+  Prune p = {xcalloc((size_t)nn, 1),
+             xcalloc((size_t)nn, 1),
+             xcalloc((size_t)nn * 2 + 1, sizeof(GId)),
+             xcalloc((size_t)nn * 2 + 1, sizeof(bool)),
+             0,
+             0};
   prune_signs(sw, live, &p);
   int want = sw->l.maximize ? P_DOWN : P_UP;
   if (p.npipe && p.dep[sw->obj] && p.sign[sw->obj] == want && sw->keep > 0) {
@@ -330,7 +340,7 @@ static void stage_order(Sweep *sw, const uint64_t *mask, int nn0, int *pos) {
     if (g->n[i].op == GN_CALL)
       for (int a = 0; a < sw->nax; a++) calls[a] += (mask[i] >> a) & 1;
   for (int a = 0; a < sw->nax; a++) sw->order[a] = a;
-  for (int a = 1; a < sw->nax; a++)   /* stable insertion sort: most calls first */
+  for (int a = 1; a < sw->nax; a++) /* stable insertion sort: most calls first */
     for (int b = a; b > 0 && calls[sw->order[b]] > calls[sw->order[b - 1]]; b--) {
       int t = sw->order[b];
       sw->order[b] = sw->order[b - 1];
@@ -355,9 +365,9 @@ static void stage_guard(Sweep *sw, const int *level, unsigned char *guard, int *
     nchk[level[ok]]++;
     guard[ok] = 1;
   }
-  for (int i = g->nn - 1; i >= 0; i--) {   /* reverse topological: mark the operands */
+  for (int i = g->nn - 1; i >= 0; i--) { /* reverse topological: mark the operands */
     if (!guard[i]) continue;
-    if (g->n[i].op == GN_CALL || g->n[i].op == GN_RESULT) abort();   /* checks are arithmetic on the axes */
+    if (g->n[i].op == GN_CALL || g->n[i].op == GN_RESULT) abort(); /* checks are arithmetic on the axes */
     int n = graph_operands(g, i, ops);
     for (int j = 0; j < n; j++)
       if (level[ops[j]] == level[i]) guard[ops[j]] = 1;
@@ -409,11 +419,11 @@ static void stage_lists(Sweep *sw, const unsigned char *live, const int *level, 
  * and the levels: a node is evaluated at the innermost loop of the axes it depends on. */
 static void stage(Sweep *sw) {
   const Graph *g = &sw->l.g;
-  int nn0 = g->nn;   /* prune_setup appends the bound part after these */
+  int nn0 = g->nn; /* prune_setup appends the bound part after these */
   GId ops[RT_KERNEL_MAXARGS];
   unsigned char *live = stage_live(sw);
   live = prune_setup(sw, live);
-  uint64_t *mask = xcalloc((size_t)g->nn, sizeof *mask);   /* bit a: depends on axis a */
+  uint64_t *mask = xcalloc((size_t)g->nn, sizeof *mask); /* bit a: depends on axis a */
   for (int i = 0; i < g->nn; i++) {
     uint64_t m = g->n[i].op == GN_INPUT ? 1ull << g->n[i].a : 0;
     int n = graph_operands(g, i, ops);
@@ -463,7 +473,7 @@ static void collect_reasons(Sweep *sw) {
     }
   }
   sw->obj = graph_find_output(&sw->l.g, "objective");
-  if (sw->obj < 0) {   /* no objective: the fastest first */
+  if (sw->obj < 0) { /* no objective: the fastest first */
     sw->obj = graph_find_output(&sw->l.g, "iteration");
     sw->objective = "iteration";
   }
@@ -476,7 +486,7 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
   sw->keep = 20;
   if (!read_axes(sw)) goto fail;
   for (AstNode *c = sema_block_body(decl).first; c; c = c->next)
-    if (c->kind == AST_KEEP) {   /* sema checked it is a count; a sweep takes it as a literal */
+    if (c->kind == AST_KEEP) { /* sema checked it is a count; a sweep takes it as a literal */
       if (c->u.bin.rhs->kind != AST_NUM) {
         SrcFile *f;
         Span at;
@@ -536,7 +546,7 @@ const char *sweep_loop(const Sweep *sw, int k, int *values, int *nodes, int *cal
   *nodes = v->nguard + v->nbody;
   *calls = 0;
   for (int i = 0; i < v->nbody; i++) *calls += sw->l.g.n[v->body[i]].op == GN_CALL;
-  for (int part = 1; part < 4; part++) {   /* the lazy, bound and last parts */
+  for (int part = 1; part < 4; part++) { /* the lazy, bound and last parts */
     const GLevel *lz = &sw->lv[part * sw->nax + k];
     *nodes += lz->nbody;
     for (int i = 0; i < lz->nbody; i++) *calls += sw->l.g.n[lz->body[i]].op == GN_CALL;
@@ -552,7 +562,7 @@ typedef struct Worker {
   bool jit, prune;
   double *vals, *inputs;
   SweepTop *top;
-  uint64_t *dropped;            /* per reason */
+  uint64_t *dropped; /* per reason */
   uint64_t kept, pruned;
   atomic_uint_fast64_t *next, *done;
   uint64_t end, chunk;
@@ -602,14 +612,14 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
         failed = k;
         break;
       }
-    if (failed >= 0) {   /* every point until this loop's digit changes fails the same check */
+    if (failed >= 0) { /* every point until this loop's digit changes fails the same check */
       uint64_t skip = sw->stride[failed] - i % sw->stride[failed];
       if (skip > e - i) skip = e - i;
       w->dropped[sw->reason_of[failed][code - 1]] += skip;
       i += skip;
       if (i >= e) break;
       int k = failed;
-      while (k > 0 && (i / sw->stride[k]) % sw->radix[k] == 0) k--;   /* the outermost digit that changed */
+      while (k > 0 && (i / sw->stride[k]) % sw->radix[k] == 0) k--; /* the outermost digit that changed */
       for (int j = 0; j < L; j++) digit[j] = (int)((i / sw->stride[j]) % sw->radix[j]);
       from = k;
       set_inputs(sw, digit, from, w->inputs);
@@ -674,7 +684,7 @@ static int point_report(Sweep *sw, uint64_t point, Report *r, double *objective,
   }
   double *vals = xcalloc((size_t)l.g.nn, sizeof *vals);
   *reason = -1;
-  for (int c = 0; c < l.nchecks && *reason < 0; c++) {   /* constant by now */
+  for (int c = 0; c < l.nchecks && *reason < 0; c++) { /* constant by now */
     double v;
     if (g_is_const(&l.g, l.checks[c].ok, &v) && v == 0)
       for (int k = 0; k < sw->ncheck_reasons; k++)
@@ -749,7 +759,7 @@ static void run_workers(Worker *w, int T, bool bar, atomic_uint_fast64_t *done, 
   int started = 0;
   for (; started < T; started++)
     if (pthread_create(&th[started], NULL, worker_main, &w[started])) break;
-  if (!started) worker_main(&w[0]);   /* no thread could start: evaluate here */
+  if (!started) worker_main(&w[0]); /* no thread could start: evaluate here */
   SweepProgress pr;
   if (bar && started) {
     sweep_progress_start(&pr, span);
@@ -793,7 +803,7 @@ static int report_rows(Sweep *sw, SweepTop *top) {
   sw->rows = xcalloc((size_t)n, sizeof *sw->rows);
   sw->nrows = sweep_top_rows(top, sw->rows);
   int rc = 0;
-  for (int i = 0; i < sw->nrows; i++) {   /* rows point into top: copy what is kept */
+  for (int i = 0; i < sw->nrows; i++) { /* rows point into top: copy what is kept */
     Report r;
     double obj;
     int reason;
@@ -813,7 +823,7 @@ static int report_rows(Sweep *sw, SweepTop *top) {
 }
 
 int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows) {
-  free(sw->rows);   /* a previous run's result */
+  free(sw->rows); /* a previous run's result */
   free(sw->drops);
   sw->rows = NULL, sw->drops = NULL, sw->nrows = 0, sw->pruned = 0;
   uint64_t begin = 0, end = sw->points;
@@ -825,9 +835,11 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   Worker *w = xcalloc((size_t)T, sizeof *w);
   int nr = sw->nreasons;
   for (int t = 0; t < T; t++) {
+    /* clang-format off */
     w[t] = (Worker){sw, sw->jit != NULL, !opt->no_prune, xcalloc((size_t)sw->l.g.nn, sizeof(double)),
                     xcalloc((size_t)sw->nax + 1, sizeof(double)), sweep_top_new(sw->keep, sw->l.maximize),
                     xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk};
+    /* clang-format on */
   }
   double t0 = now();
   run_workers(w, T, opt->progress && isatty(2), &done, span);
@@ -836,9 +848,11 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   SweepTop *top = merge_workers(sw, w, T, &kept);
   int rc = report_rows(sw, top);
   sweep_top_free(top);
+  /* clang-format off */
   *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->objective, sw->l.maximize, sw->keep,
                       sw->points, opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1, span, kept,
                       nr, sw->drops, elapsed};
+  /* clang-format on */
   *rows = sw->rows;
   *nrows = sw->nrows;
   return rc;

@@ -31,12 +31,12 @@
 typedef struct Sweep Sweep;
 
 typedef struct SweepOptions {
-  int threads;                  /* >= 1 */
-  bool jit;                     /* false: the interpreter (graph_eval_level) */
-  int shard_k, shard_n;         /* evaluate shard k of n (0 and 1: all points) */
-  bool progress;                /* a progress bar on a terminal */
-  FILE *dump_ir;                /* print the JIT's module here (NULL: no) */
-  bool no_prune;                /* simulate every point's pipeline, even where its lower bound
+  int threads;          /* >= 1 */
+  bool jit;             /* false: the interpreter (graph_eval_level) */
+  int shard_k, shard_n; /* evaluate shard k of n (0 and 1: all points) */
+  bool progress;        /* a progress bar on a terminal */
+  FILE *dump_ir;        /* print the JIT's module here (NULL: no) */
+  bool no_prune;        /* simulate every point's pipeline, even where its lower bound
                                    shows it cannot be kept (benchmarks, tests) */
 } SweepOptions;
 
@@ -54,7 +54,7 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
 /* Figures for benchmarks and tests. */
 uint64_t sweep_points(const Sweep *sw);
 int sweep_levels(const Sweep *sw);
-double sweep_jit_seconds(const Sweep *sw);       /* the time the JIT took (0 without) */
+double sweep_jit_seconds(const Sweep *sw); /* the time the JIT took (0 without) */
 /* Of the last run's points that passed, how many skipped their pipeline simulations: the
  * objective's lower bound was already worse than the worst point kept (SweepOptions.no_prune
  * turns this off; the results are the same). */

@@ -43,36 +43,36 @@
 /* --- rows and the sweep's metadata --------------------------------------------------------- */
 
 typedef struct SweepField {
-  const char *key;              /* "plan.tp", "iteration_s", "memory.peak", "mfu" */
-  double num;                   /* the value when str is NULL; NaN: none (null, empty) */
-  const char *str;              /* a text value ("full"), or NULL for a number */
+  const char *key; /* "plan.tp", "iteration_s", "memory.peak", "mfu" */
+  double num;      /* the value when str is NULL; NaN: none (null, empty) */
+  const char *str; /* a text value ("full"), or NULL for a number */
 } SweepField;
 
 typedef struct SweepRow {
-  uint64_t point;               /* index in the product of the vary axes, from 0 */
-  double objective;             /* the value ranked by */
+  uint64_t point;   /* index in the product of the vary axes, from 0 */
+  double objective; /* the value ranked by */
   int nfields;
-  SweepField *fields;           /* the axis values first, then report figures; every row of
+  SweepField *fields; /* the axis values first, then report figures; every row of
                                    one output has the same keys in the same order */
 } SweepRow;
 
 typedef struct SweepDrop {
-  const char *reason;           /* the require's text: "memory.peak <= cluster.gpu.memory" */
+  const char *reason; /* the require's text: "memory.peak <= cluster.gpu.memory" */
   uint64_t count;
 } SweepDrop;
 
 typedef struct SweepMeta {
-  const char *sweep;            /* the sweep's name */
-  const char *file;             /* the file that declares it */
-  const char *objective;        /* the objective's text: "iteration" */
-  bool maximize;                /* false: minimize */
-  int keep;                     /* how many rows to keep, >= 0 */
-  uint64_t points;              /* P: the points of the whole sweep */
-  int shard_k, shard_n;         /* this output is shard K of N (0 and 1 when unsharded) */
-  uint64_t evaluated, kept;     /* see the top of this file */
+  const char *sweep;        /* the sweep's name */
+  const char *file;         /* the file that declares it */
+  const char *objective;    /* the objective's text: "iteration" */
+  bool maximize;            /* false: minimize */
+  int keep;                 /* how many rows to keep, >= 0 */
+  uint64_t points;          /* P: the points of the whole sweep */
+  int shard_k, shard_n;     /* this output is shard K of N (0 and 1 when unsharded) */
+  uint64_t evaluated, kept; /* see the top of this file */
   int ndropped;
   const SweepDrop *dropped;
-  double elapsed;               /* seconds of evaluation, NaN when unknown (a merge); only
+  double elapsed; /* seconds of evaluation, NaN when unknown (a merge); only
                                    the table shows it, and no comparison uses it */
 } SweepMeta;
 
@@ -138,12 +138,12 @@ int sweep_write(FILE *out, SweepFormat fmt, const SweepMeta *m, const SweepRow *
 /* --- reading JSON Lines back --------------------------------------------------------------- */
 
 typedef struct SweepDoc {
-  Arena arena;                  /* holds every string and array below */
+  Arena arena; /* holds every string and array below */
   SweepMeta meta;
-  SweepDrop *dropped;           /* meta.dropped */
-  SweepRow *rows;                /* malloc'd; fields and strings in the arena */
+  SweepDrop *dropped; /* meta.dropped */
+  SweepRow *rows;     /* malloc'd; fields and strings in the arena */
   int nrows;
-  int meta_line, row_line;      /* the lines of the metadata and of the first row */
+  int meta_line, row_line; /* the lines of the metadata and of the first row */
 } SweepDoc;
 
 /* Reads one output of sweep_write(SWEEP_JSONL), checking its shape and its counts (see the
@@ -160,14 +160,14 @@ void sweep_doc_free(SweepDoc *doc);
  * would have written (sweep_write writes them); their strings and fields are in the shards'
  * docs, which the merge holds until sweep_merge_free. */
 typedef struct SweepMerge {
-  SweepMeta meta;               /* shard 0 of 1, the counts summed, elapsed unknown (NaN) */
-  SweepRow *rows;               /* the best meta.keep of all the shards' rows, ranked */
+  SweepMeta meta; /* shard 0 of 1, the counts summed, elapsed unknown (NaN) */
+  SweepRow *rows; /* the best meta.keep of all the shards' rows, ranked */
   int nrows;
-  const char *const *paths;     /* the rest is the merge's own: the files, as given */
-  SweepDoc *docs;               /* one per file */
+  const char *const *paths; /* the rest is the merge's own: the files, as given */
+  SweepDoc *docs;           /* one per file */
   int ndocs;
-  int *order;                   /* the docs by shard */
-  SweepDrop *drops;             /* meta.dropped */
+  int *order;       /* the docs by shard */
+  SweepDrop *drops; /* meta.dropped */
 } SweepMerge;
 
 /* Reads the shards' JSON Lines files, checks they are shards 0 .. N-1 of one sweep, each once
@@ -208,15 +208,15 @@ void sweep_shard_range(uint64_t points, int k, int n, uint64_t *begin, uint64_t 
  *   [#########...........]  45%  1,234,567/2,700,000 points  1.2 M/s  1m05s left
  * drawn over itself with "\r", from one second after start on, at most ten times a second,
  * only when the output is a terminal; finish clears the line.  Update from one thread. */
-typedef double (*SweepClock)(void);   /* seconds, monotonic */
+typedef double (*SweepClock)(void); /* seconds, monotonic */
 
 typedef struct SweepProgress {
   FILE *out;
-  bool enabled;                 /* out is a terminal */
+  bool enabled; /* out is a terminal */
   SweepClock clock;
   uint64_t total;
-  double start, last;           /* clock at start and at the last drawing */
-  bool drawn;                   /* the line shows a bar that finish must clear */
+  double start, last; /* clock at start and at the last drawing */
+  bool drawn;         /* the line shows a bar that finish must clear */
 } SweepProgress;
 
 /* On stderr, when it is a terminal, with the monotonic clock. */

@@ -26,16 +26,19 @@ static int merge_same(const SweepMerge *m, int i, FILE *err) {
   const SweepMeta *x = &a->meta, *y = &b->meta;
   const char *p = m->paths[i], *p0 = m->paths[0];
   char what[320] = "";
-  if (strcmp(x->sweep, y->sweep)) snprintf(what, sizeof what, "sweep `%.80s`, but %s is of sweep `%.80s`", y->sweep, p0, x->sweep);
+  if (strcmp(x->sweep, y->sweep))
+    snprintf(what, sizeof what, "sweep `%.80s`, but %s is of sweep `%.80s`", y->sweep, p0, x->sweep);
   else if (strcmp(x->objective, y->objective))
     snprintf(what, sizeof what, "objective `%.80s`, but %s's is `%.80s`", y->objective, p0, x->objective);
   else if (x->maximize != y->maximize)
     snprintf(what, sizeof what, "sense %s, but %s's is %s", sweep_sense(y), p0, sweep_sense(x));
-  else if (x->keep != y->keep) snprintf(what, sizeof what, "keep %d, but %s's is %d", y->keep, p0, x->keep);
+  else if (x->keep != y->keep)
+    snprintf(what, sizeof what, "keep %d, but %s's is %d", y->keep, p0, x->keep);
   else if (x->points != y->points)
     snprintf(what, sizeof what, "%" PRIu64 " points, but %s has %" PRIu64, y->points, p0, x->points);
   else if (x->shard_n != y->shard_n)
-    snprintf(what, sizeof what, "shard %d/%d, but %s is shard %d/%d", y->shard_k, y->shard_n, p0, x->shard_k, x->shard_n);
+    snprintf(what, sizeof what, "shard %d/%d, but %s is shard %d/%d", y->shard_k, y->shard_n, p0, x->shard_k,
+             x->shard_n);
   if (what[0]) {
     fprintf(err, "%s:%d: error: %s: not shards of one sweep\n", p, b->meta_line, what);
     return -1;
@@ -71,8 +74,10 @@ static void missing_range(char *buf, size_t n, int *nranges, int from, int to) {
     return;
   }
   const char *sep = len ? ", " : "";
-  if (from == to) snprintf(buf + len, n - len, "%s%d", sep, from);
-  else snprintf(buf + len, n - len, "%s%d-%d", sep, from, to);
+  if (from == to)
+    snprintf(buf + len, n - len, "%s%d", sep, from);
+  else
+    snprintf(buf + len, n - len, "%s%d-%d", sep, from, to);
 }
 
 /* Each shard 0 .. N-1 once: order holds the docs sorted by shard. */
@@ -114,7 +119,7 @@ static void merge_drops(SweepMerge *m) {
   for (int i = 0; i < m->ndocs; i++) {
     const SweepMeta *s = &m->docs[m->order[i]].meta;
     for (int r = 0; r < s->ndropped; r++) {
-      int at = 0;             /* a few reasons: a linear search */
+      int at = 0; /* a few reasons: a linear search */
       while (at < nd && strcmp(m->drops[at].reason, s->dropped[r].reason)) at++;
       if (at == nd) m->drops[nd++] = (SweepDrop){s->dropped[r].reason, 0};
       m->drops[at].count += s->dropped[r].count;
@@ -134,7 +139,7 @@ static void merge_combine(SweepMerge *m) {
   m->meta.evaluated = m->meta.kept = 0;
   m->meta.elapsed = NAN;
   for (int i = 0; i < m->ndocs; i++) {
-    m->meta.evaluated += m->docs[i].meta.evaluated;   /* the slices tile the points: no overflow */
+    m->meta.evaluated += m->docs[i].meta.evaluated; /* the slices tile the points: no overflow */
     m->meta.kept += m->docs[i].meta.kept;
     total += (size_t)m->docs[i].nrows;
   }

@@ -22,9 +22,12 @@ static const char *duration_text(char *buf, double s) {
   double r = floor(s + 0.5);
   if (r > 99999 * 3600.0) r = 99999 * 3600.0;
   long t = (long)r;
-  if (t < 60) snprintf(buf, 32, "%lds", t);
-  else if (t < 3600) snprintf(buf, 32, "%ldm%02lds", t / 60, t % 60);
-  else snprintf(buf, 32, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  if (t < 60)
+    snprintf(buf, 32, "%lds", t);
+  else if (t < 3600)
+    snprintf(buf, 32, "%ldm%02lds", t / 60, t % 60);
+  else
+    snprintf(buf, 32, "%ldh%02ldm", t / 3600, t / 60 % 60);
   return buf;
 }
 
@@ -37,8 +40,8 @@ const char *sweep_progress_text(char *buf, size_t n, uint64_t done, uint64_t tot
   for (int i = 0; i < BAR_WIDTH; i++) bar[i] = i < filled ? '#' : '.';
   bar[BAR_WIDTH] = '\0';
   double rate = elapsed > 0 ? (double)done / elapsed : 0;
-  int len = snprintf(buf, n, "[%s] %3d%%  %s/%s points  %s/s", bar, pct, sweep_grouped(a, done), sweep_grouped(b, total),
-                     sweep_rate_text(c, rate));
+  int len = snprintf(buf, n, "[%s] %3d%%  %s/%s points  %s/s", bar, pct, sweep_grouped(a, done),
+                     sweep_grouped(b, total), sweep_rate_text(c, rate));
   if (rate > 0 && done < total && len >= 0 && (size_t)len < n)
     snprintf(buf + len, n - (size_t)len, "  %s left", duration_text(d, (double)(total - done) / rate));
   return buf;

@@ -28,18 +28,18 @@ typedef enum { JN_NULL, JN_NUM, JN_STR, JN_OBJ, JN_ARR } JKind;
 
 typedef struct JItem {
   JKind kind;
-  size_t key;                   /* the member's name: offset in JLine.sb (array elements: none) */
-  size_t at, len;               /* JN_NUM: the token in the line; JN_STR: offset and length in sb */
-  int first, count;             /* JN_OBJ, JN_ARR: its members, kids[first .. first+count) */
+  size_t key;       /* the member's name: offset in JLine.sb (array elements: none) */
+  size_t at, len;   /* JN_NUM: the token in the line; JN_STR: offset and length in sb */
+  int first, count; /* JN_OBJ, JN_ARR: its members, kids[first .. first+count) */
 } JItem;
 
 typedef struct JLine {
-  const char *s;                /* the line, NUL-terminated, without its newline */
-  size_t i, n;                  /* the cursor and the length */
-  StrBuf sb;                    /* decoded strings, each NUL-terminated */
-  JItem *top, *kids;            /* the object's members; the members of its nested values */
+  const char *s;     /* the line, NUL-terminated, without its newline */
+  size_t i, n;       /* the cursor and the length */
+  StrBuf sb;         /* decoded strings, each NUL-terminated */
+  JItem *top, *kids; /* the object's members; the members of its nested values */
   int ntop, nkids, captop, capkids;
-  char msg[MSG_MAX];            /* the first error */
+  char msg[MSG_MAX]; /* the first error */
 } JLine;
 
 static int jfail(JLine *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -96,7 +96,10 @@ static int jhex4(JLine *j, unsigned long *v) {
   *v = 0;
   for (int k = 0; k < 4; k++) {
     int c = (unsigned char)j->s[j->i + (size_t)k];
-    int d = sweep_is_digit(c) ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int d = sweep_is_digit(c)      ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (d < 0) return jfail(j, "a \\u escape needs four hex digits (column %zu)", j->i + 1);
     *v = *v * 16 + (unsigned long)d;
   }
@@ -128,7 +131,7 @@ static int jstring(JLine *j, size_t *off, size_t *len) {
   size_t from = ++j->i;
   *off = j->sb.n;
   for (;;) {
-    size_t run = j->i;          /* copy plain bytes in runs */
+    size_t run = j->i; /* copy plain bytes in runs */
     while (j->i < j->n && j->s[j->i] != '"' && j->s[j->i] != '\\' && (unsigned char)j->s[j->i] >= 0x20) j->i++;
     strbuf_put(&j->sb, j->s + run, j->i - run);
     if (j->i >= j->n) return jfail(j, "the line ends inside the string from column %zu: a truncated line?", from);
@@ -138,10 +141,12 @@ static int jstring(JLine *j, size_t *off, size_t *len) {
     if (j->i >= j->n) return jfail(j, "the line ends inside the string from column %zu: a truncated line?", from);
     char e = j->s[j->i++];
     const char *k = e ? strchr(esc_in, e) : NULL;
-    if (k) strbuf_put(&j->sb, &esc_out[k - esc_in], 1);
+    if (k)
+      strbuf_put(&j->sb, &esc_out[k - esc_in], 1);
     else if (e == 'u') {
       if (jescape_u(j)) return -1;
-    } else return jfail(j, "an unknown escape in a string (column %zu)", j->i - 1);
+    } else
+      return jfail(j, "an unknown escape in a string (column %zu)", j->i - 1);
   }
   *len = j->sb.n - *off;
   strbuf_put(&j->sb, "", 1);
@@ -153,10 +158,12 @@ static int jnumber(JLine *j, size_t *at, size_t *len) {
   const char *s = j->s;
   size_t i = j->i, n = j->n, from = j->i;
   if (i < n && s[i] == '-') i++;
-  if (i < n && s[i] == '0') i++;
+  if (i < n && s[i] == '0')
+    i++;
   else if (i < n && sweep_is_digit(s[i]))
     while (i < n && sweep_is_digit(s[i])) i++;
-  else return jfail(j, "a malformed number at column %zu", from + 1);
+  else
+    return jfail(j, "a malformed number at column %zu", from + 1);
   if (i < n && s[i] == '.') {
     if (++i >= n || !sweep_is_digit(s[i])) return jfail(j, "a malformed number at column %zu", from + 1);
     while (i < n && sweep_is_digit(s[i])) i++;
@@ -221,11 +228,13 @@ static int jnested(JLine *j, JItem *it) {
     push_item(&j->kids, &j->nkids, &j->capkids, &k);
     it->count++;
     c = jpeek(j);
-    if (c == ',') j->i++;
+    if (c == ',')
+      j->i++;
     else if (c == close) {
       j->i++;
       return 0;
-    } else return jexpected(j, obj ? "`,` or `}`" : "`,` or `]`");
+    } else
+      return jexpected(j, obj ? "`,` or `}`" : "`,` or `]`");
   }
 }
 
@@ -238,7 +247,8 @@ static int jline_parse(JLine *j, const char *s, size_t n) {
   j->msg[0] = '\0';
   if (jpeek(j) != '{') return jexpected(j, "a JSON object");
   j->i++;
-  if (jpeek(j) == '}') j->i++;
+  if (jpeek(j) == '}')
+    j->i++;
   else
     for (;;) {
       JItem it = {JN_NULL, 0, 0, 0, 0, 0};
@@ -251,11 +261,13 @@ static int jline_parse(JLine *j, const char *s, size_t n) {
       if ((c == '{' || c == '[') ? jnested(j, &it) : jscalar(j, &it)) return -1;
       push_item(&j->top, &j->ntop, &j->captop, &it);
       c = jpeek(j);
-      if (c == ',') j->i++;
+      if (c == ',')
+        j->i++;
       else if (c == '}') {
         j->i++;
         break;
-      } else return jexpected(j, "`,` or `}`");
+      } else
+        return jexpected(j, "`,` or `}`");
     }
   if (jpeek(j) != -1) return jfail(j, "text after the object at column %zu", j->i + 1);
   return 0;
@@ -279,17 +291,23 @@ static bool jitem_u64(const JLine *j, const JItem *it, uint64_t *v) {
 
 /* A number or null (NaN); strtod stops where the checked token does. */
 static bool jitem_num(const JLine *j, const JItem *it, double *v) {
-  if (it->kind == JN_NULL) *v = NAN;
-  else if (it->kind == JN_NUM) *v = strtod(j->s + it->at, NULL);
-  else return false;
+  if (it->kind == JN_NULL)
+    *v = NAN;
+  else if (it->kind == JN_NUM)
+    *v = strtod(j->s + it->at, NULL);
+  else
+    return false;
   return true;
 }
 
 /* The item's text for a message, shortened. */
 static const char *jshow(const JLine *j, const JItem *it, char *buf, size_t n) {
-  if (it->kind == JN_NUM) snprintf(buf, n, "%.*s", (int)(it->len < 40 ? it->len : 40), j->s + it->at);
-  else if (it->kind == JN_STR) snprintf(buf, n, "\"%.40s\"", jstr(j, it));
-  else snprintf(buf, n, "%s", it->kind == JN_NULL ? "null" : it->kind == JN_OBJ ? "an object" : "an array");
+  if (it->kind == JN_NUM)
+    snprintf(buf, n, "%.*s", (int)(it->len < 40 ? it->len : 40), j->s + it->at);
+  else if (it->kind == JN_STR)
+    snprintf(buf, n, "\"%.40s\"", jstr(j, it));
+  else
+    snprintf(buf, n, "%s", it->kind == JN_NULL ? "null" : it->kind == JN_OBJ ? "an object" : "an array");
   return buf;
 }
 
@@ -299,12 +317,12 @@ typedef struct Reader {
   const char *name;
   FILE *err;
   SweepDoc *doc;
-  Interner in;                  /* keys, reasons and text values, in doc->arena */
+  Interner in; /* keys, reasons and text values, in doc->arena */
   JLine j;
-  int line;                     /* of the line being read, from 1 */
-  const char **keys;            /* the first row's members, in order (interned) */
+  int line;          /* of the line being read, from 1 */
+  const char **keys; /* the first row's members, in order (interned) */
   int nkeys, at_rank, at_point, at_objective;
-  uint64_t begin, end, expect;  /* the shard's slice, and the rows it promises */
+  uint64_t begin, end, expect; /* the shard's slice, and the rows it promises */
   int caprows;
 } Reader;
 
@@ -321,11 +339,13 @@ static int rfail(Reader *r, const char *fmt, ...) {
 
 /* The metadata line's members.  ORDER MetaKey */
 typedef enum {
+  /* clang-format off */
   MK_VERSION, MK_SWEEP, MK_FILE, MK_OBJECTIVE, MK_SENSE, MK_KEEP, MK_POINTS, MK_SHARD, MK_EVALUATED, MK_KEPT,
   MK_DROPPED, MK_N
+  /* clang-format on */
 } MetaKey;
-static const char *const meta_keys[MK_N] = {"llmp_sweep", "sweep", "file", "objective", "sense", "keep",
-                                            "points", "shard", "evaluated", "kept", "dropped"};
+static const char *const meta_keys[MK_N] = {"llmp_sweep", "sweep", "file",      "objective", "sense",  "keep",
+                                            "points",     "shard", "evaluated", "kept",      "dropped"};
 
 static const char *intern_item(Reader *r, const JItem *it) { return intern(&r->in, jstr(&r->j, it), it->len); }
 
@@ -357,8 +377,10 @@ static int meta_members(Reader *r, const JItem **at) {
     while (k < MK_N && strcmp(key, meta_keys[k])) k++;
     if (k == MK_N) {
       if (!unknown) unknown = key;
-    } else if (at[k]) return rfail(r, "`%s` twice in the header line", key);
-    else at[k] = &j->top[i];
+    } else if (at[k])
+      return rfail(r, "`%s` twice in the header line", key);
+    else
+      at[k] = &j->top[i];
   }
   if (!at[MK_VERSION]) return rfail(r, "not an output of llmp sweep: the first line has no `llmp_sweep`");
   if (unknown) return rfail(r, "unknown member `%.60s` in the header line", unknown);
@@ -416,8 +438,10 @@ static int meta_counts(Reader *r) {
   const SweepMeta *m = &r->doc->meta;
   sweep_shard_range(m->points, m->shard_k, m->shard_n, &r->begin, &r->end);
   if (m->evaluated != r->end - r->begin)
-    return rfail(r, "shard %d/%d of %" PRIu64 " points has %" PRIu64 " points, but `evaluated` is %" PRIu64
-                 ": an unfinished run?", m->shard_k, m->shard_n, m->points, r->end - r->begin, m->evaluated);
+    return rfail(r,
+                 "shard %d/%d of %" PRIu64 " points has %" PRIu64 " points, but `evaluated` is %" PRIu64
+                 ": an unfinished run?",
+                 m->shard_k, m->shard_n, m->points, r->end - r->begin, m->evaluated);
   uint64_t sum = m->kept;
   bool over = sum > m->evaluated;
   for (int i = 0; i < m->ndropped && !over; i++) {
@@ -464,9 +488,12 @@ static int row_keys_first(Reader *r) {
   for (int i = 0; i < j->ntop; i++) {
     const char *key = jkey(j, &j->top[i]);
     r->keys[i] = intern(&r->in, key, strlen(key));
-    if (!strcmp(key, "rank")) r->at_rank = i;
-    else if (!strcmp(key, "point")) r->at_point = i;
-    else if (!strcmp(key, "objective")) r->at_objective = i;
+    if (!strcmp(key, "rank"))
+      r->at_rank = i;
+    else if (!strcmp(key, "point"))
+      r->at_point = i;
+    else if (!strcmp(key, "objective"))
+      r->at_objective = i;
   }
   const char *twice = first_twice(r->keys, r->nkeys);
   if (twice) return rfail(r, "`%.60s` twice in a row", twice);
@@ -483,8 +510,8 @@ static int row_keys_same(Reader *r) {
                  r->nkeys);
   for (int i = 0; i < j->ntop; i++)
     if (strcmp(jkey(j, &j->top[i]), r->keys[i]))
-      return rfail(r, "`%.60s` where the row of line %d has `%.60s`: every row has the same members", jkey(j, &j->top[i]),
-                   r->doc->row_line, r->keys[i]);
+      return rfail(r, "`%.60s` where the row of line %d has `%.60s`: every row has the same members",
+                   jkey(j, &j->top[i]), r->doc->row_line, r->keys[i]);
   return 0;
 }
 
@@ -493,8 +520,10 @@ static int row_field(Reader *r, const JItem *it, SweepField *f) {
   f->key = r->keys[it - r->j.top];
   f->str = NULL;
   f->num = NAN;
-  if (it->kind == JN_STR) f->str = intern_item(r, it);
-  else if (!jitem_num(&r->j, it, &f->num)) return rfail(r, "`%.60s` is not a number, a string or null", f->key);
+  if (it->kind == JN_STR)
+    f->str = intern_item(r, it);
+  else if (!jitem_num(&r->j, it, &f->num))
+    return rfail(r, "`%.60s` is not a number, a string or null", f->key);
   return 0;
 }
 
@@ -510,7 +539,8 @@ static int read_row(Reader *r) {
   uint64_t rank;
   const JItem *rk = &j->top[r->at_rank], *pt = &j->top[r->at_point], *ob = &j->top[r->at_objective];
   if (!jitem_u64(j, rk, &rank) || rank != (uint64_t)d->nrows + 1)
-    return rfail(r, "`rank` is %s, expected %d: rows are written in rank order", jshow(j, rk, buf, sizeof buf), d->nrows + 1);
+    return rfail(r, "`rank` is %s, expected %d: rows are written in rank order", jshow(j, rk, buf, sizeof buf),
+                 d->nrows + 1);
   if (!jitem_u64(j, pt, &row.point) || row.point < r->begin || row.point >= r->end)
     return rfail(r, "`point` %s is not in [%" PRIu64 ", %" PRIu64 "), the points of shard %d/%d",
                  jshow(j, pt, buf, sizeof buf), r->begin, r->end, d->meta.shard_k, d->meta.shard_n);
@@ -559,11 +589,13 @@ static int read_lines(Reader *r, FILE *in) {
   bool have_meta = false;
   while (!rc && (got = read_line(in, &line, &cap, &len)) != 0) {
     r->line++;
+    /* clang-format off */
     if (got == -1) rc = rfail(r, "a line longer than %d MiB", LINE_LIMIT >> 20);
     else if (got == -2) rc = rfail(r, "a NUL byte in the line");
     else if (blank(line)) continue;
     else if (jline_parse(&r->j, line, len)) rc = rfail(r, "%s", r->j.msg);
     else rc = have_meta ? read_row(r) : read_meta(r);
+    /* clang-format on */
     have_meta = true;
   }
   free(line);
@@ -572,8 +604,10 @@ static int read_lines(Reader *r, FILE *in) {
   r->line++;
   if (!have_meta) return rfail(r, "an empty file: expected the output of llmp sweep --format json");
   if ((uint64_t)r->doc->nrows < r->expect)
-    return rfail(r, "the file ends after %d rows, but its header line promises %" PRIu64
-                 " (the smaller of `kept` and `keep`): a truncated file?", r->doc->nrows, r->expect);
+    return rfail(r,
+                 "the file ends after %d rows, but its header line promises %" PRIu64
+                 " (the smaller of `kept` and `keep`): a truncated file?",
+                 r->doc->nrows, r->expect);
   return 0;
 }
 

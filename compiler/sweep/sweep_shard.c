@@ -78,8 +78,9 @@ static int shard_from(int l, SweepGetenv env, int *k, int *n, char *err, size_t 
   if (v[2] < 1) return shard_fail(err, errlen, "--shard auto: %s=%d: there must be at least one shard", names[2], v[2]);
   if (rank < 0 || rank >= v[2]) {
     if (names[1])
-      return shard_fail(err, errlen, "--shard auto: %s - %s = %d is not in [0, %s = %d): the array must be contiguous (--array=0-%d)",
-                        names[0], names[1], rank, names[2], v[2], v[2] - 1);
+      return shard_fail(
+          err, errlen, "--shard auto: %s - %s = %d is not in [0, %s = %d): the array must be contiguous (--array=0-%d)",
+          names[0], names[1], rank, names[2], v[2], v[2] - 1);
     return shard_fail(err, errlen, "--shard auto: %s=%d is not below %s=%d", names[0], v[0], names[2], v[2]);
   }
   *k = rank;

@@ -14,7 +14,7 @@
 int sweep_row_cmp(const SweepRow *a, const SweepRow *b, bool maximize) {
   double x = a->objective, y = b->objective;
   bool xn = isnan(x), yn = isnan(y);
-  if (xn != yn) return xn ? 1 : -1;                  /* NaN after everything */
+  if (xn != yn) return xn ? 1 : -1; /* NaN after everything */
   if (!xn && x != y) return (x < y) != maximize ? -1 : 1;
   return a->point < b->point ? -1 : a->point > b->point;
 }
@@ -33,7 +33,7 @@ void sweep_sort(SweepRow *rows, int n, bool maximize) {
 /* --- SweepTop: a max-heap whose top is the worst row kept ---------------------------------- */
 
 typedef struct TopSlot {
-  SweepRow row;                 /* fields and strings live in buf */
+  SweepRow row; /* fields and strings live in buf */
   char *buf;
   size_t cap;
 } TopSlot;
@@ -41,7 +41,7 @@ typedef struct TopSlot {
 struct SweepTop {
   int keep, n, cap;
   bool maximize;
-  TopSlot *slot;                /* heap order: slot[i] ranks after its children */
+  TopSlot *slot; /* heap order: slot[i] ranks after its children */
 };
 
 SweepTop *sweep_top_new(int keep, bool maximize) {
@@ -67,7 +67,7 @@ static void slot_copy(TopSlot *s, const SweepRow *row) {
     need += strlen(row->fields[i].key ? row->fields[i].key : "") + 1;
     if (row->fields[i].str) need += strlen(row->fields[i].str) + 1;
   }
-  if (need == 0) need = 1;   /* a row without fields still gets a buffer (no offset on NULL) */
+  if (need == 0) need = 1; /* a row without fields still gets a buffer (no offset on NULL) */
   if (need > s->cap) {
     s->buf = xrealloc(s->buf, need);
     s->cap = need;
@@ -128,7 +128,7 @@ bool sweep_top_wants(const SweepTop *t, double objective, uint64_t point) {
 bool sweep_top_push(SweepTop *t, const SweepRow *row) {
   if (!t || !row || !sweep_top_wants(t, row->objective, row->point)) return false;
   if (t->n < t->keep) {
-    if (t->n == t->cap) {       /* grow by doubling up to keep; new slots own no buffer yet */
+    if (t->n == t->cap) { /* grow by doubling up to keep; new slots own no buffer yet */
       int cap = t->cap ? (t->cap > t->keep / 2 ? t->keep : 2 * t->cap) : (t->keep < 16 ? t->keep : 16);
       t->slot = xrealloc(t->slot, (size_t)cap * sizeof *t->slot);
       memset(t->slot + t->cap, 0, (size_t)(cap - t->cap) * sizeof *t->slot);
@@ -137,7 +137,7 @@ bool sweep_top_push(SweepTop *t, const SweepRow *row) {
     slot_copy(&t->slot[t->n], row);
     top_sift_up(t, t->n++);
   } else {
-    slot_copy(&t->slot[0], row);        /* replaces the worst */
+    slot_copy(&t->slot[0], row); /* replaces the worst */
     top_sift_down(t, 0);
   }
   return true;

@@ -70,10 +70,12 @@ static const char *table_cell(char *buf, size_t n, const SweepField *f) {
   if (f->str) return f->str;
   double v = f->num;
   if (isnan(v)) return "-";
+  /* clang-format off */
   if (key_is_bytes(key)) one_decimal(buf, n, v / (1024.0 * 1024 * 1024), " GiB");
   else if (key_is_fraction(key)) one_decimal(buf, n, 100 * v, " %");
   else if (fabs(v) < 1e15 && (v == floor(v) || fabs(v) >= 1e4)) snprintf(buf, n, "%.0f", v);
   else snprintf(buf, n, "%.4g", v);
+  /* clang-format on */
   return buf;
 }
 
@@ -81,10 +83,12 @@ static void table_header(FILE *out, const SweepMeta *m) {
   char a[32], b[32], c[32], d[32];
   uint64_t dropped = 0;
   for (int i = 0; i < m->ndropped; i++) dropped += m->dropped[i].count;
-  fprintf(out, "sweep %s (%s): %s %s, keep %d\n", m->sweep ? m->sweep : "?", m->file ? m->file : "?",
-          sweep_sense(m), m->objective ? m->objective : "?", m->keep);
-  if (m->shard_n > 1) fprintf(out, "  shard %d/%d of %s points:", m->shard_k, m->shard_n, sweep_grouped(a, m->points));
-  else fprintf(out, "  %s points:", sweep_grouped(a, m->points));
+  fprintf(out, "sweep %s (%s): %s %s, keep %d\n", m->sweep ? m->sweep : "?", m->file ? m->file : "?", sweep_sense(m),
+          m->objective ? m->objective : "?", m->keep);
+  if (m->shard_n > 1)
+    fprintf(out, "  shard %d/%d of %s points:", m->shard_k, m->shard_n, sweep_grouped(a, m->points));
+  else
+    fprintf(out, "  %s points:", sweep_grouped(a, m->points));
   fprintf(out, " %s evaluated, %s kept, %s dropped\n", sweep_grouped(b, m->evaluated), sweep_grouped(c, m->kept),
           sweep_grouped(d, dropped));
   bool first = true;
@@ -121,9 +125,12 @@ static void table_widths(const SweepRow *rows, int n, int nf, size_t *w) {
 static void table_put(FILE *out, const char *text, size_t width, bool right, bool last, bool first) {
   int pad = (int)(width - strlen(text));
   if (!first) fputs("  ", out);
-  if (right) fprintf(out, "%*s%s", pad, "", text);
-  else if (last) fputs(text, out);
-  else fprintf(out, "%s%*s", text, pad, "");
+  if (right)
+    fprintf(out, "%*s%s", pad, "", text);
+  else if (last)
+    fputs(text, out);
+  else
+    fprintf(out, "%s%*s", text, pad, "");
 }
 
 static void table_rows(FILE *out, const SweepRow *rows, int n) {
@@ -132,7 +139,8 @@ static void table_rows(FILE *out, const SweepRow *rows, int n) {
   table_widths(rows, n, nf, w);
   table_put(out, "rank", w[0], true, nf == 0, true);
   for (int j = 0; j < nf; j++)
-    table_put(out, rows[0].fields[j].key ? rows[0].fields[j].key : "", w[j + 1], !rows[0].fields[j].str, j == nf - 1, false);
+    table_put(out, rows[0].fields[j].key ? rows[0].fields[j].key : "", w[j + 1], !rows[0].fields[j].str, j == nf - 1,
+              false);
   fputc('\n', out);
   char buf[64];
   for (int i = 0; i < n; i++) {
@@ -150,8 +158,10 @@ static void table_rows(FILE *out, const SweepRow *rows, int n) {
 static void write_table(FILE *out, const SweepMeta *m, const SweepRow *rows, int n) {
   table_header(out, m);
   fputc('\n', out);
-  if (n > 0) table_rows(out, rows, n);
-  else fputs(m->keep ? "no point met every require\n" : "keep 0: no rows\n", out);
+  if (n > 0)
+    table_rows(out, rows, n);
+  else
+    fputs(m->keep ? "no point met every require\n" : "keep 0: no rows\n", out);
 }
 
 /* --- CSV and JSON Lines ---------------------------------------------------------------------- */
@@ -185,8 +195,10 @@ static void write_csv(FILE *out, const SweepMeta *m, const SweepRow *rows, int n
     for (int j = 0; j < rows[i].nfields; j++) {
       fputc(',', out);
       const SweepField *f = &rows[i].fields[j];
-      if (f->str) emit_csv_field(out, f->str);
-      else fputs(num_text(buf, sizeof buf, f->num, false), out);
+      if (f->str)
+        emit_csv_field(out, f->str);
+      else
+        fputs(num_text(buf, sizeof buf, f->num, false), out);
     }
     fputc('\n', out);
   }
@@ -217,8 +229,10 @@ static void write_jsonl(FILE *out, const SweepMeta *m, const SweepRow *rows, int
       fputc(',', out);
       emit_json_string(out, f->key);
       fputc(':', out);
-      if (f->str) emit_json_string(out, f->str);
-      else fputs(num_text(buf, sizeof buf, f->num, true), out);
+      if (f->str)
+        emit_json_string(out, f->str);
+      else
+        fputs(num_text(buf, sizeof buf, f->num, true), out);
     }
     fputs("}\n", out);
   }

@@ -7,7 +7,7 @@
 #include "clusters.h"
 #include "llmp_fit.h"
 
-#include "builtin_data.h"   /* generated: builtin_gpus, builtin_calib_names, builtin_clusters */
+#include "builtin_data.h" /* generated: builtin_gpus, builtin_calib_names, builtin_clusters */
 
 const RtGpu *rt_gpu_builtin(const char *name) {
   for (size_t i = 0; name && i < sizeof builtin_gpus / sizeof *builtin_gpus; i++)

@@ -52,7 +52,7 @@ static const double prior_mu[] = {0.3, 1.0};
  * stalled host makes some steps take orders of magnitude longer (39 of the 478 GH200
  * first-stage rows take seconds instead of milliseconds); a least-squares fit would move every
  * node those rows touch by their log-distance.  The other tables are fitted as before. */
-static const double adam_clip = 0.4054651081081644;   /* log(1.5) */
+static const double adam_clip = 0.4054651081081644; /* log(1.5) */
 
 /* Adam's grid is coarse: at most 6 points on `params`, 4 on `tensors`.  A stage's tensor count
  * is 12 per layer plus the first and last stage's 1 or 3: the stages of one layer count sit
@@ -65,9 +65,7 @@ static const int adam_points[2] = {6, 4};
 /* How op's table is fitted: the residual clip (0: least squares) and the most grid points on
  * axis a.  Adam is the one op fitted otherwise (above). */
 static double fit_clip(RtOp op) { return op == RT_OP_ADAM ? adam_clip : 0; }
-static int fit_points(RtOp op, int a, int naxes) {
-  return op == RT_OP_ADAM ? adam_points[a] : grid_max[naxes];
-}
+static int fit_points(RtOp op, int a, int naxes) { return op == RT_OP_ADAM ? adam_points[a] : grid_max[naxes]; }
 
 /* Sorts v[0..n) and keeps its distinct values (those more than 1e-9 apart, relatively) at its
  * front; returns how many. */
@@ -100,8 +98,10 @@ static void axis_cell(const RtTable *t, int a, double v, int *lo, double *fr) {
   const double *p = t->logx[a];
   int n = t->npts[a];
   double lx = rt_log(v);
-  if (n == 1 || lx <= p[0]) *lo = 0, *fr = 0;
-  else if (lx >= p[n - 1]) *lo = n - 2, *fr = 1;
+  if (n == 1 || lx <= p[0])
+    *lo = 0, *fr = 0;
+  else if (lx >= p[n - 1])
+    *lo = n - 2, *fr = 1;
   else {
     int i = 0;
     while (p[i + 1] < lx) i++;
@@ -150,14 +150,14 @@ static void fill_empty(const RtTable *t, double *v, unsigned char *known) {
 }
 
 typedef struct Pt {
-  double x[RT_MAX_AXES], r[2];   /* r[1] NAN: no backward measurement */
+  double x[RT_MAX_AXES], r[2]; /* r[1] NAN: no backward measurement */
 } Pt;
 
 /* Every sample's cell corners and hat weights in t, located once per grid: the fit's 40
  * sweeps and the inner cross-validation read them instead of searching the axes again. */
 typedef struct Cells {
-  int stride;      /* 1 << naxes */
-  int *k, *idx;    /* k[i] corners of sample i at idx[i * stride ..] */
+  int stride;   /* 1 << naxes */
+  int *k, *idx; /* k[i] corners of sample i at idx[i * stride ..] */
   double *w;
 } Cells;
 
@@ -167,8 +167,7 @@ static int cells_init(Cells *c, const RtTable *t, const Pt *p, int n) {
   c->idx = malloc((size_t)(n + 1) * (size_t)c->stride * sizeof *c->idx);
   c->w = malloc((size_t)(n + 1) * (size_t)c->stride * sizeof *c->w);
   if (!c->k || !c->idx || !c->w) return -1;
-  for (int i = 0; i < n; i++)
-    c->k[i] = corners(t, p[i].x, c->idx + i * c->stride, c->w + i * c->stride);
+  for (int i = 0; i < n; i++) c->k[i] = corners(t, p[i].x, c->idx + i * c->stride, c->w + i * c->stride);
   return 0;
 }
 
@@ -219,8 +218,7 @@ static int additive_prior(const RtTable *t, int which, const Pt *p, int n, doubl
   double f[RT_MAX_AXES][FIT_MAX_GRID] = {{0}};
   if (!lo || !fr) goto out;
   for (int i = 0; i < n; i++)
-    for (int a = 0; a < naxes; a++)
-      axis_cell(t, a, p[i].x[a], &lo[i * RT_MAX_AXES + a], &fr[i * RT_MAX_AXES + a]);
+    for (int a = 0; a < naxes; a++) axis_cell(t, a, p[i].x[a], &lo[i * RT_MAX_AXES + a], &fr[i * RT_MAX_AXES + a]);
   for (int sweep = 0; sweep < 8; sweep++)
     for (int a = 0; a < naxes; a++) {
       int np = t->npts[a];
@@ -229,8 +227,7 @@ static int additive_prior(const RtTable *t, int which, const Pt *p, int n, doubl
         if (!isfinite(p[i].r[which])) continue;
         double others = 0;
         for (int b = 0; b < naxes; b++)
-          if (b != a)
-            others += axis_at(f[b], t->npts[b], lo[i * RT_MAX_AXES + b], fr[i * RT_MAX_AXES + b]);
+          if (b != a) others += axis_at(f[b], t->npts[b], lo[i * RT_MAX_AXES + b], fr[i * RT_MAX_AXES + b]);
         int l = lo[i * RT_MAX_AXES + a];
         double w = fr[i * RT_MAX_AXES + a];
         double d = p[i].r[which] - others - axis_at(f[a], np, l, w);
@@ -242,8 +239,7 @@ static int additive_prior(const RtTable *t, int which, const Pt *p, int n, doubl
     }
   for (int j = 0; j < t->nvals; j++) {
     double sum = 0;
-    for (int a = naxes - 1, rest = j; a >= 0; rest /= t->npts[a], a--)
-      sum += f[a][rest % t->npts[a]];
+    for (int a = naxes - 1, rest = j; a >= 0; rest /= t->npts[a], a--) sum += f[a][rest % t->npts[a]];
     node_add[j] = sum;
   }
   rc = 0;
@@ -256,8 +252,7 @@ out:
  * clip > 0: robust, each sample's residual counts at most clip (a Huber loss); mu > 0 (not
  * with clip, and for two axes or more): pulled toward the additive prior, in the place of
  * the smoothing. */
-static void fit_values(RtTable *t, const Cells *c, int which, const Pt *p, int n, double lam,
-                       double clip, double mu) {
+static void fit_values(RtTable *t, const Cells *c, int which, const Pt *p, int n, double lam, double clip, double mu) {
   double *v = t->logc[which];
   double *old = malloc((size_t)t->nvals * sizeof *old);
   double *sum = malloc((size_t)t->nvals * sizeof *sum);
@@ -295,8 +290,7 @@ static void fit_values(RtTable *t, const Cells *c, int which, const Pt *p, int n
       continue;
     }
     if (prior) {
-      for (int j = 0; j < t->nvals; j++)
-        v[j] += 0.6 * (num[j] - mu * (v[j] - prior[j])) / (den[j] + mu);
+      for (int j = 0; j < t->nvals; j++) v[j] += 0.6 * (num[j] - mu * (v[j] - prior[j])) / (den[j] + mu);
       continue;
     }
     for (int j = 0; j < t->nvals; j++)
@@ -330,8 +324,8 @@ static int too_fine(const int *cap, int naxes, int n) {
 /* The table of op/dt on the rows p[0..n) with at most cap[a] points on axis a: grid and
  * values; keys: its qualifiers, NULL for op's.  vals: scratch for n doubles.  0, or -1 on
  * failure (t released). */
-static int fit_grid(RtTable *t, RtOp op, RtDtype dt, const char *keys, const Pt *p, int n,
-                    const int *cap, int with_bwd, double mu, double *vals) {
+static int fit_grid(RtTable *t, RtOp op, RtDtype dt, const char *keys, const Pt *p, int n, const int *cap, int with_bwd,
+                    double mu, double *vals) {
   int naxes = rt_op_info[op].naxes;
   double pts[RT_MAX_AXES][FIT_MAX_GRID];
   const double *pp[RT_MAX_AXES];
@@ -341,8 +335,8 @@ static int fit_grid(RtTable *t, RtOp op, RtDtype dt, const char *keys, const Pt 
     npts[a] = choose_points(vals, n, cap[a], pts[a]);
     pp[a] = pts[a];
   }
-  if (rt_table_init(t, rt_op_info[op].kernel, dt, keys ? keys : rt_op_info[op].keys, naxes,
-                    rt_op_info[op].axis, npts, pp, with_bwd) != 0)
+  if (rt_table_init(t, rt_op_info[op].kernel, dt, keys ? keys : rt_op_info[op].keys, naxes, rt_op_info[op].axis, npts,
+                    pp, with_bwd) != 0)
     return -1;
   Cells c;
   if (cells_init(&c, t, p, n) != 0) {
@@ -388,12 +382,10 @@ static int ladder_step(int cap, int dir) {
 /* The table of gs on the rows p[0..n) (above); vals: scratch for n doubles.  0, or -1 on
  * failure (t released). */
 static int fit_mean_grid(RtTable *t, const GridSpec *gs, const Pt *p, int n, double *vals) {
-  if (fit_clip(gs->op) != 0)
-    return fit_grid(t, gs->op, gs->dt, gs->keys, p, n, gs->cap, gs->with_bwd, gs->mu, vals);
+  if (fit_clip(gs->op) != 0) return fit_grid(t, gs->op, gs->dt, gs->keys, p, n, gs->cap, gs->with_bwd, gs->mu, vals);
   int naxes = rt_op_info[gs->op].naxes, caps[3][RT_MAX_AXES];
   for (int a = 0; a < naxes; a++)
-    caps[0][a] = ladder_step(gs->cap[a], -1), caps[1][a] = gs->cap[a],
-    caps[2][a] = ladder_step(gs->cap[a], 1);
+    caps[0][a] = ladder_step(gs->cap[a], -1), caps[1][a] = gs->cap[a], caps[2][a] = ladder_step(gs->cap[a], 1);
   RtTable g[3];
   for (int k = 0; k < 3; k++)
     if (fit_grid(&g[k], gs->op, gs->dt, gs->keys, p, n, caps[k], gs->with_bwd, gs->mu, vals) != 0) {
@@ -407,12 +399,10 @@ static int fit_mean_grid(RtTable *t, const GridSpec *gs, const Pt *p, int n, dou
     for (int i = 0; i < g[2].npts[a]; i++) pts[a][i] = exp(g[2].logx[a][i]);
     pp[a] = pts[a], names[a] = g[2].axis_name[a];
   }
-  int rc = rt_table_init(t, g[2].kernel, gs->dt, g[2].keys, naxes, names, g[2].npts, pp,
-                         g[2].logc[1] != NULL);
+  int rc = rt_table_init(t, g[2].kernel, gs->dt, g[2].keys, naxes, names, g[2].npts, pp, g[2].logc[1] != NULL);
   for (int j = 0; rc == 0 && j < t->nvals; j++) {
     double x[RT_MAX_AXES];
-    for (int a = naxes - 1, rest = j; a >= 0; rest /= t->npts[a], a--)
-      x[a] = pts[a][rest % t->npts[a]];
+    for (int a = naxes - 1, rest = j; a >= 0; rest /= t->npts[a], a--) x[a] = pts[a][rest % t->npts[a]];
     for (int w = 0; w < 2 && t->logc[w]; w++) {
       double sum = 0;
       unsigned fl = 0;
@@ -435,7 +425,8 @@ static double held_out_error(const RtTable *t, const Pt *p, int n, int *cnt) {
         if (!isfinite(p[i].r[w]) || !t->logc[w]) continue;
         sum += fabs(expm1(cells_at(&c, t->logc[w], i) - p[i].r[w])), (*cnt)++;
       }
-  else sum = INFINITY;
+  else
+    sum = INFINITY;
   cells_free(&c);
   return sum;
 }
@@ -446,8 +437,8 @@ static int inner_fold(int i) { return (int)((((unsigned)i * 2246822519u) >> 9) %
 
 /* The inner cross-validated error (a mean) of fitting p[0..n) with at most cap[a] points on
  * axis a; q: scratch for n rows, vals for n doubles.  INFINITY on failure. */
-static double cv_error(RtOp op, RtDtype dt, const Pt *p, int n, const int *cap, int with_bwd,
-                       double mu, Pt *q, double *vals) {
+static double cv_error(RtOp op, RtDtype dt, const Pt *p, int n, const int *cap, int with_bwd, double mu, Pt *q,
+                       double *vals) {
   double sum = 0;
   int cnt = 0;
   for (int k = 0; k < cv_folds; k++) {
@@ -492,7 +483,7 @@ typedef struct Shape {
   double lx[RT_MAX_AXES];
   double sum[2];
   int m[2];
-  int row;                 /* one of its rows */
+  int row; /* one of its rows */
 } Shape;
 
 static int shape_cmp(const void *a, const void *b) {
@@ -515,12 +506,11 @@ static int shapes_of(const RtTable *t, const Pt *p, int n, const unsigned char *
     for (int a = 0; a < t->naxes; a++) s->lx[a] = rt_log(p[i].x[a]);
     s->row = i;
     for (int w = 0; w < 2; w++)
-      if (t->logc[w] && isfinite(p[i].r[w]))
-        s->sum[w] = p[i].r[w] - cells_at(&c, t->logc[w], i), s->m[w] = 1;
+      if (t->logc[w] && isfinite(p[i].r[w])) s->sum[w] = p[i].r[w] - cells_at(&c, t->logc[w], i), s->m[w] = 1;
   }
   cells_free(&c);
   qsort(sh, (size_t)ns, sizeof *sh, shape_cmp);
-  int k = 0;   /* merge the rows of one shape */
+  int k = 0; /* merge the rows of one shape */
   for (int i = 0; i < ns; i++) {
     if (k > 0 && shape_cmp(&sh[k - 1], &sh[i]) == 0) {
       for (int w = 0; w < 2; w++) sh[k - 1].sum[w] += sh[i].sum[w], sh[k - 1].m[w] += sh[i].m[w];
@@ -534,8 +524,8 @@ static int shapes_of(const RtTable *t, const Pt *p, int n, const unsigned char *
 /* Scores the points of the rows q[0..nt) on the rows q[nt..nt+nh) (own: per row of q, whether
  * it makes or takes a point; NULL: all), over t fitted on q[0..nt): err[w][k] sums the error
  * with shrink k, err[w][NSHRINK] without points.  0, or -1 on failure. */
-static int score_points(const RtTable *t, const Pt *q, int nt, int nh, const unsigned char *own,
-                        Shape *sh, double (*err)[NSHRINK + 1]) {
+static int score_points(const RtTable *t, const Pt *q, int nt, int nh, const unsigned char *own, Shape *sh,
+                        double (*err)[NSHRINK + 1]) {
   int ns = shapes_of(t, q, nt, own, sh);
   Cells c = {0};
   if (ns < 0 || cells_init(&c, t, q + nt, nh) != 0) return cells_free(&c), -1;
@@ -558,8 +548,8 @@ static int score_points(const RtTable *t, const Pt *q, int nt, int nh, const uns
 
 /* The points of t, a grid fitted as gs says on the rows p[0..n), for the rows p[i] with own[i]
  * (own NULL: all); q: scratch for n rows, vals for n doubles.  0, or -1 on failure. */
-static int fit_shapes(RtTable *t, const GridSpec *gs, const Pt *p, int n,
-                      const unsigned char *own, Pt *q, double *vals) {
+static int fit_shapes(RtTable *t, const GridSpec *gs, const Pt *p, int n, const unsigned char *own, Pt *q,
+                      double *vals) {
   if (n < cv_min_rows) return 0;
   int rc = -1;
   Shape *sh = malloc((size_t)(n + 1) * sizeof *sh);
@@ -568,7 +558,7 @@ static int fit_shapes(RtTable *t, const GridSpec *gs, const Pt *p, int n,
   if (!sh || (own && !qown)) goto out;
   for (int k = 0; k < cv_folds; k++) {
     int nt = 0, nh = 0;
-    for (int pass = 0; pass < 2; pass++)   /* the fold's other rows, then its own */
+    for (int pass = 0; pass < 2; pass++) /* the fold's other rows, then its own */
       for (int i = 0; i < n; i++)
         if ((inner_fold(i) == k) == pass) {
           if (qown) qown[nt + nh] = own[i];
@@ -593,8 +583,7 @@ static int fit_shapes(RtTable *t, const GridSpec *gs, const Pt *p, int n,
   for (int i = 0; i < ns && rc == 0; i++) {
     double corr[2] = {0, 0};
     for (int w = 0; w < 2; w++)
-      if (best[w] >= 0 && sh[i].m[w] > 0)
-        corr[w] = sh[i].sum[w] / (sh[i].m[w] + point_shrink[best[w]]);
+      if (best[w] >= 0 && sh[i].m[w] > 0) corr[w] = sh[i].sum[w] / (sh[i].m[w] + point_shrink[best[w]]);
     rc = rt_table_add_point(t, p[sh[i].row].x, corr) < 0 ? -1 : 0;
   }
 out:
@@ -609,8 +598,8 @@ typedef struct Tried {
 } Tried;
 
 /* cv_error() of cap, from tr if it was tried. */
-static double cv_error_once(Tried *tr, RtOp op, RtDtype dt, const Pt *p, int n, const int *cap,
-                            int with_bwd, Pt *q, double *vals) {
+static double cv_error_once(Tried *tr, RtOp op, RtDtype dt, const Pt *p, int n, const int *cap, int with_bwd, Pt *q,
+                            double *vals) {
   size_t len = (size_t)rt_op_info[op].naxes * sizeof *cap;
   for (int i = 0; i < tr->n; i++)
     if (memcmp(tr->cap[i], cap, len) == 0) return tr->err[i];
@@ -627,12 +616,11 @@ static int distinct(const Pt *p, int n, int a, double *vals) {
 
 /* The most points per axis, cap[a], for the table of op/dt on the rows p[0..n) (above), and
  * the inner cross-validated error with them (INFINITY: too few rows to tell). */
-static double choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd, double *vals,
-                          int *cap) {
+static double choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd, double *vals, int *cap) {
   int naxes = rt_op_info[op].naxes, top[RT_MAX_AXES], nd = 1;
   for (int a = 0; a < naxes; a++) {
     int d = distinct(p, n, a, vals), m = fit_points(op, a, naxes);
-    cap[a] = m, top[a] = d < m ? d : m;   /* a cap at or above top[a]: the same grid */
+    cap[a] = m, top[a] = d < m ? d : m; /* a cap at or above top[a]: the same grid */
     if (top[a] > nd) nd = top[a];
   }
   Pt *q = n >= cv_min_rows ? malloc((size_t)n * sizeof *q) : NULL;
@@ -673,8 +661,7 @@ static double choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd,
       }
     if (!moved) break;
   }
-  for (int a = 0; a < naxes; a++)
-    cap[a] = cap_ladder[lvl[a]] < top[a] ? cap_ladder[lvl[a]] : top[a];
+  for (int a = 0; a < naxes; a++) cap[a] = cap_ladder[lvl[a]] < top[a] ? cap_ladder[lvl[a]] : top[a];
   err = cv_error_once(&tr, op, dt, p, n, cap, with_bwd, q, vals);
   free(q);
   return err;
@@ -682,8 +669,8 @@ static double choose_caps(RtOp op, RtDtype dt, const Pt *p, int n, int with_bwd,
 
 /* The used samples of op/dt as fitting rows in p (room for set->n + 1), *with_bwd set when
  * one has a backward time; cls: where non-NULL, each row's bmm class (rt_bmm_class). */
-static int gather(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, RtOp op,
-                  RtDtype dt, Pt *p, signed char *cls, int *with_bwd) {
+static int gather(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, RtOp op, RtDtype dt, Pt *p,
+                  signed char *cls, int *with_bwd) {
   int n = 0;
   *with_bwd = 0;
   for (int i = 0; i < set->n; i++) {
@@ -702,8 +689,8 @@ static int gather(const RtGpu *g, const RtSampleSet *set, const unsigned char *u
 /* The held-out error, per bmm class, of the bmm table fitted with caps cap on the rows p[0..n)
  * by the inner folds (the rows of every class scored on the fits that did not see them):
  * sum[k] over cnt[k] corrected times.  q: scratch for n rows, vals for n doubles. */
-static int class_errors(RtDtype dt, const Pt *p, const signed char *cls, int n, const int *cap,
-                        int with_bwd, Pt *q, double *vals, double *sum, int *cnt) {
+static int class_errors(RtDtype dt, const Pt *p, const signed char *cls, int n, const int *cap, int with_bwd, Pt *q,
+                        double *vals, double *sum, int *cnt) {
   for (int k = 0; k < cv_folds; k++) {
     int nt = 0;
     for (int i = 0; i < n; i++)
@@ -729,8 +716,8 @@ static int class_errors(RtDtype dt, const Pt *p, const signed char *cls, int n, 
  * is below the `bmm` table's, fitted on all of bmm's rows with the same caps, on the same
  * rows.  The tables go to c->tables[c->ntables..] and c->bmm[][dt].  q: scratch for n rows,
  * vals for n doubles.  0, or -1 on failure. */
-static int fit_bmm_classes(RtDtype dt, const Pt *p, const signed char *cls, int n, int with_bwd,
-                           const int *cap, Pt *q, double *vals, RtCalib *c) {
+static int fit_bmm_classes(RtDtype dt, const Pt *p, const signed char *cls, int n, int with_bwd, const int *cap, Pt *q,
+                           double *vals, RtCalib *c) {
   double sum[RT_BMM_CLASSES] = {0};
   int cnt[RT_BMM_CLASSES] = {0}, rows[RT_BMM_CLASSES] = {0}, any = 0;
   for (int i = 0; i < n; i++)
@@ -760,8 +747,8 @@ static int fit_bmm_classes(RtDtype dt, const Pt *p, const signed char *cls, int 
 
 /* op/dt's table from the used samples, appended to c (and, for bmm, its class tables); 0, or
  * -1 on failure. */
-static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, RtOp op,
-                     RtDtype dt, RtCalib *c) {
+static int fit_table(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, RtOp op, RtDtype dt,
+                     RtCalib *c) {
   int with_bwd = 0, rc = -1, cap[RT_MAX_AXES];
   Pt *p = malloc((size_t)(set->n + 1) * sizeof *p), *q = NULL;
   double *vals = malloc((size_t)(set->n + 1) * sizeof *vals);
@@ -812,8 +799,7 @@ RtCalib *rt_fit(const RtGpu *g, const RtSampleSet *set, const unsigned char *use
   return c;
 }
 
-void rt_fit_mape(const RtGpu *g, const RtSampleSet *set, const unsigned char *use,
-                 double (*mape)[2], int *rows) {
+void rt_fit_mape(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, double (*mape)[2], int *rows) {
   double sum[RT_FIT_MAX_FILES][2] = {{0}};
   int cnt[RT_FIT_MAX_FILES][2] = {{0}};
   for (int i = 0; i < set->n; i++) {
@@ -829,9 +815,7 @@ void rt_fit_mape(const RtGpu *g, const RtSampleSet *set, const unsigned char *us
   }
 }
 
-static void err_add(RtFitErr *e, int which, double ape, double *sum) {
-  sum[which] += ape, e->rows[which]++;
-}
+static void err_add(RtFitErr *e, int which, double ape, double *sum) { sum[which] += ape, e->rows[which]++; }
 
 static void err_done(RtFitErr *e, const double *sum) {
   for (int w = 0; w < 2; w++) e->mape[w] = e->rows[w] ? sum[w] / e->rows[w] : -1;
@@ -853,7 +837,7 @@ int rt_fit_cv_full(const RtGpu *g, const RtSampleSet *set, int folds, RtFitCv *c
   for (int op = 0; op < RT_NOPS; op++)
     for (int dt = 0; dt < RT_NDTYPES; dt++) {
       if (tab_of[op][dt] < 0) continue;
-      int t = tab_of[op][dt] = cv->ntables++;   /* a table has files: at most RT_FIT_MAX_FILES */
+      int t = tab_of[op][dt] = cv->ntables++; /* a table has files: at most RT_FIT_MAX_FILES */
       const char *keys = rt_op_info[op].keys;
       cv->table[t].op = op, cv->table[t].dtype = (RtDtype)dt;
       snprintf(cv->table[t].name, sizeof cv->table[t].name, "%s %s%s%s", rt_op_info[op].kernel,
@@ -906,8 +890,7 @@ static void table_file_name(const RtTable *t, const char *dir, char *out, size_t
   snprintf(keys, sizeof keys, "%s", t->keys);
   for (char *p = keys; *p; p++)
     if (*p == ' ' || *p == '=') *p = *p == ' ' ? '_' : '-';
-  snprintf(out, len, "%s/%s_%s%s%s.tbl", dir, t->kernel, rt_dtype_name(t->dtype),
-           keys[0] ? "_" : "", keys);
+  snprintf(out, len, "%s/%s_%s%s%s.tbl", dir, t->kernel, rt_dtype_name(t->dtype), keys[0] ? "_" : "", keys);
 }
 
 static int write_one(const RtTable *t, const char *out_dir, const char *header) {
@@ -931,8 +914,10 @@ static const RtGpu *gpu_of_dir(const char *dir) {
 
 /* " 12.34%" or "-" for no rows, 10 characters. */
 static void pct(FILE *f, double mape) {
-  if (mape < 0) fprintf(f, " %9s", "-");
-  else fprintf(f, " %8.2f%%", 100 * mape);
+  if (mape < 0)
+    fprintf(f, " %9s", "-");
+  else
+    fprintf(f, " %8.2f%%", 100 * mape);
 }
 
 static void report_line(FILE *f, const char *name, const RtFitErr *e) {
@@ -955,22 +940,24 @@ static void print_report(FILE *f, const RtSampleSet *set, const RtFitCv *cv, int
 
 /* --- samples no run can produce --------------------------------------------------------- */
 
-enum { DROPS_SHOWN = 3 };   /* impossible samples warned of one by one, per file */
+enum { DROPS_SHOWN = 3 }; /* impossible samples warned of one by one, per file */
 
 /* Sample s against rt_op_min_time(): 0 keep it, 1 its backward time goes (bwd = -1), 2 the
  * row goes.  Warns of it on warn (if not NULL). */
 static int judge(const RtGpu *g, const RtSampleSet *set, RtSample *s, FILE *warn) {
   double flops[2];
   RtCost lo = rt_op_min_time(g, (RtOp)s->op, s->dtype, s->a, flops);
-  int fwd = s->fwd < lo.fwd, bwd = s->bwd > 0 && s->bwd < lo.bwd;
+  int fwd = s->fwd<lo.fwd, bwd = s->bwd> 0 && s->bwd < lo.bwd;
   if (!fwd && !bwd) return 0;
   int w = fwd ? 0 : 1;
   char t1[32], t2[32];
   if (warn)
-    fprintf(warn, "%s:%d: warning: %s time %s for %.2g FLOP is faster than %s's peak allows "
-            "(>= %s); %s dropped\n", set->path[s->file], s->line, w ? "backward" : "forward",
-            rt_time_str(w ? s->bwd : s->fwd, t1, sizeof t1), flops[w], g->name ? g->name : "the GPU",
-            rt_time_str(w ? lo.bwd : lo.fwd, t2, sizeof t2), fwd ? "sample" : "backward time");
+    fprintf(warn,
+            "%s:%d: warning: %s time %s for %.2g FLOP is faster than %s's peak allows "
+            "(>= %s); %s dropped\n",
+            set->path[s->file], s->line, w ? "backward" : "forward", rt_time_str(w ? s->bwd : s->fwd, t1, sizeof t1),
+            flops[w], g->name ? g->name : "the GPU", rt_time_str(w ? lo.bwd : lo.fwd, t2, sizeof t2),
+            fwd ? "sample" : "backward time");
   if (fwd) return 2;
   s->bwd = -1;
   return 1;
@@ -997,23 +984,28 @@ static int drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn) {
   set->n = kept;
   for (int f = 0; f < set->nfiles; f++) {
     if (warn && hit[f] > DROPS_SHOWN)
-      fprintf(warn, "%s:0: warning: %d of %d rows had a time faster than %s's peak allows; "
-              "dropped\n", set->path[f], hit[f], rows[f], gpu);
+      fprintf(warn,
+              "%s:0: warning: %d of %d rows had a time faster than %s's peak allows; "
+              "dropped\n",
+              set->path[f], hit[f], rows[f], gpu);
     if (rows[f] > 0 && left[f] == 0) {
       rc = -1;
       if (warn)
-        fprintf(warn, "%s:0: every row is faster than %s's peak allows: nothing to fit (samples "
-                "of another GPU?)\n", set->path[f], gpu);
+        fprintf(warn,
+                "%s:0: every row is faster than %s's peak allows: nothing to fit (samples "
+                "of another GPU?)\n",
+                set->path[f], gpu);
     }
     /* A backward column most of whose times no run can produce was not measured as the file
      * says (docs/calibration.md, "Samples no run can produce"): its other times are not
      * trusted either, and the table corrects the backward by the forward's correction. */
     if (bwds[f] > 0 && 2 * bad_bwd[f] > bwds[f]) {
       if (warn)
-        fprintf(warn, "%s:0: warning: %d of %d backward times are faster than %s's peak allows: "
+        fprintf(warn,
+                "%s:0: warning: %d of %d backward times are faster than %s's peak allows: "
                 "the column is not credible; every backward time of this file dropped (the "
-                "forward's correction serves the backward)\n", set->path[f], bad_bwd[f],
-                bwds[f], gpu);
+                "forward's correction serves the backward)\n",
+                set->path[f], bad_bwd[f], bwds[f], gpu);
       for (int i = 0; i < set->n; i++)
         if (set->s[i].file == f) set->s[i].bwd = -1;
       set->meta[f].bwd_bad = bad_bwd[f], set->meta[f].bwd_rows = bwds[f];
@@ -1034,10 +1026,10 @@ double rt_torch_pieces(double bytes, double eb) {
 static double torch_tensor_bytes(const RtSample *s) {
   double eb = rt_dtype_bytes(s->dtype);
   switch ((RtOp)s->op) {
-  case RT_OP_MASKED_FILL: return s->a[0] * s->a[1] * eb;   /* the scores */
+  case RT_OP_MASKED_FILL: return s->a[0] * s->a[1] * eb; /* the scores */
   case RT_OP_GELU:
   case RT_OP_ADD: return s->a[0] * eb;
-  case RT_OP_SWIGLU: return 2 * s->a[0] * eb;              /* the input, gate and up */
+  case RT_OP_SWIGLU: return 2 * s->a[0] * eb; /* the input, gate and up */
   default: return 0;
   }
 }
@@ -1067,8 +1059,10 @@ int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn) {
         RtCost c = rt_op_physics(g, (RtOp)s->op, s->dtype, s->a, x);
         double model = pass ? c.bwd : c.fwd, pieces = rt_torch_pieces(bytes, rt_dtype_bytes(s->dtype));
         if (!(model > 0)) continue;
-        if (pieces == 1) one[n1++] = t / model;
-        else split[n2] = t / model * pieces, raw[n2++] = t / model;
+        if (pieces == 1)
+          one[n1++] = t / model;
+        else
+          split[n2] = t / model * pieces, raw[n2++] = t / model;
         if (pieces > 1 && pieces < lo) lo = (int)pieces;
         if (pieces > hi) hi = (int)pieces;
       }
@@ -1085,10 +1079,11 @@ int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn) {
       char k[32];
       snprintf(k, sizeof k, lo == hi ? "%d" : "%d-%d", lo, hi);
       if (warn)
-        fprintf(warn, "%s:0: warning: %d %s times of ops over 2 GiB are one of the %s kernels "
+        fprintf(warn,
+                "%s:0: warning: %d %s times of ops over 2 GiB are one of the %s kernels "
                 "PyTorch splits such an op into (times %s: %.0f %% of the other rows' time per "
-                "byte, as measured %.0f %%); taken as the whole op's\n", set->path[f],
-                set->meta[f].whole[pass], pass ? "backward" : "forward", k, k, 100 * m2, 100 * m0);
+                "byte, as measured %.0f %%); taken as the whole op's\n",
+                set->path[f], set->meta[f].whole[pass], pass ? "backward" : "forward", k, k, 100 * m2, 100 * m0);
     }
   free(one), free(split), free(raw);
   return scaled;
@@ -1104,17 +1099,17 @@ int rt_samples_clean(const RtGpu *g, RtSampleSet *set, FILE *warn) {
 typedef struct Provenance {
   const RtSampleSet *set;
   const RtFitCv *cv;
-  const RtGpu *g;               /* the model fitted against */
+  const RtGpu *g; /* the model fitted against */
   const char *date;
-  int paper, sustained;         /* the paper's samples; g's sustained figures were left out */
+  int paper, sustained; /* the paper's samples; g's sustained figures were left out */
 } Provenance;
 
 /* Whether some row of file f is one that table t of c corrects. */
 static int file_feeds(const RtCalib *c, const RtTable *t, const RtSampleSet *set, int f) {
   for (int j = 0; j < set->n; j++) {
     const RtSample *sj = &set->s[j];
-    if (sj->file == f && (t == c->op[sj->op][sj->dtype] ||
-                          (sj->op == RT_OP_BMM && t == rt_bmm_table(c, sj->dtype, sj->a[2], sj->a[3]))))
+    if (sj->file == f &&
+        (t == c->op[sj->op][sj->dtype] || (sj->op == RT_OP_BMM && t == rt_bmm_table(c, sj->dtype, sj->a[2], sj->a[3]))))
       return 1;
   }
   return 0;
@@ -1123,21 +1118,23 @@ static int file_feeds(const RtCalib *c, const RtTable *t, const RtSampleSet *set
 /* A source file's lines in a header: its path, what the samples say of themselves (hw/probe's
  * header), and what cleaning them did. */
 static void source_lines(char *hdr, size_t cap, size_t *len, const Provenance *p, int f) {
-  const char *shown = strstr(p->set->path[f], "shared/data/");   /* repository-relative */
+  const char *shown = strstr(p->set->path[f], "shared/data/"); /* repository-relative */
   const RtSampleMeta *m = &p->set->meta[f];
   str_appendf(hdr, cap, len, "\n  %s", shown ? shown : p->set->path[f]);
   if (m->gpu[0] || m->date[0])
-    str_appendf(hdr, cap, len, " (%s%s%s%s%s)", m->gpu[0] ? "gpu: " : "", m->gpu,
-           m->gpu[0] && m->date[0] ? "; " : "", m->date[0] ? "date: " : "", m->date);
+    str_appendf(hdr, cap, len, " (%s%s%s%s%s)", m->gpu[0] ? "gpu: " : "", m->gpu, m->gpu[0] && m->date[0] ? "; " : "",
+                m->date[0] ? "date: " : "", m->date);
   if (m->bwd_rows)
-    str_appendf(hdr, cap, len, "\n    backward column not used: %d of its %d times are "
-           "faster than %s's peak allows; the forward's correction serves the backward",
-           m->bwd_bad, m->bwd_rows, p->g->name ? p->g->name : "the GPU");
+    str_appendf(hdr, cap, len,
+                "\n    backward column not used: %d of its %d times are "
+                "faster than %s's peak allows; the forward's correction serves the backward",
+                m->bwd_bad, m->bwd_rows, p->g->name ? p->g->name : "the GPU");
   for (int pass = 0; pass < 2; pass++)
     if (m->whole[pass])
-      str_appendf(hdr, cap, len, "\n    %d %s times of ops over 2 GiB taken as one of the "
-             "2^k kernels PyTorch splits them into, times 2^k", m->whole[pass],
-             pass ? "backward" : "forward");
+      str_appendf(hdr, cap, len,
+                  "\n    %d %s times of ops over 2 GiB taken as one of the "
+                  "2^k kernels PyTorch splits them into, times 2^k",
+                  m->whole[pass], pass ? "backward" : "forward");
 }
 
 /* The provenance lines of table t of c, into hdr: its source files, licence, derivation and
@@ -1156,19 +1153,19 @@ static void table_header(char *hdr, size_t cap, const Provenance *p, const RtCal
     if (e->mape[1] >= 0) s1 += e->mape[1] * e->rows[0], n1 += e->rows[0];
   }
   str_appendf(hdr, cap, &len, "\nlicence: %s\n",
-         p->paper ? "MIT, copyright 2025 ICICLE: samples of arXiv 2509.22832, "
-                    "github.com/DebarghaG/estimate-train-time, src/estimate_train_time/data/regressors/"
-                  : "that of the sample files above");
+              p->paper ? "MIT, copyright 2025 ICICLE: samples of arXiv 2509.22832, "
+                         "github.com/DebarghaG/estimate-train-time, src/estimate_train_time/data/regressors/"
+                       : "that of the sample files above");
   str_appendf(hdr, cap, &len,
-         "derived: llmp fit on %s from %d rows, GPU model %s (datasheet figures%s)\n"
-         "cv: 5-fold MAPE fwd %.2f %%", p->date, n, p->g->name,
-         p->sustained ? "; its sustained figures left out, to scale the tables' rate at prediction" : "",
-         100 * s0 / (n ? n : 1));
+              "derived: llmp fit on %s from %d rows, GPU model %s (datasheet figures%s)\n"
+              "cv: 5-fold MAPE fwd %.2f %%",
+              p->date, n, p->g->name,
+              p->sustained ? "; its sustained figures left out, to scale the tables' rate at prediction" : "",
+              100 * s0 / (n ? n : 1));
   if (n1) str_appendf(hdr, cap, &len, ", bwd %.2f %%", 100 * s1 / n1);
 }
 
-int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report,
-                   FILE *err) {
+int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report, FILE *err) {
   if (!err) err = stderr;
   /* The tables hold the rate the samples show, a short benchmark's: they are fitted against
    * the model without the GPU's sustained figures, which scale the corrected times at

@@ -26,15 +26,14 @@
 
 /* FIT_MIN_CV: fewer samples than that get one node, the mean correction (no choice). */
 enum { FIT_FOLDS = 5, FIT_IRLS_ITERS = 40, FIT_MIN_CV = 16 };
-static const double fit_ridge = 1e-3;      /* per sample, on neighbour differences */
-static const double fit_floor = 1e-4;      /* smallest residual an IRLS weight divides by */
+static const double fit_ridge = 1e-3; /* per sample, on neighbour differences */
+static const double fit_floor = 1e-4; /* smallest residual an IRLS weight divides by */
 /* Knot counts tried, up to a knot per sample: the samples of one campaign vary with size in
  * steps and drifts finer than any smooth curve (NCCL's chunking, the network's load over the
  * sampling run), and held-out samples follow their neighbours, so the cross-validation often
  * picks hundreds (docs/calibration.md, "Collective tables"). */
-static const int fit_candidates[] = {2,   3,   4,   6,   8,    12,   16,   24,   32,  48,
-                                     64,  96,  128, 192, 256,  384,  512,  768,  1024, 1536,
-                                     2048, 3072, 4096};
+static const int fit_candidates[] = {2,   3,   4,   6,   8,   12,  16,   24,   32,   48,   64,  96,
+                                     128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096};
 
 /* The table is the mean of the fits of the chosen knot count and of its FIT_AVG neighbours on
  * each side in fit_candidates (those the cross-validation tried; fewer where their knots
@@ -43,7 +42,7 @@ static const int fit_candidates[] = {2,   3,   4,   6,   8,    12,   16,   24,  
 enum { FIT_AVG = 2 };
 
 typedef struct FitPt {
-  double lx, y;                 /* log bytes, log(measured / physics) */
+  double lx, y; /* log bytes, log(measured / physics) */
 } FitPt;
 
 static int fit_cmp(const void *a, const void *b) {
@@ -58,7 +57,10 @@ static int fit_locate(const double *k, int K, double x, double *w) {
   int lo = 0, hi = K - 1;
   while (hi - lo > 1) {
     int mid = (lo + hi) / 2;
-    if (k[mid] <= x) lo = mid; else hi = mid;
+    if (k[mid] <= x)
+      lo = mid;
+    else
+      hi = mid;
   }
   *w = (x - k[lo]) / (k[lo + 1] - k[lo]);
   return lo;
@@ -84,8 +86,7 @@ static void fit_thomas(double *lo, double *d, double *up, double *b, int K) {
 
 /* Least-absolute-deviation linear spline through pts on knots k[0..K-1] into a; scratch:
  * 4 K doubles. */
-static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *a,
-                       double *scratch) {
+static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *a, double *scratch) {
   double *lo = scratch, *d = lo + K, *up = d + K, *b = up + K;
   double lam = fit_ridge * n / K;
   size_t bytes = (size_t)K * sizeof *a;
@@ -95,7 +96,10 @@ static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *
     for (int i = 0; i < n; i++) {
       double w, r = pts[i].y - fit_eval(k, a, K, pts[i].lx);
       double wt = it == 0 ? 1 : 1 / fmax(fabs(r), fit_floor);
-      if (K == 1) { d[0] += wt, b[0] += wt * pts[i].y; continue; }
+      if (K == 1) {
+        d[0] += wt, b[0] += wt * pts[i].y;
+        continue;
+      }
       int j = fit_locate(k, K, pts[i].lx, &w);
       d[j] += wt * (1 - w) * (1 - w), d[j + 1] += wt * w * w;
       up[j] += wt * (1 - w) * w, lo[j + 1] += wt * (1 - w) * w;
@@ -104,7 +108,7 @@ static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *
     for (int j = 0; j + 1 < K; j++) {
       d[j] += lam, d[j + 1] += lam, up[j] -= lam, lo[j + 1] -= lam;
     }
-    for (int j = 0; j < K; j++) d[j] += 1e-12;   /* an empty interval stays solvable */
+    for (int j = 0; j < K; j++) d[j] += 1e-12; /* an empty interval stays solvable */
     fit_thomas(lo, d, up, b, K);
     memcpy(a, b, bytes);
   }
@@ -160,7 +164,7 @@ static int fit_mean(const FitPt *pts, int n, int lo, int hi, double **k, double 
   int *off = malloc((size_t)(hi - lo + 2) * sizeof *off);
   if (!kn || !v || !kc || !ac || !scratch || !off) goto out;
   off[0] = 0;
-  for (int c = lo; c <= hi; c++, nc++) {   /* each fit's knots and values, one after another */
+  for (int c = lo; c <= hi; c++, nc++) { /* each fit's knots and values, one after another */
     int K = fit_knots(pts, n, fit_candidates[c], kc + off[nc]);
     fit_spline(pts, n, kc + off[nc], K, ac + off[nc], scratch);
     off[nc + 1] = off[nc] + K;
@@ -169,7 +173,7 @@ static int fit_mean(const FitPt *pts, int n, int lo, int hi, double **k, double 
   qsort(kn, (size_t)off[nc], sizeof *kn, cmp_double);
   for (int j = 0; j < off[nc]; j++)
     if (m == 0 || kn[j] > kn[m - 1]) kn[m++] = kn[j];
-  for (int j = 0; j < m; j++) {   /* each fit is linear between the merged knots: exact */
+  for (int j = 0; j < m; j++) { /* each fit is linear between the merged knots: exact */
     double s = 0;
     for (int c = 0; c < nc; c++) s += fit_eval(kc + off[c], ac + off[c], off[c + 1] - off[c], kn[j]);
     v[j] = s / nc;
@@ -185,11 +189,9 @@ static int fit_fail(char *err, size_t errlen, const char *msg, const char *kerne
   return -1;
 }
 
-int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
-                      const double *bytes, const double *seconds, int n, int max_points,
-                      RtTable *out, char *err, size_t errlen) {
-  return rt_fit_collective_cv(c, kernel, nodes, gpus_per_node, bytes, seconds, n, max_points, out,
-                              NULL, err, errlen);
+int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node, const double *bytes,
+                      const double *seconds, int n, int max_points, RtTable *out, char *err, size_t errlen) {
+  return rt_fit_collective_cv(c, kernel, nodes, gpus_per_node, bytes, seconds, n, max_points, out, NULL, err, errlen);
 }
 
 enum { NCAND = sizeof fit_candidates / sizeof *fit_candidates };
@@ -200,8 +202,7 @@ enum { NCAND = sizeof fit_candidates / sizeof *fit_candidates };
  * there are at most n of them).  pts holds n sorted points and room for n more; pred gets
  * each candidate's held-out predictions.  Returns the best candidate, or -1 when there are
  * too few samples to choose. */
-static int fit_choose(FitPt *pts, int n, int kmax, int max_points, double *scratch, double *pred,
-                      int *lo, int *hi) {
+static int fit_choose(FitPt *pts, int n, int kmax, int max_points, double *scratch, double *pred, int *lo, int *hi) {
   int best_c = -1, last_c = -1;
   double best = INFINITY;
   for (int ci = 0; ci < NCAND; ci++) {
@@ -226,8 +227,7 @@ static int fit_choose(FitPt *pts, int n, int kmax, int max_points, double *scrat
 
 /* The held-out error of the table fit_choose() chose: of the mean of the window's fits, or
  * (best_c < 0) of one node; NAN with fewer than FIT_FOLDS samples. */
-static double fit_cv_error(FitPt *pts, int n, int best_c, int lo, int hi, const double *pred,
-                           double *scratch) {
+static double fit_cv_error(FitPt *pts, int n, int best_c, int lo, int hi, const double *pred, double *scratch) {
   if (best_c < 0) return n >= FIT_FOLDS ? fit_cv(pts, n, 1, pts + n, scratch, NULL) : NAN;
   double e = 0;
   for (int i = 0; i < n; i++) {
@@ -239,8 +239,8 @@ static double fit_cv_error(FitPt *pts, int n, int best_c, int lo, int hi, const 
 }
 
 /* The table of a fit (K knots k in log bytes, values a) for kernel on one layout, into out. */
-static int fit_table(RtTable *out, const char *kernel, int nodes, int gpus_per_node, const double *k,
-                     const double *a, int K, char *err, size_t errlen) {
+static int fit_table(RtTable *out, const char *kernel, int nodes, int gpus_per_node, const double *k, const double *a,
+                     int K, char *err, size_t errlen) {
   double *pts_x = K > 0 ? malloc((size_t)K * sizeof *pts_x) : NULL;
   if (!pts_x) return fit_fail(err, errlen, "out of memory", kernel);
   char keys[64];
@@ -254,9 +254,9 @@ static int fit_table(RtTable *out, const char *kernel, int nodes, int gpus_per_n
   return rc == 0 ? 0 : fit_fail(err, errlen, "cannot build the table", kernel);
 }
 
-int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
-                         const double *bytes, const double *seconds, int n, int max_points,
-                         RtTable *out, double *cv, char *err, size_t errlen) {
+int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node, const double *bytes,
+                         const double *seconds, int n, int max_points, RtTable *out, double *cv, char *err,
+                         size_t errlen) {
   if (cv) *cv = NAN;
   if (max_points <= 0 || max_points > RT_MAX_POINTS) max_points = RT_MAX_POINTS;
   if (n < 2) return fit_fail(err, errlen, "fewer than 2 samples", kernel);
@@ -277,7 +277,7 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
   }
   /* Sorted by size, the folds taken by index stride are sorted too and interleave sizes. */
   qsort(pts, (size_t)n, sizeof *pts, fit_cmp);
-  double *pred = malloc((size_t)n * NCAND * sizeof *pred);   /* held-out, per candidate */
+  double *pred = malloc((size_t)n * NCAND * sizeof *pred); /* held-out, per candidate */
   if (!pred) {
     free(pts), free(scratch);
     return fit_fail(err, errlen, "out of memory", kernel);
@@ -289,7 +289,7 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
   int K;
   if (best_c >= 0) {
     K = fit_mean(pts, n, lo, hi, &k, &a);
-  } else {   /* too few samples to choose: one node, the mean correction */
+  } else { /* too few samples to choose: one node, the mean correction */
     k = malloc(sizeof *k), a = malloc(5 * sizeof *a);
     K = k && a ? fit_knots(pts, n, 1, k) : -1;
     if (K > 0) fit_spline(pts, n, k, K, a, a + 1);
@@ -331,7 +331,7 @@ static int coll_grow(int n, size_t *cap, double **bytes, double **seconds, int *
       !mem_grow((void **)seconds, &cs, need, sizeof **seconds) ||
       (lines && !mem_grow((void **)lines, &cl, need, sizeof **lines)))
     return -1;
-  *cap = cb;   /* the same for all three: the rule depends on the old cap and need only */
+  *cap = cb; /* the same for all three: the rule depends on the old cap and need only */
   return 0;
 }
 
@@ -339,8 +339,8 @@ static int coll_grow(int n, size_t *cap, double **bytes, double **seconds, int *
 static int coll_value(RtCsv *f, int col, int time, double *v) {
   if (rt_csv_number(f, col, v) != 0) return -1;
   if (!(*v > 0) || !isfinite(*v))
-    return rt_csv_fail(f, "column `%s`: %s`%s` is not a positive number%s", f->col[col],
-                       time ? "time " : "", f->field[col], time ? " of microseconds" : "");
+    return rt_csv_fail(f, "column `%s`: %s`%s` is not a positive number%s", f->col[col], time ? "time " : "",
+                       f->field[col], time ? " of microseconds" : "");
   if (time) *v *= 1e-6;
   return 0;
 }
@@ -349,8 +349,8 @@ static int coll_value(RtCsv *f, int col, int time, double *v) {
  * is set (a `bytes` column), else the rank buffers (2 x `shape`).  nodes, gpn > 0: the
  * layout the file name says, checked against `nodes` and `GPUsPerNode` columns if any.
  * lines (may be NULL) receives each row's line number (malloc'ed, caller frees). */
-static int coll_read(const char *path, int nodes, int gpn, double **bytes, double **seconds,
-                     int **lines, int *kernel_bytes, RtSampleMeta *meta, char *err, size_t errlen) {
+static int coll_read(const char *path, int nodes, int gpn, double **bytes, double **seconds, int **lines,
+                     int *kernel_bytes, RtSampleMeta *meta, char *err, size_t errlen) {
   RtCsv f;
   int n = 0;
   size_t cap = 0;
@@ -378,10 +378,11 @@ static int coll_read(const char *path, int nodes, int gpn, double **bytes, doubl
       rc = -1;
       break;
     }
-    for (int k = 0; rc > 0 && k < 2; k++) {   /* the layout columns, if any, agree with the file name */
+    for (int k = 0; rc > 0 && k < 2; k++) { /* the layout columns, if any, agree with the file name */
       int col = k ? igpn : inodes, want = k ? gpn : nodes;
       if (col < 0 || want <= 0) continue;
-      if (rt_csv_number(&f, col, &v) != 0) rc = -1;
+      if (rt_csv_number(&f, col, &v) != 0)
+        rc = -1;
       else if (v != want)
         rc = rt_csv_fail(&f, "column `%s`: %s, but the file name says %d", f.col[col], f.field[col], want);
     }
@@ -392,7 +393,7 @@ static int coll_read(const char *path, int nodes, int gpn, double **bytes, doubl
       break;
     }
     if (lines) (*lines)[n] = f.line;
-    (*bytes)[n] = ibytes >= 0 ? size : 2 * size;   /* shape: fp16 elements */
+    (*bytes)[n] = ibytes >= 0 ? size : 2 * size; /* shape: fp16 elements */
     (*seconds)[n++] = sec;
   }
   if (rc < 0) {
@@ -404,36 +405,29 @@ static int coll_read(const char *path, int nodes, int gpn, double **bytes, doubl
   return n;
 }
 
-int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *err,
-                     size_t errlen) {
+int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *err, size_t errlen) {
   char kernel[RT_NAME_MAX] = "";
   int nodes = 0, gpn = 0, kb = 0;
   const char *base = strrchr(path, '/');
   int named = fit_parse_name(base ? base + 1 : path, kernel, sizeof kernel, &nodes, &gpn) == 0;
-  int n = coll_read(path, named ? nodes : 0, named ? gpn : 0, bytes, seconds, NULL, &kb, NULL, err,
-                    errlen);
+  int n = coll_read(path, named ? nodes : 0, named ? gpn : 0, bytes, seconds, NULL, &kb, NULL, err, errlen);
   /* A `bytes` column is the kernel's argument: back to the rank buffer this function gives. */
-  for (int i = 0; kb && named && i < n; i++)
-    (*bytes)[i] /= rt_nccl_kernel_bytes(kernel, 1, nodes, gpn);
+  for (int i = 0; kb && named && i < n; i++) (*bytes)[i] /= rt_nccl_kernel_bytes(kernel, 1, nodes, gpn);
   return n;
 }
 
 /* rt_collective_csv_read(), with each row's line number in *lines (may be NULL). */
-static int coll_read_kernel(const char *path, const char *kernel, int nodes, int gpus_per_node,
-                            double **bytes, double **seconds, int **lines, RtSampleMeta *meta,
-                            char *err, size_t errlen) {
+static int coll_read_kernel(const char *path, const char *kernel, int nodes, int gpus_per_node, double **bytes,
+                            double **seconds, int **lines, RtSampleMeta *meta, char *err, size_t errlen) {
   int kb = 0;
   int n = coll_read(path, nodes, gpus_per_node, bytes, seconds, lines, &kb, meta, err, errlen);
-  for (int i = 0; !kb && i < n; i++)
-    (*bytes)[i] = rt_nccl_kernel_bytes(kernel, (*bytes)[i], nodes, gpus_per_node);
+  for (int i = 0; !kb && i < n; i++) (*bytes)[i] = rt_nccl_kernel_bytes(kernel, (*bytes)[i], nodes, gpus_per_node);
   return n;
 }
 
-int rt_collective_csv_read(const char *path, const char *kernel, int nodes, int gpus_per_node,
-                           double **bytes, double **seconds, RtSampleMeta *meta, char *err,
-                           size_t errlen) {
-  return coll_read_kernel(path, kernel, nodes, gpus_per_node, bytes, seconds, NULL, meta, err,
-                          errlen);
+int rt_collective_csv_read(const char *path, const char *kernel, int nodes, int gpus_per_node, double **bytes,
+                           double **seconds, RtSampleMeta *meta, char *err, size_t errlen) {
+  return coll_read_kernel(path, kernel, nodes, gpus_per_node, bytes, seconds, NULL, meta, err, errlen);
 }
 
 double rt_nccl_kernel_bytes(const char *kernel, double buf_bytes, int nodes, int gpus_per_node) {
@@ -443,43 +437,44 @@ double rt_nccl_kernel_bytes(const char *kernel, double buf_bytes, int nodes, int
 typedef struct FitGroup {
   char kernel[RT_NAME_MAX];
   int nodes, gpn, n;
-  int dropped;                  /* samples faster than rt_collective_min_time() allows */
+  int dropped; /* samples faster than rt_collective_min_time() allows */
   double *bytes, *seconds;
-  char files[2048];             /* "a.csv, b.csv (gpu: ...; date: ...)" */
-  char first[256];              /* the first file's name, for errors */
+  char files[2048]; /* "a.csv, b.csv (gpu: ...; date: ...)" */
+  char first[256];  /* the first file's name, for errors */
 } FitGroup;
 
-enum { FIT_DROPS_SHOWN = 3 };   /* impossible samples warned of one by one, per file */
+enum { FIT_DROPS_SHOWN = 3 }; /* impossible samples warned of one by one, per file */
 
 /* Drops the m samples of one file (rows at line[i]) that beat rt_collective_min_time(): no
  * run can, so they are mismeasured (a timer stopped before the collective ended) and a fit
  * that followed them would predict the impossible.  Warns on warn (if not NULL) of the first
  * FIT_DROPS_SHOWN by line, then of the count.  Returns the samples kept, compacted in place. */
-static int fit_drop_impossible(const RtCluster *c, FitGroup *g, const char *path, double *b,
-                               double *s, const int *line, int m, FILE *warn) {
+static int fit_drop_impossible(const RtCluster *c, FitGroup *g, const char *path, double *b, double *s, const int *line,
+                               int m, FILE *warn) {
   int kept = 0, dropped = 0;
   char t1[32], t2[32];
   for (int i = 0; i < m; i++) {
     double lo = rt_collective_min_time(g->kernel, c, b[i], g->nodes, g->gpn);
-    if (!(s[i] < lo)) {   /* NaN (a layout the cluster cannot hold) is the fitter's error */
+    if (!(s[i] < lo)) { /* NaN (a layout the cluster cannot hold) is the fitter's error */
       b[kept] = b[i], s[kept++] = s[i];
       continue;
     }
     if (warn && dropped < FIT_DROPS_SHOWN)
-      fprintf(warn, "%s:%d: warning: %s for a %.2g-byte %s on %d x %d GPUs is faster than the "
-              "links allow (>= %s); sample dropped\n", path, line[i], rt_time_str(s[i], t1, sizeof t1),
-              b[i], g->kernel, g->nodes, g->gpn, rt_time_str(lo, t2, sizeof t2));
+      fprintf(warn,
+              "%s:%d: warning: %s for a %.2g-byte %s on %d x %d GPUs is faster than the "
+              "links allow (>= %s); sample dropped\n",
+              path, line[i], rt_time_str(s[i], t1, sizeof t1), b[i], g->kernel, g->nodes, g->gpn,
+              rt_time_str(lo, t2, sizeof t2));
     dropped++;
   }
   if (warn && dropped > FIT_DROPS_SHOWN)
-    fprintf(warn, "%s:0: warning: %d of %d samples dropped as faster than the links allow\n", path,
-            dropped, m);
+    fprintf(warn, "%s:0: warning: %d of %d samples dropped as faster than the links allow\n", path, dropped, m);
   g->dropped += dropped;
   return kept;
 }
 
-int rt_collective_keep_possible(const char *kernel, const RtCluster *c, int nodes,
-                                int gpus_per_node, double *bytes, double *seconds, int *tag, int n) {
+int rt_collective_keep_possible(const char *kernel, const RtCluster *c, int nodes, int gpus_per_node, double *bytes,
+                                double *seconds, int *tag, int n) {
   int kept = 0;
   for (int i = 0; i < n; i++) {
     if (seconds[i] < rt_collective_min_time(kernel, c, bytes[i], nodes, gpus_per_node)) continue;
@@ -490,9 +485,7 @@ int rt_collective_keep_possible(const char *kernel, const RtCluster *c, int node
   return kept;
 }
 
-int rt_collective_layout_credible(int kept, int dropped) {
-  return !dropped || (kept >= 2 && dropped <= kept);
-}
+int rt_collective_layout_credible(int kept, int dropped) { return !dropped || (kept >= 2 && dropped <= kept); }
 
 /* Appends m > 0 samples to the group's; 0, or -1 out of memory. */
 static int fit_append(FitGroup *g, const double *b, const double *s, int m) {
@@ -507,8 +500,8 @@ static int fit_append(FitGroup *g, const double *b, const double *s, int m) {
   return 0;
 }
 
-static int fit_add_file(const RtCluster *c, FitGroup *g, const char *dir, const char *name,
-                        FILE *warn, char *err, size_t errlen) {
+static int fit_add_file(const RtCluster *c, FitGroup *g, const char *dir, const char *name, FILE *warn, char *err,
+                        size_t errlen) {
   char path[1024];
   double *b, *s;
   int *lines;
@@ -517,8 +510,11 @@ static int fit_add_file(const RtCluster *c, FitGroup *g, const char *dir, const 
   int known = 0;
   for (int k = 0; k < RT_NCOLLS; k++) known |= strcmp(g->kernel, rt_coll_kernels[k]) == 0;
   if (!known)
-    return snprintf(err, errlen, "%s:0: unknown collective `%s` (allreduce, allgather, "
-                    "reducescatter, alltoall, p2p)", path, g->kernel), -1;
+    return snprintf(err, errlen,
+                    "%s:0: unknown collective `%s` (allreduce, allgather, "
+                    "reducescatter, alltoall, p2p)",
+                    path, g->kernel),
+           -1;
   int m = coll_read_kernel(path, g->kernel, g->nodes, g->gpn, &b, &s, &lines, &meta, err, errlen);
   if (m < 0) return -1;
   m = fit_drop_impossible(c, g, path, b, s, lines, m, warn);
@@ -530,11 +526,10 @@ static int fit_add_file(const RtCluster *c, FitGroup *g, const char *dir, const 
   size_t used = strlen(g->files);
   if (!used) snprintf(g->first, sizeof g->first, "%s", name);
   snprintf(g->files + used, sizeof g->files - used, "%s%s", used ? ", " : "", name);
-  if (meta.gpu[0] || meta.date[0]) {   /* what the samples say of themselves (hw/probe) */
+  if (meta.gpu[0] || meta.date[0]) { /* what the samples say of themselves (hw/probe) */
     used = strlen(g->files);
-    snprintf(g->files + used, sizeof g->files - used, " (%s%s%s%s%s)", meta.gpu[0] ? "gpu: " : "",
-             meta.gpu, meta.gpu[0] && meta.date[0] ? "; " : "", meta.date[0] ? "date: " : "",
-             meta.date);
+    snprintf(g->files + used, sizeof g->files - used, " (%s%s%s%s%s)", meta.gpu[0] ? "gpu: " : "", meta.gpu,
+             meta.gpu[0] && meta.date[0] ? "; " : "", meta.date[0] ? "date: " : "", meta.date);
   }
   free(b), free(s);
   return 0;
@@ -553,30 +548,30 @@ static int fit_list(const char *dir, char ***names, char *err, size_t errlen) {
  * out_dir is removed, since it would still correct the physics with what no run can do), -1 on
  * error.  Samples most of which no run can produce were not measured as their files say, so
  * the few that pass the bound are not trusted either (docs/calibration.md). */
-static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nccl_dir,
-                           const char *out_dir, const char *header, FILE *report, FILE *warn,
-                           double *sum, int *rows, char *err, size_t errlen) {
+static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nccl_dir, const char *out_dir,
+                           const char *header, FILE *report, FILE *warn, double *sum, int *rows, char *err,
+                           size_t errlen) {
   RtTable t;
   char path[1024], prov[8192], drops[96] = "";
   double cv;
   char why[256];
   snprintf(path, sizeof path, "%s/%s_fp16_%d_%d.tbl", out_dir, g->kernel, g->nodes, g->gpn);
-  if (!rt_collective_layout_credible(g->n, g->dropped)) {   /* too few left, or most impossible */
+  if (!rt_collective_layout_credible(g->n, g->dropped)) { /* too few left, or most impossible */
     bool stale = remove(path) == 0;
     if (warn)
-      fprintf(warn, "%s/%s:0: warning: no %s table of %d x %d GPUs: %d of its %d samples are faster "
-              "than the links allow%s%s; that layout keeps the physics model\n", nccl_dir, g->first,
-              g->kernel, g->nodes, g->gpn, g->dropped, g->dropped + g->n,
-              g->n >= 2 ? ", so the others are not trusted either" : "",
-              stale ? " (its old table removed)" : "");
+      fprintf(warn,
+              "%s/%s:0: warning: no %s table of %d x %d GPUs: %d of its %d samples are faster "
+              "than the links allow%s%s; that layout keeps the physics model\n",
+              nccl_dir, g->first, g->kernel, g->nodes, g->gpn, g->dropped, g->dropped + g->n,
+              g->n >= 2 ? ", so the others are not trusted either" : "", stale ? " (its old table removed)" : "");
     return 0;
   }
-  if (rt_fit_collective_cv(c, g->kernel, g->nodes, g->gpn, g->bytes, g->seconds, g->n, 0, &t, &cv,
-                           why, sizeof why) != 0)
-    return snprintf(err, errlen, "%s/%s:0: the %s table of %d x %d GPUs: %s", nccl_dir, g->first,
-                    g->kernel, g->nodes, g->gpn, why + strlen(g->kernel) + 2), -1;
-  if (g->dropped)
-    snprintf(drops, sizeof drops, " (%d more dropped: faster than the links allow)", g->dropped);
+  if (rt_fit_collective_cv(c, g->kernel, g->nodes, g->gpn, g->bytes, g->seconds, g->n, 0, &t, &cv, why, sizeof why) !=
+      0)
+    return snprintf(err, errlen, "%s/%s:0: the %s table of %d x %d GPUs: %s", nccl_dir, g->first, g->kernel, g->nodes,
+                    g->gpn, why + strlen(g->kernel) + 2),
+           -1;
+  if (g->dropped) snprintf(drops, sizeof drops, " (%d more dropped: faster than the links allow)", g->dropped);
   snprintf(prov, sizeof prov,
            "%s%sfrom %s/{%s}: %d rows%s\n"
            "derived: rt_fit_collectives_dir (runtime/fit/fit_collectives.c): log(measured / physics) "
@@ -589,22 +584,23 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
   if (f && fclose(f) != 0) rc = -1;
   if (rc == 0 && report) {
     fprintf(report, "%-42s %7d %5d", t.name, g->n, t.npts[0]);
-    if (isfinite(cv)) fprintf(report, " %8.2f%%\n", 100 * cv), *sum += cv * g->n, *rows += g->n;
-    else fprintf(report, " %9s\n", "-");
+    if (isfinite(cv))
+      fprintf(report, " %8.2f%%\n", 100 * cv), *sum += cv * g->n, *rows += g->n;
+    else
+      fprintf(report, " %9s\n", "-");
   }
   rt_table_release(&t);
   if (rc != 0) snprintf(err, errlen, "%s: cannot write the table", path);
   return rc == 0 ? 1 : -1;
 }
 
-int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir,
-                           const char *header, char *err, size_t errlen) {
+int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir, const char *header, char *err,
+                           size_t errlen) {
   return rt_fit_collectives_dir_report(c, nccl_dir, out_dir, header, NULL, stderr, err, errlen);
 }
 
-int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, const char *out_dir,
-                                  const char *header, FILE *report, FILE *warn, char *err,
-                                  size_t errlen) {
+int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, const char *out_dir, const char *header,
+                                  FILE *report, FILE *warn, char *err, size_t errlen) {
   char **names;
   int nn = fit_list(nccl_dir, &names, err, errlen), written = 0, rc = 0, rows = 0;
   double sum = 0;
@@ -614,31 +610,31 @@ int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, cons
   for (int i = 0; i < nn && groups && rc == 0; i++) {
     FitGroup key = {0};
     if (fit_parse_name(names[i], key.kernel, sizeof key.kernel, &key.nodes, &key.gpn) != 0)
-      continue;                 /* paper-regressors.csv and the like */
+      continue; /* paper-regressors.csv and the like */
     int j = 0;
-    while (j < ng && !(strcmp(groups[j].kernel, key.kernel) == 0 &&
-                       groups[j].nodes == key.nodes && groups[j].gpn == key.gpn))
+    while (j < ng &&
+           !(strcmp(groups[j].kernel, key.kernel) == 0 && groups[j].nodes == key.nodes && groups[j].gpn == key.gpn))
       j++;
     if (j == ng) groups[ng++] = key;
     rc = fit_add_file(c, &groups[j], nccl_dir, names[i], warn, err, errlen);
   }
   if (!groups) rc = -1, snprintf(err, errlen, "%s:0: out of memory", nccl_dir);
   if (rc == 0 && ng == 0)
-    rc = -1, snprintf(err, errlen, "%s:0: no collective sample files (KIND_fp16_NODES_GPUSPERNODE.csv)",
-                      nccl_dir);
+    rc = -1, snprintf(err, errlen, "%s:0: no collective sample files (KIND_fp16_NODES_GPUSPERNODE.csv)", nccl_dir);
   if (rc == 0 && report) {
     fprintf(report, "%d-fold cross-validated error (MAPE) on the rows each fit did not see\n", FIT_FOLDS);
     fprintf(report, "%-42s %7s %5s %9s\n", "table", "rows", "grid", "error");
   }
   for (int j = 0; rc == 0 && j < ng; j++) {
-    int w = fit_write_group(c, &groups[j], nccl_dir, out_dir, header, report, warn, &sum, &rows, err,
-                            errlen);
-    if (w < 0) rc = -1;
-    else written += w;
+    int w = fit_write_group(c, &groups[j], nccl_dir, out_dir, header, report, warn, &sum, &rows, err, errlen);
+    if (w < 0)
+      rc = -1;
+    else
+      written += w;
   }
   if (rc == 0 && ng > 0 && written == 0)
-    rc = -1, snprintf(err, errlen, "%s:0: no table left to write: every layout's samples are faster than the links allow",
-                      nccl_dir);
+    rc = -1, snprintf(err, errlen,
+                      "%s:0: no table left to write: every layout's samples are faster than the links allow", nccl_dir);
   if (rc == 0 && report && rows) fprintf(report, "%-42s %7d %5s %8.2f%%\n", "all", rows, "", 100 * sum / rows);
   for (int j = 0; groups && j < ng; j++) free(groups[j].bytes), free(groups[j].seconds);
   dir_list_free(names, nn);

@@ -20,8 +20,8 @@
 
 /* Keeps, compacted in place, the n samples (bytes[i], seconds[i], and tag[i] if tag is not
  * NULL) that rt_collective_min_time() does not rule out; returns how many. */
-int rt_collective_keep_possible(const char *kernel, const RtCluster *c, int nodes,
-                                int gpus_per_node, double *bytes, double *seconds, int *tag, int n);
+int rt_collective_keep_possible(const char *kernel, const RtCluster *c, int nodes, int gpus_per_node, double *bytes,
+                                double *seconds, int *tag, int n);
 
 /* Whether a layout's samples can be fitted after `dropped` of them were ruled out and `kept`
  * remain: not when fewer than 2 remain (a fit needs 2), nor when most were ruled out (what is
@@ -31,14 +31,13 @@ int rt_collective_layout_credible(int kept, int dropped);
 /* Fits the table of (kernel, fp16, nodes, gpus_per_node) from n samples (bytes[i], seconds[i],
  * both > 0) into *out (initialised here).  max_points caps the grid (<= RT_MAX_POINTS; 0: the
  * cap).  Returns 0, or -1 with a message in err. */
-int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
-                      const double *bytes, const double *seconds, int n, int max_points,
-                      RtTable *out, char *err, size_t errlen);
+int rt_fit_collective(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node, const double *bytes,
+                      const double *seconds, int n, int max_points, RtTable *out, char *err, size_t errlen);
 /* rt_fit_collective(), also giving in *cv the 5-fold cross-validated mean absolute
  * percentage error (a fraction) of the chosen grid; NAN with fewer than 5 samples. */
-int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node,
-                         const double *bytes, const double *seconds, int n, int max_points,
-                         RtTable *out, double *cv, char *err, size_t errlen);
+int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int gpus_per_node, const double *bytes,
+                         const double *seconds, int n, int max_points, RtTable *out, double *cv, char *err,
+                         size_t errlen);
 
 /* Reads every KERNEL[_large]_fp16_NODES_GPUS.csv of an nccl/ sample folder (columns shape =
  * fp16 elements of a rank's buffer, or bytes = the kernel's argument; dur(us)), fits one
@@ -47,16 +46,15 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
  * fit's own (rows, source files with what their `# gpu:` and `# date:` comments say, grid).
  * Returns the number of tables written, or -1 with a message in err ("FILE:LINE: ..." for a
  * malformed sample file). */
-int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir,
-                           const char *header, char *err, size_t errlen);
+int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir, const char *header, char *err,
+                           size_t errlen);
 /* The same, printing to report (if not NULL) each table's rows, grid nodes and
  * cross-validated error, and the error over all rows.  Samples faster than
  * rt_collective_min_time() are dropped before the fit, with warnings `FILE:LINE: warning: ...`
  * on warn (if not NULL; rt_fit_collectives_dir() warns on stderr); a layout left with fewer
  * than the 2 samples a fit needs is an error naming its first file. */
-int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, const char *out_dir,
-                                  const char *header, FILE *report, FILE *warn, char *err,
-                                  size_t errlen);
+int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, const char *out_dir, const char *header,
+                                  FILE *report, FILE *warn, char *err, size_t errlen);
 
 /* Samples of one collective CSV (the reader of llmp_fit.h: `#` comments, CRLF): *bytes are
  * the kernel's `bytes` argument (llmp_rt.h: the full tensor) from a `bytes` column as they
@@ -65,16 +63,14 @@ int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, cons
  * (or `gpus_per_node`) columns, where present, must agree.  *bytes and *seconds are malloc'ed
  * (caller frees); meta (may be NULL) receives the `# gpu:` and `# date:` comments.  Returns the
  * row count, or -1 with "PATH:LINE: message" in err. */
-int rt_collective_csv_read(const char *path, const char *kernel, int nodes, int gpus_per_node,
-                           double **bytes, double **seconds, RtSampleMeta *meta, char *err,
-                           size_t errlen);
+int rt_collective_csv_read(const char *path, const char *kernel, int nodes, int gpus_per_node, double **bytes,
+                           double **seconds, RtSampleMeta *meta, char *err, size_t errlen);
 
 /* Samples of one nccl/ CSV file as rank buffers: *bytes (2 x shape, or a `bytes` column
  * turned back into the buffer a rank passes) and *seconds are malloc'ed (caller frees);
  * returns the row count, or -1 with a message in err.  rt_nccl_kernel_bytes() turns those
  * bytes into the kernel's `bytes` argument. */
-int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *err,
-                     size_t errlen);
+int rt_nccl_csv_read(const char *path, double **bytes, double **seconds, char *err, size_t errlen);
 /* The kernel's `bytes` argument (llmp_rt.h: the full tensor) for a sample whose rank buffer
  * is buf_bytes: the same, except for all-gather, whose samples give the per-rank input (its
  * `shape`; the gathered output is nodes x gpus_per_node times larger).  The data says so: read

@@ -31,8 +31,8 @@ static void gpu_row(FILE *f, const RtGpu *g) {
   char b[7][40];
   fprintf(f, "    {\"%s\", %s, %s, {", g->name, num(g->memory, b[0], 40), num(g->memory_bandwidth, b[1], 40));
   for (int t = 0; t < RT_NDTYPES; t++) fprintf(f, "%s%s", t ? ", " : "", num(g->peak[t], b[2], 40));
-  fprintf(f, "}, %d, %s, NULL, %s, %s},\n", g->sms, num(g->l2_cache, b[3], 40),
-          num(g->sustained_compute, b[4], 40), num(g->sustained_fp8, b[5], 40));
+  fprintf(f, "}, %d, %s, NULL, %s, %s},\n", g->sms, num(g->l2_cache, b[3], 40), num(g->sustained_compute, b[4], 40),
+          num(g->sustained_fp8, b[5], 40));
 }
 
 static void cluster_row(FILE *f, const RtCluster *c, int gpu) {
@@ -41,8 +41,8 @@ static void cluster_row(FILE *f, const RtCluster *c, int gpu) {
   for (int i = 0; i < c->ntiers; i++) {
     const RtTier *t = &c->tiers[i];
     fprintf(f, "%s{\"%s\", %d, %s, %s, %d, %s, %d}", i ? ",\n      " : "", t->name, t->span_nodes,
-            num(t->bandwidth, b[0], 40), num(t->latency, b[1], 40), t->links_per_node,
-            num(t->efficiency, b[2], 40), t->switch_reduction);
+            num(t->bandwidth, b[0], 40), num(t->latency, b[1], 40), t->links_per_node, num(t->efficiency, b[2], 40),
+            t->switch_reduction);
   }
   fprintf(f, "},\n     %d, NULL},\n", c->ntiers);
 }

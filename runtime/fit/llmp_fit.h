@@ -32,8 +32,7 @@ int rt_fit_dir(const char *samples_dir, const char *out_dir, const char *gpu, FI
 
 /* rt_fit_dir() for a GPU model the caller has (e.g. a declaration of hw/): the report goes to
  * report (may be NULL), errors (`FILE:LINE: message`) to err.  Returns 0 or 1. */
-int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report,
-                   FILE *err);
+int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir, FILE *report, FILE *err);
 
 /* --- reading sample CSVs (runtime/fit/samples.c) ------------------------------------------ */
 /* Comma-separated fields (no quoting) under a header line naming the columns.  Lines whose
@@ -44,22 +43,22 @@ int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir,
 enum { RT_CSV_MAX_COLS = 64, RT_CSV_MAX_LINE = 1 << 16 };
 
 typedef struct RtSampleMeta {
-  char gpu[96], date[32];   /* from `# gpu: ...` and `# date: ...` (the first of each); "" if none */
-  int bwd_bad, bwd_rows;    /* set by rt_samples_clean() when it dropped the backward column:
+  char gpu[96], date[32]; /* from `# gpu: ...` and `# date: ...` (the first of each); "" if none */
+  int bwd_bad, bwd_rows;  /* set by rt_samples_clean() when it dropped the backward column:
                              * its impossible times, of its measured ones */
-  int whole[2];             /* set by rt_samples_whole_ops(): the forward [0] and backward [1]
+  int whole[2];           /* set by rt_samples_whole_ops(): the forward [0] and backward [1]
                              * times it took as one of 2^k kernels of the op, scaled to the op */
 } RtSampleMeta;
 
 typedef struct RtCsv {
   const char *path;
-  int line;                       /* the line last read, from 1 */
-  int ncols;                      /* the header's columns */
-  char *col[RT_CSV_MAX_COLS];     /* their names, trimmed */
-  char *field[RT_CSV_MAX_COLS];   /* the fields of the row last read, trimmed */
+  int line;                     /* the line last read, from 1 */
+  int ncols;                    /* the header's columns */
+  char *col[RT_CSV_MAX_COLS];   /* their names, trimmed */
+  char *field[RT_CSV_MAX_COLS]; /* the fields of the row last read, trimmed */
   RtSampleMeta meta;
-  char err[2048];                 /* "PATH:LINE: message" after a failure */
-  FILE *f;                        /* private */
+  char err[2048]; /* "PATH:LINE: message" after a failure */
+  FILE *f;        /* private */
   char *buf, *hdr;
   int rows;
 } RtCsv;
@@ -83,20 +82,20 @@ void rt_csv_close(RtCsv *c);
 enum { RT_FIT_MAX_FILES = 64 };
 
 typedef struct RtSample {
-  int file;                 /* index into RtSampleSet.file */
-  int line;                 /* its line in that file */
-  int op;                   /* RtOp (runtime/ops.def) */
+  int file; /* index into RtSampleSet.file */
+  int line; /* its line in that file */
+  int op;   /* RtOp (runtime/ops.def) */
   RtDtype dtype;
-  double a[5];              /* the kernel's arguments (runtime/ops.h) */
-  double hidden;            /* the model's hidden size where the file has one, else 0 */
-  double fwd, bwd;          /* seconds; bwd < 0: not measured */
+  double a[5];     /* the kernel's arguments (runtime/ops.h) */
+  double hidden;   /* the model's hidden size where the file has one, else 0 */
+  double fwd, bwd; /* seconds; bwd < 0: not measured */
 } RtSample;
 
 typedef struct RtSampleSet {
   int n, nfiles;
   RtSample *s;
-  size_t cap;                        /* rows s has room for */
-  char file[RT_FIT_MAX_FILES][64];   /* operator name of each file, e.g. "linear1" */
+  size_t cap;                      /* rows s has room for */
+  char file[RT_FIT_MAX_FILES][64]; /* operator name of each file, e.g. "linear1" */
   char path[RT_FIT_MAX_FILES][512];
   RtSampleMeta meta[RT_FIT_MAX_FILES];
 } RtSampleSet;
@@ -155,9 +154,9 @@ typedef struct RtFitCv {
   RtFitErr file[RT_FIT_MAX_FILES];
   int ntables;
   struct {
-    int op;                 /* RtOp */
+    int op; /* RtOp */
     RtDtype dtype;
-    char name[64];          /* as the table names itself: "softmax fp16 causal=1" */
+    char name[64]; /* as the table names itself: "softmax fp16 causal=1" */
     RtFitErr err;
   } table[RT_FIT_MAX_FILES];
   RtFitErr all;
@@ -173,7 +172,6 @@ int rt_fit_cv(const RtGpu *g, const RtSampleSet *set, int folds, double (*mape)[
 
 /* MAPE per file of g (with g->calib set as the caller wants) over the samples with
  * use[i] != 0; rows[file] receives the count. */
-void rt_fit_mape(const RtGpu *g, const RtSampleSet *set, const unsigned char *use,
-                 double (*mape)[2], int *rows);
+void rt_fit_mape(const RtGpu *g, const RtSampleSet *set, const unsigned char *use, double (*mape)[2], int *rows);
 
 #endif

@@ -21,8 +21,8 @@
 
 /* The raw columns a row can carry, by name; missing ones read as NAN. */
 enum { C_MP, C_B, C_H, C_L, C_DIM, C_ENC, C_PARAMS, C_HIDSZ, C_F, C_B_DUR, C_DUR, NRAW };
-static const char *const raw_names[NRAW] = {"mp", "b", "h", "l", "dim", "encoders", "params",
-                                            "hidden_size", "F_dur(us)", "B_dur(us)", "dur(us)"};
+static const char *const raw_names[NRAW] = {"mp",     "b",           "h",         "l",         "dim",    "encoders",
+                                            "params", "hidden_size", "F_dur(us)", "B_dur(us)", "dur(us)"};
 
 /* GPT-2's vocabulary padded to a multiple of 128*mp, per tensor-parallel rank. */
 static double vocab_shard(double mp) { return ceil(50257 / (128 * mp)) * 128; }
@@ -39,7 +39,7 @@ typedef struct PaperOp {
   const char *name;
   RtOp op;
   int (*map)(const double *r, double *a);
-  unsigned need;            /* the raw columns map() reads: bits 1 << C_... */
+  unsigned need; /* the raw columns map() reads: bits 1 << C_... */
 } PaperOp;
 
 #define R(c) r[C_##c]
@@ -71,7 +71,7 @@ static int m_bmm(const double *r, double *a) {
   a[0] = R(B) * R(H) / R(MP), a[1] = R(L), a[2] = R(L), a[3] = R(DIM) / R(H);
   return 0;
 }
-static int m_scores(const double *r, double *a) {   /* (b, h/mp, l, l) as rows x cols */
+static int m_scores(const double *r, double *a) { /* (b, h/mp, l, l) as rows x cols */
   a[0] = R(B) * R(H) / R(MP) * R(L), a[1] = R(L);
   return 0;
 }
@@ -104,7 +104,7 @@ static int m_xent(const double *r, double *a) {
   return 0;
 }
 /* The stage optimizers: (params, tensors) of the stage's layers and blocks. */
-static int m_first(const double *r, double *a) {   /* layers + the embedding shard (1 tensor) */
+static int m_first(const double *r, double *a) { /* layers + the embedding shard (1 tensor) */
   a[0] = R(ENC) * layer_params(R(DIM), R(MP)) + vocab_shard(R(MP)) * R(DIM);
   a[1] = R(ENC) * LAYER_TENSORS + 1;
   return 0;
@@ -114,7 +114,7 @@ static int m_middle(const double *r, double *a) {
   a[1] = R(ENC) * LAYER_TENSORS;
   return 0;
 }
-static int m_last(const double *r, double *a) {    /* layers + final norm (2) + LM head shard (1) */
+static int m_last(const double *r, double *a) { /* layers + final norm (2) + LM head shard (1) */
   a[0] = R(ENC) * layer_params(R(DIM), R(MP)) + 2 * R(DIM) + vocab_shard(R(MP)) * R(DIM);
   a[1] = R(ENC) * LAYER_TENSORS + 3;
   return 0;
@@ -161,7 +161,7 @@ typedef struct KernelForm {
   const char *name;
   RtOp op;
   const char *cols[RT_OP_MAX_ARGS];
-  int required;             /* 0: all of them */
+  int required; /* 0: all of them */
 } KernelForm;
 static const KernelForm kernel_forms[] = {
     {"linear", RT_OP_LINEAR, {"m", "k", "n", "bias"}, 0},
@@ -239,7 +239,7 @@ static int next_line(RtCsv *c) {
     if (n > 0 && c->buf[n - 1] == '\r') n--;
     c->buf[n] = '\0';
     char *p = c->buf;
-    if (c->line == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;   /* UTF-8 byte-order mark */
+    if (c->line == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3; /* UTF-8 byte-order mark */
     while (*p == ' ' || *p == '\t') p++;
     if (*p == '\0') continue;
     if (*p == '#') {
@@ -279,8 +279,7 @@ int rt_csv_open(RtCsv *c, const char *path) {
   }
   if (!(c->hdr = strdup(c->buf))) return rt_csv_fail(c, "out of memory");
   int n = split(c->hdr, c->col);
-  if (n > RT_CSV_MAX_COLS)
-    return rt_csv_fail(c, "%d columns in the header; at most %d", n, RT_CSV_MAX_COLS);
+  if (n > RT_CSV_MAX_COLS) return rt_csv_fail(c, "%d columns in the header; at most %d", n, RT_CSV_MAX_COLS);
   c->ncols = n;
   for (int i = 0; i < c->ncols; i++)
     for (int j = 0; j < i; j++)
@@ -300,8 +299,7 @@ int rt_csv_row(RtCsv *c) {
   if (rc == 0 && c->rows == 0) return rt_csv_fail(c, "no rows under the header");
   if (rc <= 0) return rc;
   int n = split(c->buf, c->field);
-  if (n != c->ncols)
-    return rt_csv_fail(c, "%d field%s, the header has %d", n, n == 1 ? "" : "s", c->ncols);
+  if (n != c->ncols) return rt_csv_fail(c, "%d field%s, the header has %d", n, n == 1 ? "" : "s", c->ncols);
   c->rows++;
   return 1;
 }
@@ -311,8 +309,7 @@ int rt_csv_number(RtCsv *c, int col, double *v) {
   char *end;
   *v = strtod(s, &end);
   if (end == s || *end != '\0')
-    return rt_csv_fail(c, "column `%s`: `%.40s%s` is not a number", c->col[col], s,
-                       strlen(s) > 40 ? "..." : "");
+    return rt_csv_fail(c, "column `%s`: `%.40s%s` is not a number", c->col[col], s, strlen(s) > 40 ? "..." : "");
   return 0;
 }
 
@@ -329,8 +326,8 @@ static int time_of(RtCsv *c, int col, double *sec) {
   double us;
   if (rt_csv_number(c, col, &us) != 0) return -1;
   if (!(us > 0) || !isfinite(us))
-    return rt_csv_fail(c, "column `%s`: time `%s` is not a positive number of microseconds",
-                       c->col[col], c->field[col]);
+    return rt_csv_fail(c, "column `%s`: time `%s` is not a positive number of microseconds", c->col[col],
+                       c->field[col]);
   *sec = us * 1e-6;
   return 0;
 }
@@ -352,11 +349,11 @@ static void list_names(char *out, size_t len, const char *const *names, int n) {
 
 /* How one file's columns are read: its form and where each column is. */
 typedef struct CsvForm {
-  const PaperOp *po;            /* the paper's file of this name, or NULL */
-  int kf;                       /* its kernel_forms[] entry, or -1 */
-  int kform;                    /* read in kernel form (else the paper's) */
+  const PaperOp *po; /* the paper's file of this name, or NULL */
+  int kf;            /* its kernel_forms[] entry, or -1 */
+  int kform;         /* read in kernel form (else the paper's) */
   int nargs, argcol[RT_OP_MAX_ARGS], rawcol[NRAW];
-  int fcol, bcol;               /* the forward and backward time columns (bcol -1: none) */
+  int fcol, bcol; /* the forward and backward time columns (bcol -1: none) */
 } CsvForm;
 
 /* The form: a kernel-form header names the op's arguments (all of them; naming one is
@@ -374,8 +371,7 @@ static int csv_form(RtCsv *c, const char *stem, CsvForm *f) {
     int required = k->required ? k->required : f->nargs;
     for (int i = 0; f->kform && i < required; i++)
       if (f->argcol[i] < 0)
-        return rt_csv_fail(c, "no column `%s`: a %s file in kernel form has the columns %s", k->cols[i],
-                           stem, names);
+        return rt_csv_fail(c, "no column `%s`: a %s file in kernel form has the columns %s", k->cols[i], stem, names);
   }
   for (int i = 0; i < NRAW; i++) f->rawcol[i] = rt_csv_column(c, raw_names[i]);
   if (!f->kform) {
@@ -386,8 +382,7 @@ static int csv_form(RtCsv *c, const char *stem, CsvForm *f) {
     list_names(names, sizeof names, need, nn);
     for (int i = 0; i < NRAW; i++)
       if ((f->po->need & (1u << i)) && f->rawcol[i] < 0)
-        return rt_csv_fail(c, "no column `%s`: the paper's %s file has the columns %s", raw_names[i],
-                           stem, names);
+        return rt_csv_fail(c, "no column `%s`: the paper's %s file has the columns %s", raw_names[i], stem, names);
   }
   const int *raw = f->rawcol;
   f->fcol = raw[C_F] >= 0 ? raw[C_F] : raw[C_DUR] >= 0 ? raw[C_DUR] : rt_csv_column(c, "dur");
@@ -408,12 +403,11 @@ static int kernel_row(RtCsv *c, const CsvForm *f, RtSample *s) {
     }
     if (rt_csv_number(c, col, &s->a[i]) != 0) return -1;
     int bias = s->op == RT_OP_LINEAR && i == 3;
-    if (bias && s->a[i] != 0 && s->a[i] != 1)
-      return rt_csv_fail(c, "column `bias`: `%s` is not 0 or 1", c->field[col]);
+    if (bias && s->a[i] != 0 && s->a[i] != 1) return rt_csv_fail(c, "column `bias`: `%s` is not 0 or 1", c->field[col]);
     if (!bias && !(s->a[i] >= 1 && isfinite(s->a[i])))
       return rt_csv_fail(c, "column `%s`: `%s` is not a size (a number >= 1)", c->col[col], c->field[col]);
   }
-  if (s->op == RT_OP_ADAM && s->a[1] > s->a[0])   /* a tensor holds a parameter or more */
+  if (s->op == RT_OP_ADAM && s->a[1] > s->a[0]) /* a tensor holds a parameter or more */
     return rt_csv_fail(c, "column `tensors`: %s tensors cannot hold %s parameters", c->field[f->argcol[1]],
                        c->field[f->argcol[0]]);
   return 0;
@@ -431,7 +425,7 @@ static int paper_row(RtCsv *c, const CsvForm *f, const char *stem, RtSample *s, 
   }
   f->po->map(r, s->a);
   for (int i = 0; i < (s->op == RT_OP_LINEAR ? 3 : rt_op_nargs((RtOp)s->op)); i++)
-    if (!(s->a[i] >= 1 && isfinite(s->a[i])))   /* as ops.c's op_args_ok() wants them */
+    if (!(s->a[i] >= 1 && isfinite(s->a[i]))) /* as ops.c's op_args_ok() wants them */
       return rt_csv_fail(c, "the row maps to a %s shape with a size below 1 (more mp than heads?)", stem);
   return 0;
 }
@@ -443,12 +437,11 @@ static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtyp
     if (strcmp(stem, paper_ops[i].name) == 0) f.po = &paper_ops[i];
   for (size_t i = 0; i < sizeof kernel_forms / sizeof kernel_forms[0]; i++)
     if (strcmp(stem, kernel_forms[i].name) == 0) f.kf = (int)i;
-  if (!f.po && f.kf < 0) return 0;   /* not a sample file we know: skip (paper-regressors.csv) */
+  if (!f.po && f.kf < 0) return 0; /* not a sample file we know: skip (paper-regressors.csv) */
   RtCsv c;
   int rc = rt_csv_open(&c, path);
   if (rc == 0) rc = csv_form(&c, stem, &f);
-  if (rc == 0 && set->nfiles == RT_FIT_MAX_FILES)
-    rc = rt_csv_fail(&c, "more than %d sample files", RT_FIT_MAX_FILES);
+  if (rc == 0 && set->nfiles == RT_FIT_MAX_FILES) rc = rt_csv_fail(&c, "more than %d sample files", RT_FIT_MAX_FILES);
   int fi = set->nfiles;
   if (rc == 0) {
     snprintf(set->file[fi], sizeof set->file[fi], "%s", stem);
@@ -474,8 +467,10 @@ static int load_csv(RtSampleSet *set, const char *path, const char *stem, RtDtyp
     }
     set->s[set->n++] = s;
   }
-  if (rc == 0) set->meta[fi] = c.meta;
-  else fprintf(err, "%s\n", c.err);
+  if (rc == 0)
+    set->meta[fi] = c.meta;
+  else
+    fprintf(err, "%s\n", c.err);
   rt_csv_close(&c);
   return rc == 0 ? 0 : -1;
 }
@@ -487,8 +482,10 @@ int rt_samples_load(const char *dir, RtSampleSet *set, FILE *err) {
   snprintf(sub, sizeof sub, "%s/operator", dir);
   char **names;
   int n = dir_list(sub, ".csv", &names);
-  if (n == -1) n = dir_list(dir, ".csv", &names);
-  else dir = sub;
+  if (n == -1)
+    n = dir_list(dir, ".csv", &names);
+  else
+    dir = sub;
   if (n == -1) fprintf(err, "%s:0: cannot open folder: %s\n", dir, strerror(errno));
   if (n == -2) fprintf(err, "%s:0: out of memory\n", dir);
   if (n < 0) return -1;
@@ -496,7 +493,7 @@ int rt_samples_load(const char *dir, RtSampleSet *set, FILE *err) {
   for (int i = 0; i < n; i++) {
     char stem[256], path[1536];
     snprintf(stem, sizeof stem, "%s", names[i]);
-    stem[strlen(stem) - 4] = '\0';                      /* drop .csv */
+    stem[strlen(stem) - 4] = '\0'; /* drop .csv */
     char *us = strrchr(stem, '_');
     int dt = us ? rt_dtype_lookup(us + 1) : -1;
     if (rc == 0 && dt >= 0) {

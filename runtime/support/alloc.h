@@ -17,14 +17,14 @@ char *xstrdup(const char *s);
 size_t grow_cap(size_t cap, size_t need, size_t elem);
 
 /* Makes the array p (cap elements, any integer type) hold at least need, doubling. */
-#define XGROW(p, need, cap)                                                         \
-  do {                                                                              \
-    if ((size_t)(need) > (size_t)(cap)) {                                           \
-      size_t grow_c_ = grow_cap((size_t)(cap), (size_t)(need), sizeof *(p));         \
-      (p) = xrealloc((p), grow_c_ * sizeof *(p));                                    \
-      (cap) = grow_c_;                                                              \
-      if ((size_t)(cap) != grow_c_) alloc_fail("capacity");                         \
-    }                                                                               \
+#define XGROW(p, need, cap) \
+  do { \
+    if ((size_t)(need) > (size_t)(cap)) { \
+      size_t grow_c_ = grow_cap((size_t)(cap), (size_t)(need), sizeof *(p)); \
+      (p) = xrealloc((p), grow_c_ * sizeof *(p)); \
+      (cap) = grow_c_; \
+      if ((size_t)(cap) != grow_c_) alloc_fail("capacity"); \
+    } \
   } while (0)
 
 /* As XGROW, without aborting: false (p and cap untouched) when memory runs out. */

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 typedef struct StrBuf {
-  char *p;        /* NULL until the first write, then NUL-terminated */
+  char *p; /* NULL until the first write, then NUL-terminated */
   size_t n, cap;
 } StrBuf;
 

@@ -24,8 +24,8 @@ int main(void) {
   RtCluster c = *rt_cluster_builtin("perlmutter");
   const char *names[] = {"allreduce", "allgather", "reducescatter", "alltoall", "p2p"};
   CollFn fns[] = {rt_allreduce, rt_allgather, rt_reducescatter, rt_alltoall, rt_p2p};
-  printf("%-14s %12s %12s   (perlmutter, 2 nodes x 4 GPUs; p2p 2 x 1; %d tables)\n", "kernel",
-         "physics ns", "calibrated ns", rt_calib_ntables(cal));
+  printf("%-14s %12s %12s   (perlmutter, 2 nodes x 4 GPUs; p2p 2 x 1; %d tables)\n", "kernel", "physics ns",
+         "calibrated ns", rt_calib_ntables(cal));
   for (int k = 0; k < 5; k++) {
     int nodes = 2, gpn = k == 4 ? 1 : 4;
     c.calib = NULL;

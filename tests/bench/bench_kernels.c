@@ -42,20 +42,20 @@ static double uniform(void) {
   return (double)(rng >> 11) * 0x1.0p-53;
 }
 /* log-uniform in [lo, hi], rounded to an integer (shapes are counts). */
-static double draw(double lo, double hi) {
-  return round(exp(log(lo) + uniform() * (log(hi) - log(lo))));
-}
+static double draw(double lo, double hi) { return round(exp(log(lo) + uniform() * (log(hi) - log(lo)))); }
 
 typedef enum {
+  /* clang-format off */
   K_LINEAR, K_BMM, K_SOFTMAX, K_MASKED_FILL, K_ATTENTION, K_FLASH, K_LAYERNORM, K_RMSNORM,
   K_GELU, K_SWIGLU, K_ADD, K_ROPE, K_EMBEDDING, K_CROSS_ENTROPY, K_ADAM, K_NOPS,
   K_ALLREDUCE = K_NOPS, K_ALLGATHER, K_REDUCESCATTER, K_ALLTOALL, K_P2P, K_NKERNELS
+  /* clang-format on */
 } Kernel;
 
 static const char *const names[K_NKERNELS] = {
-    "linear", "bmm", "softmax", "masked_fill", "attention", "flash_attention", "layernorm",
-    "rmsnorm", "gelu", "swiglu", "add", "rope", "embedding", "cross_entropy", "adam",
-    "allreduce", "allgather", "reducescatter", "alltoall", "p2p"};
+    "linear",    "bmm",           "softmax",  "masked_fill", "attention", "flash_attention", "layernorm", "rmsnorm",
+    "gelu",      "swiglu",        "add",      "rope",        "embedding", "cross_entropy",   "adam",      "allreduce",
+    "allgather", "reducescatter", "alltoall", "p2p"};
 
 /* The calibrated layouts of hw/calibration/perlmutter (nodes, GPUs per node). */
 static const int layouts[][2] = {{1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4}, {4, 1}, {8, 1}};
@@ -63,7 +63,7 @@ static const int layouts[][2] = {{1, 2}, {1, 4}, {2, 1}, {2, 2}, {2, 4}, {4, 1},
 static void draw_shapes(Kernel k) {
   for (int i = 0; i < NSHAPES; i++) {
     Shape *s = &shapes[i];
-    s->dt = RT_FP16;   /* the shipped tables' dtype: every call is corrected */
+    s->dt = RT_FP16; /* the shipped tables' dtype: every call is corrected */
     s->flag = (i >> 1) & 1;
     double *a = s->a;
     switch (k) {
@@ -85,7 +85,7 @@ static void draw_shapes(Kernel k) {
     case K_ROPE: a[0] = draw(256, 1e6), a[1] = draw(1, 128), a[2] = 32 * draw(2, 8); break;
     case K_EMBEDDING: a[0] = draw(256, 1e6), a[1] = draw(1e3, 2.6e5), a[2] = draw(512, 16384); break;
     case K_ADAM: a[0] = draw(1e6, 1e11), a[1] = draw(1, 2000); break;
-    default: {   /* collectives */
+    default: { /* collectives */
       int l = (int)(uniform() * (sizeof layouts / sizeof layouts[0]));
       s->nodes = k == K_P2P ? 1 + (i & 1) : layouts[l][0];
       s->gpn = k == K_P2P ? 2 - (i & 1) : layouts[l][1];
@@ -163,8 +163,7 @@ int main(int argc, char **argv) {
   ccal.calib = colls;
   cbare.gpu = ccal.gpu = &bare;
 
-  printf("ns per call, best of %d x %ld calls over %d shapes (target < 100)\n", REPS, calls,
-         NSHAPES);
+  printf("ns per call, best of %d x %ld calls over %d shapes (target < 100)\n", REPS, calls, NSHAPES);
   printf("%-16s %14s %14s\n", "kernel", "uncalibrated", "calibrated");
   int over = 0;
   for (int k = 0; k < K_NKERNELS; k++) {

@@ -47,8 +47,8 @@ int main(void) {
   RtKernelFn *f = rt_kernels[RTK_PIPELINE].fn;
   const int pps[] = {8, 16, 32}, ms[] = {16, 64, 256, 1536};
   double worst = 0;
-  printf("%-12s %4s %3s %5s %6s %14s %12s %9s %12s\n", "schedule", "pp", "v", "m", "p2p",
-         "reference ns", "fast ns", "speed-up", "makespan s");
+  printf("%-12s %4s %3s %5s %6s %14s %12s %9s %12s\n", "schedule", "pp", "v", "m", "p2p", "reference ns", "fast ns",
+         "speed-up", "makespan s");
   for (int s = 0; s < RT_NSCHEDULES; s++)
     for (size_t a = 0; a < sizeof pps / sizeof pps[0]; a++)
       for (size_t b = 0; b < sizeof ms / sizeof ms[0]; b++)
@@ -57,14 +57,16 @@ int main(void) {
           if (v > 1 && m % pp != 0) continue;
           int zb = s == RT_ZERO_BUBBLE;
           /* ZB-H1 splits the backward: B and W of about one forward each. */
+          /* clang-format off */
           double args[15] = {s, pp, v, m, 96, 1, 6.2e-3, zb ? 6.2e-3 : 12.4e-3, zb ? 6.2e-3 : 0,
                              0, 0.3e-3, 0.5e-3, 4e-3, 8e-3, send ? 0.25e-3 : 0};
+          /* clang-format on */
           double fast[RT_KERNEL_NOUT], ref[RT_KERNEL_NOUT];
           double tr = bench(k_reference, args, 0.03, ref), tf = bench(f, args, 0.03, fast);
           for (int k = 0; k < 2; k++)
             if (fabs(fast[k] - ref[k]) > worst * fabs(ref[k])) worst = fabs(fast[k] - ref[k]) / fabs(ref[k]);
-          printf("%-12s %4d %3d %5d %6s %14.0f %12.0f %8.0fx %12.6f\n", names[s], pp, v, m,
-                 send ? "0.25ms" : "0", tr, tf, tr / tf, fast[0]);
+          printf("%-12s %4d %3d %5d %6s %14.0f %12.0f %8.0fx %12.6f\n", names[s], pp, v, m, send ? "0.25ms" : "0", tr,
+                 tf, tr / tf, fast[0]);
         }
   printf("largest relative difference of the makespans: %.3g\n", worst);
   return 0;

@@ -25,12 +25,11 @@
 #include "bench.h"
 
 /* Best elapsed seconds of `reps` whole-sweep runs on one thread. */
-static double best_run(Sweep *sw, bool jit, bool prune, int reps, SweepMeta *meta, const SweepRow **rows,
-                       int *nrows) {
+static double best_run(Sweep *sw, bool jit, bool prune, int reps, SweepMeta *meta, const SweepRow **rows, int *nrows) {
   SweepOptions o = {1, jit, 0, 1, false, NULL, !prune};
   double best = INFINITY;
   for (int r = 0; r < reps; r++) {
-    rt_pipeline_memo_clear();   /* each run starts cold, as `llmp sweep` does */
+    rt_pipeline_memo_clear(); /* each run starts cold, as `llmp sweep` does */
     if (sweep_run(sw, &o, meta, rows, nrows) < 0) return NAN;
     if (meta->elapsed < best) best = meta->elapsed;
   }
@@ -125,8 +124,8 @@ int main(int argc, char **argv) {
     graph_eval(g, in, vals);
   }
   double ef = (bench_now() - t0) / (double)sample;
-  printf("  interpreter, whole graph per point: %.2f us per point = %.0f points/s (sample of %llu)\n", 1e6 * ef,
-         1 / ef, (unsigned long long)sample);
+  printf("  interpreter, whole graph per point: %.2f us per point = %.0f points/s (sample of %llu)\n", 1e6 * ef, 1 / ef,
+         (unsigned long long)sample);
   printf("  JIT / whole-graph interpreter: %.0fx (JIT without pruning: %.0fx)\n", ef * (double)P / ej,
          ef * (double)P / ej0);
   bool same = nj == ni && mj.kept == mi.kept && nj == nj0 && nj == ni0;

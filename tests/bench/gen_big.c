@@ -93,43 +93,45 @@ static void unit(FILE *f, int i) {
           "}\n\n",
           i, i, i, 16 + 16 * (i % 8), 300 + 150 * (i % 4), i % 2 ? 400 : 200, i % 2 ? 400 : 200);
   int llama = i % 2;
-  fprintf(f,
-          "block layer%d {\n"
-          "  let t       = plan.micro_batch * model.seq / plan.cp\n"
-          "  let dh      = model.head_dim\n"
-          "  let qkv_out = (model.heads + 2 * model.kv_heads) * dh\n"
-          "  let rd      = dh * model.rotary_fraction\n"
-          "  op ln1  = norm(model.norm, t, model.hidden)\n"
-          "  op qkv  = linear(t, model.hidden, qkv_out, split = column, bias = model.bias)\n"
-          "  op rot  = rope(t, model.heads, rd)\n"
-          "  op attn = attention(plan.micro_batch, model.heads, model.seq, dh, causal = true, kv_heads = model.kv_heads, impl = model.attention)\n"
-          "  op proj = linear(t, model.heads * dh, model.hidden, split = row, bias = model.bias)\n"
-          "  op add1 = add(t * model.hidden)\n"
-          "  op ln2  = norm(model.norm, t, model.hidden)\n"
-          "  op up   = linear(t, model.hidden, %smodel.ffn, split = column, bias = model.bias)\n"
-          "  op act  = activation(model.activation, t * model.ffn)\n"
-          "  op down = linear(t, model.ffn, model.hidden, split = row, bias = model.bias)\n"
-          "  op add2 = add(t * model.hidden)\n"
-          "}\n\n",
-          i, llama ? "2 * " : "");
+  fprintf(
+      f,
+      "block layer%d {\n"
+      "  let t       = plan.micro_batch * model.seq / plan.cp\n"
+      "  let dh      = model.head_dim\n"
+      "  let qkv_out = (model.heads + 2 * model.kv_heads) * dh\n"
+      "  let rd      = dh * model.rotary_fraction\n"
+      "  op ln1  = norm(model.norm, t, model.hidden)\n"
+      "  op qkv  = linear(t, model.hidden, qkv_out, split = column, bias = model.bias)\n"
+      "  op rot  = rope(t, model.heads, rd)\n"
+      "  op attn = attention(plan.micro_batch, model.heads, model.seq, dh, causal = true, kv_heads = model.kv_heads, impl = model.attention)\n"
+      "  op proj = linear(t, model.heads * dh, model.hidden, split = row, bias = model.bias)\n"
+      "  op add1 = add(t * model.hidden)\n"
+      "  op ln2  = norm(model.norm, t, model.hidden)\n"
+      "  op up   = linear(t, model.hidden, %smodel.ffn, split = column, bias = model.bias)\n"
+      "  op act  = activation(model.activation, t * model.ffn)\n"
+      "  op down = linear(t, model.ffn, model.hidden, split = row, bias = model.bias)\n"
+      "  op add2 = add(t * model.hidden)\n"
+      "}\n\n",
+      i, llama ? "2 * " : "");
   if (llama)
-    fprintf(f,
-            "model base%d {\n"
-            "  ffn             = (8 * hidden - 8 * hidden %% 3) / 3 + (256 - (8 * hidden - 8 * hidden %% 3) / 3 %% 256) %% 256\n"
-            "  kv_heads        = 8\n"
-            "  head_dim        = hidden / heads\n"
-            "  norm            = rmsnorm\n"
-            "  activation      = swiglu\n"
-            "  position        = rotary\n"
-            "  rotary_fraction = 1.0\n"
-            "  attention       = flash\n"
-            "  bias            = false\n"
-            "  tied_embeddings = false\n"
-            "  embedding       = embedding_shared\n"
-            "  layer           = layer%d\n"
-            "  head            = head_shared\n"
-            "}\n\n",
-            i, i);
+    fprintf(
+        f,
+        "model base%d {\n"
+        "  ffn             = (8 * hidden - 8 * hidden %% 3) / 3 + (256 - (8 * hidden - 8 * hidden %% 3) / 3 %% 256) %% 256\n"
+        "  kv_heads        = 8\n"
+        "  head_dim        = hidden / heads\n"
+        "  norm            = rmsnorm\n"
+        "  activation      = swiglu\n"
+        "  position        = rotary\n"
+        "  rotary_fraction = 1.0\n"
+        "  attention       = flash\n"
+        "  bias            = false\n"
+        "  tied_embeddings = false\n"
+        "  embedding       = embedding_shared\n"
+        "  layer           = layer%d\n"
+        "  head            = head_shared\n"
+        "}\n\n",
+        i, i);
   else
     fprintf(f,
             "model base%d {\n"

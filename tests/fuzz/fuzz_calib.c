@@ -46,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static char dir[4096], tbl_dir[4200], ops_dir[4200], nccl_dir[4200];
 static FILE *sink;
 
+/* clang-format off */
 static const char *const op_stems[] = {
     "linear1", "linear2", "linear3", "linear4", "linear_final", "baddbmm", "bmm",
     "ScaledUpperTriangMaskedSoftmax", "softmax", "fillmask", "flash_atten", "layernorm",
@@ -53,6 +54,7 @@ static const char *const op_stems[] = {
     "firstStage_optimizer", "middleStage_optimizer", "lastStage_optimizer", "linear",
     "masked_softmax", "masked_fill", "flash_attention", "flash_attention_full", "rmsnorm",
     "swiglu", "add", "rope", "cross_entropy", "adam"};
+/* clang-format on */
 enum { NSTEMS = sizeof op_stems / sizeof op_stems[0] };
 static const int layouts[][2] = {{1, 2}, {1, 4}, {1, 8}, {2, 1}, {2, 4}, {4, 1}, {8, 1}, {16, 4}};
 
@@ -75,8 +77,7 @@ static void cleanup(void) {
   char path[4400];
   for (int k = 0; k < RT_NCOLLS; k++)
     for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
-      snprintf(path, sizeof path, "%s/%s_fp16_%d_%d.csv", nccl_dir, rt_coll_kernels[k],
-               layouts[l][0], layouts[l][1]);
+      snprintf(path, sizeof path, "%s/%s_fp16_%d_%d.csv", nccl_dir, rt_coll_kernels[k], layouts[l][0], layouts[l][1]);
       unlink(path);
     }
   rmdir(nccl_dir);
@@ -114,8 +115,7 @@ static void write_file(const char *path, const uint8_t *data, size_t size) {
 static void check(const char *what, RtCost c) {
   if (c.flags & RT_BAD_ARGS) return;
   if (!(c.fwd > 0 && isfinite(c.fwd) && c.bwd >= 0 && isfinite(c.bwd))) {
-    fprintf(stderr, "fuzz_calib: %s gave fwd %g bwd %g (flags %#x) from a loaded table\n", what,
-            c.fwd, c.bwd, c.flags);
+    fprintf(stderr, "fuzz_calib: %s gave fwd %g bwd %g (flags %#x) from a loaded table\n", what, c.fwd, c.bwd, c.flags);
     abort();
   }
 }
@@ -188,14 +188,12 @@ static void run_coll_samples(uint8_t pick, const uint8_t *data, size_t size) {
   snprintf(path, sizeof path, "%s/%s_fp16_%d_%d.csv", nccl_dir, rt_coll_kernels[k], nodes, gpn);
   write_file(path, data, size);
   double *bytes = NULL, *secs = NULL;
-  int n = rt_collective_csv_read(path, rt_coll_kernels[k], nodes, gpn, &bytes, &secs, NULL, err,
-                                 sizeof err);
+  int n = rt_collective_csv_read(path, rt_coll_kernels[k], nodes, gpn, &bytes, &secs, NULL, err, sizeof err);
   if (n >= 2) {
     RtCluster cl = *rt_cluster_builtin("perlmutter");
     RtTable t;
     double cv;
-    if (rt_fit_collective_cv(&cl, rt_coll_kernels[k], nodes, gpn, bytes, secs, n, 0, &t, &cv, err,
-                             sizeof err) == 0)
+    if (rt_fit_collective_cv(&cl, rt_coll_kernels[k], nodes, gpn, bytes, secs, n, 0, &t, &cv, err, sizeof err) == 0)
       rt_table_release(&t);
   }
   free(bytes);
@@ -206,8 +204,11 @@ static void run_coll_samples(uint8_t pick, const uint8_t *data, size_t size) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 2) return 0;
   uint8_t mode = data[0], pick = data[1];
-  if (mode < 96) run_tables(data + 1, size - 1);
-  else if (mode < 224) run_op_samples(pick, data + 2, size - 2);
-  else run_coll_samples(pick, data + 2, size - 2);
+  if (mode < 96)
+    run_tables(data + 1, size - 1);
+  else if (mode < 224)
+    run_op_samples(pick, data + 2, size - 2);
+  else
+    run_coll_samples(pick, data + 2, size - 2);
   return 0;
 }

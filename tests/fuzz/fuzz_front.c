@@ -101,7 +101,7 @@ static void write_file(const char *path, const char *text, size_t n) {
 static void confine_imports(char *t, size_t n) {
   size_t i = 0;
   while (i < n) {
-    if (t[i] == '#') {                              /* comment: to the end of the line */
+    if (t[i] == '#') { /* comment: to the end of the line */
       while (i < n && t[i] != '\n') i++;
       continue;
     }
@@ -109,12 +109,12 @@ static void confine_imports(char *t, size_t n) {
       i++;
       continue;
     }
-    size_t start = ++i;                             /* first byte inside the quotes */
+    size_t start = ++i; /* first byte inside the quotes */
     char prev = 0;
     bool first = true, bad = false;
     while (i < n && t[i] != '"' && t[i] != '\n') {
       char c = t[i];
-      if (c == '\\' && i + 1 < n && t[i + 1] != '\n') c = t[++i];   /* escape: its character */
+      if (c == '\\' && i + 1 < n && t[i + 1] != '\n') c = t[++i]; /* escape: its character */
       if (first && c == '/') bad = true;
       if (prev == '.' && c == '.') bad = true;
       prev = c;
@@ -124,7 +124,7 @@ static void confine_imports(char *t, size_t n) {
     if (bad)
       for (size_t k = start; k < i; k++)
         if (t[k] == '/' || t[k] == '.') t[k] = '_';
-    if (i < n && t[i] == '"') i++;                  /* closing quote; a newline is left alone */
+    if (i < n && t[i] == '"') i++; /* closing quote; a newline is left alone */
   }
 }
 
@@ -161,7 +161,7 @@ static int check_file(const char *path, int *ndecls, bool evaluate) {
   Sema *s = sema_new(&d, &so);
   int errors = sema_run(s, path, true);
   if (ndecls) *ndecls = sema_ndecls(s);
-  if (!errors && evaluate) {   /* the input itself (not its formatted copy): evaluate it */
+  if (!errors && evaluate) { /* the input itself (not its formatted copy): evaluate it */
     HwSet *hw = hw_new(s, &d, &so);
     Decl *list[16];
     int n = sema_root_decls(s, DK_SCENARIO, list, 16);
@@ -228,7 +228,7 @@ static char *format(const char *name, const char *text, size_t n, size_t *out_le
   Diag d;
   diag_init(&d, NULL);
   diag_set_writer(&d, discard, NULL);
-  d.format = DIAG_SHORT;   /* only the error count matters; sema_run above covers the human format */
+  d.format = DIAG_SHORT; /* only the error count matters; sema_run above covers the human format */
   SrcFile *f = diag_add_file(&d, name, text, n);
   Parsed pf;
   AstNode *root = parse_alone(&pf, &d, f);
@@ -241,7 +241,7 @@ static char *format(const char *name, const char *text, size_t n, size_t *out_le
 static void check_formatter(const char *x, size_t nx, int x_errors, int x_decls) {
   size_t n1, n2;
   char *f1 = format("input.llmp", x, nx, &n1);
-  if (!f1) return;                                  /* syntax errors: nothing to format */
+  if (!f1) return; /* syntax errors: nothing to format */
   if (strlen(f1) != n1) fmt_failure("fmt_file returned a length that is not the text's", x, nx, f1, n1, NULL, 0);
   char *f2 = format("formatted.llmp", f1, n1, &n2);
   if (!f2) fmt_failure("the formatted text does not parse without errors", x, nx, f1, n1, NULL, 0);

@@ -49,12 +49,12 @@ typedef enum { W_THIS, W_NOLINE, W_OTHER } Where;
 
 typedef struct Item {
   Where where;
-  char *other;     /* W_OTHER: base name of the other file */
-  long line;       /* W_THIS, W_OTHER */
-  long col;        /* diagnostics: the column (0 when none); expectations: 0 or the column wanted */
+  char *other; /* W_OTHER: base name of the other file */
+  long line;   /* W_THIS, W_OTHER */
+  long col;    /* diagnostics: the column (0 when none); expectations: 0 or the column wanted */
   char *level;
   char *text;
-  long src_line;   /* expectations: the line of GOLDEN_FILE that states it */
+  long src_line; /* expectations: the line of GOLDEN_FILE that states it */
   bool matched;
 } Item;
 
@@ -176,7 +176,10 @@ static void read_expectations(const char *text, size_t len, Items *exp) {
     const char *l = text + i, *end = l + n;
     const char *m = NULL;
     for (const char *p = l; p + 1 < end; p++)
-      if (p[0] == '#' && p[1] == '~') { m = p; break; }
+      if (p[0] == '#' && p[1] == '~') {
+        m = p;
+        break;
+      }
     if (m) {
       const char *p = m + 2;
       Item x = {0};
@@ -289,13 +292,17 @@ static bool same_item(const Item *got, const Item *want) {
 static void print_item(const char *tag, const Item *x) {
   switch (x->where) {
   case W_THIS:
-    if (x->col) fprintf(stderr, "  %s  %s:%ld:%ld: %s: %s\n", tag, golden, x->line, x->col, x->level, x->text);
-    else fprintf(stderr, "  %s  %s:%ld: %s: %s\n", tag, golden, x->line, x->level, x->text);
+    if (x->col)
+      fprintf(stderr, "  %s  %s:%ld:%ld: %s: %s\n", tag, golden, x->line, x->col, x->level, x->text);
+    else
+      fprintf(stderr, "  %s  %s:%ld: %s: %s\n", tag, golden, x->line, x->level, x->text);
     break;
   case W_NOLINE: fprintf(stderr, "  %s  %s: %s: %s\n", tag, golden, x->level, x->text); break;
   case W_OTHER:
-    if (x->line) fprintf(stderr, "  %s  (other) %s:%ld: %s: %s\n", tag, x->other, x->line, x->level, x->text);
-    else fprintf(stderr, "  %s  (other) %s: %s: %s\n", tag, x->other, x->level, x->text);
+    if (x->line)
+      fprintf(stderr, "  %s  (other) %s:%ld: %s: %s\n", tag, x->other, x->line, x->level, x->text);
+    else
+      fprintf(stderr, "  %s  (other) %s: %s: %s\n", tag, x->other, x->level, x->text);
     break;
   }
 }
@@ -327,7 +334,7 @@ static char *run_llmp(const char *llmp, const char *path, int *status, size_t *l
     fprintf(stderr, "golden_runner: cannot run %s: %s\n", llmp, strerror(errno));
     _exit(127);
   }
-  setpgid(pid, pid);   /* also here, so that the group exists before either side goes on */
+  setpgid(pid, pid); /* also here, so that the group exists before either side goes on */
   close(fd[1]);
   *timed_out = false;
   time_t deadline = time(NULL) + TIMEOUT_S + 2;
@@ -338,7 +345,7 @@ static char *run_llmp(const char *llmp, const char *path, int *status, size_t *l
     struct pollfd pf = {fd[0], POLLIN, 0};
     int r = left > 0 ? poll(&pf, 1, (int)(left * 1000)) : 0;
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {   /* past the deadline (or poll failed): kill the group, stop reading */
+    if (r <= 0) { /* past the deadline (or poll failed): kill the group, stop reading */
       kill(-pid, SIGKILL);
       *timed_out = true;
       break;
@@ -447,8 +454,10 @@ int main(int argc, char **argv) {
 
   if (WIFSIGNALED(status) || timed_out) {
     int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    if (sig == SIGALRM || timed_out) fprintf(stderr, "%s: llmp did not finish in %d s (killed)\n", golden, TIMEOUT_S);
-    else fprintf(stderr, "%s: llmp crashed: signal %d (%s)\n", golden, sig, strsignal(sig));
+    if (sig == SIGALRM || timed_out)
+      fprintf(stderr, "%s: llmp did not finish in %d s (killed)\n", golden, TIMEOUT_S);
+    else
+      fprintf(stderr, "%s: llmp crashed: signal %d (%s)\n", golden, sig, strsignal(sig));
     fail = true;
   } else if (WIFEXITED(status)) {
     int rc = WEXITSTATUS(status);

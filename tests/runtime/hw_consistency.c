@@ -28,8 +28,7 @@ static void num(const char *what, const char *field, double llmp, double c) {
 
 static void str(const char *what, const char *field, const char *llmp, const char *c) {
   if (llmp && c && strcmp(llmp, c) == 0) return;
-  printf("%s: %s is \"%s\" in hw/ but \"%s\" built in\n", what, field, llmp ? llmp : "(none)",
-         c ? c : "(none)");
+  printf("%s: %s is \"%s\" in hw/ but \"%s\" built in\n", what, field, llmp ? llmp : "(none)", c ? c : "(none)");
   diffs++;
 }
 
@@ -79,7 +78,7 @@ int main(int argc, char **argv) {
   SemaOptions so = {NULL, 0, argv[1]};
   HwSession hs;
   HwSet *h = hw_session_open(&hs, "<hw_consistency>", &so, NULL, 0);
-  static const char *const clusters[] = {"perlmutter", "vista",    "selene",     "eos",
+  static const char *const clusters[] = {"perlmutter", "vista",       "selene",     "eos",
                                          "hgx_h200",   "aws_p6_b200", "mi300x_node"};
   static const char *const gpus[] = {"a100_sxm4_80gb", "h100_sxm", "gh200", "h200", "b200", "mi300x"};
   int n = 0;

@@ -32,19 +32,17 @@ static RtCalib *load(char *err, size_t len) { return rt_calib_load(tmp.dir, err,
 
 static void near(double got, double want) { assert_true(fabs(got - want) <= 1e-12 * fabs(want)); }
 
-static const char gelu_table[] =
-    "# a hand-written table\n"
-    "table gelu fp16\n"
-    "axis elements 1000 100000 10000000\n"
-    "fwd 1 2 4\n"
-    "bwd 0.5 0.5 2\n";
+static const char gelu_table[] = "# a hand-written table\n"
+                                 "table gelu fp16\n"
+                                 "axis elements 1000 100000 10000000\n"
+                                 "fwd 1 2 4\n"
+                                 "bwd 0.5 0.5 2\n";
 
-static const char ln_table[] =
-    "table layernorm fp16\n"
-    "axis tokens 100 10000\n"
-    "axis hidden 10 1000 100000\n"
-    "fwd 1 2 4\n"
-    "fwd 8 16 32   # values may span lines\n";
+static const char ln_table[] = "table layernorm fp16\n"
+                               "axis tokens 100 10000\n"
+                               "axis hidden 10 1000 100000\n"
+                               "fwd 1 2 4\n"
+                               "fwd 8 16 32   # values may span lines\n";
 
 /* At the grid's nodes the table gives the written correction, to rounding. */
 TEST(exact_at_grid_points) {
@@ -90,7 +88,7 @@ TEST(between_grid_points) {
   assert_non_null(c);
   const RtTable *t = rt_table_find(c, "gelu", RT_FP16, "");
   unsigned flags = 0;
-  near(rt_table_eval(t, 0, (const double[]){10000}, &flags), sqrt(2));     /* log midpoint */
+  near(rt_table_eval(t, 0, (const double[]){10000}, &flags), sqrt(2)); /* log midpoint */
   near(rt_table_eval(t, 0, (const double[]){1e6}, &flags), sqrt(8));
   near(rt_table_eval(t, 0, (const double[]){1e3 * pow(100, 0.25)}, &flags), pow(2, 0.25));
   near(rt_table_eval(t, 1, (const double[]){1e6}, &flags), 1);
@@ -112,7 +110,7 @@ TEST(between_grid_points) {
   /* no bf16 table: the fp16 correction applies to bf16 (same tensor cores, same rate) */
   assert_int_equal(rt_gelu(&g, RT_BF16, 10000).flags, RT_CALIBRATED);
   near(rt_gelu(&g, RT_BF16, 10000).fwd, rt_gelu(&bare, RT_BF16, 10000).fwd * sqrt(2));
-  assert_int_equal(rt_gelu(&g, RT_FP32, 10000).flags, 0);   /* but fp32 stays uncalibrated */
+  assert_int_equal(rt_gelu(&g, RT_FP32, 10000).flags, 0); /* but fp32 stays uncalibrated */
   rt_calib_free(c);
   tmp_close(&tmp);
 }
@@ -170,8 +168,7 @@ static void rejects(const char *text, int line, const char *what) {
 }
 
 TEST(bad_header) {
-  rejects("table linear\naxis m 1 2\naxis k 1 2\naxis n 1 2\nfwd 1 1 1 1 1 1 1 1\n", 1,
-          "expected `table KERNEL DTYPE");
+  rejects("table linear\naxis m 1 2\naxis k 1 2\naxis n 1 2\nfwd 1 1 1 1 1 1 1 1\n", 1, "expected `table KERNEL DTYPE");
   rejects("# c\ntable linear fp64\n", 2, "unknown dtype `fp64`");
   rejects("table softmax fp16 causal\n", 1, "key=value");
   rejects("tables gelu fp16\n", 1, "unknown line `tables`");
@@ -211,8 +208,7 @@ TEST(non_increasing_axis) {
 
 TEST(duplicate_table) {
   /* in one file */
-  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\ntable gelu fp16\n", 4,
-          "second table gelu fp16");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\ntable gelu fp16\n", 4, "second table gelu fp16");
   /* qualifiers in another order are the same table */
   rejects("table allreduce fp16 nodes=2 gpus_per_node=4\naxis bytes 1 2\nfwd 1 1\n"
           "table allreduce fp16 gpus_per_node=4  nodes=2\n",
@@ -252,7 +248,7 @@ TEST(size_limits) {
   const RtTable *t = &c->tables[0];
   assert_int_equal(t->npts[0], RT_MAX_POINTS);
   unsigned fl = 0;
-  for (int i = 1; i < N; i++) {   /* every node comes back, and halfway between two the mean */
+  for (int i = 1; i < N; i++) { /* every node comes back, and halfway between two the mean */
     double x = i, mid = i + 0.5;
     assert_true(fabs(rt_table_eval(t, 0, &x, &fl) - (i % 2 ? 1.01 : 0.99)) < 1e-12);
     if (i + 1 < N) assert_true(fabs(log(rt_table_eval(t, 0, &mid, &fl))) < 0.011);
@@ -283,13 +279,13 @@ TEST(missing_fwd) {
 
 /* bmm's classes (calib.h): the thinner of k and n, and the largest of 8..64 dividing it. */
 TEST(bmm_classes) {
-  assert_int_equal(rt_bmm_class(64, 1024), 3);     /* Q K^T, head dimension 64 */
-  assert_int_equal(rt_bmm_class(1024, 64), 7);     /* P V */
-  assert_int_equal(rt_bmm_class(72, 4096), 0);     /* 8 x 9 */
-  assert_int_equal(rt_bmm_class(4096, 80), 5);     /* 16 x 5 */
-  assert_int_equal(rt_bmm_class(96, 96), 2);       /* a tie is thin k: 32 x 3 */
-  assert_int_equal(rt_bmm_class(128, 512), 3);     /* 64 and past: 64 */
-  assert_int_equal(rt_bmm_class(100, 1024), -1);   /* not a multiple of 8 */
+  assert_int_equal(rt_bmm_class(64, 1024), 3);   /* Q K^T, head dimension 64 */
+  assert_int_equal(rt_bmm_class(1024, 64), 7);   /* P V */
+  assert_int_equal(rt_bmm_class(72, 4096), 0);   /* 8 x 9 */
+  assert_int_equal(rt_bmm_class(4096, 80), 5);   /* 16 x 5 */
+  assert_int_equal(rt_bmm_class(96, 96), 2);     /* a tie is thin k: 32 x 3 */
+  assert_int_equal(rt_bmm_class(128, 512), 3);   /* 64 and past: 64 */
+  assert_int_equal(rt_bmm_class(100, 1024), -1); /* not a multiple of 8 */
   assert_int_equal(rt_bmm_class(4, 1024), -1);
   assert_int_equal(rt_bmm_class(1024, 85.5), -1);
   assert_string_equal(rt_bmm_class_keys(3), "align=64 thin=k");
@@ -323,7 +319,7 @@ TEST(bmm_class_tables) {
   near(q.fwd, 3 * p.fwd), near(q.bwd, 3 * p.bwd);
   assert_true(q.flags & RT_CALIBRATED);
   p = rt_bmm(&plain, RT_FP16, 32, 2048, 2048, 64), q = rt_bmm(&cal, RT_FP16, 32, 2048, 2048, 64);
-  near(q.fwd, 2 * p.fwd), near(q.bwd, 2 * p.bwd);   /* thin n: no table of its own */
+  near(q.fwd, 2 * p.fwd), near(q.bwd, 2 * p.bwd); /* thin n: no table of its own */
   /* attention = scores (thin k: 3x) + softmax (no table) + values (thin n: 2x) */
   RtCost s = rt_bmm(&plain, RT_FP16, 32, 2048, 64, 2048), v = rt_bmm(&plain, RT_FP16, 32, 2048, 2048, 64);
   RtCost m = rt_softmax(&plain, RT_FP16, 32 * 2048, 2048, 1);
@@ -334,8 +330,7 @@ TEST(bmm_class_tables) {
   /* qualifiers other than a class, and a class table with other axes */
   rejects("table bmm fp16 align=7 thin=k\naxis batch 1\naxis m 1\naxis k 1\naxis n 1\nfwd 1\n", 1,
           "bmm's qualifiers are `align=8|16|32|64 thin=k|n`");
-  rejects("table bmm fp16 thin=k\naxis batch 1\naxis m 1\naxis k 1\naxis n 1\nfwd 1\n", 1,
-          "bmm's qualifiers");
+  rejects("table bmm fp16 thin=k\naxis batch 1\naxis m 1\naxis k 1\naxis n 1\nfwd 1\n", 1, "bmm's qualifiers");
   rejects("table bmm fp16 align=8 thin=n\naxis batch 1\naxis m 1\naxis n 1\nfwd 1\n", 1,
           "kernel bmm takes the axes batch m k n");
 }
@@ -366,8 +361,7 @@ TEST(missing_folder) {
 /* Every shipped folder loads, and writing a table and reading it back gives the same
  * corrections (to the writer's 4 decimals). */
 /* The shipped folders of hw/calibration/, loaded (failing the test if one does not load). */
-static const char *const shipped[] = {"a100-sxm4-80gb-perlmutter", "gh200-vista", "perlmutter",
-                                      "vista"};
+static const char *const shipped[] = {"a100-sxm4-80gb-perlmutter", "gh200-vista", "perlmutter", "vista"};
 enum { NSHIPPED = sizeof shipped / sizeof shipped[0] };
 
 static RtCalib *load_shipped(int i) {
@@ -397,8 +391,7 @@ TEST(write_read_back) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  assert_int_equal(rt_table_write(f, rt_table_find(c, "gelu", RT_FP16, ""), "line one\nline two"),
-                   0);
+  assert_int_equal(rt_table_write(f, rt_table_find(c, "gelu", RT_FP16, ""), "line one\nline two"), 0);
   fclose(f);
   rt_calib_free(c);
   assert_non_null(strstr(text, "# line one\n# line two\ntable gelu fp16\naxis elements 1000 100000 1e+07\n"
@@ -409,16 +402,15 @@ TEST(write_read_back) {
 
 /* --- points: a sampled shape's own correction -------------------------------------------- */
 
-static const char ln_points[] =
-    "table layernorm fp16\n"
-    "axis tokens 100 10000\n"
-    "axis hidden 10 1000 100000\n"
-    "fwd 1 2 4\n"
-    "fwd 8 16 32\n"
-    "bwd 1 1 1 1 1 1\n"
-    "point 1000 100 1.25 0.5   # between the nodes\n"
-    "point 100 10 2 1          # on a node\n"
-    "point 1000 333.33333333333331 0.8 1.1\n";
+static const char ln_points[] = "table layernorm fp16\n"
+                                "axis tokens 100 10000\n"
+                                "axis hidden 10 1000 100000\n"
+                                "fwd 1 2 4\n"
+                                "fwd 8 16 32\n"
+                                "bwd 1 1 1 1 1 1\n"
+                                "point 1000 100 1.25 0.5   # between the nodes\n"
+                                "point 100 10 2 1          # on a node\n"
+                                "point 1000 333.33333333333331 0.8 1.1\n";
 
 /* A point multiplies the grid's correction at exactly its coordinates, fwd and bwd apart;
  * anywhere else, even next to it, the grid alone answers. */
@@ -487,8 +479,7 @@ TEST(points_malformed) {
   rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\npoint 1 nan\n", 4, "correction `nan`");
   rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\npoint 1.5 2\npoint 1.50 3\n", 5,
           "point `1.50 ...` twice in table gelu fp16");
-  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\npoint 1.5 2\nbwd 1 1\n", 5,
-          "`bwd` after `point` lines");
+  rejects("table gelu fp16\naxis elements 1 2\nfwd 1 1\npoint 1.5 2\nbwd 1 1\n", 5, "`bwd` after `point` lines");
 }
 
 /* Many points: the hash table grows and finds every one; written out sorted, read back the same. */
@@ -527,7 +518,7 @@ TEST(points_many_write_read) {
     double lx[] = {rt_log(1 + i % 17), rt_log(3 + i / 17), rt_log(7.5 + i)};
     const RtPoint *p = rt_table_point(u, lx);
     assert_non_null(p);
-    assert_true(fabs(p->c[0] - i * 1e-4) < 1e-4 && fabs(p->c[1] + i * 1e-4) < 1e-4);   /* %.4f */
+    assert_true(fabs(p->c[0] - i * 1e-4) < 1e-4 && fabs(p->c[1] + i * 1e-4) < 1e-4); /* %.4f */
   }
   rt_calib_free(c2);
   rt_table_release(&t);
@@ -542,14 +533,12 @@ TEST(points_many_write_read) {
  * its only point); then the blend (1 - f) lower + f upper along each axis, axis 0 outermost,
  * recursively, plus the correction of the point at lx if the table has one (found by a linear
  * scan of its slots); rt_exp of it. */
-static double blend(const RtTable *t, const double *v, const int *lo, const double *frac, int a,
-                    int off) {
+static double blend(const RtTable *t, const double *v, const int *lo, const double *frac, int a, int off) {
   if (a >= t->naxes || a >= RT_MAX_AXES) return v[off];
   int stride = 1;
   for (int b = a + 1; b < t->naxes && b < RT_MAX_AXES; b++) stride *= t->npts[b];
   int lo_off = off + lo[a] * stride, up_off = t->npts[a] == 1 ? lo_off : lo_off + stride;
-  return (1 - frac[a]) * blend(t, v, lo, frac, a + 1, lo_off) +
-         frac[a] * blend(t, v, lo, frac, a + 1, up_off);
+  return (1 - frac[a]) * blend(t, v, lo, frac, a + 1, lo_off) + frac[a] * blend(t, v, lo, frac, a + 1, up_off);
 }
 
 static double reference(const RtTable *t, int which, const double *lx, unsigned *flags) {
@@ -590,21 +579,24 @@ static void check_lookup(const RtTable *t, int points) {
   unsigned slot = 0;
   for (int it = 0; it < points; it++) {
     double x[RT_MAX_AXES], lx[RT_MAX_AXES];
-    if (t->npoints && it % 4 == 3) {   /* the next point */
+    if (t->npoints && it % 4 == 3) { /* the next point */
       while (isnan(t->point[slot].lx[0])) slot = (slot + 1) & t->point_mask;
       for (int a = 0; a < t->naxes; a++) x[a] = t->point_x[slot][a], lx[a] = rt_log(x[a]);
       slot = (slot + 1) & t->point_mask;
     } else
-    for (int a = 0; a < t->naxes; a++) {
-      const double *p = t->logx[a];
-      int n = t->npts[a];
-      double u = uniform01(), l = p[(int)(uniform01() * n)];
-      if (u >= 0.2 && u < 0.3) l = p[0] - 3 * uniform01();
-      else if (u >= 0.3 && u < 0.4) l = p[n - 1] + 3 * uniform01();
-      else if (u >= 0.4) l = p[0] + (p[n - 1] - p[0]) * uniform01();
-      if (uniform01() < 0.3) l = log(fmax(1, round(exp(l))));
-      x[a] = exp(l), lx[a] = rt_log(x[a]);
-    }
+      for (int a = 0; a < t->naxes; a++) {
+        const double *p = t->logx[a];
+        int n = t->npts[a];
+        double u = uniform01(), l = p[(int)(uniform01() * n)];
+        if (u >= 0.2 && u < 0.3)
+          l = p[0] - 3 * uniform01();
+        else if (u >= 0.3 && u < 0.4)
+          l = p[n - 1] + 3 * uniform01();
+        else if (u >= 0.4)
+          l = p[0] + (p[n - 1] - p[0]) * uniform01();
+        if (uniform01() < 0.3) l = log(fmax(1, round(exp(l))));
+        x[a] = exp(l), lx[a] = rt_log(x[a]);
+      }
     for (int w = 0; w < 2; w++) {
       unsigned f = 0, rf = 0;
       double got = rt_table_eval(t, w, x, &f);
@@ -617,23 +609,21 @@ static void check_lookup(const RtTable *t, int points) {
     double f0 = reference(t, 0, lx, &rf) * 1e-3;
     double f1 = it % 5 ? reference(t, 1, lx, &rf) * 2e-3 : 0;
     rt_calibrate_log(t, lx, &c);
-    if (memcmp(&c.fwd, &f0, sizeof f0) != 0 || memcmp(&c.bwd, &f1, sizeof f1) != 0 ||
-        c.flags != (rf | RT_CALIBRATED))
+    if (memcmp(&c.fwd, &f0, sizeof f0) != 0 || memcmp(&c.bwd, &f1, sizeof f1) != 0 || c.flags != (rf | RT_CALIBRATED))
       fail_msg("%s calibrate: %a %a, reference %a %a", t->name, c.fwd, c.bwd, f0, f1);
   }
 }
 
 TEST(fast_lookup_matches_reference) {
-  for (int i = 0; i < NSHIPPED; i++) {   /* every shipped table */
+  for (int i = 0; i < NSHIPPED; i++) { /* every shipped table */
     RtCalib *c = load_shipped(i);
     for (int k = 0; k < rt_calib_ntables(c); k++) check_lookup(&c->tables[k], 2000);
     rt_calib_free(c);
   }
   /* Axes the bucket index finds hard: one point, two, a cluster of close points beside a far
    * one (many points in one bucket), 64 points, and axes of each shape together. */
-  static double one[] = {512}, two[] = {1, 1e9}, cluster[] = {1, 1.001, 1.002, 1.003, 1.004, 1e6},
-                many[64];
-  for (int i = 0; i < 64; i++) many[i] = pow(1.3, i) * (i % 2 ? 1.1 : 1);   /* uneven steps */
+  static double one[] = {512}, two[] = {1, 1e9}, cluster[] = {1, 1.001, 1.002, 1.003, 1.004, 1e6}, many[64];
+  for (int i = 0; i < 64; i++) many[i] = pow(1.3, i) * (i % 2 ? 1.1 : 1); /* uneven steps */
   const double *axes[] = {one, two, cluster, many};
   const int npts[] = {1, 2, 6, 64};
   const char *names4[] = {"a", "b", "c", "d"}, *names4_1[] = {"bytes"};
@@ -665,8 +655,8 @@ static int same_bits(double a, double b) { return !memcmp(&a, &b, sizeof a); }
 
 /* A two-lane function against its one-lane one on every ordered pair of v[0..n): each lane
  * the same bits. */
-static void lanes_on_pairs(void (*two)(double, double, double *, double *), double (*one)(double),
-                           const double *v, size_t n) {
+static void lanes_on_pairs(void (*two)(double, double, double *, double *), double (*one)(double), const double *v,
+                           size_t n) {
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++) {
       double ya, yb;
@@ -700,7 +690,7 @@ TEST(log2_is_log_bit_for_bit) {
     if (!same_bits(ya, rt_log(a)) || !same_bits(yb, rt_log(b)))
       fail_msg("rt_log2(%.17g, %.17g) = %.17g, %.17g; rt_log: %.17g, %.17g", a, b, ya, yb, rt_log(a), rt_log(b));
   }
-  for (int k = -1022; k <= 1023; k++) {   /* powers of two and their neighbours */
+  for (int k = -1022; k <= 1023; k++) { /* powers of two and their neighbours */
     double p = ldexp(1, k), q = nextafter(p, 0), ya, yb;
     rt_log2(p, q, &ya, &yb);
     assert_true(same_bits(ya, rt_log(p)) && same_bits(yb, rt_log(q)));
@@ -731,7 +721,7 @@ TEST(fastmath_near_libm) {
   assert_true(isinf(rt_log(0)) && rt_log(0) < 0 && isnan(rt_log(-1)) && isnan(rt_log(NAN)));
   assert_true(isinf(rt_log(INFINITY)) && rt_log(0x1p-1070) == log(0x1p-1070));
   assert_true(isinf(rt_exp(800)) && rt_exp(-800) == 0 && isnan(rt_exp(NAN)));
-  for (int k = -60; k <= 60; k++) {   /* powers of two: z exactly 1, the cell across 1 */
+  for (int k = -60; k <= 60; k++) { /* powers of two: z exactly 1, the cell across 1 */
     double want = log(ldexp(1, k));
     assert_true(fabs(rt_log(ldexp(1, k)) - want) <= (k ? 3 * ulp_of(want) : 1e-17));
   }
@@ -750,11 +740,12 @@ static void same_as_strtod(const char *s) {
   double b = strtod(s, &e2);
   int err2 = errno;
   if (memcmp(&a, &b, sizeof a) != 0 || e1 != e2 || err1 != err2)
-    fail_msg("`%s`: rt_strtod %.17g (end +%d, errno %d), strtod %.17g (end +%d, errno %d)", s, a,
-             (int)(e1 - s), err1, b, (int)(e2 - s), err2);
+    fail_msg("`%s`: rt_strtod %.17g (end +%d, errno %d), strtod %.17g (end +%d, errno %d)", s, a, (int)(e1 - s), err1,
+             b, (int)(e2 - s), err2);
 }
 
 TEST(strtod_same_bits) {
+  /* clang-format off */
   static const char *const fixed[] = {
       "0", "-0", "+1", "1.", ".5", "1.2083", "0.0000", "-0.0123", "24576", "3.5e-05", "1e22",
       "1e23", "9007199254740992", "9007199254740993", "0.1", "123456789012345678", "1e-22",
@@ -762,6 +753,7 @@ TEST(strtod_same_bits) {
       "inf", "-infinity", "nan", " 1", "1 ", "1e", "1e+", "1.5e-", ".", "-", "", "1..2", "1e5x",
       "00000000000000000000000000000000000000000000000000000000000000000000001.5",
       "1.00000000000000000000000000000000000000000000000000000000000000000000000001"};
+  /* clang-format on */
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) same_as_strtod(fixed[i]);
   uint64_t r = 0x853c49e6748fea9bull;
   char buf[64];
@@ -784,32 +776,32 @@ TEST(strtod_same_bits) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(exact_at_grid_points),
-    cmocka_unit_test(fastmath_near_libm),
-    cmocka_unit_test(exp2_is_exp_bit_for_bit),
-    cmocka_unit_test(log2_is_log_bit_for_bit),
-    cmocka_unit_test(strtod_same_bits),
-    cmocka_unit_test(between_grid_points),
-    cmocka_unit_test(clamping),
-    cmocka_unit_test(bad_header),
-    cmocka_unit_test(unknown_kernel),
-    cmocka_unit_test(wrong_number_of_values),
-    cmocka_unit_test(non_numeric_value),
-    cmocka_unit_test(non_increasing_axis),
-    cmocka_unit_test(duplicate_table),
-    cmocka_unit_test(size_limits),
-    cmocka_unit_test(missing_fwd),
-    cmocka_unit_test(empty_folder),
-    cmocka_unit_test(missing_folder),
-    cmocka_unit_test(bmm_classes),
-    cmocka_unit_test(bmm_class_tables),
-    cmocka_unit_test(shipped_folders_load),
-    cmocka_unit_test(write_read_back),
-    cmocka_unit_test(points_exact_only),
-    cmocka_unit_test(points_fwd_only_table),
-    cmocka_unit_test(points_malformed),
-    cmocka_unit_test(points_many_write_read),
-    cmocka_unit_test(fast_lookup_matches_reference),
+      cmocka_unit_test(exact_at_grid_points),
+      cmocka_unit_test(fastmath_near_libm),
+      cmocka_unit_test(exp2_is_exp_bit_for_bit),
+      cmocka_unit_test(log2_is_log_bit_for_bit),
+      cmocka_unit_test(strtod_same_bits),
+      cmocka_unit_test(between_grid_points),
+      cmocka_unit_test(clamping),
+      cmocka_unit_test(bad_header),
+      cmocka_unit_test(unknown_kernel),
+      cmocka_unit_test(wrong_number_of_values),
+      cmocka_unit_test(non_numeric_value),
+      cmocka_unit_test(non_increasing_axis),
+      cmocka_unit_test(duplicate_table),
+      cmocka_unit_test(size_limits),
+      cmocka_unit_test(missing_fwd),
+      cmocka_unit_test(empty_folder),
+      cmocka_unit_test(missing_folder),
+      cmocka_unit_test(bmm_classes),
+      cmocka_unit_test(bmm_class_tables),
+      cmocka_unit_test(shipped_folders_load),
+      cmocka_unit_test(write_read_back),
+      cmocka_unit_test(points_exact_only),
+      cmocka_unit_test(points_fwd_only_table),
+      cmocka_unit_test(points_malformed),
+      cmocka_unit_test(points_many_write_read),
+      cmocka_unit_test(fast_lookup_matches_reference),
   };
   return RUN_TESTS(tests);
 }

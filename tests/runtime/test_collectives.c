@@ -101,18 +101,17 @@ TEST(calibrated_flag) {
   }
   RtTable t;
   char err[128];
-  assert_int_equal(rt_fit_collective(&c, "allreduce", 2, 4, bytes, secs, 40, 0, &t, err,
-                                     sizeof err), 0);
+  assert_int_equal(rt_fit_collective(&c, "allreduce", 2, 4, bytes, secs, 40, 0, &t, err, sizeof err), 0);
   RtCalib cal = {.ntables = 1, .tables = &t};
   c.calib = &cal;
   RtCost r = rt_allreduce(&c, 1e8, 2, 4), bare = rt_allreduce(sys("perlmutter"), 1e8, 2, 4);
   assert_int_equal(r.flags, RT_CALIBRATED);
   assert_float_equal(r.fwd / bare.fwd, 3.0, 1e-3);
   assert_int_equal(bare.flags, 0);
-  RtCost out = rt_allreduce(&c, 1e12, 2, 4);   /* beyond the grid: the edge's factor */
+  RtCost out = rt_allreduce(&c, 1e12, 2, 4); /* beyond the grid: the edge's factor */
   assert_int_equal(out.flags, RT_CALIBRATED | RT_EXTRAPOLATED);
-  assert_int_equal(rt_allreduce(&c, 1e8, 2, 2).flags, 0);     /* no table for 2x2 */
-  assert_int_equal(rt_allgather(&c, 1e8, 2, 4).flags, 0);     /* nor for all-gather */
+  assert_int_equal(rt_allreduce(&c, 1e8, 2, 2).flags, 0); /* no table for 2x2 */
+  assert_int_equal(rt_allgather(&c, 1e8, 2, 4).flags, 0); /* nor for all-gather */
   rt_table_release(&t);
 }
 
@@ -138,18 +137,18 @@ static void assert_bad(RtCost r) {
 TEST(bad_arguments) {
   const RtCluster *c = sys("perlmutter");
   for (int f = 0; f < 4; f++) {
-    assert_bad(all_fns[f](c, 1e6, 0, 4));        /* 0 ranks */
+    assert_bad(all_fns[f](c, 1e6, 0, 4)); /* 0 ranks */
     assert_bad(all_fns[f](c, 1e6, 2, 0));
-    assert_bad(all_fns[f](c, -1, 2, 4));         /* negative bytes */
+    assert_bad(all_fns[f](c, -1, 2, 4)); /* negative bytes */
     assert_bad(all_fns[f](c, NAN, 2, 4));
     assert_bad(all_fns[f](c, INFINITY, 2, 4));
-    assert_bad(all_fns[f](c, 1e6, 257, 4));      /* more nodes than the cluster */
-    assert_bad(all_fns[f](c, 1e6, 2, 8));        /* more GPUs than a node */
+    assert_bad(all_fns[f](c, 1e6, 257, 4)); /* more nodes than the cluster */
+    assert_bad(all_fns[f](c, 1e6, 2, 8));   /* more GPUs than a node */
     assert_bad(all_fns[f](NULL, 1e6, 2, 4));
   }
-  assert_bad(rt_p2p(c, 1e6, 2, 2));              /* p2p is between two ranks */
+  assert_bad(rt_p2p(c, 1e6, 2, 2)); /* p2p is between two ranks */
   assert_bad(rt_p2p(c, 1e6, 1, 4));
-  RtCost one = rt_allreduce(c, 1e6, 1, 1);       /* one rank: nothing to do */
+  RtCost one = rt_allreduce(c, 1e6, 1, 1); /* one rank: nothing to do */
   assert_int_equal(one.flags, 0);
   assert_true(one.fwd == 0);
 }
@@ -172,13 +171,13 @@ TEST(bound_below_physics) {
             double lo = rt_collective_min_time(kernels[k], c, b, nodes, g);
             double t = rt_collective_physics(kernels[k], c, b, nodes, g);
             if (!(lo > prev && lo < t))
-              fail_msg("%s %s %dx%d %.3g bytes: bound %.4g s, physics %.4g s", names[s], kernels[k],
-                       nodes, g, b, lo, t);
+              fail_msg("%s %s %dx%d %.3g bytes: bound %.4g s, physics %.4g s", names[s], kernels[k], nodes, g, b, lo,
+                       t);
             prev = lo;
           }
         }
   }
-  const RtCluster *v = sys("vista");   /* the paper's 8-node all-gather: 7/8 x 2 GB at 50 GB/s */
+  const RtCluster *v = sys("vista"); /* the paper's 8-node all-gather: 7/8 x 2 GB at 50 GB/s */
   assert_float_equal(rt_collective_min_time("allgather", v, 2e9, 8, 1), 0.035, 1e-12);
   assert_true(isnan(rt_collective_min_time("gather", v, 2e9, 8, 1)));
   assert_true(rt_collective_min_time("allreduce", v, 2e9, 1, 1) == 0);
@@ -186,14 +185,9 @@ TEST(bound_below_physics) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(monotonic_in_bytes),
-    cmocka_unit_test(switch_reduction),
-    cmocka_unit_test(tier_crossing),
-    cmocka_unit_test(gpus_share_nics),
-    cmocka_unit_test(calibrated_flag),
-    cmocka_unit_test(shipped_tables),
-    cmocka_unit_test(bad_arguments),
-    cmocka_unit_test(bound_below_physics),
+      cmocka_unit_test(monotonic_in_bytes), cmocka_unit_test(switch_reduction),    cmocka_unit_test(tier_crossing),
+      cmocka_unit_test(gpus_share_nics),    cmocka_unit_test(calibrated_flag),     cmocka_unit_test(shipped_tables),
+      cmocka_unit_test(bad_arguments),      cmocka_unit_test(bound_below_physics),
   };
   return RUN_TESTS(tests);
 }

@@ -36,9 +36,9 @@
 
 static uint64_t rng_state;
 
-static double uniform(void) { return unit_double(splitmix64(&rng_state)); }   /* in [0, 1) */
+static double uniform(void) { return unit_double(splitmix64(&rng_state)); } /* in [0, 1) */
 
-static double normal(void) {    /* Box-Muller */
+static double normal(void) { /* Box-Muller */
   double u = uniform(), v = uniform();
   return sqrt(-2 * log(1 - u)) * cos(2 * M_PI * v);
 }
@@ -64,14 +64,14 @@ static void probe_header(FILE *f, const char *eol) {
 /* --- the known operator model -------------------------------------------------------- */
 
 typedef struct Kernel {
-  const char *name;          /* kernel-form file name stem */
+  const char *name; /* kernel-form file name stem */
   RtOp op;
-  const char *cols;          /* the kernel's argument columns */
+  const char *cols; /* the kernel's argument columns */
   int nargs;
-  double lo[5], hi[5];       /* held-out points: log-uniform in [lo, hi] per argument */
-  double grid[5][10];        /* sampled values per argument (0-terminated) */
-  double ref[RT_MAX_AXES];   /* the correction's reference point per table axis */
-  int anywhere;              /* samples drawn anywhere in the range, not on a grid */
+  double lo[5], hi[5];     /* held-out points: log-uniform in [lo, hi] per argument */
+  double grid[5][10];      /* sampled values per argument (0-terminated) */
+  double ref[RT_MAX_AXES]; /* the correction's reference point per table axis */
+  int anywhere;            /* samples drawn anywhere in the range, not on a grid */
 } Kernel;
 
 /* The correction at table coordinates x: 1.3 (fwd; 0.9 bwd) x a power law per axis x a
@@ -95,6 +95,7 @@ static RtCost model(const RtGpu *g, const Kernel *k, const double *a) {
 }
 
 static const Kernel kernels[] = {
+    /* clang-format off */
     {"linear", RT_OP_LINEAR, "m,k,n,bias", 4,
      {1024, 1024, 1024, 0}, {16384, 8192, 16384, 1},
      {{1024, 2048, 4096, 8192, 16384}, {1024, 2048, 4096, 8192}, {1024, 2048, 4096, 8192, 16384},
@@ -102,16 +103,22 @@ static const Kernel kernels[] = {
      {4096, 4096, 4096}, 0},
     {"flash_attention", RT_OP_FLASH, "b,l,heads,kv_heads,head_dim", 5,
      {1, 512, 8, 0, 64}, {8, 8192, 32, 0, 128},
+     /* clang-format on */
      {{1, 2, 4, 8}, {512, 1024, 2048, 4096, 8192}, {8, 16, 32}, {0}, {64, 128}},
+     /* clang-format off */
      {64, 2048, 128}, 0},
     {"layernorm", RT_OP_LAYERNORM, "tokens,hidden", 2,
      {1024, 1024}, {65536, 16384},
+     /* clang-format on */
      {{1024, 4096, 16384, 65536}, {1024, 2048, 4096, 8192, 16384}},
+     /* clang-format off */
      {8192, 4096}, 0},
     {"adam", RT_OP_ADAM, "params,tensors", 2,
      {1e6, 1}, {1e10, 1000},
+     /* clang-format on */
      {{1e6, 3e6, 1e7, 3e7, 1e8, 3e8, 1e9, 3e9, 1e10}, {1, 4, 16, 60, 250, 1000}},
-     {1e8, 30}, 0},
+     {1e8, 30},
+     0},
     /* samples anywhere: the grid's nodes at quantiles, values fitted between samples */
     {"gelu", RT_OP_GELU, "elements", 1, {1e5}, {1e9}, {{0}}, {1e7}, 1},
 };
@@ -127,8 +134,8 @@ static void draw_grid(const Kernel *k, double *a) {
     while (n < 10 && k->grid[i][n] > 0) n++;
     a[i] = n ? pick(k->grid[i], n) : 0;
   }
-  if (k->op == RT_OP_LINEAR) a[3] = uniform() < 0.5;          /* bias or not */
-  if (k->op == RT_OP_FLASH) a[3] = a[2];                      /* kv_heads = heads */
+  if (k->op == RT_OP_LINEAR) a[3] = uniform() < 0.5; /* bias or not */
+  if (k->op == RT_OP_FLASH) a[3] = a[2];             /* kv_heads = heads */
 }
 
 /* A held-out point: log-uniform inside the grid's range, so off the nodes. */
@@ -136,7 +143,7 @@ static void draw_inside(const Kernel *k, double *a) {
   for (int i = 0; i < k->nargs; i++) a[i] = k->hi[i] > k->lo[i] ? log_uniform(k->lo[i], k->hi[i]) : k->lo[i];
   if (k->op == RT_OP_LINEAR) a[3] = uniform() < 0.5;
   if (k->op == RT_OP_FLASH) {
-    a[0] = round(a[0]), a[2] = round(a[2]), a[3] = a[2];   /* whole sequences, heads */
+    a[0] = round(a[0]), a[2] = round(a[2]), a[3] = a[2]; /* whole sequences, heads */
     a[4] = round(a[4]);
   }
 }
@@ -148,10 +155,10 @@ static void write_kernel_csv(const RtGpu *g, const Kernel *k, int rows, int crlf
   FILE *f = tmp_fopen(&tmp, name);
   const char *eol = crlf ? "\r\n" : "\n";
   probe_header(f, eol);
-  int bwd = k->op != RT_OP_ADAM;   /* an optimizer step has no backward */
+  int bwd = k->op != RT_OP_ADAM; /* an optimizer step has no backward */
   fprintf(f, "%s,F_dur(us)%s%s", k->cols, bwd ? ",B_dur(us)" : "", eol);
   for (int r = 0; r < rows; r++) {
-    if (r == rows / 2) fprintf(f, "%s# half way%s", eol, eol);   /* a blank line, a comment */
+    if (r == rows / 2) fprintf(f, "%s# half way%s", eol, eol); /* a blank line, a comment */
     double a[5];
     draw_grid(k, a);
     RtCost c = model(g, k, a);
@@ -197,7 +204,7 @@ TEST(recovers_operator_model) {
     for (int i = 0; i < n; i++) {
       double a[5];
       draw_inside(&kernels[k], a);
-      if (kernels[k].anywhere)   /* (one argument) inside the range 600 samples cover */
+      if (kernels[k].anywhere) /* (one argument) inside the range 600 samples cover */
         a[0] = log_uniform(kernels[k].lo[0] * 1.1, kernels[k].hi[0] / 1.1);
       RtCost want = model(g, &kernels[k], a), got = rt_op_eval(&gc, kernels[k].op, RT_FP16, a);
       assert_true(got.flags & RT_CALIBRATED);
@@ -208,8 +215,7 @@ TEST(recovers_operator_model) {
         worst = fmax(worst, e), sum += e, cnt++;
       }
     }
-    printf("%-16s held-out error: mean %.3f %%, max %.3f %%\n", kernels[k].name, 100 * sum / cnt,
-           100 * worst);
+    printf("%-16s held-out error: mean %.3f %%, max %.3f %%\n", kernels[k].name, 100 * sum / cnt, 100 * worst);
     if (worst >= 0.02 || sum / cnt >= 0.005)
       fail_msg("%s: max error %.3f %%, mean %.3f %%", kernels[k].name, 100 * worst, 100 * sum / cnt);
   }
@@ -315,7 +321,7 @@ TEST(sustained_left_out_of_tables) {
   assert_true(one.flags & RT_CALIBRATED);
   assert_true(half.fwd > 1.9 * one.fwd && half.fwd <= 2 * one.fwd);
   RtCost ln1 = rt_layernorm(&g1, RT_FP16, 8192, 8192), lns = rt_layernorm(&gs, RT_FP16, 8192, 8192);
-  assert_true(ln1.fwd == lns.fwd);   /* memory-bound: no tensor cores to scale */
+  assert_true(ln1.fwd == lns.fwd); /* memory-bound: no tensor cores to scale */
   rt_calib_free(c);
   tmp_close(&tmp);
 }
@@ -342,7 +348,7 @@ TEST(operator_few_samples) {
     const double far[4] = {512, 30000, 100, 1};
     RtCost e = rt_op_eval(&gc, RT_OP_LINEAR, RT_FP16, far);
     assert_true(isfinite(e.fwd) && e.fwd > 0 && isfinite(e.bwd) && e.bwd > 0);
-    if (n) {   /* at the sample itself the table reproduces it */
+    if (n) { /* at the sample itself the table reproduces it */
       RtCost at = rt_op_eval(&gc, RT_OP_LINEAR, RT_FP16, s[0].a);
       assert_true(fabs(at.fwd / s[0].fwd - 1) < 1e-9);
       assert_true(e.flags & RT_EXTRAPOLATED);
@@ -350,12 +356,14 @@ TEST(operator_few_samples) {
     RtFitCv cv;
     assert_int_equal(rt_fit_cv_full(g, &set, 5, &cv), 0);
     assert_int_equal(cv.all.rows[0], n);
-    if (n == 0) assert_true(cv.all.mape[0] == -1);
-    else assert_true(isfinite(cv.all.mape[0]) && cv.all.mape[0] >= 0);
+    if (n == 0)
+      assert_true(cv.all.mape[0] == -1);
+    else
+      assert_true(isfinite(cv.all.mape[0]) && cv.all.mape[0] >= 0);
     rt_calib_free(c);
   }
   RtFitCv cv;
-  assert_int_equal(rt_fit_cv_full(g, &set, 1, &cv), -1);   /* one fold is no cross-validation */
+  assert_int_equal(rt_fit_cv_full(g, &set, 1, &cv), -1); /* one fold is no cross-validation */
 }
 
 /* The grid's resolution is chosen from the data (runtime/fit/fit.c, inner cross-validation): 60
@@ -394,7 +402,7 @@ TEST(grid_chosen_from_data) {
 
 /* PyTorch's 32-bit indexing: an elementwise op's tensor over 2^31 bytes runs as 2^k kernels. */
 TEST(torch_pieces) {
-  assert_true(rt_torch_pieces(2147483648.0, 2) == 1);   /* last offset 2^31 - 2 fits */
+  assert_true(rt_torch_pieces(2147483648.0, 2) == 1); /* last offset 2^31 - 2 fits */
   assert_true(rt_torch_pieces(2147483650.0, 2) == 2);
   assert_true(rt_torch_pieces(4.2e9, 2) == 2);
   assert_true(rt_torch_pieces(4.4e9, 2) == 4);
@@ -412,10 +420,9 @@ TEST(whole_ops_scaled) {
   int split = 0;
   for (int file = 0; file < 2; file++)
     for (int i = 0; i < N; i++) {
-      double rows = 2048.0 * 8 * (i + 1), cols = 2048;   /* up to 1.3 G elements, 2.7 GB */
+      double rows = 2048.0 * 8 * (i + 1), cols = 2048; /* up to 1.3 G elements, 2.7 GB */
       RtSample *x = &s[file * N + i];
-      *x = (RtSample){.file = file, .line = i + 2, .op = RT_OP_MASKED_FILL, .dtype = RT_FP16,
-                      .a = {rows, cols}};
+      *x = (RtSample){.file = file, .line = i + 2, .op = RT_OP_MASKED_FILL, .dtype = RT_FP16, .a = {rows, cols}};
       double xs[RT_MAX_AXES];
       RtCost c = rt_op_physics(g, RT_OP_MASKED_FILL, RT_FP16, x->a, xs);
       double pieces = rt_torch_pieces(rows * cols * 2, 2);
@@ -436,7 +443,7 @@ TEST(whole_ops_scaled) {
     assert_true(s[i].fwd == (i < N ? before[i].fwd * pieces : before[i].fwd));
     assert_true(s[i].bwd == before[i].bwd);
   }
-  assert_int_equal(rt_samples_whole_ops(g, &set, NULL), 0);   /* now whole: left alone */
+  assert_int_equal(rt_samples_whole_ops(g, &set, NULL), 0); /* now whole: left alone */
 }
 
 /* bmm's class tables (calib.h): samples whose correction steps with the alignment of the
@@ -446,7 +453,7 @@ TEST(bmm_class_tables_fitted) {
   rng_state = 23;
   const RtGpu *g = rt_gpu_builtin("a100_sxm4_80gb");
   static const double batch[] = {16, 64, 256}, len[] = {1024, 2048, 4096};
-  static const double step[4] = {1.35, 1.2, 1.1, 1.0};   /* align 8, 16, 32, 64 */
+  static const double step[4] = {1.35, 1.2, 1.1, 1.0}; /* align 8, 16, 32, 64 */
   /* head dimensions 32, 40, .. 256: more than a 4-axis grid's 12 nodes per axis */
   enum { ND = 29, N = 3 * 3 * ND * 2 };
   RtSample *s = calloc(N, sizeof *s);
@@ -469,17 +476,17 @@ TEST(bmm_class_tables_fitted) {
   RtCalib *c = rt_fit(g, &set, NULL);
   assert_non_null(c);
   assert_non_null(c->op[RT_OP_BMM][RT_FP16]);
-  for (int k = 0; k < 4; k++) assert_non_null(c->bmm[k][RT_FP16]);     /* thin k: every class */
-  for (int k = 4; k < RT_BMM_CLASSES; k++) assert_null(c->bmm[k][RT_FP16]);   /* no rows */
+  for (int k = 0; k < 4; k++) assert_non_null(c->bmm[k][RT_FP16]);          /* thin k: every class */
+  for (int k = 4; k < RT_BMM_CLASSES; k++) assert_null(c->bmm[k][RT_FP16]); /* no rows */
   assert_int_equal(rt_calib_ntables(c), 5);
   RtGpu gc = *g;
   gc.calib = c;
-  RtCalib pooled = *c;   /* the same tables without the classes' */
+  RtCalib pooled = *c; /* the same tables without the classes' */
   memset(pooled.bmm, 0, sizeof pooled.bmm);
   RtGpu gp = *g;
   gp.calib = &pooled;
   double worst = 0, worst_pooled = 0;
-  for (int i = 0; i < N / 2; i++) {   /* the noise-free model at every sampled shape */
+  for (int i = 0; i < N / 2; i++) { /* the noise-free model at every sampled shape */
     double x[RT_MAX_AXES];
     RtCost m = rt_op_physics(g, RT_OP_BMM, RT_FP16, s[i].a, x);
     double f = step[rt_bmm_class(s[i].a[2], s[i].a[3])] * pow(s[i].a[2] / 64, 0.1);
@@ -541,8 +548,7 @@ TEST(additive_prior_separable) {
  * the noise, where a grid (at most 32 nodes for 120 sizes) cannot; when the scatter between
  * runs of one shape is the only deviation (5 % noise, no factor per shape), the table gets
  * none. */
-static RtCalib *fit_repeated_shapes(const RtGpu *g, double shape_spread, double noise_sd,
-                                    double *fac, RtSample **out) {
+static RtCalib *fit_repeated_shapes(const RtGpu *g, double shape_spread, double noise_sd, double *fac, RtSample **out) {
   enum { NS = 120, REP = 3 };
   RtSample *s = calloc(NS * REP, sizeof *s);
   assert_non_null(s);
@@ -584,11 +590,10 @@ TEST(points_for_sampled_shapes) {
     double lx[] = {rt_log(x[0])};
     const RtPoint *p = rt_table_point(t, lx);
     assert_non_null(p);
-    sum_grid += fabs(e.fwd / exp(p->c[0]) / (m.fwd * fac[k]) - 1) +
-                fabs(e.bwd / exp(p->c[1]) / (m.bwd * fac[k]) - 1);
+    sum_grid += fabs(e.fwd / exp(p->c[0]) / (m.fwd * fac[k]) - 1) + fabs(e.bwd / exp(p->c[1]) / (m.bwd * fac[k]) - 1);
   }
-  printf("sampled shapes: mean error %.2f %% with points, %.2f %% from the grid alone\n",
-         50 * sum / 120, 50 * sum_grid / 120);
+  printf("sampled shapes: mean error %.2f %% with points, %.2f %% from the grid alone\n", 50 * sum / 120,
+         50 * sum_grid / 120);
   assert_true(sum / 240 < 0.004);
   assert_true(sum_grid / 240 > 0.02);
   /* a size between the sampled ones: no point, the grid */
@@ -635,8 +640,8 @@ TEST(points_chosen_on_held_out_rows) {
   const RtTable *t = rt_table_find(c, "layernorm", RT_FP16, "");
   RtFitCv cv;
   assert_int_equal(rt_fit_cv_full(g, &set, 5, &cv), 0);
-  printf("layernorm, %d shapes x %d runs: %d points, 5-fold error %.2f / %.2f %%\n", NS, REP,
-         t->npoints, 100 * cv.all.mape[0], 100 * cv.all.mape[1]);
+  printf("layernorm, %d shapes x %d runs: %d points, 5-fold error %.2f / %.2f %%\n", NS, REP, t->npoints,
+         100 * cv.all.mape[0], 100 * cv.all.mape[1]);
   assert_int_equal(t->npoints, NS);
   assert_true(cv.all.mape[0] + cv.all.mape[1] < 2 * 0.0375);
   rt_calib_free(c);
@@ -648,7 +653,8 @@ TEST(reader_comments_and_lines) {
   tmp_open(&tmp, "fit");
   FILE *f = tmp_fopen(&tmp, "gelu_fp16.csv");
   fputs("\xEF\xBB\xBF# gpu:  NVIDIA H100 80GB HBM3  \r\n#date:2025-06-01\r\n\r\n"
-        "  elements , F_dur(us)\r\n# between\r\n1e6, 10 \r\n\r\n  # indented\r\n2e6,x\r\n", f);
+        "  elements , F_dur(us)\r\n# between\r\n1e6, 10 \r\n\r\n  # indented\r\n2e6,x\r\n",
+        f);
   fclose(f);
   char path[256];
   snprintf(path, sizeof path, "%s/gelu_fp16.csv", tmp.dir);
@@ -756,7 +762,7 @@ TEST(recovers_collective_model) {
   assert_int_equal(rt_collective_csv_read(path, "allgather", 2, 4, &b, &s, NULL, err, sizeof err), 1);
   assert_true(b[0] == 16000);
   free(b), free(s);
-  assert_int_equal(rt_nccl_csv_read(path, &b, &s, err, sizeof err), 1);   /* the rank's buffer */
+  assert_int_equal(rt_nccl_csv_read(path, &b, &s, err, sizeof err), 1); /* the rank's buffer */
   assert_true(b[0] == 2000);
   free(b), free(s);
   tmp_close(&tmp);
@@ -779,21 +785,19 @@ TEST(collective_nodes_follow_structure) {
   RtTable t;
   char err[256];
   double cv_smooth, cv_dense, cv_64;
-  assert_int_equal(
-      rt_fit_collective_cv(sys, "allreduce", 2, 4, bytes, smooth, N, 0, &t, &cv_smooth, err, sizeof err), 0);
+  assert_int_equal(rt_fit_collective_cv(sys, "allreduce", 2, 4, bytes, smooth, N, 0, &t, &cv_smooth, err, sizeof err),
+                   0);
   assert_true(t.npts[0] <= 16);
   assert_true(cv_smooth < 0.006);
   rt_table_release(&t);
-  assert_int_equal(
-      rt_fit_collective_cv(sys, "allreduce", 2, 4, bytes, steps, N, 0, &t, &cv_dense, err, sizeof err), 0);
+  assert_int_equal(rt_fit_collective_cv(sys, "allreduce", 2, 4, bytes, steps, N, 0, &t, &cv_dense, err, sizeof err), 0);
   int dense = t.npts[0];
   rt_table_release(&t);
-  assert_int_equal(
-      rt_fit_collective_cv(sys, "allreduce", 2, 4, bytes, steps, N, 64, &t, &cv_64, err, sizeof err), 0);
+  assert_int_equal(rt_fit_collective_cv(sys, "allreduce", 2, 4, bytes, steps, N, 64, &t, &cv_64, err, sizeof err), 0);
   assert_true(t.npts[0] <= 64);
   rt_table_release(&t);
-  printf("steps every 0.1 of log bytes: %d nodes, 5-fold %.2f %% (at most 64 nodes: %.2f %%)\n",
-         dense, 100 * cv_dense, 100 * cv_64);
+  printf("steps every 0.1 of log bytes: %d nodes, 5-fold %.2f %% (at most 64 nodes: %.2f %%)\n", dense, 100 * cv_dense,
+         100 * cv_64);
   assert_true(dense > 64);
   assert_true(cv_dense < 0.7 * cv_64);
 }
@@ -824,21 +828,21 @@ TEST(collective_few_samples) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(recovers_operator_model),
-    cmocka_unit_test(fit_dir_writes_tables),
-    cmocka_unit_test(sustained_left_out_of_tables),
-    cmocka_unit_test(operator_few_samples),
-    cmocka_unit_test(grid_chosen_from_data),
-    cmocka_unit_test(torch_pieces),
-    cmocka_unit_test(whole_ops_scaled),
-    cmocka_unit_test(bmm_class_tables_fitted),
-    cmocka_unit_test(additive_prior_separable),
-    cmocka_unit_test(points_for_sampled_shapes),
-    cmocka_unit_test(points_chosen_on_held_out_rows),
-    cmocka_unit_test(reader_comments_and_lines),
-    cmocka_unit_test(recovers_collective_model),
-    cmocka_unit_test(collective_nodes_follow_structure),
-    cmocka_unit_test(collective_few_samples),
+      cmocka_unit_test(recovers_operator_model),
+      cmocka_unit_test(fit_dir_writes_tables),
+      cmocka_unit_test(sustained_left_out_of_tables),
+      cmocka_unit_test(operator_few_samples),
+      cmocka_unit_test(grid_chosen_from_data),
+      cmocka_unit_test(torch_pieces),
+      cmocka_unit_test(whole_ops_scaled),
+      cmocka_unit_test(bmm_class_tables_fitted),
+      cmocka_unit_test(additive_prior_separable),
+      cmocka_unit_test(points_for_sampled_shapes),
+      cmocka_unit_test(points_chosen_on_held_out_rows),
+      cmocka_unit_test(reader_comments_and_lines),
+      cmocka_unit_test(recovers_collective_model),
+      cmocka_unit_test(collective_nodes_follow_structure),
+      cmocka_unit_test(collective_few_samples),
   };
   return RUN_TESTS(tests);
 }

@@ -35,9 +35,8 @@ static RtCalib *shipped(const char *name) {
 /* Every operator kernel with its size arguments in a[] (flags fixed: bias 1, causal 1). */
 enum { NKERNELS = 16, MAXA = 5 };
 static const char *const kname[NKERNELS] = {
-    "linear", "bmm", "softmax", "masked_fill", "attention", "flash_attention", "layernorm",
-    "rmsnorm", "gelu", "swiglu", "add", "rope", "embedding", "cross_entropy", "adam",
-    "softmax_causal"};
+    "linear", "bmm",    "softmax", "masked_fill", "attention", "flash_attention", "layernorm", "rmsnorm",
+    "gelu",   "swiglu", "add",     "rope",        "embedding", "cross_entropy",   "adam",      "softmax_causal"};
 static const int knargs[NKERNELS] = {3, 4, 2, 2, 4, 5, 2, 2, 1, 1, 1, 3, 3, 2, 2, 2};
 
 static RtCost call(int k, const RtGpu *g, RtDtype dt, const double *a) {
@@ -63,10 +62,12 @@ static RtCost call(int k, const RtGpu *g, RtDtype dt, const double *a) {
 
 /* A typical shape per kernel (flash: kv_heads 8 <= heads 32). */
 static void base_shape(int k, double *a) {
+  /* clang-format off */
   static const double shapes[NKERNELS][MAXA] = {
       {4096, 4096, 4096}, {64, 1024, 128, 1024}, {65536, 2048}, {65536, 2048},
       {2, 2048, 32, 128}, {2, 2048, 32, 8, 128}, {8192, 4096}, {8192, 4096}, {1e8}, {1e8},
       {1e8}, {8192, 32, 128}, {8192, 50304, 4096}, {8192, 50304}, {1e9, 290}, {65536, 2048}};
+  /* clang-format on */
   memcpy(a, shapes[k], sizeof shapes[k]);
 }
 
@@ -80,7 +81,7 @@ TEST(monotonic_in_size) {
     for (int di = 0; di < 2; di++)
       for (int k = 0; k < NKERNELS; k++)
         for (int arg = 0; arg < knargs[k]; arg++) {
-          if (k == 5 && arg == 3) continue;   /* kv_heads: bounded by heads, tested below */
+          if (k == 5 && arg == 3) continue; /* kv_heads: bounded by heads, tested below */
           double a[MAXA];
           base_shape(k, a);
           RtCost first = {0, 0, 0}, prev = {0, 0, 0};
@@ -89,8 +90,8 @@ TEST(monotonic_in_size) {
             if (k == 5 && arg == 2 && a[2] < a[3]) continue;
             RtCost r = call(k, gpu(gpus[gi]), dts[di], a);
             if (r.flags != 0 || !(r.fwd >= prev.fwd) || !(r.bwd >= prev.bwd))
-              fail_msg("%s %s arg %d = %g: fwd %g bwd %g after %g %g (flags %u)", gpus[gi],
-                       kname[k], arg, a[arg], r.fwd, r.bwd, prev.fwd, prev.bwd, r.flags);
+              fail_msg("%s %s arg %d = %g: fwd %g bwd %g after %g %g (flags %u)", gpus[gi], kname[k], arg, a[arg],
+                       r.fwd, r.bwd, prev.fwd, prev.bwd, r.flags);
             if (first.fwd == 0) first = r;
             prev = r;
           }
@@ -98,8 +99,8 @@ TEST(monotonic_in_size) {
           if (!(prev.fwd + prev.bwd > first.fwd + first.bwd) ||
               !(k == 12 && arg == 1 ? prev.fwd == first.fwd : prev.fwd > first.fwd) ||
               !(k == 14 ? prev.bwd == 0 : prev.bwd > first.bwd))
-            fail_msg("%s %s arg %d: %g %g from %g %g", gpus[gi], kname[k], arg, prev.fwd,
-                     prev.bwd, first.fwd, first.bwd);
+            fail_msg("%s %s arg %d: %g %g from %g %g", gpus[gi], kname[k], arg, prev.fwd, prev.bwd, first.fwd,
+                     first.bwd);
         }
   /* flash attention's key/value heads only move memory: never faster with more of them */
   double prev = 0;
@@ -129,8 +130,7 @@ TEST(dtype_order) {
   }
   /* the A100 has no fp8: an fp8 GEMM runs as fp16 */
   const RtGpu *a = gpu("a100_sxm4_80gb");
-  assert_true(rt_linear(a, RT_FP8, 8192, 8192, 8192, 0).fwd ==
-              rt_linear(a, RT_FP16, 8192, 8192, 8192, 0).fwd);
+  assert_true(rt_linear(a, RT_FP8, 8192, 8192, 8192, 0).fwd == rt_linear(a, RT_FP16, 8192, 8192, 8192, 0).fwd);
 }
 
 /* A linear layer's backward runs two GEMMs of the forward's FLOPs: slower, wherever the
@@ -146,8 +146,7 @@ TEST(linear_backward_slower) {
         for (double n = 2048; n <= 65536; n *= 1.9)
           for (int bias = 0; bias <= 1; bias++) {
             RtCost r = rt_linear(gpu(gpus[gi]), RT_BF16, round(m), round(k), round(n), bias);
-            if (!(r.bwd > r.fwd))
-              fail_msg("%s %g %g %g: fwd %g bwd %g", gpus[gi], m, k, n, r.fwd, r.bwd);
+            if (!(r.bwd > r.fwd)) fail_msg("%s %g %g %g: fwd %g bwd %g", gpus[gi], m, k, n, r.fwd, r.bwd);
           }
 }
 
@@ -169,8 +168,7 @@ TEST(flash_causal_faster) {
 
 /* A point inside table t's grid: the geometric middle of each axis. */
 static void grid_middle(const RtTable *t, double *x) {
-  for (int a = 0; a < t->naxes; a++)
-    x[a] = round(exp((t->logx[a][0] + t->logx[a][t->npts[a] - 1]) / 2));
+  for (int a = 0; a < t->naxes; a++) x[a] = round(exp((t->logx[a][0] + t->logx[a][t->npts[a] - 1]) / 2));
 }
 
 /* With the shipped A100 tables every fp16 kernel that has a table is calibrated (and not
@@ -181,16 +179,18 @@ TEST(calibrated_flags) {
   g.calib = cal;
   const RtTable *t;
   double x[RT_MAX_AXES];
-  struct { int kernel; RtOp op; } with[] = {
-      {0, RT_OP_LINEAR}, {1, RT_OP_BMM}, {2, RT_OP_SOFTMAX}, {3, RT_OP_MASKED_FILL},
-      {6, RT_OP_LAYERNORM}, {7, RT_OP_RMSNORM}, {8, RT_OP_GELU}, {10, RT_OP_ADD},
-      {11, RT_OP_ROPE}, {12, RT_OP_EMBEDDING}, {13, RT_OP_CROSS_ENTROPY}, {14, RT_OP_ADAM},
-      {15, RT_OP_MASKED_SOFTMAX}};
+  struct {
+    int kernel;
+    RtOp op;
+  } with[] = {{0, RT_OP_LINEAR},         {1, RT_OP_BMM},        {2, RT_OP_SOFTMAX},        {3, RT_OP_MASKED_FILL},
+              {6, RT_OP_LAYERNORM},      {7, RT_OP_RMSNORM},    {8, RT_OP_GELU},           {10, RT_OP_ADD},
+              {11, RT_OP_ROPE},          {12, RT_OP_EMBEDDING}, {13, RT_OP_CROSS_ENTROPY}, {14, RT_OP_ADAM},
+              {15, RT_OP_MASKED_SOFTMAX}};
   for (size_t i = 0; i < sizeof with / sizeof with[0]; i++) {
     t = cal->op[with[i].op][RT_FP16];
     if (!t) fail_msg("no table for %s", kname[with[i].kernel]);
     grid_middle(t, x);
-    if (with[i].op == RT_OP_EMBEDDING) x[0] *= x[1];   /* the table's axis is tokens per row */
+    if (with[i].op == RT_OP_EMBEDDING) x[0] *= x[1]; /* the table's axis is tokens per row */
     RtCost r = call(with[i].kernel, &g, RT_FP16, x);
     if (r.flags != RT_CALIBRATED) fail_msg("%s: flags %u", kname[with[i].kernel], r.flags);
     RtCost bare = call(with[i].kernel, gpu("a100_sxm4_80gb"), RT_FP16, x);
@@ -236,8 +236,7 @@ TEST(adam_per_tensor) {
   double x[RT_MAX_AXES];
   RtCost one = rt_op_physics(g, RT_OP_ADAM, RT_FP16, (const double[]){1e9, 1}, x);
   assert_true(x[0] == 1e9 && x[1] == 1);
-  assert_true(fabs(one.fwd - (rt_mem_time(g, 1e9 * 28) + RT_KERNEL_OVERHEAD + RT_ADAM_TENSOR_OVERHEAD)) <
-              1e-12);
+  assert_true(fabs(one.fwd - (rt_mem_time(g, 1e9 * 28) + RT_KERNEL_OVERHEAD + RT_ADAM_TENSOR_OVERHEAD)) < 1e-12);
   RtCalib *cal = shipped("gh200-vista");
   const RtTable *t = cal->op[RT_OP_ADAM][RT_FP16];
   assert_non_null(t);
@@ -251,7 +250,8 @@ TEST(adam_per_tensor) {
     RtCost few = rt_adam(&gc, RT_FP16, p, tlo * 1.01), many = rt_adam(&gc, RT_FP16, p, thi * 0.99);
     assert_int_equal(few.flags, RT_CALIBRATED);
     assert_int_equal(many.flags, RT_CALIBRATED);
-    if (!(many.fwd > few.fwd)) fail_msg("params %g: %g s over %g tensors, %g s over %g", p, many.fwd, thi, few.fwd, tlo);
+    if (!(many.fwd > few.fwd))
+      fail_msg("params %g: %g s over %g tensors, %g s over %g", p, many.fwd, thi, few.fwd, tlo);
   }
   rt_calib_free(cal);
 }
@@ -287,7 +287,7 @@ TEST(bad_arguments) {
     RtGpu half = *g;
     for (int d = 0; d < RT_NDTYPES; d++) half.peak[d] = d == RT_FP16 ? 312e12 : 0;
     assert_int_equal(call(k, &half, RT_FP16, a).flags, 0);
-    assert_int_equal(call(k, &half, RT_BF16, a).flags, 0);   /* runs as fp16 */
+    assert_int_equal(call(k, &half, RT_BF16, a).flags, 0); /* runs as fp16 */
     assert_bad(call(k, &half, RT_FP32, a));
     assert_bad(call(k, &half, RT_TF32, a));
     /* a GPU without bandwidth or SMs */
@@ -331,81 +331,81 @@ typedef struct Recorded {
  * Any change to a result must be deliberate (then record again).  The collectives' physics is
  * being reworked, so their results are not recorded here. */
 static const Recorded recorded[] = {
-  /* a */
-  {"rt_linear", 0x1.9cf8e36feb393p-10, 0x1.a2cc18930ea57p-9, 0},
-  {"rt_linear", 0x1.174666f9840e7p-13, 0x1.0a523d540c5a6p-12, 0},
-  {"rt_linear", 0x1.04cf5f22a315ep-15, 0x1.4d4e294aa96f9p-14, 0},
-  {"rt_linear", 0x1.4099d30a8cb6fp-15, 0x1.29b4f74b197e9p-8, 0},
-  {"rt_bmm", 0x1.22911d7841269p-11, 0x1.0b101a1f1382p-10, 0},
-  {"rt_bmm", 0x1.5f77c8da86974p-14, 0x1.d39792546f1fp-14, 0},
-  {"rt_softmax", 0x1.abf19599799ccp-11, 0x1.63d690f010be8p-10, 0},
-  {"rt_softmax", 0x1.94ce19321e7bp-18, 0x1.c92459ebbaa76p-18, 0},
-  {"rt_masked_fill", 0x1.274dbb13ba93ap-10, 0x1.274dbb13ba93ap-10, 0},
-  {"rt_attention", 0x1.480642eba3f08p-9, 0x1.2c20669d54a2ap-8, 0},
-  {"rt_attention", 0x1.1aae3e51e6af2p-12, 0x1.f18ed9972cad2p-12, 0},
-  {"rt_flash_attention", 0x1.553c98325b03fp-9, 0x1.0f576a68c987dp-7, 0},
-  {"rt_flash_attention", 0x1.3c533f9d4c7edp-14, 0x1.f10c69c0596aap-13, 0},
-  {"rt_flash_attention", 0x1.4d532e4b0229p-8, 0x1.0918aef34debbp-6, 0},
-  {"rt_layernorm", 0x1.4c7f8a002e0a3p-14, 0x1.f3da9d06bf92ap-14, 0},
-  {"rt_rmsnorm", 0x1.f17cc94bba03ep-14, 0x1.75ab3dfc08c4ap-13, 0},
-  {"rt_gelu", 0x1.3e6df6e33b409p-12, 0x1.db4caf255b149p-12, 0},
-  {"rt_swiglu", 0x1.40e171c443bfep-12, 0x1.09d65cae8f426p-11, 0},
-  {"rt_add", 0x1.e95e42424dde3p-14, 0x1.e95e42424dde3p-14, 0},
-  {"rt_rope", 0x1.564d758450077p-14, 0x1.564d758450077p-14, 0},
-  {"rt_embedding", 0x1.61ede693430bp-14, 0x1.43cef7d1813cep-12, 0},
-  {"rt_cross_entropy", 0x1.c7fc929477cbep-10, 0x1.30ae319cef966p-11, 0},
-  {"rt_adam", 0x1.6433246655ef9p-6, 0x0p+0, 0},
-  {"rt_adam", 0x1.d129b641fb415p-14, 0x0p+0, 0},
-  /* c */
-  {"rt_linear", 0x1.a0213930c6828p-10, 0x1.a7bfeee004358p-9, 1},
-  {"rt_linear", 0x1.0fd0aa55aeed9p-13, 0x1.238fa25b4603p-12, 1},
-  {"rt_linear", 0x1.04cf5f22a315ep-15, 0x1.4d4e294aa96f9p-14, 0},
-  {"rt_linear", 0x1.75a90ad520acbp-15, 0x1.48c1fa74a5cep-8, 3},
-  {"rt_bmm", 0x1.19a519ffda87cp-10, 0x1.2bfa66f9809dep-10, 1},
-  {"rt_bmm", 0x1.5f77c8da86974p-14, 0x1.d39792546f1fp-14, 0},
-  {"rt_softmax", 0x1.d9bb57ef92ce5p-11, 0x1.55d2795353e2fp-10, 1},
-  {"rt_softmax", 0x1.ee062c0f98e9p-18, 0x1.81f12f7fe909dp-17, 3},
-  {"rt_masked_fill", 0x1.f651476b2f6f8p-10, 0x1.ec798c3a03c23p-8, 1},
-  {"rt_attention", 0x1.c1244811c4fep-9, 0x1.641a5fe6f0b5ep-8, 1},
-  {"rt_attention", 0x1.1bd72931494b3p-11, 0x1.d7f453815f323p-11, 1},
-  {"rt_flash_attention", 0x1.5eaa901eff6a6p-8, 0x1.11bab19795a57p-6, 1},
-  {"rt_flash_attention", 0x1.3c533f9d4c7edp-14, 0x1.f10c69c0596aap-13, 0},
-  {"rt_flash_attention", 0x1.914c59476dc41p-7, 0x1.7542f6d7734f2p-5, 3},
-  {"rt_layernorm", 0x1.14f8937772209p-13, 0x1.c8e43a0d320d2p-12, 1},
-  {"rt_rmsnorm", 0x1.58096a32818edp-11, 0x1.933c8f597ad8cp-9, 1},
-  {"rt_gelu", 0x1.81bea91d697a6p-12, 0x1.0233af681483fp-11, 1},
-  {"rt_swiglu", 0x1.40e171c443bfep-12, 0x1.09d65cae8f426p-11, 0},
-  {"rt_add", 0x1.0084e36c07982p-13, 0x1.0084e36c07982p-13, 1},
-  {"rt_rope", 0x1.867600cac10fp-11, 0x1.d74539151edb3p-10, 1},
-  {"rt_embedding", 0x1.e8cb60371dde6p-12, 0x1.42bd332c9c5e8p-10, 1},
-  {"rt_cross_entropy", 0x1.f2211cec0c0b7p-10, 0x1.4061f9ed9eddcp-11, 1},
-  {"rt_adam", 0x1.0836c5c7d1f09p-5, 0x0p+0, 3},
-  {"rt_adam", 0x1.d129b641fb415p-14, 0x0p+0, 0},
-  /* h */
-  {"rt_linear", 0x1.11d89571391c8p-11, 0x1.1a708c976ea3p-10, 0},
-  {"rt_linear", 0x1.bd7f67b928b17p-15, 0x1.9ff3808950c01p-14, 0},
-  {"rt_linear", 0x1.fe76ecddc49fep-17, 0x1.3fb3dbe214896p-15, 0},
-  {"rt_linear", 0x1.02230cecbab21p-16, 0x1.1ebbebb937941p-9, 0},
-  {"rt_bmm", 0x1.4667a51ee3e74p-12, 0x1.4667a51ee3e74p-11, 0},
-  {"rt_bmm", 0x1.2504de50df7b2p-15, 0x1.2504de50df7b2p-14, 0},
-  {"rt_softmax", 0x1.051fa497fecf1p-11, 0x1.b1d1c1ce76905p-11, 0},
-  {"rt_softmax", 0x1.49f242ac4a672p-18, 0x1.69cd326fa456bp-18, 0},
-  {"rt_masked_fill", 0x1.6821404c68749p-11, 0x1.6821404c68749p-11, 0},
-  {"rt_attention", 0x1.86a54a16c6e3p-10, 0x1.6957d1b175778p-9, 0},
-  {"rt_attention", 0x1.5ff1d0fa0696p-13, 0x1.355ebcee59ec2p-12, 0},
-  {"rt_flash_attention", 0x1.bc13662f7f9f9p-11, 0x1.60dad6a8b5aebp-9, 0},
-  {"rt_flash_attention", 0x1.00d1c331ed74ep-15, 0x1.8c2f1cb8b936p-14, 0},
-  {"rt_flash_attention", 0x1.b15b8a159bc1ep-10, 0x1.5885cab58f9dbp-8, 0},
-  {"rt_layernorm", 0x1.9f330be2afea1p-15, 0x1.3990c09548efcp-14, 0},
-  {"rt_rmsnorm", 0x1.340581e72891bp-14, 0x1.d032ba8601dacp-14, 0},
-  {"rt_gelu", 0x1.863d629729cd5p-13, 0x1.2299912b142cfp-12, 0},
-  {"rt_swiglu", 0x1.8939399625c78p-13, 0x1.44e9b99f65ea3p-12, 0},
-  {"rt_add", 0x1.2f1465d0d73b5p-14, 0x1.2f1465d0d73b5p-14, 0},
-  {"rt_rope", 0x1.ab2267de9fd2ep-15, 0x1.ab2267de9fd2ep-15, 0},
-  {"rt_embedding", 0x1.c9b3af4445faep-15, 0x1.8ed6e1d83e211p-13, 0},
-  {"rt_cross_entropy", 0x1.1725e7e6fa985p-10, 0x1.75391c70f4be7p-12, 0},
-  {"rt_adam", 0x1.c43ddff23ff3dp-7, 0x0p+0, 0},
-  {"rt_adam", 0x1.288dd60a6aea9p-14, 0x0p+0, 0},
+    /* a */
+    {"rt_linear", 0x1.9cf8e36feb393p-10, 0x1.a2cc18930ea57p-9, 0},
+    {"rt_linear", 0x1.174666f9840e7p-13, 0x1.0a523d540c5a6p-12, 0},
+    {"rt_linear", 0x1.04cf5f22a315ep-15, 0x1.4d4e294aa96f9p-14, 0},
+    {"rt_linear", 0x1.4099d30a8cb6fp-15, 0x1.29b4f74b197e9p-8, 0},
+    {"rt_bmm", 0x1.22911d7841269p-11, 0x1.0b101a1f1382p-10, 0},
+    {"rt_bmm", 0x1.5f77c8da86974p-14, 0x1.d39792546f1fp-14, 0},
+    {"rt_softmax", 0x1.abf19599799ccp-11, 0x1.63d690f010be8p-10, 0},
+    {"rt_softmax", 0x1.94ce19321e7bp-18, 0x1.c92459ebbaa76p-18, 0},
+    {"rt_masked_fill", 0x1.274dbb13ba93ap-10, 0x1.274dbb13ba93ap-10, 0},
+    {"rt_attention", 0x1.480642eba3f08p-9, 0x1.2c20669d54a2ap-8, 0},
+    {"rt_attention", 0x1.1aae3e51e6af2p-12, 0x1.f18ed9972cad2p-12, 0},
+    {"rt_flash_attention", 0x1.553c98325b03fp-9, 0x1.0f576a68c987dp-7, 0},
+    {"rt_flash_attention", 0x1.3c533f9d4c7edp-14, 0x1.f10c69c0596aap-13, 0},
+    {"rt_flash_attention", 0x1.4d532e4b0229p-8, 0x1.0918aef34debbp-6, 0},
+    {"rt_layernorm", 0x1.4c7f8a002e0a3p-14, 0x1.f3da9d06bf92ap-14, 0},
+    {"rt_rmsnorm", 0x1.f17cc94bba03ep-14, 0x1.75ab3dfc08c4ap-13, 0},
+    {"rt_gelu", 0x1.3e6df6e33b409p-12, 0x1.db4caf255b149p-12, 0},
+    {"rt_swiglu", 0x1.40e171c443bfep-12, 0x1.09d65cae8f426p-11, 0},
+    {"rt_add", 0x1.e95e42424dde3p-14, 0x1.e95e42424dde3p-14, 0},
+    {"rt_rope", 0x1.564d758450077p-14, 0x1.564d758450077p-14, 0},
+    {"rt_embedding", 0x1.61ede693430bp-14, 0x1.43cef7d1813cep-12, 0},
+    {"rt_cross_entropy", 0x1.c7fc929477cbep-10, 0x1.30ae319cef966p-11, 0},
+    {"rt_adam", 0x1.6433246655ef9p-6, 0x0p+0, 0},
+    {"rt_adam", 0x1.d129b641fb415p-14, 0x0p+0, 0},
+    /* c */
+    {"rt_linear", 0x1.a0213930c6828p-10, 0x1.a7bfeee004358p-9, 1},
+    {"rt_linear", 0x1.0fd0aa55aeed9p-13, 0x1.238fa25b4603p-12, 1},
+    {"rt_linear", 0x1.04cf5f22a315ep-15, 0x1.4d4e294aa96f9p-14, 0},
+    {"rt_linear", 0x1.75a90ad520acbp-15, 0x1.48c1fa74a5cep-8, 3},
+    {"rt_bmm", 0x1.19a519ffda87cp-10, 0x1.2bfa66f9809dep-10, 1},
+    {"rt_bmm", 0x1.5f77c8da86974p-14, 0x1.d39792546f1fp-14, 0},
+    {"rt_softmax", 0x1.d9bb57ef92ce5p-11, 0x1.55d2795353e2fp-10, 1},
+    {"rt_softmax", 0x1.ee062c0f98e9p-18, 0x1.81f12f7fe909dp-17, 3},
+    {"rt_masked_fill", 0x1.f651476b2f6f8p-10, 0x1.ec798c3a03c23p-8, 1},
+    {"rt_attention", 0x1.c1244811c4fep-9, 0x1.641a5fe6f0b5ep-8, 1},
+    {"rt_attention", 0x1.1bd72931494b3p-11, 0x1.d7f453815f323p-11, 1},
+    {"rt_flash_attention", 0x1.5eaa901eff6a6p-8, 0x1.11bab19795a57p-6, 1},
+    {"rt_flash_attention", 0x1.3c533f9d4c7edp-14, 0x1.f10c69c0596aap-13, 0},
+    {"rt_flash_attention", 0x1.914c59476dc41p-7, 0x1.7542f6d7734f2p-5, 3},
+    {"rt_layernorm", 0x1.14f8937772209p-13, 0x1.c8e43a0d320d2p-12, 1},
+    {"rt_rmsnorm", 0x1.58096a32818edp-11, 0x1.933c8f597ad8cp-9, 1},
+    {"rt_gelu", 0x1.81bea91d697a6p-12, 0x1.0233af681483fp-11, 1},
+    {"rt_swiglu", 0x1.40e171c443bfep-12, 0x1.09d65cae8f426p-11, 0},
+    {"rt_add", 0x1.0084e36c07982p-13, 0x1.0084e36c07982p-13, 1},
+    {"rt_rope", 0x1.867600cac10fp-11, 0x1.d74539151edb3p-10, 1},
+    {"rt_embedding", 0x1.e8cb60371dde6p-12, 0x1.42bd332c9c5e8p-10, 1},
+    {"rt_cross_entropy", 0x1.f2211cec0c0b7p-10, 0x1.4061f9ed9eddcp-11, 1},
+    {"rt_adam", 0x1.0836c5c7d1f09p-5, 0x0p+0, 3},
+    {"rt_adam", 0x1.d129b641fb415p-14, 0x0p+0, 0},
+    /* h */
+    {"rt_linear", 0x1.11d89571391c8p-11, 0x1.1a708c976ea3p-10, 0},
+    {"rt_linear", 0x1.bd7f67b928b17p-15, 0x1.9ff3808950c01p-14, 0},
+    {"rt_linear", 0x1.fe76ecddc49fep-17, 0x1.3fb3dbe214896p-15, 0},
+    {"rt_linear", 0x1.02230cecbab21p-16, 0x1.1ebbebb937941p-9, 0},
+    {"rt_bmm", 0x1.4667a51ee3e74p-12, 0x1.4667a51ee3e74p-11, 0},
+    {"rt_bmm", 0x1.2504de50df7b2p-15, 0x1.2504de50df7b2p-14, 0},
+    {"rt_softmax", 0x1.051fa497fecf1p-11, 0x1.b1d1c1ce76905p-11, 0},
+    {"rt_softmax", 0x1.49f242ac4a672p-18, 0x1.69cd326fa456bp-18, 0},
+    {"rt_masked_fill", 0x1.6821404c68749p-11, 0x1.6821404c68749p-11, 0},
+    {"rt_attention", 0x1.86a54a16c6e3p-10, 0x1.6957d1b175778p-9, 0},
+    {"rt_attention", 0x1.5ff1d0fa0696p-13, 0x1.355ebcee59ec2p-12, 0},
+    {"rt_flash_attention", 0x1.bc13662f7f9f9p-11, 0x1.60dad6a8b5aebp-9, 0},
+    {"rt_flash_attention", 0x1.00d1c331ed74ep-15, 0x1.8c2f1cb8b936p-14, 0},
+    {"rt_flash_attention", 0x1.b15b8a159bc1ep-10, 0x1.5885cab58f9dbp-8, 0},
+    {"rt_layernorm", 0x1.9f330be2afea1p-15, 0x1.3990c09548efcp-14, 0},
+    {"rt_rmsnorm", 0x1.340581e72891bp-14, 0x1.d032ba8601dacp-14, 0},
+    {"rt_gelu", 0x1.863d629729cd5p-13, 0x1.2299912b142cfp-12, 0},
+    {"rt_swiglu", 0x1.8939399625c78p-13, 0x1.44e9b99f65ea3p-12, 0},
+    {"rt_add", 0x1.2f1465d0d73b5p-14, 0x1.2f1465d0d73b5p-14, 0},
+    {"rt_rope", 0x1.ab2267de9fd2ep-15, 0x1.ab2267de9fd2ep-15, 0},
+    {"rt_embedding", 0x1.c9b3af4445faep-15, 0x1.8ed6e1d83e211p-13, 0},
+    {"rt_cross_entropy", 0x1.1725e7e6fa985p-10, 0x1.75391c70f4be7p-12, 0},
+    {"rt_adam", 0x1.c43ddff23ff3dp-7, 0x0p+0, 0},
+    {"rt_adam", 0x1.288dd60a6aea9p-14, 0x0p+0, 0},
 };
 
 enum { NREC = sizeof recorded / sizeof recorded[0] };
@@ -414,7 +414,7 @@ static int record(RtCost *out, const RtCalib *ops) {
   int n = 0;
   RtGpu a = *gpu("a100_sxm4_80gb"), c = a, h = *gpu("h100_sxm");
   c.calib = ops;
-  h.sustained_compute = 0, h.sustained_fp8 = 0;   /* the datasheet physics (sustained_*: own test) */
+  h.sustained_compute = 0, h.sustained_fp8 = 0; /* the datasheet physics (sustained_*: own test) */
   const RtGpu *G[] = {&a, &c, &h};
 #define Q(name, ...) out[n++] = name(g, __VA_ARGS__)
   for (int i = 0; i < 3; i++) {
@@ -479,7 +479,7 @@ TEST(sustained_fp8_scales_fp8_work_only) {
   f = rt_flash_attention(&one, RT_BF16, 4, 8192, 32, 8, 128, 1);
   s = rt_flash_attention(&both, RT_BF16, 4, 8192, 32, 8, 128, 1);
   assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
-  one.sustained_compute = 0.5;   /* unset fp8 figure: fp8 follows sustained_compute */
+  one.sustained_compute = 0.5; /* unset fp8 figure: fp8 follows sustained_compute */
   f = rt_linear(&one, RT_FP8, 8192, 8192, 8192, 0), s = rt_linear(&both, RT_FP8, 8192, 8192, 8192, 0);
   assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
 }
@@ -488,7 +488,7 @@ TEST(recorded_values) {
   RtCalib *ops = shipped("a100-sxm4-80gb-perlmutter");
   RtCost out[NREC + 8];
   assert_int_equal(record(out, ops), NREC);
-  if (getenv("LLMP_RECORD")) {   /* a deliberate change of results: print the new table */
+  if (getenv("LLMP_RECORD")) { /* a deliberate change of results: print the new table */
     for (int i = 0; i < NREC; i++)
       printf("  {\"%s\", %a, %a, %u},\n", recorded[i].kernel, out[i].fwd, out[i].bwd, out[i].flags);
     rt_calib_free(ops);
@@ -496,11 +496,9 @@ TEST(recorded_values) {
   }
   for (int i = 0; i < NREC; i++)
     if (memcmp(&out[i].fwd, &recorded[i].fwd, sizeof(double)) != 0 ||
-        memcmp(&out[i].bwd, &recorded[i].bwd, sizeof(double)) != 0 ||
-        out[i].flags != recorded[i].flags)
-      fail_msg("call %d (%s): got %a %a %u, recorded %a %a %u", i, recorded[i].kernel,
-               out[i].fwd, out[i].bwd, out[i].flags, recorded[i].fwd, recorded[i].bwd,
-               recorded[i].flags);
+        memcmp(&out[i].bwd, &recorded[i].bwd, sizeof(double)) != 0 || out[i].flags != recorded[i].flags)
+      fail_msg("call %d (%s): got %a %a %u, recorded %a %a %u", i, recorded[i].kernel, out[i].fwd, out[i].bwd,
+               out[i].flags, recorded[i].fwd, recorded[i].bwd, recorded[i].flags);
   rt_calib_free(ops);
 }
 
@@ -540,8 +538,7 @@ TEST(gemm_waves_exact) {
             RtGemmDim gm, gn;
             rt_gemm_dim(m, &gm), rt_gemm_dim(n, &gn);
             double got = rt_gemm_q(&q, batch, m, &gm, k, n, &gn);
-            if (got != want)
-              fail_msg("%s batch %g m %g k %g n %g: %a s, want %a", gpus[gi], batch, m, k, n, got, want);
+            if (got != want) fail_msg("%s batch %g m %g k %g n %g: %a s, want %a", gpus[gi], batch, m, k, n, got, want);
             checked++;
           }
   }
@@ -561,15 +558,14 @@ TEST(bound_below_physics) {
         for (int i = 0; i < 5 * 5 * 5 * 5 * 5; i++) {
           double a[RT_OP_MAX_ARGS], x[RT_MAX_AXES];
           for (int j = 0, r = i; j < RT_OP_MAX_ARGS; j++, r /= 5) a[j] = sizes[r % 5];
-          if (op == RT_OP_LINEAR) a[3] = i % 2;                     /* the bias flag */
-          if (op == RT_OP_ADAM && a[1] > a[0]) continue;            /* a tensor holds a parameter */
+          if (op == RT_OP_LINEAR) a[3] = i % 2;          /* the bias flag */
+          if (op == RT_OP_ADAM && a[1] > a[0]) continue; /* a tensor holds a parameter */
           const RtGpu *g = gpu(gpus[gi]);
           RtCost lo = rt_op_min_time(g, (RtOp)op, (RtDtype)dt, a, NULL);
           RtCost t = rt_op_physics(g, (RtOp)op, (RtDtype)dt, a, x);
           if (!(lo.fwd >= 0 && lo.fwd < t.fwd && lo.bwd >= 0 && (lo.bwd < t.bwd || lo.bwd == 0)))
-            fail_msg("%s %s op %d shape %g %g %g %g %g: bound %.4g/%.4g s, physics %.4g/%.4g s",
-                     gpus[gi], rt_dtype_name((RtDtype)dt), op, a[0], a[1], a[2], a[3], a[4],
-                     lo.fwd, lo.bwd, t.fwd, t.bwd);
+            fail_msg("%s %s op %d shape %g %g %g %g %g: bound %.4g/%.4g s, physics %.4g/%.4g s", gpus[gi],
+                     rt_dtype_name((RtDtype)dt), op, a[0], a[1], a[2], a[3], a[4], lo.fwd, lo.bwd, t.fwd, t.bwd);
           int matmul = op == RT_OP_LINEAR || op == RT_OP_BMM || op == RT_OP_FLASH || op == RT_OP_FLASH_FULL;
           assert_true(matmul ? lo.fwd > 0 && lo.bwd == 2 * lo.fwd : lo.fwd == 0 && lo.bwd == 0);
         }
@@ -583,18 +579,18 @@ TEST(bound_below_physics) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(monotonic_in_size),
-    cmocka_unit_test(dtype_order),
-    cmocka_unit_test(linear_backward_slower),
-    cmocka_unit_test(flash_causal_faster),
-    cmocka_unit_test(calibrated_flags),
-    cmocka_unit_test(adam_per_tensor),
-    cmocka_unit_test(bad_arguments),
-    cmocka_unit_test(sustained_compute_scales_tensor_work),
-    cmocka_unit_test(sustained_fp8_scales_fp8_work_only),
-    cmocka_unit_test(recorded_values),
-    cmocka_unit_test(bound_below_physics),
-    cmocka_unit_test(gemm_waves_exact),
+      cmocka_unit_test(monotonic_in_size),
+      cmocka_unit_test(dtype_order),
+      cmocka_unit_test(linear_backward_slower),
+      cmocka_unit_test(flash_causal_faster),
+      cmocka_unit_test(calibrated_flags),
+      cmocka_unit_test(adam_per_tensor),
+      cmocka_unit_test(bad_arguments),
+      cmocka_unit_test(sustained_compute_scales_tensor_work),
+      cmocka_unit_test(sustained_fp8_scales_fp8_work_only),
+      cmocka_unit_test(recorded_values),
+      cmocka_unit_test(bound_below_physics),
+      cmocka_unit_test(gemm_waves_exact),
   };
   return RUN_TESTS(tests);
 }

@@ -25,16 +25,15 @@ typedef struct Times {
 
 /* A pipeline whose whole model takes f, b, w, r per micro-batch, split evenly over its
  * stages x chunks model chunks (w and r of 0 leave wgrad and recompute NULL). */
-static RtPipeline equal(Times *t, RtSchedule s, int p, int v, int m, double f, double b,
-                        double w, double r, double p2p) {
+static RtPipeline equal(Times *t, RtSchedule s, int p, int v, int m, double f, double b, double w, double r,
+                        double p2p) {
   int n = p * v;
   for (int c = 0; c < n; c++) t->f[c] = f / n, t->b[c] = b / n, t->w[c] = w / n, t->r[c] = r / n;
   return (RtPipeline){s, p, v, m, t->f, t->b, w > 0 ? t->w : NULL, r > 0 ? t->r : NULL, p2p};
 }
 
 /* Per stage times as the closed forms use them: one stage (one device's share) is f and b. */
-static RtPipeline stages_of(Times *t, RtSchedule s, int p, int v, int m, double f, double b,
-                            double w, double p2p) {
+static RtPipeline stages_of(Times *t, RtSchedule s, int p, int v, int m, double f, double b, double w, double p2p) {
   return equal(t, s, p, v, m, f * p, b * p, w * p, 0, p2p);
 }
 
@@ -47,8 +46,7 @@ static RtPipeResult run(const RtPipeline *pl) {
 }
 
 static void assert_near(double got, double want) {
-  if (fabs(got - want) > 1e-9 * (fabs(want) + 1))
-    fail_msg("got %.17g, want %.17g", got, want);
+  if (fabs(got - want) > 1e-9 * (fabs(want) + 1)) fail_msg("got %.17g, want %.17g", got, want);
 }
 
 /* Field by field: the padding after `kind` is not part of an event. */
@@ -73,7 +71,7 @@ TEST(gpipe_1f1b_closed_form) {
       RtPipeResult r = run(&o);
       assert_true(r.makespan == want);
       assert_true(r.busy == m * (f + b));
-      assert_int_equal(r.busiest, 0);            /* all equal: the lowest index */
+      assert_int_equal(r.busiest, 0); /* all equal: the lowest index */
       /* the same with one chunk through INTERLEAVED: that is 1F1B */
       RtPipeline i = stages_of(&t, RT_INTERLEAVED, p, 1, m, f, b, 0, 0);
       assert_true(run(&i).makespan == want);
@@ -112,7 +110,7 @@ static double min3(double a, double b, double c) {
 
 TEST(zero_bubble_closed_form) {
   Times t;
-  const double fbw[][3] = {{1, 1, 1}, {1, 2, 1}, {2, 1, 1}, {1, 1, 0.5}, {2, 2, 1.5},
+  const double fbw[][3] = {{1, 1, 1},   {1, 2, 1}, {2, 1, 1},   {1, 1, 0.5}, {2, 2, 1.5},
                            {1.5, 2, 2}, {1, 1, 2}, {2, 0.5, 1}, {0.5, 3, 3}};
   for (size_t k = 0; k < sizeof fbw / sizeof fbw[0]; k++)
     for (int p = 1; p <= 8; p++)
@@ -124,7 +122,7 @@ TEST(zero_bubble_closed_form) {
         assert_true(rz.makespan == m * (f + b + w) + (p - 1) * (f + b - min3(f, b, w)));
         assert_true(ro.makespan == (m + p - 1) * (f + b + w));
         assert_true(rz.makespan <= ro.makespan);
-        if (f == b && b == w)                      /* the bubble is a third of 1F1B's */
+        if (f == b && b == w) /* the bubble is a third of 1F1B's */
           assert_true(3 * (rz.makespan - m * (f + b + w)) == ro.makespan - m * (f + b + w));
         /* the same activations held as 1F1B */
         assert_int_equal(rz.in_flight, ro.in_flight);
@@ -188,9 +186,8 @@ TEST(unequal_by_hand) {
   assert_int_equal(r.in_flight, 2);
   assert_int_equal(r.in_flight_device, 0);
   assert_int_equal(nev, 8);
-  const RtPipeEvent want[] = {
-    {0, 0, 0, 'F', 0, 1}, {0, 0, 1, 'F', 1, 2}, {0, 0, 0, 'B', 7, 9}, {0, 0, 1, 'B', 13, 15},
-    {1, 1, 0, 'F', 1, 3}, {1, 1, 0, 'B', 3, 7}, {1, 1, 1, 'F', 7, 9}, {1, 1, 1, 'B', 9, 13}};
+  const RtPipeEvent want[] = {{0, 0, 0, 'F', 0, 1}, {0, 0, 1, 'F', 1, 2}, {0, 0, 0, 'B', 7, 9}, {0, 0, 1, 'B', 13, 15},
+                              {1, 1, 0, 'F', 1, 3}, {1, 1, 0, 'B', 3, 7}, {1, 1, 1, 'F', 7, 9}, {1, 1, 1, 'B', 9, 13}};
   for (int k = 0; k < 8; k++) assert_same_event(&ev[k], &want[k]);
   pl.schedule = RT_GPIPE;
   r = run(&pl);
@@ -343,7 +340,7 @@ TEST(events) {
       for (int m = p; m <= 3 * p; m += p) {
         int v = s == RT_INTERLEAVED ? 3 : 1;
         RtPipeline pl = stages_of(&t, (RtSchedule)s, p, v, m, 1, 2, 0.75, 0.125);
-        t.r[0] = 0.25, pl.recompute = t.r;           /* chunk 0 recomputes, the others not */
+        t.r[0] = 0.25, pl.recompute = t.r; /* chunk 0 recomputes, the others not */
         for (int c = 1; c < p * v; c++) t.r[c] = 0;
         int nev = -1;
         RtPipeResult r = rt_pipeline(&pl, ev, 20000, &nev);
@@ -388,6 +385,7 @@ TEST(bad_arguments) {
   assert_int_equal(rt_pipeline(&ok, NULL, 0, NULL).flags, 0);
   assert_bad(NULL);
   RtPipeline pl;
+  /* clang-format off */
   pl = ok, pl.stages = 0; assert_bad(&pl);
   pl = ok, pl.chunks = 0; assert_bad(&pl);
   pl = ok, pl.micro_batches = 0; assert_bad(&pl);
@@ -399,30 +397,38 @@ TEST(bad_arguments) {
   pl = ok, pl.p2p = -1; assert_bad(&pl);
   pl = ok, pl.p2p = NAN; assert_bad(&pl);
   pl = ok, pl.p2p = INFINITY; assert_bad(&pl);
+  /* clang-format on */
   const double *arrays[] = {bad, nan8, inf8};
   for (int k = 0; k < 3; k++) {
+    /* clang-format off */
     pl = ok, pl.fwd = arrays[k]; assert_bad(&pl);
     pl = ok, pl.bwd = arrays[k]; assert_bad(&pl);
     pl = ok, pl.wgrad = arrays[k]; assert_bad(&pl);
     pl = ok, pl.recompute = arrays[k]; assert_bad(&pl);
+    /* clang-format on */
   }
   /* chunks > 1 only interleaved, and then m % p == 0 */
+  /* clang-format off */
   pl = ok, pl.stages = 2, pl.chunks = 2; assert_bad(&pl);
   pl.schedule = RT_GPIPE; assert_bad(&pl);
   pl.schedule = RT_ZERO_BUBBLE; assert_bad(&pl);
   pl.schedule = RT_INTERLEAVED; pl.micro_batches = 7; assert_bad(&pl);
+  /* clang-format on */
   pl.micro_batches = 8;
   assert_int_equal(rt_pipeline(&pl, NULL, 0, NULL).flags, 0);
   /* more than RT_MAX_CHUNKS model chunks */
   Times t;
   pl = equal(&t, RT_INTERLEAVED, 512, 2, 512, 1, 2, 0, 0, 0);
   assert_int_equal(rt_pipeline(&pl, NULL, 0, NULL).flags, 0);
-  pl.chunks = 4; assert_bad(&pl);
+  pl.chunks = 4;
+  assert_bad(&pl);
   pl = equal(&t, RT_1F1B, 1024, 1, 4, 1, 2, 0, 0, 0);
   assert_int_equal(rt_pipeline(&pl, NULL, 0, NULL).flags, 0);
-  pl.stages = 1025; assert_bad(&pl);
+  pl.stages = 1025;
+  assert_bad(&pl);
   /* a negative room for events, and more events than an int counts */
-  pl = ok; assert_int_equal(rt_pipeline(&pl, NULL, -1, NULL).flags, 0);
+  pl = ok;
+  assert_int_equal(rt_pipeline(&pl, NULL, -1, NULL).flags, 0);
   RtPipeEvent ev[1];
   assert_int_equal(rt_pipeline(&pl, ev, -1, NULL).flags, RT_BAD_ARGS);
   pl = equal(&t, RT_1F1B, 1024, 1, 1 << 20, 1, 2, 0, 0, 0);
@@ -438,13 +444,13 @@ TEST(partition) {
   assert_int_equal(rt_partition_layers(44, 8, 1, 0, out), -1);
   assert_int_equal(rt_partition_layers(48, 8, 1, 0, out), 0);
   for (int i = 0; i < 8; i++) assert_int_equal(out[i], 6);
-  assert_int_equal(rt_partition_layers(32, 4, 2, 0, out), 0);   /* 8 model chunks of 4 */
+  assert_int_equal(rt_partition_layers(32, 4, 2, 0, out), 0); /* 8 model chunks of 4 */
   for (int i = 0; i < 8; i++) assert_int_equal(out[i], 4);
-  assert_int_equal(rt_partition_layers(30, 4, 4, 1, out), 0);   /* 16 chunks: 14 x 2, 2 x 1 */
+  assert_int_equal(rt_partition_layers(30, 4, 4, 1, out), 0); /* 16 chunks: 14 x 2, 2 x 1 */
   for (int i = 0; i < 16; i++) assert_int_equal(out[i], i < 14 ? 2 : 1);
   assert_int_equal(rt_partition_layers(8, 8, 1, 1, out), 0);
   for (int i = 0; i < 8; i++) assert_int_equal(out[i], 1);
-  assert_int_equal(rt_partition_layers(7, 8, 1, 1, out), -1);   /* fewer layers than chunks */
+  assert_int_equal(rt_partition_layers(7, 8, 1, 1, out), -1); /* fewer layers than chunks */
   assert_int_equal(rt_partition_layers(0, 1, 1, 1, out), -1);
   assert_int_equal(rt_partition_layers(8, 0, 1, 1, out), -1);
   assert_int_equal(rt_partition_layers(8, 1, 0, 0, out), -1);
@@ -494,9 +500,7 @@ static double rng_uniform(void) { return unit_double(rng()); }
 static int rng_int(int lo, int hi) { return lo + (int)(rng() % (uint64_t)(hi - lo + 1)); }
 
 /* Log-uniform in [lo, hi]: as many small pipelines as large ones. */
-static int rng_log(int lo, int hi) {
-  return (int)floor(exp(log(lo) + rng_uniform() * (log(hi + 1.0) - log(lo))));
-}
+static int rng_log(int lo, int hi) { return (int)floor(exp(log(lo) + rng_uniform() * (log(hi + 1.0) - log(lo)))); }
 
 /* A random pipeline: every schedule, 1 to 64 stages, virtual stages, 1 to 2000 micro-batches,
  * and per-chunk times that are equal (dyadic or not), equal but for the first and last chunks
@@ -521,8 +525,7 @@ static RtPipeline random_pipeline(Times *t) {
     t->w[c] = kind == 4 ? 0.5 * rng_int(0, 4) : x * rng_uniform(), t->r[c] = x;
   }
   double p2p = rng_int(0, 1) ? (kind == 4 ? 0.125 * rng_int(1, 4) : layer * rng_uniform()) : 0;
-  return (RtPipeline){s, p, v, m, t->f, t->b, rng_int(0, 1) ? t->w : NULL,
-                      rng_int(0, 3) == 0 ? t->r : NULL, p2p};
+  return (RtPipeline){s, p, v, m, t->f, t->b, rng_int(0, 1) ? t->w : NULL, rng_int(0, 3) == 0 ? t->r : NULL, p2p};
 }
 
 static double relative(double a, double b) { return fabs(a - b) / fabs(b); }
@@ -537,9 +540,8 @@ static double check_fast(const RtPipeline *pl) {
   assert_int_equal(r.flags, 0);
   double rel = relative(f.makespan, r.makespan);
   if (!(rel <= 1e-12))
-    fail_msg("schedule %d, p %d, v %d, m %d, p2p %g: makespan %.17g, reference %.17g",
-             (int)pl->schedule, pl->stages, pl->chunks, pl->micro_batches, pl->p2p, f.makespan,
-             r.makespan);
+    fail_msg("schedule %d, p %d, v %d, m %d, p2p %g: makespan %.17g, reference %.17g", (int)pl->schedule, pl->stages,
+             pl->chunks, pl->micro_batches, pl->p2p, f.makespan, r.makespan);
   assert_true(f.busy == r.busy);
   assert_int_equal(f.busiest, r.busiest);
   assert_int_equal(f.in_flight, r.in_flight);
@@ -575,22 +577,24 @@ TEST(fast_bit_identical) {
     for (int p = 1; p <= 12; p++)
       for (int m = p; m <= 6 * p + 40; m += p + 3) {
         int v = s == RT_INTERLEAVED ? 2 : 1, mm = v > 1 ? (m + p - 1) / p * p : m;
-        RtPipeline pl = stages_of(&t, (RtSchedule)s, p, v, mm, 1.5, 2.25, s == RT_ZERO_BUBBLE ? 1 : 0,
-                                  p % 2 ? 0.25 : 0);
-        t.f[0] += 0.125, t.b[p * v - 1] += 0.5;      /* an embedding and a head */
+        RtPipeline pl =
+            stages_of(&t, (RtSchedule)s, p, v, mm, 1.5, 2.25, s == RT_ZERO_BUBBLE ? 1 : 0, p % 2 ? 0.25 : 0);
+        t.f[0] += 0.125, t.b[p * v - 1] += 0.5; /* an embedding and a head */
         RtPipeResult f = rt_pipeline(&pl, NULL, 0, NULL), r = rt_pipeline_reference(&pl, NULL, 0, NULL);
         assert_memory_equal(&f, &r, sizeof f);
       }
   rng_state = 12345;
-  for (int k = 0; k < 400; k++) {   /* no fast-forward: m < p + 4 (v = 1), short single stages */
+  for (int k = 0; k < 400; k++) { /* no fast-forward: m < p + 4 (v = 1), short single stages */
     RtPipeline pl = random_pipeline(&t);
     pl.chunks = 1, pl.schedule = pl.schedule == RT_INTERLEAVED ? RT_1F1B : pl.schedule;
     pl.micro_batches = pl.stages > 1 ? rng_int(1, pl.stages + 3) : rng_int(1, 32);
-    for (int again = 0; again < 2; again++) {   /* the second time replays the first's order */
+    for (int again = 0; again < 2; again++) { /* the second time replays the first's order */
       RtPipeResult f = rt_pipeline(&pl, NULL, 0, NULL);
       RtPipeResult r = rt_pipeline_reference(&pl, NULL, 0, NULL);
-      if (pl.schedule != RT_GPIPE || pl.stages == 1) assert_memory_equal(&f, &r, sizeof f);
-      else assert_true(relative(f.makespan, r.makespan) <= 1e-12);   /* GPipe: a closed form */
+      if (pl.schedule != RT_GPIPE || pl.stages == 1)
+        assert_memory_equal(&f, &r, sizeof f);
+      else
+        assert_true(relative(f.makespan, r.makespan) <= 1e-12); /* GPipe: a closed form */
       for (int c = 0; c < pl.stages; c++) t.f[c] *= 1.0 + 0.1 * c, t.b[c] *= 1.0 / 3;
       pl.p2p = pl.p2p > 0 ? 0 : 0.3;
     }
@@ -619,11 +623,11 @@ TEST(fast_orders_kept) {
 TEST(fast_orders_many) {
   Times a;
   for (int round = 0; round < 2; round++)
-    for (int k = 0; k < 300; k++) {   /* the thread keeps 256 */
+    for (int k = 0; k < 300; k++) { /* the thread keeps 256 */
       RtSchedule s = (RtSchedule)(1 + k % 3);
       int p = 2 + k % 7, v = s == RT_INTERLEAVED ? 2 : 1, m = p * (4 + k / 21);
       RtPipeline pl = stages_of(&a, s, p, v, m, 1.1 + round * 0.3, 2.3, 0.7, 0.01 * (k % 5));
-      a.f[0] *= 1.07, a.b[p * v - 1] *= 1.11;   /* unequal stages */
+      a.f[0] *= 1.07, a.b[p * v - 1] *= 1.11; /* unequal stages */
       check_fast(&pl);
     }
   /* 1F1B over 700 stages with m <= p + 3 micro-batches has no steady periods to skip: its
@@ -646,9 +650,11 @@ TEST(kernel_pipeline) {
     int s = rng_int(0, RT_NSCHEDULES - 1), p = rng_log(1, 32), v = 1, m = rng_log(1, 1000);
     if (s == RT_INTERLEAVED) v = rng_int(1, 3), m = v > 1 ? (m + p - 1) / p * p : m;
     int zb = s == RT_ZERO_BUBBLE, layers = rng_int(p * v, 128);
+    /* clang-format off */
     double lf = 6.2e-3 * (0.5 + rng_uniform()), args[15] = {
         s, p, v, m, layers, rng_int(0, 1), lf, zb ? lf : 2 * lf, zb ? lf * 0.9 : 0,
         rng_int(0, 2) ? 0 : lf, 0.3e-3, 0.5e-3, 4e-3, 8e-3, rng_int(0, 1) ? 0.25e-3 : 0};
+    /* clang-format on */
     if (layers % (p * v) && !args[5]) args[5] = 1;
     double out[RT_KERNEL_NOUT], buf[4 * RT_MAX_CHUNKS];
     fn(NULL, args, out);
@@ -666,22 +672,22 @@ TEST(kernel_pipeline) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(gpipe_1f1b_closed_form),
-    cmocka_unit_test(interleaved_closed_form),
-    cmocka_unit_test(zero_bubble_closed_form),
-    cmocka_unit_test(in_flight),
-    cmocka_unit_test(unequal_by_hand),
-    cmocka_unit_test(p2p_sends),
-    cmocka_unit_test(single_stage),
-    cmocka_unit_test(events),
-    cmocka_unit_test(bad_arguments),
-    cmocka_unit_test(partition),
-    cmocka_unit_test(large_deterministic),
-    cmocka_unit_test(fast_matches_reference),
-    cmocka_unit_test(fast_bit_identical),
-    cmocka_unit_test(fast_orders_kept),
-    cmocka_unit_test(fast_orders_many),
-    cmocka_unit_test(kernel_pipeline),
+      cmocka_unit_test(gpipe_1f1b_closed_form),
+      cmocka_unit_test(interleaved_closed_form),
+      cmocka_unit_test(zero_bubble_closed_form),
+      cmocka_unit_test(in_flight),
+      cmocka_unit_test(unequal_by_hand),
+      cmocka_unit_test(p2p_sends),
+      cmocka_unit_test(single_stage),
+      cmocka_unit_test(events),
+      cmocka_unit_test(bad_arguments),
+      cmocka_unit_test(partition),
+      cmocka_unit_test(large_deterministic),
+      cmocka_unit_test(fast_matches_reference),
+      cmocka_unit_test(fast_bit_identical),
+      cmocka_unit_test(fast_orders_kept),
+      cmocka_unit_test(fast_orders_many),
+      cmocka_unit_test(kernel_pipeline),
   };
   return RUN_TESTS(tests);
 }

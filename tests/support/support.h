@@ -17,29 +17,29 @@
 
 #define TEST(name) static void name(void **state __attribute__((unused)))
 
-#define assert_contains(hay, needle)                                                 \
-  do {                                                                               \
-    const char *h_ = (hay), *n_ = (needle);                                          \
-    if (!strstr(h_, n_)) fail_msg("expected to find\n  %s\nin\n%s", n_, h_);         \
+#define assert_contains(hay, needle) \
+  do { \
+    const char *h_ = (hay), *n_ = (needle); \
+    if (!strstr(h_, n_)) fail_msg("expected to find\n  %s\nin\n%s", n_, h_); \
   } while (0)
 
-#define assert_not_contains(hay, needle)                                             \
-  do {                                                                               \
-    const char *h_ = (hay), *n_ = (needle);                                          \
-    if (strstr(h_, n_)) fail_msg("did not expect\n  %s\nin\n%s", n_, h_);            \
+#define assert_not_contains(hay, needle) \
+  do { \
+    const char *h_ = (hay), *n_ = (needle); \
+    if (strstr(h_, n_)) fail_msg("did not expect\n  %s\nin\n%s", n_, h_); \
   } while (0)
 
 /* The same double, bit for bit up to -0 == 0 (a == b), with both printed in full. */
-#define assert_dbl_eq(a, b)                                                              \
-  do {                                                                                   \
-    double a_ = (a), b_ = (b);                                                           \
-    if (!(a_ == b_)) fail_msg("%s = %.17g, expected %s = %.17g", #a, a_, #b, b_);        \
+#define assert_dbl_eq(a, b) \
+  do { \
+    double a_ = (a), b_ = (b); \
+    if (!(a_ == b_)) fail_msg("%s = %.17g, expected %s = %.17g", #a, a_, #b, b_); \
   } while (0)
 
 typedef struct Cap {
   char *p;
   size_t n, cap;
-  int calls;            /* writes received: one per diagnostic */
+  int calls; /* writes received: one per diagnostic */
 } Cap;
 
 /* A DiagWriteFn: appends to the Cap, NUL-terminated. */
@@ -195,7 +195,7 @@ static inline void tmp_open(TmpDir *t, const char *tag) {
 /* dir/name: a path that stays valid until tmp_close. */
 static inline const char *tmp_path(TmpDir *t, const char *name) {
   assert_true(t->n < 64);
-  char *p = t->paths[t->n++], path[sizeof t->paths[0]];   /* (a local: name may lie in *t) */
+  char *p = t->paths[t->n++], path[sizeof t->paths[0]]; /* (a local: name may lie in *t) */
   assert_true((size_t)snprintf(path, sizeof path, "%s/%s", t->dir, name) < sizeof path);
   memcpy(p, path, sizeof path);
   return p;

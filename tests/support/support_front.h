@@ -8,10 +8,10 @@
 
 typedef struct ParsedText {
   Diag d;
-  Cap cap;              /* the diagnostics */
+  Cap cap; /* the diagnostics */
   Parsed x;
-  SrcFile *f;           /* the text, copied and NUL-terminated */
-  AstNode *root;        /* possibly partial after syntax errors */
+  SrcFile *f;    /* the text, copied and NUL-terminated */
+  AstNode *root; /* possibly partial after syntax errors */
 } ParsedText;
 
 static inline ParsedText *parse_text(const char *name, const char *src, size_t n) {

@@ -45,8 +45,11 @@ static inline int gen_divisor(Rng *r, int n, const int *cand, int ncand) {
 static inline int gen_gcd(int a, int b) { return b ? gen_gcd(b, a % b) : a; }
 
 static inline void gen_scenario(Rng *r, StrBuf *t, int i) {
-  static const struct { const char *name; int gpn; bool fp8; } systems[] = {
-      {"perlmutter", 4, false}, {"vista", 1, true}, {"selene", 8, false}, {"eos", 8, true}};
+  static const struct {
+    const char *name;
+    int gpn;
+    bool fp8;
+  } systems[] = {{"perlmutter", 4, false}, {"vista", 1, true}, {"selene", 8, false}, {"eos", 8, true}};
   static const char *const bases[] = {"gpt", "llama", "gpt_neox", "mixtral"};
   static const int node_counts[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64};
   static const int par[] = {1, 2, 4, 8, 16};

@@ -45,7 +45,7 @@ TEST(alloc_is_zeroed) {
     size_t n = (size_t)(i * 37 % 500) + 1;
     unsigned char *p = arena_alloc(&a, n);
     assert_true(all_zero(p, n));
-    memset(p, 0xA5, n);   /* dirty it; the next allocation must still come zeroed */
+    memset(p, 0xA5, n); /* dirty it; the next allocation must still come zeroed */
   }
   arena_free(&a);
   /* After freeing, malloc may hand the dirtied memory back: still zeroed. */
@@ -280,7 +280,7 @@ TEST(free_then_reuse) {
   arena_free(&a);
   assert_null(a.head);
   assert_int_equal(a.used, 0);
-  arena_free(&a);   /* freeing twice is harmless */
+  arena_free(&a); /* freeing twice is harmless */
   /* The arena is usable again, and a fresh interner on it works. */
   intern_init(&in, &a);
   const char *x = intern_cstr(&in, "w5");

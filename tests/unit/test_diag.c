@@ -34,9 +34,7 @@ static void teardown(Diag *d, Cap *c) {
   cap_reset(c);
 }
 
-static SrcFile *add(Diag *d, const char *path, const char *text) {
-  return diag_add_file(d, path, text, strlen(text));
-}
+static SrcFile *add(Diag *d, const char *path, const char *text) { return diag_add_file(d, path, text, strlen(text)); }
 
 static void locate_is(SrcFile *f, unsigned off, unsigned line, unsigned col) {
   unsigned l = 0, c = 0;
@@ -61,7 +59,7 @@ TEST(locate_first_middle_last_lines) {
   SrcFile *f = add(&d, "t.llmp", "ab\ncd\nef\n");
   locate_is(f, 0, 1, 1);
   locate_is(f, 1, 1, 2);
-  locate_is(f, 2, 1, 3);   /* the newline itself belongs to its line */
+  locate_is(f, 2, 1, 3); /* the newline itself belongs to its line */
   locate_is(f, 3, 2, 1);
   locate_is(f, 4, 2, 2);
   locate_is(f, 6, 3, 1);
@@ -126,11 +124,11 @@ TEST(locate_crlf) {
   setup(&d, &c);
   SrcFile *f = add(&d, "t.llmp", "ab\r\ncd\r\nef");
   locate_is(f, 0, 1, 1);
-  locate_is(f, 2, 1, 3);   /* the \r */
+  locate_is(f, 2, 1, 3); /* the \r */
   locate_is(f, 4, 2, 1);
   locate_is(f, 5, 2, 2);
   locate_is(f, 8, 3, 1);
-  line_is(f, 0, "ab");     /* without the \r */
+  line_is(f, 0, "ab"); /* without the \r */
   line_is(f, 5, "cd");
   line_is(f, 9, "ef");
   teardown(&d, &c);
@@ -142,14 +140,14 @@ TEST(locate_utf8_columns_count_characters) {
   setup(&d, &c);
   /* "é" is 2 bytes, "€" 3, "𝔸" 4: columns count characters. */
   SrcFile *f = add(&d, "t.llmp", "x\n\xc3\xa9 = \xe2\x82\xac \xf0\x9d\x94\xb8 y\n");
-  locate_is(f, 2, 2, 1);    /* é */
-  locate_is(f, 4, 2, 2);    /* space after é */
-  locate_is(f, 5, 2, 3);    /* = */
-  locate_is(f, 7, 2, 5);    /* € */
-  locate_is(f, 10, 2, 6);   /* space */
-  locate_is(f, 11, 2, 7);   /* 𝔸 */
-  locate_is(f, 15, 2, 8);   /* space */
-  locate_is(f, 16, 2, 9);   /* y */
+  locate_is(f, 2, 2, 1);  /* é */
+  locate_is(f, 4, 2, 2);  /* space after é */
+  locate_is(f, 5, 2, 3);  /* = */
+  locate_is(f, 7, 2, 5);  /* € */
+  locate_is(f, 10, 2, 6); /* space */
+  locate_is(f, 11, 2, 7); /* 𝔸 */
+  locate_is(f, 15, 2, 8); /* space */
+  locate_is(f, 16, 2, 9); /* y */
   teardown(&d, &c);
 }
 
@@ -160,7 +158,7 @@ TEST(srcfile_line_text) {
   SrcFile *f = add(&d, "t.llmp", "first line\n\nthird\nlast");
   line_is(f, 0, "first line");
   line_is(f, 5, "first line");
-  line_is(f, 10, "first line");  /* offset of the newline */
+  line_is(f, 10, "first line"); /* offset of the newline */
   line_is(f, 11, "");
   line_is(f, 12, "third");
   line_is(f, 18, "last");
@@ -230,11 +228,10 @@ TEST(human_format_exact) {
   SrcFile *f = add(&d, "dir/m.llmp", "model m {\n  hiden = 4096\n}\n");
   /* "hiden" is bytes 12..17 */
   diag_error(&d, f, (Span){12, 17}, "unknown field `%s`", "hiden");
-  assert_string_equal(cap_text(&c),
-                      "dir/m.llmp:2:3: error: unknown field `hiden`\n"
-                      " 2 |   hiden = 4096\n"
-                      "   |   ^~~~~\n");
-  assert_int_equal(c.calls, 1);   /* one diagnostic, one write */
+  assert_string_equal(cap_text(&c), "dir/m.llmp:2:3: error: unknown field `hiden`\n"
+                                    " 2 |   hiden = 4096\n"
+                                    "   |   ^~~~~\n");
+  assert_int_equal(c.calls, 1); /* one diagnostic, one write */
   assert_int_equal(d.errors, 1);
   teardown(&d, &c);
 }
@@ -248,10 +245,9 @@ TEST(human_format_wide_line_numbers) {
   strcat(text, "x = 1\n");
   SrcFile *f = add(&d, "w.llmp", text);
   diag_error(&d, f, (Span){11, 12}, "m");
-  assert_string_equal(cap_text(&c),
-                      "w.llmp:12:1: error: m\n"
-                      " 12 | x = 1\n"
-                      "    | ^\n");
+  assert_string_equal(cap_text(&c), "w.llmp:12:1: error: m\n"
+                                    " 12 | x = 1\n"
+                                    "    | ^\n");
   teardown(&d, &c);
 }
 
@@ -297,10 +293,9 @@ TEST(human_format_utf8_and_tabs_under_line) {
   /* "é" is one column: the caret is one space further, not two. */
   SrcFile *f = add(&d, "u.llmp", "\xc3\xa9 = \xe2\x82\xac\xe2\x82\xac x\n");
   diag_error(&d, f, (Span){5, 11}, "euro");
-  assert_string_equal(cap_text(&c),
-                      "u.llmp:1:5: error: euro\n"
-                      " 1 | \xc3\xa9 = \xe2\x82\xac\xe2\x82\xac x\n"
-                      "   |     ^~\n");
+  assert_string_equal(cap_text(&c), "u.llmp:1:5: error: euro\n"
+                                    " 1 | \xc3\xa9 = \xe2\x82\xac\xe2\x82\xac x\n"
+                                    "   |     ^~\n");
   cap_reset(&c);
   /* A tab before the span is kept as a tab so the caret lines up. */
   SrcFile *g = add(&d, "t.llmp", "\tab = 1\n");
@@ -340,14 +335,13 @@ TEST(note_format_and_counting) {
   SrcFile *f = add(&d, "n.llmp", "plan p {}\nmodel p {}\n");
   diag_error(&d, f, (Span){16, 17}, "`p` is declared twice");
   diag_note(&d, f, (Span){5, 6}, "first declared here");
-  assert_string_equal(cap_text(&c),
-                      "n.llmp:2:7: error: `p` is declared twice\n"
-                      " 2 | model p {}\n"
-                      "   |       ^\n"
-                      "n.llmp:1:6: note: first declared here\n"
-                      " 1 | plan p {}\n"
-                      "   |      ^\n");
-  assert_int_equal(d.errors, 1);   /* notes are not errors */
+  assert_string_equal(cap_text(&c), "n.llmp:2:7: error: `p` is declared twice\n"
+                                    " 2 | model p {}\n"
+                                    "   |       ^\n"
+                                    "n.llmp:1:6: note: first declared here\n"
+                                    " 1 | plan p {}\n"
+                                    "   |      ^\n");
+  assert_int_equal(d.errors, 1); /* notes are not errors */
   assert_int_equal(d.warnings, 0);
   diag_report(&d, DIAG_WARNING, f, (Span){0, 4}, "w");
   assert_int_equal(d.warnings, 1);
@@ -362,9 +356,8 @@ TEST(plain_diagnostic_format) {
   setup(&d, &c);
   diag_plain(&d, "missing.llmp", "cannot read file: %s", "No such file or directory");
   diag_plain(&d, NULL, "bad option");
-  assert_string_equal(cap_text(&c),
-                      "missing.llmp: error: cannot read file: No such file or directory\n"
-                      "error: bad option\n");
+  assert_string_equal(cap_text(&c), "missing.llmp: error: cannot read file: No such file or directory\n"
+                                    "error: bad option\n");
   assert_int_equal(d.errors, 2);
   teardown(&d, &c);
 }
@@ -403,18 +396,17 @@ TEST(buffered_sorts_by_file_then_offset) {
   diag_error(&d, b, (Span){0, 1}, "b0");
   diag_note(&d, a, (Span){0, 1}, "note of b0, first");
   diag_note(&d, a, (Span){20, 21}, "note of b0, second");
-  diag_error(&d, a, (Span){3, 5}, "a3 again");   /* same offset: arrival order */
-  assert_int_equal(c.n, 0);   /* nothing written before the flush */
+  diag_error(&d, a, (Span){3, 5}, "a3 again"); /* same offset: arrival order */
+  assert_int_equal(c.n, 0);                    /* nothing written before the flush */
   diag_flush(&d);
-  assert_string_equal(cap_text(&c),
-                      "a.llmp:1:4: error: a3\n"
-                      "a.llmp:1:4: error: a3 again\n"
-                      "a.llmp:2:2: error: a12\n"
-                      "b.llmp:1:2: note: note of a12\n"
-                      "b.llmp:1:1: error: b0\n"
-                      "a.llmp:1:1: note: note of b0, first\n"
-                      "a.llmp:2:10: note: note of b0, second\n"
-                      "b.llmp:1:6: error: b5\n");
+  assert_string_equal(cap_text(&c), "a.llmp:1:4: error: a3\n"
+                                    "a.llmp:1:4: error: a3 again\n"
+                                    "a.llmp:2:2: error: a12\n"
+                                    "b.llmp:1:2: note: note of a12\n"
+                                    "b.llmp:1:1: error: b0\n"
+                                    "a.llmp:1:1: note: note of b0, first\n"
+                                    "a.llmp:2:10: note: note of b0, second\n"
+                                    "b.llmp:1:6: error: b5\n");
   /* The queue is empty after a flush; a second flush writes nothing. */
   size_t n = c.n;
   diag_flush(&d);
@@ -431,9 +423,8 @@ TEST(buffered_human_keeps_excerpts_with_their_errors) {
   diag_error(&d, f, (Span){3, 5}, "second");
   diag_error(&d, f, (Span){0, 2}, "first");
   diag_flush(&d);
-  assert_string_equal(cap_text(&c),
-                      "h.llmp:1:1: error: first\n 1 | aa\n   | ^~\n"
-                      "h.llmp:2:1: error: second\n 2 | bb\n   | ^~\n");
+  assert_string_equal(cap_text(&c), "h.llmp:1:1: error: first\n 1 | aa\n   | ^~\n"
+                                    "h.llmp:2:1: error: second\n 2 | bb\n   | ^~\n");
   teardown(&d, &c);
 }
 
@@ -472,7 +463,7 @@ TEST(colour_off_when_captured) {
   Cap c;
   memset(&c, 0, sizeof c);
   diag_init(&d, NULL);
-  d.colour = 1;   /* as if stderr were a terminal */
+  d.colour = 1; /* as if stderr were a terminal */
   diag_set_writer(&d, cap_write, &c);
   assert_int_equal(d.colour, 0);
   SrcFile *f = add(&d, "k.llmp", "abc\n");

@@ -76,7 +76,7 @@ TEST(json_string_escapes) {
 
 TEST(json_string_control_characters) {
   check_str(emit_json_string, "\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"");
-  check_str(emit_json_string, "\x01x\x1f\x7f", "\"\\u0001x\\u001f\x7f\"");   /* DEL is not a control in JSON */
+  check_str(emit_json_string, "\x01x\x1f\x7f", "\"\\u0001x\\u001f\x7f\""); /* DEL is not a control in JSON */
 }
 
 TEST(json_string_valid_utf8_passes) {
@@ -88,15 +88,18 @@ TEST(json_string_valid_utf8_passes) {
 
 TEST(json_string_invalid_utf8_is_replaced) {
 #define R "\xef\xbf\xbd"
-  check_str(emit_json_string, "a\xff" "b", "\"a" R "b\"");                        /* never a UTF-8 byte */
-  check_str(emit_json_string, "\x80", "\"" R "\"");                               /* a lone continuation */
-  check_str(emit_json_string, "\xc3(", "\"" R "(\"");                             /* a truncated sequence */
-  check_str(emit_json_string, "\xc3", "\"" R "\"");                               /* ... at the end */
-  check_str(emit_json_string, "\xc0\xaf", "\"" R R "\"");                         /* overlong */
-  check_str(emit_json_string, "\xe0\x80\x80", "\"" R R R "\"");                   /* overlong */
-  check_str(emit_json_string, "\xed\xa0\x80", "\"" R R R "\"");                   /* a surrogate */
-  check_str(emit_json_string, "\xf4\x90\x80\x80", "\"" R R R R "\"");             /* above U+10FFFF */
-  check_str(emit_json_string, "\xe2\x82\"", "\"" R R "\\\"\"");                   /* cut by a quote */
+  check_str(emit_json_string,
+            "a\xff"
+            "b",
+            "\"a" R "b\"");                                           /* never a UTF-8 byte */
+  check_str(emit_json_string, "\x80", "\"" R "\"");                   /* a lone continuation */
+  check_str(emit_json_string, "\xc3(", "\"" R "(\"");                 /* a truncated sequence */
+  check_str(emit_json_string, "\xc3", "\"" R "\"");                   /* ... at the end */
+  check_str(emit_json_string, "\xc0\xaf", "\"" R R "\"");             /* overlong */
+  check_str(emit_json_string, "\xe0\x80\x80", "\"" R R R "\"");       /* overlong */
+  check_str(emit_json_string, "\xed\xa0\x80", "\"" R R R "\"");       /* a surrogate */
+  check_str(emit_json_string, "\xf4\x90\x80\x80", "\"" R R R R "\""); /* above U+10FFFF */
+  check_str(emit_json_string, "\xe2\x82\"", "\"" R R "\\\"\"");       /* cut by a quote */
 #undef R
 }
 
@@ -104,16 +107,18 @@ TEST(numbers_shortest_round_trip) {
   char buf[EMIT_NUM_MAX];
   assert_string_equal(emit_shortest(buf, sizeof buf, 0.1), "0.1");
   assert_string_equal(emit_shortest(buf, sizeof buf, 1), "1");
-  assert_string_equal(emit_shortest(buf, sizeof buf, 0.1 + 0.2), "0.30000000000000004");   /* 17 digits */
-  assert_string_equal(emit_shortest(buf, sizeof buf, 1.0 / 3), "0.3333333333333333");      /* 16 */
+  assert_string_equal(emit_shortest(buf, sizeof buf, 0.1 + 0.2), "0.30000000000000004"); /* 17 digits */
+  assert_string_equal(emit_shortest(buf, sizeof buf, 1.0 / 3), "0.3333333333333333");    /* 16 */
   assert_string_equal(emit_shortest(buf, sizeof buf, 65999925248.0), "65999925248");
   assert_string_equal(emit_shortest(buf, sizeof buf, -0.0), "-0");
   assert_string_equal(emit_shortest(buf, sizeof buf, 1e16), "1e+16");
+  /* clang-format off */
   const double xs[] = {0.1 + 0.2, 1.0 / 3, 2.0 / 3, M_PI, -M_E, 1e300, 1e-300, DBL_MAX, -DBL_MAX, DBL_MIN,
                        DBL_TRUE_MIN, 4.9406564584124654e-324 * 3, DBL_MIN / 3, 9007199254740993.0,
                        123456789.123456789, 0.4123456789012345, -0.0, 0.0};
+  /* clang-format on */
   for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) check_round_trip(xs[i]);
-  uint64_t bits = 0x9e3779b97f4a7c15u;   /* and a spread of bit patterns */
+  uint64_t bits = 0x9e3779b97f4a7c15u; /* and a spread of bit patterns */
   for (int i = 0; i < 20000; i++) {
     bits ^= bits << 13, bits ^= bits >> 7, bits ^= bits << 17;
     double x;
@@ -133,7 +138,7 @@ TEST(json_numbers_non_finite_are_null) {
 
 TEST(csv_fields_quoted_per_rfc4180) {
   check_str(emit_csv_field, "plain", "plain");
-  check_str(emit_csv_field, "caf\xc3\xa9 \xff", "caf\xc3\xa9 \xff");   /* bytes pass as they are */
+  check_str(emit_csv_field, "caf\xc3\xa9 \xff", "caf\xc3\xa9 \xff"); /* bytes pass as they are */
   check_str(emit_csv_field, NULL, "");
   check_str(emit_csv_field, "", "\"\"");
   check_str(emit_csv_field, "a,b", "\"a,b\"");
@@ -149,7 +154,7 @@ TEST(csv_fields_quoted_per_rfc4180) {
 TEST(write_errors_return_minus_one) {
   FILE *f = fopen("/dev/full", "w");
   if (!f) skip();
-  setvbuf(f, NULL, _IONBF, 0);   /* unbuffered: each write reaches the device and fails */
+  setvbuf(f, NULL, _IONBF, 0); /* unbuffered: each write reaches the device and fails */
   assert_int_equal(emit_json_string(f, "x"), -1);
   assert_int_equal(emit_json_number(f, 1.5), -1);
   assert_int_equal(emit_csv_field(f, "a,b"), -1);
@@ -159,14 +164,10 @@ TEST(write_errors_return_minus_one) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(json_string_escapes),
-      cmocka_unit_test(json_string_control_characters),
-      cmocka_unit_test(json_string_valid_utf8_passes),
-      cmocka_unit_test(json_string_invalid_utf8_is_replaced),
-      cmocka_unit_test(numbers_shortest_round_trip),
-      cmocka_unit_test(json_numbers_non_finite_are_null),
-      cmocka_unit_test(csv_fields_quoted_per_rfc4180),
-      cmocka_unit_test(write_errors_return_minus_one),
+      cmocka_unit_test(json_string_escapes),           cmocka_unit_test(json_string_control_characters),
+      cmocka_unit_test(json_string_valid_utf8_passes), cmocka_unit_test(json_string_invalid_utf8_is_replaced),
+      cmocka_unit_test(numbers_shortest_round_trip),   cmocka_unit_test(json_numbers_non_finite_are_null),
+      cmocka_unit_test(csv_fields_quoted_per_rfc4180), cmocka_unit_test(write_errors_return_minus_one),
   };
   return RUN_TESTS(tests);
 }

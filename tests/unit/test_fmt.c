@@ -69,8 +69,8 @@ static char *texts_diff(const char *what, const char *src, const char *got, cons
   while (g > got && g[-1] != '\n') g--, w--;
   int gl = (int)strcspn(g, "\n"), wl = (int)strcspn(w, "\n");
   if (strlen(src) + strlen(got) + strlen(want) < 1500)
-    return msgf("%s: line %d is\n  `%.*s`\nexpected\n  `%.*s`\nsource:\n%s---\ngot:\n%s---\nexpected:\n%s---", what, line,
-                gl, g, wl, w, src, got, want);
+    return msgf("%s: line %d is\n  `%.*s`\nexpected\n  `%.*s`\nsource:\n%s---\ngot:\n%s---\nexpected:\n%s---", what,
+                line, gl, g, wl, w, src, got, want);
   return msgf("%s: line %d is\n  `%.*s`\nexpected\n  `%.*s`", what, line, gl, g, wl, w);
 }
 
@@ -124,10 +124,13 @@ static bool ast_eq(const AstNode *a, const AstNode *b, char *why, size_t nwhy) {
     return false;
   }
   switch (a->kind) {
-  case AST_FILE: case AST_LIST: case AST_CALL: case AST_EXTEND:
-    return list_eq(a->u.list, b->u.list, why, nwhy);
-  case AST_IMPORT: case AST_STR: case AST_NAME:
-    return true;
+  case AST_FILE:
+  case AST_LIST:
+  case AST_CALL:
+  case AST_EXTEND: return list_eq(a->u.list, b->u.list, why, nwhy);
+  case AST_IMPORT:
+  case AST_STR:
+  case AST_NAME: return true;
   case AST_DECL:
     if (!str_eq(a->u.decl.kind_word, b->u.decl.kind_word) || !str_eq(a->u.decl.parent, b->u.decl.parent) ||
         a->u.decl.kind != b->u.decl.kind) {
@@ -156,13 +159,14 @@ static bool ast_eq(const AstNode *a, const AstNode *b, char *why, size_t nwhy) {
       return false;
     }
     return true;
-  case AST_BINOP: case AST_UNOP:
+  case AST_BINOP:
+  case AST_UNOP:
     if (a->u.bin.op != b->u.bin.op) {
       snprintf(why, nwhy, "operator `%s` vs `%s`", binop_text[a->u.bin.op], binop_text[b->u.bin.op]);
       return false;
     }
     return ast_eq(a->u.bin.lhs, b->u.bin.lhs, why, nwhy) && ast_eq(a->u.bin.rhs, b->u.bin.rhs, why, nwhy);
-  default:   /* FIELD LET OP VARY REQUIRE MINIMIZE MAXIMIZE KEEP MEMBER NAMEDARG */
+  default: /* FIELD LET OP VARY REQUIRE MINIMIZE MAXIMIZE KEEP MEMBER NAMEDARG */
     return ast_eq(a->u.bin.lhs, b->u.bin.lhs, why, nwhy) && ast_eq(a->u.bin.rhs, b->u.bin.rhs, why, nwhy);
   }
 }
@@ -201,17 +205,21 @@ static char *round_trip_problem(const char *name, const char *src, size_t len) {
   char *da = dump_without_spans(a), *db = dump_without_spans(b);
   if (!problem && !ast_eq(a->root, b->root, why, sizeof why))
     problem = msgf("%s: formatting changed the tree (%s)\nsource:\n%s---\nformatted:\n%s---", name, why, src, once);
-  if (!problem && strcmp(da, db) != 0) problem = msgf("%s: --dump=ast differs after formatting\n%s---\n%s---", name, da, db);
+  if (!problem && strcmp(da, db) != 0)
+    problem = msgf("%s: --dump=ast differs after formatting\n%s---\n%s---", name, da, db);
   if (!problem && a->x.p.ncomments != b->x.p.ncomments)
-    problem = msgf("%s: %u comments before formatting, %u after\n%s---", name, a->x.p.ncomments, b->x.p.ncomments, once);
+    problem =
+        msgf("%s: %u comments before formatting, %u after\n%s---", name, a->x.p.ncomments, b->x.p.ncomments, once);
   for (unsigned i = 0; !problem && i < a->x.p.ncomments; i++) {
     Span x = a->x.p.comments[i], y = b->x.p.comments[i];
     /* a comment's text ends at the line end; trailing spaces and a \r may be trimmed */
     size_t nx = x.end - x.start, ny = y.end - y.start;
     while (nx && (src[x.start + nx - 1] == ' ' || src[x.start + nx - 1] == '\t' || src[x.start + nx - 1] == '\r')) nx--;
-    while (ny && (once[y.start + ny - 1] == ' ' || once[y.start + ny - 1] == '\t' || once[y.start + ny - 1] == '\r')) ny--;
+    while (ny && (once[y.start + ny - 1] == ' ' || once[y.start + ny - 1] == '\t' || once[y.start + ny - 1] == '\r'))
+      ny--;
     if (nx != ny || memcmp(src + x.start, once + y.start, nx) != 0)
-      problem = msgf("%s: comment %u was `%.*s`, became `%.*s`", name, i, (int)nx, src + x.start, (int)ny, once + y.start);
+      problem =
+          msgf("%s: comment %u was `%.*s`, became `%.*s`", name, i, (int)nx, src + x.start, (int)ny, once + y.start);
   }
   free(da);
   free(db);
@@ -343,7 +351,7 @@ TEST(keeps_every_comment) {
                     "plan p {}\n"
                     "# trailer\n";
   char *got = fmt_str(src);
-  static const char *const comments[] = {"# header",     "# brace",       "# before a",  "# after a",
+  static const char *const comments[] = {"# header",     "# brace",       "# before a",    "# after a",
                                          "# after tier", "# only inside", "# inside list", "# last in body",
                                          "# after decl", "# between",     "# trailer"};
   const char *at = got;
@@ -367,7 +375,8 @@ TEST(comment_placement) {
 /* "a comment after a statement stays after it": after `b`, not moved to `a`. */
 TEST(trailing_comment_stays_with_its_statement) {
   fmt_is("model m {\n  a = 1; b = 2  # about b\n}\n", "model m {\n  a = 1\n  b = 2  # about b\n}\n");
-  fmt_is("block k {\n  let x = 1; op y = add(x)  # about y\n}\n", "block k {\n  let x = 1\n  op y = add(x)  # about y\n}\n");
+  fmt_is("block k {\n  let x = 1; op y = add(x)  # about y\n}\n",
+         "block k {\n  let x = 1\n  op y = add(x)  # about y\n}\n");
 }
 
 TEST(aligns_equals_in_field_runs) {
@@ -418,7 +427,7 @@ TEST(aligns_long_runs_as_one) {
   size_t k = (size_t)sprintf(src, "model m {\n"), w = (size_t)sprintf(want, "model m {\n");
   for (int i = 0; i < N; i++) {
     k += (size_t)sprintf(src + k, "  f%d = %d\n", i, i);
-    w += (size_t)sprintf(want + w, "  f%-21d = %d\n", i, i);   /* 22: the longest name */
+    w += (size_t)sprintf(want + w, "  f%-21d = %d\n", i, i); /* 22: the longest name */
   }
   /* the widest name comes last */
   strcpy(src + k, "  a_long_name_at_the_end = 1\n}\n");

@@ -74,8 +74,8 @@ static double *new_vals(int nn, double fill) {
 
 /* --- random graphs ------------------------------------------------------------------------ */
 
-static const double specials[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1, -1, 0.5, -2.5, 3, 7, 1e308,
-                                  -1e308, 5e-324, 1e-300, 2, 4096, 1e9, 0.1, 12345.678, -3};
+static const double specials[] = {NAN, -NAN,  INFINITY, -INFINITY, 0.0,    -0.0, 1,    -1,  0.5, -2.5,      3,
+                                  7,   1e308, -1e308,   5e-324,    1e-300, 2,    4096, 1e9, 0.1, 12345.678, -3};
 
 static double random_value(Rng *r) {
   if (rng_chance(r, 0.5)) return RNG_PICK(r, specials);
@@ -87,18 +87,18 @@ static double plausible_arg(Rng *r, RtKernel k, int i) {
   static const double sizes[] = {1, 2, 8, 64, 128, 512, 1000, 4096, 12288, 50257, 1 << 20};
   if (k == RTK_PIPELINE || k == RTK_PIPELINE_MAKESPAN) {
     switch (i) {
-    case 0: return rng_int(r, 4);                    /* schedule */
-    case 1: return 1 + rng_int(r, 8);                /* stages */
-    case 2: return 1 + rng_int(r, 2);                /* chunks */
-    case 3: return 8 * (1 + rng_int(r, 4));          /* micro-batches */
-    case 4: return 8 * (1 + rng_int(r, 6));          /* layers */
-    case 5: return rng_int(r, 2);                    /* balanced */
-    default: return 1e-3 * (1 + rng_int(r, 100));    /* seconds */
+    case 0: return rng_int(r, 4);                 /* schedule */
+    case 1: return 1 + rng_int(r, 8);             /* stages */
+    case 2: return 1 + rng_int(r, 2);             /* chunks */
+    case 3: return 8 * (1 + rng_int(r, 4));       /* micro-batches */
+    case 4: return 8 * (1 + rng_int(r, 6));       /* layers */
+    case 5: return rng_int(r, 2);                 /* balanced */
+    default: return 1e-3 * (1 + rng_int(r, 100)); /* seconds */
     }
   }
   if (rt_kernels[k].target == 'C') {
-    if (i == 0) return RNG_PICK(r, sizes) * 1024;                     /* bytes */
-    return RNG_PICK(r, ((const double[]){1, 2, 4, 8, 16, 64}));       /* size, stride */
+    if (i == 0) return RNG_PICK(r, sizes) * 1024;               /* bytes */
+    return RNG_PICK(r, ((const double[]){1, 2, 4, 8, 16, 64})); /* size, stride */
   }
   if (i == 0) return rng_int(r, RT_NDTYPES);
   return RNG_PICK(r, sizes);
@@ -140,8 +140,10 @@ static void random_call(Rng *r, Graph *g, Pool *p) {
   bool wild = rng_chance(r, 0.3);
   for (int i = 0; i < rt_kernels[k].nargs; i++) {
     bool free_arg = !((k == RTK_PIPELINE || k == RTK_PIPELINE_MAKESPAN) && i <= 5);
-    if (wild && free_arg && rng_chance(r, 0.5)) args[i] = pick(r, p);
-    else args[i] = g_const(g, wild && rng_chance(r, 0.3) ? implausible_arg(r, k, i) : plausible_arg(r, k, i));
+    if (wild && free_arg && rng_chance(r, 0.5))
+      args[i] = pick(r, p);
+    else
+      args[i] = g_const(g, wild && rng_chance(r, 0.3) ? implausible_arg(r, k, i) : plausible_arg(r, k, i));
   }
   GId id = g_call(g, k, args, rt_kernels[k].nargs, "random");
   for (int s = 0; s < RT_KERNEL_NOUT; s++) pool_add(p, id + s);
@@ -183,7 +185,7 @@ enum { MAXLEVELS = 4 };
 typedef struct Split {
   GLevel lv[MAXLEVELS];
   int n;
-  GId *ids;                     /* the levels' guard and body lists */
+  GId *ids; /* the levels' guard and body lists */
   GId *checks;
 } Split;
 
@@ -219,8 +221,10 @@ static void random_split(Rng *r, const Graph *g, Split *s) {
     int lvl = 0, nops = operands(g, i, ops);
     for (int k = 0; k < nops; k++)
       if (level[ops[k]] > lvl) lvl = level[ops[k]];
-    if (x->op == GN_RESULT) lvl = level[x->b];
-    else if (rng_chance(r, 0.05) && lvl + 1 < s->n) lvl++;
+    if (x->op == GN_RESULT)
+      lvl = level[x->b];
+    else if (rng_chance(r, 0.05) && lvl + 1 < s->n)
+      lvl++;
     level[i] = lvl;
     if (x->op == GN_CALL || x->op == GN_RESULT || !rng_chance(r, 0.4)) continue;
     bool ok = true;
@@ -251,12 +255,12 @@ static void random_split(Rng *r, const Graph *g, Split *s) {
 
 typedef struct Tally {
   int graphs, nodes, evaluations, failed_checks, chunked, store_all;
-  int calls[RTK_N];             /* kernel calls compared, per kernel */
-  long nan_bits;                /* NaNs whose bits differ (same_value) */
+  int calls[RTK_N]; /* kernel calls compared, per kernel */
+  long nan_bits;    /* NaNs whose bits differ (same_value) */
 } Tally;
 
 typedef struct Mismatch {
-  char msg[200];                /* empty: none */
+  char msg[200]; /* empty: none */
 } Mismatch;
 
 /* Runs levels 0..n-1 as a sweep's first point, then (if no check stopped it) the innermost
@@ -284,7 +288,7 @@ static void compare_levels(Rng *r, const Graph *g, const Split *s, const Jit *j,
                  gop_name((GOp)g->n[d].op), want[d], got[d]);
       }
       if (m->msg[0]) break;
-      if (rw) {   /* a check failed: the sweep skips this point */
+      if (rw) { /* a check failed: the sweep skips this point */
         t->failed_checks++;
         stopped = true;
         break;
@@ -330,7 +334,7 @@ static void random_case(uint64_t seed, Tally *t, Mismatch *m) {
 }
 
 typedef struct Worker {
-  int first, step, last;        /* seeds first, first+step, ... <= last */
+  int first, step, last; /* seeds first, first+step, ... <= last */
   uint64_t failed_seed;
   Tally t;
   Mismatch m;
@@ -374,7 +378,7 @@ TEST(random_levels) {
 
 typedef struct ScTally {
   int tried, lowered, store_all;
-  double seconds;               /* JIT compile time in all */
+  double seconds; /* JIT compile time in all */
   long nan_bits;
 } ScTally;
 
@@ -463,7 +467,6 @@ typedef struct Paths {
   int n, cap;
 } Paths;
 
-
 /* The .llmp files under dir, recursively. */
 static void find_llmp(const char *dir, Paths *out) {
   DIR *d = opendir(dir);
@@ -508,8 +511,8 @@ TEST(examples) {
     free(files.p[i]);
   }
   free(files.p);
-  printf("examples: %d files, %d scenarios, %d compared (JIT compile %.3f s in all); %ld NaNs of other bits\n",
-         files.n, t.tried, t.lowered, t.seconds, t.nan_bits);
+  printf("examples: %d files, %d scenarios, %d compared (JIT compile %.3f s in all); %ld NaNs of other bits\n", files.n,
+         t.tried, t.lowered, t.seconds, t.nan_bits);
   assert_true(t.lowered >= 20);
   assert_int_equal(t.lowered, t.tried);
 }
@@ -547,14 +550,14 @@ TEST(stored_nodes) {
   Graph g;
   graph_init(&g, cl->gpu, cl);
   GId x0 = g_input(&g, 0), x1 = g_input(&g, 1), c = g_const(&g, 2.5), k7 = g_const(&g, 7);
-  GId a = g_mul(&g, x0, c);                                                    /* level 0 */
-  GId b = g_add(&g, a, x1), d = g_mul(&g, b, b);                               /* level 1 */
+  GId a = g_mul(&g, x0, c);                      /* level 0 */
+  GId b = g_add(&g, a, x1), d = g_mul(&g, b, b); /* level 1 */
   GId args[5] = {g_const(&g, RT_BF16), g_const(&g, 4096), b, g_const(&g, 4096), g_const(&g, 0)};
   GId call1 = g_call(&g, RTK_LINEAR, args, 5, "one");
   GId e = g_add(&g, call1, call1 + 1);
   args[1] = g_const(&g, 2048);
   GId call2 = g_call(&g, RTK_LINEAR, args, 5, "two");
-  GId f = g_mul(&g, call2 + 2, e);                                             /* level 2 */
+  GId f = g_mul(&g, call2 + 2, e); /* level 2 */
   graph_output(&g, "d", d);
   graph_output(&g, "f", f);
   graph_output(&g, "seven", k7);
@@ -660,7 +663,8 @@ TEST(ir_text) {
   static const char *const in_both[] = {"target triple", "i32 @lvl0(ptr", "void @lvl0.b0(ptr",
                                         "declare void @k_linear(ptr, ptr, ptr)", "call void @k_linear(ptr"};
   for (int i = 0; i < 5; i++)
-    if (!strstr(ir, in_both[i]) || !strstr(opt, in_both[i])) fail_msg("`%s` missing:\n%s\n---\n%s", in_both[i], ir, opt);
+    if (!strstr(ir, in_both[i]) || !strstr(opt, in_both[i]))
+      fail_msg("`%s` missing:\n%s\n---\n%s", in_both[i], ir, opt);
   assert_non_null(strstr(ir, "frem double"));
   assert_non_null(strstr(ir, "llvm.ceil.f64"));
   assert_non_null(strstr(ir, "store volatile double"));
@@ -682,12 +686,8 @@ TEST(ir_text) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(random_levels),
-      cmocka_unit_test(examples),
-      cmocka_unit_test(generated),
-      cmocka_unit_test(stored_nodes),
-      cmocka_unit_test(threads),
-      cmocka_unit_test(ir_text),
+      cmocka_unit_test(random_levels), cmocka_unit_test(examples), cmocka_unit_test(generated),
+      cmocka_unit_test(stored_nodes),  cmocka_unit_test(threads),  cmocka_unit_test(ir_text),
   };
   int rc = RUN_TESTS(tests);
   jit_shutdown();

@@ -73,7 +73,7 @@ TEST(numbers_value_and_is_int) {
   number_is("1e3", 1000, false);
   number_is("2E-3", 0.002, false);
   number_is("1.5e+2", 150, false);
-  number_is("9007199254740993", 9007199254740992.0, true);   /* parsed as a double */
+  number_is("9007199254740993", 9007199254740992.0, true); /* parsed as a double */
 }
 
 /* A numeral longer than the scanner's work buffer is still the number it spells: a long
@@ -85,7 +85,7 @@ TEST(long_number_literals) {
   text[202] = '\0';
   number_is(text, strtod(text, NULL), false);
   strcpy(text, "1");
-  for (int i = 0; i < 40; i++) strcat(text, "_000");   /* 1e120, written in 161 characters */
+  for (int i = 0; i < 40; i++) strcat(text, "_000"); /* 1e120, written in 161 characters */
   AstNode *v;
   T *t = value_of(text, &v);
   no_errors(t);
@@ -106,7 +106,7 @@ static void unit_is(const char *text, double value, const char *unit, unsigned n
   if (v->u.num.value != value) fail_msg("`%s`: value %.17g, expected %.17g", text, v->u.num.value, value);
   if (!v->u.num.unit) fail_msg("`%s`: no unit, expected `%s`", text, unit);
   assert_string_equal(v->u.num.unit, unit);
-  assert_ptr_equal(v->u.num.unit, intern_cstr(&t->x.in, unit));   /* interned */
+  assert_ptr_equal(v->u.num.unit, intern_cstr(&t->x.in, unit)); /* interned */
   span_is(v->u.num.num_span, X, X + num_len);
   span_is(v->u.num.unit_span, X + unit_off, X + unit_off + unit_len);
   span_is(v->span, X, X + unit_off + unit_len);
@@ -130,7 +130,7 @@ TEST(number_with_unit_without_space) {
   unit_is("2us", 2, "us", 1, 1, 2);
   unit_is("2039GB/s", 2039, "GB/s", 4, 4, 4);
   unit_is("1_000GB", 1000, "GB", 5, 5, 2);
-  unit_is("1b", 1, "b", 1, 1, 1);          /* one bit */
+  unit_is("1b", 1, "b", 1, 1, 1); /* one bit */
   unit_is("10ms", 10, "ms", 2, 2, 2);
 }
 
@@ -382,8 +382,8 @@ TEST(crlf_line_endings) {
 /* --- keywords ------------------------------------------------------------------------ */
 
 TEST(keywords_are_not_names) {
-  static const char *const kw[] = {"import", "extends", "let", "op", "vary", "in", "require", "minimize",
-                                   "maximize", "keep", "true", "false", "and", "or", "not"};
+  static const char *const kw[] = {"import",   "extends", "let",  "op",    "vary", "in", "require", "minimize",
+                                   "maximize", "keep",    "true", "false", "and",  "or", "not"};
   for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++) {
     char src[64];
     snprintf(src, sizeof src, "model m { %s = 1 }", kw[i]);
@@ -394,7 +394,8 @@ TEST(keywords_are_not_names) {
 }
 
 TEST(words_containing_keywords_are_names) {
-  T *t = parse("model m { inx = 1; lets = 2; import_path = 3; notes = 4; order = 5; android = 6; truest = 7; op2 = 8 }");
+  T *t =
+      parse("model m { inx = 1; lets = 2; import_path = 3; notes = 4; order = 5; android = 6; truest = 7; op2 = 8 }");
   no_errors(t);
   assert_int_equal(t->root->u.list.first->u.decl.body.count, 8);
   done(t);
@@ -417,8 +418,8 @@ TEST(operators_and_comparisons) {
   static const struct {
     const char *text;
     BinOp op;
-  } ops[] = {{"a + b", OP_ADD}, {"a - b", OP_SUB}, {"a * b", OP_MUL}, {"a / b", OP_DIV}, {"a % b", OP_MOD},
-             {"a == b", OP_EQ}, {"a != b", OP_NE}, {"a < b", OP_LT},  {"a <= b", OP_LE}, {"a > b", OP_GT},
+  } ops[] = {{"a + b", OP_ADD}, {"a - b", OP_SUB},   {"a * b", OP_MUL}, {"a / b", OP_DIV}, {"a % b", OP_MOD},
+             {"a == b", OP_EQ}, {"a != b", OP_NE},   {"a < b", OP_LT},  {"a <= b", OP_LE}, {"a > b", OP_GT},
              {"a >= b", OP_GE}, {"a and b", OP_AND}, {"a or b", OP_OR}};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     T *t;
@@ -543,7 +544,7 @@ TEST(spans_of_nodes) {
   t = value_of("a.b.c + f(1, k = 2)", &v);
   no_errors(t);
   span_is(v->span, X, X + 19);
-  AstNode *m = v->u.bin.lhs;   /* a.b.c */
+  AstNode *m = v->u.bin.lhs; /* a.b.c */
   assert_int_equal(m->kind, AST_MEMBER);
   span_is(m->span, X, X + 5);
   span_is(m->name_span, X + 4, X + 5);

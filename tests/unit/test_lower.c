@@ -46,15 +46,15 @@ static void expect_near(double got, double want, const char *what) {
 
 typedef struct Fx {
   Diag d;
-  Cap cap;                      /* diagnostics, short format */
-  SemaOptions so;               /* sema and the HwSet keep pointers to it: Fx does not move */
+  Cap cap;        /* diagnostics, short format */
+  SemaOptions so; /* sema and the HwSet keep pointers to it: Fx does not move */
   Sema *s;
   HwSet *hw;
   char *text;
   Lowered l;
   double *vals;
   Report r;
-  int rc;                       /* lower_scenario's result */
+  int rc; /* lower_scenario's result */
 } Fx;
 
 static const char *diag_text(Fx *x) { return cap_text(&x->cap); }
@@ -122,15 +122,14 @@ static void fx_close(Fx *x) {
  * `cluster` (an expression: `selene { nodes = 1 }`), after the imports and `extra`. */
 static char *scenario_text(const char *extra, const char *base, const char *model, const char *cluster,
                            const char *plan) {
-  const char *fmt =
-      "import \"stdlib/transformer\"\n"
-      "import \"hw/systems/selene\"\n"
-      "import \"hw/systems/perlmutter\"\n"
-      "import \"hw/systems/eos\"\n"
-      "%s\n"
-      "model m%s%s { %s }\n"
-      "plan p { %s }\n"
-      "scenario s { model = m; cluster = %s; plan = p }\n";
+  const char *fmt = "import \"stdlib/transformer\"\n"
+                    "import \"hw/systems/selene\"\n"
+                    "import \"hw/systems/perlmutter\"\n"
+                    "import \"hw/systems/eos\"\n"
+                    "%s\n"
+                    "model m%s%s { %s }\n"
+                    "plan p { %s }\n"
+                    "scenario s { model = m; cluster = %s; plan = p }\n";
   const char *ext = base ? " extends " : "";
   int n = snprintf(NULL, 0, fmt, extra, ext, base ? base : "", model, plan, cluster);
   char *t = malloc((size_t)n + 1);
@@ -140,8 +139,7 @@ static char *scenario_text(const char *extra, const char *base, const char *mode
 }
 
 /* Opens, lowers and evaluates scenario `s` of scenario_text(...). */
-static Fx *run_scenario(const char *extra, const char *base, const char *model, const char *cluster,
-                        const char *plan) {
+static Fx *run_scenario(const char *extra, const char *base, const char *model, const char *cluster, const char *plan) {
   char *t = scenario_text(extra, base, model, cluster, plan);
   Fx *x = fx_open(t);
   free(t);
@@ -215,8 +213,8 @@ enum { KS = 2048, KB = 2, KH = 2048, KA = 16 };
  * (and the model fields `fields`), on one 8-GPU Selene node. */
 static double act_bytes(const char *extra, const char *base, int layers, const char *fields, const char *plan) {
   char model[256];
-  snprintf(model, sizeof model, "layers = %d; hidden = %d; heads = %d; seq = %d; vocab = 51200; %s", layers, KH, KA,
-           KS, fields);
+  snprintf(model, sizeof model, "layers = %d; hidden = %d; heads = %d; seq = %d; vocab = 51200; %s", layers, KH, KA, KS,
+           fields);
   Fx *x = run_scenario(extra, base, model, "selene { nodes = 1 }", plan);
   double a = x->r.memory[RM_ACTIVATIONS];
   assert_true(isfinite(a) && a > 0);
@@ -242,7 +240,7 @@ static double activations(int layers, int tp, bool sp, const char *recompute) {
   Fx *x = run_scenario("", "megatron_gpt", model, "selene { nodes = 1 }", plan);
   assert_int_equal(x->r.pp, 1);
   assert_int_equal(x->r.tp, tp);
-  assert_int_equal(x->r.sequence_parallel, sp && tp > 1);   /* sp needs tp > 1 */
+  assert_int_equal(x->r.sequence_parallel, sp && tp > 1); /* sp needs tp > 1 */
   assert_string_equal(x->r.recompute, recompute);
   double a = x->r.memory[RM_ACTIVATIONS];
   assert_true(isfinite(a) && a > 0);
@@ -322,7 +320,7 @@ static double flash_per_layer(int tp, bool sp, const char *recompute, const char
   return act_per_layer("", "gpt", "attention = flash", plan);
 }
 
-#define LSE (4.0 * KB * KA * KS)   /* flash attention's fp32 log-sum-exp, bytes (all heads) */
+#define LSE (4.0 * KB * KA * KS) /* flash attention's fp32 log-sum-exp, bytes (all heads) */
 
 TEST(activations_flash_attention) {
   expect_near(flash_per_layer(1, false, "none", "bf16"), 32 * SBH + LSE, "flash, bf16: 32 sbh + lse");
@@ -351,7 +349,8 @@ static double attention_then_linear(const char *split) {
            "  op lin  = linear(t, model.hidden, model.hidden, split = %s)\n"
            "}\n",
            split);
-  return act_per_layer(extra, "gpt", "layer = attn_linear", "tp = 1; pp = 1; micro_batch = 2; global_batch = 16; dtype = bf16");
+  return act_per_layer(extra, "gpt", "layer = attn_linear",
+                       "tp = 1; pp = 1; micro_batch = 2; global_batch = 16; dtype = bf16");
 }
 
 TEST(activations_flash_output_kept_once) {
@@ -413,10 +412,10 @@ static void expect_ops(const Lowered *l, int block, const char *const *want, int
   }
 }
 
-#define EXPECT_OPS(l, block, ...)                                                  \
-  do {                                                                             \
-    static const char *const want_[] = {__VA_ARGS__};                              \
-    expect_ops((l), (block), want_, (int)(sizeof want_ / sizeof want_[0]));        \
+#define EXPECT_OPS(l, block, ...) \
+  do { \
+    static const char *const want_[] = {__VA_ARGS__}; \
+    expect_ops((l), (block), want_, (int)(sizeof want_ / sizeof want_[0])); \
   } while (0)
 
 /* selene { nodes = 1 }: 8 GPUs; dp = 8 / (tp * cp) */
@@ -446,8 +445,8 @@ TEST(operators_gpt_layer) {
   fx_close(x);
 
   x = ops_of("gpt", GPT_SIZES, "tp = 2; sequence_parallel = true; micro_batch = 1; global_batch = 4");
-  EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "qkv tp allgather", "attn", "proj", "proj tp reducescatter", "add1",
-             "ln2", "up", "up tp allgather", "act", "down", "down tp reducescatter", "add2");
+  EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "qkv tp allgather", "attn", "proj", "proj tp reducescatter", "add1", "ln2",
+             "up", "up tp allgather", "act", "down", "down tp reducescatter", "add2");
   EXPECT_OPS(&x->l, LB_EMBEDDING, "words", "words tp reducescatter", "positions", "sum");
   fx_close(x);
 
@@ -473,7 +472,7 @@ TEST(operators_llama_layer) {
   Fx *x = ops_of("llama", LLAMA_SIZES, "tp = 1; micro_batch = 1; global_batch = 8");
   EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "rot", "attn", "proj", "add1", "ln2", "up", "act", "down", "add2");
   EXPECT_OPS(&x->l, LB_EMBEDDING, "words");
-  assert_int_equal(count_calls(&x->l, RTK_FLASH), 1);   /* llama: flash attention */
+  assert_int_equal(count_calls(&x->l, RTK_FLASH), 1); /* llama: flash attention */
   assert_int_equal(count_calls(&x->l, RTK_ATTENTION), 0);
   fx_close(x);
   x = ops_of("llama", LLAMA_SIZES, "tp = 4; sequence_parallel = true; micro_batch = 1; global_batch = 2");
@@ -492,7 +491,7 @@ TEST(operators_moe_layer) {
   EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "rot", "attn", "proj", "add1", "ln2", "gate", "moe", "moe ep all-to-all",
              "add2");
   GId a2a = find_call(&x->l, RTK_ALLTOALL, "moe");
-  assert_true(const_arg(&x->l, a2a, 1) == 2);   /* over ep */
+  assert_true(const_arg(&x->l, a2a, 1) == 2); /* over ep */
   assert_true(x->r.part[RP_EP_COMM] > 0);
   fx_close(x);
   /* tp = 2, sp, ep = 2 (dp = 4) */
@@ -505,7 +504,7 @@ TEST(operators_moe_layer) {
   assert_true(const_arg(&x->l, a2a, 2) == 2);
   /* the experts' first GEMM: t / tp = 512 tokens x top_k 2 = 1024 pairs over 8 / ep = 4 local
    * experts (256 each), hidden 1024 -> 2 * moe_ffn (swiglu) */
-  GId bmm = find_call(&x->l, RTK_BMM, "moe");   /* dtype batch m k n */
+  GId bmm = find_call(&x->l, RTK_BMM, "moe"); /* dtype batch m k n */
   assert_true(const_arg(&x->l, bmm, 1) == 4);
   assert_true(const_arg(&x->l, bmm, 2) == 256);
   assert_true(const_arg(&x->l, bmm, 3) == 1024);
@@ -521,23 +520,23 @@ TEST(shapes_gpt_tp4) {
   /* h = 2048, a = 16, s = 2048, b = 2: t = 4096 tokens */
   Fx *x = run_scenario("", "gpt", "layers = 2; hidden = 2048; heads = 16; seq = 2048; vocab = 51200",
                        "selene { nodes = 1 }", "tp = 4; micro_batch = 2; global_batch = 4; dtype = fp16");
-  GId qkv = op_call(&x->l, LB_LAYER, "qkv", RTK_LINEAR);   /* dtype m k n bias */
+  GId qkv = op_call(&x->l, LB_LAYER, "qkv", RTK_LINEAR); /* dtype m k n bias */
   assert_true(const_arg(&x->l, qkv, 0) == RT_FP16);
   assert_true(const_arg(&x->l, qkv, 1) == 4096);
-  assert_true(const_arg(&x->l, qkv, 2) == 2048);                 /* column: k whole */
-  assert_true(const_arg(&x->l, qkv, 3) == 3 * 2048 / 4);         /* n = 3h / t */
-  assert_true(const_arg(&x->l, qkv, 4) == 1);                    /* gpt: bias */
+  assert_true(const_arg(&x->l, qkv, 2) == 2048);         /* column: k whole */
+  assert_true(const_arg(&x->l, qkv, 3) == 3 * 2048 / 4); /* n = 3h / t */
+  assert_true(const_arg(&x->l, qkv, 4) == 1);            /* gpt: bias */
   GId proj = op_call(&x->l, LB_LAYER, "proj", RTK_LINEAR);
-  assert_true(const_arg(&x->l, proj, 2) == 2048 / 4);            /* row: k = h / t */
+  assert_true(const_arg(&x->l, proj, 2) == 2048 / 4); /* row: k = h / t */
   assert_true(const_arg(&x->l, proj, 3) == 2048);
   GId up = op_call(&x->l, LB_LAYER, "up", RTK_LINEAR), down = op_call(&x->l, LB_LAYER, "down", RTK_LINEAR);
   assert_true(const_arg(&x->l, up, 3) == 4 * 2048 / 4);
   assert_true(const_arg(&x->l, down, 2) == 4 * 2048 / 4);
   assert_true(const_arg(&x->l, down, 3) == 2048);
-  GId attn = find_call(&x->l, RTK_ATTENTION, "attn");   /* dtype batch seq heads head_dim causal */
+  GId attn = find_call(&x->l, RTK_ATTENTION, "attn"); /* dtype batch seq heads head_dim causal */
   assert_true(const_arg(&x->l, attn, 1) == 2);
   assert_true(const_arg(&x->l, attn, 2) == 2048);
-  assert_true(const_arg(&x->l, attn, 3) == 16 / 4);             /* heads / t */
+  assert_true(const_arg(&x->l, attn, 3) == 16 / 4); /* heads / t */
   assert_true(const_arg(&x->l, attn, 4) == 128);
   assert_true(const_arg(&x->l, attn, 5) == 1);
   /* the activation between the column and the row linear is split too: t * 4h / tp */
@@ -553,7 +552,8 @@ TEST(shapes_gpt_tp4) {
   fx_close(x);
 
   /* with sp the norm works on t / tp tokens */
-  x = run_scenario("", "gpt", "layers = 2; hidden = 2048; heads = 16; seq = 2048; vocab = 51200", "selene { nodes = 1 }",
+  x = run_scenario("", "gpt", "layers = 2; hidden = 2048; heads = 16; seq = 2048; vocab = 51200",
+                   "selene { nodes = 1 }",
                    "tp = 4; sequence_parallel = true; micro_batch = 2; global_batch = 4; dtype = fp16");
   assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "ln1", RTK_LAYERNORM), 1) == 4096 / 4);
   assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "qkv tp allgather", RTK_ALLGATHER), 0) == 4096.0 * 2048 * 2);
@@ -571,21 +571,22 @@ TEST(shapes_llama_gqa_tp4) {
   assert_true(const_arg(&x->l, qkv, 0) == RT_BF16);
   assert_true(const_arg(&x->l, qkv, 2) == 4096);
   assert_true(const_arg(&x->l, qkv, 3) == (32 + 2 * 8) * 128 / 4);
-  assert_true(const_arg(&x->l, qkv, 4) == 0);                    /* llama: no bias */
-  GId fl = find_call(&x->l, RTK_FLASH, "attn");   /* dtype batch seq heads kv_heads head_dim causal */
+  assert_true(const_arg(&x->l, qkv, 4) == 0);   /* llama: no bias */
+  GId fl = find_call(&x->l, RTK_FLASH, "attn"); /* dtype batch seq heads kv_heads head_dim causal */
   assert_true(const_arg(&x->l, fl, 1) == 1);
   assert_true(const_arg(&x->l, fl, 2) == 2048);
   assert_true(const_arg(&x->l, fl, 3) == 32 / 4);
   assert_true(const_arg(&x->l, fl, 4) == 8 / 4);
   assert_true(const_arg(&x->l, fl, 5) == 128);
-  GId up = op_call(&x->l, LB_LAYER, "up", RTK_LINEAR);                   /* gate and up: 2 ffn / tp */
+  GId up = op_call(&x->l, LB_LAYER, "up", RTK_LINEAR); /* gate and up: 2 ffn / tp */
   assert_true(const_arg(&x->l, up, 3) == 2 * 11008 / 4);
-  GId rot = op_call(&x->l, LB_LAYER, "rot", RTK_ROPE);                   /* dtype tokens heads head_dim */
+  GId rot = op_call(&x->l, LB_LAYER, "rot", RTK_ROPE); /* dtype tokens heads head_dim */
   assert_true(const_arg(&x->l, rot, 2) == 32 / 4);
   fx_close(x);
 
   /* tp = 8 with 8 KV heads: one per rank */
-  x = run_scenario("", "llama", "layers = 2; hidden = 4096; heads = 32; kv_heads = 8; seq = 2048; vocab = 32000; ffn = 11008",
+  x = run_scenario("", "llama",
+                   "layers = 2; hidden = 4096; heads = 32; kv_heads = 8; seq = 2048; vocab = 32000; ffn = 11008",
                    "selene { nodes = 1 }", "tp = 8; micro_batch = 1; global_batch = 1");
   assert_true(const_arg(&x->l, find_call(&x->l, RTK_FLASH, "attn"), 4) == 1);
   assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "qkv", RTK_LINEAR), 3) == (32 + 16) * 128 / 8);
@@ -597,9 +598,10 @@ TEST(shapes_llama_gqa_tp4) {
 /* ========================================================================================= */
 
 TEST(group_layout) {
-  static const struct { int size, stride, gpn, nodes, per; } ok[] = {
-      {1, 1, 4, 1, 1}, {1, 16, 4, 1, 1}, {4, 1, 4, 1, 4}, {2, 2, 4, 1, 2}, {8, 1, 4, 2, 4}, {8, 1, 8, 1, 8},
-      {8, 1, 1, 8, 1}, {8, 2, 4, 4, 2}, {4, 4, 4, 4, 1}, {4, 8, 4, 4, 1}, {16, 2, 8, 4, 4}, {2, 1, 1, 2, 1}};
+  static const struct {
+    int size, stride, gpn, nodes, per;
+  } ok[] = {{1, 1, 4, 1, 1}, {1, 16, 4, 1, 1}, {4, 1, 4, 1, 4}, {2, 2, 4, 1, 2}, {8, 1, 4, 2, 4},  {8, 1, 8, 1, 8},
+            {8, 1, 1, 8, 1}, {8, 2, 4, 4, 2},  {4, 4, 4, 4, 1}, {4, 8, 4, 4, 1}, {16, 2, 8, 4, 4}, {2, 1, 1, 2, 1}};
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
     int nodes = -7, per = -7;
     int rc = rt_group_layout(ok[i].size, ok[i].stride, ok[i].gpn, &nodes, &per);
@@ -609,10 +611,10 @@ TEST(group_layout) {
     assert_int_equal(nodes * per, ok[i].size);
   }
   static const int bad[][3] = {
-      {0, 1, 4}, {-1, 1, 4}, {2, 0, 4}, {2, 1, 0},   /* out of range */
-      {2, 6, 4},                                      /* stride >= gpn, not a multiple */
-      {3, 2, 4},                                      /* 2 per node, 3 members */
-      {4, 3, 4},                                      /* gpn not a multiple of the stride */
+      {0, 1, 4}, {-1, 1, 4}, {2, 0, 4}, {2, 1, 0}, /* out of range */
+      {2, 6, 4},                                   /* stride >= gpn, not a multiple */
+      {3, 2, 4},                                   /* 2 per node, 3 members */
+      {4, 3, 4},                                   /* gpn not a multiple of the stride */
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int nodes = -7, per = -7;
@@ -622,8 +624,8 @@ TEST(group_layout) {
 }
 
 #define PLACE_SIZES "layers = 2; hidden = 1024; heads = 16; seq = 1024; vocab = 32000"
-#define ONE_GPU_CLUSTER                                                                  \
-  "cluster single { gpu = a100_sxm4_80gb; gpus_per_node = 1; nodes = 8\n"                \
+#define ONE_GPU_CLUSTER \
+  "cluster single { gpu = a100_sxm4_80gb; gpus_per_node = 1; nodes = 8\n" \
   "  tier net { span = system; bandwidth = 25 GB/s; latency = 5 us } }\n"
 
 /* The tp all-reduce of `proj` on `cluster`: its size and stride, its layout on gpn GPUs a
@@ -633,7 +635,7 @@ static double tp8_allreduce(const char *extra, const char *cluster, int gpn, int
   GId ar = op_call(&x->l, LB_LAYER, "proj tp allreduce", RTK_ALLREDUCE);
   double size = const_arg(&x->l, ar, 1), stride = const_arg(&x->l, ar, 2);
   assert_true(size == 8);
-  assert_true(stride == 1);   /* tp innermost: stride 1 */
+  assert_true(stride == 1); /* tp innermost: stride 1 */
   assert_int_equal(((const RtCluster *)x->l.g.cluster)->gpus_per_node, gpn);
   int nodes, per;
   assert_int_equal(rt_group_layout((int)size, (int)stride, gpn, &nodes, &per), 0);
@@ -647,13 +649,13 @@ static double tp8_allreduce(const char *extra, const char *cluster, int gpn, int
 }
 
 TEST(placement_tp8) {
-  double perl = tp8_allreduce("", "perlmutter { nodes = 2 }", 4, 2, 4);   /* 2 nodes x 4 */
-  double sel = tp8_allreduce("", "selene { nodes = 1 }", 8, 1, 8);         /* 1 node x 8 */
-  double one = tp8_allreduce(ONE_GPU_CLUSTER, "single", 1, 8, 1);           /* 8 nodes x 1 */
+  double perl = tp8_allreduce("", "perlmutter { nodes = 2 }", 4, 2, 4); /* 2 nodes x 4 */
+  double sel = tp8_allreduce("", "selene { nodes = 1 }", 8, 1, 8);      /* 1 node x 8 */
+  double one = tp8_allreduce(ONE_GPU_CLUSTER, "single", 1, 8, 1);       /* 8 nodes x 1 */
   /* crossing Perlmutter's network (1.2 GB/s per NIC, from its samples) is slower than
    * Selene's NVSwitch in one node */
-  if (!(perl > sel)) fail_msg("tp = 8 across 2 Perlmutter nodes (%g s) should be slower than in one Selene node (%g s)",
-                              perl, sel);
+  if (!(perl > sel))
+    fail_msg("tp = 8 across 2 Perlmutter nodes (%g s) should be slower than in one Selene node (%g s)", perl, sel);
   /* and 8 nodes on a 25 GB/s network slower than 300 GB/s NVLink */
   if (!(one > sel)) fail_msg("tp = 8 over 8 single-GPU nodes (%g s) vs one Selene node (%g s)", one, sel);
 }
@@ -664,7 +666,8 @@ TEST(placement_order) {
   Fx *x = run_scenario("", "gpt", PLACE_SIZES, "perlmutter { nodes = 8 }",
                        "tp = 8; micro_batch = 1; global_batch = 4; zero = 0");
   assert_int_equal(x->r.dp, 4);
-  GId tp = op_call(&x->l, LB_LAYER, "proj tp allreduce", RTK_ALLREDUCE), dp = find_call(&x->l, RTK_ALLREDUCE, "dp gradients");
+  GId tp = op_call(&x->l, LB_LAYER, "proj tp allreduce", RTK_ALLREDUCE),
+      dp = find_call(&x->l, RTK_ALLREDUCE, "dp gradients");
   assert_true(const_arg(&x->l, tp, 2) == 1);
   assert_true(const_arg(&x->l, dp, 1) == 4);
   assert_true(const_arg(&x->l, dp, 2) == 8);
@@ -676,19 +679,21 @@ TEST(placement_order) {
   tp = op_call(&x->l, LB_LAYER, "proj tp allreduce", RTK_ALLREDUCE);
   dp = find_call(&x->l, RTK_ALLREDUCE, "dp gradients");
   assert_true(const_arg(&x->l, tp, 1) == 8);
-  assert_true(const_arg(&x->l, tp, 2) == 4);   /* = dp */
+  assert_true(const_arg(&x->l, tp, 2) == 4); /* = dp */
   assert_true(const_arg(&x->l, dp, 2) == 1);
   int nodes, per;
-  assert_int_equal(rt_group_layout(8, 4, 4, &nodes, &per), 0);   /* every member on its own node */
+  assert_int_equal(rt_group_layout(8, 4, 4, &nodes, &per), 0); /* every member on its own node */
   assert_int_equal(nodes, 8);
   assert_int_equal(per, 1);
   assert_true(isfinite(x->vals[tp]) && x->vals[tp] > 0);
   /* 8 nodes x 1 GPU moves everything over the network: slower than 2 nodes x 4 */
-  if (!(x->vals[tp] > tp_default)) fail_msg("tp over 8 nodes x 1 (%g s) vs 2 nodes x 4 (%g s)", x->vals[tp], tp_default);
+  if (!(x->vals[tp] > tp_default))
+    fail_msg("tp over 8 nodes x 1 (%g s) vs 2 nodes x 4 (%g s)", x->vals[tp], tp_default);
   fx_close(x);
 
   /* pp outermost by default: its stride is tp * cp * dp */
-  x = run_scenario("", "gpt", PLACE_SIZES, "perlmutter { nodes = 8 }", "tp = 4; pp = 2; micro_batch = 1; global_batch = 4");
+  x = run_scenario("", "gpt", PLACE_SIZES, "perlmutter { nodes = 8 }",
+                   "tp = 4; pp = 2; micro_batch = 1; global_batch = 4");
   GId p2p = find_call(&x->l, RTK_P2P, "pipeline send");
   assert_true(const_arg(&x->l, p2p, 1) == 2);
   assert_true(const_arg(&x->l, p2p, 2) == 4 * 4);
@@ -714,10 +719,13 @@ TEST(pipeline_makespan_kernel) {
   unsigned seed = 7;
   for (int t = 0; t < 400; t++) {
     seed = seed * 1103515245u + 12345u;
-    int sched = (int)(seed >> 8) % RT_NSCHEDULES, p = 1 << ((seed >> 12) % 4), v = sched == RT_INTERLEAVED ? 1 + (int)(seed >> 16) % 3 : 1;
+    int sched = (int)(seed >> 8) % RT_NSCHEDULES, p = 1 << ((seed >> 12) % 4),
+        v = sched == RT_INTERLEAVED ? 1 + (int)(seed >> 16) % 3 : 1;
     int m = p * (1 + (int)(seed >> 20) % 6);
+    /* clang-format off */
     double a[15] = {sched, p, v, m, 2 * p * v, (seed >> 3) & 1, 1 + (seed % 97) / 13.0, 2 + (seed % 89) / 11.0,
                     (seed % 7) / 5.0, (seed % 3) / 2.0, 0.5, 0.75, 1.25, 1.5, (seed % 5) / 8.0};
+    /* clang-format on */
     double both[RT_KERNEL_NOUT], one[RT_KERNEL_NOUT], again[RT_KERNEL_NOUT];
     if (t % 2) rt_pipeline_memo_clear();
     if (t % 3) {
@@ -743,7 +751,7 @@ TEST(pipeline_makespan_kernel) {
  * GPipe with equal stages and no sends: (m + p - 1)(f + b)); bad arguments give NaN. */
 TEST(pipeline_bound_kernel) {
   unsigned seed = 11;
-  double worst = 1;               /* the smallest bound / makespan seen */
+  double worst = 1; /* the smallest bound / makespan seen */
   for (int t = 0; t < 3000; t++) {
     seed = seed * 1103515245u + 12345u;
     int sched = (int)(seed >> 8) % RT_NSCHEDULES, p = 1 + (int)(seed >> 12) % 8;
@@ -751,8 +759,10 @@ TEST(pipeline_bound_kernel) {
     int m = v > 1 ? p * (1 + (int)(seed >> 20) % 4) : 1 + (int)(seed >> 20) % 40;
     int layers = p * v + (int)(seed >> 24) % (2 * p * v);
     unsigned r = seed * 2654435761u;
+    /* clang-format off */
     double a[15] = {sched, p, v, m, layers, 1, 0.5 + (r % 97) / 13.0, 1 + (r % 89) / 11.0, (r % 7) / 3.0,
                     (r % 3) / 2.0, (r % 11) / 4.0, (r % 13) / 5.0, (r % 17) / 3.0, (r % 19) / 2.0, (r % 5) / 4.0};
+    /* clang-format on */
     double ms[RT_KERNEL_NOUT], lb[RT_KERNEL_NOUT];
     rt_kernels[RTK_PIPELINE_MAKESPAN].fn(NULL, a, ms);
     rt_kernels[RTK_PIPELINE_BOUND].fn(NULL, a, lb);
@@ -771,7 +781,7 @@ TEST(pipeline_bound_kernel) {
         pipe_kernel(s, p, 1, m, p, 1.5, 2.25, 0, 0, out);
         assert_true(lb[0] <= out[0] && lb[0] >= out[0] * (1 - 1e-8));
       }
-  double bad_args[15] = {RT_1F1B, 2, 2, 4, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0};   /* chunks > 1 outside interleaved */
+  double bad_args[15] = {RT_1F1B, 2, 2, 4, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}; /* chunks > 1 outside interleaved */
   rt_kernels[RTK_PIPELINE_BOUND].fn(NULL, bad_args, lb);
   assert_true(isnan(lb[0]));
 }
@@ -793,8 +803,10 @@ TEST(pipeline_kernel_closed_forms) {
         pipe_kernel(s, p, 1, m, p, f, b, 0, 0.125, out);
         assert_true(out[1] == (m + p - 1) * (f + b));
         assert_true(out[1] <= out[0]);
-        if (p > 1) assert_true(out[0] > out[1]);
-        else assert_true(out[0] == out[1]);
+        if (p > 1)
+          assert_true(out[0] > out[1]);
+        else
+          assert_true(out[0] == out[1]);
       }
     }
   /* interleaved, v chunks of one layer: device time per micro-batch F = v f */
@@ -816,28 +828,32 @@ TEST(pipeline_kernel_closed_forms) {
   /* zero bubble, f = b = w: a third of 1F1B's bubble */
   pipe_kernel(RT_ZERO_BUBBLE, 4, 1, 8, 4, 1, 1, 1, 0, out);
   double o[RT_KERNEL_NOUT];
-  pipe_kernel(RT_1F1B, 4, 1, 8, 4, 1, 2, 0, 0, o);   /* 1F1B with B + W as one backward */
+  pipe_kernel(RT_1F1B, 4, 1, 8, 4, 1, 2, 0, 0, o); /* 1F1B with B + W as one backward */
   assert_true(3 * (out[0] - 8 * 3) == o[0] - 8 * 3);
   /* bad arguments: NaN and RT_BAD_ARGS */
-  pipe_kernel(RT_INTERLEAVED, 4, 2, 6, 8, 1, 2, 0, 0, out);   /* m % p != 0 */
+  pipe_kernel(RT_INTERLEAVED, 4, 2, 6, 8, 1, 2, 0, 0, out); /* m % p != 0 */
   assert_true(isnan(out[0]));
   assert_true(((unsigned)out[2] & RT_BAD_ARGS) != 0);
-  pipe_kernel(RT_1F1B, 4, 1, 8, 6, 1, 2, 0, 0, out);          /* 6 layers over 4 stages, uniform */
+  pipe_kernel(RT_1F1B, 4, 1, 8, 6, 1, 2, 0, 0, out); /* 6 layers over 4 stages, uniform */
   assert_true(isnan(out[0]));
 }
 
 /* A model with no embedding and no head: every chunk is the same. */
-#define BARE_MODEL                                                                                 \
+#define BARE_MODEL \
   "hidden = 1024; heads = 16; seq = 1024; vocab = 32000; ffn = 4096; kv_heads = 16; head_dim = 64; " \
   "norm = layernorm; activation = gelu; attention = flash; bias = false; layer = gpt_layer"
 
 TEST(pipeline_through_graph) {
-  static const struct { const char *model, *plan; int sched, p, v, m; } cases[] = {
+  static const struct {
+    const char *model, *plan;
+    int sched, p, v, m;
+  } cases[] = {
       {"layers = 4; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 8; schedule = gpipe", RT_GPIPE, 4, 1, 4},
       {"layers = 4; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 8; schedule = 1f1b", RT_1F1B, 4, 1, 4},
       {"layers = 8; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b", RT_1F1B, 4, 1, 8},
-      {"layers = 8; " BARE_MODEL, "pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved",
-       RT_INTERLEAVED, 4, 2, 4},
+      {"layers = 8; " BARE_MODEL,
+       "pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 4, 2,
+       4},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     Fx *x = run_scenario("", NULL, cases[i].model, "selene { nodes = 1 }", cases[i].plan);
@@ -847,18 +863,18 @@ TEST(pipeline_through_graph) {
     assert_true(arg_val(x, pipe, 1) == cases[i].p);
     assert_true(arg_val(x, pipe, 2) == cases[i].v);
     assert_true(arg_val(x, pipe, 3) == cases[i].m);
-    for (int k = 10; k <= 13; k++) assert_true(arg_val(x, pipe, k) == 0);   /* no embedding, no head */
+    for (int k = 10; k <= 13; k++) assert_true(arg_val(x, pipe, k) == 0); /* no embedding, no head */
     double layers = arg_val(x, pipe, 4);
     double f = arg_val(x, pipe, 6), b = arg_val(x, pipe, 7) + arg_val(x, pipe, 8);
-    double F = layers / cases[i].p * f, B = layers / cases[i].p * b;   /* one device, one micro-batch */
+    double F = layers / cases[i].p * f, B = layers / cases[i].p * b; /* one device, one micro-batch */
     int p = cases[i].p, v = cases[i].v, m = cases[i].m;
     double want = v == 1 ? (m + p - 1) * (F + B) : m * (F + B) + (p - 1) * (F + B) / v;
     expect_near(x->vals[pipe + 1], want, "the makespan with free sends");
     assert_true(x->vals[pipe + 1] <= x->vals[pipe]);
-    assert_true(arg_val(x, pipe, 14) > 0);   /* the sends are costed */
+    assert_true(arg_val(x, pipe, 14) > 0); /* the sends are costed */
     expect_near(x->r.part[RP_PP_COMM], x->vals[pipe] - x->vals[pipe + 1], "pp_comm = makespan - free-send makespan");
     expect_near(x->r.part[RP_BUBBLE], want - m * (F + B), "the bubble");
-    assert_true(arg_val(x, pipe, 8) == 0);   /* outside zero-bubble W is part of the backward */
+    assert_true(arg_val(x, pipe, 8) == 0); /* outside zero-bubble W is part of the backward */
     fx_close(x);
   }
 }
@@ -900,7 +916,10 @@ static double bare_activations(const char *plan, Report *out) {
 }
 
 /* Plans for the in-flight checks: every schedule, micro-batches below and above pp. */
-static const struct InflightCase { const char *plan; int sched, p, v; } inflight_cases[] = {
+static const struct InflightCase {
+  const char *plan;
+  int sched, p, v;
+} inflight_cases[] = {
     {"pp = 4; micro_batch = 1; global_batch = 16; schedule = gpipe", RT_GPIPE, 4, 1},
     {"pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b", RT_1F1B, 4, 1},
     {"pp = 4; micro_batch = 1; global_batch = 4; schedule = 1f1b", RT_1F1B, 4, 1},
@@ -921,7 +940,7 @@ static RtPipeline equal_pipeline(const struct InflightCase *c, int m) {
 
 TEST(activations_in_flight_match_simulation) {
   Report r;
-  double one = bare_activations("pp = 1; micro_batch = 1; global_batch = 8", &r) / 8;   /* bytes per layer */
+  double one = bare_activations("pp = 1; micro_batch = 1; global_batch = 8", &r) / 8; /* bytes per layer */
   assert_true(one > 0);
   for (size_t i = 0; i < sizeof inflight_cases / sizeof inflight_cases[0]; i++) {
     const struct InflightCase *c = &inflight_cases[i];
@@ -931,7 +950,7 @@ TEST(activations_in_flight_match_simulation) {
     RtPipeResult res = rt_pipeline(&pl, NULL, 0, NULL);
     assert_int_equal(res.flags, 0);
     assert_int_equal(res.in_flight_device, 0);
-    double per_chunk = 8.0 / (c->p * c->v);   /* layers */
+    double per_chunk = 8.0 / (c->p * c->v); /* layers */
     double held = a / (per_chunk * one);
     if (fabs(held - res.in_flight) > 1e-9 * res.in_flight)
       fail_msg("`%s`: memory keeps %g chunks in flight on stage 0, the simulation %d (m = %d)", c->plan, held,
@@ -967,12 +986,12 @@ static int chunk_held(const RtPipeline *pl, int device, int chunk) {
  *   head:      the vocabulary doubles (small layers, so that the last stage is the peak);
  *   embedding: a norm in the embedding block doubles its width (wide, so that the first stage
  *              is the peak; the vocabulary is small). */
-#define EMB_BLOCKS                                                                                 \
-  "block emb1 { let t = plan.micro_batch * model.seq\n"                                            \
-  "  op words = embedding(t, 1024, model.hidden, split = vocab)\n"                                 \
-  "  op extra = norm(layernorm, t, 32 * model.hidden) }\n"                                         \
-  "block emb2 { let t = plan.micro_batch * model.seq\n"                                            \
-  "  op words = embedding(t, 1024, model.hidden, split = vocab)\n"                                 \
+#define EMB_BLOCKS \
+  "block emb1 { let t = plan.micro_batch * model.seq\n" \
+  "  op words = embedding(t, 1024, model.hidden, split = vocab)\n" \
+  "  op extra = norm(layernorm, t, 32 * model.hidden) }\n" \
+  "block emb2 { let t = plan.micro_batch * model.seq\n" \
+  "  op words = embedding(t, 1024, model.hidden, split = vocab)\n" \
   "  op extra = norm(layernorm, t, 64 * model.hidden) }\n"
 
 /* The peak stage's activations; more: the variant whose head (head) or embedding grows. */
@@ -1033,7 +1052,8 @@ static void expect_parts_add_up(const char *base, const char *sizes, const char 
     fail_msg("plan `%s`: the parts add up to %.17g, the iteration is %.17g", plan, sum, r->iteration);
   /* With one stage there is no bubble, exactly (not the rounding residue of the simulated
    * makespan against the closed-form busy time), and no bubble is ever negative. */
-  if (r->pp == 1 && r->part[RP_BUBBLE] != 0) fail_msg("plan `%s`: pp = 1 but the bubble is %g s", plan, r->part[RP_BUBBLE]);
+  if (r->pp == 1 && r->part[RP_BUBBLE] != 0)
+    fail_msg("plan `%s`: pp = 1 but the bubble is %g s", plan, r->part[RP_BUBBLE]);
   if (r->part[RP_BUBBLE] < 0) fail_msg("plan `%s`: negative bubble %g s", plan, r->part[RP_BUBBLE]);
   if (r->pp == 1) assert_true(r->part[RP_PP_COMM] == 0);
   double peak = 0;
@@ -1105,12 +1125,14 @@ static void expect_lowering_error(const char *base, const char *sizes, const cha
 
 TEST(lowering_rejects_plans) {
   /* 6 micro-batches over pp = 4 with interleaving: sema does not check this */
-  expect_lowering_error("gpt", "layers = 8; hidden = 1024; heads = 16; seq = 1024; vocab = 32000", "selene { nodes = 4 }",
+  expect_lowering_error("gpt", "layers = 8; hidden = 1024; heads = 16; seq = 1024; vocab = 32000",
+                        "selene { nodes = 4 }",
                         "tp = 8; pp = 4; virtual_stages = 2; schedule = interleaved; micro_batch = 1; global_batch = 6",
                         "scenario `s`: the interleaved schedule needs the micro-batches per iteration (6) to be a "
                         "multiple of pp = 4");
   /* ep = 4 with dp = 8 GPUs / tp 4 = 2: the experts divide by ep (sema checks that), dp does not */
-  expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 1 }", "tp = 4; ep = 4; micro_batch = 1; global_batch = 2",
+  expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 1 }",
+                        "tp = 4; ep = 4; micro_batch = 1; global_batch = 2",
                         "scenario `s`: plan.ep = 4 must divide dp = 2");
 }
 
@@ -1127,8 +1149,8 @@ TEST(does_not_fit) {
   assert_contains(m, "activations");
   fx_close(x);
   /* the same with micro_batch = 1 fits */
-  x = run_scenario("", "gpt", "layers = 8; hidden = 4096; heads = 32; seq = 2048; vocab = 51200", "selene { nodes = 1 }",
-                   "tp = 8; micro_batch = 1; global_batch = 1");
+  x = run_scenario("", "gpt", "layers = 8; hidden = 4096; heads = 32; seq = 2048; vocab = 51200",
+                   "selene { nodes = 1 }", "tp = 8; micro_batch = 1; global_batch = 1");
   assert_true(x->r.fits);
   char msg2[512];
   assert_int_equal(strncmp(report_fit_message(msg2, sizeof msg2, &x->r), "fits: needs ", 12), 0);
@@ -1140,23 +1162,23 @@ TEST(does_not_fit) {
 /* ========================================================================================= */
 
 TEST(evaluation_is_deterministic) {
-  Fx *x = run_scenario("", "gpt", "layers = 8; hidden = 1024; heads = 16; seq = 1024; vocab = 32000",
-                       "perlmutter { nodes = 4 }",
-                       "tp = 2; pp = 4; virtual_stages = 2; schedule = interleaved; micro_batch = 1; global_batch = 16; "
-                       "zero = 1; overlap_dp = true; recompute = selective");
+  Fx *x = run_scenario(
+      "", "gpt", "layers = 8; hidden = 1024; heads = 16; seq = 1024; vocab = 32000", "perlmutter { nodes = 4 }",
+      "tp = 2; pp = 4; virtual_stages = 2; schedule = interleaved; micro_batch = 1; global_batch = 16; "
+      "zero = 1; overlap_dp = true; recompute = selective");
   int nn = x->l.g.nn;
   size_t bytes = (size_t)nn * sizeof(double);
   double *a = malloc(bytes), *b = malloc(bytes);
   assert_non_null(a);
   assert_non_null(b);
   memset(a, 0, bytes);
-  memset(b, 0xab, bytes);   /* a slot the evaluation does not write would differ */
+  memset(b, 0xab, bytes); /* a slot the evaluation does not write would differ */
   graph_eval(&x->l.g, NULL, a);
   graph_eval(&x->l.g, NULL, b);
   for (int i = 0; i < nn; i++)
     if (memcmp(&a[i], &b[i], sizeof a[i]))
       fail_msg("node %d (%s): %.17g then %.17g", i, gop_name((GOp)x->l.g.n[i].op), a[i], b[i]);
-  assert_memory_equal(a, x->vals, bytes);   /* and the same as fx_eval's */
+  assert_memory_equal(a, x->vals, bytes); /* and the same as fx_eval's */
   Report r2;
   lower_report(&x->l, b, &r2);
   assert_memory_equal(&r2.part, &x->r.part, sizeof r2.part);
@@ -1183,22 +1205,21 @@ TEST(evaluation_is_deterministic) {
   fx_close(x);
 
   /* a fresh compilation of the same text: the same node count and iteration */
-  Fx *y = run_scenario("", "gpt", "layers = 8; hidden = 1024; heads = 16; seq = 1024; vocab = 32000",
-                       "perlmutter { nodes = 4 }",
-                       "tp = 2; pp = 4; virtual_stages = 2; schedule = interleaved; micro_batch = 1; global_batch = 16; "
-                       "zero = 1; overlap_dp = true; recompute = selective");
+  Fx *y = run_scenario(
+      "", "gpt", "layers = 8; hidden = 1024; heads = 16; seq = 1024; vocab = 32000", "perlmutter { nodes = 4 }",
+      "tp = 2; pp = 4; virtual_stages = 2; schedule = interleaved; micro_batch = 1; global_batch = 16; "
+      "zero = 1; overlap_dp = true; recompute = selective");
   assert_int_equal(y->l.g.nn, nn);
   fx_close(y);
 }
 
 TEST(identical_nodes_are_shared) {
   /* Two identical operators: one kernel call, both operators point at it. */
-  const char *blk =
-      "block twin {\n"
-      "  op a = linear(4096, 1024, 1024)\n"
-      "  op b = linear(4096, 1024, 1024)\n"
-      "  op c = linear(4096, 1024, 2048)\n"
-      "}\n";
+  const char *blk = "block twin {\n"
+                    "  op a = linear(4096, 1024, 1024)\n"
+                    "  op b = linear(4096, 1024, 1024)\n"
+                    "  op c = linear(4096, 1024, 2048)\n"
+                    "}\n";
   Fx *x = run_scenario(blk, NULL,
                        "layers = 2; hidden = 1024; heads = 16; seq = 1024; vocab = 32000; ffn = 4096; layer = twin",
                        "selene { nodes = 1 }", "micro_batch = 1; global_batch = 8");
@@ -1222,7 +1243,8 @@ TEST(identical_nodes_are_shared) {
         fail_msg("constant %.17g at nodes %d and %d", x->l.g.n[i].k, i, j);
   /* the forward is 2 a + c per micro-batch and layer */
   assert_int_equal(x->r.micro_batches, 1);
-  expect_near(x->r.part[RP_FORWARD], 2.0 * (2 * x->vals[x->l.ops[LB_LAYER][0].fwd] + x->vals[x->l.ops[LB_LAYER][2].fwd]),
+  expect_near(x->r.part[RP_FORWARD],
+              2.0 * (2 * x->vals[x->l.ops[LB_LAYER][0].fwd] + x->vals[x->l.ops[LB_LAYER][2].fwd]),
               "forward = m * layers * (a + b + c), m = 1");
   fx_close(x);
 }

@@ -102,8 +102,10 @@ static char *shape(const char *expr) {
   T *t = parse(src);
   free(src);
   StrBuf s = {0};
-  if (t->d.errors) strbuf_printf(&s, "ERROR");
-  else sexp(&s, t->root->u.list.first->u.decl.body.first->u.bin.rhs);
+  if (t->d.errors)
+    strbuf_printf(&s, "ERROR");
+  else
+    sexp(&s, t->root->u.list.first->u.decl.body.first->u.bin.rhs);
   done(t);
   return s.p;
 }
@@ -131,7 +133,7 @@ TEST(decl_with_and_without_extends) {
   assert_ptr_equal(a->u.decl.file, t->f);
   assert_string_equal(b->name, "big");
   assert_string_equal(b->u.decl.parent, "base");
-  assert_ptr_equal(b->u.decl.parent, a->name);   /* interned */
+  assert_ptr_equal(b->u.decl.parent, a->name); /* interned */
   assert_int_equal(b->u.decl.body.count, 1);
   assert_int_equal(c->u.decl.kind, DK_PLAN);
   done(t);
@@ -147,7 +149,7 @@ TEST(decl_kind_words) {
     char src[64];
     snprintf(src, sizeof src, "%s x {}", kinds[i].word);
     T *t = parse(src);
-    no_errors(t);   /* the grammar knows no kind names: sema checks them */
+    no_errors(t); /* the grammar knows no kind names: sema checks them */
     AstNode *d = t->root->u.list.first;
     assert_int_equal(d->u.decl.kind, kinds[i].kind);
     assert_string_equal(d->u.decl.kind_word, kinds[i].word);
@@ -246,8 +248,9 @@ TEST(sweep_statements) {
   assert_int_equal(d->u.decl.body.count, 6);
   static const AstKind kinds[] = {AST_VARY, AST_LET, AST_REQUIRE, AST_MINIMIZE, AST_MAXIMIZE, AST_KEEP};
   static const char *const lhs[] = {"(. plan tp)", "(. plan dp)", NULL, NULL, NULL, NULL};
-  static const char *const rhs[] = {"[ 1 2 4 ]", "(/ (. cluster gpus) (. plan tp))", "(== (% (. model layers) (. plan pp)) 0)",
-                                    "iteration", "mfu", "20"};
+  static const char *const rhs[] = {
+      "[ 1 2 4 ]", "(/ (. cluster gpus) (. plan tp))", "(== (% (. model layers) (. plan pp)) 0)", "iteration", "mfu",
+      "20"};
   for (unsigned i = 0; i < 6; i++) {
     AstNode *c = nth(d->u.decl.body, i);
     assert_int_equal(c->kind, kinds[i]);
@@ -388,11 +391,11 @@ TEST(syntax_errors_at_top_level) {
   assert_true(t->d.errors >= 1);
   assert_contains(out(t), "t.llmp:1:");
   done(t);
-  t = parse("model m { a = 1\n");   /* missing brace */
+  t = parse("model m { a = 1\n"); /* missing brace */
   assert_true(t->d.errors >= 1);
   assert_non_null(t->root);
   done(t);
-  t = parse("model {}\n");         /* missing name */
+  t = parse("model {}\n"); /* missing name */
   assert_true(t->d.errors >= 1);
   done(t);
   t = parse("model m extends {}\n");

@@ -40,9 +40,9 @@ typedef struct JVal {
   JType type;
   bool b;
   double num;
-  char *str;            /* JSTR: the decoded string (\uXXXX kept as UTF-8 for BMP) */
-  int n;                /* JARR, JOBJ: members */
-  char **keys;          /* JOBJ */
+  char *str;   /* JSTR: the decoded string (\uXXXX kept as UTF-8 for BMP) */
+  int n;       /* JARR, JOBJ: members */
+  char **keys; /* JOBJ */
   struct JVal **items;
 } JVal;
 
@@ -98,7 +98,7 @@ static char *jp_string(JP *p) {
   for (;;) {
     unsigned char c = (unsigned char)*p->s;
     if (c == '"') break;
-    if (c < 0x20) {     /* unescaped control character, or the end of the text */
+    if (c < 0x20) { /* unescaped control character, or the end of the text */
       p->err = true;
       free(out);
       return NULL;
@@ -122,7 +122,10 @@ static char *jp_string(JP *p) {
       unsigned cp = 0;
       for (int i = 0; i < 4; i++) {
         char h = *p->s++;
-        int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+        int d = h >= '0' && h <= '9'   ? h - '0'
+                : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                       : -1;
         if (d < 0) {
           p->err = true;
           free(out);
@@ -133,7 +136,10 @@ static char *jp_string(JP *p) {
       put_utf8(&o, cp);
       break;
     }
-    default: p->err = true; free(out); return NULL;
+    default:
+      p->err = true;
+      free(out);
+      return NULL;
     }
   }
   p->s++;
@@ -339,7 +345,7 @@ static Report sample(void) {
   r.tokens_per_s = 512 * 2048 / 12.5;
   r.model_flops = 2.4e17;
   r.hardware_flops = 3.1e17;
-  r.tflops_per_gpu = 2.4e17 / 12.5 / 128;   /* 150 TFLOP/s */
+  r.tflops_per_gpu = 2.4e17 / 12.5 / 128; /* 150 TFLOP/s */
   r.mfu = r.tflops_per_gpu / 312e12;
   r.memory[RM_WEIGHTS] = 10 * GiB;
   r.memory[RM_GRADIENTS] = 5 * GiB;
@@ -397,20 +403,18 @@ TEST(table_for_a_plan_that_fits) {
   assert_contains(t, "\n  plan tp=4 pp=4 dp=8 cp=1 ep=1\n");
   assert_contains(t, "\n  micro_batch=4 global_batch=512: 16 micro-batches per iteration\n");
   assert_contains(t, "\n  dtype=fp16 schedule=1f1b recompute=full zero=1 sequence_parallel=false\n");
-  assert_string_equal(line_starting(t, "  iteration ", line, sizeof line),
-                      "  iteration                     12.5 s");
+  assert_string_equal(line_starting(t, "  iteration ", line, sizeof line), "  iteration                     12.5 s");
   assert_string_equal(line_starting(t, "    forward ", line, sizeof line),
                       "    forward                        4 s   32.0 %");
   assert_string_equal(line_starting(t, "    TP communication ", line, sizeof line),
                       "    TP communication               1 s    8.0 %");
   assert_string_equal(line_starting(t, "    pipeline bubble ", line, sizeof line),
                       "    pipeline bubble              1.5 s   12.0 %");
-  assert_not_contains(t, "recompute  ");        /* parts that are 0 are left out */
+  assert_not_contains(t, "recompute  "); /* parts that are 0 are left out */
   assert_not_contains(t, "optimizer step");
   assert_not_contains(t, "EP communication");
   assert_string_equal(line_starting(t, "  tokens/s", line, sizeof line), "  tokens/s                       83886");
-  assert_string_equal(line_starting(t, "  model TFLOP/s", line, sizeof line),
-                      "  model TFLOP/s per GPU          150.0");
+  assert_string_equal(line_starting(t, "  model TFLOP/s", line, sizeof line), "  model TFLOP/s per GPU          150.0");
   assert_contains(t, "\n  MFU                           48.1 %\n");
   assert_contains(t, "\n  memory per GPU\n");
   assert_string_equal(line_starting(t, "    activations", line, sizeof line),
@@ -492,7 +496,7 @@ TEST(kernels_line_names_sustained_figures) {
   assert_contains(t, "\n  kernels: 120 of 140 calls calibrated; tensor-core rate x 0.615 (sustained_compute), "
                      "fp8 GEMMs x 0.575 (sustained_compute_fp8)\n");
   free(t);
-  r.sustained = 1;   /* an fp8 figure alone */
+  r.sustained = 1; /* an fp8 figure alone */
   t = print(&r, REPORT_TABLE);
   assert_contains(t, "\n  kernels: 120 of 140 calls calibrated; fp8 GEMMs x 0.575 (sustained_compute_fp8)\n");
   free(t);
@@ -502,7 +506,7 @@ TEST(kernels_line_names_sustained_figures) {
   assert_true(jnum(v, "sustained_compute") == 0.615 && jnum(v, "sustained_compute_fp8") == 0.575);
   jv_free(v);
   free(t);
-  r.sustained = r.sustained_fp8 = 0;   /* not set: 1 */
+  r.sustained = r.sustained_fp8 = 0; /* not set: 1 */
   t = print(&r, REPORT_JSON);
   v = parse_json(t);
   assert_true(jnum(v, "sustained_compute") == 1 && jnum(v, "sustained_compute_fp8") == 1);
@@ -536,7 +540,7 @@ TEST(null_names_and_empty_report) {
   t = print(&r, REPORT_TABLE);
   assert_contains(t, "does not fit: needs 0 B of 0 B\n");
   free(t);
-  report_print(NULL, &r, REPORT_TABLE);    /* nothing happens */
+  report_print(NULL, &r, REPORT_TABLE); /* nothing happens */
   Mem m;
   mem_open(&m);
   report_print(m.f, NULL, REPORT_JSON);
@@ -551,7 +555,7 @@ TEST(json_for_a_plan_that_fits) {
   char *t = print(&r, REPORT_JSON);
   size_t n = strlen(t);
   assert_true(n > 0 && t[n - 1] == '\n');
-  assert_true(strchr(t, '\n') == t + n - 1);      /* one line */
+  assert_true(strchr(t, '\n') == t + n - 1); /* one line */
   JVal *v = parse_json(t);
   assert_int_equal(v->type, JOBJ);
   assert_string_equal(jstr(v, "scenario"), "neox20b");
@@ -561,7 +565,8 @@ TEST(json_for_a_plan_that_fits) {
   assert_string_equal(jstr(v, "gpu"), "a100_sxm4_80gb");
   assert_true(jnum(v, "gpus") == 128);
   JVal *plan = jget(v, "plan");
-  const char *ints[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch", "global_batch", "micro_batches", "zero"};
+  const char *ints[] = {"tp",  "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch", "global_batch", "micro_batches",
+                        "zero"};
   const double want[] = {4, 4, 8, 1, 1, 1, 4, 512, 16, 1};
   for (int i = 0; i < 10; i++) assert_true(jnum(plan, ints[i]) == want[i]);
   assert_int_equal(jget(plan, "sequence_parallel")->type, JBOOL);
@@ -646,8 +651,8 @@ TEST(json_nan_and_infinity_are_null) {
 TEST(json_escapes_strings) {
   Report r = sample();
   r.scenario = "a \"quoted\" back\\slash\nnew\ttab\x01\x1f end";
-  r.file = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";   /* valid UTF-8 stays as it is */
-  r.model = "bad \xff byte \xc3( \xed\xa0\x80 \xe0\x80\x80";    /* not UTF-8: U+FFFD */
+  r.file = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";      /* valid UTF-8 stays as it is */
+  r.model = "bad \xff byte \xc3( \xed\xa0\x80 \xe0\x80\x80"; /* not UTF-8: U+FFFD */
   r.cluster = NULL;
   char *t = print(&r, REPORT_JSON);
   assert_contains(t, "\"scenario\":\"a \\\"quoted\\\" back\\\\slash\\nnew\\ttab\\u0001\\u001f end\"");
@@ -695,16 +700,18 @@ TEST(csv_header_and_rows_agree) {
   r.cluster = NULL;
   report_print(m.f, &r, REPORT_CSV);
   const char *t = mem_text(&m);
-  assert_true(strncmp(t, "scenario,file,model,cluster,gpus,tp,pp,dp,cp,ep,virtual_stages,micro_batch,global_batch,"
-                         "zero,sequence_parallel,dtype,schedule,recompute,iteration_s,forward_s,backward_s,",
+  assert_true(strncmp(t,
+                      "scenario,file,model,cluster,gpus,tp,pp,dp,cp,ep,virtual_stages,micro_batch,global_batch,"
+                      "zero,sequence_parallel,dtype,schedule,recompute,iteration_s,forward_s,backward_s,",
                       strlen("scenario,file,model,cluster,gpus,tp,pp,dp,cp,ep,virtual_stages,micro_batch,global_batch,"
-                             "zero,sequence_parallel,dtype,schedule,recompute,iteration_s,forward_s,backward_s,")) == 0);
+                             "zero,sequence_parallel,dtype,schedule,recompute,iteration_s,forward_s,backward_s,")) ==
+              0);
   assert_contains(t, ",optimizer_s,tokens_per_s,tflops_per_gpu,mfu,mem_weights_bytes,");
   assert_contains(t, ",mem_buffers_bytes,peak_bytes,capacity_bytes,fits,measured_iteration_s,error_pct\n");
 
   static char names[64][128], row1[64][128], row2[64][128];
   const char *l1 = strchr(t, '\n') + 1, *l2 = strchr(l1, '\n') + 1;
-  assert_string_equal(strchr(l2, '\n'), "\n");    /* three lines */
+  assert_string_equal(strchr(l2, '\n'), "\n"); /* three lines */
   int nh = csv_split(t, names, 64);
   assert_int_equal(nh, 19 + RP_N + 3 + RM_N + 5);
   assert_int_equal(csv_split(l1, row1, 64), nh);
@@ -723,7 +730,7 @@ TEST(csv_header_and_rows_agree) {
   assert_string_equal(csv_field(names, row2, nh, "scenario"), "with, comma");
   assert_string_equal(csv_field(names, row2, nh, "model"), "say \"hi\"");
   assert_string_equal(csv_field(names, row2, nh, "cluster"), "");
-  assert_string_equal(csv_field(names, row2, nh, "iteration_s"), "");      /* no time */
+  assert_string_equal(csv_field(names, row2, nh, "iteration_s"), ""); /* no time */
   assert_string_equal(csv_field(names, row2, nh, "forward_s"), "");
   assert_string_equal(csv_field(names, row2, nh, "mfu"), "");
   assert_string_equal(csv_field(names, row2, nh, "error_pct"), "");
@@ -741,15 +748,15 @@ TEST(time_units_at_their_boundaries) {
     double s;
     const char *want;
   } cases[] = {
-      {0, "0 s"},           {1, "1 s"},          {1.234, "1.234 s"},    {12.345678, "12.35 s"},
-      {999.94, "999.9 s"},  {1234.6, "1235 s"},  {0.0567, "56.7 ms"},   {0.999, "999 ms"},
-      {0.99996, "1 s"},     {1e-3, "1 ms"},      {0.00099999, "1 ms"},  {12.3e-6, "12.3 us"},
-      {1e-6, "1 us"},       {9.99999e-7, "1 us"}, {5e-9, "5 ns"},       {999e-9, "999 ns"},
-      {-0.25, "-250 ms"},   {NAN, "n/a"},        {INFINITY, "n/a"},
+      {0, "0 s"},           {1, "1 s"},           {1.234, "1.234 s"}, {12.345678, "12.35 s"}, {999.94, "999.9 s"},
+      {1234.6, "1235 s"},   {0.0567, "56.7 ms"},  {0.999, "999 ms"},  {0.99996, "1 s"},       {1e-3, "1 ms"},
+      {0.00099999, "1 ms"}, {12.3e-6, "12.3 us"}, {1e-6, "1 us"},     {9.99999e-7, "1 us"},   {5e-9, "5 ns"},
+      {999e-9, "999 ns"},   {-0.25, "-250 ms"},   {NAN, "n/a"},       {INFINITY, "n/a"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     report_time(b, sizeof b, cases[i].s);
-    if (strcmp(b, cases[i].want) != 0) fail_msg("report_time(%.17g) = \"%s\", want \"%s\"", cases[i].s, b, cases[i].want);
+    if (strcmp(b, cases[i].want) != 0)
+      fail_msg("report_time(%.17g) = \"%s\", want \"%s\"", cases[i].s, b, cases[i].want);
   }
   /* Short buffers are truncated, never overrun. */
   char small[5] = "xxxx";
@@ -770,7 +777,7 @@ TEST(byte_units_at_their_boundaries) {
       {1023, "1023 B"},
       {1024, "1 KiB"},
       {1536, "1.5 KiB"},
-      {1048575, "1 MiB"},    /* 1023.999 KiB */
+      {1048575, "1 MiB"}, /* 1023.999 KiB */
       {80 * GiB, "80 GiB"},
       {93.1 * GiB, "93.1 GiB"},
       {93.04 * GiB, "93 GiB"},
@@ -787,7 +794,7 @@ TEST(byte_units_at_their_boundaries) {
   }
   assert_string_equal(report_bytes(b, 3, 512), "51");
   char big[8];
-  report_bytes(big, sizeof big, 1e300);   /* thousands of digits of TiB, truncated */
+  report_bytes(big, sizeof big, 1e300); /* thousands of digits of TiB, truncated */
   assert_int_equal(strlen(big), 7);
 }
 
@@ -797,7 +804,7 @@ TEST(fit_message_lists_parts_largest_first) {
   assert_string_equal(report_fit_message(b, sizeof b, &r),
                       "does not fit: needs 93.1 GiB of 80 GiB: activations 61.2 GiB, optimizer state 15 GiB, "
                       "weights 10 GiB, gradients 5 GiB, communication buffers 1.9 GiB");
-  r.memory[RM_BUFFERS] = 0;       /* parts that are 0 are left out */
+  r.memory[RM_BUFFERS] = 0;        /* parts that are 0 are left out */
   r.memory[RM_WEIGHTS] = 15 * GiB; /* a tie keeps the REPORT_MEMORY order */
   assert_string_equal(report_fit_message(b, sizeof b, &r),
                       "does not fit: needs 93.1 GiB of 80 GiB: activations 61.2 GiB, weights 15 GiB, "
@@ -832,7 +839,7 @@ static void pipe_init(Pipe *p) {
   p->ops0[0] = (TraceOp){"embedding", 'c', 1e-3, 2e-3};
   p->ops0[1] = (TraceOp){"layer 0 qkv", 'c', 3e-3, 6e-3};
   p->ops0[2] = (TraceOp){"tp allreduce", 't', 1e-3, 1e-3};
-  p->ops0[3] = (TraceOp){"layer 0 mlp", 'c', 2e-3, 0};   /* no backward: left out of B */
+  p->ops0[3] = (TraceOp){"layer 0 mlp", 'c', 2e-3, 0}; /* no backward: left out of B */
   p->ops1[0] = (TraceOp){"layer 1", 'c', 3e-3, 5e-3};
   p->ops1[1] = (TraceOp){"\"odd\" name", 't', 1e-3, 1e-3};
   p->ops2[0] = (TraceOp){"layer 2", 'c', 1e-3, 2e-3};
@@ -978,15 +985,15 @@ TEST(trace_ops_tile_their_parent_event) {
       assert_string_equal(jstr(o, "name"), op->name ? op->name : "");
       assert_true(jnum(jget(o, "args"), "time_s") == (fwd ? op->fwd : op->bwd));
       long long s = ns(o, "ts"), d = ns(o, "dur");
-      assert_int_equal(s, at);           /* end to end */
-      assert_true(d > 0 && s + d <= end);  /* inside the parent */
+      assert_int_equal(s, at);            /* end to end */
+      assert_true(d > 0 && s + d <= end); /* inside the parent */
       /* scaled: its share of the parent is its share of the sum, to the nanosecond */
       double want = (double)(end - start) * (fwd ? op->fwd : op->bwd) / sum;
       assert_true(fabs((double)d - want) <= 1.0);
       at = s + d;
     }
     assert_true(nops > 0);
-    assert_int_equal(at, end);           /* they fill it */
+    assert_int_equal(at, end); /* they fill it */
   }
   assert_int_equal(parents, p.nev);
   jv_free(v);
@@ -1062,9 +1069,9 @@ TEST(trace_sends_dp_and_optimizer) {
 TEST(trace_tolerates_odd_input) {
   Pipe p;
   pipe_init(&p);
-  p.in.ops = NULL;                      /* no operators: pipeline events alone */
-  p.ev[1].end = NAN;                    /* an event with no time is left out */
-  p.ev[2].chunk = 99;                   /* a chunk out of range: no ops, no send */
+  p.in.ops = NULL;    /* no operators: pipeline events alone */
+  p.ev[1].end = NAN;  /* an event with no time is left out */
+  p.ev[2].chunk = 99; /* a chunk out of range: no ops, no send */
   p.in.report = NULL;
   char *text;
   JVal *v = trace_json(&p.in, &text);

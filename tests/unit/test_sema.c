@@ -31,7 +31,7 @@ static void remove_at(const char *dir, const char *rel) {
 /* --- one check ------------------------------------------------------------------------ */
 
 typedef struct S {
-  char tmp[64];           /* holds src/ and data/ and whatever a test adds */
+  char tmp[64]; /* holds src/ and data/ and whatever a test adds */
   char src[96], data[96];
   const char *incs[4];
   int nincs;
@@ -120,8 +120,8 @@ static void expect_errors(S *x, int n) {
 /* --- a complete scenario, with parts to vary ---------------------------------------- */
 
 #define GPU "gpu g { memory = 80 GiB; memory_bandwidth = 2039 GB/s; sms = 108; peak_fp16 = 312 TFLOP/s }\n"
-#define CLUSTER                                                                          \
-  "cluster c {\n  gpu = g\n  gpus_per_node = 4\n  nodes = 2\n"                           \
+#define CLUSTER \
+  "cluster c {\n  gpu = g\n  gpus_per_node = 4\n  nodes = 2\n" \
   "  tier nv { span = node; bandwidth = 300 GB/s; latency = 2 us }\n}\n"
 #define MODEL "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 50000; ffn = 4 * hidden"
 #define PLAN "tp = 2; pp = 2; dp = 2; micro_batch = 1; global_batch = 8"
@@ -130,8 +130,7 @@ static void expect_errors(S *x, int n) {
 static int scenario(S *x, const char *model, const char *plan) {
   char text[4096];
   snprintf(text, sizeof text,
-           GPU CLUSTER "model m { %s }\nplan p { %s }\nscenario s { model = m; cluster = c; plan = p }\n", model,
-           plan);
+           GPU CLUSTER "model m { %s }\nplan p { %s }\nscenario s { model = m; cluster = c; plan = p }\n", model, plan);
   return check(x, text);
 }
 
@@ -195,7 +194,7 @@ TEST(template_is_not_an_error) {
            "cluster c { nodes = 1 }\n");
   expect_errors(x, 0);
   /* a partial base, completed by the child that a scenario uses */
-  scenario(x, MODEL, PLAN);   /* baseline */
+  scenario(x, MODEL, PLAN); /* baseline */
   expect_errors(x, 0);
   check(x, GPU CLUSTER "model base { hidden = 1024; heads = 16; ffn = 4 * hidden }\n"
                        "model m extends base { layers = 8; seq = 2048; vocab = 50000 }\n"
@@ -222,7 +221,8 @@ TEST(extends_of_another_kind) {
   S *x = new_s();
   check(x, "model m {}\nplan p extends m {}\n");
   expect_errors(x, 1);
-  assert_contains(out(x), "main.llmp:2:16: error: plan `p` cannot extend model `m`: a declaration extends one of its own kind");
+  assert_contains(out(x),
+                  "main.llmp:2:16: error: plan `p` cannot extend model `m`: a declaration extends one of its own kind");
   assert_contains(out(x), "main.llmp:1:7: note: `m` is declared here");
   free_s(x);
 }
@@ -480,7 +480,8 @@ TEST(virtual_stages_need_interleaved) {
   divides(MODEL, "tp = 2; pp = 2; dp = 2; virtual_stages = 2; schedule = 1f1b; micro_batch = 1; global_batch = 8",
           "scenario `s`: plan.virtual_stages = 2 needs schedule = interleaved, not 1f1b");
   S *x = new_s();
-  scenario(x, MODEL, "tp = 2; pp = 2; dp = 2; virtual_stages = 2; schedule = interleaved; micro_batch = 1; global_batch = 8");
+  scenario(x, MODEL,
+           "tp = 2; pp = 2; dp = 2; virtual_stages = 2; schedule = interleaved; micro_batch = 1; global_batch = 8");
   expect_errors(x, 0);
   free_s(x);
 }
@@ -581,8 +582,8 @@ TEST(sweep_rules) {
   check(x, text);
   expect_errors(x, 1);
   assert_contains(out(x), "`tp` is a count, with no unit; found bytes (size)");
-  snprintf(text, sizeof text, "%ssweep w extends s {\n  vary plan.tp in [1, 2]\n  minimize iteration\n  maximize mfu\n}\n",
-           base);
+  snprintf(text, sizeof text,
+           "%ssweep w extends s {\n  vary plan.tp in [1, 2]\n  minimize iteration\n  maximize mfu\n}\n", base);
   check(x, text);
   expect_errors(x, 1);
   assert_contains(out(x), "a sweep has one objective");
@@ -613,7 +614,7 @@ TEST(missing_root_file) {
 TEST(syntax_errors_stop_before_checks) {
   S *x = new_s();
   check(x, "model m { layers = 44 GB\n  x = = 1\n}\n");
-  expect_errors(x, 1);   /* the syntax error; the count-with-unit is not checked */
+  expect_errors(x, 1); /* the syntax error; the count-with-unit is not checked */
   assert_not_contains(out(x), "count");
   free_s(x);
 }
@@ -702,8 +703,8 @@ TEST(long_reference_chains_same_in_any_order) {
   static const char *const what[] = {"lets", "field references"};
   for (int w = 0; w < 2; w++)
     if (errs[w][0] != errs[w][1])
-      fail_msg("a chain of %d %s gives %d error(s) written from the top, %d written from the end:\n%s---\n%s", N, what[w],
-               errs[w][0], errs[w][1], outs[w][0], outs[w][1]);
+      fail_msg("a chain of %d %s gives %d error(s) written from the top, %d written from the end:\n%s---\n%s", N,
+               what[w], errs[w][0], errs[w][1], outs[w][0], outs[w][1]);
   for (int w = 0; w < 2; w++) {
     free(outs[w][0]);
     free(outs[w][1]);
@@ -718,8 +719,10 @@ TEST(deep_import_chain_is_an_error) {
   for (int i = 0; i < N; i++) {
     char name[32], text[64];
     snprintf(name, sizeof name, "f%d.llmp", i);
-    if (i + 1 < N) snprintf(text, sizeof text, "import \"f%d\"\nmodel m%d {}\n", i + 1, i);
-    else snprintf(text, sizeof text, "model m%d {}\n", i);
+    if (i + 1 < N)
+      snprintf(text, sizeof text, "import \"f%d\"\nmodel m%d {}\n", i + 1, i);
+    else
+      snprintf(text, sizeof text, "model m%d {}\n", i);
     write_at(x->src, name, text);
   }
   check(x, "import \"f0\"\nmodel m extends m10 {}\n");
@@ -745,7 +748,8 @@ TEST(numbers_out_of_range) {
 
 TEST(dump_shows_assembled_fields) {
   S *x = new_s();
-  write_at(x->src, "main.llmp", "model base { hidden = 768; ffn = 4 * hidden }\nmodel big extends base { hidden = 1024 }\n");
+  write_at(x->src, "main.llmp",
+           "model base { hidden = 768; ffn = 4 * hidden }\nmodel big extends base { hidden = 1024 }\n");
   char path[512];
   snprintf(path, sizeof path, "%s/main.llmp", x->src);
   Diag d;
@@ -782,7 +786,7 @@ TEST(import_resolution_order_paths) {
   const char *dirs[] = {from, inc1, inc2, env1, env2, x->data};
   for (int i = 0; i < 6; i++) write_at(dirs[i], "lib.llmp", "model lib {}\n");
   char envv[600];
-  snprintf(envv, sizeof envv, "::%s:%s:", env1, env2);   /* empty entries are skipped */
+  snprintf(envv, sizeof envv, "::%s:%s:", env1, env2); /* empty entries are skipped */
   setenv("LLMP_PATH", envv, 1);
   const char *incs[] = {inc1, inc2};
   SemaOptions opt = {incs, 2, x->data};
@@ -809,16 +813,17 @@ TEST(import_extension_rules) {
   SemaOptions opt = {NULL, 0, x->data};
   static const struct {
     const char *import, *file;
-  } cases[] = {{"a", "a.llmp"}, {"a.llmp", "a.llmp"}, {"b.txt", "b.txt"}, {"sub/c", "sub/c.llmp"},
-               {"v1.2/d", "v1.2/d.llmp"}};
+  } cases[] = {
+      {"a", "a.llmp"}, {"a.llmp", "a.llmp"}, {"b.txt", "b.txt"}, {"sub/c", "sub/c.llmp"}, {"v1.2/d", "v1.2/d.llmp"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *p = sema_resolve_import(&opt, x->src, cases[i].import);
     char want[300];
     snprintf(want, sizeof want, "%s/%s", x->src, cases[i].file);
-    if (!p || strcmp(p, want) != 0) fail_msg("import \"%s\": got %s, expected %s", cases[i].import, p ? p : "NULL", want);
+    if (!p || strcmp(p, want) != 0)
+      fail_msg("import \"%s\": got %s, expected %s", cases[i].import, p ? p : "NULL", want);
     free(p);
   }
-  assert_null(sema_resolve_import(&opt, x->src, "b"));   /* b.llmp does not exist */
+  assert_null(sema_resolve_import(&opt, x->src, "b")); /* b.llmp does not exist */
   /* an absolute path is used as it is */
   char abs[300];
   snprintf(abs, sizeof abs, "%s/sub/c", x->src);

@@ -117,7 +117,8 @@ static void every_point_alone(void **state) {
   const Graph *g = sweep_graph(sw);
   int full = 0, makespan = 0;
   for (int i = 0; i < g->nn; i++)
-    if (g->n[i].op == GN_CALL) full += g->n[i].kernel == RTK_PIPELINE, makespan += g->n[i].kernel == RTK_PIPELINE_MAKESPAN;
+    if (g->n[i].op == GN_CALL)
+      full += g->n[i].kernel == RTK_PIPELINE, makespan += g->n[i].kernel == RTK_PIPELINE_MAKESPAN;
   assert_int_equal(full, 0);
   assert_int_equal(makespan, 1);
   Result r;
@@ -140,7 +141,7 @@ static void every_point_alone(void **state) {
     kept++;
   }
   assert_int_equal(kept, r.kept);
-  assert_int_equal(r.nrows, (int)kept);   /* keep 100000: every kept point is a row */
+  assert_int_equal(r.nrows, (int)kept); /* keep 100000: every kept point is a row */
   for (int i = 0; i < r.ndrop; i++) assert_int_equal(drops[i], r.drops[i]);
   qsort(alone, kept, 2 * sizeof(double), cmp_obj);
   for (uint64_t i = 0; i < kept; i++) {
@@ -201,7 +202,7 @@ static void shards_add_up(void **state) {
       kept += s.kept;
       rows += s.nrows;
       for (int i = 0; i < s.ndrop; i++) drops[i] += s.drops[i];
-      for (int i = 0; i < s.nrows; i++) {   /* each shard row is a row of the whole, same bits */
+      for (int i = 0; i < s.nrows; i++) { /* each shard row is a row of the whole, same bits */
         int j = 0;
         while (j < whole.nrows && whole.point[j] != s.point[i]) j++;
         assert_true(j < whole.nrows);
@@ -225,8 +226,10 @@ static void shards_add_up(void **state) {
  * (a sum, a quotient by it, by an axis, a negation) and none where it is not. */
 static void pruning_keeps_the_same_points(void **state) {
   (void)state;
-  static const struct { const char *name; bool prunable; } sweeps[] = {
-      {"fastest", true}, {"best_mfu", true}, {"per_tp", true}, {"negated", true}, {"squared", false}};
+  static const struct {
+    const char *name;
+    bool prunable;
+  } sweeps[] = {{"fastest", true}, {"best_mfu", true}, {"per_tp", true}, {"negated", true}, {"squared", false}};
   for (size_t i = 0; i < sizeof sweeps / sizeof *sweeps; i++) {
     Fixture f;
     Decl *decl = open_sweep(&f, LLMP_SOURCE_DIR "/tests/sweep/prune.llmp", sweeps[i].name);
@@ -245,8 +248,10 @@ static void pruning_keeps_the_same_points(void **state) {
         run_pruned(sw, t, jit, 0, 1, true, &a);
         assert_same(&ref, &a);
         uint64_t pruned = sweep_pruned(sw);
-        if (sweeps[i].prunable) assert_true(pruned > 0 && pruned < a.kept);
-        else assert_int_equal(pruned, 0);
+        if (sweeps[i].prunable)
+          assert_true(pruned > 0 && pruned < a.kept);
+        else
+          assert_int_equal(pruned, 0);
         if (t == 1 && jit)
           printf("%s: %llu points pass, %llu skip their simulation, %d kept\n", sweeps[i].name,
                  (unsigned long long)a.kept, (unsigned long long)pruned, a.nrows);
@@ -273,10 +278,8 @@ static void unsupported_axis(void **state) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(every_point_alone),
-      cmocka_unit_test(jit_interpreter_threads_agree),
-      cmocka_unit_test(shards_add_up),
-      cmocka_unit_test(pruning_keeps_the_same_points),
+      cmocka_unit_test(every_point_alone), cmocka_unit_test(jit_interpreter_threads_agree),
+      cmocka_unit_test(shards_add_up),     cmocka_unit_test(pruning_keeps_the_same_points),
       cmocka_unit_test(unsupported_axis),
   };
   int rc = RUN_TESTS(tests);

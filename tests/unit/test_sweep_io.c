@@ -61,8 +61,13 @@ static void fixture_build(Fixture *fx, uint64_t points, int k, int n, int keep, 
   sweep_shard_range(points, k, n, &begin, &end);
   memset(fx, 0, sizeof *fx);
   for (int r = 0; r < NREASONS; r++) fx->drops[r] = (SweepDrop){reasons[r], 0};
-  fx->meta = (SweepMeta){"search", "examples/sweeps/x.llmp", "iteration", maximize, keep, points, k, n,
-                         end - begin, 0, NREASONS, fx->drops, NAN};
+  fx->meta = (SweepMeta){"search",    "examples/sweeps/x.llmp",
+                         "iteration", maximize,
+                         keep,        points,
+                         k,           n,
+                         end - begin, 0,
+                         NREASONS,    fx->drops,
+                         NAN};
   size_t span = (size_t)(end - begin);
   fx->rows = calloc(span + 1, sizeof *fx->rows);
   fx->fields = calloc((span + 1) * NFIELDS, sizeof *fx->fields);
@@ -77,8 +82,10 @@ static void fixture_build(Fixture *fx, uint64_t points, int k, int n, int keep, 
     SweepField *f = &fx->fields[(size_t)fx->nrows * NFIELDS];
     point_fields(i, f);
     SweepRow row = {i, point_objective(i), NFIELDS, f};
-    if (use_top) sweep_top_push(top, &row);
-    else fx->rows[fx->nrows++] = row;
+    if (use_top)
+      sweep_top_push(top, &row);
+    else
+      fx->rows[fx->nrows++] = row;
   }
   if (use_top) {
     /* copy the heap's rows out: they live in the heap, which is freed here */
@@ -120,8 +127,10 @@ static void assert_rows_equal(const SweepRow *a, const SweepRow *b, int n) {
       const SweepField *x = &a[i].fields[j], *y = &b[i].fields[j];
       assert_string_equal(x->key, y->key);
       assert_true((x->str == NULL) == (y->str == NULL));
-      if (x->str) assert_string_equal(x->str, y->str);
-      else if (!same_double(x->num, y->num)) fail_msg("row %d field %s: %.17g != %.17g", i, x->key, x->num, y->num);
+      if (x->str)
+        assert_string_equal(x->str, y->str);
+      else if (!same_double(x->num, y->num))
+        fail_msg("row %d field %s: %.17g != %.17g", i, x->key, x->num, y->num);
     }
   }
 }
@@ -137,7 +146,7 @@ TEST(top_matches_a_full_sort) {
   static const int keeps[] = {0, 1, 2, 7, 100, 2999, 3000, 5000};
   for (int trial = 0; trial < 6; trial++) {
     bool maximize = trial & 1;
-    for (int i = 0; i < N; i++) {      /* points in random order, objectives with many ties */
+    for (int i = 0; i < N; i++) { /* points in random order, objectives with many ties */
       uint64_t r = rng();
       double obj = (double)(r % (trial < 2 ? 5 : 300)) - 2;
       if (r % 97 == 0) obj = NAN;
@@ -166,11 +175,11 @@ TEST(top_matches_a_full_sort) {
           assert_true(got[i].point == sorted[i].point);
           assert_true(same_double(got[i].objective, sorted[i].objective));
         }
-        if (keep < N) {                   /* full: the first row left out is not wanted */
+        if (keep < N) { /* full: the first row left out is not wanted */
           assert_false(sweep_top_wants(t, sorted[keep].objective, sorted[keep].point));
           assert_false(sweep_top_push(t, &sorted[keep]));
         }
-        if (keep > 0 && keep <= N)        /* a row ranking first is wanted */
+        if (keep > 0 && keep <= N) /* a row ranking first is wanted */
           assert_true(sweep_top_wants(t, maximize ? INFINITY : -INFINITY, 0) ||
                       (sorted[0].point == 0 && isinf(sorted[0].objective)));
       }
@@ -189,7 +198,7 @@ TEST(top_copies_what_it_keeps) {
   SweepRow row = {5, 1.0, 2, f};
   SweepTop *t = sweep_top_new(2, false);
   assert_true(sweep_top_push(t, &row));
-  strcpy(key, "XXXX");           /* the pusher reuses its buffers */
+  strcpy(key, "XXXX"); /* the pusher reuses its buffers */
   strcpy(word, "none");
   f[0].num = 99;
   row = (SweepRow){6, 0.5, 1, f};
@@ -197,8 +206,8 @@ TEST(top_copies_what_it_keeps) {
   row.point = 7;
   row.objective = 2.0;
   assert_false(sweep_top_wants(t, 2.0, 7));
-  assert_false(sweep_top_push(t, &row));          /* worse than both */
-  assert_true(sweep_top_wants(t, 1.0, 4));        /* ties rank by point */
+  assert_false(sweep_top_push(t, &row));   /* worse than both */
+  assert_true(sweep_top_wants(t, 1.0, 4)); /* ties rank by point */
   assert_false(sweep_top_wants(t, 1.0, 6));
   SweepRow got[2];
   assert_int_equal(sweep_top_rows(t, got), 2);
@@ -232,7 +241,7 @@ TEST(ranking_orders_nan_last_in_both_senses) {
   for (int mx = 0; mx < 2; mx++) {
     assert_true(sweep_row_cmp(&a, &b, mx) > 0);
     assert_true(sweep_row_cmp(&b, &a, mx) < 0);
-    assert_true(sweep_row_cmp(&c, &d, mx) < 0);   /* ties: point ascending */
+    assert_true(sweep_row_cmp(&c, &d, mx) < 0); /* ties: point ascending */
     assert_int_equal(sweep_row_cmp(&c, &c, mx), 0);
   }
   assert_true(sweep_row_cmp(&b, &c, false) < 0);
@@ -241,31 +250,32 @@ TEST(ranking_orders_nan_last_in_both_senses) {
 
 /* --- the writers --------------------------------------------------------------------------- */
 
-static const SweepDrop small_drops[] = {{"memory.peak <= cluster.gpu.memory", 5}, {"model.layers % plan.pp == 0", 1},
-                                        {"never", 0}};
+static const SweepDrop small_drops[] = {
+    {"memory.peak <= cluster.gpu.memory", 5}, {"model.layers % plan.pp == 0", 1}, {"never", 0}};
 static SweepField small_fields[3][6] = {
+    /* clang-format off */
     {{"plan.tp", 4, NULL}, {"plan.recompute", NAN, "full"}, {"iteration_s", 1.5, NULL}, {"mfu", 0.412, NULL},
      {"memory.peak", 20615843021.0, NULL}, {"tokens_per_s", 66043.21, NULL}},
     {{"plan.tp", 8, NULL}, {"plan.recompute", NAN, "selective"}, {"iteration_s", 1.5, NULL}, {"mfu", 0.4, NULL},
      {"memory.peak", 17179869184.0, NULL}, {"tokens_per_s", 1234.5678, NULL}},
     {{"plan.tp", 2, NULL}, {"plan.recompute", NAN, "a, \"b\""}, {"iteration_s", 0.1, NULL}, {"mfu", NAN, NULL},
      {"memory.peak", 1e9, NULL}, {"tokens_per_s", 12, NULL}},
+    /* clang-format on */
 };
-static const SweepRow small_rows[] = {{7, 1.5, 6, small_fields[0]}, {2, 1.5, 6, small_fields[1]},
-                                      {3, INFINITY, 6, small_fields[2]}};
+static const SweepRow small_rows[] = {
+    {7, 1.5, 6, small_fields[0]}, {2, 1.5, 6, small_fields[1]}, {3, INFINITY, 6, small_fields[2]}};
 static const SweepMeta small_meta = {"search", "f.llmp", "iteration", false, 3, 10, 0, 1, 10, 4, 3, small_drops, NAN};
 
 TEST(table_exact) {
   char *t = write_text(&small_meta, small_rows, 3, SWEEP_TABLE);
-  assert_string_equal(t,
-                      "sweep search (f.llmp): minimize iteration, keep 3\n"
-                      "  10 points: 10 evaluated, 4 kept, 6 dropped\n"
-                      "  dropped: 5 `memory.peak <= cluster.gpu.memory`, 1 `model.layers % plan.pp == 0`\n"
-                      "\n"
-                      "rank  plan.tp  plan.recompute  iteration_s     mfu  memory.peak  tokens_per_s\n"
-                      "   1        4  full                    1.5  41.2 %     19.2 GiB         66043\n"
-                      "   2        8  selective               1.5  40.0 %     16.0 GiB          1235\n"
-                      "   3        2  a, \"b\"                  0.1       -      0.9 GiB            12\n");
+  assert_string_equal(t, "sweep search (f.llmp): minimize iteration, keep 3\n"
+                         "  10 points: 10 evaluated, 4 kept, 6 dropped\n"
+                         "  dropped: 5 `memory.peak <= cluster.gpu.memory`, 1 `model.layers % plan.pp == 0`\n"
+                         "\n"
+                         "rank  plan.tp  plan.recompute  iteration_s     mfu  memory.peak  tokens_per_s\n"
+                         "   1        4  full                    1.5  41.2 %     19.2 GiB         66043\n"
+                         "   2        8  selective               1.5  40.0 %     16.0 GiB          1235\n"
+                         "   3        2  a, \"b\"                  0.1       -      0.9 GiB            12\n");
   free(t);
   /* elapsed and rate when known; a shard says which; no rows */
   SweepMeta m = small_meta;
@@ -275,12 +285,11 @@ TEST(table_exact) {
   m.ndropped = 0;
   m.kept = 0;
   t = write_text(&m, NULL, 0, SWEEP_TABLE);
-  assert_string_equal(t,
-                      "sweep search (f.llmp): minimize iteration, keep 3\n"
-                      "  shard 1/4 of 10 points: 10 evaluated, 0 kept, 0 dropped\n"
-                      "  2.5 s, 4 points/s\n"
-                      "\n"
-                      "no point met every require\n");
+  assert_string_equal(t, "sweep search (f.llmp): minimize iteration, keep 3\n"
+                         "  shard 1/4 of 10 points: 10 evaluated, 0 kept, 0 dropped\n"
+                         "  2.5 s, 4 points/s\n"
+                         "\n"
+                         "no point met every require\n");
   free(t);
   m.keep = 0;
   m.points = m.evaluated = 2700000;
@@ -292,8 +301,12 @@ TEST(table_exact) {
 }
 
 TEST(table_cells_by_key) {
-  SweepField f[] = {{"bytes_sent", 3.0 * 1024 * 1024 * 1024, NULL}, {"x.mfu", 0.5, NULL}, {"big", 123456.7, NULL},
-                    {"tiny", 1.234567e-5, NULL},                      {"neg", -3, NULL},   {"huge", 1e20, NULL}};
+  SweepField f[] = {{"bytes_sent", 3.0 * 1024 * 1024 * 1024, NULL},
+                    {"x.mfu", 0.5, NULL},
+                    {"big", 123456.7, NULL},
+                    {"tiny", 1.234567e-5, NULL},
+                    {"neg", -3, NULL},
+                    {"huge", 1e20, NULL}};
   SweepRow r = {0, 1, 6, f};
   SweepMeta m = small_meta;
   m.ndropped = 0;
@@ -305,24 +318,23 @@ TEST(table_cells_by_key) {
 
 TEST(csv_exact) {
   char *t = write_text(&small_meta, small_rows, 3, SWEEP_CSV);
-  assert_string_equal(t,
-                      "# llmp_sweep: 1\n"
-                      "# sweep: search\n"
-                      "# file: f.llmp\n"
-                      "# objective: iteration\n"
-                      "# sense: minimize\n"
-                      "# keep: 3\n"
-                      "# points: 10\n"
-                      "# shard: 0/1\n"
-                      "# evaluated: 10\n"
-                      "# kept: 4\n"
-                      "# dropped: 5 memory.peak <= cluster.gpu.memory\n"
-                      "# dropped: 1 model.layers % plan.pp == 0\n"
-                      "# dropped: 0 never\n"
-                      "rank,point,objective,plan.tp,plan.recompute,iteration_s,mfu,memory.peak,tokens_per_s\n"
-                      "1,7,1.5,4,full,1.5,0.412,20615843021,66043.21\n"
-                      "2,2,1.5,8,selective,1.5,0.4,17179869184,1234.5678\n"
-                      "3,3,inf,2,\"a, \"\"b\"\"\",0.1,,1000000000,12\n");
+  assert_string_equal(t, "# llmp_sweep: 1\n"
+                         "# sweep: search\n"
+                         "# file: f.llmp\n"
+                         "# objective: iteration\n"
+                         "# sense: minimize\n"
+                         "# keep: 3\n"
+                         "# points: 10\n"
+                         "# shard: 0/1\n"
+                         "# evaluated: 10\n"
+                         "# kept: 4\n"
+                         "# dropped: 5 memory.peak <= cluster.gpu.memory\n"
+                         "# dropped: 1 model.layers % plan.pp == 0\n"
+                         "# dropped: 0 never\n"
+                         "rank,point,objective,plan.tp,plan.recompute,iteration_s,mfu,memory.peak,tokens_per_s\n"
+                         "1,7,1.5,4,full,1.5,0.412,20615843021,66043.21\n"
+                         "2,2,1.5,8,selective,1.5,0.4,17179869184,1234.5678\n"
+                         "3,3,inf,2,\"a, \"\"b\"\"\",0.1,,1000000000,12\n");
   free(t);
 }
 
@@ -379,18 +391,23 @@ static int read_text(const char *text, SweepDoc *doc, char **errtext) {
   int rc = sweep_read(in, "t.jsonl", doc, mem_open(&err));
   fclose(in);
   char *e = mem_take(&err);
-  if (errtext) *errtext = e;
-  else free(e);
+  if (errtext)
+    *errtext = e;
+  else
+    free(e);
   return rc;
 }
 
 TEST(jsonl_round_trip_is_bit_exact) {
+  /* clang-format off */
   static const double odd[] = {0.1, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e21, 1e-7,
                                123456789012345678.0, 1.0 / 3, NAN, INFINITY, -INFINITY, 9007199254740993.0, 42};
+  /* clang-format on */
   enum { NODD = sizeof odd / sizeof odd[0] };
   SweepField f[NODD][4];
   SweepRow rows[NODD];
-  static const char *const words[] = {"plain", "quote \" back \\ slash", "line\nbreak\ttab\x01\x1f", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "/"};
+  static const char *const words[] = {"plain", "quote \" back \\ slash", "line\nbreak\ttab\x01\x1f",
+                                      "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "/"};
   for (int i = 0; i < NODD; i++) {
     f[i][0] = (SweepField){"x", odd[i], NULL};
     f[i][1] = (SweepField){"w \"k\"", NAN, words[i % 5]};
@@ -461,7 +478,7 @@ TEST(reader_accepts_escapes_and_blank_lines) {
       "\"dropped\":{ } }\r\n"
       "{\"rank\":1,\"point\":2,\"objective\":2E+0,\"t\":\"x\\b\\f\\r\"}\n"
       "\n"
-      "{\"rank\":2,\"point\":0,\"objective\":-1.5e-0,\"t\":null}";   /* no newline at the end */
+      "{\"rank\":2,\"point\":0,\"objective\":-1.5e-0,\"t\":null}"; /* no newline at the end */
   SweepDoc doc;
   char *err;
   if (read_text(text, &doc, &err)) fail_msg("%s", err);
@@ -526,9 +543,9 @@ TEST(merge_equals_unsharded) {
   check_merge(1000, 7, 20, false);
   check_merge(1000, 16, 20, true);
   check_merge(1000, 3, 0, false);
-  check_merge(997, 5, 2000, false);      /* keep more than the points */
-  check_merge(5, 8, 3, false);           /* fewer points than shards: empty shards */
-  check_merge(0, 3, 4, true);            /* no points at all */
+  check_merge(997, 5, 2000, false); /* keep more than the points */
+  check_merge(5, 8, 3, false);      /* fewer points than shards: empty shards */
+  check_merge(0, 3, 4, true);       /* no points at all */
   check_merge(300, 64, 10, true);
 }
 
@@ -564,7 +581,8 @@ static void expect_merge_error(const char *const *texts, int n, const char *expe
   for (int i = 0; i < n; i++) {
     char name[32];
     snprintf(name, sizeof name, "s%d.jsonl", i);
-    if (texts[i]) paths[i] = tmp_file(&td, name, texts[i], strlen(texts[i]));
+    if (texts[i])
+      paths[i] = tmp_file(&td, name, texts[i], strlen(texts[i]));
     else {
       static char missing[128];
       snprintf(missing, sizeof missing, "%s/%s", td.dir, name);
@@ -641,7 +659,8 @@ TEST(merge_rejects_malformed_files) {
       {strdup(""), "s1.jsonl:1: error: an empty file"},
       {strdup("hello\n"), "s1.jsonl:1: error: expected a JSON object at column 1"},
       {replaced(s[1], "\"kept\":", "\"kept\":01"), "s1.jsonl:1: error: expected `,` or `}` at column"},
-      {replaced(s[1], "\"iteration_s\":", "\"iteration_s\":1.,\"o\":"), "s1.jsonl:2: error: a malformed number at column"},
+      {replaced(s[1], "\"iteration_s\":", "\"iteration_s\":1.,\"o\":"),
+       "s1.jsonl:2: error: a malformed number at column"},
       {replaced(s[1], "\"mfu\":", "\"mfu\":-,\"x\":"), "s1.jsonl:2: error: a malformed number"},
       {replaced(s[1], "\"mfu\":", "\"mfu\":1e,\"x\":"), "s1.jsonl:2: error: a malformed number"},
       {replaced(s[1], "\"mfu\":", "\"mfu\":nan,\"x\":"), "s1.jsonl:2: error: expected a string, a number or null"},
@@ -650,35 +669,45 @@ TEST(merge_rejects_malformed_files) {
       {replaced(s[1], "\"dropped\":{", "\"dropped\":{\"a\":[1],"), "s1.jsonl:1: error: nested too deep"},
       {replaced(s[1], "\"keep\":5", "\"keep\":-5"), "s1.jsonl:1: error: `keep` is -5, not a whole number"},
       {replaced(s[1], "\"keep\":5", "\"keep\":5.0"), "s1.jsonl:1: error: `keep` is 5.0, not a whole number"},
-      {replaced(s[1], "\"points\":100", "\"points\":99999999999999999999"), "s1.jsonl:1: error: `points` is 99999999999999999999"},
+      {replaced(s[1], "\"points\":100", "\"points\":99999999999999999999"),
+       "s1.jsonl:1: error: `points` is 99999999999999999999"},
       {replaced(s[1], "\"sweep\":\"search\"", "\"sweep\":\"se\\qarch\""), "s1.jsonl:1: error: an unknown escape"},
       {replaced(s[1], "\"sweep\":\"search\"", "\"sweep\":\"\\ud800x\""), "s1.jsonl:1: error: a lone surrogate"},
       {replaced(s[1], "\"sweep\":\"search\"", "\"sweep\":\"\\u0000\""), "s1.jsonl:1: error: \\u0000 in a string"},
-      {replaced(s[1], "\"sweep\":\"search\"", "\"sweep\":\"\\u12\""), "s1.jsonl:1: error: a \\u escape needs four hex digits"},
-      {replaced(s[1], "\"sweep\":\"search\"", "\"sweep\":\"a\tb\""), "s1.jsonl:1: error: a control character in a string"},
+      {replaced(s[1], "\"sweep\":\"search\"", "\"sweep\":\"\\u12\""),
+       "s1.jsonl:1: error: a \\u escape needs four hex digits"},
+      {replaced(s[1], "\"sweep\":\"search\"", "\"sweep\":\"a\tb\""),
+       "s1.jsonl:1: error: a control character in a string"},
       {replaced(s[1], "}}\n", "}} x\n"), "s1.jsonl:1: error: text after the object"},
       {replaced(s[1], "\"llmp_sweep\":1,", ""), "s1.jsonl:1: error: not an output of llmp sweep"},
-      {replaced(s[1], "\"llmp_sweep\":1", "\"llmp_sweep\":2"), "s1.jsonl:1: error: `llmp_sweep` is 2: this llmp reads version 1"},
-      {replaced(s[1], "\"kept\":", "\"extra\":1,\"kept\":"), "s1.jsonl:1: error: unknown member `extra` in the header line"},
+      {replaced(s[1], "\"llmp_sweep\":1", "\"llmp_sweep\":2"),
+       "s1.jsonl:1: error: `llmp_sweep` is 2: this llmp reads version 1"},
+      {replaced(s[1], "\"kept\":", "\"extra\":1,\"kept\":"),
+       "s1.jsonl:1: error: unknown member `extra` in the header line"},
       {replaced(s[1], "\"kept\":", "\"keep\":5,\"kept\":"), "s1.jsonl:1: error: `keep` twice in the header line"},
       {replaced(s[1], ",\"file\":\"examples/sweeps/x.llmp\"", ""), "s1.jsonl:1: error: the header line has no `file`"},
       {replaced(s[1], "\"sense\":\"minimize\"", "\"sense\":\"min\""), "s1.jsonl:1: error: `sense` is not"},
       {replaced(s[1], "\"shard\":[1,4]", "\"shard\":[4,4]"), "s1.jsonl:1: error: `shard` is not [K, N]"},
       {replaced(s[1], "\"shard\":[1,4]", "\"shard\":[1]"), "s1.jsonl:1: error: `shard` is not [K, N]"},
       {replaced(s[1], "\"shard\":[1,4]", "\"shard\":{}"), "s1.jsonl:1: error: `shard` is not [K, N]"},
+      /* clang-format off */
       {replaced(s[1], "\"evaluated\":25", "\"evaluated\":24"), "s1.jsonl:1: error: shard 1/4 of 100 points has 25 points, but `evaluated` is 24"},
       {replaced(s[1], "\"never\":0", "\"never\":1"), "s1.jsonl:1: error: `kept` and the `dropped` counts do not add up"},
       {replaced(s[1], "\"never\":0", "\"never\":18446744073709551615"), "s1.jsonl:1: error: `kept` and the `dropped` counts do not add up"},
       {replaced(s[1], "\"never\":0", "\"never\":0,\"never\":0"), "s1.jsonl:1: error: the reason `never` twice in `dropped`"},
+      /* clang-format on */
       {replaced(s[1], "\"dropped\":{", "\"dropped\":["), "s1.jsonl:1: error: "},
       {replaced(s[1], "{\"rank\":1,", "{\"rank\":2,"), "s1.jsonl:2: error: `rank` is 2, expected 1"},
       {replaced(s[1], "{\"rank\":1,\"point\":", "{\"rank\":1,\"point\":1"), "s1.jsonl:2: error: `point` "},
       {replaced(s[1], "\"rank\":1,", "\"rank\":1,\"rank\":1,"), "s1.jsonl:2: error: `rank` twice in a row"},
       {replaced(s[1], "\"rank\":1,", ""), "s1.jsonl:2: error: a row without `rank`"},
-      {replaced(s[1], "\"rank\":2,\"point\":", "\"rank\":2,\"x\":0,\"point\":"), "s1.jsonl:3: error: 10 members, but the row of line 2 has 9"},
-      {replaced(s[1], "\"rank\":2,\"point\":", "\"rank\":2,\"poinT\":"), "s1.jsonl:3: error: `poinT` where the row of line 2 has `point`"},
+      {replaced(s[1], "\"rank\":2,\"point\":", "\"rank\":2,\"x\":0,\"point\":"),
+       "s1.jsonl:3: error: 10 members, but the row of line 2 has 9"},
+      {replaced(s[1], "\"rank\":2,\"point\":", "\"rank\":2,\"poinT\":"),
+       "s1.jsonl:3: error: `poinT` where the row of line 2 has `point`"},
       {replaced(s[1], "\"rank\":2,\"point\":", "\"rank\":2,\"point\":\"x\",\"p\":"), "s1.jsonl:3: error: "},
-      {in_rows(s[1], "\"objective\":", "\"objective\":\"x\",\"o\":"), "s1.jsonl:2: error: `objective` is not a number or null"},
+      {in_rows(s[1], "\"objective\":", "\"objective\":\"x\",\"o\":"),
+       "s1.jsonl:2: error: `objective` is not a number or null"},
       {more_rows(s[1]), "s1.jsonl:7: error: more rows than the header line's counts allow (5"},
   };
   int ncases = (int)(sizeof cases / sizeof cases[0]);
@@ -789,8 +818,10 @@ TEST(reader_survives_random_damage) {
       switch (rng() % 4) {
       case 0: t[at] = junk[rng() % (sizeof junk - 1)]; break;
       case 1: t[at] = (char)(rng() % 256 ? rng() % 256 : 1); break;
+      /* clang-format off */
       case 2: len = at; t[len] = '\0'; break;
       default: memmove(t + at, t + at + 1, len - at); len--; break;
+        /* clang-format on */
       }
       if (!len) break;
     }
@@ -861,7 +892,7 @@ TEST(merge_load_files) {
   free(csv);
   free(json);
   sweep_merge_free(&m);
-  assert_int_equal(sweep_merge_load(&m, paths, 1, mem_open(&err)), -1);   /* shards 1-3 missing */
+  assert_int_equal(sweep_merge_load(&m, paths, 1, mem_open(&err)), -1); /* shards 1-3 missing */
   e = mem_take(&err);
   assert_string_equal(e, "llmp merge: error: shards 1-3 of 4 missing\n");
   free(e);
@@ -872,7 +903,7 @@ TEST(merge_load_files) {
 
 /* --- shards ---------------------------------------------------------------------------------- */
 
-static const char *const *fake_env;   /* NAME=VALUE strings, NULL-terminated */
+static const char *const *fake_env; /* NAME=VALUE strings, NULL-terminated */
 static const char *fake_getenv(const char *name) {
   size_t n = strlen(name);
   for (const char *const *e = fake_env; e && *e; e++)
@@ -884,8 +915,7 @@ static void expect_shard(const char *spec, const char *const *env, int k, int n)
   char err[512] = "";
   int kk = -1, nn = -1;
   fake_env = env;
-  if (sweep_shard_parse_env(spec, fake_getenv, &kk, &nn, err, sizeof err))
-    fail_msg("--shard %s: %s", spec, err);
+  if (sweep_shard_parse_env(spec, fake_getenv, &kk, &nn, err, sizeof err)) fail_msg("--shard %s: %s", spec, err);
   if (kk != k || nn != n) fail_msg("--shard %s: %d/%d, expected %d/%d", spec, kk, nn, k, n);
 }
 
@@ -906,8 +936,10 @@ TEST(shard_k_of_n) {
   expect_shard_error("16/16", NULL, "`16/16`: K must be below N (shards count from 0: 0/16 .. 15/16)");
   expect_shard_error("0/0", NULL, "`0/0`: N must be at least 1");
   expect_shard_error("1/0", NULL, "N must be at least 1");
+  /* clang-format off */
   static const char *const bad[] = {"", "3", "/4", "3/", "-1/4", "1/-4", "a/4", "1/4x", " 1/4", "1/ 4", "1.0/4",
                                     "1/4/5", "2147483648/2147483649", "+1/4", "AUTO"};
+  /* clang-format on */
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_shard_error(bad[i], NULL, "expected K/N");
   expect_shard_error(NULL, NULL, "--shard needs K/N or auto");
   /* the process environment: without launcher variables, auto fails */
@@ -919,7 +951,7 @@ TEST(shard_k_of_n) {
 
 TEST(shard_auto_launchers) {
   static const char *const array[] = {"SLURM_ARRAY_TASK_ID=7", "SLURM_ARRAY_TASK_MIN=0", "SLURM_ARRAY_TASK_COUNT=16",
-                                      "SLURM_PROCID=0", "SLURM_NTASKS=1", NULL};
+                                      "SLURM_PROCID=0",        "SLURM_NTASKS=1",         NULL};
   expect_shard("auto", array, 7, 16);
   static const char *const array_from_1[] = {"SLURM_ARRAY_TASK_ID=16", "SLURM_ARRAY_TASK_MIN=1",
                                              "SLURM_ARRAY_TASK_COUNT=16", NULL};
@@ -927,8 +959,12 @@ TEST(shard_auto_launchers) {
   static const char *const tasks[] = {"SLURM_PROCID=3", "SLURM_NTASKS=8", "OMPI_COMM_WORLD_RANK=1",
                                       "OMPI_COMM_WORLD_SIZE=2", NULL};
   expect_shard("auto", tasks, 3, 8);
-  static const char *const ompi[] = {"OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=6", "PMI_RANK=0", "PMI_SIZE=1",
-                                     "SLURM_ARRAY_TASK_ID=", NULL};   /* set but empty: not there */
+  static const char *const ompi[] = {"OMPI_COMM_WORLD_RANK=5",
+                                     "OMPI_COMM_WORLD_SIZE=6",
+                                     "PMI_RANK=0",
+                                     "PMI_SIZE=1",
+                                     "SLURM_ARRAY_TASK_ID=",
+                                     NULL}; /* set but empty: not there */
   expect_shard("auto", ompi, 5, 6);
   static const char *const pmi[] = {"PMI_RANK=0", "PMI_SIZE=1", NULL};
   expect_shard("auto", pmi, 0, 1);
@@ -950,9 +986,10 @@ TEST(shard_auto_errors) {
   static const char *const no_min[] = {"SLURM_ARRAY_TASK_ID=3", "SLURM_ARRAY_TASK_COUNT=4", NULL};
   expect_shard_error("auto", no_min, "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_MIN is not");
   static const char *const stepped[] = {"SLURM_ARRAY_TASK_ID=6", "SLURM_ARRAY_TASK_MIN=0", "SLURM_ARRAY_TASK_COUNT=4",
-                                        NULL};   /* --array=0-6:2 */
-  expect_shard_error("auto", stepped,
-                     "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN = 6 is not in [0, SLURM_ARRAY_TASK_COUNT = 4): the array must be contiguous (--array=0-3)");
+                                        NULL}; /* --array=0-6:2 */
+  expect_shard_error(
+      "auto", stepped,
+      "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN = 6 is not in [0, SLURM_ARRAY_TASK_COUNT = 4): the array must be contiguous (--array=0-3)");
   static const char *const below_min[] = {"SLURM_ARRAY_TASK_ID=1", "SLURM_ARRAY_TASK_MIN=2", "SLURM_ARRAY_TASK_COUNT=4",
                                           NULL};
   expect_shard_error("auto", below_min, "= -1 is not in [0,");
@@ -981,7 +1018,7 @@ TEST(shard_ranges_tile_the_points) {
         uint64_t b, e;
         sweep_shard_range(p, k, n, &b, &e);
         assert_true(b == prev && e >= b);
-        assert_true(b == (uint64_t)k * p / (uint64_t)n);   /* small: exact in 64 bits */
+        assert_true(b == (uint64_t)k * p / (uint64_t)n); /* small: exact in 64 bits */
         assert_true(e - b == p / (uint64_t)n || e - b == p / (uint64_t)n + 1);
         prev = e;
       }
@@ -1009,7 +1046,7 @@ TEST(shard_ranges_tile_the_points) {
       assert_true(e == big[i]);
     }
   uint64_t b = 9, e = 9;
-  sweep_shard_range(10, 3, 3, &b, &e);     /* out of range: empty */
+  sweep_shard_range(10, 3, 3, &b, &e); /* out of range: empty */
   assert_true(b == 0 && e == 0);
 }
 
@@ -1033,7 +1070,7 @@ TEST(progress_text) {
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 999999, 1000000, 10.0),
                       "[###################.]  99%  999,999/1,000,000 points  100.0 k/s  0s left");
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 5, 0, 1.0), "[####################] 100%  0/0 points  0/s");
-  sweep_progress_text(buf, 10, 1, 2, 1);          /* truncated, NUL-terminated */
+  sweep_progress_text(buf, 10, 1, 2, 1); /* truncated, NUL-terminated */
   assert_int_equal(strlen(buf), 9);
 }
 
@@ -1043,22 +1080,21 @@ TEST(progress_draws_after_a_second_at_most_ten_times_a_second) {
   fake_now = 100;
   sweep_progress_start_on(&p, 1000, mem_open(&m), true, fake_clock);
   fake_now = 100.5;
-  sweep_progress_update(&p, 100);             /* too early */
+  sweep_progress_update(&p, 100); /* too early */
   fake_now = 101.0;
-  sweep_progress_update(&p, 200);             /* not over a second yet */
+  sweep_progress_update(&p, 200); /* not over a second yet */
   fake_now = 102.0;
-  sweep_progress_update(&p, 400);             /* drawn */
+  sweep_progress_update(&p, 400); /* drawn */
   fake_now = 102.05;
-  sweep_progress_update(&p, 410);             /* too soon after */
+  sweep_progress_update(&p, 410); /* too soon after */
   fake_now = 102.5;
-  sweep_progress_update(&p, 500);             /* drawn */
+  sweep_progress_update(&p, 500); /* drawn */
   sweep_progress_finish(&p);
-  sweep_progress_finish(&p);                  /* once */
+  sweep_progress_finish(&p); /* once */
   char *t = mem_take(&m);
-  assert_string_equal(t,
-                      "\r[########............]  40%  400/1,000 points  200/s  3s left\033[K"
-                      "\r[##########..........]  50%  500/1,000 points  200/s  3s left\033[K"
-                      "\r\033[K");
+  assert_string_equal(t, "\r[########............]  40%  400/1,000 points  200/s  3s left\033[K"
+                         "\r[##########..........]  50%  500/1,000 points  200/s  3s left\033[K"
+                         "\r\033[K");
   free(t);
   /* not a terminal: nothing; a sweep over in a second: nothing to clear */
   sweep_progress_start_on(&p, 1000, mem_open(&m), false, fake_clock);

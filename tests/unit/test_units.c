@@ -101,18 +101,18 @@ TEST(lookup_uses_only_n_characters) {
   assert_string_equal(u.name, "GiB");
   assert_true(unit_lookup("GB/s)", 4, &u));
   dim_is(u.dim, 1, -1, 0);
-  assert_false(unit_lookup("GiB", 2, &u));   /* "Gi" */
+  assert_false(unit_lookup("GiB", 2, &u)); /* "Gi" */
 }
 
 TEST(unknown_names_rejected) {
-  static const char *const bad[] = {"gb",  "gB",   "Gib",   "GIB",   "kB",   "KIB",  "bytes", "sec", "S",
-                                    "mS",  "Us",   "flop",  "Flop",  "TFlop", "EB",  "PB",    "PiB", "EFLOP",
-                                    "",    "/s",   "GB/",   "GB/h",  "GB/ms", "B/s/s", "GB s", " GB", "GB ",
-                                    "h",   "min",  "1GB",   "GBs",   "Gbit"};
+  static const char *const bad[] = {"gb",   "gB",    "Gib", "GIB",  "kB",   "KIB",   "bytes", "sec",
+                                    "S",    "mS",    "Us",  "flop", "Flop", "TFlop", "EB",    "PB",
+                                    "PiB",  "EFLOP", "",    "/s",   "GB/",  "GB/h",  "GB/ms", "B/s/s",
+                                    "GB s", " GB",   "GB ", "h",    "min",  "1GB",   "GBs",   "Gbit"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     Unit u = {"untouched", {{9, 9, 9}}, 42};
     if (unit_lookup(bad[i], strlen(bad[i]), &u)) fail_msg("`%s` was accepted as a unit", bad[i]);
-    assert_string_equal(u.name, "untouched");   /* the output is left alone */
+    assert_string_equal(u.name, "untouched"); /* the output is left alone */
   }
 }
 
@@ -120,7 +120,7 @@ TEST(unit_is_name_without_suffix) {
   assert_true(unit_is_name("GiB", 3));
   assert_true(unit_is_name("s", 1));
   assert_true(unit_is_name("b", 1));
-  assert_false(unit_is_name("GB/s", 4));   /* "/s" is not part of a name */
+  assert_false(unit_is_name("GB/s", 4)); /* "/s" is not part of a name */
   assert_false(unit_is_name("", 0));
   assert_false(unit_is_name("x", 1));
   assert_false(unit_is_name("f1b", 3));

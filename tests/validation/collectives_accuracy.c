@@ -44,7 +44,7 @@ static const double busbw_target = 0.15;
 typedef struct Samples {
   int n;
   double *bytes, *sec;
-  int *file;                    /* which file of the merge a sample came from */
+  int *file; /* which file of the merge a sample came from */
 } Samples;
 
 static int add_file(Samples *s, const char *path, int id, const char *kernel, int nodes, int gpn) {
@@ -66,9 +66,8 @@ static int add_file(Samples *s, const char *path, int id, const char *kernel, in
 }
 
 /* A table fitted on the samples for which held(i) is false; 0, or -1 with a message in err. */
-static int fit_without(const RtCluster *sys, const char *kernel, int nodes, int gpn,
-                       const Samples *s, const unsigned char *held, RtTable *t, char *err,
-                       size_t errlen) {
+static int fit_without(const RtCluster *sys, const char *kernel, int nodes, int gpn, const Samples *s,
+                       const unsigned char *held, RtTable *t, char *err, size_t errlen) {
   double *tb = malloc((size_t)s->n * sizeof *tb), *ts = malloc((size_t)s->n * sizeof *ts);
   if (!tb || !ts) abort();
   int m = 0;
@@ -80,8 +79,7 @@ static int fit_without(const RtCluster *sys, const char *kernel, int nodes, int 
 }
 
 /* Physics times table t's correction at `bytes`: a held-out prediction. */
-static double predict(const char *kernel, const RtCluster *bare, const RtTable *t, double bytes,
-                      int nodes, int gpn) {
+static double predict(const char *kernel, const RtCluster *bare, const RtTable *t, double bytes, int nodes, int gpn) {
   unsigned fl = 0;
   return rt_collective_named(kernel, bare, bytes, nodes, gpn).fwd * rt_table_eval(t, 0, &bytes, &fl);
 }
@@ -92,8 +90,8 @@ typedef struct Row {
   int rows;
 } Row;
 
-static void evaluate(const RtCluster *sys, const RtCalib *shipped, const char *kernel, int nodes,
-                     int gpn, const Samples *s, int which, Row *r) {
+static void evaluate(const RtCluster *sys, const RtCalib *shipped, const char *kernel, int nodes, int gpn,
+                     const Samples *s, int which, Row *r) {
   RtCluster cal = *sys, bare = *sys;
   bare.calib = NULL, cal.calib = shipped;
   unsigned char *held = malloc((size_t)s->n);
@@ -129,8 +127,8 @@ static void evaluate(const RtCluster *sys, const RtCalib *shipped, const char *k
  * deviation and range, and how many splits score below `paper`. */
 static int nsplits;
 
-static void split_spread(const RtCluster *sys, const char *kernel, int nodes, int gpn,
-                         const Samples *s, int which, double paper) {
+static void split_spread(const RtCluster *sys, const char *kernel, int nodes, int gpn, const Samples *s, int which,
+                         double paper) {
   RtCluster bare = *sys;
   bare.calib = NULL;
   unsigned char *held = malloc((size_t)s->n);
@@ -160,15 +158,14 @@ static void split_spread(const RtCluster *sys, const char *kernel, int nodes, in
   }
   if (done) {
     double mean = sum / done, sd = sqrt(fmax(0, sum2 / done - mean * mean));
-    printf("%17s %d random 80/20 splits: %.2f %% +- %.2f (%.2f-%.2f), %d below the paper's %.2f %%\n",
-           "", done, 100 * mean, 100 * sd, 100 * lo, 100 * hi, below, 100 * paper);
+    printf("%17s %d random 80/20 splits: %.2f %% +- %.2f (%.2f-%.2f), %d below the paper's %.2f %%\n", "", done,
+           100 * mean, 100 * sd, 100 * lo, 100 * hi, below, 100 * paper);
   }
   free(held);
 }
 
 /* Validates one system against its paper-regressors.csv. */
-static void validate_system(const char *data, const char *calib_dir, const char *sysname,
-                           const char *gpudir) {
+static void validate_system(const char *data, const char *calib_dir, const char *sysname, const char *gpudir) {
   char path[1024], line[1024], err[512];
   snprintf(path, sizeof path, "%s/%s", calib_dir, sysname);
   RtCalib *shipped = rt_calib_load(path, err, sizeof err);
@@ -182,16 +179,15 @@ static void validate_system(const char *data, const char *calib_dir, const char 
     return;
   }
   const RtCluster *sys = rt_cluster_builtin(sysname);
-  printf("\n%s (%s)\n%-16s %-6s %6s %9s %9s %9s %11s  %s\n", sysname, gpudir, "kernel", "layout",
-         "rows", "physics", "shipped", "5-fold", "paper best", "result");
+  printf("\n%s (%s)\n%-16s %-6s %6s %9s %9s %9s %11s  %s\n", sysname, gpudir, "kernel", "layout", "rows", "physics",
+         "shipped", "5-fold", "paper best", "result");
   if (!fgets(line, sizeof line, f)) line[0] = 0;
   while (fgets(line, sizeof line, f)) {
     char func[64];
     int nodes, gpn;
     /* GPU,Function,Precision,Nodes,GPUsPerNode,...,Best_error% (the last field) */
     char *c1 = strchr(line, ','), *last = strrchr(line, ',');
-    if (!c1 || sscanf(c1 + 1, "%63[^,],fp16,%d,%d", func, &nodes, &gpn) != 3 || nodes == 0)
-      continue;
+    if (!c1 || sscanf(c1 + 1, "%63[^,],fp16,%d,%d", func, &nodes, &gpn) != 3 || nodes == 0) continue;
     double best = atof(last + 1);
     char kernel[64];
     snprintf(kernel, sizeof kernel, "%s", func);
@@ -200,8 +196,8 @@ static void validate_system(const char *data, const char *calib_dir, const char 
     Samples s = {0};
     int nfiles = 0;
     for (int w = 0; w < 2; w++) {
-      snprintf(path, sizeof path, "%s/paper-samples/%s/nccl/%s%s_fp16_%d_%d.csv", data, gpudir,
-               kernel, w ? "_large" : "", nodes, gpn);
+      snprintf(path, sizeof path, "%s/paper-samples/%s/nccl/%s%s_fp16_%d_%d.csv", data, gpudir, kernel,
+               w ? "_large" : "", nodes, gpn);
       FILE *probe = fopen(path, "r");
       if (probe) fclose(probe), nfiles += add_file(&s, path, w, kernel, nodes, gpn) > 0;
     }
@@ -217,16 +213,15 @@ static void validate_system(const char *data, const char *calib_dir, const char 
     snprintf(what, sizeof what, "%s %s %s", sysname, func, lay);
     if (!rt_collective_layout_credible(s.n, dropped)) {
       printf("%-16s %-6s %6d %9s %9s %9s %10.2f%%  not measured: %d of its %d samples are faster "
-             "than the links allow\n", func, lay, here, "-", "-", "-", 100 * best, dropped_here,
-             here);
+             "than the links allow\n",
+             func, lay, here, "-", "-", "-", 100 * best, dropped_here, here);
       free(s.bytes), free(s.sec), free(s.file);
       continue;
     }
     Row r;
     evaluate(sys, shipped, kernel, nodes, gpn, &s, large, &r);
-    printf("%-16s %-6s %6d %8.2f%% %8.2f%% %8.2f%% %10.2f%%  %s\n", func, lay, r.rows,
-           100 * r.physics, 100 * r.shipped, 100 * r.kfold, 100 * best,
-           verdict(what, r.kfold < best));
+    printf("%-16s %-6s %6d %8.2f%% %8.2f%% %8.2f%% %10.2f%%  %s\n", func, lay, r.rows, 100 * r.physics, 100 * r.shipped,
+           100 * r.kfold, 100 * best, verdict(what, r.kfold < best));
     if (nsplits > 0) split_spread(sys, kernel, nodes, gpn, &s, large, best);
     free(s.bytes), free(s.sec), free(s.file);
   }
@@ -247,8 +242,10 @@ static int split_csv(char *line, char **fld, int max) {
       fld[n++] = p;
       while (*p && *p != ',' && *p != '\n' && *p != '\r') p++;
     }
-    if (*p == ',') *p++ = '\0';
-    else if (*p) *p = '\0';
+    if (*p == ',')
+      *p++ = '\0';
+    else if (*p)
+      *p = '\0';
   }
   return n;
 }
@@ -278,8 +275,8 @@ static void validate_busbw(const char *data) {
     return;
   }
   printf("\nnccl-tests bus bandwidth, uncalibrated (published/nccl_collective_bandwidth.csv)\n"
-         "%-11s %-14s %6s %12s %10s %10s %10s %8s  %s\n", "system", "collective", "gpus", "bytes",
-         "time us", "busbw GB/s", "ours GB/s", "error", "result");
+         "%-11s %-14s %6s %12s %10s %10s %10s %8s  %s\n",
+         "system", "collective", "gpus", "bytes", "time us", "busbw GB/s", "ours GB/s", "error", "result");
   printf("(all_reduce/r: the row ran the ring, with NCCL_NVLS_ENABLE=0 or by NCCL's choice)\n");
   int passes = 0, rows = 0, info_pass = 0, info_rows = 0;
   if (!fgets(line, sizeof line, f)) line[0] = 0;
@@ -288,9 +285,10 @@ static void validate_busbw(const char *data) {
     /* dataset,system,collective,n_gpus,n_nodes,algo,size_bytes,time_us,algbw,busbw,tool,src */
     if (split_csv(line, fld, 16) < 11) continue;
     const char *sysname = busbw_system(fld[1]), *coll = fld[2];
-    RtCost (*fn)(const RtCluster *, double, int, int) =
-        !strcmp(coll, "all_reduce") ? rt_allreduce : !strcmp(coll, "all_gather") ? rt_allgather
-        : !strcmp(coll, "reduce_scatter") ? rt_reducescatter : NULL;
+    RtCost (*fn)(const RtCluster *, double, int, int) = !strcmp(coll, "all_reduce")       ? rt_allreduce
+                                                        : !strcmp(coll, "all_gather")     ? rt_allgather
+                                                        : !strcmp(coll, "reduce_scatter") ? rt_reducescatter
+                                                                                          : NULL;
     int gpus = atoi(fld[3]), nodes = atoi(fld[4]);
     double bytes = atof(fld[6]), t_us = atof(fld[7]), bus = atof(fld[9]);
     if (!sysname || !fn || !(bytes > 0) || gpus < 2 || nodes < 1 || gpus % nodes) continue;
@@ -304,33 +302,37 @@ static void validate_busbw(const char *data) {
     int target = strstr(fld[10], "nccl-tests") != NULL;
     double k = bus_factor(coll, gpus);
     /* The CSV rounds busbw to 0.01 GB/s; where it gives the time, derive it from that. */
-    if (t_us > 0) bus = bytes / (t_us * 1e-6) * k / 1e9;
-    else if (!(bus > 0)) continue;
+    if (t_us > 0)
+      bus = bytes / (t_us * 1e-6) * k / 1e9;
+    else if (!(bus > 0))
+      continue;
     RtCost r = fn(&c, bytes, nodes, gpus / nodes);
     double ours = bytes / r.fwd * k / 1e9, e = ours / bus - 1;
     int pass = fabs(e) <= busbw_target;
     char what[160];
     /* The Selene rows repeat two sizes with the same figures, the B200 rows a ring at 4 and 5
      * GPUs with and without NCCL_NVLS_ENABLE=0: one name covers both. */
-    snprintf(what, sizeof what, "busbw %s %s %dx%d %.0f%s", sysname, coll, nodes, gpus / nodes,
-             bytes, ring ? " ring" : "");
+    snprintf(what, sizeof what, "busbw %s %s %dx%d %.0f%s", sysname, coll, nodes, gpus / nodes, bytes,
+             ring ? " ring" : "");
     const char *result = "info (torch.distributed: not a target)";
-    if (target) passes += pass, rows++, result = verdict(what, pass);
-    else info_pass += pass, info_rows++;
+    if (target)
+      passes += pass, rows++, result = verdict(what, pass);
+    else
+      info_pass += pass, info_rows++;
     char tcol[32] = "-";
     if (t_us > 0) snprintf(tcol, sizeof tcol, "%.2f", t_us);
     printf("%-11s %-14s %6d %12.0f %10s %10.3f %10.3f %+7.1f%%  %s\n", sysname,
-           ring ? (!strcmp(coll, "all_reduce") ? "all_reduce/r" : coll) : coll, gpus, bytes, tcol,
-           bus, ours, 100 * e, result);
+           ring ? (!strcmp(coll, "all_reduce") ? "all_reduce/r" : coll) : coll, gpus, bytes, tcol, bus, ours, 100 * e,
+           result);
   }
   fclose(f);
   printf("%d of %d nccl-tests rows within %.0f%%; the all_reduce_bench.py rows, not a target: "
-         "%d of %d\n", passes, rows, 100 * busbw_target, info_pass, info_rows);
+         "%d of %d\n",
+         passes, rows, 100 * busbw_target, info_pass, info_rows);
 }
 
 static int write_tables(const char *data, const char *calib_dir) {
-  static const char *const sys[][2] = {{"perlmutter", "a100-sxm4-80gb-perlmutter"},
-                                       {"vista", "gh200-vista"}};
+  static const char *const sys[][2] = {{"perlmutter", "a100-sxm4-80gb-perlmutter"}, {"vista", "gh200-vista"}};
   for (int i = 0; i < 2; i++) {
     char in[1024], out[1024], hdr[1024], err[512];
     snprintf(in, sizeof in, "%s/paper-samples/%s/nccl", data, sys[i][1]);
@@ -364,7 +366,6 @@ int main(int argc, char **argv) {
   validate_system(argv[1], argv[2], "vista", "gh200-vista");
   validate_busbw(argv[1]);
   verdict_unjudged();
-  printf("\n%d unexpected failure(s), %d known failure(s) now passing or not measured\n", failures,
-         surprises);
+  printf("\n%d unexpected failure(s), %d known failure(s) now passing or not measured\n", failures, surprises);
   return failures || surprises ? 1 : 0;
 }

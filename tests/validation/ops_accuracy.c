@@ -71,8 +71,9 @@ static void system_table(const char *data, const char *sys) {
     for (int w = 0; w < 2; w++) {
       if (w == 1 && set.meta[f].bwd_rows)
         printf("%-32s %-4s %6d %8s %8.2f  not measured: %d of its %d times are faster than the "
-               "peak allows\n", set.file[f], "bwd", rows[f], "-",
-               100 * paper_error(dir, set.file[f], "bwd"), set.meta[f].bwd_bad, set.meta[f].bwd_rows);
+               "peak allows\n",
+               set.file[f], "bwd", rows[f], "-", 100 * paper_error(dir, set.file[f], "bwd"), set.meta[f].bwd_bad,
+               set.meta[f].bwd_rows);
       if (cv[f][w] < 0) continue;
       const char *prop = optim ? "dur" : w ? "bwd" : "fwd";
       double paper = paper_error(dir, set.file[f], prop);
@@ -110,8 +111,8 @@ static void system_table(const char *data, const char *sys) {
   }
   char what[160];
   snprintf(what, sizeof what, "%s extrapolation", sys);
-  printf("all (%d rows, fwd and bwd): MAPE %.2f %% (target < 10 %%)  %s\n", ntest,
-         100 * sum / (n ? n : 1), verdict(what, n > 0 && sum / n < 0.10));
+  printf("all (%d rows, fwd and bwd): MAPE %.2f %% (target < 10 %%)  %s\n", ntest, 100 * sum / (n ? n : 1),
+         verdict(what, n > 0 && sum / n < 0.10));
   rt_calib_free(c);
   free(train), free(test);
   rt_samples_free(&set);
@@ -122,16 +123,16 @@ static void gemm_check(const char *data) {
   char path[2048], line[4096];
   snprintf(path, sizeof path, "%s/published/gemm_mamf_max_achievable_matmul.csv", data);
   FILE *f = fopen(path, "r");
-  printf("\n== uncalibrated GEMM vs published max achievable matmul (%s) ==\n",
-         "gemm_mamf_max_achievable_matmul.csv");
+  printf("\n== uncalibrated GEMM vs published max achievable matmul (%s) ==\n", "gemm_mamf_max_achievable_matmul.csv");
   if (!f) {
     printf("cannot open %s\n", path);
     failures++;
     return;
   }
   while (fgets(line, sizeof line, f)) {
-    const char *gpu = strncmp(line, "NVIDIA A100 SXM,", 16) == 0 ? "a100_sxm4_80gb"
-                      : strncmp(line, "NVIDIA H100 SXM,", 16) == 0 ? "h100_sxm" : NULL;
+    const char *gpu = strncmp(line, "NVIDIA A100 SXM,", 16) == 0   ? "a100_sxm4_80gb"
+                      : strncmp(line, "NVIDIA H100 SXM,", 16) == 0 ? "h100_sxm"
+                                                                   : NULL;
     if (!gpu) continue;
     char acc[64], dt[32], shape[64];
     double tf;
@@ -140,13 +141,13 @@ static void gemm_check(const char *data) {
     if (sscanf(shape, "%lfx%lfx%lf", &m, &n, &k) != 3) continue;
     RtDtype d = strcmp(dt, "bf16") == 0 ? RT_BF16 : RT_FP8;
     RtGpu burst = *rt_gpu_builtin(gpu);
-    burst.sustained_compute = burst.sustained_fp8 = 0;   /* a short benchmark: the datasheet model */
+    burst.sustained_compute = burst.sustained_fp8 = 0; /* a short benchmark: the datasheet model */
     double t = rt_gemm_time(&burst, d, 1, m, k, n);
     double ours = 2 * m * n * k / t / 1e12, err = fabs(ours - tf) / tf;
     char what[160];
     snprintf(what, sizeof what, "gemm %s %s", gpu, dt);
-    printf("%-16s %-11s %-18s measured %7.1f  model %7.1f TFLOP/s  %+6.1f %%  %s\n", gpu, dt,
-           shape, tf, ours, 100 * (ours - tf) / tf, verdict(what, err < 0.25));
+    printf("%-16s %-11s %-18s measured %7.1f  model %7.1f TFLOP/s  %+6.1f %%  %s\n", gpu, dt, shape, tf, ours,
+           100 * (ours - tf) / tf, verdict(what, err < 0.25));
   }
   fclose(f);
 }
@@ -160,7 +161,6 @@ int main(int argc, char **argv) {
   system_table(argv[1], "gh200-vista");
   gemm_check(argv[1]);
   verdict_unjudged();
-  printf("\n%d unexpected failure(s), %d known failure(s) now passing or not measured\n", failures,
-         surprises);
+  printf("\n%d unexpected failure(s), %d known failure(s) now passing or not measured\n", failures, surprises);
   return failures || surprises ? 1 : 0;
 }

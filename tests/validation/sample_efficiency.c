@@ -55,11 +55,11 @@
 
 enum { NFRAC = 5, MAX_ENTRIES = 256, MAX_GROUPS = 32 };
 static const double fractions[NFRAC] = {0.01, 0.05, 0.10, 0.20, 0.80};
-enum { AT10 = 2 };   /* the index of 10 % */
+enum { AT10 = 2 }; /* the index of 10 % */
 
 /* --- a fixed-seed generator ------------------------------------------------------------ */
 
-static uint64_t mix(uint64_t z) {   /* splitmix64's finaliser */
+static uint64_t mix(uint64_t z) { /* splitmix64's finaliser */
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
@@ -138,8 +138,7 @@ static double paper_op_error(const char *dir, const char *op, const char *prop) 
   double e = -1;
   while (f && e < 0 && fgets(line, sizeof line, f)) {
     char fn[128], pr[16];
-    if (sscanf(line, "%*[^,],%127[^,],%*[^,],%15[^,],", fn, pr) == 2 && strcmp(fn, op) == 0 &&
-        strcmp(pr, prop) == 0)
+    if (sscanf(line, "%*[^,],%127[^,],%*[^,],%15[^,],", fn, pr) == 2 && strcmp(fn, op) == 0 && strcmp(pr, prop) == 0)
       e = last_field(line);
   }
   if (f) fclose(f);
@@ -155,8 +154,8 @@ static double paper_coll_error(const char *dir, const char *fn, int nodes, int g
   while (f && e < 0 && fgets(line, sizeof line, f)) {
     char name[128];
     int n, g;
-    if (sscanf(line, "%*[^,],%127[^,],%*[^,],%d,%d,", name, &n, &g) == 3 && strcmp(name, fn) == 0 &&
-        n == nodes && g == gpn)
+    if (sscanf(line, "%*[^,],%127[^,],%*[^,],%d,%d,", name, &n, &g) == 3 && strcmp(name, fn) == 0 && n == nodes &&
+        g == gpn)
       e = last_field(line);
   }
   if (f) fclose(f);
@@ -166,11 +165,11 @@ static double paper_coll_error(const char *dir, const char *fn, int nodes, int g
 /* --- one row of the table ---------------------------------------------------------------- */
 
 typedef struct Entry {
-  char name[96];   /* a file name (up to 63) and a dtype */
+  char name[96]; /* a file name (up to 63) and a dtype */
   const char *prop;
   int rows;
-  double paper;             /* fraction, or -1 */
-  double err[NFRAC];        /* mean over the repetitions of the held-out MAPE */
+  double paper;      /* fraction, or -1 */
+  double err[NFRAC]; /* mean over the repetitions of the held-out MAPE */
   int reps[NFRAC];
 } Entry;
 
@@ -178,23 +177,26 @@ typedef struct Table {
   const char *sys, *what;
   int n;
   Entry e[MAX_ENTRIES];
-  char note[1024];          /* columns not measured, one line each */
+  char note[1024]; /* columns not measured, one line each */
 } Table;
 
 static void print_table(const Table *t, int reps) {
-  printf("\n== %s: %s, MAPE on the rows the fit did not see (mean of %d repetitions) ==\n", t->sys,
-         t->what, reps);
+  printf("\n== %s: %s, MAPE on the rows the fit did not see (mean of %d repetitions) ==\n", t->sys, t->what, reps);
   printf("%-34s %-4s %6s %7s", "operator", "", "rows", "paper");
   for (int k = 0; k < NFRAC; k++) printf(" %6.0f%%", 100 * fractions[k]);
   printf("\n");
   for (int i = 0; i < t->n; i++) {
     const Entry *e = &t->e[i];
     printf("%-34s %-4s %6d", e->name, e->prop, e->rows);
-    if (e->paper < 0) printf(" %7s", "-");
-    else printf(" %6.2f%%", 100 * e->paper);
+    if (e->paper < 0)
+      printf(" %7s", "-");
+    else
+      printf(" %6.2f%%", 100 * e->paper);
     for (int k = 0; k < NFRAC; k++)
-      if (e->reps[k]) printf(" %6.2f%%", 100 * e->err[k] / e->reps[k]);
-      else printf(" %7s", "-");
+      if (e->reps[k])
+        printf(" %6.2f%%", 100 * e->err[k] / e->reps[k]);
+      else
+        printf(" %7s", "-");
     printf("\n");
   }
   if (t->note[0]) printf("%s", t->note);
@@ -203,8 +205,7 @@ static void print_table(const Table *t, int reps) {
 /* Summary over the tables' entries: per fraction, the number within the paper's error (of
  * those with a paper figure), the mean and the median error; *mean10 and *within10 receive
  * the 10 % column's figures. */
-static void summary(const char *title, const Table *const *ts, int nt, double *mean10,
-                    int *within10) {
+static void summary(const char *title, const Table *const *ts, int nt, double *mean10, int *within10) {
   static double v[NFRAC + 1][2 * MAX_ENTRIES];
   int nv[NFRAC + 1] = {0}, within[NFRAC] = {0}, with_paper = 0, n = 0;
   double sum[NFRAC + 1] = {0};
@@ -231,12 +232,16 @@ static void summary(const char *title, const Table *const *ts, int nt, double *m
   }
   printf("%-34s", "mean error");
   for (int k = 0; k <= NFRAC; k++)
-    if (nv[k]) printf(" %6.2f%%", 100 * sum[k] / nv[k]);
-    else printf(" %7s", "-");
+    if (nv[k])
+      printf(" %6.2f%%", 100 * sum[k] / nv[k]);
+    else
+      printf(" %7s", "-");
   printf("\n%-34s", "median error");
   for (int k = 0; k <= NFRAC; k++)
-    if (nv[k]) printf(" %6.2f%%", 100 * rt_median(v[k], nv[k]));
-    else printf(" %7s", "-");
+    if (nv[k])
+      printf(" %6.2f%%", 100 * rt_median(v[k], nv[k]));
+    else
+      printf(" %7s", "-");
   printf("\n");
   if (mean10) *mean10 = nv[AT10] ? sum[AT10] / nv[AT10] : NAN;
   if (within10) *within10 = within[AT10];
@@ -245,7 +250,7 @@ static void summary(const char *title, const Table *const *ts, int nt, double *m
 /* --- operators ----------------------------------------------------------------------------- */
 
 enum { BY_RANDOM, BY_SPREAD, BY_FILE };
-static int show_dtype;   /* operator names with their dtype (--samples) */
+static int show_dtype; /* operator names with their dtype (--samples) */
 
 /* The operator samples of folder dir (a system of the paper's, or --samples), fitted on GPU
  * gpu's model without its sustained figures (as `llmp fit`). */
@@ -260,12 +265,12 @@ static int operators(const char *dir, const char *sys, const char *gpu, int reps
   if (rt_samples_load(dir, &set, stderr) != 0) return -1;
   /* As `llmp fit` does (docs/calibration.md): a backward column most of whose times beat the
    * GPU's peak is not used, and has no error to measure (noted under the table). */
-  if (rt_samples_clean(g, &set, NULL) != 0) return -1;   /* and one kernel's times scaled */
+  if (rt_samples_clean(g, &set, NULL) != 0) return -1; /* and one kernel's times scaled */
   for (int f = 0; f < set.nfiles; f++)
     if (set.meta[f].bwd_rows)
       snprintf(t->note + strlen(t->note), sizeof t->note - strlen(t->note),
-               "%s bwd: not measured: %d of its %d times are faster than %s's peak allows\n",
-               set.file[f], set.meta[f].bwd_bad, set.meta[f].bwd_rows, g->name);
+               "%s bwd: not measured: %d of its %d times are faster than %s's peak allows\n", set.file[f],
+               set.meta[f].bwd_bad, set.meta[f].bwd_rows, g->name);
   int n = set.n, nf = set.nfiles;
   int *order = malloc((size_t)n * sizeof *order), *start = calloc((size_t)nf + 1, sizeof *start);
   unsigned char *use = malloc((size_t)n), *test = malloc((size_t)n);
@@ -287,9 +292,8 @@ static int operators(const char *dir, const char *sys, const char *gpu, int reps
       if (!has || t->n == MAX_ENTRIES) continue;
       Entry *e = &t->e[entry[f][w] = t->n++];
       memset(e, 0, sizeof *e);
-      if (show_dtype)   /* --samples: a probe's folder holds each operator in several dtypes */
-        snprintf(e->name, sizeof e->name, "%s %s", set.file[f],
-                 rt_dtype_name((RtDtype)set.s[order[start[f]]].dtype));
+      if (show_dtype) /* --samples: a probe's folder holds each operator in several dtypes */
+        snprintf(e->name, sizeof e->name, "%s %s", set.file[f], rt_dtype_name((RtDtype)set.s[order[start[f]]].dtype));
       else
         snprintf(e->name, sizeof e->name, "%s", set.file[f]);
       e->prop = strstr(set.file[f], "optimizer") || !strcmp(set.file[f], "adam") ? "dur" : w ? "bwd" : "fwd";
@@ -297,7 +301,7 @@ static int operators(const char *dir, const char *sys, const char *gpu, int reps
       e->paper = paper_op_error(dir, set.file[f], e->prop);
     }
   double *pts = NULL, *work = NULL;
-  if (by_spread) {   /* log kernel arguments, and the physics time as the work */
+  if (by_spread) { /* log kernel arguments, and the physics time as the work */
     pts = malloc((size_t)n * RT_OP_MAX_ARGS * sizeof *pts), work = malloc((size_t)n * sizeof *work);
     if (!pts || !work) abort();
     for (int i = 0; i < n; i++) {
@@ -307,8 +311,7 @@ static int operators(const char *dir, const char *sys, const char *gpu, int reps
         pts[(size_t)i * RT_OP_MAX_ARGS + a] = a < rt_op_nargs((RtOp)x->op) && x->a[a] > 0 ? log(x->a[a]) : 0;
       work[i] = rt_op_physics(g, (RtOp)x->op, x->dtype, x->a, xs).fwd;
     }
-    for (int f = 0; f < nf; f++)
-      spread(order + start[f], start[f + 1] - start[f], pts, RT_OP_MAX_ARGS, work);
+    for (int f = 0; f < nf; f++) spread(order + start[f], start[f + 1] - start[f], pts, RT_OP_MAX_ARGS, work);
   }
   for (int r = 0; r < reps; r++) {
     for (int f = 0; f < nf && by == BY_RANDOM; f++)
@@ -344,8 +347,8 @@ static int operators(const char *dir, const char *sys, const char *gpu, int reps
 /* --- collectives --------------------------------------------------------------------------- */
 
 typedef struct File {
-  char stem[RT_NAME_MAX];    /* allreduce_large */
-  int n, dropped;            /* samples kept, and dropped as faster than the links allow */
+  char stem[RT_NAME_MAX]; /* allreduce_large */
+  int n, dropped;         /* samples kept, and dropped as faster than the links allow */
   double *bytes, *sec;
   int entry;
 } File;
@@ -353,7 +356,7 @@ typedef struct File {
 typedef struct Group {
   char kernel[RT_NAME_MAX];
   int nodes, gpn, nfiles;
-  File file[2];             /* the plain and the _large file */
+  File file[2]; /* the plain and the _large file */
 } Group;
 
 /* The groups of an nccl/ folder: files KERNEL[_large]_fp16_N_G.csv, by (kernel, layout). */
@@ -367,8 +370,7 @@ static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng
     char stem[RT_NAME_MAX], kernel[RT_NAME_MAX];
     int nodes, gpn;
     const char *fp = strstr(names[i], "_fp16_");
-    if (rc || !fp || (size_t)(fp - names[i]) >= sizeof stem ||
-        sscanf(fp, "_fp16_%d_%d.csv", &nodes, &gpn) != 2)
+    if (rc || !fp || (size_t)(fp - names[i]) >= sizeof stem || sscanf(fp, "_fp16_%d_%d.csv", &nodes, &gpn) != 2)
       continue;
     snprintf(stem, sizeof stem, "%.*s", (int)(fp - names[i]), names[i]);
     memcpy(kernel, stem, sizeof kernel);
@@ -377,9 +379,11 @@ static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng
     int j = 0;
     while (j < *ng && !(strcmp(gs[j].kernel, kernel) == 0 && gs[j].nodes == nodes && gs[j].gpn == gpn)) j++;
     if (j == *ng) {
-      if (*ng == MAX_GROUPS) rc = -1;
-      else memset(&gs[j], 0, sizeof gs[j]), snprintf(gs[j].kernel, sizeof gs[j].kernel, "%s", kernel),
-           gs[j].nodes = nodes, gs[j].gpn = gpn, (*ng)++;
+      if (*ng == MAX_GROUPS)
+        rc = -1;
+      else
+        memset(&gs[j], 0, sizeof gs[j]), snprintf(gs[j].kernel, sizeof gs[j].kernel, "%s", kernel),
+            gs[j].nodes = nodes, gs[j].gpn = gpn, (*ng)++;
     }
     if (rc == 0 && gs[j].nfiles < 2) {
       File *f = &gs[j].file[gs[j].nfiles++];
@@ -397,8 +401,7 @@ static int load_groups(const RtCluster *sys, const char *dir, Group *gs, int *ng
   return rc;
 }
 
-static int collectives(const char *data, const char *gpudir, const char *cluster, int reps,
-                       int by, Table *t) {
+static int collectives(const char *data, const char *gpudir, const char *cluster, int reps, int by, Table *t) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/paper-samples/%s/nccl", data, gpudir);
   const RtCluster *sys = rt_cluster_builtin(cluster);
@@ -416,9 +419,8 @@ static int collectives(const char *data, const char *gpudir, const char *cluster
     if (!rt_collective_layout_credible(kept, dropped)) {
       for (int k = 0; k < gs[j].nfiles; k++)
         snprintf(t->note + strlen(t->note), sizeof t->note - strlen(t->note),
-                 "%s %dx%d: not measured: %d of its %d samples are faster than the links allow\n",
-                 gs[j].file[k].stem, gs[j].nodes, gs[j].gpn, gs[j].file[k].dropped,
-                 gs[j].file[k].n + gs[j].file[k].dropped);
+                 "%s %dx%d: not measured: %d of its %d samples are faster than the links allow\n", gs[j].file[k].stem,
+                 gs[j].nodes, gs[j].gpn, gs[j].file[k].dropped, gs[j].file[k].n + gs[j].file[k].dropped);
       for (int k = 0; k < gs[j].nfiles; k++) free(gs[j].file[k].bytes), free(gs[j].file[k].sec);
       gs[j].nfiles = 0;
     }
@@ -446,12 +448,12 @@ static int collectives(const char *data, const char *gpudir, const char *cluster
       for (int k = 0; k < g->nfiles; k++) {
         File *f = &g->file[k];
         for (int i = 0; i < f->n; i++) order[k][i] = i;
-        if (by == BY_FILE) continue;   /* the rows as the file holds them */
+        if (by == BY_FILE) continue; /* the rows as the file holds them */
         if (by == BY_RANDOM) {
           shuffle(order[k], f->n, seed_of(f->stem, r, 1000 * g->nodes + g->gpn));
           continue;
         }
-        double *lb = malloc((size_t)f->n * sizeof *lb);   /* log bytes; the work: the bytes */
+        double *lb = malloc((size_t)f->n * sizeof *lb); /* log bytes; the work: the bytes */
         if (!lb) abort();
         for (int i = 0; i < f->n; i++) lb[i] = log(f->bytes[i]);
         spread(order[k], f->n, lb, 1, f->bytes);
@@ -466,8 +468,7 @@ static int collectives(const char *data, const char *gpudir, const char *cluster
         }
         RtTable tab;
         char err[256];
-        int fitted = rt_fit_collective(sys, g->kernel, g->nodes, g->gpn, tb, ts, m, 0, &tab, err,
-                                       sizeof err) == 0;
+        int fitted = rt_fit_collective(sys, g->kernel, g->nodes, g->gpn, tb, ts, m, 0, &tab, err, sizeof err) == 0;
         for (int k = 0; k < g->nfiles; k++) {
           const File *f = &g->file[k];
           double sum = 0;
@@ -491,9 +492,11 @@ static int collectives(const char *data, const char *gpudir, const char *cluster
 /* --- main ------------------------------------------------------------------------------------ */
 
 static int usage(const char *prog) {
-  fprintf(stderr, "usage: %s DATA_DIR [--reps N] [--no-collectives] [--select random|spread|file] "
+  fprintf(stderr,
+          "usage: %s DATA_DIR [--reps N] [--no-collectives] [--select random|spread|file] "
           "[--max-mean PCT] [--min-within N]\n"
-          "       %s --samples DIR GPU [--reps N] [--select random|spread|file] [--max-mean PCT]\n", prog, prog);
+          "       %s --samples DIR GPU [--reps N] [--select random|spread|file] [--max-mean PCT]\n",
+          prog, prog);
   return 2;
 }
 
@@ -516,9 +519,12 @@ int main(int argc, char **argv) {
       coll = 0;
     } else if (strcmp(argv[i], "--select") == 0 && i + 1 < argc) {
       const char *v = argv[++i];
-      if (strcmp(v, "spread") == 0) by = BY_SPREAD;
-      else if (strcmp(v, "file") == 0) by = BY_FILE;
-      else if (strcmp(v, "random") != 0) return usage(argv[0]);
+      if (strcmp(v, "spread") == 0)
+        by = BY_SPREAD;
+      else if (strcmp(v, "file") == 0)
+        by = BY_FILE;
+      else if (strcmp(v, "random") != 0)
+        return usage(argv[0]);
     } else if (strcmp(argv[i], "--samples") == 0 && i + 2 < argc) {
       samples = argv[++i], samples_gpu = argv[++i];
     } else if (argv[i][0] == '-' || data) {
@@ -544,8 +550,7 @@ int main(int argc, char **argv) {
     printf(order_text[by], reps);
     printf(", MAPE on the rest.\n");
     if (operators(samples, samples, samples_gpu, reps, by, &one) != 0) {
-      fprintf(stderr, "%s: cannot load the operator samples of %s (GPU %s)\n", argv[0], samples,
-              samples_gpu);
+      fprintf(stderr, "%s: cannot load the operator samples of %s (GPU %s)\n", argv[0], samples, samples_gpu);
       return 2;
     }
     print_table(&one, reps);
@@ -554,12 +559,11 @@ int main(int argc, char **argv) {
     summary("operators", all, 1, &mean10, NULL);
     if (max_mean < 0) return 0;
     int ok = mean10 * 100 <= max_mean;
-    printf("\nguard: mean operator error at 10 %% of the samples %.2f %% <= %.2f %%: %s\n", 100 * mean10,
-           max_mean, ok ? "PASS" : "FAIL");
+    printf("\nguard: mean operator error at 10 %% of the samples %.2f %% <= %.2f %%: %s\n", 100 * mean10, max_mean,
+           ok ? "PASS" : "FAIL");
     return !ok;
   }
-  static const char *const systems[2][2] = {{"a100-sxm4-80gb-perlmutter", "perlmutter"},
-                                            {"gh200-vista", "vista"}};
+  static const char *const systems[2][2] = {{"a100-sxm4-80gb-perlmutter", "perlmutter"}, {"gh200-vista", "vista"}};
   static Table ops[2], colls[2];
   printf("Sample efficiency: tables fitted from ");
   printf(order_text[by], reps);
@@ -595,14 +599,14 @@ int main(int argc, char **argv) {
   int rc = 0;
   if (max_mean >= 0) {
     int ok = mean10 * 100 <= max_mean;
-    printf("\nguard: mean operator error at 10 %% of the samples %.2f %% <= %.2f %%: %s\n", 100 * mean10,
-           max_mean, ok ? "PASS" : "FAIL");
+    printf("\nguard: mean operator error at 10 %% of the samples %.2f %% <= %.2f %%: %s\n", 100 * mean10, max_mean,
+           ok ? "PASS" : "FAIL");
     rc |= !ok;
   }
   if (min_within >= 0) {
     int ok = within10 >= min_within;
-    printf("guard: operators within the paper's error at 10 %% of the samples %d >= %d: %s\n", within10,
-           min_within, ok ? "PASS" : "FAIL");
+    printf("guard: operators within the paper's error at 10 %% of the samples %d >= %d: %s\n", within10, min_within,
+           ok ? "PASS" : "FAIL");
     rc |= !ok;
   }
   return rc;

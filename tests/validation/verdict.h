@@ -10,7 +10,7 @@
 #include <string.h>
 
 static int failures, surprises;
-static unsigned char known_seen[256];   /* known_fail[i] was judged */
+static unsigned char known_seen[256]; /* known_fail[i] was judged */
 
 static int is_known(const char *what) {
   for (int i = 0; known_fail[i]; i++)
