@@ -7,14 +7,7 @@
 
 #include "alloc.h"
 
-void strbuf_put(StrBuf *b, const char *s, size_t n) {
-  XGROW(b->p, b->n + n + 1, b->cap);
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = '\0';
-}
-
-void strbuf_puts(StrBuf *b, const char *s) { strbuf_put(b, s, strlen(s)); }
+void strbuf_grow(StrBuf *b, size_t need) { XGROW(b->p, need, b->cap); }
 
 void strbuf_vprintf(StrBuf *b, const char *fmt, va_list ap) {
   va_list aq;
