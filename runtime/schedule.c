@@ -7,9 +7,9 @@
  * rebased state repeats (in integer ticks, so that repeats are exact) and runs the drain,
  * replaying the order it recorded for the same structure.  Activations held and busy time
  * are closed forms on both paths.  The orders, the derivations and the error bounds are in
- * docs/model.md ("Pipeline stages and the schedule").  Pure functions; the fast path's work
- * arrays and recorded orders are thread-local, kept for the next call and freed when the
- * thread exits. */
+ * docs/schedule.md (the model's view: docs/model.md, "Pipeline stages and the schedule").
+ * Pure functions; the fast path's work arrays and recorded orders are thread-local, kept for
+ * the next call and freed when the thread exits. */
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -267,7 +267,7 @@ static void rt_held(const RtPipeline *p, RtPipeResult *r) {
 }
 
 /* GPipe over p >= 2 stages: two tandem lines, the forwards and then the backwards, whose
- * longest lattice path spends its m-1 extra steps on the slowest stage (docs/model.md). */
+ * longest lattice path spends its m-1 extra steps on the slowest stage (docs/schedule.md). */
 static double rt_gpipe_makespan(const RtPipeline *p) {
   double s = p->p2p, m1 = p->micro_batches - 1;
   double fsum = 0, fmax = 0, tsum = 0, tmax = 0, best = 0;
@@ -989,7 +989,7 @@ static int fs_remember(FsSim *s, FsHist *h, int K) {
   return far <= FS_ROOM;
 }
 
-/* The steady-state fast-forward (docs/model.md): cuts K = 0, 1, ... (rebased, remembered)
+/* The steady-state fast-forward (docs/schedule.md): cuts K = 0, 1, ... (rebased, remembered)
  * with affine jumps through transients, until the state repeats; then the periodic jump.
  * Leaves the engine on the last steady cut kmax + 1 and returns 1, or returns 0 if a cut was
  * not reached (cannot happen with the schedules' orders) or the ticks ran out of room. */
