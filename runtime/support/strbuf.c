@@ -7,8 +7,6 @@
 
 #include "alloc.h"
 
-void strbuf_grow(StrBuf *b, size_t need) { XGROW(b->p, need, b->cap); }
-
 void strbuf_vprintf(StrBuf *b, const char *fmt, va_list ap) {
   va_list aq;
   va_copy(aq, ap);

@@ -6,23 +6,34 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "alloc.h"
 
 typedef struct StrBuf {
   char *p; /* NULL until the first write, then NUL-terminated */
   size_t n, cap;
 } StrBuf;
 
-/* Makes room for need bytes (the NUL included); strbuf_put's slow path. */
-void strbuf_grow(StrBuf *b, size_t need);
+/* Makes room for need bytes (the NUL included), twice what is needed.  Inline, with realloc
+ * itself, as strbuf_put is: llmp fmt writes a few bytes at a time (docs/performance.md). */
+static inline void strbuf_grow(StrBuf *b, size_t need) {
+  if (need <= b->cap) return;
+  if (need > SIZE_MAX / 2) alloc_fail("text size");
+  b->cap = need * 2;
+  b->p = realloc(b->p, b->cap);
+  if (!b->p) alloc_fail("text");
+}
 
-/* Inline: fmt and diag build their text a few bytes at a time. */
 static inline void strbuf_put(StrBuf *b, const char *s, size_t n) {
   if (b->n + n + 1 > b->cap) strbuf_grow(b, b->n + n + 1);
   memcpy(b->p + b->n, s, n);
   b->n += n;
   b->p[b->n] = '\0';
 }
+
 static inline void strbuf_puts(StrBuf *b, const char *s) { strbuf_put(b, s, strlen(s)); }
 void strbuf_vprintf(StrBuf *b, const char *fmt, va_list ap);
 void strbuf_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
