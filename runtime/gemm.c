@@ -25,11 +25,15 @@ static const double eff_sm90[RT_GEMM_TILES] = {1.00, 1.00, 0.92, 0.80, 0.60};
 enum { RT_K0 = 64 };
 
 double rt_peak(const RtGpu *g, RtDtype dt) {
+  /* clang-format off */
   static const RtDtype wider[RT_NDTYPES][4] = {
-      [RT_FP32] = {RT_FP32, RT_FP32, RT_FP32, RT_FP32}, [RT_TF32] = {RT_TF32, RT_FP32, RT_FP32, RT_FP32},
-      [RT_FP16] = {RT_FP16, RT_BF16, RT_TF32, RT_FP32}, [RT_BF16] = {RT_BF16, RT_FP16, RT_TF32, RT_FP32},
+      [RT_FP32] = {RT_FP32, RT_FP32, RT_FP32, RT_FP32},
+      [RT_TF32] = {RT_TF32, RT_FP32, RT_FP32, RT_FP32},
+      [RT_FP16] = {RT_FP16, RT_BF16, RT_TF32, RT_FP32},
+      [RT_BF16] = {RT_BF16, RT_FP16, RT_TF32, RT_FP32},
       [RT_FP8] = {RT_FP8, RT_FP16, RT_BF16, RT_FP32},
   };
+  /* clang-format on */
   for (int i = 0; i < 4; i++)
     if (g->peak[wider[dt][i]] > 0) return g->peak[wider[dt][i]];
   return 0;

@@ -34,24 +34,26 @@ char *xstrdup(const char *s) {
   return memcpy(xmalloc(n), s, n);
 }
 
-size_t grow_cap(size_t cap, size_t need, size_t elem) {
+/* grow_cap()'s doubling; 0 if the bytes would overflow size_t. */
+static size_t next_cap(size_t cap, size_t need, size_t elem) {
   size_t c = cap < 8 ? 8 : cap;
   while (c < need) {
-    if (c > SIZE_MAX / 2) alloc_fail("size overflow");
+    if (c > SIZE_MAX / 2) return 0;
     c *= 2;
   }
-  if (elem && c > SIZE_MAX / elem) alloc_fail("size overflow");
+  return elem && c > SIZE_MAX / elem ? 0 : c;
+}
+
+size_t grow_cap(size_t cap, size_t need, size_t elem) {
+  size_t c = next_cap(cap, need, elem);
+  if (!c) alloc_fail("size overflow");
   return c;
 }
 
 bool mem_grow(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return true;
-  size_t c = *cap < 8 ? 8 : *cap;
-  while (c < need) {
-    if (c > SIZE_MAX / 2) return false;
-    c *= 2;
-  }
-  if (elem && c > SIZE_MAX / elem) return false;
+  size_t c = next_cap(*cap, need, elem);
+  if (!c) return false;
   void *q = realloc(*p, c * elem);
   if (!q) return false;
   *p = q;
