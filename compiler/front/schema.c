@@ -38,6 +38,12 @@ static const char *const e_partition[] = {PARTITION_WORDS(WORD_STRING) NULL};
 static const char *const e_optimizer[] = {"adam", "sgd", NULL};
 static const char *const e_split[] = {"none", "column", "row", NULL};
 static const char *const e_vsplit[] = {"none", "vocab", NULL};
+static const char *const e_residual[] = {"separate", "fused", NULL};
+static const char *const e_sharded[] = {"reduce_scatter", "all_reduce", NULL};
+static const char *const e_zero2[] = {"last_micro_batch", "every_micro_batch", NULL};
+static const char *const e_bwd_prefetch[] = {"pre", "post", "none", NULL};
+static const char *const e_tp_span[] = {"node", "system", NULL};
+static const char *const e_opt_kernel[] = {"multi_tensor", "per_tensor", NULL};
 
 #define POSQTY(n, d, fl) {n, FT_QTY, d, NULL, DK_UNKNOWN, (fl) | F_HAS_MIN | F_MIN_OPEN, 0, 0}   /* > 0 */
 static const FieldDef f_gpu[] = {
@@ -81,7 +87,7 @@ static const FieldDef f_plan[] = {
     {"zero", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 3},
     {"placement", FT_ENUMLIST, {{0}}, e_groups, DK_UNKNOWN, 0, 0, 0},
     COUNT("dp_bucket_elements", 0), ENUM("grad_dtype", e_dtype, 0), BOOL("overlap_dp"), BOOL("overlap_tp"), BOOL("overlap_pp"),
-    ENUM("optimizer", e_optimizer, 0), STRING("description"), STRING("source"), END};
+    BOOL("overlap_param_gather"), ENUM("optimizer", e_optimizer, 0), STRING("description"), STRING("source"), END};
 
 static const FieldDef f_measured[] = {
     QTY("iteration", SECONDS, F_MIN_OPEN),
@@ -92,10 +98,31 @@ static const Schema s_measured = {"measured", DK_UNKNOWN, f_measured, NULL};
 
 static const FieldDef f_scenario[] = {
     REF("model", DK_MODEL, F_REQ), REF("cluster", DK_CLUSTER, F_REQ), REF("plan", DK_PLAN, F_REQ),
-    STRING("description"), STRING("source"), END};
+    REF("framework", DK_FRAMEWORK, 0), STRING("description"), STRING("source"), END};
 static const SubDef sub_scenario[] = {{"measured", &s_measured, false}, {NULL, NULL, false}};
 
 static const FieldDef f_block[] = {STRING("description"), END};
+
+/* A software stack: the collectives it issues, what it overlaps, its kernels, host and memory
+ * overheads, the plans it can run, and per-GPU calibration (docs/frameworks.md). */
+static const FieldDef f_fw_gpu[] = {
+    REAL("sustained_compute", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN),
+    STRING("description"), STRING("source"), END};
+static const Schema s_fw_gpu = {"gpu calibration", DK_UNKNOWN, f_fw_gpu, NULL};
+static const FieldDef f_framework[] = {
+    STRING("version"), ENUM("parallel_residual_reduction", e_residual, 0), ENUM("sharded_reduction", e_sharded, 0),
+    ENUM("zero2_reduction", e_zero2, 0), BOOL("reshard_after_forward"), COUNT0("prefetch", 0),
+    COUNT("prefetch_elements", 0), ENUM("backward_prefetch", e_bwd_prefetch, 0), COUNT("max_live_parameters", 0),
+    BOOL("overlap_tp"), BOOL("overlap_dp"), BOOL("overlap_pp"), BOOL("overlap_param_gather"),
+    ENUM("tp_overlap_span", e_tp_span, 0), BOOL("tp_backward_overlap"), BOOL("dp_overlap_with_pp"),
+    ENUM("grad_dtype", e_dtype, 0), ENUM("layer_partition", e_partition, 0), COUNT("dp_bucket_elements", 0),
+    ENUM("schedule", e_schedule, 0), ENUM("attention", e_attention, 0), ENUM("optimizer_kernel", e_opt_kernel, 0),
+    QTY("launch_overhead", SECONDS, 0), QTY("micro_batch_overhead", SECONDS, 0), QTY("memory_reserved", BYTES, 0),
+    {"fragmentation", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 0.9},
+    {"schedules", FT_ENUMLIST, {{0}}, e_schedule, DK_UNKNOWN, 0, 0, 0},
+    {"max_zero_with_pp", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 3},
+    STRING("description"), STRING("source"), END};
+static const SubDef sub_framework[] = {{"gpu", &s_fw_gpu, true}, {NULL, NULL, false}};
 
 static const Schema schemas[DK_N] = {   /* ORDER DeclKind */
     [DK_GPU] = {"gpu", DK_GPU, f_gpu, NULL},
@@ -105,13 +132,14 @@ static const Schema schemas[DK_N] = {   /* ORDER DeclKind */
     [DK_PLAN] = {"plan", DK_PLAN, f_plan, NULL},
     [DK_SCENARIO] = {"scenario", DK_SCENARIO, f_scenario, sub_scenario},
     [DK_SWEEP] = {"sweep", DK_SWEEP, f_scenario, sub_scenario},
+    [DK_FRAMEWORK] = {"framework", DK_FRAMEWORK, f_framework, sub_framework},
 };
 
 /* What a sweep's require/minimize may read besides the scenario's parts. */
 static const FieldDef f_memory[] = {
     QTY("peak", BYTES, F_DERIVED), QTY("weights", BYTES, F_DERIVED),
     QTY("gradients", BYTES, F_DERIVED), QTY("optimizer", BYTES, F_DERIVED),
-    QTY("activations", BYTES, F_DERIVED), QTY("buffers", BYTES, F_DERIVED), END};
+    QTY("activations", BYTES, F_DERIVED), QTY("buffers", BYTES, F_DERIVED), QTY("reserved", BYTES, F_DERIVED), END};
 static const Schema s_memory = {"memory", DK_UNKNOWN, f_memory, NULL};
 static const FieldDef f_results[] = {
     QTY("iteration", SECONDS, F_DERIVED),

@@ -376,6 +376,16 @@ static void check_sub(Sema *s, Decl *d, AstNode *c) {
   } else if (!sd->labelled && c->u.sub.label) {
     err_at(s, file_of(s, d), c->u.sub.label_span, "a `%s` block takes no name", sd->word);
   }
+  if (d->kind == DK_FRAMEWORK && sd->labelled && c->u.sub.label) { /* gpu NAME: a declared gpu */
+    bool reported;
+    Decl *g = sema_lookup(s, d->file, c->u.sub.label, c->u.sub.label_span, &reported);
+    if (!reported && (!g || g->kind != DK_GPU)) {
+      Suggest sg;
+      suggest_init(&sg, c->u.sub.label);
+      sema_suggest_decls(s, &sg, DK_GPU);
+      err_at(s, file_of(s, d), c->u.sub.label_span, "no gpu named `%s`%s", c->u.sub.label, suggest_hint(&sg, false));
+    }
+  }
   for (AstNode *o = body_of(d).first; o != c; o = o->next)
     if (o->kind == AST_SUBBLOCK && o->name == c->name && o->u.sub.label == c->u.sub.label) {
       err_at(s, file_of(s, d), c->span, "`%s%s%s` appears twice", c->name, c->u.sub.label ? " " : "",
@@ -654,7 +664,7 @@ static Span field_span(Decl *d, const char *name) {
 }
 
 /* The divisibility rules of a scenario, with the numbers. */
-static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
+static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw) {
   double tp = count_of(s, p, "tp", 1), pp = count_of(s, p, "pp", 1), cp = count_of(s, p, "cp", 1);
   double ep = count_of(s, p, "ep", 1), vs = count_of(s, p, "virtual_stages", 1);
   double dp = count_of(s, p, "dp", 0), gpus = count_of(s, c, "gpus", -1);
@@ -687,6 +697,7 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
     err_at(s, f, at, "scenario `%s`: model.kv_heads = %g does not divide by plan.tp = %g", n, kv, tp);
   static const char *const partitions[] = {PARTITION_WORDS(WORD_STRING)};
   const char *part = word_of(s, p, "layer_partition");
+  if (!part && fw) part = word_of(s, fw, "layer_partition"); /* the stack's default */
   bool balanced = part && !strcmp(part, partitions[PART_BALANCED]);
   if (!balanced && fmod(layers, pp * vs))
     err_at(s, f, at,
@@ -708,6 +719,7 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
            heads);
   static const char *const schedules[] = {SCHEDULE_WORDS(WORD_STRING)};
   const char *sched = word_of(s, p, "schedule");
+  if (!sched && fw) sched = word_of(s, fw, "schedule");
   if (!sched) sched = schedules[SCHED_1F1B]; /* the default schedule */
   if (vs > 1 && strcmp(sched, schedules[SCHED_INTERLEAVED]))
     err_at(s, f, at, "scenario `%s`: plan.virtual_stages = %g needs schedule = interleaved, not %s", n, vs, sched);
@@ -715,7 +727,8 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p) {
 
 static void check_scenario(Sema *s, Decl *d) {
   Value vm = eval_field_named(s, d, "model"), vc = eval_field_named(s, d, "cluster"),
-        vp = eval_field_named(s, d, "plan");
+        vp = eval_field_named(s, d, "plan"), vf = eval_field_named(s, d, "framework");
+  Decl *fw = vf.t == T_DECL && vf.known ? vf.decl : NULL;
   bool ok = complete(s, d, d, d->node->name_span);
   Decl *m = vm.t == T_DECL && vm.known ? vm.decl : NULL;
   Decl *c = vc.t == T_DECL && vc.known ? vc.decl : NULL;
@@ -728,7 +741,7 @@ static void check_scenario(Sema *s, Decl *d) {
     if (g.t == T_DECL && g.known) ok &= complete(s, g.decl, d, field_span(d, "cluster"));
   }
   if (ok && m && c && p && d->kind == DK_SCENARIO && m->ext_state == 2 && c->ext_state == 2 && p->ext_state == 2)
-    check_divides(s, d, m, c, p);
+    check_divides(s, d, m, c, p, fw);
 }
 
 static void check_decl(Sema *s, Decl *d) {

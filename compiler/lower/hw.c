@@ -27,6 +27,7 @@ struct HwSet {
   Diag *d;
   const SemaOptions *opt;
   BuiltList gpus, clusters, calibs;
+  BuiltList variants; /* hw_cluster_sustained's: a gpu, then its cluster */
   bool without_calib; /* hw_without_calibration(): tables named are not loaded */
 };
 
@@ -66,6 +67,7 @@ void hw_free(HwSet *h) {
   built_free(&h->calibs, calib_free);
   built_free(&h->gpus, free);
   built_free(&h->clusters, free);
+  built_free(&h->variants, free);
   free(h);
 }
 
@@ -188,6 +190,25 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
   c.calib = load_calib(h, decl, &failed);
   if (failed) return NULL;
   return built_add(&h->clusters, decl, &c, sizeof c);
+}
+
+const RtCluster *hw_cluster_sustained(HwSet *h, const RtCluster *c, double sustained, double sustained_fp8) {
+  double sc = sustained > 0 ? sustained : c->gpu->sustained_compute;
+  double s8 = sustained_fp8 > 0 ? sustained_fp8 : c->gpu->sustained_fp8;
+  if (sc == c->gpu->sustained_compute && s8 == c->gpu->sustained_fp8) return c;
+  for (int i = 0; i + 1 < h->variants.n; i += 2) {
+    const RtGpu *g = h->variants.v[i].item;
+    const RtCluster *v = h->variants.v[i + 1].item;
+    if (v->calib == c->calib && v->nodes == c->nodes && !strcmp(v->name, c->name) && g->name == c->gpu->name &&
+        g->sustained_compute == sc && g->sustained_fp8 == s8 && !memcmp(v->tiers, c->tiers, sizeof c->tiers))
+      return v;
+  }
+  RtGpu g = *c->gpu;
+  g.sustained_compute = sc, g.sustained_fp8 = s8;
+  RtGpu *gp = built_add(&h->variants, NULL, &g, sizeof g);
+  RtCluster v = *c;
+  v.gpu = gp;
+  return built_add(&h->variants, NULL, &v, sizeof v);
 }
 
 /* The text of the root of the compilation, malloc'd: an import of every .llmp of hw/ that

@@ -27,6 +27,9 @@ const RtGpu *hw_gpu(HwSet *h, const char *name);
 const RtCluster *hw_cluster(HwSet *h, const char *name);
 /* The same from a declaration (a scenario's `cluster = selene { nodes = 192 }`). */
 const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl);
+/* c with its gpu's sustained figures replaced (a stack's calibration for that gpu; 0 keeps
+ * the gpu's own): a copy of both, owned by h and shared by equal requests. */
+const RtCluster *hw_cluster_sustained(HwSet *h, const RtCluster *c, double sustained, double sustained_fp8);
 
 /* A program's view of the hardware (llmp op, llmp fit, gen_builtin, hw_consistency): hw/ of
  * so's data folder plus `files` checked as one compilation (the options copied), its

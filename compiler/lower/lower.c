@@ -116,6 +116,25 @@ static void lower_sweep_outputs(Lower *L) {
   L->results = false;
 }
 
+/* The stack's calibration for the scenario's gpu (`gpu NAME { }` of the framework), which
+ * replaces the gpu's own figures it sets. */
+static void stack_calibration(Lower *L, HwSet *hw) {
+  Report *r = &L->out->meta;
+  Decl *fw = L->st.decl;
+  r->framework = fw ? sema_decl_name(fw) : NULL;
+  const char *version = fw ? sema_word(L->s, fw, "version") : NULL;
+  r->framework_version = version;
+  r->sustained_from = r->sustained_fp8_from = NULL;
+  if (!fw) return;
+  for (int i = 0; i < sema_nsubs(fw, "gpu"); i++) {
+    if (strcmp(sema_sub_label(fw, "gpu", i), L->rc->gpu->name)) continue;
+    double sc = 0, s8 = 0;
+    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute", &sc)) r->sustained_from = r->framework;
+    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute_fp8", &s8)) r->sustained_fp8_from = r->framework;
+    L->rc = hw_cluster_sustained(hw, L->rc, sc, s8);
+  }
+}
+
 /* The Report's names, hardware figures and measurements (the plan's echo is lower_plan.c's). */
 static void report_names(Lower *L) {
   Sema *s = L->s;
@@ -164,6 +183,8 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   }
   L.rc = hw_cluster_decl(hw, L.cluster);
   if (!L.rc) return -1;
+  lower_read_stack(&L);
+  stack_calibration(&L, hw);
   L.gpu = L.rc->gpu;
   for (int i = 0; axes && i < axes->n; i++)
     if (!axis_supported(&L, &axes->axis[i])) {

@@ -46,10 +46,15 @@ GId lower_field(Lower *L, Decl *d, const char *root, const char *f, double def) 
   }
   double x;
   bool b;
-  if (sema_number(L->s, d, f, &x)) return K(L, x);
-  if (sema_bool(L->s, d, f, &b)) return K(L, b);
-  const char *w = sema_word(L->s, d, f);
-  if (w && lower_axis_code(f, w, &x)) return K(L, x);
+  /* a plan field the plan leaves out takes the stack's value, where the stack has the field */
+  for (Decl *src = d; src; src = src == L->plan && L->st.decl ? L->st.decl : NULL) {
+    if (src != d && !schema_field(schema_of(DK_FRAMEWORK), f)) break;
+    if (sema_number(L->s, src, f, &x)) return K(L, x);
+    if (sema_bool(L->s, src, f, &b)) return K(L, b);
+    const char *w = sema_word(L->s, src, f);
+    if (w && lower_axis_code(f, w, &x)) return K(L, x);
+    if (src == L->st.decl) break;
+  }
   return K(L, def);
 }
 
@@ -58,7 +63,7 @@ GId lower_plan_field(Lower *L, const char *f) {
   /* clang-format off */
   static const struct { const char *name; double def; } defs[] = {
       {"tp", 1}, {"pp", 1}, {"cp", 1}, {"ep", 1}, {"virtual_stages", 1}, {"micro_batch", 1}, {"global_batch", 1},
-      {"zero", 0}, {"sequence_parallel", 0}, {"overlap_tp", 0}, {"overlap_dp", 0}, {"schedule", RT_1F1B},
+      {"zero", 0}, {"sequence_parallel", 0}, {"overlap_tp", 0}, {"overlap_dp", 0}, {"overlap_pp", 0}, {"schedule", RT_1F1B},
       {"recompute", 0}, {"layer_partition", 0}};
   /* clang-format on */
   for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)

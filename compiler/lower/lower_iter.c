@@ -43,7 +43,11 @@ typedef struct Iter {
   GId z1, z2, z3;               /* ZeRO stage >= 1, >= 2, == 3 */
   bool sgd;
   GId dp_exposed, iteration;
+  GId host_l, host_e, host_h;   /* per micro-batch: host-bound seconds of a layer, embedding, head */
+  GId blocking;                 /* a blocking send's share of one layer, forward (and backward) */
 } Iter;
+
+static inline GId z_of(Lower *L) { return K(L, 0); }
 
 /* Micro-batch chunks whose activations device d holds at most (1F1B family: the warm-up
  * depth; GPipe: all).  The simulation's in_flight is checked against these in the tests. */
@@ -83,16 +87,43 @@ static void iter_pipeline(Lower *L, Iter *it) {
   Acc *E = it->E, *Ly = it->Ly, *H = it->H;
   GId full = L->rec_full, sel = L->rec_sel, layers = L->layers, zb = EQ(L, L->sched, RT_ZERO_BUBBLE);
 
-  /* one layer, one micro-batch */
+  /* one layer, one micro-batch; a block whose kernels take less GPU time than the host
+   * needs to launch them runs at the host's pace (launch_overhead per kernel launch, twice
+   * as many in backward) */
+  double lo = L->st.launch;
   GId lf = ADD(L, Ly->fc, comm_sum(L, Ly->comm_f)), lb = ADD(L, Ly->bc, comm_sum(L, Ly->comm_b));
   GId lr = PICK(L, full, lf, PICK(L, sel, Ly->sel, K(L, 0)));
   GId ef = ADD(L, E->fc, comm_sum(L, E->comm_f)), eb = ADD(L, E->bc, comm_sum(L, E->comm_b));
   GId hf = ADD(L, H->fc, comm_sum(L, H->comm_f)), hb = ADD(L, H->bc, comm_sum(L, H->comm_b));
+  if (lo > 0) {
+    GId lf0 = lf, lb0 = lb, ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
+    lf = MAX(L, lf, K(L, Ly->launches * lo)), lb = MAX(L, lb, K(L, 2 * Ly->launches * lo));
+    ef = MAX(L, ef, K(L, E->launches * lo)), eb = MAX(L, eb, K(L, 2 * E->launches * lo));
+    hf = MAX(L, hf, K(L, H->launches * lo)), hb = MAX(L, hb, K(L, 2 * H->launches * lo));
+    lr = PICK(L, full, lf, lr);
+    it->host_l = ADD(L, SUB(L, lf, lf0), SUB(L, lb, lb0));
+    it->host_e = ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0));
+    it->host_h = ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0));
+  } else {
+    it->host_l = it->host_e = it->host_h = z_of(L);
+  }
+  /* host time per micro-batch (data, Python, the schedule's bookkeeping): on the first stage */
+  if (L->st.mb_overhead > 0) {
+    ef = ADD(L, ef, K(L, L->st.mb_overhead));
+    it->host_e = ADD(L, it->host_e, K(L, L->st.mb_overhead));
+  }
 
   /* the pipeline send: one micro-batch's hidden states (sequence-sharded with SP) */
   GId p2p_bytes = MUL3(L, DIV(L, MUL(L, L->mb, L->seq), L->cp), L->hidden, L->bytes_act);
   p2p_bytes = PICK(L, L->sp, DIV(L, p2p_bytes, L->tp), p2p_bytes);
   GId p2p = lower_coll(L, RTK_P2P, p2p_bytes, G_PP, "pipeline send");
+  /* Without overlap_pp a send blocks its sender (DeepSpeed's blocking send/recv, Megatron's
+   * batched exchange and device synchronise): each chunk's forward and backward are longer
+   * by one send, spread over its layers.  The simulation's sends already delay the receiver. */
+  GId chunks0 = MUL(L, L->pp, L->vs);
+  GId blocking = PICK(L, g_bin(g, GN_OR, L->overlap_pp, EQ(L, L->pp, 1)), K(L, 0), DIV(L, MUL(L, p2p, chunks0), layers));
+  lf = ADD(L, lf, blocking), lb = ADD(L, lb, blocking);
+  it->blocking = blocking;
   /* outside zero-bubble, B and W run together: the whole backward is passed as B */
   /* clang-format off */
   GId args[15] = {L->sched, L->pp, L->vs, L->m, layers, L->balanced, lf, PICK(L, zb, SUB(L, lb, Ly->wg), lb),
@@ -143,7 +174,11 @@ static void iter_parts(Lower *L, Iter *it) {
 #undef ON_DEV
   for (int i = RP_FORWARD; i <= RP_EP_COMM; i++) part[i] = MUL(L, L->m, part[i]);
   it->zero3 = MUL(L, L->m, zero3);
-  part[RP_PP_COMM] = SUB(L, it->makespan, it->nop2p);
+  /* pipeline send/receive: what the sends add to the schedule, and the blocking sends and
+   * host-bound time inside the busy device's blocks */
+  GId hostdev = ADD(L, ADD(L, MUL(L, nl, it->host_l), g_select(g, with_e, it->host_e, z)), g_select(g, with_h, it->host_h, z));
+  part[RP_HOST] = MUL(L, L->m, hostdev);
+  part[RP_PP_COMM] = ADD(L, SUB(L, it->makespan, it->nop2p), MUL3(L, L->m, nl, MUL(L, K(L, 2), it->blocking)));
   /* one stage has no bubble: 0, not the rounding residue of simulation against closed form */
   part[RP_BUBBLE] = g_select(g, one_dev, z, MAX(L, z, SUB(L, it->nop2p, busy)));
   it->nl = nl;
@@ -185,10 +220,13 @@ static void iter_dp(Lower *L, Iter *it) {
   GId last_red = z, dp_red = z;
   if (!kt(L, z3)) {
     GId gb_full = MUL(L, bucket, grad_el), gb_last = MUL(L, last_el, grad_el);
+    /* a sharded optimizer's reduction: a reduce-scatter, or (DeepSpeed's ZeRO 1/2) an
+     * all-reduce of each bucket of which each rank keeps its slice */
+    RtKernel sharded = L->st.sharded_allreduce ? RTK_ALLREDUCE : RTK_REDUCESCATTER;
     GId full_b = PICK(L, z0, lower_coll(L, RTK_ALLREDUCE, gb_full, G_DPCP, "dp gradients"),
-                      lower_coll(L, RTK_REDUCESCATTER, gb_full, G_DPCP, "dp gradients"));
+                      lower_coll(L, sharded, gb_full, G_DPCP, "dp gradients"));
     last_red = PICK(L, z0, lower_coll(L, RTK_ALLREDUCE, gb_last, G_DPCP, "dp gradients"),
-                    lower_coll(L, RTK_REDUCESCATTER, gb_last, G_DPCP, "dp gradients"));
+                    lower_coll(L, sharded, gb_last, G_DPCP, "dp gradients"));
     dp_red = ADD(L, MUL(L, SUB(L, nb, K(L, 1)), full_b), last_red);
   }
   GId gather_on = AND(L, z1, g_un(g, GN_NOT, z3));
@@ -209,9 +247,15 @@ static void iter_dp(Lower *L, Iter *it) {
   GId groups = ADD(L, K(L, 1), MUL(L, SUB(L, L->vs, K(L, 1)), g_min(g, L->pp, L->m)));
   GId win = DIV(L, MUL(L, nl, groups), L->vs);
   GId bwin = MUL(L, win, lb), fwin = MUL(L, win, lf);
-  GId dp_exposed = PICK(L, L->overlap_dp,
-                        ADD(L, MAX(L, last_red, SUB(L, dp_red, bwin)), MAX(L, last_gather, SUB(L, dp_gather, fwin))),
-                        ADD(L, dp_red, dp_gather));
+  GId red_exposed = PICK(L, L->overlap_dp, MAX(L, last_red, SUB(L, dp_red, bwin)), dp_red);
+  /* ZeRO 2 on a stack that reduces every micro-batch (DeepSpeed): m reductions, each hidden
+   * (with overlap) behind that micro-batch's backward on this device */
+  if (L->st.zero2_every) {
+    GId every = MUL(L, L->m, PICK(L, L->overlap_dp, MAX(L, last_red, SUB(L, dp_red, MUL(L, nl, lb))), dp_red));
+    red_exposed = PICK(L, EQ(L, L->zero, 2), every, red_exposed);
+  }
+  GId gather_exposed = PICK(L, L->overlap_pg, MAX(L, last_gather, SUB(L, dp_gather, fwin)), dp_gather);
+  GId dp_exposed = ADD(L, red_exposed, gather_exposed);
   it->part[RP_DP_COMM] = ADD(L, dp_exposed, it->zero3);
   it->grad_el = grad_el, it->w_el = w_el, it->bucket = bucket, it->shard = shard;
   it->z1 = z1, it->z2 = z2, it->z3 = z3;
@@ -229,6 +273,12 @@ static void iter_optimizer(Lower *L, Iter *it) {
    * parameter whose range overlaps its 1/shard of the flat gradient buffer, about
    * tensors/shard of them (a tensor split at a shard boundary counts once); ZeRO 3 likewise. */
   GId opt_tensors = PICK(L, z1, MAX(L, K(L, 1), g_un(g, GN_CEIL, DIV(L, tensors, shard))), tensors);
+  /* a multi-tensor FusedAdam (DeepSpeed's, apex's, TE's) launches once per 320 chunks of
+   * 65,536 elements or 36 tensors, whichever fills first (multi_tensor_apply.cuh), rather
+   * than once per tensor */
+  if (L->st.multi_tensor)
+    opt_tensors = MAX(L, g_un(g, GN_CEIL, DIV(L, opt_params, K(L, 65536.0 * 320))),
+                      g_un(g, GN_CEIL, DIV(L, opt_tensors, K(L, 36))));
   GId opt = lower_call(L, RTK_ADAM, "optimizer", 3, K(L, L->dt_other), opt_params, opt_tensors);
   if (sgd) opt = MUL(L, K(L, 0.5), opt); /* SGD with momentum: half of Adam's state traffic */
   it->part[RP_OPTIMIZER] = opt;
@@ -293,8 +343,21 @@ static void iter_memory(Lower *L, Iter *it) {
     a = ADD(L, a, d == 1 ? head_act : g_select(g, one_dev, head_act, z));
     mem[d][RM_ACTIVATIONS] = a;
     GId buf = g_select(g, g_bin(g, GN_GT, shard, K(L, 1)), MUL(L, bucket, grad_el), z);
-    buf = PICK(L, z3, ADD(L, buf, MUL3(L, K(L, 2), Ly->params, w_el)), buf);
+    /* ZeRO-3's gathered layers: the one computing and those prefetched, or, kept from the
+     * forward for the backward (no reshard), all of this device's; at most max_live */
+    const Stack *st = &L->st;
+    GId units = st->reshard ? K(L, 1 + (st->prefetch > 1 ? st->prefetch : 1)) : ldev[d];
+    GId live = MUL(L, units, Ly->params);
+    if (!isinf(st->max_live)) live = g_min(g, live, MAX(L, K(L, st->max_live), Ly->params));
+    buf = PICK(L, z3, ADD(L, buf, MUL(L, live, w_el)), buf);
     mem[d][RM_BUFFERS] = buf;
+    mem[d][RM_RESERVED] = K(L, 0);
+  }
+  /* the stack's reserve: context, NCCL and workspace, and what the allocator loses */
+  for (int d = 0; d < 2 && (L->st.reserved > 0 || L->st.frag > 0); d++) {
+    GId alloc = z;
+    for (int i = 0; i < RM_RESERVED; i++) alloc = ADD(L, alloc, mem[d][i]);
+    mem[d][RM_RESERVED] = ADD(L, K(L, L->st.reserved), MUL(L, K(L, L->st.frag / (1 - L->st.frag)), alloc));
   }
   GId peak0 = z, peakl = z;
   for (int i = 0; i < RM_N; i++) {

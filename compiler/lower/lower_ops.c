@@ -102,6 +102,7 @@ GId lower_call(Lower *L, RtKernel k, const char *label, int n, ...) {
 /* A compute operator: call c's forward (c) and backward (c + 1) seconds into the block. */
 static void compute(Lower *L, const char *name, GId c) {
   Acc *a = L->acc;
+  a->launches += 1;
   a->fc = ADD(L, a->fc, c);
   a->bc = ADD(L, a->bc, c + 1);
   add_op(L, name, NULL, 'c', c, c + 1);
@@ -126,6 +127,7 @@ static GId exposed(Lower *L, GId comm, GId behind, GId overlap) {
 /* A communication operator: its exposed forward and backward seconds on a stream. */
 static void comm(Lower *L, int stream, const char *name, const char *what, GId f, GId b) {
   Acc *a = L->acc;
+  a->launches += 1;
   a->comm_f[stream] = ADD(L, a->comm_f[stream], f);
   a->comm_b[stream] = ADD(L, a->comm_b[stream], b);
   add_op(L, name, what, 't', f, b);
@@ -171,7 +173,11 @@ static void op_linear(Lower *L, const char *name, Args *a) {
     A->act_sel = SUB(L, A->act_sel, in_saved);
   double tp;
   bool single = g_is_const(L->g, L->tp, &tp) && tp == 1;
-  if ((col || row) && !single) {
+  /* a fused parallel residual: the branches' outputs are summed unreduced, and the layer's
+   * last row linear reduces the sum (forward, and its gradient's gather under SP) */
+  bool deferred = row && L->row_skip > 0;
+  if (deferred) L->row_skip--;
+  if ((col || row) && !single && !deferred) {
     GId elems = MUL(L, t, col ? in : out), bytes = MUL(L, elems, L->bytes_act);
     GId f, b;
     GId sp = L->sp;
@@ -184,8 +190,11 @@ static void op_linear(Lower *L, const char *name, Args *a) {
                lower_coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
       b = PICK(L, sp, lower_coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0));
     }
+    /* overlap_tp (userbuffers) hides a collective behind its own GEMM; without it, a stack
+     * with asynchronous backward collectives hides the dgrad's behind the wgrad GEMM (half) */
     f = exposed(L, f, c, L->overlap_tp);
-    b = exposed(L, b, c + 1, L->overlap_tp);
+    b = PICK(L, L->overlap_tp, exposed(L, b, c + 1, K(L, 1)),
+             exposed(L, b, MUL(L, K(L, 0.5), c + 1), K(L, L->st.tp_bwd_overlap)));
     const char *what = !kt(L, sp) ? "tp allreduce" : col ? "tp allgather" : "tp reducescatter";
     comm(L, CM_TP, name, kf(L, sp) || kt(L, sp) ? what : "tp collective", f, b);
   }
@@ -212,6 +221,7 @@ static void op_attention(Lower *L, const char *name, Args *a) {
     bw = ADD(L, bw, DIV(L, d + 1, L->cp));
   }
   Acc *A = L->acc;
+  A->launches += 1;
   A->fc = ADD(L, A->fc, f);
   A->bc = ADD(L, A->bc, bw);
   A->sel = ADD(L, A->sel, f);
@@ -259,6 +269,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   GId c3 = lower_call(L, RTK_BMM, name, 5, K(L, L->dt_gemm), el, per, ffn, hid);
   Acc *A = L->acc;
   GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1 + 1, c2 + 1), c3 + 1);
+  A->launches += 3;
   A->fc = ADD(L, A->fc, f);
   A->bc = ADD(L, A->bc, b);
   A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), ADD(L, c1 + 1, c3 + 1)));
@@ -385,6 +396,7 @@ static void op_router(Lower *L, const char *name, Args *a) {
   GId c1 = lower_call(L, RTK_LINEAR, name, 5, dto, t, h, e, K(L, 0)); /* not fp8 */
   GId c2 = lower_call(L, RTK_SOFTMAX, name, 4, dto, t, e, K(L, 0));
   GId f = ADD(L, c1, c2), b = ADD(L, c1 + 1, c2 + 1);
+  A->launches += 2;
   A->fc = ADD(L, A->fc, f);
   A->bc = ADD(L, A->bc, b);
   add_op(L, name, NULL, 'c', f, b);
@@ -438,7 +450,18 @@ static void acc_init(Lower *L, Acc *a) {
   a->fc = a->bc = a->wg = a->sel = a->act = a->act_sel = a->in_bytes = a->params = a->flops = z;
   a->tensors = z;
   a->sel_flops = z;
+  a->launches = 0;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
+}
+
+/* A row-parallel linear: `linear(..., split = row)`. */
+static bool is_row_linear(AstNode *op) {
+  AstNode *call = op->u.bin.rhs;
+  if (strcmp(call->name, "linear")) return false;
+  for (AstNode *x = call->u.list.first; x; x = x->next)
+    if (x->kind == AST_NAMEDARG && !strcmp(x->name, "split"))
+      return x->u.bin.rhs->kind == AST_NAME && !strcmp(x->u.bin.rhs->name, "row");
+  return false;
 }
 
 /* Lowers a block's operators into a (one micro-batch, one rank); a model without that block
@@ -456,6 +479,11 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   bool fp8 = L->dt_plan == RT_FP8 && which == LB_LAYER;
   L->dt_gemm = fp8 ? RT_FP8 : L->dt_other;
   if (!blk) return;
+  L->row_skip = 0;
+  if (which == LB_LAYER && L->st.fused_residual && bool_or(L, L->model, "parallel_residual", false))
+    for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
+      L->row_skip += c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL && is_row_linear(c);
+  if (L->row_skip > 0) L->row_skip--; /* the last one reduces the sum */
   for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
     if (c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL) lower_op(L, c);
   /* the block's input: one micro-batch's hidden states on this rank */
@@ -473,7 +501,20 @@ void lower_zero3(Lower *L, Acc *ly) {
   GId pbytes = MUL(L, ly->params, L->bytes_act); /* weights as activations */
   GId ag = lower_coll(L, RTK_ALLGATHER, pbytes, G_DPCP, "zero3 gather");
   GId rs = lower_coll(L, RTK_REDUCESCATTER, MUL(L, ly->params, K(L, lower_grad_bytes(L))), G_DPCP, "zero3 reduce");
-  GId f = exposed(L, ag, ly->fc, L->overlap_dp);
-  GId b = exposed(L, ADD(L, ag, rs), ly->bc, L->overlap_dp);
+  const Stack *st = &L->st;
+  /* The gather of the next layer is issued while this one computes, for the share q of its
+   * parameters the prefetch reaches (all of them, or prefetch_elements of them); the rest
+   * is fetched when the layer starts, exposed.  No prefetch: every gather is exposed. */
+  GId q = st->prefetch < 1 ? K(L, 0) : isinf(st->prefetch_el) ? K(L, 1) : g_min(L->g, K(L, 1), DIV(L, K(L, st->prefetch_el), ly->params));
+  GId ahead = MUL(L, q, ag), late = SUB(L, ag, ahead);
+  GId f = PICK(L, L->overlap_dp, ADD(L, exposed(L, ahead, ly->fc, K(L, 1)), late), ag);
+  /* Backward: resharded weights are gathered again; with `pre` that gather is issued before
+   * the layer's gradients are computed (hidden with the reduce-scatter behind them), with
+   * `post` or none after, exposed; the reduce-scatter runs on its own stream. */
+  GId bag = st->reshard ? ag : K(L, 0);
+  GId bahead = MUL(L, q, bag), blate = SUB(L, bag, bahead);
+  GId b_pre = ADD(L, exposed(L, ADD(L, bahead, rs), ly->bc, K(L, 1)), blate);
+  GId b_post = ADD(L, bag, exposed(L, rs, ly->bc, K(L, 1)));
+  GId b = PICK(L, L->overlap_dp, st->bwd_prefetch == 0 ? b_pre : b_post, ADD(L, bag, rs));
   comm(L, CM_DP, "layer", "zero3 gather/reduce", PICK(L, z3, f, K(L, 0)), PICK(L, z3, b, K(L, 0)));
 }

@@ -144,8 +144,87 @@ static int dtype_code(const char *w) {
 /* Bytes per gradient element: the plan's grad_dtype (default fp32), at least 2 (an fp8
  * gradient is accumulated in 16 bits). */
 double lower_grad_bytes(Lower *L) {
-  double b = rt_dtype_bytes((RtDtype)dtype_code(word_or(L, L->plan, "grad_dtype", "fp32")));
+  double b = rt_dtype_bytes((RtDtype)dtype_code(plan_word(L, "grad_dtype", "fp32")));
   return b < 2 ? 2 : b;
+}
+
+/* --- the stack ------------------------------------------------------------------------ */
+
+static bool fw_bool(Lower *L, const char *f, bool def) { return L->st.decl ? bool_or(L, L->st.decl, f, def) : def; }
+static double fw_num(Lower *L, const char *f, double def) {
+  double x;
+  return L->st.decl && sema_number(L->s, L->st.decl, f, &x) ? x : def;
+}
+static const char *fw_word(Lower *L, const char *f, const char *def) {
+  return L->st.decl ? word_or(L, L->st.decl, f, def) : def;
+}
+
+/* The scenario's stack: its semantics, each field's default where it has none (the schema's
+ * defaults in docs/language.md, which are llmp's behaviour without a stack). */
+void lower_read_stack(Lower *L) {
+  Stack *st = &L->st;
+  st->decl = sema_ref(L->s, L->scenario, "framework");
+  st->fused_residual = !strcmp(fw_word(L, "parallel_residual_reduction", "separate"), "fused");
+  st->sharded_allreduce = !strcmp(fw_word(L, "sharded_reduction", "reduce_scatter"), "all_reduce");
+  st->zero2_every = !strcmp(fw_word(L, "zero2_reduction", "last_micro_batch"), "every_micro_batch");
+  st->reshard = fw_bool(L, "reshard_after_forward", true);
+  st->prefetch = fw_num(L, "prefetch", 1);
+  st->prefetch_el = fw_num(L, "prefetch_elements", INFINITY);
+  const char *bp = fw_word(L, "backward_prefetch", "pre");
+  st->bwd_prefetch = !strcmp(bp, "pre") ? 0 : !strcmp(bp, "post") ? 1 : 2;
+  st->max_live = fw_num(L, "max_live_parameters", INFINITY);
+  st->tp_span_node = !strcmp(fw_word(L, "tp_overlap_span", "node"), "node");
+  st->tp_bwd_overlap = fw_bool(L, "tp_backward_overlap", false);
+  st->dp_overlap_pp = fw_bool(L, "dp_overlap_with_pp", true);
+  st->multi_tensor = !strcmp(fw_word(L, "optimizer_kernel", "per_tensor"), "multi_tensor");
+  st->launch = fw_num(L, "launch_overhead", 0);
+  st->mb_overhead = fw_num(L, "micro_batch_overhead", 0);
+  st->reserved = fw_num(L, "memory_reserved", 0);
+  st->frag = fw_num(L, "fragmentation", 0);
+}
+
+/* The rules of the stack a plan must follow (errors for a scenario, check nodes for a sweep). */
+static bool stack_rules(Lower *L) {
+  Decl *fw = L->st.decl;
+  if (!fw) return true;
+  const char *name = sema_decl_name(fw);
+  char why[256];
+  const char *sch[8];
+  int ns = sema_word_list(L->s, fw, "schedules", sch, 8);
+  if (ns >= 0) {
+    GId ok = K(L, 0);
+    char list[96] = "";
+    size_t k = 0;
+    for (int i = 0; i < ns && i < 8; i++) {
+      double code;
+      if (lower_axis_code("schedule", sch[i], &code)) ok = g_bin(L->g, GN_OR, ok, EQ(L, L->sched, code));
+      k += (size_t)snprintf(list + k, sizeof list - (k < sizeof list ? k : sizeof list), "%s%s", i ? ", " : "", sch[i]);
+    }
+    double sc = cv(L, L->sched);
+    snprintf(why, sizeof why, "the stack `%s` has no such pipeline schedule", name);
+    if (!need(L, g_bin(L->g, GN_OR, EQ(L, L->pp, 1), ok), arena_strdup(&L->out->names, why),
+              "the stack `%s` runs the pipeline schedules %s only (its `schedules`); the plan asks for %s", name,
+              ns ? list : "(none)", sc >= 0 && sc < SCHED_N ? schedule_words[(int)sc] : "another"))
+      return false;
+  }
+  double mz = fw_num(L, "max_zero_with_pp", 3);
+  snprintf(why, sizeof why, "the stack `%s` runs ZeRO above %g without pipeline parallelism only", name, mz);
+  if (!need(L, g_bin(L->g, GN_OR, EQ(L, L->pp, 1), g_bin(L->g, GN_LE, L->zero, K(L, mz))),
+            arena_strdup(&L->out->names, why),
+            "the stack `%s` runs ZeRO stage %g with pipeline parallelism (pp = %g), but at most stage %g (its "
+            "`max_zero_with_pp`)",
+            name, cv(L, L->zero), cv(L, L->pp), mz))
+    return false;
+  bool b;
+  if (!L->st.dp_overlap_pp && sema_bool(L->s, L->plan, "overlap_dp", &b) && b) {
+    snprintf(why, sizeof why, "the stack `%s` cannot overlap the DP reduction with pp > 1", name);
+    if (!need(L, EQ(L, L->pp, 1), arena_strdup(&L->out->names, why),
+              "the stack `%s` does not overlap the data-parallel reduction with pipeline parallelism (its "
+              "`dp_overlap_with_pp = false`): remove `overlap_dp = true` from the plan or set pp = 1",
+              name))
+      return false;
+  }
+  return true;
 }
 
 /* The model's sequence and width, the dtypes, and the plan's decisions as nodes; returns
@@ -159,9 +238,21 @@ static GId plan_decisions(Lower *L) {
   L->dt_other = dt == RT_FP8 ? RT_BF16 : (RtDtype)dt;
   L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2); /* tf32 is stored as fp32 */
   L->sp = AND(L, lower_plan_field(L, "sequence_parallel"), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
-  L->overlap_tp = lower_plan_field(L, "overlap_tp");
-  L->overlap_dp = lower_plan_field(L, "overlap_dp");
   L->zero = lower_plan_field(L, "zero");
+  /* tensor-parallel overlap (userbuffers) works inside one node, unless the stack says not */
+  GId tp_in_node = g_bin(L->g, GN_LE, MUL(L, L->tp, L->stride[G_TP]), K(L, L->rc->gpus_per_node));
+  L->overlap_tp = lower_plan_field(L, "overlap_tp");
+  if (L->st.tp_span_node) L->overlap_tp = AND(L, L->overlap_tp, tp_in_node);
+  L->tp_bwd = g_bin(L->g, GN_OR, L->overlap_tp, K(L, L->st.tp_bwd_overlap));
+  L->overlap_dp = lower_plan_field(L, "overlap_dp");
+  if (!L->st.dp_overlap_pp) L->overlap_dp = AND(L, L->overlap_dp, EQ(L, L->pp, 1));
+  L->overlap_pp = lower_plan_field(L, "overlap_pp");
+  /* the parameter gather follows overlap_dp unless the plan or the stack sets it; it exists
+   * only with a sharded optimizer */
+  bool pg;
+  bool pg_set = sema_bool(L->s, L->plan, "overlap_param_gather", &pg) ||
+                (L->st.decl && sema_bool(L->s, L->st.decl, "overlap_param_gather", &pg));
+  L->overlap_pg = pg_set ? AND(L, K(L, pg), L->overlap_dp) : L->overlap_dp;
   GId rec = lower_plan_field(L, "recompute");
   L->rec_full = EQ(L, rec, REC_FULL), L->rec_sel = EQ(L, rec, REC_SELECTIVE);
   return rec;
@@ -228,8 +319,15 @@ bool lower_read_plan(Lower *L) {
   GId uniform;
   if (!plan_holds(L, gpus, ranks, chunks, part, &uniform)) return false;
   L->balanced = g_un(L->g, GN_NOT, uniform);
-  GId rec = plan_decisions(L);
   plan_placement(L);
+  GId rec = plan_decisions(L);
+  if (!stack_rules(L)) return false;
+  bool pg;
+  if (sema_bool(L->s, L->plan, "overlap_param_gather", &pg) && pg &&
+      !need(L, GE(L, L->zero, 1), "overlap_param_gather without a sharded optimizer",
+            "plan.overlap_param_gather needs a sharded optimizer (zero >= 1): there is no parameter gather "
+            "without one (Megatron-Core: --overlap-param-gather requires --use-distributed-optimizer)"))
+    return false;
   L->ready = true;
   plan_echo(L, gpus, rec);
   return true;

@@ -35,7 +35,30 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId tensors;                    /* the parameter tensors (weights, biases) holding them */
   GId flops;                      /* model FLOP of the forward on this rank */
   GId sel_flops;                  /* of which selective recompute re-runs (attention) */
+  double launches;                /* kernel launches of the forward (the backward: twice) */
 } Acc;
+
+/* The software stack's semantics (the scenario's `framework`; docs/frameworks.md), with the
+ * defaults of a scenario that names none. */
+typedef struct Stack {
+  Decl *decl;             /* the framework, or NULL */
+  bool fused_residual;    /* parallel_residual_reduction = fused */
+  bool sharded_allreduce; /* sharded_reduction = all_reduce */
+  bool zero2_every;       /* zero2_reduction = every_micro_batch */
+  bool reshard;           /* reshard_after_forward */
+  double prefetch;        /* ZeRO-3 units gathered ahead */
+  double prefetch_el;     /* ZeRO-3 elements gathered ahead at most; INFINITY: whole units */
+  int bwd_prefetch;       /* 0 pre, 1 post, 2 none */
+  double max_live;        /* ZeRO-3 gathered elements resident at most; INFINITY: no bound */
+  bool tp_span_node;      /* overlap_tp only inside a node */
+  bool tp_bwd_overlap;    /* backward TP collectives overlap without overlap_tp */
+  bool dp_overlap_pp;     /* the DP reduction may overlap with pp > 1 */
+  bool multi_tensor;      /* optimizer_kernel = multi_tensor */
+  double launch;          /* seconds of host time per kernel launch */
+  double mb_overhead;     /* seconds of host time per micro-batch */
+  double reserved;        /* bytes the stack holds beyond the model */
+  double frag;            /* fraction of allocated memory lost to the allocator */
+} Stack;
 
 typedef struct LetVal {
   AstNode *let;
@@ -55,6 +78,7 @@ typedef struct Lower {
   Graph *g;
   Lowered *out;
   Decl *scenario, *model, *plan, *cluster;
+  Stack st;
   const RtGpu *gpu;
   const RtCluster *rc;
   SrcFile *file;
@@ -68,7 +92,8 @@ typedef struct Lower {
   RtDtype dt_gemm, dt_other; /* the current block's GEMMs', and the other operators' */
   /* plan decisions, as nodes (constants unless a sweep varies them) */
   GId sp; /* sequence parallelism in effect (asked for and tp > 1) */
-  GId overlap_tp, overlap_dp;
+  GId overlap_tp, overlap_dp, overlap_pp, overlap_pg; /* overlap_pg: overlap_param_gather */
+  GId tp_bwd;                                         /* backward TP collectives overlapped */
   GId zero;              /* ZeRO stage 0..3 */
   GId sched;             /* RtSchedule */
   GId rec_full, rec_sel; /* recompute = full, selective */
@@ -88,6 +113,7 @@ typedef struct Lower {
   LetVal lets[64];
   int nlets;
   bool sharded; /* between a column- and a row-parallel linear */
+  int row_skip; /* row linears left whose reduction a fused parallel residual defers */
 } Lower;
 
 enum { G_TP, G_CP, G_EP, G_DP, G_PP, G_DPCP };        /* G_DPCP: the dp x cp ranks that hold the same weights */
@@ -134,6 +160,13 @@ static inline const char *word_or(Lower *L, Decl *d, const char *field, const ch
   return w ? w : def;
 }
 
+/* A plan word the stack may default (grad_dtype): the plan's, the stack's, or def. */
+static inline const char *plan_word(Lower *L, const char *field, const char *def) {
+  const char *w = sema_word(L->s, L->plan, field);
+  if (!w && L->st.decl) w = sema_word(L->s, L->st.decl, field);
+  return w ? w : def;
+}
+
 /* --- the files' entry points --------------------------------------------------------------- */
 
 /* lower.c: errors.  lower_err reports at the scenario; lower_err_blk at a node of the block
@@ -155,7 +188,9 @@ GId lower_coll(Lower *L, RtKernel k, GId bytes, int group, const char *label);
 void lower_block(Lower *L, Decl *blk, int which, Acc *a);
 void lower_zero3(Lower *L, Acc *layer);
 
-/* lower_plan.c: the plan's values as nodes, false after an error; bytes per gradient element. */
+/* lower_plan.c: the stack's semantics; the plan's values as nodes, false after an error; bytes
+ * per gradient element. */
+void lower_read_stack(Lower *L);
 bool lower_read_plan(Lower *L);
 double lower_grad_bytes(Lower *L);
 

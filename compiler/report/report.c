@@ -201,11 +201,21 @@ static void print_time_lines(W *w, const Report *r) {
 /* A sustained figure as applied: x in (0, 1), else 1 (a report built without one has 0). */
 static double applied(double x) { return x > 0 && x < 1 ? x : 1; }
 
+/* Where a factor comes from, after its name: " of STACK on GPU", or "" for the gpu's own. */
+static const char *factor_of(char *buf, size_t n, const Report *r, const char *stack) {
+  if (!stack) return "";
+  snprintf(buf, n, " of %s on %s", stack, str(r->gpu));
+  return buf;
+}
+
 static void print_table(W *w, const Report *r) {
   char a[48], b[48], msg[512];
   w_printf(w, "scenario %s (%s)\n", str(r->scenario), str(r->file));
   if (!r->fits) w_printf(w, "  %s\n", report_fit_message(msg, sizeof msg, r));
   w_printf(w, "  model %s on %s (%d x %s)\n", str(r->model), str(r->cluster), r->gpus, str(r->gpu));
+  if (r->framework)
+    w_printf(w, "  stack %s%s%s%s\n", r->framework, r->framework_version ? " (version " : "",
+             r->framework_version ? r->framework_version : "", r->framework_version ? ")" : "");
   w_printf(w, "  plan tp=%d pp=%d dp=%d cp=%d ep=%d", r->tp, r->pp, r->dp, r->cp, r->ep);
   if (r->virtual_stages > 1) w_printf(w, " virtual_stages=%d", r->virtual_stages);
   w_printf(w, "\n  micro_batch=%d global_batch=%d: %d micro-batch%s per iteration\n", r->micro_batch, r->global_batch,
@@ -217,7 +227,8 @@ static void print_table(W *w, const Report *r) {
 
   w_puts(w, "  memory per GPU\n");
   for (int i = 0; i < RM_N; i++)
-    row(w, 4, memory_info[i].label, report_bytes(a, sizeof a, r->memory[i]), percent(r->memory[i], r->peak));
+    if (i != RM_RESERVED || r->memory[i] != 0) /* a stack's reserve, where it has one */
+      row(w, 4, memory_info[i].label, report_bytes(a, sizeof a, r->memory[i]), percent(r->memory[i], r->peak));
   w_printf(w, "  peak %s of %s (stage %d), %s\n", report_bytes(a, sizeof a, r->peak),
            report_bytes(b, sizeof b, r->capacity), r->peak_stage, r->fits ? "fits" : "does not fit");
 
@@ -233,9 +244,10 @@ static void print_table(W *w, const Report *r) {
     w_printf(w, "  measured %s TFLOP/s per GPU\n", fixed(a, sizeof a, r->measured_tflops / 1e12, 1));
   w_printf(w, "  kernels: %d of %d calls calibrated", r->calibrated_calls, r->calls);
   double rest = applied(r->sustained), fp8 = applied(r->sustained_fp8);
-  if (rest < 1) w_printf(w, "; tensor-core rate x %.3f (sustained_compute)", rest);
+  if (rest < 1) w_printf(w, "; tensor-core rate x %.3f (sustained_compute%s)", rest, factor_of(msg, sizeof msg, r, r->sustained_from));
   if (r->dtype && !strcmp(r->dtype, "fp8") && fp8 < 1 && fp8 != rest)
-    w_printf(w, "%s fp8 GEMMs x %.3f (sustained_compute_fp8)", rest < 1 ? "," : ";", fp8);
+    w_printf(w, "%s fp8 GEMMs x %.3f (sustained_compute_fp8%s)", rest < 1 ? "," : ";", fp8,
+             factor_of(msg, sizeof msg, r, r->sustained_fp8_from));
   w_putc(w, '\n');
 }
 
@@ -297,6 +309,10 @@ static void print_json(W *w, const Report *r) {
   j_int(&j, "calibrated_calls", r->calibrated_calls);
   j_num(&j, "sustained_compute", applied(r->sustained));
   j_num(&j, "sustained_compute_fp8", applied(r->sustained_fp8));
+  j_str(&j, "framework", r->framework);
+  j_str(&j, "framework_version", r->framework_version);
+  j_str(&j, "sustained_compute_from", r->sustained_from ? r->sustained_from : r->gpu);
+  j_str(&j, "sustained_compute_fp8_from", r->sustained_fp8_from ? r->sustained_fp8_from : r->gpu);
   j_close(&j, '}');
   w_putc(w, '\n');
 }

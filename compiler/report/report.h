@@ -27,6 +27,7 @@
   X(CP_COMM, "cp_comm", "CP communication") \
   X(EP_COMM, "ep_comm", "EP communication") \
   X(PP_COMM, "pp_comm", "pipeline send/receive") \
+  X(HOST, "host", "host overhead") \
   X(BUBBLE, "bubble", "pipeline bubble") \
   X(DP_COMM, "dp_comm", "exposed DP communication") \
   X(OPTIMIZER, "optimizer", "optimizer step")
@@ -43,7 +44,8 @@ typedef enum {
   X(GRADIENTS, "gradients", "gradients") \
   X(OPTIMIZER, "optimizer", "optimizer state") \
   X(ACTIVATIONS, "activations", "activations") \
-  X(BUFFERS, "buffers", "communication buffers")
+  X(BUFFERS, "buffers", "communication buffers") \
+  X(RESERVED, "reserved", "framework reserve")
 typedef enum {
 #define X(e, k, l) RM_##e,
   REPORT_MEMORY(X)
@@ -85,6 +87,10 @@ typedef struct Report {
    * the other types and for fp8: 1 (or 0, not set) where the GPU has none. */
   int calls, calibrated_calls;
   double sustained, sustained_fp8;
+  /* The software stack the scenario names (NULL: none), its version, and the stack whose
+   * calibration set each sustained figure (NULL: the gpu's own). */
+  const char *framework, *framework_version;
+  const char *sustained_from, *sustained_fp8_from;
 } Report;
 
 typedef enum { REPORT_TABLE, REPORT_JSON, REPORT_CSV } ReportFormat;

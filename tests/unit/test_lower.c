@@ -848,11 +848,11 @@ TEST(pipeline_through_graph) {
     const char *model, *plan;
     int sched, p, v, m;
   } cases[] = {
-      {"layers = 4; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 8; schedule = gpipe", RT_GPIPE, 4, 1, 4},
-      {"layers = 4; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 8; schedule = 1f1b", RT_1F1B, 4, 1, 4},
-      {"layers = 8; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b", RT_1F1B, 4, 1, 8},
+      {"layers = 4; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 8; schedule = gpipe; overlap_pp = true", RT_GPIPE, 4, 1, 4},
+      {"layers = 4; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 8; schedule = 1f1b; overlap_pp = true", RT_1F1B, 4, 1, 4},
+      {"layers = 8; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b; overlap_pp = true", RT_1F1B, 4, 1, 8},
       {"layers = 8; " BARE_MODEL,
-       "pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 4, 2,
+       "pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved; overlap_pp = true", RT_INTERLEAVED, 4, 2,
        4},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -883,9 +883,9 @@ TEST(pipeline_through_graph) {
  * makespan is ZB-H1's m (F + B + W) + (p - 1)(F + B - min(F, B, W)) with m >= p. */
 TEST(pipeline_zero_bubble_through_graph) {
   Fx *o = run_scenario("", NULL, "layers = 4; " BARE_MODEL, "selene { nodes = 1 }",
-                       "pp = 4; micro_batch = 1; global_batch = 8; schedule = 1f1b");
+                       "pp = 4; micro_batch = 1; global_batch = 8; schedule = 1f1b; overlap_pp = true");
   Fx *z = run_scenario("", NULL, "layers = 4; " BARE_MODEL, "selene { nodes = 1 }",
-                       "pp = 4; micro_batch = 1; global_batch = 8; schedule = zero_bubble");
+                       "pp = 4; micro_batch = 1; global_batch = 8; schedule = zero_bubble; overlap_pp = true");
   GId po = o->l.pipe, pz = z->l.pipe;
   assert_true(arg_val(z, pz, 0) == RT_ZERO_BUBBLE);
   double f = arg_val(z, pz, 6), b = arg_val(z, pz, 7), w = arg_val(z, pz, 8);
@@ -921,13 +921,13 @@ static const struct InflightCase {
   int sched, p, v;
 } inflight_cases[] = {
     {"pp = 4; micro_batch = 1; global_batch = 16; schedule = gpipe", RT_GPIPE, 4, 1},
-    {"pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b", RT_1F1B, 4, 1},
+    {"pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b; overlap_pp = true", RT_1F1B, 4, 1},
     {"pp = 4; micro_batch = 1; global_batch = 4; schedule = 1f1b", RT_1F1B, 4, 1},
     {"pp = 4; micro_batch = 1; global_batch = 2; schedule = 1f1b", RT_1F1B, 4, 1},
     {"pp = 8; micro_batch = 1; global_batch = 2; schedule = 1f1b", RT_1F1B, 8, 1},
     {"pp = 4; micro_batch = 1; global_batch = 16; schedule = zero_bubble", RT_ZERO_BUBBLE, 4, 1},
     {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 16; schedule = interleaved", RT_INTERLEAVED, 4, 2},
-    {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 4, 2},
+    {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved; overlap_pp = true", RT_INTERLEAVED, 4, 2},
     {"pp = 2; virtual_stages = 4; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 2, 4},
 };
 
@@ -1249,6 +1249,256 @@ TEST(identical_nodes_are_shared) {
   fx_close(x);
 }
 
+
+/* ========================================================================================= */
+/* Software stacks (framework): each semantic against llmp without a stack                    */
+/* ========================================================================================= */
+
+/* scenario_text with a stack: `framework f { fw }` named by scenario s (fw NULL: none). */
+static char *stack_text(const char *fw, const char *base, const char *model, const char *cluster, const char *plan) {
+  char extra[1024];
+  snprintf(extra, sizeof extra, "framework f { %s }\n", fw ? fw : "");
+  char *t = scenario_text(extra, base, model, cluster, plan);
+  if (!fw) return t;
+  char *at = strstr(t, "plan = p }"); /* name the stack in the scenario */
+  assert_non_null(at);
+  size_t n = strlen(t) + 32;
+  char *u = malloc(n);
+  assert_non_null(u);
+  snprintf(u, n, "%.*splan = p; framework = f }\n", (int)(at - t), t);
+  free(t);
+  return u;
+}
+
+static Fx *run_stack(const char *fw, const char *base, const char *model, const char *cluster, const char *plan) {
+  char *t = stack_text(fw, base, model, cluster, plan);
+  Fx *x = fx_open(t);
+  free(t);
+  fx_eval(x, "s");
+  return x;
+}
+
+/* The forward or backward seconds of the layer's operator `name`, or -1 when it has none. */
+static double layer_op(const Fx *x, const char *name, bool bwd) {
+  for (int i = 0; i < x->l.nops[LB_LAYER]; i++) {
+    const LowerOp *o = &x->l.ops[LB_LAYER][i];
+    if (!strcmp(o->name, name)) return x->vals[bwd ? o->bwd : o->fwd];
+  }
+  return -1;
+}
+
+/* The layer's compute seconds of one micro-batch, forward or backward. */
+static double layer_compute(const Fx *x, bool bwd) {
+  double t = 0;
+  for (int i = 0; i < x->l.nops[LB_LAYER]; i++) {
+    const LowerOp *o = &x->l.ops[LB_LAYER][i];
+    if (o->stream == 'c') t += x->vals[bwd ? o->bwd : o->fwd];
+  }
+  return t;
+}
+
+/* How many of the layer's TP operators communicate in the forward (backward). */
+static int tp_collectives(const Fx *x, bool bwd) {
+  int n = 0;
+  for (int i = 0; i < x->l.nops[LB_LAYER]; i++) {
+    const LowerOp *o = &x->l.ops[LB_LAYER][i];
+    n += o->stream == 't' && strstr(o->name, " tp ") && x->vals[bwd ? o->bwd : o->fwd] > 0;
+  }
+  return n;
+}
+
+#define NEOX_SIZES "layers = 4; hidden = 2048; heads = 16; seq = 2048; vocab = 50432"
+
+/* GPT-NeoX's gpt_j_residual: one forward all-reduce per layer (of the summed branches), two
+ * in backward (each column linear's input gradient). */
+TEST(stack_fused_parallel_residual) {
+  const char *plan = "tp = 2; micro_batch = 1; global_batch = 4";
+  Fx *x = run_stack(NULL, "gpt_neox", NEOX_SIZES, "selene { nodes = 1 }", plan);
+  assert_int_equal(tp_collectives(x, false), 2);
+  assert_int_equal(tp_collectives(x, true), 2);
+  double sep = x->r.part[RP_TP_COMM];
+  fx_close(x);
+  x = run_stack("parallel_residual_reduction = fused", "gpt_neox", NEOX_SIZES, "selene { nodes = 1 }", plan);
+  assert_int_equal(tp_collectives(x, false), 1);
+  assert_int_equal(tp_collectives(x, true), 2);
+  assert_true(layer_op(x, "proj tp allreduce", false) < 0); /* proj's output is summed unreduced */
+  assert_true(layer_op(x, "down tp allreduce", false) > 0);
+  assert_true(x->r.part[RP_TP_COMM] < sep);
+  fx_close(x);
+  /* a model without a parallel residual keeps both */
+  x = run_stack("parallel_residual_reduction = fused", "gpt", NEOX_SIZES, "selene { nodes = 1 }", plan);
+  assert_int_equal(tp_collectives(x, false), 2);
+  fx_close(x);
+}
+
+/* DeepSpeed's ZeRO 1 (>= 0.12.4): an all-reduce of each gradient bucket, then an all-gather of
+ * the updated 16-bit parameters; Megatron's distributed optimizer reduce-scatters instead. */
+TEST(stack_zero1_allreduce_then_allgather) {
+  const char *plan = "micro_batch = 1; global_batch = 8; zero = 1; dtype = fp16; grad_dtype = fp16; "
+                     "dp_bucket_elements = 1e12";
+  Fx *x = run_stack("sharded_reduction = all_reduce", "gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  assert_int_equal(x->r.dp, 8);
+  GId ar = find_call(&x->l, RTK_ALLREDUCE, "dp gradients"), ag = find_call(&x->l, RTK_ALLGATHER, "dp parameters");
+  assert_int_equal(count_calls(&x->l, RTK_REDUCESCATTER), 0);
+  /* one bucket of every parameter, 2 bytes each (fp16), and the same bytes gathered */
+  double bytes = const_arg(&x->l, ar, 0);
+  assert_true(const_arg(&x->l, ag, 0) == bytes);
+  assert_true(const_arg(&x->l, ar, 1) == 8);
+  double params = bytes / 2;
+  if (!(params > 5e7 && params < 2e8)) fail_msg("%g parameters", params); /* 2 layers 1024 wide, 32000 words */
+  double dp = x->r.part[RP_DP_COMM];
+  expect_near(dp, x->vals[ar] + x->vals[ag], "exposed dp: the all-reduce and the all-gather");
+  fx_close(x);
+  x = run_stack(NULL, "gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  GId rs = find_call(&x->l, RTK_REDUCESCATTER, "dp gradients");
+  assert_true(const_arg(&x->l, rs, 0) == bytes);
+  assert_true(x->r.part[RP_DP_COMM] < dp); /* a reduce-scatter moves half an all-reduce's bytes */
+  fx_close(x);
+}
+
+/* ZeRO 3 / FSDP: a layer's gather is exposed only where it outlasts the compute it is
+ * prefetched behind; without prefetch every gather is exposed. */
+TEST(stack_zero3_prefetch) {
+  const char *plan = "micro_batch = 1; global_batch = 8; zero = 3; overlap_dp = true";
+  const char *cl = "perlmutter { nodes = 2 }";
+  Fx *x = run_stack("prefetch = 1", "gpt", PLACE_SIZES, cl, plan);
+  GId ag = find_call(&x->l, RTK_ALLGATHER, "zero3 gather");
+  double gather = x->vals[ag], fc = layer_compute(x, false);
+  double full = layer_op(x, "layer zero3 gather/reduce", false);
+  expect_near(full, fmax(0, gather - fc), "prefetched gather: its excess over the layer's forward");
+  fx_close(x);
+  x = run_stack("prefetch = 0", "gpt", PLACE_SIZES, cl, plan);
+  expect_near(layer_op(x, "layer zero3 gather/reduce", false), gather, "no prefetch: the whole gather");
+  fx_close(x);
+  /* one element prefetched (prefetch_elements): almost all of it exposed */
+  x = run_stack("prefetch = 1; prefetch_elements = 1", "gpt", PLACE_SIZES, cl, plan);
+  double f = layer_op(x, "layer zero3 gather/reduce", false);
+  if (!(f > full && f <= gather)) fail_msg("prefetch_elements = 1: %g s exposed, whole units %g, gather %g", f, full, gather);
+  fx_close(x);
+  /* SHARD_GRAD_OP: no gather in backward, only the reduce-scatter's excess */
+  x = run_stack("reshard_after_forward = false", "gpt", PLACE_SIZES, cl, plan);
+  GId rs = find_call(&x->l, RTK_REDUCESCATTER, "zero3 reduce");
+  expect_near(layer_op(x, "layer zero3 gather/reduce", true), fmax(0, x->vals[rs] - layer_compute(x, true)),
+              "no reshard: the reduce-scatter's excess only");
+  fx_close(x);
+  /* BACKWARD_POST: the backward gather is issued after the layer's gradients, exposed */
+  x = run_stack("backward_prefetch = post", "gpt", PLACE_SIZES, cl, plan);
+  rs = find_call(&x->l, RTK_REDUCESCATTER, "zero3 reduce");
+  expect_near(layer_op(x, "layer zero3 gather/reduce", true), gather + fmax(0, x->vals[rs] - layer_compute(x, true)),
+              "post: the gather exposed");
+  fx_close(x);
+}
+
+/* Transformer Engine's tp-comm overlap hides a TP collective behind its GEMM inside one node;
+ * a tp group across nodes cannot use userbuffers (tp_overlap_span = node). */
+TEST(stack_tp_comm_overlap) {
+  const char *plan = "tp = 8; micro_batch = 1; global_batch = 1; overlap_tp = true";
+  Fx *x = run_stack("tp_overlap_span = node", "gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  /* the embedding's all-reduce moves proj's bytes (t x hidden): hash-consing shares the call */
+  GId ar = find_call(&x->l, RTK_ALLREDUCE, "words");
+  assert_true(layer_op(x, "proj tp allreduce", false) < x->vals[ar]); /* the excess over proj's GEMM */
+  fx_close(x);
+  x = run_stack("tp_overlap_span = node", "gpt", PLACE_SIZES, "perlmutter { nodes = 2 }", plan);
+  ar = find_call(&x->l, RTK_ALLREDUCE, "words");
+  expect_near(layer_op(x, "proj tp allreduce", false), x->vals[ar], "across nodes: exposed");
+  fx_close(x);
+  x = run_stack("tp_overlap_span = system", "gpt", PLACE_SIZES, "perlmutter { nodes = 2 }", plan);
+  ar = find_call(&x->l, RTK_ALLREDUCE, "words");
+  assert_true(layer_op(x, "proj tp allreduce", false) < x->vals[ar]);
+  fx_close(x);
+  /* without overlap_tp, asynchronous backward collectives hide behind the wgrad GEMM (half) */
+  x = run_stack("tp_backward_overlap = true", "gpt", PLACE_SIZES, "selene { nodes = 1 }",
+                "tp = 8; micro_batch = 1; global_batch = 1");
+  GId qkv = op_call(&x->l, LB_LAYER, "qkv", RTK_LINEAR);
+  ar = find_call(&x->l, RTK_ALLREDUCE, "words");
+  expect_near(layer_op(x, "qkv tp allreduce", true), fmax(0, x->vals[ar] - 0.5 * x->vals[qkv + 1]),
+              "backward: the excess over half the GEMM's backward");
+  expect_near(layer_op(x, "proj tp allreduce", false), x->vals[ar], "forward: exposed");
+  fx_close(x);
+}
+
+/* A stack's rules, as errors that name them. */
+TEST(stack_rules) {
+  static const struct {
+    const char *fw, *plan, *want;
+  } cases[] = {
+      {"schedules = [1f1b]", "pp = 2; schedule = zero_bubble; micro_batch = 1; global_batch = 8",
+       "runs the pipeline schedules 1f1b only"},
+      {"max_zero_with_pp = 1", "pp = 2; zero = 3; micro_batch = 1; global_batch = 8", "at most stage 1"},
+      {"dp_overlap_with_pp = false", "pp = 2; overlap_dp = true; micro_batch = 1; global_batch = 8",
+       "dp_overlap_with_pp = false"},
+      {"", "zero = 0; overlap_param_gather = true; micro_batch = 1; global_batch = 8", "needs a sharded optimizer"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *t = stack_text(cases[i].fw, "gpt", PLACE_SIZES, "selene { nodes = 1 }", cases[i].plan);
+    Fx *x = fx_open(t);
+    free(t);
+    assert_int_equal(fx_lower(x, "s"), -1);
+    if (!strstr(diag_text(x), cases[i].want)) fail_msg("case %zu: want `%s` in:\n%s", i, cases[i].want, diag_text(x));
+    fx_close(x);
+  }
+}
+
+/* Plan fields take the stack's values where the plan leaves them out; the plan wins. */
+TEST(stack_plan_defaults) {
+  const char *fw = "grad_dtype = fp16; dp_bucket_elements = 1e6";
+  Fx *x = run_stack(fw, "gpt", PLACE_SIZES, "selene { nodes = 1 }", "micro_batch = 1; global_batch = 8");
+  GId ar = find_call(&x->l, RTK_ALLREDUCE, "dp gradients");
+  assert_true(const_arg(&x->l, ar, 0) == 2e6); /* 1e6 elements of 2 bytes */
+  fx_close(x);
+  x = run_stack(fw, "gpt", PLACE_SIZES, "selene { nodes = 1 }",
+                "micro_batch = 1; global_batch = 8; grad_dtype = fp32; dp_bucket_elements = 2e6");
+  ar = find_call(&x->l, RTK_ALLREDUCE, "dp gradients");
+  assert_true(const_arg(&x->l, ar, 0) == 8e6);
+  fx_close(x);
+}
+
+/* A stack's calibration for a gpu replaces that gpu's sustained figure, and the report says
+ * whose it is; on another gpu the gpu's own figure stays. */
+TEST(stack_gpu_calibration) {
+  const char *plan = "micro_batch = 1; global_batch = 8";
+  Fx *x = run_stack(NULL, "gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  double own = x->r.iteration, own_fwd = x->r.part[RP_FORWARD];
+  fx_close(x);
+  x = run_stack("gpu a100_sxm4_80gb { sustained_compute = 0.5 }", "gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  assert_true(x->r.sustained == 0.5);
+  assert_string_equal(x->r.sustained_from, "f");
+  assert_string_equal(x->r.framework, "f");
+  assert_true(x->r.part[RP_FORWARD] > own_fwd && x->r.iteration > own);
+  fx_close(x);
+  x = run_stack("gpu h100_sxm { sustained_compute = 0.5 }", "gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  assert_null(x->r.sustained_from);
+  expect_near(x->r.iteration, own, "another gpu's calibration does not apply");
+  fx_close(x);
+}
+
+/* Host overheads and the stack's memory reserve; the parts still add up. */
+TEST(stack_host_and_memory) {
+  Fx *x = run_stack("launch_overhead = 1 ms; memory_reserved = 2 GiB; fragmentation = 0.1", "gpt", PLACE_SIZES,
+                    "selene { nodes = 1 }", "micro_batch = 1; global_batch = 8");
+  assert_true(x->r.part[RP_HOST] > 0);
+  double sum = 0, mem = 0;
+  for (int i = 0; i < RP_N; i++) sum += x->r.part[i];
+  expect_near(sum, x->r.iteration, "parts add up with host time");
+  for (int i = 0; i < RM_RESERVED; i++) mem += x->r.memory[i];
+  expect_near(x->r.memory[RM_RESERVED], 2.0 * (1 << 30) + mem / 9, "reserve: 2 GiB and a ninth of the rest");
+  fx_close(x);
+}
+
+/* Without overlap_pp a pipeline send blocks its sender. */
+TEST(stack_blocking_pipeline_sends) {
+  const char *cl = "perlmutter { nodes = 2 }";
+  Fx *x = run_stack(NULL, "gpt", PLACE_SIZES, cl, "pp = 2; micro_batch = 1; global_batch = 16; overlap_pp = true");
+  double async = x->r.part[RP_PP_COMM], it = x->r.iteration;
+  fx_close(x);
+  x = run_stack(NULL, "gpt", PLACE_SIZES, cl, "pp = 2; micro_batch = 1; global_batch = 16");
+  assert_true(x->r.part[RP_PP_COMM] > async && x->r.iteration > it);
+  double sum = 0;
+  for (int i = 0; i < RP_N; i++) sum += x->r.part[i];
+  expect_near(sum, x->r.iteration, "parts add up with blocking sends");
+  fx_close(x);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(activations_no_parallelism),
@@ -1282,6 +1532,15 @@ int main(int argc, char **argv) {
       cmocka_unit_test(does_not_fit),
       cmocka_unit_test(evaluation_is_deterministic),
       cmocka_unit_test(identical_nodes_are_shared),
+      cmocka_unit_test(stack_fused_parallel_residual),
+      cmocka_unit_test(stack_zero1_allreduce_then_allgather),
+      cmocka_unit_test(stack_zero3_prefetch),
+      cmocka_unit_test(stack_tp_comm_overlap),
+      cmocka_unit_test(stack_rules),
+      cmocka_unit_test(stack_plan_defaults),
+      cmocka_unit_test(stack_gpu_calibration),
+      cmocka_unit_test(stack_host_and_memory),
+      cmocka_unit_test(stack_blocking_pipeline_sends),
   };
   return RUN_TESTS(tests);
 }
