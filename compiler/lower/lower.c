@@ -79,7 +79,7 @@ static bool axis_supported(Lower *L, const LowerAxis *a) {
   /* clang-format off */
   static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch",
                                             "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
-                                            "overlap_tp", "overlap_dp", "schedule", "recompute", "layer_partition", NULL};
+                                            "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "layer_partition", NULL};
   /* clang-format on */
   if (!strcmp(a->root, "plan")) {
     for (int i = 0; plan_fields[i]; i++)
@@ -191,7 +191,7 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
       lower_err(
           &L, L.at,
           "`%s.%s` cannot be varied: a sweep varies numbers of the model, and the plan's parallel sizes, "
-          "micro_batch, global_batch, zero, dp_bucket_elements, sequence_parallel, overlap_tp, overlap_dp, schedule, "
+          "micro_batch, global_batch, zero, dp_bucket_elements, sequence_parallel, overlap_tp, overlap_dp, overlap_pp, schedule, "
           "recompute and layer_partition",
           axes->axis[i].root, axes->axis[i].field);
       return -1;

@@ -114,6 +114,9 @@ static Val decl_value(Lower *L, Decl *d, const char *f) {
   if (sema_bool(L->s, d, f, &b)) return (Val){K(L, b), NULL, true};
   const char *w = sema_word(L->s, d, f);
   if (w) return (Val){-1, w, true};
+  /* the attention kernel a model leaves open is the stack's */
+  if (d == L->model && L->st.decl && !strcmp(f, "attention") && (w = sema_word(L->s, L->st.decl, f)))
+    return (Val){-1, w, true};
   return (Val){-1, NULL, false};
 }
 

@@ -201,14 +201,14 @@ static bool stack_rules(Lower *L) {
       k += (size_t)snprintf(list + k, sizeof list - (k < sizeof list ? k : sizeof list), "%s%s", i ? ", " : "", sch[i]);
     }
     double sc = cv(L, L->sched);
-    snprintf(why, sizeof why, "the stack `%s` has no such pipeline schedule", name);
+    snprintf(why, sizeof why, "stack %s: no such pipeline schedule", name);
     if (!need(L, g_bin(L->g, GN_OR, EQ(L, L->pp, 1), ok), arena_strdup(&L->out->names, why),
               "the stack `%s` runs the pipeline schedules %s only (its `schedules`); the plan asks for %s", name,
               ns ? list : "(none)", sc >= 0 && sc < SCHED_N ? schedule_words[(int)sc] : "another"))
       return false;
   }
   double mz = fw_num(L, "max_zero_with_pp", 3);
-  snprintf(why, sizeof why, "the stack `%s` runs ZeRO above %g without pipeline parallelism only", name, mz);
+  snprintf(why, sizeof why, "stack %s: ZeRO above %g only without pipeline parallelism", name, mz);
   if (!need(L, g_bin(L->g, GN_OR, EQ(L, L->pp, 1), g_bin(L->g, GN_LE, L->zero, K(L, mz))),
             arena_strdup(&L->out->names, why),
             "the stack `%s` runs ZeRO stage %g with pipeline parallelism (pp = %g), but at most stage %g (its "
@@ -217,7 +217,7 @@ static bool stack_rules(Lower *L) {
     return false;
   bool b;
   if (!L->st.dp_overlap_pp && sema_bool(L->s, L->plan, "overlap_dp", &b) && b) {
-    snprintf(why, sizeof why, "the stack `%s` cannot overlap the DP reduction with pp > 1", name);
+    snprintf(why, sizeof why, "stack %s: no DP overlap with pp > 1", name);
     if (!need(L, EQ(L, L->pp, 1), arena_strdup(&L->out->names, why),
               "the stack `%s` does not overlap the data-parallel reduction with pipeline parallelism (its "
               "`dp_overlap_with_pp = false`): remove `overlap_dp = true` from the plan or set pp = 1",
