@@ -28,6 +28,7 @@ struct HwSet {
   const SemaOptions *opt;
   BuiltList gpus, clusters, calibs;
   BuiltList variants; /* hw_cluster_sustained's: a gpu, then its cluster */
+  char **calib_dirs;  /* the folder of each of calibs */
   bool without_calib; /* hw_without_calibration(): tables named are not loaded */
 };
 
@@ -64,6 +65,8 @@ void hw_without_calibration(HwSet *h) { h->without_calib = true; }
 
 void hw_free(HwSet *h) {
   if (!h) return;
+  for (int i = 0; i < h->calibs.n; i++) free(h->calib_dirs[i]);
+  free(h->calib_dirs);
   built_free(&h->calibs, calib_free);
   built_free(&h->gpus, free);
   built_free(&h->clusters, free);
@@ -71,9 +74,15 @@ void hw_free(HwSet *h) {
   free(h);
 }
 
+static const RtCalib *load_calib_named(HwSet *h, Decl *decl, const char *name, bool *failed);
+
 /* The folder of `calibration = "NAME"`, loaded; NULL when the declaration names none. */
 static const RtCalib *load_calib(HwSet *h, Decl *decl, bool *failed) {
-  const char *name = sema_word(h->s, decl, "calibration");
+  return load_calib_named(h, decl, sema_word(h->s, decl, "calibration"), failed);
+}
+
+/* The folder `name` (NULL: none), relative to decl's file when it holds a `/`, loaded. */
+static const RtCalib *load_calib_named(HwSet *h, Decl *decl, const char *name, bool *failed) {
   *failed = false;
   if (!name || h->without_calib) return NULL;
   char dir[4096];
@@ -87,6 +96,8 @@ static const RtCalib *load_calib(HwSet *h, Decl *decl, bool *failed) {
   } else {
     snprintf(dir, sizeof dir, "%s/hw/calibration/%s", sema_data_dir(h->opt), name);
   }
+  for (int i = 0; i < h->calibs.n; i++) /* each folder is loaded once */
+    if (!strcmp(h->calib_dirs[i], dir)) return h->calibs.v[i].item;
   char err[512] = "";
   RtCalib *c = rt_calib_load(dir, err, sizeof err);
   if (!c) {
@@ -94,7 +105,10 @@ static const RtCalib *load_calib(HwSet *h, Decl *decl, bool *failed) {
     *failed = true;
     return NULL;
   }
+  int cap = h->calibs.cap;
   built_add(&h->calibs, NULL, c, 0);
+  if (h->calibs.cap != cap || !h->calib_dirs) h->calib_dirs = xrealloc(h->calib_dirs, (size_t)h->calibs.cap * sizeof *h->calib_dirs);
+  h->calib_dirs[h->calibs.n - 1] = xstrdup(dir);
   return c;
 }
 
@@ -199,12 +213,26 @@ const RtCluster *hw_cluster_sustained(HwSet *h, const RtCluster *c, double susta
   for (int i = 0; i + 1 < h->variants.n; i += 2) {
     const RtGpu *g = h->variants.v[i].item;
     const RtCluster *v = h->variants.v[i + 1].item;
-    if (v->calib == c->calib && v->nodes == c->nodes && !strcmp(v->name, c->name) && g->name == c->gpu->name &&
+    if (v->calib == c->calib && g->calib == c->gpu->calib && v->nodes == c->nodes && !strcmp(v->name, c->name) &&
+        g->name == c->gpu->name &&
         g->sustained_compute == sc && g->sustained_fp8 == s8 && !memcmp(v->tiers, c->tiers, sizeof c->tiers))
       return v;
   }
   RtGpu g = *c->gpu;
   g.sustained_compute = sc, g.sustained_fp8 = s8;
+  RtGpu *gp = built_add(&h->variants, NULL, &g, sizeof g);
+  RtCluster v = *c;
+  v.gpu = gp;
+  return built_add(&h->variants, NULL, &v, sizeof v);
+}
+
+const RtCluster *hw_cluster_tables(HwSet *h, const RtCluster *c, const char *calibration, Decl *decl) {
+  bool failed;
+  const RtCalib *t = load_calib_named(h, decl, calibration, &failed);
+  if (failed) return NULL;
+  if (!t || t == c->gpu->calib) return c;
+  RtGpu g = *c->gpu;
+  g.calib = t;
   RtGpu *gp = built_add(&h->variants, NULL, &g, sizeof g);
   RtCluster v = *c;
   v.gpu = gp;

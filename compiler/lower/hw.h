@@ -30,6 +30,10 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl);
 /* c with its gpu's sustained figures replaced (a stack's calibration for that gpu; 0 keeps
  * the gpu's own): a copy of both, owned by h and shared by equal requests. */
 const RtCluster *hw_cluster_sustained(HwSet *h, const RtCluster *c, double sustained, double sustained_fp8);
+/* c with its gpu's operator tables replaced by the folder `calibration` names (as a gpu's
+ * `calibration`, relative to the file that declares `decl` when it holds a `/`); NULL after
+ * reporting why the tables do not load. */
+const RtCluster *hw_cluster_tables(HwSet *h, const RtCluster *c, const char *calibration, Decl *decl);
 
 /* A program's view of the hardware (llmp op, llmp fit, gen_builtin, hw_consistency): hw/ of
  * so's data folder plus `files` checked as one compilation (the options copied), its

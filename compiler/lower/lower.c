@@ -124,14 +124,21 @@ static void stack_calibration(Lower *L, HwSet *hw) {
   r->framework = fw ? sema_decl_name(fw) : NULL;
   const char *version = fw ? sema_word(L->s, fw, "version") : NULL;
   r->framework_version = version;
-  r->sustained_from = r->sustained_fp8_from = NULL;
+  r->sustained_from = r->sustained_fp8_from = r->tables_from = NULL;
   if (!fw) return;
   for (int i = 0; i < sema_nsubs(fw, "gpu"); i++) {
     if (strcmp(sema_sub_label(fw, "gpu", i), L->rc->gpu->name)) continue;
     double sc = 0, s8 = 0;
     if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute", &sc)) r->sustained_from = r->framework;
     if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute_fp8", &s8)) r->sustained_fp8_from = r->framework;
-    L->rc = hw_cluster_sustained(hw, L->rc, sc, s8);
+    const char *tables = sema_sub_word(L->s, fw, "gpu", i, "calibration");
+    const RtCluster *c = hw_cluster_tables(hw, L->rc, tables, fw);
+    if (!c) {
+      L->errors++;
+      return;
+    }
+    if (tables) r->tables_from = r->framework;
+    L->rc = hw_cluster_sustained(hw, c, sc, s8);
   }
 }
 
@@ -185,6 +192,7 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   if (!L.rc) return -1;
   lower_read_stack(&L);
   stack_calibration(&L, hw);
+  if (L.errors) return -1;
   L.gpu = L.rc->gpu;
   for (int i = 0; axes && i < axes->n; i++)
     if (!axis_supported(&L, &axes->axis[i])) {

@@ -243,6 +243,7 @@ static void print_table(W *w, const Report *r) {
   if (r->has_measured_tflops)
     w_printf(w, "  measured %s TFLOP/s per GPU\n", fixed(a, sizeof a, r->measured_tflops / 1e12, 1));
   w_printf(w, "  kernels: %d of %d calls calibrated", r->calibrated_calls, r->calls);
+  if (r->tables_from) w_printf(w, " (tables of %s on %s)", r->tables_from, str(r->gpu));
   double rest = applied(r->sustained), fp8 = applied(r->sustained_fp8);
   if (rest < 1) w_printf(w, "; tensor-core rate x %.3f (sustained_compute%s)", rest, factor_of(msg, sizeof msg, r, r->sustained_from));
   if (r->dtype && !strcmp(r->dtype, "fp8") && fp8 < 1 && fp8 != rest)
@@ -313,6 +314,7 @@ static void print_json(W *w, const Report *r) {
   j_str(&j, "framework_version", r->framework_version);
   j_str(&j, "sustained_compute_from", r->sustained_from ? r->sustained_from : r->gpu);
   j_str(&j, "sustained_compute_fp8_from", r->sustained_fp8_from ? r->sustained_fp8_from : r->gpu);
+  j_str(&j, "tables_from", r->tables_from ? r->tables_from : r->gpu);
   j_close(&j, '}');
   w_putc(w, '\n');
 }

@@ -91,6 +91,7 @@ typedef struct Report {
    * calibration set each sustained figure (NULL: the gpu's own). */
   const char *framework, *framework_version;
   const char *sustained_from, *sustained_fp8_from;
+  const char *tables_from; /* the stack whose operator tables replaced the gpu's, or NULL */
 } Report;
 
 typedef enum { REPORT_TABLE, REPORT_JSON, REPORT_CSV } ReportFormat;

@@ -1470,6 +1470,23 @@ TEST(stack_gpu_calibration) {
   assert_null(x->r.sustained_from);
   expect_near(x->r.iteration, own, "another gpu's calibration does not apply");
   fx_close(x);
+  /* operator tables of the (gpu, stack) pair replace the gpu's own: the H100's, here the
+   * A100's, which the H100 of Eos otherwise does not use */
+  x = run_stack(NULL, "gpt", PLACE_SIZES, "eos { nodes = 1 }", plan);
+  double h100 = x->r.part[RP_FORWARD];
+  assert_null(x->r.tables_from);
+  fx_close(x);
+  x = run_stack("gpu h100_sxm { calibration = \"a100-sxm4-80gb-perlmutter\" }", "gpt", PLACE_SIZES, "eos { nodes = 1 }",
+                plan);
+  assert_string_equal(x->r.tables_from, "f");
+  assert_true(x->r.calibrated_calls > 0 && x->r.part[RP_FORWARD] != h100);
+  fx_close(x);
+  char *t = stack_text("gpu h100_sxm { calibration = \"no-such-tables\" }", "gpt", PLACE_SIZES, "eos { nodes = 1 }", plan);
+  x = fx_open(t);
+  free(t);
+  assert_int_equal(fx_lower(x, "s"), -1);
+  assert_non_null(strstr(diag_text(x), "cannot load its calibration tables"));
+  fx_close(x);
 }
 
 /* Host overheads and the stack's memory reserve; the parts still add up. */

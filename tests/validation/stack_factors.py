@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Fit, check and report the end-to-end factors of each (gpu, software stack) pair.
+
+A factor is a sustained figure (`sustained_compute`, `sustained_compute_fp8`) in a stack's
+`gpu NAME { }` block (stdlib/frameworks/): the fraction of the operator tables' tensor-core
+rate that training on that stack sustains. The rule, written before any value was fitted:
+
+1. Each factor is fitted on the calibration rows of the sets named for it below, and on
+   nothing else. A set's calibration rows are its scenarios at even positions (the 1st, 3rd,
+   ...) in name order, among those the factor's selector keeps; every other row of the set
+   validates. Sets that no factor names are validation only.
+2. The value is the one on a grid of STEP in [LO, HI] that gives the calibration rows the
+   least mean |error|. The mean |error| is unimodal in the factor (each row's time is a + b/s
+   for s the factor), so the grid is searched coarse (0.05) then fine (STEP) around the best
+   coarse value, which finds the same minimiser as the full grid.
+3. Factors are fitted in the order below, each with those before it at their fitted values:
+   a stack's bf16 figure before its fp8 figure (fp8 runs keep their attention in bf16).
+
+usage: stack_factors.py LLMP REPO_ROOT [--write] [--report]
+  (no flag)  fails unless every shipped factor is its minimiser (CTest:
+             validation.stack_factors)
+  --write    writes the minimisers into the framework files
+  --report   prints each set's calibration and validation errors (mean, max, rows)
+"""
+import csv
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+LO, HI, STEP, COARSE = 0.400, 1.000, 0.005, 0.05
+SETS = "tests/validation/scenarios"
+
+
+def mosaicml(gpu, fp8, max_seq=None):
+    """MosaicML rows of one GPU (generate.py's name prefix), bf16 or fp8, short sequences."""
+    def keep(name):
+        m = re.match(gpu + r"_mpt_\w+?_s(\d+)_", name)
+        return bool(m) and name.endswith("_fp8") == fp8 and (max_seq is None or int(m.group(1)) <= max_seq)
+    return keep
+
+
+def every(name):
+    return True
+
+
+# (stack file, stack, gpu, field, [(set folder, selector)]): fitted in this order.
+FACTORS = [
+    ("stdlib/frameworks/megatron.llmp", "megatron_core", "h100_sxm", "sustained_compute",
+     [(f"{SETS}/h100_weak_scaling", every)]),
+    ("stdlib/frameworks/megatron.llmp", "megatron_core", "h100_sxm", "sustained_compute_fp8",
+     [(f"{SETS}/nemo_h100", every)]),
+    ("stdlib/frameworks/pytorch.llmp", "llm_foundry", "h100_sxm", "sustained_compute",
+     [(f"{SETS}/mosaicml", mosaicml("h100", False, 4096))]),
+    ("stdlib/frameworks/pytorch.llmp", "llm_foundry", "h100_sxm", "sustained_compute_fp8",
+     [(f"{SETS}/mosaicml", mosaicml("h100", True, 4096))]),
+    ("stdlib/frameworks/pytorch.llmp", "llm_foundry", "a100_sxm4_80gb", "sustained_compute",
+     [(f"{SETS}/mosaicml", mosaicml("a100", False, 4096))]),
+    ("stdlib/frameworks/pytorch.llmp", "llm_foundry", "a100_sxm4_40gb", "sustained_compute",
+     [(f"{SETS}/mosaicml", mosaicml("a100_40g", False, 4096))]),
+]
+
+# Every set reported, with the factors' calibration rows marked.
+REPORTED = ["examples/megatron", f"{SETS}/h100_weak_scaling", f"{SETS}/nemo_h100", f"{SETS}/mosaicml",
+            f"{SETS}/mlperf", f"{SETS}/megatron_llama3_fp8", f"{SETS}/nemo_long_context",
+            f"{SETS}/megatron_bridge"]
+
+
+def field_re(stack, gpu, field):
+    return re.compile(r"(\nframework " + stack + r"\b[^{]*\{(?:(?!\nframework ).)*?\n  gpu " + gpu +
+                      r" \{[^}]*?\n    " + field + r" += )([0-9.]+)", re.S)
+
+
+def validate(llmp, data, folder):
+    """{scenario: (file, error %)} of `llmp validate` on folder with data folder `data`."""
+    env = dict(os.environ, LLMP_DATA=data)
+    out = subprocess.run([llmp, "validate", "--no-jit", "--format", "csv", folder], capture_output=True, text=True,
+                         env=env)
+    if out.returncode not in (0, 1) or not out.stdout:
+        sys.exit(f"llmp validate {folder} failed ({out.returncode}): {out.stderr}")
+    rows = {}
+    for r in csv.DictReader(io.StringIO(out.stdout)):
+        rows[r["scenario"]] = float(r["error_pct"]) if r["error_pct"] not in ("", "-") else None
+    return rows
+
+
+def calibration_rows(rows, keep):
+    """The calibration rows of a set among those keep() selects: even positions in name order."""
+    chosen = sorted(n for n in rows if keep(n))
+    return set(chosen[0::2])
+
+
+def mean_error(llmp, data, sets, root):
+    errs = []
+    for folder, keep in sets:
+        rows = validate(llmp, data, os.path.join(root, folder))
+        for name in calibration_rows(rows, keep):
+            if rows[name] is None:
+                sys.exit(f"calibration row {name} of {folder} has no prediction")
+            errs.append(abs(rows[name]))
+    return sum(errs) / len(errs), len(errs)
+
+
+def patch(path, pattern, value):
+    text = open(path, encoding="utf-8").read()
+    new, n = pattern.subn(lambda g: g.group(1) + f"{value:.3f}", text, count=1)
+    if n != 1:
+        sys.exit(f"{path}: no `{pattern.pattern}`")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(new)
+
+
+def fit(llmp, data, root, fw, pattern, sets):
+    """The grid minimiser of the calibration rows' mean |error|, and the curve near it."""
+    path = os.path.join(data, fw)
+    seen = {}
+
+    def err(s):
+        s = round(s, 3)
+        if s not in seen:
+            patch(path, pattern, s)
+            seen[s] = mean_error(llmp, data, sets, root)
+        return seen[s][0]
+
+    coarse = [LO + i * COARSE for i in range(int(round((HI - LO) / COARSE)) + 1)]
+    c = min(coarse, key=err)
+    fine = [c + i * STEP for i in range(-int(COARSE / STEP), int(COARSE / STEP) + 1) if LO <= c + i * STEP <= HI]
+    best = min(fine, key=lambda s: (err(s), s))
+    patch(path, pattern, best)
+    return round(best, 3), seen
+
+
+def report(llmp, root):
+    """Per set: calibration and validation rows' mean and max |error|."""
+    cal = {}
+    for fw, stack, gpu, field, sets in FACTORS:
+        for folder, keep in sets:
+            rows = validate(llmp, root, os.path.join(root, folder))
+            cal.setdefault(folder, set()).update(calibration_rows(rows, keep))
+    print(f"{'set':42} {'calibration rows':>28} {'validation rows':>28}")
+    for folder in REPORTED:
+        if not os.path.isdir(os.path.join(root, folder)):
+            continue
+        rows = validate(llmp, root, os.path.join(root, folder))
+        parts = []
+        for which in (True, False):
+            e = [abs(v) for n, v in rows.items() if (n in cal.get(folder, ())) == which and v is not None]
+            parts.append(f"{len(e):4d}: {sum(e) / len(e):5.2f} % mean {max(e):6.2f} % max" if e else f"{'-':>28}")
+        print(f"{folder:42} {parts[0]:>28} {parts[1]:>28}")
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(args) != 2:
+        sys.exit(__doc__.strip().splitlines()[-4])
+    llmp, root = os.path.abspath(args[0]), os.path.abspath(args[1])
+    if "--report" in sys.argv:
+        report(llmp, root)
+        return
+    wrong = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for d in ("stdlib", "hw"):
+            shutil.copytree(os.path.join(root, d), os.path.join(tmp, d))
+        for fw, stack, gpu, field, sets in FACTORS:
+            pattern = field_re(stack, gpu, field)
+            m = pattern.search(open(os.path.join(root, fw), encoding="utf-8").read())
+            if not m:
+                sys.exit(f"{fw}: framework {stack} has no `gpu {gpu} {{ {field} = ... }}`")
+            shipped = float(m.group(2))
+            best, seen = fit(llmp, tmp, root, fw, pattern, sets)
+            near = [f"{s:.3f}: {e:.2f} %" for s, (e, n) in sorted(seen.items()) if abs(s - best) <= 2.5 * STEP]
+            print(f"{stack} on {gpu}, {field} ({seen[best][1]} calibration rows): " + ", ".join(near))
+            print(f"  minimiser {best:.3f} ({seen[best][0]:.2f} %), shipped {shipped:.3f}")
+            if "--write" in sys.argv:
+                patch(os.path.join(root, fw), pattern, best)
+            elif abs(best - shipped) > STEP / 2:
+                wrong.append(f"{stack} on {gpu}: {field} (minimiser {best:.3f}, shipped {shipped:.3f})")
+    if wrong:
+        sys.exit("a shipped factor is not its minimiser: run with --write, or recalibrate " + "; ".join(wrong))
+
+
+if __name__ == "__main__":
+    main()
