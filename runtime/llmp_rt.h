@@ -43,6 +43,8 @@ typedef struct RtGpu {
                                    (0, 1]; 0 means 1 (hw/gpus.llmp `sustained_compute`) */
   double sustained_fp8;     /* the same for fp8 work; 0 means sustained_compute
                                    (hw/gpus.llmp `sustained_compute_fp8`) */
+  double attention_rate;    /* the stack's flash-attention kernel's rate over the modelled
+                                   one (a framework's `sustained_attention`); 0 means 1 */
 } RtGpu;
 
 enum { RT_MAX_TIERS = 4 };

@@ -248,6 +248,8 @@ RtCost rt_op_eval(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
   double x[RT_MAX_AXES];
   RtCost c = rt_op_physics(g, op, dt, a, x);
   rt_calibrate(g, op, dt, x, &c);
+  if ((op == RT_OP_FLASH || op == RT_OP_FLASH_FULL) && g->attention_rate > 0) /* the stack's kernel */
+    c.fwd /= g->attention_rate, c.bwd /= g->attention_rate;
   return c;
 }
 

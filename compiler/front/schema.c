@@ -107,7 +107,8 @@ static const FieldDef f_block[] = {STRING("description"), END};
  * overheads, the plans it can run, and per-GPU calibration (docs/frameworks.md). */
 static const FieldDef f_fw_gpu[] = {
     REAL("sustained_compute", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN),
-    STRING("calibration"), STRING("description"), STRING("source"), END};
+    REAL("sustained_attention", 0, 2, F_MIN_OPEN), STRING("calibration"), STRING("description"), STRING("source"),
+    END};
 static const Schema s_fw_gpu = {"gpu calibration", DK_UNKNOWN, f_fw_gpu, NULL};
 static const FieldDef f_framework[] = {
     STRING("version"), ENUM("parallel_residual_reduction", e_residual, 0), ENUM("sharded_reduction", e_sharded, 0),

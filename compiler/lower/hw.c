@@ -206,20 +206,23 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
   return built_add(&h->clusters, decl, &c, sizeof c);
 }
 
-const RtCluster *hw_cluster_sustained(HwSet *h, const RtCluster *c, double sustained, double sustained_fp8) {
+const RtCluster *hw_cluster_sustained(HwSet *h, const RtCluster *c, double sustained, double sustained_fp8,
+                                      double attention) {
   double sc = sustained > 0 ? sustained : c->gpu->sustained_compute;
   double s8 = sustained_fp8 > 0 ? sustained_fp8 : c->gpu->sustained_fp8;
-  if (sc == c->gpu->sustained_compute && s8 == c->gpu->sustained_fp8) return c;
+  double ar = attention > 0 ? attention : c->gpu->attention_rate;
+  if (sc == c->gpu->sustained_compute && s8 == c->gpu->sustained_fp8 && ar == c->gpu->attention_rate) return c;
   for (int i = 0; i + 1 < h->variants.n; i += 2) {
     const RtGpu *g = h->variants.v[i].item;
     const RtCluster *v = h->variants.v[i + 1].item;
     if (v->calib == c->calib && g->calib == c->gpu->calib && v->nodes == c->nodes && !strcmp(v->name, c->name) &&
         g->name == c->gpu->name &&
-        g->sustained_compute == sc && g->sustained_fp8 == s8 && !memcmp(v->tiers, c->tiers, sizeof c->tiers))
+        g->sustained_compute == sc && g->sustained_fp8 == s8 && g->attention_rate == ar &&
+        !memcmp(v->tiers, c->tiers, sizeof c->tiers))
       return v;
   }
   RtGpu g = *c->gpu;
-  g.sustained_compute = sc, g.sustained_fp8 = s8;
+  g.sustained_compute = sc, g.sustained_fp8 = s8, g.attention_rate = ar;
   RtGpu *gp = built_add(&h->variants, NULL, &g, sizeof g);
   RtCluster v = *c;
   v.gpu = gp;

@@ -27,9 +27,10 @@ const RtGpu *hw_gpu(HwSet *h, const char *name);
 const RtCluster *hw_cluster(HwSet *h, const char *name);
 /* The same from a declaration (a scenario's `cluster = selene { nodes = 192 }`). */
 const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl);
-/* c with its gpu's sustained figures replaced (a stack's calibration for that gpu; 0 keeps
- * the gpu's own): a copy of both, owned by h and shared by equal requests. */
-const RtCluster *hw_cluster_sustained(HwSet *h, const RtCluster *c, double sustained, double sustained_fp8);
+/* c with its gpu's sustained figures and attention rate replaced (a stack's calibration for
+ * that gpu; 0 keeps the gpu's own): a copy of both, owned by h and shared by equal requests. */
+const RtCluster *hw_cluster_sustained(HwSet *h, const RtCluster *c, double sustained, double sustained_fp8,
+                                      double attention);
 /* c with its gpu's operator tables replaced by the folder `calibration` names (as a gpu's
  * `calibration`, relative to the file that declares `decl` when it holds a `/`); NULL after
  * reporting why the tables do not load. */

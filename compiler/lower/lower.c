@@ -128,9 +128,10 @@ static void stack_calibration(Lower *L, HwSet *hw) {
   if (!fw) return;
   for (int i = 0; i < sema_nsubs(fw, "gpu"); i++) {
     if (strcmp(sema_sub_label(fw, "gpu", i), L->rc->gpu->name)) continue;
-    double sc = 0, s8 = 0;
+    double sc = 0, s8 = 0, ar = 0;
     if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute", &sc)) r->sustained_from = r->framework;
     if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute_fp8", &s8)) r->sustained_fp8_from = r->framework;
+    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_attention", &ar)) r->attention_rate = ar;
     const char *tables = sema_sub_word(L->s, fw, "gpu", i, "calibration");
     const RtCluster *c = hw_cluster_tables(hw, L->rc, tables, fw);
     if (!c) {
@@ -138,7 +139,7 @@ static void stack_calibration(Lower *L, HwSet *hw) {
       return;
     }
     if (tables) r->tables_from = r->framework;
-    L->rc = hw_cluster_sustained(hw, c, sc, s8);
+    L->rc = hw_cluster_sustained(hw, c, sc, s8, ar);
   }
 }
 

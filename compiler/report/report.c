@@ -249,6 +249,9 @@ static void print_table(W *w, const Report *r) {
   if (r->dtype && !strcmp(r->dtype, "fp8") && fp8 < 1 && fp8 != rest)
     w_printf(w, "%s fp8 GEMMs x %.3f (sustained_compute_fp8%s)", rest < 1 ? "," : ";", fp8,
              factor_of(msg, sizeof msg, r, r->sustained_fp8_from));
+  if (r->attention_rate > 0 && r->attention_rate != 1)
+    w_printf(w, "; flash attention x %.3f (sustained_attention of %s on %s)", r->attention_rate, str(r->framework),
+             str(r->gpu));
   w_putc(w, '\n');
 }
 
@@ -315,6 +318,7 @@ static void print_json(W *w, const Report *r) {
   j_str(&j, "sustained_compute_from", r->sustained_from ? r->sustained_from : r->gpu);
   j_str(&j, "sustained_compute_fp8_from", r->sustained_fp8_from ? r->sustained_fp8_from : r->gpu);
   j_str(&j, "tables_from", r->tables_from ? r->tables_from : r->gpu);
+  j_num(&j, "sustained_attention", r->attention_rate > 0 ? r->attention_rate : 1);
   j_close(&j, '}');
   w_putc(w, '\n');
 }

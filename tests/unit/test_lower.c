@@ -1489,6 +1489,22 @@ TEST(stack_gpu_calibration) {
   fx_close(x);
 }
 
+/* A stack's attention kernel at half the modelled rate: the flash attention's times double,
+ * nothing else moves. */
+TEST(stack_attention_rate) {
+  const char *plan = "micro_batch = 1; global_batch = 8";
+  const char *sizes = "layers = 2; hidden = 1024; heads = 16; kv_heads = 16; seq = 4096; vocab = 32000; ffn = 2816";
+  Fx *x = run_stack(NULL, "llama", sizes, "selene { nodes = 1 }", plan);
+  double f = layer_op(x, "attn", false), b = layer_op(x, "attn", true), qkv = layer_op(x, "qkv", false);
+  fx_close(x);
+  x = run_stack("gpu a100_sxm4_80gb { sustained_attention = 0.5 }", "llama", sizes, "selene { nodes = 1 }", plan);
+  expect_near(layer_op(x, "attn", false), 2 * f, "forward at half the rate");
+  expect_near(layer_op(x, "attn", true), 2 * b, "backward at half the rate");
+  expect_near(layer_op(x, "qkv", false), qkv, "a GEMM unchanged");
+  assert_true(x->r.attention_rate == 0.5);
+  fx_close(x);
+}
+
 /* Host overheads and the stack's memory reserve; the parts still add up. */
 TEST(stack_host_and_memory) {
   Fx *x = run_stack("launch_overhead = 1 ms; memory_reserved = 2 GiB; fragmentation = 0.1", "gpt", PLACE_SIZES,
@@ -1556,6 +1572,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stack_rules),
       cmocka_unit_test(stack_plan_defaults),
       cmocka_unit_test(stack_gpu_calibration),
+      cmocka_unit_test(stack_attention_rate),
       cmocka_unit_test(stack_host_and_memory),
       cmocka_unit_test(stack_blocking_pipeline_sends),
   };
