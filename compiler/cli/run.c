@@ -411,9 +411,12 @@ typedef struct ValState { /* across the scenarios of one llmp validate */
 static void validate_row(const Report *r, ValState *st) {
   char par[48];
   snprintf(par, sizeof par, "%d/%d/%d", r->tp, r->pp, r->dp);
-  if (!r->fits) {
+  if (!r->fits) { /* no prediction: in CSV, empty predicted and error fields */
     char msg[512];
-    printf("%-34s %6d %-14s %s\n", r->scenario, r->gpus, par, report_fit_message(msg, sizeof msg, r));
+    if (st->csv)
+      printf("%s,%s,%d,%d,%d,%d,,%.6g,\n", r->scenario, r->file, r->gpus, r->tp, r->pp, r->dp, r->measured_iteration);
+    else
+      printf("%-34s %6d %-14s %s\n", r->scenario, r->gpus, par, report_fit_message(msg, sizeof msg, r));
     st->failed++;
     return;
   }
