@@ -17,8 +17,9 @@ Every row is used: each MPT shape below reproduces the CSV's num_params exactly 
 sequence length (checked here; a row that does not is an error), and every row's plan is one
 llmp can state (checked by `llmp validate` when the files are run).  How a row becomes a plan:
 
-- FULL_SHARD is ZeRO 3 and SHARD_GRAD_OP ZeRO 2, over all the GPUs (tp = pp = 1), with FSDP's
-  prefetch overlapping the gathers and reductions with compute (overlap_dp = true).
+- FULL_SHARD is ZeRO 3 and SHARD_GRAD_OP ZeRO 2, over all the GPUs (tp = pp = 1); how FSDP
+  prefetches and overlaps the gathers and reductions with compute is the stack's, llm_foundry
+  (stdlib/frameworks/llm_foundry.llmp), which every scenario names.
 - mp_mode DEFAULT is Composer's mixed precision that reduces gradients in fp32
   (grad_dtype = fp32); PURE reduces them in bf16 (grad_dtype = bf16).
 - activation_checkpointing True is full recompute of each block; False, none.
@@ -168,7 +169,8 @@ scenario {name} {{
     recompute    = {ckpt}
     zero         = {zero}
   }}
-  source = "{SRC}, {where}"
+  framework = llm_foundry
+  source    = "{SRC}, {where}"
   measured {{  # global_batch_tokens / throughput_tokens_per_s
     iteration = {it:.6g} s
   }}
@@ -177,13 +179,13 @@ scenario {name} {{
     return name, text
 
 
-PLAN = """# PyTorch FSDP as Composer ran it: data parallel over every GPU, gathers and gradient
-# reductions prefetched behind compute. Each scenario sets the rest from its row.
+PLAN = """# PyTorch FSDP as Composer ran it: data parallel over every GPU. How FSDP gathers, prefetches
+# and reduces, behind compute, is the stack's (llm_foundry, stdlib/frameworks/llm_foundry.llmp).
+# Each scenario sets the rest from its row.
 plan mpt_fsdp {
-  tp         = 1
-  pp         = 1
-  overlap_dp = true
-  optimizer  = adam  # llm-foundry's decoupled AdamW/LionW: Adam's state traffic
+  tp        = 1
+  pp        = 1
+  optimizer = adam  # llm-foundry's decoupled AdamW/LionW: Adam's state traffic
 }
 """
 
@@ -210,7 +212,8 @@ def main():
                 "# " + SRC.split(": ")[0] + ",",
                 "# as a scenario (see README.md and generate.py, which wrote this file).",
                 "",
-                'import "models"']
+                'import "models"',
+                'import "stdlib/frameworks/llm_foundry"']
         if cluster == "mosaic_a100_40gb":
             head += ['import "hw/gpus"', "", CLUSTER_A100_40]
         else:

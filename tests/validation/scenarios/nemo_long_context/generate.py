@@ -26,9 +26,12 @@ plans are not known.
 How a row becomes a plan: tp, pp, dp and cp as the row gives them (checked: their product is
 the GPU count); the rest is assumed, NeMo's defaults for its Llama recipes, as in ../nemo_h100:
 micro-batch 1, sequence parallelism where tp > 1, no activation recompute, the distributed
-optimizer (zero = 1), overlapped data-, tensor- and pipeline-parallel communication, one
-virtual stage (1F1B), fp8 linears (Transformer Engine) and flash attention; the cluster is
-Eos (DGX H100) with the row's node count (8 GPUs a node; the 4-GPU row uses half a node).
+optimizer (zero = 1), one virtual stage (1F1B), fp8 linears (Transformer Engine) and flash
+attention; the cluster is Eos (DGX H100) with the row's node count (8 GPUs a node; the 4-GPU
+row uses half a node).  The stack is megatron_core (stdlib/frameworks/megatron.llmp): its
+overlapped data- and tensor-parallel communication; pipeline sends are not overlapped under
+1F1B (Megatron forces --overlap-p2p-communication off without interleaving), which the one
+row with pp > 1 says.
 """
 import csv
 import os
@@ -75,6 +78,12 @@ def scenario(row, line):
     iteration = gbs * seq * flop_per_token(seq) / (tflops * 1e12 * gpus)
     nodes = max(1, gpus // 8)
     name = "nemo_llama2_7b_s%dk_%dgpu" % (seq // 1024, gpus)
+    # Megatron turns --overlap-p2p-communication off without interleaving (one virtual stage here)
+    pp_line = "\n  overlap_pp        = false  # 1F1B: Megatron overlaps P2P only when interleaved" if pp > 1 else ""
+
+    def c(value):
+        """A value padded so that the plan's comments line up as `llmp fmt` lays them out."""
+        return value.ljust(len("false" if pp > 1 else "none") + 2)
     cluster = "eos { nodes = %d }" % nodes if gpus >= 8 else "eos { nodes = 1; gpus_per_node = %d }" % gpus
     src = "%s (%s, %s, %dK tokens, %d GPUs); via shared/data/published/nemo_long_context_cp.csv line %d" % (
         row["source"], row["table"], row["container"], seq // 1024, gpus, line)
@@ -88,22 +97,21 @@ plan {name}_plan {{
   pp                = {pp}
   dp                = {dp}
   cp                = {cp}
-  micro_batch       = 1     # assumed
+  micro_batch       = {c('1')}# assumed
   global_batch      = {gbs}
   dtype             = fp8
   sequence_parallel = {'true' if tp > 1 else 'false'}
-  recompute         = none  # assumed
-  zero              = 1     # assumed: distributed optimizer
-  overlap_dp        = true  # assumed
-  overlap_tp        = true  # assumed
+  recompute         = {c('none')}# assumed
+  zero              = {c('1')}# assumed: distributed optimizer{pp_line}
   optimizer         = adam
 }}
 
 scenario {name} {{
-  model   = llama2_7b {{ seq = {seq} }}
-  cluster = {cluster}
-  plan    = {name}_plan
-  source  = "{src}"
+  model     = llama2_7b {{ seq = {seq} }}
+  cluster   = {cluster}
+  plan      = {name}_plan
+  framework = megatron_core  # NeMo 24.03.01: its recipe settings not read, Megatron-Core's
+  source    = "{src}"
   measured {{  # from TFLOP/s per GPU with NeMo's FLOP formula (above)
     iteration = {iteration:.4f} s
   }}
@@ -128,6 +136,7 @@ def main():
 # the formula).  Assumptions: README.md.
 
 import "stdlib/models/llama2"
+import "stdlib/frameworks/megatron"
 import "hw/systems/eos"
 """]
     n = 0
