@@ -14,7 +14,7 @@ are what it makes from the CSV today.  Python's standard library only.
 
 --framework writes `import "stdlib/frameworks"` and `framework = megatron_core` into each
 scenario (the software stack, issue 31); --no-framework leaves them out.  The default is
-FRAMEWORK below: False until llmp has the `framework` kind and stdlib/frameworks/, then True.
+FRAMEWORK below (True).
 
 Which rows are in (README.md says the same, with each row's reason):
 - GPU: DGX-H100 (hw/systems/eos.llmp) and DGX-B200 (hw/systems/dgx_b200.llmp).  GB200,
@@ -55,7 +55,7 @@ import re
 import sys
 import textwrap
 
-FRAMEWORK = False  # True once the `framework` kind and stdlib/frameworks/ are on main
+FRAMEWORK = True  # llmp has the `framework` kind and stdlib/frameworks/
 
 SOURCE_URL = ("https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/"
               "docs/performance-summary-archive.md")
