@@ -102,7 +102,7 @@ def validate(llmp, data, folder):
         sys.exit(f"llmp validate {folder} failed ({out.returncode}): {out.stderr}")
     rows = {}
     for r in csv.DictReader(io.StringIO(out.stdout)):
-        rows[r["scenario"]] = float(r["error_pct"]) if r["error_pct"] not in ("", "-") else None
+        rows[r["scenario"]] = float(r["error_pct"]) if r.get("error_pct") not in (None, "", "-") else None
     return rows
 
 
