@@ -13,8 +13,9 @@
  * cluster per inline extension (`eos { nodes = 16 }`).  Each is allocated alone and never
  * moves: callers keep the pointers, and a cluster points at its gpu. */
 typedef struct Built {
-  Decl *decl; /* what it was built from; NULL for a calibration */
-  void *item; /* RtGpu, RtCluster or RtCalib */
+  Decl *decl;      /* what it was built from; NULL for a calibration and a variant */
+  void *item;      /* RtGpu, RtCluster or RtCalib */
+  const void *key; /* a variant's cluster: the cluster it was made from */
 } Built;
 
 typedef struct BuiltList {
@@ -42,7 +43,7 @@ static void *built_find(const BuiltList *l, const Decl *decl) {
 static void *built_add(BuiltList *l, Decl *decl, void *item, size_t size) {
   XGROW(l->v, l->n + 1, l->cap);
   if (size) item = memcpy(xmalloc(size), item, size);
-  l->v[l->n++] = (Built){decl, item};
+  l->v[l->n++] = (Built){decl, item, NULL};
   return item;
 }
 
@@ -206,27 +207,31 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
   return built_add(&h->clusters, decl, &c, sizeof c);
 }
 
+/* A copy of c on a copy of g, remembered as made from c. */
+static const RtCluster *variant(HwSet *h, const RtCluster *c, const RtGpu *g) {
+  RtGpu *gp = built_add(&h->variants, NULL, (void *)g, sizeof *g);
+  RtCluster v = *c;
+  v.gpu = gp;
+  RtCluster *vp = built_add(&h->variants, NULL, &v, sizeof v);
+  h->variants.v[h->variants.n - 1].key = c;
+  return vp;
+}
+
 const RtCluster *hw_cluster_sustained(HwSet *h, const RtCluster *c, double sustained, double sustained_fp8,
                                       double attention) {
   double sc = sustained > 0 ? sustained : c->gpu->sustained_compute;
   double s8 = sustained_fp8 > 0 ? sustained_fp8 : c->gpu->sustained_fp8;
   double ar = attention > 0 ? attention : c->gpu->attention_rate;
   if (sc == c->gpu->sustained_compute && s8 == c->gpu->sustained_fp8 && ar == c->gpu->attention_rate) return c;
-  for (int i = 0; i + 1 < h->variants.n; i += 2) {
+  for (int i = 0; i + 1 < h->variants.n; i += 2) { /* made from c before, with these figures */
     const RtGpu *g = h->variants.v[i].item;
-    const RtCluster *v = h->variants.v[i + 1].item;
-    if (v->calib == c->calib && g->calib == c->gpu->calib && v->nodes == c->nodes && !strcmp(v->name, c->name) &&
-        g->name == c->gpu->name &&
-        g->sustained_compute == sc && g->sustained_fp8 == s8 && g->attention_rate == ar &&
-        !memcmp(v->tiers, c->tiers, sizeof c->tiers))
-      return v;
+    if (h->variants.v[i + 1].key == c && g->sustained_compute == sc && g->sustained_fp8 == s8 &&
+        g->attention_rate == ar)
+      return h->variants.v[i + 1].item;
   }
   RtGpu g = *c->gpu;
   g.sustained_compute = sc, g.sustained_fp8 = s8, g.attention_rate = ar;
-  RtGpu *gp = built_add(&h->variants, NULL, &g, sizeof g);
-  RtCluster v = *c;
-  v.gpu = gp;
-  return built_add(&h->variants, NULL, &v, sizeof v);
+  return variant(h, c, &g);
 }
 
 const RtCluster *hw_cluster_tables(HwSet *h, const RtCluster *c, const char *calibration, Decl *decl) {
@@ -234,12 +239,15 @@ const RtCluster *hw_cluster_tables(HwSet *h, const RtCluster *c, const char *cal
   const RtCalib *t = load_calib_named(h, decl, calibration, &failed);
   if (failed) return NULL;
   if (!t || t == c->gpu->calib) return c;
+  for (int i = 0; i + 1 < h->variants.n; i += 2) {
+    const RtGpu *g = h->variants.v[i].item;
+    if (h->variants.v[i + 1].key == c && g->calib == t && g->sustained_compute == c->gpu->sustained_compute &&
+        g->sustained_fp8 == c->gpu->sustained_fp8 && g->attention_rate == c->gpu->attention_rate)
+      return h->variants.v[i + 1].item;
+  }
   RtGpu g = *c->gpu;
   g.calib = t;
-  RtGpu *gp = built_add(&h->variants, NULL, &g, sizeof g);
-  RtCluster v = *c;
-  v.gpu = gp;
-  return built_add(&h->variants, NULL, &v, sizeof v);
+  return variant(h, c, &g);
 }
 
 /* The text of the root of the compilation, malloc'd: an import of every .llmp of hw/ that

@@ -1489,6 +1489,27 @@ TEST(stack_gpu_calibration) {
   fx_close(x);
 }
 
+/* Scenarios of one file on clusters that differ only in GPUs per node each get their own
+ * calibrated copy of their cluster. */
+TEST(stack_calibration_per_cluster) {
+  const char *text = "import \"stdlib/transformer\"\nimport \"hw/systems/selene\"\n"
+                     "framework f { gpu a100_sxm4_80gb { sustained_compute = 0.5 } }\n"
+                     "model m extends gpt { " PLACE_SIZES " }\n"
+                     "plan p { micro_batch = 1; global_batch = 8 }\n"
+                     "scenario four { model = m; cluster = selene { nodes = 1; gpus_per_node = 4 }; plan = p; framework = f }\n"
+                     "scenario eight { model = m; cluster = selene { nodes = 1 }; plan = p; framework = f }\n";
+  Fx *x = fx_open(text);
+  fx_eval(x, "eight");
+  double alone = x->r.iteration;
+  fx_eval(x, "four");
+  assert_int_equal(x->r.gpus, 4);
+  fx_eval(x, "eight");
+  assert_int_equal(x->r.gpus, 8);
+  expect_near(x->r.iteration, alone, "the 8-GPU scenario after the 4-GPU one");
+  assert_int_equal(((const RtCluster *)x->l.g.cluster)->gpus_per_node, 8);
+  fx_close(x);
+}
+
 /* A stack's attention kernel at half the modelled rate: the flash attention's times double,
  * nothing else moves. */
 TEST(stack_attention_rate) {
@@ -1572,6 +1593,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stack_rules),
       cmocka_unit_test(stack_plan_defaults),
       cmocka_unit_test(stack_gpu_calibration),
+      cmocka_unit_test(stack_calibration_per_cluster),
       cmocka_unit_test(stack_attention_rate),
       cmocka_unit_test(stack_host_and_memory),
       cmocka_unit_test(stack_blocking_pipeline_sends),
