@@ -100,13 +100,15 @@ GId lower_call(Lower *L, RtKernel k, const char *label, int n, ...) {
 }
 
 /* A compute operator: call c's forward (c) and backward (c + 1) seconds into the block. */
-static void compute(Lower *L, const char *name, GId c) {
+static void compute_fb(Lower *L, const char *name, GId f, GId b) {
   Acc *a = L->acc;
   a->launches += 1;
-  a->fc = ADD(L, a->fc, c);
-  a->bc = ADD(L, a->bc, c + 1);
-  add_op(L, name, NULL, 'c', c, c + 1);
+  a->fc = ADD(L, a->fc, f);
+  a->bc = ADD(L, a->bc, b);
+  add_op(L, name, NULL, 'c', f, b);
 }
+
+static void compute(Lower *L, const char *name, GId c) { compute_fb(L, name, c, c + 1); }
 
 /* A collective over a group, seconds of one call (the node of its time). */
 GId lower_coll(Lower *L, RtKernel k, GId bytes, int group, const char *label) {
@@ -157,9 +159,21 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   bool col = !strcmp(split, "column"), row = !strcmp(split, "row");
   GId k = row ? DIV(L, in, L->tp) : in, n = col ? DIV(L, out, L->tp) : out;
   GId c = lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), t, k, n, K(L, bias));
-  compute(L, name, c);
+  double tp1;
+  bool single = g_is_const(L->g, L->tp, &tp1) && tp1 == 1;
+  /* Overlapped TP exchanges that run as bulk or pipelined transfers (Transformer Engine: a row
+   * linear's forward reduce-scatter, a column linear's backward gather and reduce-scatter)
+   * take tp_overlap_sms of the SMs from the GEMM they overlap; ring exchanges take none. */
+  GId cf = c, cb = c + 1;
+  double sms = L->gpu->sms, steal = L->st.tp_overlap_sms;
+  if ((col || row) && !single && steal > 0 && steal < sms && !kf(L, L->overlap_tp)) {
+    GId slow = K(L, sms / (sms - steal));
+    if (row) cf = PICK(L, L->overlap_tp, MUL(L, c, slow), c);
+    if (col) cb = PICK(L, L->overlap_tp, MUL(L, c + 1, slow), c + 1);
+  }
+  compute_fb(L, name, cf, cb);
   Acc *A = L->acc;
-  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), c + 1)); /* the weight-gradient GEMM: half the FLOPs */
+  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), cb)); /* the weight-gradient GEMM: half the FLOPs */
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, k, n)));
   A->params = ADD(L, A->params, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)));
   A->tensors = ADD(L, A->tensors, K(L, bias ? 2 : 1));
@@ -171,8 +185,6 @@ static void op_linear(Lower *L, const char *name, Args *a) {
     A->act = ADD(L, A->act, MUL(L, in_el, gemm_in_bytes(L)));
   else
     A->act_sel = SUB(L, A->act_sel, in_saved);
-  double tp;
-  bool single = g_is_const(L->g, L->tp, &tp) && tp == 1;
   /* a fused parallel residual: the branches' outputs are summed unreduced, and the layer's
    * last row linear reduces the sum (forward, and its gradient's gather under SP) */
   bool deferred = row && L->row_skip > 0;
@@ -192,8 +204,8 @@ static void op_linear(Lower *L, const char *name, Args *a) {
     }
     /* overlap_tp (userbuffers) hides a collective behind its own GEMM; without it, a stack
      * with asynchronous backward collectives hides the dgrad's behind the wgrad GEMM (half) */
-    f = exposed(L, f, c, L->overlap_tp);
-    b = PICK(L, L->overlap_tp, exposed(L, b, c + 1, K(L, 1)),
+    f = exposed(L, f, cf, L->overlap_tp);
+    b = PICK(L, L->overlap_tp, exposed(L, b, cb, K(L, 1)),
              exposed(L, b, MUL(L, K(L, 0.5), c + 1), K(L, L->st.tp_bwd_overlap)));
     const char *what = !kt(L, sp) ? "tp allreduce" : col ? "tp allgather" : "tp reducescatter";
     comm(L, CM_TP, name, kf(L, sp) || kt(L, sp) ? what : "tp collective", f, b);

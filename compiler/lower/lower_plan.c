@@ -175,6 +175,7 @@ void lower_read_stack(Lower *L) {
   st->max_live = fw_num(L, "max_live_parameters", INFINITY);
   st->tp_span_node = !strcmp(fw_word(L, "tp_overlap_span", "node"), "node");
   st->tp_bwd_overlap = fw_bool(L, "tp_backward_overlap", false);
+  st->tp_overlap_sms = fw_num(L, "tp_overlap_sms", 0);
   st->dp_overlap_pp = fw_bool(L, "dp_overlap_with_pp", true);
   st->multi_tensor = !strcmp(fw_word(L, "optimizer_kernel", "per_tensor"), "multi_tensor");
   st->launch = fw_num(L, "launch_overhead", 0);

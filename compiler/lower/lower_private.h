@@ -52,6 +52,7 @@ typedef struct Stack {
   double max_live;        /* ZeRO-3 gathered elements resident at most; INFINITY: no bound */
   bool tp_span_node;      /* overlap_tp only inside a node */
   bool tp_bwd_overlap;    /* backward TP collectives overlap without overlap_tp */
+  double tp_overlap_sms;  /* SMs a bulk or pipelined overlapped TP exchange takes from its GEMM */
   bool dp_overlap_pp;     /* the DP reduction may overlap with pp > 1 */
   bool multi_tensor;      /* optimizer_kernel = multi_tensor */
   double launch;          /* seconds of host time per kernel launch */
