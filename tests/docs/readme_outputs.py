@@ -6,7 +6,10 @@ its output: this runs `LLMP ARGS...` in the source folder (stdout, then stderr) 
 output, line for line, with the rest of the block.  A change to llmp's figures then fails here
 until the README shows the new ones.
 
-usage: readme_outputs.py LLMP SOURCE_DIR
+With --update, the stale blocks are rewritten with today's output instead (through a
+temporary file and a rename).
+
+usage: readme_outputs.py LLMP SOURCE_DIR [--update]
 """
 import difflib
 import os
@@ -29,17 +32,22 @@ def blocks(text):
 
 
 def main():
-    if len(sys.argv) != 3:
+    update = "--update" in sys.argv[3:]
+    if len(sys.argv) != 3 + update:
         raise SystemExit(__doc__.strip().split("\n")[-1])
     llmp, src = sys.argv[1], sys.argv[2]
     with open(os.path.join(src, "README.md"), encoding="utf-8") as f:
         text = f.read()
     found = stale = 0
-    for line, args, want in blocks(text):
+    lines = text.split("\n")
+    for line, args, want in reversed(list(blocks(text))):
         found += 1
         run = subprocess.run([llmp] + args, cwd=src, capture_output=True, text=True)
         got = (run.stdout + run.stderr).rstrip("\n").split("\n")
-        if got != want:
+        if got != want and update:
+            lines[line:line + len(want)] = got
+            stale += 1
+        elif got != want:
             stale += 1
             print(f"README.md:{line}: `build/llmp {' '.join(args)}` prints otherwise now:")
             sys.stdout.writelines(difflib.unified_diff([w + "\n" for w in want],
@@ -47,6 +55,13 @@ def main():
                                                        "README.md", "llmp", n=1))
     if found == 0:
         raise SystemExit("README.md: no `$ build/llmp` block found")
+    if update:
+        tmp = os.path.join(src, "README.md.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+        os.replace(tmp, os.path.join(src, "README.md"))
+        print(f"{found} README blocks, {stale} updated")
+        return 0
     print(f"{found} README blocks, {stale} stale")
     return 1 if stale else 0
 
