@@ -45,7 +45,17 @@ typedef struct RtGpu {
                                    (hw/gpus.llmp `sustained_compute_fp8`) */
   double attention_rate;    /* the stack's flash-attention kernel's rate over the modelled
                                    one (a framework's `sustained_attention`); 0 means 1 */
+  unsigned fused;           /* RT_FUSED_* bits: operators the stack runs as one fused kernel
+                                   where the tables timed an unfused one: the physics applies */
 } RtGpu;
+
+enum { /* RtGpu.fused */
+  RT_FUSED_NORM = 1,         /* layernorm, rmsnorm */
+  RT_FUSED_ROPE = 2,         /* rotary embedding */
+  RT_FUSED_ACTIVATION = 4,   /* gelu, swiglu */
+  RT_FUSED_SOFTMAX = 8,      /* the causal scale-mask-softmax */
+  RT_FUSED_CROSS_ENTROPY = 16
+};
 
 enum { RT_MAX_TIERS = 4 };
 

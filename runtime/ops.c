@@ -243,11 +243,25 @@ RtCost rt_op_min_time(const RtGpu *g, RtOp op, RtDtype dt, const double *a, doub
 
 static const RtCost bad = {NAN, NAN, RT_BAD_ARGS};
 
+/* The RT_FUSED_* bit of an operator, 0 for one no stack fuses differently. */
+static unsigned fused_bit(RtOp op) {
+  switch (op) {
+  case RT_OP_LAYERNORM:
+  case RT_OP_RMSNORM: return RT_FUSED_NORM;
+  case RT_OP_ROPE: return RT_FUSED_ROPE;
+  case RT_OP_GELU:
+  case RT_OP_SWIGLU: return RT_FUSED_ACTIVATION;
+  case RT_OP_MASKED_SOFTMAX: return RT_FUSED_SOFTMAX;
+  case RT_OP_CROSS_ENTROPY: return RT_FUSED_CROSS_ENTROPY;
+  default: return 0;
+  }
+}
+
 RtCost rt_op_eval(const RtGpu *g, RtOp op, RtDtype dt, const double *a) {
   if (!op_args_ok(g, op, dt, a)) return bad;
   double x[RT_MAX_AXES];
   RtCost c = rt_op_physics(g, op, dt, a, x);
-  rt_calibrate(g, op, dt, x, &c);
+  if (!(g->fused & fused_bit(op))) rt_calibrate(g, op, dt, x, &c);
   if ((op == RT_OP_FLASH || op == RT_OP_FLASH_FULL) && g->attention_rate > 0) /* the stack's kernel */
     c.fwd /= g->attention_rate, c.bwd /= g->attention_rate;
   return c;

@@ -44,6 +44,7 @@ static const char *const e_zero2[] = {"last_micro_batch", "every_micro_batch", N
 static const char *const e_bwd_prefetch[] = {"pre", "post", "none", NULL};
 static const char *const e_tp_span[] = {"node", "system", NULL};
 static const char *const e_opt_kernel[] = {"multi_tensor", "per_tensor", NULL};
+static const char *const e_fused[] = {"norm", "rope", "activation", "softmax", "cross_entropy", NULL};
 
 #define POSQTY(n, d, fl) {n, FT_QTY, d, NULL, DK_UNKNOWN, (fl) | F_HAS_MIN | F_MIN_OPEN, 0, 0}   /* > 0 */
 static const FieldDef f_gpu[] = {
@@ -119,6 +120,7 @@ static const FieldDef f_framework[] = {
     BOOL("dp_overlap_with_pp"),
     ENUM("grad_dtype", e_dtype, 0), ENUM("layer_partition", e_partition, 0), COUNT("dp_bucket_elements", 0),
     ENUM("schedule", e_schedule, 0), ENUM("attention", e_attention, 0), ENUM("optimizer_kernel", e_opt_kernel, 0),
+    {"fused_kernels", FT_ENUMLIST, {{0}}, e_fused, DK_UNKNOWN, 0, 0, 0},
     QTY("launch_overhead", SECONDS, 0), QTY("micro_batch_overhead", SECONDS, 0), QTY("memory_reserved", BYTES, 0),
     {"fragmentation", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 0.9},
     {"schedules", FT_ENUMLIST, {{0}}, e_schedule, DK_UNKNOWN, 0, 0, 0},

@@ -28,7 +28,7 @@ struct HwSet {
   Diag *d;
   const SemaOptions *opt;
   BuiltList gpus, clusters, calibs;
-  BuiltList variants; /* hw_cluster_sustained's: a gpu, then its cluster */
+  BuiltList variants; /* hw_cluster_variant's: a gpu, then its cluster */
   char **calib_dirs;  /* the folder of each of calibs */
   bool without_calib; /* hw_without_calibration(): tables named are not loaded */
 };
@@ -207,8 +207,17 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
   return built_add(&h->clusters, decl, &c, sizeof c);
 }
 
-/* A copy of c on a copy of g, remembered as made from c. */
-static const RtCluster *variant(HwSet *h, const RtCluster *c, const RtGpu *g) {
+const RtCluster *hw_cluster_variant(HwSet *h, const RtCluster *c, const RtGpu *g) {
+  const RtGpu *o = c->gpu;
+  if (g->calib == o->calib && g->sustained_compute == o->sustained_compute && g->sustained_fp8 == o->sustained_fp8 &&
+      g->attention_rate == o->attention_rate && g->fused == o->fused)
+    return c;
+  for (int i = 0; i + 1 < h->variants.n; i += 2) { /* made from c before, the same */
+    const RtGpu *v = h->variants.v[i].item;
+    if (h->variants.v[i + 1].key == c && v->calib == g->calib && v->sustained_compute == g->sustained_compute &&
+        v->sustained_fp8 == g->sustained_fp8 && v->attention_rate == g->attention_rate && v->fused == g->fused)
+      return h->variants.v[i + 1].item;
+  }
   RtGpu *gp = built_add(&h->variants, NULL, (void *)g, sizeof *g);
   RtCluster v = *c;
   v.gpu = gp;
@@ -217,37 +226,8 @@ static const RtCluster *variant(HwSet *h, const RtCluster *c, const RtGpu *g) {
   return vp;
 }
 
-const RtCluster *hw_cluster_sustained(HwSet *h, const RtCluster *c, double sustained, double sustained_fp8,
-                                      double attention) {
-  double sc = sustained > 0 ? sustained : c->gpu->sustained_compute;
-  double s8 = sustained_fp8 > 0 ? sustained_fp8 : c->gpu->sustained_fp8;
-  double ar = attention > 0 ? attention : c->gpu->attention_rate;
-  if (sc == c->gpu->sustained_compute && s8 == c->gpu->sustained_fp8 && ar == c->gpu->attention_rate) return c;
-  for (int i = 0; i + 1 < h->variants.n; i += 2) { /* made from c before, with these figures */
-    const RtGpu *g = h->variants.v[i].item;
-    if (h->variants.v[i + 1].key == c && g->sustained_compute == sc && g->sustained_fp8 == s8 &&
-        g->attention_rate == ar)
-      return h->variants.v[i + 1].item;
-  }
-  RtGpu g = *c->gpu;
-  g.sustained_compute = sc, g.sustained_fp8 = s8, g.attention_rate = ar;
-  return variant(h, c, &g);
-}
-
-const RtCluster *hw_cluster_tables(HwSet *h, const RtCluster *c, const char *calibration, Decl *decl) {
-  bool failed;
-  const RtCalib *t = load_calib_named(h, decl, calibration, &failed);
-  if (failed) return NULL;
-  if (!t || t == c->gpu->calib) return c;
-  for (int i = 0; i + 1 < h->variants.n; i += 2) {
-    const RtGpu *g = h->variants.v[i].item;
-    if (h->variants.v[i + 1].key == c && g->calib == t && g->sustained_compute == c->gpu->sustained_compute &&
-        g->sustained_fp8 == c->gpu->sustained_fp8 && g->attention_rate == c->gpu->attention_rate)
-      return h->variants.v[i + 1].item;
-  }
-  RtGpu g = *c->gpu;
-  g.calib = t;
-  return variant(h, c, &g);
+const RtCalib *hw_calib_named(HwSet *h, const char *calibration, Decl *decl, bool *failed) {
+  return load_calib_named(h, decl, calibration, failed);
 }
 
 /* The text of the root of the compilation, malloc'd: an import of every .llmp of hw/ that

@@ -27,14 +27,14 @@ const RtGpu *hw_gpu(HwSet *h, const char *name);
 const RtCluster *hw_cluster(HwSet *h, const char *name);
 /* The same from a declaration (a scenario's `cluster = selene { nodes = 192 }`). */
 const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl);
-/* c with its gpu's sustained figures and attention rate replaced (a stack's calibration for
- * that gpu; 0 keeps the gpu's own): a copy of both, owned by h and shared by equal requests. */
-const RtCluster *hw_cluster_sustained(HwSet *h, const RtCluster *c, double sustained, double sustained_fp8,
-                                      double attention);
-/* c with its gpu's operator tables replaced by the folder `calibration` names (as a gpu's
- * `calibration`, relative to the file that declares `decl` when it holds a `/`); NULL after
- * reporting why the tables do not load. */
-const RtCluster *hw_cluster_tables(HwSet *h, const RtCluster *c, const char *calibration, Decl *decl);
+/* c on a copy of g (c's gpu with a stack's calibration: tables, sustained figures, attention
+ * rate, fused kernels), owned by h and shared by equal requests; c itself when g changes
+ * nothing. */
+const RtCluster *hw_cluster_variant(HwSet *h, const RtCluster *c, const RtGpu *g);
+/* The operator tables of the folder `calibration` names (as a gpu's `calibration`, relative to
+ * the file that declares decl when it holds a `/`), each folder loaded once; NULL with
+ * *failed after reporting why they do not load, NULL without for no name. */
+const RtCalib *hw_calib_named(HwSet *h, const char *calibration, Decl *decl, bool *failed);
 
 /* A program's view of the hardware (llmp op, llmp fit, gen_builtin, hw_consistency): hw/ of
  * so's data folder plus `files` checked as one compilation (the options copied), its

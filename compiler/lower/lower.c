@@ -116,31 +116,34 @@ static void lower_sweep_outputs(Lower *L) {
   L->results = false;
 }
 
-/* The stack's calibration for the scenario's gpu (`gpu NAME { }` of the framework), which
- * replaces the gpu's own figures it sets. */
+/* The stack's kernels and calibration for the scenario's gpu: its fused kernels, and its
+ * `gpu NAME { }` block's figures and tables, each replacing the gpu's own. */
 static void stack_calibration(Lower *L, HwSet *hw) {
   Report *r = &L->out->meta;
   Decl *fw = L->st.decl;
   r->framework = fw ? sema_decl_name(fw) : NULL;
-  const char *version = fw ? sema_word(L->s, fw, "version") : NULL;
-  r->framework_version = version;
+  r->framework_version = fw ? sema_word(L->s, fw, "version") : NULL;
   r->sustained_from = r->sustained_fp8_from = r->tables_from = NULL;
   if (!fw) return;
+  RtGpu g = *L->rc->gpu;
+  g.fused = L->st.fused;
   for (int i = 0; i < sema_nsubs(fw, "gpu"); i++) {
-    if (strcmp(sema_sub_label(fw, "gpu", i), L->rc->gpu->name)) continue;
-    double sc = 0, s8 = 0, ar = 0;
-    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute", &sc)) r->sustained_from = r->framework;
-    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute_fp8", &s8)) r->sustained_fp8_from = r->framework;
-    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_attention", &ar)) r->attention_rate = ar;
+    if (strcmp(sema_sub_label(fw, "gpu", i), g.name)) continue;
+    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute", &g.sustained_compute))
+      r->sustained_from = r->framework;
+    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute_fp8", &g.sustained_fp8))
+      r->sustained_fp8_from = r->framework;
+    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_attention", &g.attention_rate)) r->attention_rate = g.attention_rate;
     const char *tables = sema_sub_word(L->s, fw, "gpu", i, "calibration");
-    const RtCluster *c = hw_cluster_tables(hw, L->rc, tables, fw);
-    if (!c) {
+    bool failed;
+    const RtCalib *t = hw_calib_named(hw, tables, fw, &failed);
+    if (failed) {
       L->errors++;
       return;
     }
-    if (tables) r->tables_from = r->framework;
-    L->rc = hw_cluster_sustained(hw, c, sc, s8, ar);
+    if (t) g.calib = t, r->tables_from = r->framework;
   }
+  L->rc = hw_cluster_variant(hw, L->rc, &g);
 }
 
 /* The Report's names, hardware figures and measurements (the plan's echo is lower_plan.c's). */

@@ -182,6 +182,21 @@ void lower_read_stack(Lower *L) {
   st->mb_overhead = fw_num(L, "micro_batch_overhead", 0);
   st->reserved = fw_num(L, "memory_reserved", 0);
   st->frag = fw_num(L, "fragmentation", 0);
+  /* fused kernels: the operators whose tables time an unfused implementation */
+  static const struct {
+    const char *word;
+    unsigned ops;
+  } fusions[] = {{"norm", RT_FUSED_NORM},
+                 {"rope", RT_FUSED_ROPE},
+                 {"activation", RT_FUSED_ACTIVATION},
+                 {"softmax", RT_FUSED_SOFTMAX},
+                 {"cross_entropy", RT_FUSED_CROSS_ENTROPY}};
+  const char *fk[8];
+  int nf = st->decl ? sema_word_list(L->s, st->decl, "fused_kernels", fk, 8) : -1;
+  st->fused = 0;
+  for (int i = 0; i < nf && i < 8; i++)
+    for (size_t k = 0; k < sizeof fusions / sizeof fusions[0]; k++)
+      if (!strcmp(fk[i], fusions[k].word)) st->fused |= fusions[k].ops;
 }
 
 /* The rules of the stack a plan must follow (errors for a scenario, check nodes for a sweep). */

@@ -59,6 +59,7 @@ typedef struct Stack {
   double mb_overhead;     /* seconds of host time per micro-batch */
   double reserved;        /* bytes the stack holds beyond the model */
   double frag;            /* fraction of allocated memory lost to the allocator */
+  unsigned fused;         /* RtGpu.fused: the operators it runs fused (fused_kernels) */
 } Stack;
 
 typedef struct LetVal {

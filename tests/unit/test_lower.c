@@ -1536,6 +1536,26 @@ TEST(stack_attention_rate) {
   fx_close(x);
 }
 
+/* A stack that runs RoPE fused gets the physics' fused figure, not the H100 table's (which
+ * timed an unfused implementation); the other operators keep their tables. */
+TEST(stack_fused_kernels) {
+  const char *plan = "micro_batch = 1; global_batch = 8";
+  const char *sizes = "layers = 2; hidden = 1024; heads = 16; kv_heads = 16; seq = 4096; vocab = 32000; ffn = 2816";
+  Fx *x = run_stack(NULL, "llama", sizes, "eos { nodes = 1 }", plan);
+  double table = layer_op(x, "rot", false), norm = layer_op(x, "ln1", false);
+  fx_close(x);
+  x = run_stack("fused_kernels = [rope]", "llama", sizes, "eos { nodes = 1 }", plan);
+  GId rope = op_call(&x->l, LB_LAYER, "rot", RTK_ROPE);
+  RtGpu bare = *(const RtGpu *)x->l.g.gpu;
+  bare.calib = NULL, bare.fused = 0;
+  RtCost phys = rt_rope(&bare, (RtDtype)const_arg(&x->l, rope, 0), const_arg(&x->l, rope, 1), const_arg(&x->l, rope, 2),
+                        const_arg(&x->l, rope, 3));
+  expect_near(layer_op(x, "rot", false), phys.fwd, "fused rope: the physics");
+  assert_true(phys.fwd < table);
+  expect_near(layer_op(x, "ln1", false), norm, "the norm keeps its table");
+  fx_close(x);
+}
+
 /* Host overheads and the stack's memory reserve; the parts still add up. */
 TEST(stack_host_and_memory) {
   Fx *x = run_stack("launch_overhead = 1 ms; memory_reserved = 2 GiB; fragmentation = 0.1", "gpt", PLACE_SIZES,
@@ -1605,6 +1625,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stack_gpu_calibration),
       cmocka_unit_test(stack_calibration_per_cluster),
       cmocka_unit_test(stack_attention_rate),
+      cmocka_unit_test(stack_fused_kernels),
       cmocka_unit_test(stack_host_and_memory),
       cmocka_unit_test(stack_blocking_pipeline_sends),
   };
