@@ -44,7 +44,7 @@ static const char *const e_zero2[] = {"last_micro_batch", "every_micro_batch", N
 static const char *const e_bwd_prefetch[] = {"pre", "post", "none", NULL};
 static const char *const e_tp_span[] = {"node", "system", NULL};
 static const char *const e_opt_kernel[] = {"multi_tensor", "per_tensor", NULL};
-static const char *const e_fused[] = {"norm", "rope", "activation", "softmax", "cross_entropy", NULL};
+static const char *const e_fused[] = {"norm", "rope", "activation", "softmax", "cross_entropy", "dropout_add", NULL};
 
 #define POSQTY(n, d, fl) {n, FT_QTY, d, NULL, DK_UNKNOWN, (fl) | F_HAS_MIN | F_MIN_OPEN, 0, 0}   /* > 0 */
 static const FieldDef f_gpu[] = {

@@ -325,7 +325,12 @@ static void op_activation(Lower *L, const char *name, Args *a) {
 
 static void op_add(Lower *L, const char *name, Args *a) {
   GId dto = a->dto;
-  compute(L, name, lower_call(L, RTK_ADD, name, 2, dto, local_elems(L, arg_num(L, a, "elements", 0))));
+  GId c = lower_call(L, RTK_ADD, name, 2, dto, local_elems(L, arg_num(L, a, "elements", 0)));
+  /* a stack that fuses dropout and the residual add runs the add inside the dropout's kernel */
+  if (L->st.fused_dropout_add && L->prev_kind == OPK_DROPOUT)
+    compute_fb(L, name, K(L, 0), K(L, 0));
+  else
+    compute(L, name, c);
 }
 
 /* An element-wise pass that also writes a one-byte mask: costed as add. */
@@ -453,6 +458,7 @@ static void lower_op(Lower *L, AstNode *op) {
   a.in_saved = L->out_saved;
   L->out_saved = -1;
   op_fns[a.kind](L, op->name, &a);
+  L->prev_kind = a.kind;
 }
 
 /* --- blocks --------------------------------------------------------------------------- */
@@ -492,6 +498,7 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   L->dt_gemm = fp8 ? RT_FP8 : L->dt_other;
   if (!blk) return;
   L->row_skip = 0;
+  L->prev_kind = -1;
   if (which == LB_LAYER && L->st.fused_residual && bool_or(L, L->model, "parallel_residual", false))
     for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
       L->row_skip += c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL && is_row_linear(c);

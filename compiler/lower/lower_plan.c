@@ -194,9 +194,12 @@ void lower_read_stack(Lower *L) {
   const char *fk[8];
   int nf = st->decl ? sema_word_list(L->s, st->decl, "fused_kernels", fk, 8) : -1;
   st->fused = 0;
-  for (int i = 0; i < nf && i < 8; i++)
+  st->fused_dropout_add = false;
+  for (int i = 0; i < nf && i < 8; i++) {
     for (size_t k = 0; k < sizeof fusions / sizeof fusions[0]; k++)
       if (!strcmp(fk[i], fusions[k].word)) st->fused |= fusions[k].ops;
+    st->fused_dropout_add |= !strcmp(fk[i], "dropout_add");
+  }
 }
 
 /* The rules of the stack a plan must follow (errors for a scenario, check nodes for a sweep). */

@@ -60,6 +60,7 @@ typedef struct Stack {
   double reserved;        /* bytes the stack holds beyond the model */
   double frag;            /* fraction of allocated memory lost to the allocator */
   unsigned fused;         /* RtGpu.fused: the operators it runs fused (fused_kernels) */
+  bool fused_dropout_add; /* fused_kernels has dropout_add: an add after a dropout is free */
 } Stack;
 
 typedef struct LetVal {
@@ -115,7 +116,8 @@ typedef struct Lower {
   LetVal lets[64];
   int nlets;
   bool sharded; /* between a column- and a row-parallel linear */
-  int row_skip; /* row linears left whose reduction a fused parallel residual defers */
+  int row_skip;  /* row linears left whose reduction a fused parallel residual defers */
+  int prev_kind; /* the OpKind of the block's operator before, or -1 */
 } Lower;
 
 enum { G_TP, G_CP, G_EP, G_DP, G_PP, G_DPCP };        /* G_DPCP: the dp x cp ranks that hold the same weights */

@@ -1556,6 +1556,23 @@ TEST(stack_fused_kernels) {
   fx_close(x);
 }
 
+/* Megatron's bias-dropout-add fusion: the residual add after a dropout costs nothing more;
+ * an add after another operator keeps its cost. */
+TEST(stack_fused_dropout_add) {
+  const char *plan = "micro_batch = 1; global_batch = 8";
+  Fx *x = run_stack(NULL, "megatron_gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  double add = layer_op(x, "add1", false), fwd = x->r.part[RP_FORWARD];
+  assert_true(add > 0);
+  fx_close(x);
+  x = run_stack("fused_kernels = [dropout_add]", "megatron_gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  assert_true(layer_op(x, "add1", false) == 0 && layer_op(x, "add1", true) == 0);
+  assert_true(x->r.part[RP_FORWARD] < fwd);
+  fx_close(x);
+  x = run_stack("fused_kernels = [dropout_add]", "gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  assert_true(layer_op(x, "add1", false) > 0); /* gpt_layer has no dropout before its adds */
+  fx_close(x);
+}
+
 /* Host overheads and the stack's memory reserve; the parts still add up. */
 TEST(stack_host_and_memory) {
   Fx *x = run_stack("launch_overhead = 1 ms; memory_reserved = 2 GiB; fragmentation = 0.1", "gpt", PLACE_SIZES,
@@ -1626,6 +1643,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stack_calibration_per_cluster),
       cmocka_unit_test(stack_attention_rate),
       cmocka_unit_test(stack_fused_kernels),
+      cmocka_unit_test(stack_fused_dropout_add),
       cmocka_unit_test(stack_host_and_memory),
       cmocka_unit_test(stack_blocking_pipeline_sends),
   };
