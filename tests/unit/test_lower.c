@@ -138,13 +138,17 @@ static char *scenario_text(const char *extra, const char *base, const char *mode
   return t;
 }
 
-/* Opens, lowers and evaluates scenario `s` of scenario_text(...). */
-static Fx *run_scenario(const char *extra, const char *base, const char *model, const char *cluster, const char *plan) {
-  char *t = scenario_text(extra, base, model, cluster, plan);
+/* Opens, lowers and evaluates scenario `s` of text t (malloc'd; freed here). */
+static Fx *run_text(char *t) {
   Fx *x = fx_open(t);
   free(t);
   fx_eval(x, "s");
   return x;
+}
+
+/* Opens, lowers and evaluates scenario `s` of scenario_text(...). */
+static Fx *run_scenario(const char *extra, const char *base, const char *model, const char *cluster, const char *plan) {
+  return run_text(scenario_text(extra, base, model, cluster, plan));
 }
 
 /* --- reading the graph ------------------------------------------------------------------- */
@@ -1271,11 +1275,7 @@ static char *stack_text(const char *fw, const char *base, const char *model, con
 }
 
 static Fx *run_stack(const char *fw, const char *base, const char *model, const char *cluster, const char *plan) {
-  char *t = stack_text(fw, base, model, cluster, plan);
-  Fx *x = fx_open(t);
-  free(t);
-  fx_eval(x, "s");
-  return x;
+  return run_text(stack_text(fw, base, model, cluster, plan));
 }
 
 /* The forward or backward seconds of the layer's operator `name`, or -1 when it has none. */

@@ -41,24 +41,17 @@ HI_ATTENTION = 2.000  # sustained_attention may exceed 1: the stack's kernel may
 SETS = "tests/validation/scenarios"
 
 
-def mosaicml(gpu, fp8, max_seq=None):
-    """MosaicML rows of one GPU (generate.py's name prefix), bf16 or fp8, short sequences."""
+def mosaicml(gpu, fp8, max_seq=None, min_seq=None):
+    """MosaicML rows of one GPU (generate.py's name prefix), bf16 or fp8, in a sequence range."""
     def keep(name):
         m = re.match(gpu + r"_mpt_\w+?_s(\d+)_", name)
-        return bool(m) and name.endswith("_fp8") == fp8 and (max_seq is None or int(m.group(1)) <= max_seq)
+        return (bool(m) and name.endswith("_fp8") == fp8 and (max_seq is None or int(m.group(1)) <= max_seq)
+                and (min_seq is None or int(m.group(1)) > min_seq))
     return keep
 
 
 def every(name):
     return True
-
-
-def mosaicml_long(gpu, fp8):
-    """MosaicML rows of one GPU at sequences above 4096, where attention is most of the time."""
-    def keep(name):
-        m = re.match(gpu + r"_mpt_\w+?_s(\d+)_", name)
-        return bool(m) and name.endswith("_fp8") == fp8 and int(m.group(1)) > 4096
-    return keep
 
 
 # (stack file, stack, gpu, field, [(set folder, selector)]): fitted in this order.
@@ -72,13 +65,13 @@ FACTORS = [
     ("stdlib/frameworks/llm_foundry.llmp", "llm_foundry", "h100_sxm", "sustained_compute_fp8",
      [(f"{SETS}/mosaicml", mosaicml("h100", True, 4096))]),
     ("stdlib/frameworks/llm_foundry.llmp", "llm_foundry", "h100_sxm", "sustained_attention",
-     [(f"{SETS}/mosaicml", mosaicml_long("h100", False))]),
+     [(f"{SETS}/mosaicml", mosaicml("h100", False, min_seq=4096))]),
     ("stdlib/frameworks/llm_foundry.llmp", "llm_foundry", "a100_sxm4_80gb", "sustained_compute",
      [(f"{SETS}/mosaicml", mosaicml("a100", False, 4096))]),
     ("stdlib/frameworks/llm_foundry.llmp", "llm_foundry", "a100_sxm4_40gb", "sustained_compute",
      [(f"{SETS}/mosaicml", mosaicml("a100_40g", False, 4096))]),
     ("stdlib/frameworks/llm_foundry.llmp", "llm_foundry", "a100_sxm4_80gb", "sustained_attention",
-     [(f"{SETS}/mosaicml", mosaicml_long("a100", False))]),
+     [(f"{SETS}/mosaicml", mosaicml("a100", False, min_seq=4096))]),
     ("stdlib/frameworks/megatron.llmp", "megatron_core", "h100_sxm", "sustained_attention",
      [(f"{SETS}/nemo_long_context", every)]),
     ("stdlib/frameworks/megatron.llmp", "megatron_core", "b200", "sustained_compute",
