@@ -72,6 +72,8 @@ FACTORS = [
      [(f"{SETS}/mosaicml", mosaicml("a100_40g", False, 4096))]),
     ("stdlib/frameworks/llm_foundry.llmp", "llm_foundry", "a100_sxm4_80gb", "sustained_attention",
      [(f"{SETS}/mosaicml", mosaicml("a100", False, min_seq=4096))]),
+    ("stdlib/frameworks/llm_foundry.llmp", "llm_foundry", "a100_sxm4_40gb", "sustained_attention",
+     [(f"{SETS}/mosaicml", mosaicml("a100_40g", False, min_seq=4096))]),
     ("stdlib/frameworks/megatron.llmp", "megatron_core", "h100_sxm", "sustained_attention",
      [(f"{SETS}/nemo_long_context", every)]),
     ("stdlib/frameworks/megatron.llmp", "megatron_core", "b200", "sustained_compute",
