@@ -35,6 +35,7 @@ int sema_run_text(Sema *s, const char *name, const char *text);
  * the functions return false / NULL. */
 Decl *sema_find(Sema *s, const char *name, DeclKind kind); /* NULL if none of that kind */
 const char *sema_decl_name(const Decl *d);
+Decl *sema_parent(Decl *d); /* the declaration it extends, or NULL */
 const char *sema_decl_path(Sema *s, const Decl *d); /* the file that declares it */
 bool sema_number(Sema *s, Decl *d, const char *field, double *out);
 const char *sema_word(Sema *s, Decl *d, const char *field); /* an enumeration word or a string */

@@ -13,6 +13,7 @@ Decl *sema_find(Sema *s, const char *name, DeclKind kind) {
 }
 
 const char *sema_decl_name(const Decl *d) { return d->name; }
+Decl *sema_parent(Decl *d) { return d->parent; }
 const char *sema_decl_path(Sema *s, const Decl *d) { return s->files[d->file].src->path; }
 
 bool sema_number(Sema *s, Decl *d, const char *field, double *out) {

@@ -116,8 +116,21 @@ static void lower_sweep_outputs(Lower *L) {
   L->results = false;
 }
 
+/* A figure of the stack's `gpu NAME { }` block for gpu: the stack's own, else that of the
+ * stack it extends, and so on; the stack that sets it in *from. */
+static bool stack_figure(Lower *L, const char *gpu, const char *field, double *x, const char **from) {
+  for (Decl *f = L->st.decl; f; f = sema_parent(f))
+    for (int i = 0; i < sema_nsubs(f, "gpu"); i++)
+      if (!strcmp(sema_sub_label(f, "gpu", i), gpu) && sema_sub_number(L->s, f, "gpu", i, field, x)) {
+        *from = sema_decl_name(f);
+        return true;
+      }
+  return false;
+}
+
 /* The stack's kernels and calibration for the scenario's gpu: its fused kernels, and its
- * `gpu NAME { }` block's figures and tables, each replacing the gpu's own. */
+ * `gpu NAME { }` block's figures and tables (field by field along its extends), each
+ * replacing the gpu's own. */
 static void stack_calibration(Lower *L, HwSet *hw) {
   Report *r = &L->out->meta;
   Decl *fw = L->st.decl;
@@ -127,22 +140,24 @@ static void stack_calibration(Lower *L, HwSet *hw) {
   if (!fw) return;
   RtGpu g = *L->rc->gpu;
   g.fused = L->st.fused;
-  for (int i = 0; i < sema_nsubs(fw, "gpu"); i++) {
-    if (strcmp(sema_sub_label(fw, "gpu", i), g.name)) continue;
-    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute", &g.sustained_compute))
-      r->sustained_from = r->framework;
-    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_compute_fp8", &g.sustained_fp8))
-      r->sustained_fp8_from = r->framework;
-    if (sema_sub_number(L->s, fw, "gpu", i, "sustained_attention", &g.attention_rate)) r->attention_rate = g.attention_rate;
-    const char *tables = sema_sub_word(L->s, fw, "gpu", i, "calibration");
-    bool failed;
-    const RtCalib *t = hw_calib_named(hw, tables, fw, &failed);
-    if (failed) {
-      L->errors++;
-      return;
+  const char *from;
+  if (stack_figure(L, g.name, "sustained_compute", &g.sustained_compute, &from)) r->sustained_from = from;
+  if (stack_figure(L, g.name, "sustained_compute_fp8", &g.sustained_fp8, &from)) r->sustained_fp8_from = from;
+  if (stack_figure(L, g.name, "sustained_attention", &g.attention_rate, &from))
+    r->attention_rate = g.attention_rate, r->attention_from = from;
+  for (Decl *f = fw; f && !r->tables_from; f = sema_parent(f))
+    for (int i = 0; i < sema_nsubs(f, "gpu"); i++) {
+      const char *tables = strcmp(sema_sub_label(f, "gpu", i), g.name) ? NULL : sema_sub_word(L->s, f, "gpu", i, "calibration");
+      if (!tables) continue;
+      bool failed;
+      const RtCalib *t = hw_calib_named(hw, tables, f, &failed);
+      if (failed) {
+        L->errors++;
+        return;
+      }
+      g.calib = t, r->tables_from = sema_decl_name(f);
+      break;
     }
-    if (t) g.calib = t, r->tables_from = r->framework;
-  }
   L->rc = hw_cluster_variant(hw, L->rc, &g);
 }
 

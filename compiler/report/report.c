@@ -250,8 +250,8 @@ static void print_table(W *w, const Report *r) {
     w_printf(w, "%s fp8 GEMMs x %.3f (sustained_compute_fp8%s)", rest < 1 ? "," : ";", fp8,
              factor_of(msg, sizeof msg, r, r->sustained_fp8_from));
   if (r->attention_rate > 0 && r->attention_rate != 1)
-    w_printf(w, "; flash attention x %.3f (sustained_attention of %s on %s)", r->attention_rate, str(r->framework),
-             str(r->gpu));
+    w_printf(w, "; flash attention x %.3f (sustained_attention of %s on %s)", r->attention_rate,
+             str(r->attention_from ? r->attention_from : r->framework), str(r->gpu));
   w_putc(w, '\n');
 }
 

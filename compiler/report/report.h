@@ -93,6 +93,7 @@ typedef struct Report {
   const char *sustained_from, *sustained_fp8_from;
   const char *tables_from; /* the stack whose operator tables replaced the gpu's, or NULL */
   double attention_rate;   /* the stack's sustained_attention on this gpu; 0: none */
+  const char *attention_from; /* the stack that sets it */
 } Report;
 
 typedef enum { REPORT_TABLE, REPORT_JSON, REPORT_CSV } ReportFormat;

@@ -1499,6 +1499,23 @@ TEST(stack_gpu_calibration) {
   fx_close(x);
 }
 
+/* A stack that extends another takes, field by field, the figures of its parent's block for
+ * the same gpu that its own block leaves out; the report names whose each is. */
+TEST(stack_gpu_block_inherits) {
+  const char *text = "import \"stdlib/transformer\"\nimport \"hw/systems/selene\"\n"
+                     "framework base { gpu a100_sxm4_80gb { sustained_compute = 0.5; sustained_attention = 0.8 } }\n"
+                     "framework child extends base { gpu a100_sxm4_80gb { sustained_compute = 0.6 } }\n"
+                     "model m extends gpt { " PLACE_SIZES " }\n"
+                     "plan p { micro_batch = 1; global_batch = 8 }\n"
+                     "scenario s { model = m; cluster = selene { nodes = 1 }; plan = p; framework = child }\n";
+  Fx *x = run_text(strdup(text));
+  assert_true(x->r.sustained == 0.6);
+  assert_string_equal(x->r.sustained_from, "child");
+  assert_true(x->r.attention_rate == 0.8);
+  assert_string_equal(x->r.attention_from, "base");
+  fx_close(x);
+}
+
 /* Scenarios of one file on clusters that differ only in GPUs per node each get their own
  * calibrated copy of their cluster. */
 TEST(stack_calibration_per_cluster) {
@@ -1640,6 +1657,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stack_rules),
       cmocka_unit_test(stack_plan_defaults),
       cmocka_unit_test(stack_gpu_calibration),
+      cmocka_unit_test(stack_gpu_block_inherits),
       cmocka_unit_test(stack_calibration_per_cluster),
       cmocka_unit_test(stack_attention_rate),
       cmocka_unit_test(stack_fused_kernels),
