@@ -116,12 +116,20 @@ static void lower_sweep_outputs(Lower *L) {
   L->results = false;
 }
 
-/* A figure of the stack's `gpu NAME { }` block for gpu: the stack's own, else that of the
+/* Whether a stack's `gpu NAME { }` block is for the scenario's gpu: NAME is that gpu, or a gpu
+ * it extends (a user's `gpu my_h100 extends h100_sxm` is an H100). */
+static bool block_for_gpu(Lower *L, const char *label) {
+  for (Decl *g = sema_ref(L->s, L->cluster, "gpu"); g; g = sema_parent(g))
+    if (!strcmp(sema_decl_name(g), label)) return true;
+  return false;
+}
+
+/* A figure of the stack's block for the scenario's gpu: the stack's own, else that of the
  * stack it extends, and so on; the stack that sets it in *from. */
-static bool stack_figure(Lower *L, const char *gpu, const char *field, double *x, const char **from) {
+static bool stack_figure(Lower *L, const char *field, double *x, const char **from) {
   for (Decl *f = L->st.decl; f; f = sema_parent(f))
     for (int i = 0; i < sema_nsubs(f, "gpu"); i++)
-      if (!strcmp(sema_sub_label(f, "gpu", i), gpu) && sema_sub_number(L->s, f, "gpu", i, field, x)) {
+      if (block_for_gpu(L, sema_sub_label(f, "gpu", i)) && sema_sub_number(L->s, f, "gpu", i, field, x)) {
         *from = sema_decl_name(f);
         return true;
       }
@@ -141,13 +149,14 @@ static void stack_calibration(Lower *L, HwSet *hw) {
   RtGpu g = *L->rc->gpu;
   g.fused = L->st.fused;
   const char *from;
-  if (stack_figure(L, g.name, "sustained_compute", &g.sustained_compute, &from)) r->sustained_from = from;
-  if (stack_figure(L, g.name, "sustained_compute_fp8", &g.sustained_fp8, &from)) r->sustained_fp8_from = from;
-  if (stack_figure(L, g.name, "sustained_attention", &g.attention_rate, &from))
+  if (stack_figure(L, "sustained_compute", &g.sustained_compute, &from)) r->sustained_from = from;
+  if (stack_figure(L, "sustained_compute_fp8", &g.sustained_fp8, &from)) r->sustained_fp8_from = from;
+  if (stack_figure(L, "sustained_attention", &g.attention_rate, &from))
     r->attention_rate = g.attention_rate, r->attention_from = from;
   for (Decl *f = fw; f && !r->tables_from; f = sema_parent(f))
     for (int i = 0; i < sema_nsubs(f, "gpu"); i++) {
-      const char *tables = strcmp(sema_sub_label(f, "gpu", i), g.name) ? NULL : sema_sub_word(L->s, f, "gpu", i, "calibration");
+      const char *tables =
+          block_for_gpu(L, sema_sub_label(f, "gpu", i)) ? sema_sub_word(L->s, f, "gpu", i, "calibration") : NULL;
       if (!tables) continue;
       bool failed;
       const RtCalib *t = hw_calib_named(hw, tables, f, &failed);

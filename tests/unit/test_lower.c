@@ -1514,6 +1514,17 @@ TEST(stack_gpu_block_inherits) {
   assert_true(x->r.attention_rate == 0.8);
   assert_string_equal(x->r.attention_from, "base");
   fx_close(x);
+  /* a gpu that extends the block's gpu is that gpu */
+  const char *ext = "import \"stdlib/transformer\"\nimport \"hw/systems/selene\"\n"
+                    "framework base { gpu a100_sxm4_80gb { sustained_compute = 0.5 } }\n"
+                    "gpu my_a100 extends a100_sxm4_80gb { memory = 64 GiB }\n"
+                    "model m extends gpt { " PLACE_SIZES " }\n"
+                    "plan p { micro_batch = 1; global_batch = 8 }\n"
+                    "scenario s { model = m; cluster = selene { nodes = 1; gpu = my_a100 }; plan = p; framework = base }\n";
+  x = run_text(strdup(ext));
+  assert_true(x->r.sustained == 0.5);
+  assert_string_equal(x->r.gpu, "my_a100");
+  fx_close(x);
 }
 
 /* Scenarios of one file on clusters that differ only in GPUs per node each get their own
