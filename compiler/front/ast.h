@@ -23,7 +23,8 @@ typedef enum {
 /* Declaration kinds: X(KIND, "keyword"). ORDER DeclKind */
 #define DECL_KINDS(X) \
   X(GPU, "gpu") \
-  X(CLUSTER, "cluster") X(BLOCK, "block") X(MODEL, "model") X(PLAN, "plan") X(SCENARIO, "scenario") X(SWEEP, "sweep") X(FRAMEWORK, "framework")
+  X(CLUSTER, "cluster") X(BLOCK, "block") X(MODEL, "model") X(PLAN, "plan") X(SCENARIO, "scenario") \
+      X(SWEEP, "sweep") X(FRAMEWORK, "framework")
 typedef enum {
   DK_UNKNOWN,
 #define X(k, s) DK_##k,

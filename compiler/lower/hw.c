@@ -108,7 +108,8 @@ static const RtCalib *load_calib_named(HwSet *h, Decl *decl, const char *name, b
   }
   int cap = h->calibs.cap;
   built_add(&h->calibs, NULL, c, 0);
-  if (h->calibs.cap != cap || !h->calib_dirs) h->calib_dirs = xrealloc(h->calib_dirs, (size_t)h->calibs.cap * sizeof *h->calib_dirs);
+  if (h->calibs.cap != cap || !h->calib_dirs)
+    h->calib_dirs = xrealloc(h->calib_dirs, (size_t)h->calibs.cap * sizeof *h->calib_dirs);
   h->calib_dirs[h->calibs.n - 1] = xstrdup(dir);
   return c;
 }

@@ -43,11 +43,9 @@ typedef struct Iter {
   GId z1, z2, z3;               /* ZeRO stage >= 1, >= 2, == 3 */
   bool sgd;
   GId dp_exposed, iteration;
-  GId host_l, host_e, host_h;   /* per micro-batch: host-bound seconds of a layer, embedding, head */
-  GId blocking;                 /* a blocking send's share of one layer, forward (and backward) */
+  GId host_l, host_e, host_h; /* per micro-batch: host-bound seconds of a layer, embedding, head */
+  GId blocking;               /* a blocking send's share of one layer, forward (and backward) */
 } Iter;
-
-static inline GId z_of(Lower *L) { return K(L, 0); }
 
 /* Micro-batch chunks whose activations device d holds at most (1F1B family: the warm-up
  * depth; GPipe: all).  The simulation's in_flight is checked against these in the tests. */
@@ -105,7 +103,7 @@ static void iter_pipeline(Lower *L, Iter *it) {
     it->host_e = ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0));
     it->host_h = ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0));
   } else {
-    it->host_l = it->host_e = it->host_h = z_of(L);
+    it->host_l = it->host_e = it->host_h = K(L, 0);
   }
   /* host time per micro-batch (data, Python, the schedule's bookkeeping): on the first stage */
   if (L->st.mb_overhead > 0) {
@@ -121,7 +119,8 @@ static void iter_pipeline(Lower *L, Iter *it) {
    * batched exchange and device synchronise): each chunk's forward and backward are longer
    * by one send, spread over its layers.  The simulation's sends already delay the receiver. */
   GId chunks0 = MUL(L, L->pp, L->vs);
-  GId blocking = PICK(L, g_bin(g, GN_OR, L->overlap_pp, EQ(L, L->pp, 1)), K(L, 0), DIV(L, MUL(L, p2p, chunks0), layers));
+  GId blocking =
+      PICK(L, g_bin(g, GN_OR, L->overlap_pp, EQ(L, L->pp, 1)), K(L, 0), DIV(L, MUL(L, p2p, chunks0), layers));
   lf = ADD(L, lf, blocking), lb = ADD(L, lb, blocking);
   it->blocking = blocking;
   /* outside zero-bubble, B and W run together: the whole backward is passed as B */
@@ -176,7 +175,8 @@ static void iter_parts(Lower *L, Iter *it) {
   it->zero3 = MUL(L, L->m, zero3);
   /* pipeline send/receive: what the sends add to the schedule, and the blocking sends and
    * host-bound time inside the busy device's blocks */
-  GId hostdev = ADD(L, ADD(L, MUL(L, nl, it->host_l), g_select(g, with_e, it->host_e, z)), g_select(g, with_h, it->host_h, z));
+  GId hostdev =
+      ADD(L, ADD(L, MUL(L, nl, it->host_l), g_select(g, with_e, it->host_e, z)), g_select(g, with_h, it->host_h, z));
   part[RP_HOST] = MUL(L, L->m, hostdev);
   part[RP_PP_COMM] = ADD(L, SUB(L, it->makespan, it->nop2p), MUL3(L, L->m, nl, MUL(L, K(L, 2), it->blocking)));
   /* one stage has no bubble: 0, not the rounding residue of simulation against closed form */

@@ -524,7 +524,9 @@ void lower_zero3(Lower *L, Acc *ly) {
   /* The gather of the next layer is issued while this one computes, for the share q of its
    * parameters the prefetch reaches (all of them, or prefetch_elements of them); the rest
    * is fetched when the layer starts, exposed.  No prefetch: every gather is exposed. */
-  GId q = st->prefetch < 1 ? K(L, 0) : isinf(st->prefetch_el) ? K(L, 1) : g_min(L->g, K(L, 1), DIV(L, K(L, st->prefetch_el), ly->params));
+  GId q = st->prefetch < 1         ? K(L, 0)
+          : isinf(st->prefetch_el) ? K(L, 1)
+                                   : g_min(L->g, K(L, 1), DIV(L, K(L, st->prefetch_el), ly->params));
   GId ahead = MUL(L, q, ag), late = SUB(L, ag, ahead);
   GId f = PICK(L, L->overlap_dp, ADD(L, exposed(L, ahead, ly->fc, K(L, 1)), late), ag);
   /* Backward: resharded weights are gathered again; with `pre` that gather is issued before

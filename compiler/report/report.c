@@ -245,7 +245,9 @@ static void print_table(W *w, const Report *r) {
   w_printf(w, "  kernels: %d of %d calls calibrated", r->calibrated_calls, r->calls);
   if (r->tables_from) w_printf(w, " (tables of %s on %s)", r->tables_from, str(r->gpu));
   double rest = applied(r->sustained), fp8 = applied(r->sustained_fp8);
-  if (rest < 1) w_printf(w, "; tensor-core rate x %.3f (sustained_compute%s)", rest, factor_of(msg, sizeof msg, r, r->sustained_from));
+  if (rest < 1)
+    w_printf(w, "; tensor-core rate x %.3f (sustained_compute%s)", rest,
+             factor_of(msg, sizeof msg, r, r->sustained_from));
   if (r->dtype && !strcmp(r->dtype, "fp8") && fp8 < 1 && fp8 != rest)
     w_printf(w, "%s fp8 GEMMs x %.3f (sustained_compute_fp8%s)", rest < 1 ? "," : ";", fp8,
              factor_of(msg, sizeof msg, r, r->sustained_fp8_from));

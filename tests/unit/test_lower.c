@@ -852,12 +852,15 @@ TEST(pipeline_through_graph) {
     const char *model, *plan;
     int sched, p, v, m;
   } cases[] = {
-      {"layers = 4; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 8; schedule = gpipe; overlap_pp = true", RT_GPIPE, 4, 1, 4},
-      {"layers = 4; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 8; schedule = 1f1b; overlap_pp = true", RT_1F1B, 4, 1, 4},
-      {"layers = 8; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b; overlap_pp = true", RT_1F1B, 4, 1, 8},
+      {"layers = 4; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 8; schedule = gpipe; overlap_pp = true",
+       RT_GPIPE, 4, 1, 4},
+      {"layers = 4; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 8; schedule = 1f1b; overlap_pp = true",
+       RT_1F1B, 4, 1, 4},
+      {"layers = 8; " BARE_MODEL, "pp = 4; micro_batch = 1; global_batch = 16; schedule = 1f1b; overlap_pp = true",
+       RT_1F1B, 4, 1, 8},
       {"layers = 8; " BARE_MODEL,
-       "pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved; overlap_pp = true", RT_INTERLEAVED, 4, 2,
-       4},
+       "pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved; overlap_pp = true",
+       RT_INTERLEAVED, 4, 2, 4},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     Fx *x = run_scenario("", NULL, cases[i].model, "selene { nodes = 1 }", cases[i].plan);
@@ -931,7 +934,8 @@ static const struct InflightCase {
     {"pp = 8; micro_batch = 1; global_batch = 2; schedule = 1f1b", RT_1F1B, 8, 1},
     {"pp = 4; micro_batch = 1; global_batch = 16; schedule = zero_bubble", RT_ZERO_BUBBLE, 4, 1},
     {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 16; schedule = interleaved", RT_INTERLEAVED, 4, 2},
-    {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved; overlap_pp = true", RT_INTERLEAVED, 4, 2},
+    {"pp = 4; virtual_stages = 2; micro_batch = 1; global_batch = 8; schedule = interleaved; overlap_pp = true",
+     RT_INTERLEAVED, 4, 2},
     {"pp = 2; virtual_stages = 4; micro_batch = 1; global_batch = 8; schedule = interleaved", RT_INTERLEAVED, 2, 4},
 };
 
@@ -1253,7 +1257,6 @@ TEST(identical_nodes_are_shared) {
   fx_close(x);
 }
 
-
 /* ========================================================================================= */
 /* Software stacks (framework): each semantic against llmp without a stack                    */
 /* ========================================================================================= */
@@ -1373,7 +1376,8 @@ TEST(stack_zero3_prefetch) {
   /* one element prefetched (prefetch_elements): almost all of it exposed */
   x = run_stack("prefetch = 1; prefetch_elements = 1", "gpt", PLACE_SIZES, cl, plan);
   double f = layer_op(x, "layer zero3 gather/reduce", false);
-  if (!(f > full && f <= gather)) fail_msg("prefetch_elements = 1: %g s exposed, whole units %g, gather %g", f, full, gather);
+  if (!(f > full && f <= gather))
+    fail_msg("prefetch_elements = 1: %g s exposed, whole units %g, gather %g", f, full, gather);
   fx_close(x);
   /* SHARD_GRAD_OP: no gather in backward, only the reduce-scatter's excess */
   x = run_stack("reshard_after_forward = false", "gpt", PLACE_SIZES, cl, plan);
@@ -1491,7 +1495,8 @@ TEST(stack_gpu_calibration) {
   assert_string_equal(x->r.tables_from, "f");
   assert_true(x->r.calibrated_calls > 0 && x->r.part[RP_FORWARD] != h100);
   fx_close(x);
-  char *t = stack_text("gpu h100_sxm { calibration = \"no-such-tables\" }", "gpt", PLACE_SIZES, "eos { nodes = 1 }", plan);
+  char *t =
+      stack_text("gpu h100_sxm { calibration = \"no-such-tables\" }", "gpt", PLACE_SIZES, "eos { nodes = 1 }", plan);
   x = fx_open(t);
   free(t);
   assert_int_equal(fx_lower(x, "s"), -1);
@@ -1515,12 +1520,13 @@ TEST(stack_gpu_block_inherits) {
   assert_string_equal(x->r.attention_from, "base");
   fx_close(x);
   /* a gpu that extends the block's gpu is that gpu */
-  const char *ext = "import \"stdlib/transformer\"\nimport \"hw/systems/selene\"\n"
-                    "framework base { gpu a100_sxm4_80gb { sustained_compute = 0.5 } }\n"
-                    "gpu my_a100 extends a100_sxm4_80gb { memory = 64 GiB }\n"
-                    "model m extends gpt { " PLACE_SIZES " }\n"
-                    "plan p { micro_batch = 1; global_batch = 8 }\n"
-                    "scenario s { model = m; cluster = selene { nodes = 1; gpu = my_a100 }; plan = p; framework = base }\n";
+  const char *ext =
+      "import \"stdlib/transformer\"\nimport \"hw/systems/selene\"\n"
+      "framework base { gpu a100_sxm4_80gb { sustained_compute = 0.5 } }\n"
+      "gpu my_a100 extends a100_sxm4_80gb { memory = 64 GiB }\n"
+      "model m extends gpt { " PLACE_SIZES " }\n"
+      "plan p { micro_batch = 1; global_batch = 8 }\n"
+      "scenario s { model = m; cluster = selene { nodes = 1; gpu = my_a100 }; plan = p; framework = base }\n";
   x = run_text(strdup(ext));
   assert_true(x->r.sustained == 0.5);
   assert_string_equal(x->r.gpu, "my_a100");
@@ -1530,12 +1536,13 @@ TEST(stack_gpu_block_inherits) {
 /* Scenarios of one file on clusters that differ only in GPUs per node each get their own
  * calibrated copy of their cluster. */
 TEST(stack_calibration_per_cluster) {
-  const char *text = "import \"stdlib/transformer\"\nimport \"hw/systems/selene\"\n"
-                     "framework f { gpu a100_sxm4_80gb { sustained_compute = 0.5 } }\n"
-                     "model m extends gpt { " PLACE_SIZES " }\n"
-                     "plan p { micro_batch = 1; global_batch = 8 }\n"
-                     "scenario four { model = m; cluster = selene { nodes = 1; gpus_per_node = 4 }; plan = p; framework = f }\n"
-                     "scenario eight { model = m; cluster = selene { nodes = 1 }; plan = p; framework = f }\n";
+  const char *text =
+      "import \"stdlib/transformer\"\nimport \"hw/systems/selene\"\n"
+      "framework f { gpu a100_sxm4_80gb { sustained_compute = 0.5 } }\n"
+      "model m extends gpt { " PLACE_SIZES " }\n"
+      "plan p { micro_batch = 1; global_batch = 8 }\n"
+      "scenario four { model = m; cluster = selene { nodes = 1; gpus_per_node = 4 }; plan = p; framework = f }\n"
+      "scenario eight { model = m; cluster = selene { nodes = 1 }; plan = p; framework = f }\n";
   Fx *x = fx_open(text);
   fx_eval(x, "eight");
   double alone = x->r.iteration;

@@ -707,7 +707,8 @@ TEST(csv_header_and_rows_agree) {
                              "zero,sequence_parallel,dtype,schedule,recompute,iteration_s,forward_s,backward_s,")) ==
               0);
   assert_contains(t, ",optimizer_s,tokens_per_s,tflops_per_gpu,mfu,mem_weights_bytes,");
-  assert_contains(t, ",mem_buffers_bytes,mem_reserved_bytes,peak_bytes,capacity_bytes,fits,measured_iteration_s,error_pct\n");
+  assert_contains(
+      t, ",mem_buffers_bytes,mem_reserved_bytes,peak_bytes,capacity_bytes,fits,measured_iteration_s,error_pct\n");
 
   static char names[64][128], row1[64][128], row2[64][128];
   const char *l1 = strchr(t, '\n') + 1, *l2 = strchr(l1, '\n') + 1;
