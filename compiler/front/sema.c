@@ -725,6 +725,43 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw
     err_at(s, f, at, "scenario `%s`: plan.virtual_stages = %g needs schedule = interleaved, not %s", n, vs, sched);
 }
 
+/* The rules of the scenario's stack, where the plan's values are known statically (lowering
+ * checks them again for a sweep's points, with the same messages). */
+static void check_stack(Sema *s, Decl *sc, Decl *p, Decl *fw) {
+  double pp = count_of(s, p, "pp", 1), zero = count_of(s, p, "zero", 0);
+  SrcFile *f = file_of(s, sc);
+  Span at = field_span(sc, "framework");
+  const char *n = sc->name, *stack = fw->name;
+  static const char *const schedules[] = {SCHEDULE_WORDS(WORD_STRING)};
+  const char *sched = word_of(s, p, "schedule");
+  if (!sched) sched = word_of(s, fw, "schedule");
+  if (!sched) sched = schedules[SCHED_1F1B];
+  const char *list[8];
+  int nl = sema_word_list(s, fw, "schedules", list, 8);
+  bool listed = nl < 0;
+  char names[96] = "";
+  size_t k = 0;
+  for (int i = 0; i < nl && i < 8; i++) {
+    listed |= !strcmp(list[i], sched);
+    k += (size_t)snprintf(names + k, sizeof names - (k < sizeof names ? k : sizeof names), "%s%s", i ? ", " : "", list[i]);
+  }
+  if (pp > 1 && !listed)
+    err_at(s, f, at, "scenario `%s`: the stack `%s` runs the pipeline schedules %s only (its `schedules`); the plan asks for %s",
+           n, stack, nl ? names : "(none)", sched);
+  double mz = count_of(s, fw, "max_zero_with_pp", 3);
+  if (pp > 1 && zero > mz && mz >= 0)
+    err_at(s, f, at,
+           "scenario `%s`: the stack `%s` runs ZeRO stage %g with pipeline parallelism (pp = %g), but at most stage %g (its "
+           "`max_zero_with_pp`)",
+           n, stack, zero, pp, mz);
+  Value ov = eval_field_named(s, p, "overlap_dp"), dv = eval_field_named(s, fw, "dp_overlap_with_pp");
+  if (pp > 1 && ov.t == T_BOOL && ov.known && ov.num != 0 && dv.t == T_BOOL && dv.known && dv.num == 0)
+    err_at(s, f, at,
+           "scenario `%s`: the stack `%s` does not overlap the data-parallel reduction with pipeline parallelism (its "
+           "`dp_overlap_with_pp = false`): remove `overlap_dp = true` from the plan or set pp = 1",
+           n, stack);
+}
+
 static void check_scenario(Sema *s, Decl *d) {
   Value vm = eval_field_named(s, d, "model"), vc = eval_field_named(s, d, "cluster"),
         vp = eval_field_named(s, d, "plan"), vf = eval_field_named(s, d, "framework");
@@ -742,6 +779,7 @@ static void check_scenario(Sema *s, Decl *d) {
   }
   if (ok && m && c && p && d->kind == DK_SCENARIO && m->ext_state == 2 && c->ext_state == 2 && p->ext_state == 2)
     check_divides(s, d, m, c, p, fw);
+  if (ok && p && fw && d->kind == DK_SCENARIO && p->ext_state == 2 && fw->ext_state == 2) check_stack(s, d, p, fw);
 }
 
 static void check_decl(Sema *s, Decl *d) {
