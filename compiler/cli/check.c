@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fileio.h"
 #include "front/fmt.h"
 #include "front/parse.h"
 #include "front/sema.h"
@@ -137,18 +138,12 @@ int cli_check(int argc, char **argv, const CliCommand *c) {
   return check_main(&spec, argc, argv, check_files);
 }
 
-static int write_whole(const char *path, const char *text, size_t n) {
-  FILE *fp = fopen(path, "wb");
-  if (!fp) return -1;
-  size_t w = fwrite(text, 1, n, fp);
-  return fclose(fp) == 0 && w == n ? 0 : -1;
-}
-
 /* Formats one file; returns 1 when it is (or was) not in the canonical layout, 2 on error. */
 static int fmt_one(Diag *d, const CheckOptions *o, const char *path) {
-  SrcFile *f = diag_load_file(d, path);
+  const char *why;
+  SrcFile *f = diag_load_file(d, path, &why);
   if (!f) {
-    diag_plain(d, path, "cannot read file");
+    diag_plain(d, path, "cannot read file: %s", why);
     return 2;
   }
   Parsed x;
@@ -163,8 +158,8 @@ static int fmt_one(Diag *d, const CheckOptions *o, const char *path) {
       fwrite(text, 1, n, stdout);
     else if (o->fmt_check && !same)
       printf("%s: not formatted\n", path);
-    else if (!o->fmt_check && !same && write_whole(path, text, n)) {
-      diag_plain(d, path, "cannot write file");
+    else if (!o->fmt_check && !same && atomic_write(path, text, n, &why) != 0) {
+      diag_plain(d, path, "cannot write file: %s (the file is unchanged)", why);
       rc = 2;
     }
     free(text);

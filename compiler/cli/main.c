@@ -10,6 +10,7 @@
  *
  * Exit status: 0 when clean, 1 when an input has errors (or, for fmt --check, is not
  * formatted), 2 for a bad command line. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +60,14 @@ static int version(void) {
   return 0;
 }
 
+/* A command's status, 1 when its standard output could not be written whole (a full disk,
+ * `> /dev/full`): the output is what the user asked for, so losing it is an error. */
+static int output_status(const char *cmd, int rc) {
+  if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+  fprintf(stderr, "llmp %s: cannot write standard output: %s\n", cmd, strerror(errno ? errno : EIO));
+  return rc ? rc : 1;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fputs(usage_main, stderr);
@@ -67,15 +76,15 @@ int main(int argc, char **argv) {
   const char *name = argv[1];
   if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
     fputs(usage_main, stdout);
-    return 0;
+    return output_status("--help", 0);
   }
-  if (!strcmp(name, "--version")) return version();
+  if (!strcmp(name, "--version")) return output_status("--version", version());
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     const CliCommand *c = &commands[i];
     if (strcmp(name, c->name)) continue;
     int rc = c->fn(argc - 2, argv + 2, c);
     if (c->needs & NEED_LLVM_SHUTDOWN) jit_shutdown(); /* after the command's last jit_free */
-    return rc;
+    return output_status(c->name, rc);
   }
   return cli_usage_error(NULL, "unknown command `%s`", name);
 }

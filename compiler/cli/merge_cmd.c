@@ -3,11 +3,11 @@
  *   the shards' files -> read, checked to be shards 0 .. N-1 of one sweep, combined
  *   (sweep_merge_load) -> written in the format asked (sweep_write) on standard output or
  *   --out, which is opened only after the merge succeeded: a failed merge leaves it as it was */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "fileio.h"
 #include "options.h"
 #include "sweep/sweep_io.h"
 
@@ -48,14 +48,15 @@ static int merge_option(void *ctx, int id, const char *value) {
 
 /* Writes the merged sweep to the file path (NULL: standard output); returns the exit status. */
 static int merge_write(const SweepMerge *m, SweepFormat fmt, const char *path) {
-  FILE *out = path ? fopen(path, "w") : stdout;
-  if (!out) {
-    fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
+  AtomicFile a = {0};
+  const char *why = "cannot write";
+  if (path && atomic_open(&a, path, &why) != 0) {
+    fprintf(stderr, "%s: error: cannot write: %s\n", path, why);
     return 1;
   }
-  int rc = sweep_write(out, fmt, &m->meta, m->rows, m->nrows) ? 1 : 0;
-  if (out != stdout && fclose(out)) rc = 1;
-  if (rc) fprintf(stderr, "%s: error: cannot write the output\n", path ? path : "llmp merge");
+  int rc = sweep_write(path ? a.fp : stdout, fmt, &m->meta, m->rows, m->nrows) ? 1 : 0;
+  if (path && (rc ? (atomic_abort(&a), 1) : atomic_commit(&a, &why) != 0)) rc = 1;
+  if (rc) fprintf(stderr, "%s: error: cannot write the output: %s\n", path ? path : "llmp merge", why);
   return rc;
 }
 

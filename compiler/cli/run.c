@@ -9,6 +9,7 @@
  * Each FILE is its own compilation.  Exit status: 0; 1 when a file has errors, a scenario
  * cannot be evaluated, or (validate) an error passes --max-error; 2 for a bad command line. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 #include "alloc.h"
 #include "cli.h"
+#include "fileio.h"
 #include "front/sema.h"
 #include "jit/jit.h"
 #include "lower/hw.h"
@@ -260,10 +262,16 @@ typedef struct RunState { /* across the files of one llmp run */
 
 /* Writes the Chrome trace of one evaluated scenario; 1 after reporting a failure, else 0. */
 static int run_trace(Diag *d, const char *path, const Eval *e) {
-  FILE *tf = fopen(path, "w");
-  int rc = tf ? lower_trace(&e->l, e->vals, &e->r, tf) : -1;
-  if (tf && fclose(tf)) rc = -1;
-  if (rc) diag_plain(d, path, "cannot write the trace");
+  AtomicFile a;
+  const char *why = "cannot write";
+  int rc = atomic_open(&a, path, &why);
+  if (rc == 0 && lower_trace(&e->l, e->vals, &e->r, a.fp) != 0) {
+    atomic_abort(&a);
+    rc = -1;
+  } else if (rc == 0) {
+    rc = atomic_commit(&a, &why);
+  }
+  if (rc) diag_plain(d, path, "cannot write the trace: %s", why);
   return rc ? 1 : 0;
 }
 
@@ -370,12 +378,14 @@ static void push_path(PathList *p, const char *s) {
   p->v[p->n++] = xstrdup(s);
 }
 
-/* The .llmp files under a folder, recursively, in name order. */
-static void collect(PathList *out, const char *dir, int depth) {
+/* The .llmp files under a folder, recursively, in name order; a folder that cannot be read
+ * is an error (false), an entry that is not a regular file is skipped with a note. */
+static bool collect(Diag *d, PathList *out, const char *dir, int depth) {
+  if (depth > 16) return true;
   DIR *dp = opendir(dir);
-  if (!dp || depth > 16) {
-    if (dp) closedir(dp);
-    return;
+  if (!dp) {
+    diag_plain(d, dir, "cannot read folder: %s", strerror(errno));
+    return false;
   }
   PathList here = {0};
   struct dirent *e;
@@ -389,16 +399,21 @@ static void collect(PathList *out, const char *dir, int depth) {
   }
   closedir(dp);
   qsort(here.v, (size_t)here.n, sizeof *here.v, cmp_cstr);
+  bool ok = true;
   for (int i = 0; i < here.n; i++) {
     struct stat st;
     size_t len = strlen(here.v[i]);
+    bool llmp = len > 5 && !strcmp(here.v[i] + len - 5, ".llmp");
     if (stat(here.v[i], &st) == 0 && S_ISDIR(st.st_mode))
-      collect(out, here.v[i], depth + 1);
-    else if (len > 5 && !strcmp(here.v[i] + len - 5, ".llmp"))
+      ok &= collect(d, out, here.v[i], depth + 1);
+    else if (llmp && stat(here.v[i], &st) == 0 && !S_ISREG(st.st_mode))
+      diag_plain_note(d, here.v[i], "skipped: not a regular file");
+    else if (llmp)
       push_path(out, here.v[i]);
     free(here.v[i]);
   }
   free(here.v);
+  return ok;
 }
 
 typedef struct ValState { /* across the scenarios of one llmp validate */
@@ -473,12 +488,19 @@ static int validate_paths(const RunOptions *o) {
   Diag d;
   cli_diag_init(&d, &o->a);
   PathList files = {0};
+  int unreadable = 0;
   for (int i = 0; i < o->a.nargs; i++) {
     struct stat st;
-    if (stat(o->a.args[i], &st) == 0 && S_ISDIR(st.st_mode))
-      collect(&files, o->a.args[i], 0);
-    else
+    if (stat(o->a.args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+      int before = files.n;
+      unreadable += !collect(&d, &files, o->a.args[i], 0);
+      if (files.n == before) {
+        diag_plain(&d, o->a.args[i], "no .llmp file in this folder");
+        unreadable++;
+      }
+    } else {
       push_path(&files, o->a.args[i]);
+    }
   }
   ValState st = {o->format && !strcmp(o->format, "csv"), 0, 0, 0, 0};
   if (st.csv)
@@ -493,6 +515,12 @@ static int validate_paths(const RunOptions *o) {
       st.failed++;
     comp_close(&u);
   }
+  st.failed += unreadable;
+  if (!st.rows && !st.failed) {
+    fprintf(stderr, "llmp validate: no scenario with `measured { iteration }` to compare\n");
+    st.failed++;
+  }
+  diag_flush(&d);
   int rc = validate_verdict(o, &st);
   for (int i = 0; i < files.n; i++) free(files.v[i]);
   free(files.v);

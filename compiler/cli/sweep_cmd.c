@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "cli.h"
+#include "fileio.h"
 #include "options.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_io.h"
@@ -127,17 +128,18 @@ static Decl *sweep_pick(Sema *s, Diag *d, const SweepCli *o) {
   return decl;
 }
 
-/* Writes the ranked result to --out or standard output: 0, or 1 after reporting. */
-static int sweep_output(Diag *d, const SweepCli *o, const SweepMeta *meta, const SweepRow *rows, int nrows) {
-  FILE *f = o->out ? fopen(o->out, "w") : stdout;
-  if (!f) {
-    diag_plain(d, o->out, "cannot write the result");
+/* Writes the ranked result to --out (out, opened before the sweep ran: renamed over the
+ * target whole) or standard output: 0, or 1 after reporting. */
+static int sweep_output(Diag *d, const SweepCli *o, AtomicFile *out, const SweepMeta *meta, const SweepRow *rows,
+                        int nrows) {
+  const char *why = "cannot write";
+  int w = sweep_write(o->out ? out->fp : stdout, o->fmt, meta, rows, nrows);
+  if (o->out && (w < 0 ? (atomic_abort(out), -1) : atomic_commit(out, &why)) != 0) {
+    diag_plain(d, o->out, "cannot write the result: %s", why);
     return 1;
   }
-  int w = sweep_write(f, o->fmt, meta, rows, nrows);
-  if (o->out && fclose(f)) w = -1;
   if (w < 0) {
-    diag_plain(d, o->out ? o->out : "<stdout>", "cannot write the result");
+    diag_plain(d, "<stdout>", "cannot write the result");
     return 1;
   }
   return 0;
@@ -148,6 +150,14 @@ static int sweep_file(const SweepCli *o) {
   Diag d;
   cli_diag_init(&d, &o->a);
   SemaOptions so = {o->a.incdirs, o->a.nincdirs, NULL};
+  AtomicFile out = {0};
+  const char *why;
+  if (o->out && atomic_open(&out, o->out, &why) != 0) { /* before the work, not after it */
+    diag_plain(&d, o->out, "cannot write the result: %s", why);
+    diag_flush(&d);
+    diag_free(&d);
+    return 1;
+  }
   Sema *s = sema_new(&d, &so);
   HwSet *hw = NULL;
   int rc = 1;
@@ -160,10 +170,11 @@ static int sweep_file(const SweepCli *o) {
     int nrows;
     if (sw && sweep_run(sw, &o->opt, &meta, &rows, &nrows) == 0) {
       diag_flush(&d);
-      rc = sweep_output(&d, o, &meta, rows, nrows);
+      rc = sweep_output(&d, o, &out, &meta, rows, nrows);
     }
     sweep_free(sw);
   }
+  if (out.fp) atomic_abort(&out); /* not written: the target untouched */
   hw_free(hw);
   sema_free(s);
   diag_flush(&d);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "fileio.h"
 #include "strbuf.h"
 
 static const struct {
@@ -119,23 +120,10 @@ SrcFile *diag_add_file(Diag *d, const char *path, const char *text, size_t len) 
   return f;
 }
 
-SrcFile *diag_load_file(Diag *d, const char *path) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return NULL;
-  size_t cap = 1 << 16, len = 0;
-  char *buf = xmalloc(cap);
-  size_t n;
-  while ((n = fread(buf + len, 1, cap - len, fp)) > 0) {
-    len += n;
-    XGROW(buf, len + 1, cap); /* room to read on */
-  }
-  int bad = ferror(fp);
-  fclose(fp);
-  if (bad) {
-    free(buf);
-    errno = EIO;
-    return NULL;
-  }
+SrcFile *diag_load_file(Diag *d, const char *path, const char **why) {
+  char *buf;
+  size_t len;
+  if (file_read(path, &buf, &len, why) != 0) return NULL;
   SrcFile *f = diag_add_file(d, path, buf, len);
   free(buf);
   return f;
@@ -277,20 +265,31 @@ void diag_note(Diag *d, SrcFile *f, Span sp, const char *fmt, ...) {
   va_end(ap);
 }
 
-void diag_plain(Diag *d, const char *path, const char *fmt, ...) {
+static void plain(Diag *d, DiagLevel lv, const char *path, const char *fmt, va_list ap) {
   StrBuf b = {0};
-  va_list ap;
-  va_start(ap, fmt);
   if (path) strbuf_printf(&b, "%s: ", path);
-  strbuf_printf(&b, "%serror:%s ", d->colour ? level_info[DIAG_ERROR].colour : "", d->colour ? "\033[0m" : "");
+  strbuf_printf(&b, "%s%s:%s ", d->colour ? level_info[lv].colour : "", level_info[lv].label, d->colour ? "\033[0m" : "");
   strbuf_vprintf(&b, fmt, ap);
   strbuf_put(&b, "\n", 1);
-  va_end(ap);
   if (d->buffered)
-    enqueue(d, NULL, (Span){0, 0}, DIAG_ERROR, b.p, b.n);
+    enqueue(d, NULL, (Span){0, 0}, lv, b.p, b.n);
   else {
     d->write(d->user, b.p, b.n);
     free(b.p);
   }
-  d->errors++;
+  if (lv == DIAG_ERROR) d->errors++;
+}
+
+void diag_plain(Diag *d, const char *path, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  plain(d, DIAG_ERROR, path, fmt, ap);
+  va_end(ap);
+}
+
+void diag_plain_note(Diag *d, const char *path, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  plain(d, DIAG_NOTE, path, fmt, ap);
+  va_end(ap);
 }

@@ -55,8 +55,8 @@ void diag_flush(Diag *d);
 
 /* Takes a copy of text; returns the file, owned by d. */
 SrcFile *diag_add_file(Diag *d, const char *path, const char *text, size_t len);
-/* Reads path; NULL (and errno set) when it cannot be read. */
-SrcFile *diag_load_file(Diag *d, const char *path);
+/* Reads path (a regular file of at most 1 GiB: fileio.h); NULL with *why when it cannot. */
+SrcFile *diag_load_file(Diag *d, const char *path, const char **why);
 
 /* 1-based line and column (column counts UTF-8 characters) of a byte offset. */
 void srcfile_locate(SrcFile *f, unsigned off, unsigned *line, unsigned *col);
@@ -70,6 +70,8 @@ void diag_error(Diag *d, SrcFile *f, Span sp, const char *fmt, ...) __attribute_
 void diag_note(Diag *d, SrcFile *f, Span sp, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* An error with no source position (a file that cannot be read, a bad option). */
 void diag_plain(Diag *d, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same as a note (a file skipped). */
+void diag_plain_note(Diag *d, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static inline Span span_join(Span a, Span b) {
   Span s = {a.start < b.start ? a.start : b.start, a.end > b.end ? a.end : b.end};

@@ -16,11 +16,6 @@
 
 enum { MAX_IMPORT_DEPTH = 128 };
 
-static bool is_regular(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 static bool is_dir(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -38,7 +33,8 @@ static char *try_path(const char *dir, const char *path) {
     snprintf(p, n, "%s%s", path, ext);
   else
     snprintf(p, n, "%s/%s%s", dir, path, ext);
-  if (is_regular(p)) return p;
+  struct stat st;
+  if (stat(p, &st) == 0) return p; /* a folder or FIFO too: loading it says what it is */
   free(p);
   return NULL;
 }
@@ -156,11 +152,11 @@ static void load_imports(Sema *s, int i, unsigned depth) {
 }
 
 /* A file that cannot be read (errno says why), reported at the import that named it. */
-static int load_failed(Sema *s, const char *path, SrcFile *fromsrc, AstNode *at) {
+static int load_failed(Sema *s, const char *path, SrcFile *fromsrc, AstNode *at, const char *why) {
   if (fromsrc)
-    diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, strerror(errno));
+    diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, why);
   else
-    diag_plain(s->diag, path, "cannot read file: %s", strerror(errno));
+    diag_plain(s->diag, path, "cannot read file: %s", why);
   s->broken = true;
   return -1;
 }
@@ -184,7 +180,7 @@ static int import_cycle(Sema *s, int i, int from, AstNode *at) {
 static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth) {
   char *real = realpath(path, NULL);
   SrcFile *fromsrc = from >= 0 ? s->files[from].src : NULL;
-  if (!real) return load_failed(s, path, fromsrc, at);
+  if (!real) return load_failed(s, path, fromsrc, at, strerror(errno));
   int i = find_file(s, real);
   if (i >= 0) {
     free(real);
@@ -196,9 +192,10 @@ static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth
     s->broken = true;
     return -1;
   }
-  SrcFile *src = diag_load_file(s->diag, path);
+  const char *why;
+  SrcFile *src = diag_load_file(s->diag, path, &why);
   if (!src) {
-    load_failed(s, path, fromsrc, at);
+    load_failed(s, path, fromsrc, at, why);
     free(real);
     return -1;
   }

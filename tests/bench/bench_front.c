@@ -91,9 +91,10 @@ int main(int argc, char **argv) {
   Diag d;
   diag_init(&d, NULL);
   diag_set_writer(&d, discard, NULL);
-  SrcFile *f = diag_load_file(&d, path);
+  const char *why;
+  SrcFile *f = diag_load_file(&d, path, &why);
   if (!f) {
-    perror(path);
+    fprintf(stderr, "%s: %s\n", path, why);
     return 1;
   }
   double mb = (double)f->len / 1e6;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "front/diag.h"
@@ -204,16 +205,25 @@ TEST(load_file_reads_and_reports_missing) {
   assert_non_null(fp);
   assert_int_equal(fwrite(text, 1, n, fp), n);
   fclose(fp);
-  SrcFile *f = diag_load_file(&d, path);
+  const char *why = NULL;
+  SrcFile *f = diag_load_file(&d, path, &why);
   assert_non_null(f);
   assert_int_equal(f->len, n);
   assert_memory_equal(f->text, text, n);
   assert_int_equal(f->text[n], '\0');
   assert_string_equal(f->path, path);
   unlink(path);
-  errno = 0;
-  assert_null(diag_load_file(&d, path));
-  assert_int_not_equal(errno, 0);
+  assert_null(diag_load_file(&d, path, &why));
+  assert_string_equal(why, "No such file or directory");
+  /* a folder, a FIFO and a device are refused, each with its reason, without blocking */
+  assert_null(diag_load_file(&d, dir, &why));
+  assert_string_equal(why, "is a directory");
+  assert_int_equal(mkfifo(path, 0600), 0);
+  assert_null(diag_load_file(&d, path, &why));
+  assert_string_equal(why, "is not a regular file (a FIFO, device or socket)");
+  unlink(path);
+  assert_null(diag_load_file(&d, "/dev/zero", &why));
+  assert_string_equal(why, "is not a regular file (a FIFO, device or socket)");
   rmdir(dir);
   free(text);
   teardown(&d, &c);
