@@ -166,7 +166,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
    * take tp_overlap_sms of the SMs from the GEMM they overlap; ring exchanges take none. */
   GId cf = c, cb = c + 1;
   double sms = L->gpu->sms, steal = L->st.tp_overlap_sms;
-  if ((col || row) && !single && steal > 0 && steal < sms && !kf(L, L->overlap_tp)) {
+  if ((col || row) && !single && steal > 0 && !kf(L, L->overlap_tp)) { /* steal < sms: stack_rules */
     GId slow = K(L, sms / (sms - steal));
     if (row) cf = PICK(L, L->overlap_tp, MUL(L, c, slow), c);
     if (col) cb = PICK(L, L->overlap_tp, MUL(L, c + 1, slow), c + 1);

@@ -207,6 +207,13 @@ static bool stack_rules(Lower *L) {
   Decl *fw = L->st.decl;
   if (!fw) return true;
   const char *name = sema_decl_name(fw);
+  if (L->st.tp_overlap_sms >= L->gpu->sms) {
+    lower_err(
+        L, L->at,
+        "scenario `%s`: the stack `%s` takes %g SMs for tensor-parallel overlap (its `tp_overlap_sms`), but the gpu `%s` has %d",
+        sema_decl_name(L->scenario), name, L->st.tp_overlap_sms, L->gpu->name, L->gpu->sms);
+    return false;
+  }
   char why[256];
   const char *sch[8];
   int ns = sema_word_list(L->s, fw, "schedules", sch, 8);

@@ -1461,6 +1461,7 @@ TEST(stack_rules) {
       {"dp_overlap_with_pp = false", "pp = 2; overlap_dp = true; micro_batch = 1; global_batch = 8",
        "dp_overlap_with_pp = false", false},
       {"", "zero = 0; overlap_param_gather = true; micro_batch = 1; global_batch = 8", "needs a sharded optimizer", true},
+      {"tp_overlap_sms = 108", "tp = 2; micro_batch = 1; global_batch = 8", "but the gpu `a100_sxm4_80gb` has 108", true},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *t = stack_text(cases[i].fw, "gpt", PLACE_SIZES, "selene { nodes = 1 }", cases[i].plan);
