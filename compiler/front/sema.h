@@ -15,6 +15,9 @@ typedef struct Decl Decl;
 typedef struct SemaFile SemaFile;
 typedef struct Sema Sema;
 
+/* The most rows a sweep keeps (`keep N`): llmp check refuses more. */
+enum { SEMA_KEEP_MAX = 1000000 };
+
 typedef struct SemaOptions {
   const char **include_dirs; /* -I folders, in order */
   int ninclude_dirs;

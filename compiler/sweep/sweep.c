@@ -486,7 +486,7 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
   sw->keep = 20;
   if (!read_axes(sw)) goto fail;
   for (AstNode *c = sema_block_body(decl).first; c; c = c->next)
-    if (c->kind == AST_KEEP) { /* sema checked it is a count; a sweep takes it as a literal */
+    if (c->kind == AST_KEEP) { /* sema checked one count to SEMA_KEEP_MAX; a sweep takes it as a literal */
       if (c->u.bin.rhs->kind != AST_NUM) {
         SrcFile *f;
         Span at;
@@ -494,7 +494,7 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
         diag_error(d, f, c->u.bin.rhs->span, "`keep` takes a number, like `keep 20`");
         goto fail;
       }
-      sw->keep = (int)fmin(c->u.bin.rhs->u.num.value, 1e6);
+      sw->keep = (int)fmin(c->u.bin.rhs->u.num.value, SEMA_KEEP_MAX);
     }
   LowerAxes axes = {sw->la, sw->nax, decl};
   if (lower_with_axes(s, hw, decl, &axes, d, &sw->l) < 0) goto fail;
