@@ -81,6 +81,20 @@ static const char *text_of(Sweep *sw, AstNode *n) {
   return arena_strndup(&sw->arena, f->text + n->span.start, n->span.end - n->span.start);
 }
 
+/* The source text of a statement's expression (a require's, the objective's), as written: the
+ * expression's span leaves out its outer parentheses, the statement's keeps them. */
+static const char *stmt_text(Sweep *sw, AstNode *c) {
+  SrcFile *f;
+  Span at;
+  sema_decl_at(sw->s, sw->decl, &f, &at);
+  AstNode *x = c->u.bin.rhs;
+  if (!f || c->span.end > f->len || x->span.start < c->span.start || x->span.start >= c->span.end) return text_of(sw, x);
+  unsigned b = x->span.start;
+  while (b > c->span.start && strchr("( \t", f->text[b - 1])) b--;
+  while (f->text[b] == ' ' || f->text[b] == '\t') b++;
+  return arena_strndup(&sw->arena, f->text + b, c->span.end - b);
+}
+
 /* --- axes ---------------------------------------------------------------------------------- */
 
 static bool read_axes(Sweep *sw) {
@@ -467,9 +481,9 @@ static void collect_reasons(Sweep *sw) {
       char name[32];
       snprintf(name, sizeof name, "require.%d", i);
       sw->req[i++] = graph_find_output(&sw->l.g, name);
-      sw->reasons[sw->nreasons++] = text_of(sw, c->u.bin.rhs);
+      sw->reasons[sw->nreasons++] = stmt_text(sw, c);
     } else if (c->kind == AST_MINIMIZE || c->kind == AST_MAXIMIZE) {
-      sw->objective = text_of(sw, c->u.bin.rhs);
+      sw->objective = stmt_text(sw, c);
     }
   }
   sw->obj = graph_find_output(&sw->l.g, "objective");
