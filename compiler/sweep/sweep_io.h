@@ -39,6 +39,7 @@
 #include <stdio.h>
 
 #include "front/arena.h"
+#include "strbuf.h"
 
 /* --- rows and the sweep's metadata --------------------------------------------------------- */
 
@@ -192,10 +193,11 @@ typedef const char *(*SweepGetenv)(const char *name);
  *   Slurm tasks (srun)  K = SLURM_PROCID, N = SLURM_NTASKS
  *   Open MPI (mpirun)   K = OMPI_COMM_WORLD_RANK, N = OMPI_COMM_WORLD_SIZE
  *   PMI (MPICH, Intel)  K = PMI_RANK, N = PMI_SIZE
- * (a variable set to "" counts as unset).  Returns 0, or -1 with a message in err.
- * sweep_shard_parse looks variables up with getenv; sweep_shard_parse_env with env. */
-int sweep_shard_parse(const char *spec, int *k, int *n, char *err, size_t errlen);
-int sweep_shard_parse_env(const char *spec, SweepGetenv env, int *k, int *n, char *err, size_t errlen);
+ * (a variable set to "" counts as unset).  Returns 0, or -1 with a message appended to err
+ * (when not NULL), the values it names whole.  sweep_shard_parse looks variables up with
+ * getenv; sweep_shard_parse_env with env. */
+int sweep_shard_parse(const char *spec, int *k, int *n, StrBuf *err);
+int sweep_shard_parse_env(const char *spec, SweepGetenv env, int *k, int *n, StrBuf *err);
 
 /* Shard k of n of the points [0, points): [*begin, *end) with begin = floor(k*points/n),
  * computed without overflow for any points.  The n slices tile [0, points); when points < n
