@@ -579,7 +579,7 @@ typedef struct Worker {
   uint64_t *dropped; /* per reason */
   uint64_t kept, pruned;
   atomic_uint_fast64_t *next, *done;
-  uint64_t end, chunk;
+  uint64_t end, max_chunk;
 } Worker;
 
 static void set_inputs(const Sweep *sw, const int *digit, int from, double *inputs) {
@@ -667,14 +667,24 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
   }
 }
 
+uint64_t sweep_chunk_next(uint64_t chunk, double seconds, uint64_t max) {
+  double c = (double)(chunk ? chunk : 1), next = 8 * c;
+  if (seconds > 0 && c * (SWEEP_CHUNK_SECONDS / seconds) < next) next = c * (SWEEP_CHUNK_SECONDS / seconds);
+  if (next > (double)max) next = (double)max;
+  return next < 1 ? 1 : (uint64_t)next;
+}
+
 static void *worker_main(void *arg) {
   Worker *w = arg;
+  uint64_t chunk = 1;
   for (;;) {
-    uint64_t b = atomic_fetch_add(w->next, w->chunk);
+    uint64_t b = atomic_fetch_add(w->next, chunk);
     if (b >= w->end) break;
-    uint64_t e = b + w->chunk < w->end ? b + w->chunk : w->end;
+    uint64_t e = chunk < w->end - b ? b + chunk : w->end;
+    double t0 = now();
     run_range(w, b, e);
     atomic_fetch_add(w->done, e - b);
+    chunk = sweep_chunk_next(chunk, now() - t0, w->max_chunk);
   }
   return NULL;
 }
@@ -844,8 +854,8 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
   int T = opt->threads < 1 ? 1 : opt->threads;
   atomic_uint_fast64_t next = begin, done = 0;
-  uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32);
-  if (chunk < 4096) chunk = 4096;
+  uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32); /* the most: 32 chunks a thread at least */
+  if (chunk < 1) chunk = 1;
   Worker *w = xcalloc((size_t)T, sizeof *w);
   int nr = sw->nreasons;
   for (int t = 0; t < T; t++) {

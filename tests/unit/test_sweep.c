@@ -276,11 +276,45 @@ static void unsupported_axis(void **state) {
   close_fixture(&f);
 }
 
+/* Chunks are sized by time: from one point, each about SWEEP_CHUNK_SECONDS' worth, growing at
+ * most 8 times a chunk, shrinking at once, within [1, max]. */
+static void chunks_take_a_fraction_of_a_second(void **state) {
+  (void)state;
+  const uint64_t big = UINT64_C(1) << 62;
+  assert_int_equal(sweep_chunk_next(1, 0, big), 8); /* too fast to time: grow */
+  assert_int_equal(sweep_chunk_next(64, NAN, big), 512);
+  assert_int_equal(sweep_chunk_next(1000, SWEEP_CHUNK_SECONDS, big), 1000);
+  assert_int_equal(sweep_chunk_next(1000, 10 * SWEEP_CHUNK_SECONDS, big), 100);
+  assert_int_equal(sweep_chunk_next(1000, 4 * SWEEP_CHUNK_SECONDS, big), 250);
+  assert_int_equal(sweep_chunk_next(1000, 1e6, big), 1);
+  assert_int_equal(sweep_chunk_next(1000, 1e-9, 5000), 5000);
+  assert_int_equal(sweep_chunk_next(0, 1, big), 1);
+  /* 10^12 points on one thread at rates from 100 to 10^8 points a second: the first chunk
+   * ends at once, and then one ends at least every second (the bar moves and has a rate to
+   * give its time left from); the steady chunk takes about SWEEP_CHUNK_SECONDS */
+  static const double rates[] = {100, 1e4, 1e6, 1e8};
+  for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
+    uint64_t P = UINT64_C(1000000000000), chunk = 1, done = 0, max = P / 32;
+    double t = 0, longest = 0;
+    while (t < 60 && done < P) {
+      double dt = (double)chunk / rates[r];
+      if (dt > longest) longest = dt;
+      if (!done) assert_true(dt < 0.1);
+      t += dt;
+      done += chunk;
+      chunk = sweep_chunk_next(chunk, dt, max);
+    }
+    assert_true(longest <= 8 * SWEEP_CHUNK_SECONDS);
+    assert_true((double)chunk / rates[r] > SWEEP_CHUNK_SECONDS / 2 && (double)chunk / rates[r] <= SWEEP_CHUNK_SECONDS);
+    assert_true(done > 0 && done < P);
+  }
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_point_alone), cmocka_unit_test(jit_interpreter_threads_agree),
       cmocka_unit_test(shards_add_up),     cmocka_unit_test(pruning_keeps_the_same_points),
-      cmocka_unit_test(unsupported_axis),
+      cmocka_unit_test(unsupported_axis),  cmocka_unit_test(chunks_take_a_fraction_of_a_second),
   };
   int rc = RUN_TESTS(tests);
   jit_shutdown();
