@@ -873,3 +873,4 @@ AstNode *sema_root(Sema *s, SrcFile **file) {
 
 int sema_ndecls(Sema *s) { return s->ndecls; }
 int sema_nfiles(Sema *s) { return s->nfiles; }
+const SrcFile *sema_file(Sema *s, int i) { return i >= 0 && i < s->nfiles ? s->files[i].src : NULL; }

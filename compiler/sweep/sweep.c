@@ -2,6 +2,7 @@
  * points' reports. */
 #include "sweep.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "hash.h"
 #include "jit/jit.h"
 #include "lower/lower.h"
 #include "report/report.h"
@@ -57,6 +59,7 @@ struct Sweep {
   int nconds;
   const char *objective;
   int keep;
+  char hash[17]; /* what it evaluates (sweep_hash), in hexadecimal */
   Jit *jit;
   JitLevelFn *fns;
   /* the result of sweep_run */
@@ -493,6 +496,21 @@ static void collect_reasons(Sweep *sw) {
   }
 }
 
+/* The identity of what the sweep evaluates, which `llmp merge` compares between shards:
+ * FNV-1a over llmp's version, the sweep's name, every file of the compilation (its length and
+ * bytes, in load order) and the calibration tables its hardware loaded. */
+static void sweep_hash(Sweep *sw) {
+  uint64_t h = hash_str(HASH_BASIS, "llmp " LLMP_VERSION);
+  h = hash_str(hash_word(h, 0), sema_decl_name(sw->decl));
+  for (int i = 0; i < sema_nfiles(sw->s); i++) {
+    const SrcFile *f = sema_file(sw->s, i);
+    h = hash_word(h, f ? (uint64_t)f->len : UINT64_MAX);
+    if (f) h = hash_bytes(h, f->text, f->len);
+  }
+  h = hw_tables_hash(sw->hw, h);
+  snprintf(sw->hash, sizeof sw->hash, "%016" PRIx64, h);
+}
+
 Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *opt) {
   Sweep *sw = xcalloc(1, sizeof *sw);
   sw->s = s, sw->hw = hw, sw->d = d, sw->decl = decl;
@@ -513,6 +531,7 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
   LowerAxes axes = {sw->la, sw->nax, decl};
   if (lower_with_axes(s, hw, decl, &axes, d, &sw->l) < 0) goto fail;
   collect_reasons(sw);
+  sweep_hash(sw); /* after lowering, which loads the tables */
   stage(sw);
   if (opt->jit) {
     char *msg = NULL;
@@ -549,6 +568,7 @@ void sweep_free(Sweep *sw) {
 }
 
 uint64_t sweep_points(const Sweep *sw) { return sw->points; }
+const char *sweep_hash_text(const Sweep *sw) { return sw->hash; }
 int sweep_levels(const Sweep *sw) { return sw->nax; }
 uint64_t sweep_pruned(const Sweep *sw) { return sw->pruned; }
 double sweep_jit_seconds(const Sweep *sw) { return sw->jit ? jit_compile_seconds(sw->jit) : 0; }
@@ -873,9 +893,9 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   int rc = report_rows(sw, top);
   sweep_top_free(top);
   /* clang-format off */
-  *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->objective, sw->l.maximize, sw->keep,
-                      sw->points, opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1, span, kept,
-                      nr, sw->drops, elapsed};
+  *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->hash, sw->objective, sw->l.maximize,
+                      sw->keep, sw->points, opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1,
+                      span, kept, nr, sw->drops, elapsed};
   /* clang-format on */
   *rows = sw->rows;
   *nrows = sw->nrows;

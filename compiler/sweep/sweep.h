@@ -59,6 +59,11 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
 #define SWEEP_CHUNK_SECONDS 0.1
 uint64_t sweep_chunk_next(uint64_t chunk, double seconds, uint64_t max);
 
+/* What the sweep evaluates, the SweepMeta.hash sweep_run writes and `llmp merge` compares:
+ * 16 hex digits of FNV-1a over llmp's version, the sweep's name, the text of every file of
+ * the compilation and the calibration tables lowering loaded. */
+const char *sweep_hash_text(const Sweep *sw);
+
 /* Figures for benchmarks and tests. */
 uint64_t sweep_points(const Sweep *sw);
 int sweep_levels(const Sweep *sw);
