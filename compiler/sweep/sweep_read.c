@@ -5,7 +5,9 @@
  * ("dropped") and an array of two integers ("shard"), whose own members are scalars.  It is
  * an iterative scanner over one line, not a general parser, so no input can make it recurse;
  * lines are bounded (LINE_LIMIT) and every count it takes in is checked against the others
- * before it is used (the slice a shard covers, the rows its counts promise). */
+ * before it is used (the slice a shard covers, the rows its counts promise).  Strings are read
+ * as emit.h writes them: a byte that is not UTF-8 becomes U+FFFD, so two texts compare equal
+ * here exactly when they are written the same. */
 #include "sweep_io.h"
 
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "report/emit.h"
 #include "strbuf.h"
 #include "sweep_io_internal.h"
 
@@ -131,8 +134,17 @@ static int jstring(JLine *j, size_t *off, size_t *len) {
   size_t from = ++j->i;
   *off = j->sb.n;
   for (;;) {
-    size_t run = j->i; /* copy plain bytes in runs */
-    while (j->i < j->n && j->s[j->i] != '"' && j->s[j->i] != '\\' && (unsigned char)j->s[j->i] >= 0x20) j->i++;
+    size_t run = j->i; /* copy plain bytes in runs; a byte that is not UTF-8 is read as U+FFFD */
+    while (j->i < j->n && j->s[j->i] != '"' && j->s[j->i] != '\\' && (unsigned char)j->s[j->i] >= 0x20) {
+      int u = (unsigned char)j->s[j->i] < 0x80 ? 1 : emit_utf8_len((const unsigned char *)j->s + j->i);
+      if (u) {
+        j->i += (size_t)u;
+        continue;
+      }
+      strbuf_put(&j->sb, j->s + run, j->i - run);
+      strbuf_put(&j->sb, "\xef\xbf\xbd", 3);
+      run = ++j->i;
+    }
     strbuf_put(&j->sb, j->s + run, j->i - run);
     if (j->i >= j->n) return jfail(j, "the line ends inside the string from column %zu: a truncated line?", from);
     char c = j->s[j->i++];

@@ -909,6 +909,34 @@ TEST(merge_of_version_1_shards_warns) {
   for (int k = 0; k < 4; k++) free(s[k]);
 }
 
+/* Bytes that are not UTF-8 are read as U+FFFD, as they are written: two reasons that differ
+ * only there are one reason, and a merge's output reads back. */
+TEST(reader_takes_invalid_utf8_as_it_is_written) {
+  char *s[4];
+  four_shards(s);
+  char *a = replaced(s[0], "\"never\"", "\"nev\xffr\""), *b = replaced(s[1], "\"never\"", "\"nev\xfer\"");
+  char *c = replaced(s[2], "\"never\"", "\"nev\xef\xbf\xbdr\"");
+  const char *t[4] = {a, b, c, s[3]};
+  char *out, *err;
+  assert_int_equal(merge_texts(t, 4, SWEEP_JSONL, &out, &err), 0);
+  assert_string_equal(err, "");
+  assert_non_null(strstr(out, "\"nev\xef\xbf\xbdr\":0,\"never\":0}"));
+  SweepDoc doc;
+  char *e;
+  if (read_text(out, &doc, &e)) fail_msg("%s\n%s", e, out);
+  char *again = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_JSONL);
+  assert_string_equal(again, out);
+  free(again);
+  free(e);
+  sweep_doc_free(&doc);
+  free(out);
+  free(err);
+  free(a);
+  free(b);
+  free(c);
+  for (int k = 0; k < 4; k++) free(s[k]);
+}
+
 /* Random damage to a valid shard file: the reader reports or accepts, never crashes (the ASan
  * build checks memory and leaks). */
 TEST(reader_survives_random_damage) {
@@ -1261,6 +1289,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(merge_rejects_missing_duplicate_and_foreign_shards),
       cmocka_unit_test(merge_names_both_files_of_another_hash_or_version),
       cmocka_unit_test(merge_of_version_1_shards_warns),
+      cmocka_unit_test(reader_takes_invalid_utf8_as_it_is_written),
       cmocka_unit_test(reader_survives_random_damage),
       cmocka_unit_test(merge_load_files),
       cmocka_unit_test(shard_k_of_n),
