@@ -565,7 +565,8 @@ static void check_sweep_stmt(Sema *s, Decl *d, AstNode *c, int *objectives) {
           diag_note(s->diag, file_of(s, d), o->span, "the first `keep` is here");
         return;
       }
-    v = eval_check(s, &e, c->u.bin.rhs, &(FieldDef){"keep", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 1, 0}, "keep");
+    v = eval_check(s, &e, c->u.bin.rhs, &(FieldDef){"keep", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 1, 0},
+                   "keep");
     if (v.t == T_NUM && v.known && v.num > SEMA_KEEP_MAX)
       err_at(s, file_of(s, d), c->u.bin.rhs->span, "`keep` must be at most %d, found %.15g", SEMA_KEEP_MAX, v.num);
   }

@@ -91,7 +91,8 @@ static const char *stmt_text(Sweep *sw, AstNode *c) {
   Span at;
   sema_decl_at(sw->s, sw->decl, &f, &at);
   AstNode *x = c->u.bin.rhs;
-  if (!f || c->span.end > f->len || x->span.start < c->span.start || x->span.start >= c->span.end) return text_of(sw, x);
+  if (!f || c->span.end > f->len || x->span.start < c->span.start || x->span.start >= c->span.end)
+    return text_of(sw, x);
   unsigned b = x->span.start;
   while (b > c->span.start && strchr("( \t", f->text[b - 1])) b--;
   while (f->text[b] == ' ' || f->text[b] == '\t') b++;

@@ -81,9 +81,9 @@ static int shard_from(int l, SweepGetenv env, int *k, int *n, StrBuf *err) {
   if (v[2] < 1) return shard_fail(err, "--shard auto: %s=%d: there must be at least one shard", names[2], v[2]);
   if (rank < 0 || rank >= v[2]) {
     if (names[1])
-      return shard_fail(err,
-                        "--shard auto: %s - %s = %d is not in [0, %s = %d): the array must be contiguous (--array=0-%d)",
-                        names[0], names[1], rank, names[2], v[2], v[2] - 1);
+      return shard_fail(
+          err, "--shard auto: %s - %s = %d is not in [0, %s = %d): the array must be contiguous (--array=0-%d)",
+          names[0], names[1], rank, names[2], v[2], v[2] - 1);
     return shard_fail(err, "--shard auto: %s=%d is not below %s=%d", names[0], v[0], names[2], v[2]);
   }
   *k = rank;
@@ -94,10 +94,11 @@ static int shard_from(int l, SweepGetenv env, int *k, int *n, StrBuf *err) {
 static int shard_auto(SweepGetenv env, int *k, int *n, StrBuf *err) {
   for (int l = 0; l < NLAUNCHERS; l++)
     if (env_value(env, launchers[l].rank)) return shard_from(l, env, k, n, err);
-  return shard_fail(err, "--shard auto: no launcher found: none of SLURM_ARRAY_TASK_ID (a Slurm job array, with "
-                         "SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT), SLURM_PROCID (srun, with SLURM_NTASKS), "
-                         "OMPI_COMM_WORLD_RANK (Open MPI, with OMPI_COMM_WORLD_SIZE) or PMI_RANK (MPICH, with PMI_SIZE) "
-                         "is set; give --shard K/N");
+  return shard_fail(err,
+                    "--shard auto: no launcher found: none of SLURM_ARRAY_TASK_ID (a Slurm job array, with "
+                    "SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT), SLURM_PROCID (srun, with SLURM_NTASKS), "
+                    "OMPI_COMM_WORLD_RANK (Open MPI, with OMPI_COMM_WORLD_SIZE) or PMI_RANK (MPICH, with PMI_SIZE) "
+                    "is set; give --shard K/N");
 }
 
 int sweep_shard_parse_env(const char *spec, SweepGetenv env, int *k, int *n, StrBuf *err) {
@@ -109,8 +110,7 @@ int sweep_shard_parse_env(const char *spec, SweepGetenv env, int *k, int *n, Str
     gk = parse_count(spec, (size_t)(slash - spec), &kk);
     gn = parse_count(slash + 1, strlen(slash + 1), &nn);
   }
-  if (!gk || !gn)
-    return shard_fail(err, "--shard `%s`: expected K/N (shard K of N, from 0: 0/4 .. 3/4) or auto", spec);
+  if (!gk || !gn) return shard_fail(err, "--shard `%s`: expected K/N (shard K of N, from 0: 0/4 .. 3/4) or auto", spec);
   if (gk < 0 || gn < 0) return shard_fail(err, "--shard `%s`: K and N are at most %d", spec, INT_MAX);
   if (nn < 1) return shard_fail(err, "--shard `%s`: N must be at least 1", spec);
   if (kk >= nn)

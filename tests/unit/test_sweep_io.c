@@ -64,13 +64,13 @@ static void fixture_build(Fixture *fx, uint64_t points, int k, int n, int keep, 
   sweep_shard_range(points, k, n, &begin, &end);
   memset(fx, 0, sizeof *fx);
   for (int r = 0; r < NREASONS; r++) fx->drops[r] = (SweepDrop){reasons[r], 0};
-  fx->meta = (SweepMeta){"search",    "examples/sweeps/x.llmp",
-                         HASH,        "iteration",
-                         maximize,    keep,
-                         points,      k,
-                         n,           end - begin,
-                         0,           NREASONS,
-                         fx->drops,   NAN};
+  fx->meta = (SweepMeta){"search",  "examples/sweeps/x.llmp",
+                         HASH,      "iteration",
+                         maximize,  keep,
+                         points,    k,
+                         n,         end - begin,
+                         0,         NREASONS,
+                         fx->drops, NAN};
   size_t span = (size_t)(end - begin);
   fx->rows = calloc(span + 1, sizeof *fx->rows);
   fx->fields = calloc((span + 1) * NFIELDS, sizeof *fx->fields);
@@ -267,7 +267,8 @@ static SweepField small_fields[3][6] = {
 };
 static const SweepRow small_rows[] = {
     {7, 1.5, 6, small_fields[0]}, {2, 1.5, 6, small_fields[1]}, {3, INFINITY, 6, small_fields[2]}};
-static const SweepMeta small_meta = {"search", "f.llmp", HASH, "iteration", false, 3, 10, 0, 1, 10, 4, 3, small_drops, NAN};
+static const SweepMeta small_meta = {"search", "f.llmp", HASH, "iteration", false, 3,           10,
+                                     0,        1,        10,   4,           3,     small_drops, NAN};
 
 TEST(table_exact) {
   char *t = write_text(&small_meta, small_rows, 3, SWEEP_TABLE);
@@ -345,17 +346,16 @@ TEST(csv_exact) {
 TEST(jsonl_exact) {
   char *t = write_text(&small_meta, small_rows, 3, SWEEP_JSONL);
   assert_string_equal(
-      t,
-      "{\"llmp_sweep\":2,\"sweep\":\"search\",\"file\":\"f.llmp\",\"hash\":\"0123456789abcdef\","
-      "\"objective\":\"iteration\",\"sense\":\"minimize\","
-      "\"keep\":3,\"points\":10,\"shard\":[0,1],\"evaluated\":10,\"kept\":4,\"dropped\":{\"memory.peak <= "
-      "cluster.gpu.memory\":5,\"model.layers % plan.pp == 0\":1,\"never\":0}}\n"
-      "{\"rank\":1,\"point\":7,\"objective\":1.5,\"plan.tp\":4,\"plan.recompute\":\"full\",\"iteration_s\":1.5,"
-      "\"mfu\":0.412,\"memory.peak\":20615843021,\"tokens_per_s\":66043.21}\n"
-      "{\"rank\":2,\"point\":2,\"objective\":1.5,\"plan.tp\":8,\"plan.recompute\":\"selective\",\"iteration_s\":1.5,"
-      "\"mfu\":0.4,\"memory.peak\":17179869184,\"tokens_per_s\":1234.5678}\n"
-      "{\"rank\":3,\"point\":3,\"objective\":1e999,\"plan.tp\":2,\"plan.recompute\":\"a, \\\"b\\\"\","
-      "\"iteration_s\":0.1,\"mfu\":null,\"memory.peak\":1000000000,\"tokens_per_s\":12}\n");
+      t, "{\"llmp_sweep\":2,\"sweep\":\"search\",\"file\":\"f.llmp\",\"hash\":\"0123456789abcdef\","
+         "\"objective\":\"iteration\",\"sense\":\"minimize\","
+         "\"keep\":3,\"points\":10,\"shard\":[0,1],\"evaluated\":10,\"kept\":4,\"dropped\":{\"memory.peak <= "
+         "cluster.gpu.memory\":5,\"model.layers % plan.pp == 0\":1,\"never\":0}}\n"
+         "{\"rank\":1,\"point\":7,\"objective\":1.5,\"plan.tp\":4,\"plan.recompute\":\"full\",\"iteration_s\":1.5,"
+         "\"mfu\":0.412,\"memory.peak\":20615843021,\"tokens_per_s\":66043.21}\n"
+         "{\"rank\":2,\"point\":2,\"objective\":1.5,\"plan.tp\":8,\"plan.recompute\":\"selective\",\"iteration_s\":1.5,"
+         "\"mfu\":0.4,\"memory.peak\":17179869184,\"tokens_per_s\":1234.5678}\n"
+         "{\"rank\":3,\"point\":3,\"objective\":1e999,\"plan.tp\":2,\"plan.recompute\":\"a, \\\"b\\\"\","
+         "\"iteration_s\":0.1,\"mfu\":null,\"memory.peak\":1000000000,\"tokens_per_s\":12}\n");
   free(t);
 }
 
@@ -691,8 +691,7 @@ TEST(merge_rejects_malformed_files) {
       {replaced(s[1], ",\"hash\":\"" HASH "\"", ""), "s1.jsonl:1: error: the header line has no `hash`"},
       {replaced(s[1], "\"llmp_sweep\":2", "\"llmp_sweep\":1"),
        "s1.jsonl:1: error: `hash` in a header line of version 1"},
-      {replaced(s[1], HASH, "0123456789ABCDEF"),
-       "s1.jsonl:1: error: `hash` is not a string of 16 hexadecimal digits"},
+      {replaced(s[1], HASH, "0123456789ABCDEF"), "s1.jsonl:1: error: `hash` is not a string of 16 hexadecimal digits"},
       {replaced(s[1], HASH, "0123456789abcde"), "s1.jsonl:1: error: `hash` is not a string of 16 hexadecimal digits"},
       {replaced(s[1], "\"" HASH "\"", "12"), "s1.jsonl:1: error: `hash` is not a string of 16 hexadecimal digits"},
       {replaced(s[1], "\"objective\":", "\"hash\":\"" HASH "\",\"objective\":"),
@@ -772,8 +771,7 @@ TEST(merge_rejects_missing_duplicate_and_foreign_shards) {
       {"\"sweep\":\"search\"", "\"sweep\":\"other\"", "s2.jsonl:1: error: sweep `other`, but "},
       {"\"objective\":\"iteration\"", "\"objective\":\"mfu\"", "s2.jsonl:1: error: objective `mfu`, but "},
       /* the same name, counts and split, but another sweep: its hash tells */
-      {HASH, "fedcba9876543210",
-       "s2.jsonl:1: error: hash fedcba9876543210, but " /* then the first file */},
+      {HASH, "fedcba9876543210", "s2.jsonl:1: error: hash fedcba9876543210, but " /* then the first file */},
   };
   for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
     char *x = replaced(s[2], foreign[i].from, foreign[i].to);
