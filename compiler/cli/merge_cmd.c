@@ -1,6 +1,6 @@
 /* merge_cmd.c - `llmp merge SHARD.jsonl...`: the command line around sweep/sweep_merge.c.
  *
- *   the shards' files -> read, checked to be shards 0 .. N-1 of one sweep, combined
+ *   the shards' files -> read, checked to be shards 0 .. N-1 of one sweep (one hash), combined
  *   (sweep_merge_load) -> written in the format asked (sweep_write) on standard output or
  *   --out, which is opened only after the merge succeeded: a failed merge leaves it as it was */
 #include <stdio.h>
@@ -16,8 +16,9 @@ const char cli_usage_merge[] = "usage: llmp merge [OPTIONS] SHARD.jsonl...\n"
                                "Combines the outputs of the shards of one sweep (`llmp sweep --shard K/N --out\n"
                                "FILE.jsonl`, JSON Lines) into what the sweep run on one machine writes: the counts\n"
                                "summed, the points ranked again, the best `keep` kept. Every shard 0 .. N-1 must be\n"
-                               "given, once. Exit status 0; 1 when a file is malformed, a shard is missing or given\n"
-                               "twice, or the files are not of one sweep; 2 for a bad command line.\n"
+                               "given, once, and all must carry the same hash of their sweep (its files, tables and\n"
+                               "llmp's version). Exit status 0; 1 when a file is malformed, a shard is missing or\n"
+                               "given twice, or the files are not of one sweep; 2 for a bad command line.\n"
                                "\n"
                                "options:\n"
                                "  --format FORMAT  table (default), csv or json (JSON Lines, as the shards)\n"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "strbuf.h"
 #include "cli.h"
 #include "fileio.h"
 #include "options.h"
@@ -106,9 +107,12 @@ static int sweep_parse(const CliCommand *c, int argc, char **argv, SweepCli *o) 
   if (o->format && sweep_format_parse(o->format, &o->fmt) < 0)
     return cli_usage_error("sweep", "unknown format `%s`", o->format);
   if (!o->format && o->out) o->fmt = sweep_format_of_path(o->out, SWEEP_TABLE);
-  char msg[512];
-  if (o->shard && sweep_shard_parse(o->shard, &o->opt.shard_k, &o->opt.shard_n, msg, sizeof msg) < 0)
-    return cli_usage_error("sweep", "%s", msg);
+  StrBuf msg = {0};
+  if (o->shard && sweep_shard_parse(o->shard, &o->opt.shard_k, &o->opt.shard_n, &msg) < 0) {
+    rc = cli_usage_error("sweep", "%s", msg.p ? msg.p : "--shard");
+    strbuf_free(&msg);
+    return rc;
+  }
   return -1;
 }
 

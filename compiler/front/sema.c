@@ -558,8 +558,18 @@ static void check_sweep_stmt(Sema *s, Decl *d, AstNode *c, int *objectives) {
              eval_describe(v, b, sizeof b));
     if (++*objectives == 2) err_at(s, file_of(s, d), c->span, "a sweep has one objective (`minimize` or `maximize`)");
   }
-  if (c->kind == AST_KEEP)
-    eval_check(s, &e, c->u.bin.rhs, &(FieldDef){"keep", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 1, 0}, "keep");
+  if (c->kind == AST_KEEP) {
+    for (AstNode *o = body_of(d).first; o != c; o = o->next)
+      if (o->kind == AST_KEEP) {
+        if (err_at(s, file_of(s, d), c->span, "a sweep has one `keep`"))
+          diag_note(s->diag, file_of(s, d), o->span, "the first `keep` is here");
+        return;
+      }
+    v = eval_check(s, &e, c->u.bin.rhs, &(FieldDef){"keep", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 1, 0},
+                   "keep");
+    if (v.t == T_NUM && v.known && v.num > SEMA_KEEP_MAX)
+      err_at(s, file_of(s, d), c->u.bin.rhs->span, "`keep` must be at most %d, found %.15g", SEMA_KEEP_MAX, v.num);
+  }
 }
 
 static void check_stmt(Sema *s, Decl *d, AstNode *c, int *objectives) {
@@ -864,3 +874,4 @@ AstNode *sema_root(Sema *s, SrcFile **file) {
 
 int sema_ndecls(Sema *s) { return s->ndecls; }
 int sema_nfiles(Sema *s) { return s->nfiles; }
+const SrcFile *sema_file(Sema *s, int i) { return i >= 0 && i < s->nfiles ? s->files[i].src : NULL; }

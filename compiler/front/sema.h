@@ -15,6 +15,9 @@ typedef struct Decl Decl;
 typedef struct SemaFile SemaFile;
 typedef struct Sema Sema;
 
+/* The most rows a sweep keeps (`keep N`): llmp check refuses more. */
+enum { SEMA_KEEP_MAX = 1000000 };
+
 typedef struct SemaOptions {
   const char **include_dirs; /* -I folders, in order */
   int ninclude_dirs;
@@ -66,6 +69,9 @@ void sema_dump(Sema *s, FILE *out);
 /* Declarations checked, for statistics. */
 int sema_ndecls(Sema *s);
 int sema_nfiles(Sema *s);
+/* File i (0 .. sema_nfiles - 1) of the compilation: the root file and what it imports, in
+ * the order they were loaded; NULL for one that could not be read. */
+const SrcFile *sema_file(Sema *s, int i);
 
 /* Resolves an import path as sema_run does; returns a malloc'd path or NULL. */
 char *sema_resolve_import(const SemaOptions *opt, const char *from_dir, const char *path);

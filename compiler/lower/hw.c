@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "hash.h"
 #include "sorted.h"
 #include "strbuf.h"
 
@@ -112,6 +113,26 @@ static const RtCalib *load_calib_named(HwSet *h, Decl *decl, const char *name, b
     h->calib_dirs = xrealloc(h->calib_dirs, (size_t)h->calibs.cap * sizeof *h->calib_dirs);
   h->calib_dirs[h->calibs.n - 1] = xstrdup(dir);
   return c;
+}
+
+uint64_t hw_tables_hash(const HwSet *h, uint64_t hash) {
+  for (int i = 0; i < h->calibs.n; i++) {
+    char **names;
+    int n = dir_list(h->calib_dirs[i], ".tbl", &names);
+    hash = hash_word(hash, (uint64_t)n);
+    for (int k = 0; k < n; k++) {
+      char path[4200], buf[8192];
+      snprintf(path, sizeof path, "%s/%s", h->calib_dirs[i], names[k]);
+      hash = hash_str(hash, names[k]);
+      FILE *f = fopen(path, "rb");
+      size_t got;
+      while (f && (got = fread(buf, 1, sizeof buf, f)) > 0) hash = hash_bytes(hash, buf, got);
+      hash = hash_word(hash, !f || ferror(f)); /* unreadable now: another identity */
+      if (f) fclose(f);
+    }
+    if (n > 0) dir_list_free(names, n);
+  }
+  return hash;
 }
 
 static bool need(HwSet *h, Decl *decl, const char *field, double *out) {

@@ -10,6 +10,8 @@
 #ifndef LLMP_HW_H
 #define LLMP_HW_H
 
+#include <stdint.h>
+
 #include "llmp_rt.h"
 #include "front/sema.h"
 
@@ -35,6 +37,10 @@ const RtCluster *hw_cluster_variant(HwSet *h, const RtCluster *c, const RtGpu *g
  * the file that declares decl when it holds a `/`), each folder loaded once; NULL with
  * *failed after reporting why they do not load, NULL without for no name. */
 const RtCalib *hw_calib_named(HwSet *h, const char *calibration, Decl *decl, bool *failed);
+
+/* FNV-1a (hash.h) from hash over the calibration tables loaded so far, in load order: each
+ * folder's .tbl files by name, with their bytes.  For a sweep's identity (llmp merge). */
+uint64_t hw_tables_hash(const HwSet *h, uint64_t hash);
 
 /* A program's view of the hardware (llmp op, llmp fit, gen_builtin, hw_consistency): hw/ of
  * so's data folder plus `files` checked as one compilation (the options copied), its

@@ -35,8 +35,11 @@ GId lower_field(Lower *L, Decl *d, const char *root, const char *f, double def) 
   if (a) return a->input >= 0 ? g_input(L->g, a->input) : K(L, a->value);
   AstNode *let = let_of(L, root, f);
   if (let && L->let_depth < 16) {
+    AstNode *outer = L->sweep_let;
     L->let_depth++;
+    L->sweep_let = let;
     Val v = lower_eval(L, let->u.bin.rhs);
+    L->sweep_let = outer;
     L->let_depth--;
     double code;
     if (v.ok && v.word && lower_axis_code(f, v.word, &code)) return K(L, code);
@@ -198,6 +201,7 @@ Val lower_eval(Lower *L, AstNode *n) {
     }
     static const GOp map[] = {GN_ADD, GN_SUB, GN_MUL, GN_DIV, GN_MOD, GN_EQ, GN_NE,
                               GN_LT,  GN_LE,  GN_GT,  GN_GE,  GN_AND, GN_OR};
+    if (L->sweep_let && (n->u.bin.op == OP_DIV || n->u.bin.op == OP_MOD)) lower_let_divisor(L, b.id);
     return (Val){g_bin(g, map[n->u.bin.op], a.id, b.id), NULL, true};
   }
   case AST_CALL: {

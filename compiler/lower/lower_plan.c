@@ -42,6 +42,23 @@ static void add_check(Lower *L, GId ok, const char *reason) {
   o->checks[o->nchecks++] = (LowerCheck){ok, reason};
 }
 
+void lower_let_divisor(Lower *L, GId divisor) {
+  GId ok = g_bin(L->g, GN_NE, divisor, K(L, 0));
+  if (kt(L, ok)) return;
+  AstNode *let = L->sweep_let, *p = let->u.bin.lhs;
+  SrcFile *f;
+  Span at;
+  unsigned line = 0, col;
+  sema_decl_at(L->s, L->ax->sweep, &f, &at);
+  if (f) srcfile_locate(f, let->span.start, &line, &col);
+  const char *reason = arena_printf(&L->out->names, "let %s.%s (line %u) divides by zero",
+                                    p->kind == AST_MEMBER && p->u.bin.lhs->kind == AST_NAME ? p->u.bin.lhs->name : "?",
+                                    p->name ? p->name : "?", line);
+  for (int c = 0; c < L->out->nchecks; c++) /* a let is lowered each time its field is read */
+    if (L->out->checks[c].ok == ok && !strcmp(L->out->checks[c].reason, reason)) return;
+  add_check(L, ok, reason);
+}
+
 /* A condition on the plan.  A scenario's plan is constant: a false condition is an error
  * with the message and its numbers.  A sweep's depends on its axes: it becomes a check
  * node, tested before the point's kernels run, and `reason` counts the points it drops. */

@@ -107,6 +107,7 @@ typedef struct Lower {
   bool ready;   /* the plan's nodes above are set */
   bool results; /* evaluating a require/objective: results are names */
   int let_depth;
+  AstNode *sweep_let; /* the sweep's `let` being evaluated: its divisors become checks */
   /* the block being lowered */
   Decl *blk;
   int which;     /* LB_* */
@@ -195,6 +196,9 @@ void lower_zero3(Lower *L, Acc *layer);
 /* lower_plan.c: the stack's semantics; the plan's values as nodes, false after an error; bytes
  * per gradient element. */
 void lower_read_stack(Lower *L);
+/* A divisor in a sweep's `let` (L->sweep_let): a check that it is not zero, whose reason
+ * names the let and its line. */
+void lower_let_divisor(Lower *L, GId divisor);
 bool lower_read_plan(Lower *L);
 double lower_grad_bytes(Lower *L);
 

@@ -19,9 +19,7 @@ int emit_json_number(FILE *out, double x) {
   return fputs(isfinite(x) ? emit_shortest(buf, sizeof buf, x) : "null", out) < 0 ? -1 : 0;
 }
 
-/* The length of the UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates, at
- * most U+10FFFF), or 0 if it is not one. */
-static int utf8_len(const unsigned char *p) {
+int emit_utf8_len(const unsigned char *p) {
   unsigned c = p[0], min;
   int n;
   if (c >= 0xc2 && c <= 0xdf)
@@ -50,7 +48,7 @@ int emit_json_string(FILE *out, const char *s) {
         p++;
         continue;
       }
-      int n = utf8_len(p);
+      int n = emit_utf8_len(p);
       if (!n) break;
       p += n;
     }

@@ -5,7 +5,7 @@
  * others \u00XX); valid UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF)
  * passes as it is, and each byte that does not start a valid sequence becomes U+FFFD, written
  * as its UTF-8 bytes (EF BF BD).  So the output is always valid UTF-8, and a string read back
- * (the sweep reader keeps bytes as they are) is written again byte for byte.
+ * (the sweep reader reads such a byte as U+FFFD too) is written again byte for byte.
  *
  * Numbers: the shortest of %.15g, %.16g and %.17g that reads back as the same double, so a
  * value written and read again has the same bits (-0 stays "-0").  JSON has no NaN or
@@ -29,6 +29,10 @@ const char *emit_shortest(char *buf, size_t n, double x);
 
 /* x as a JSON number; NaN and infinities as null. */
 int emit_json_number(FILE *out, double x);
+
+/* The length of the UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates, at most
+ * U+10FFFF), or 0 if it is not one (a NUL ends the text: p need only be NUL-terminated). */
+int emit_utf8_len(const unsigned char *p);
 
 /* s as a JSON string, quotes included; NULL as "". */
 int emit_json_string(FILE *out, const char *s);

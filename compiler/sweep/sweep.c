@@ -2,6 +2,7 @@
  * points' reports. */
 #include "sweep.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "hash.h"
 #include "jit/jit.h"
 #include "lower/lower.h"
 #include "report/report.h"
@@ -57,6 +59,7 @@ struct Sweep {
   int nconds;
   const char *objective;
   int keep;
+  char hash[17]; /* what it evaluates (sweep_hash), in hexadecimal */
   Jit *jit;
   JitLevelFn *fns;
   /* the result of sweep_run */
@@ -79,6 +82,21 @@ static const char *text_of(Sweep *sw, AstNode *n) {
   sema_decl_at(sw->s, sw->decl, &f, &at);
   if (!f || n->span.end > f->len || n->span.start >= n->span.end) return "?";
   return arena_strndup(&sw->arena, f->text + n->span.start, n->span.end - n->span.start);
+}
+
+/* The source text of a statement's expression (a require's, the objective's), as written: the
+ * expression's span leaves out its outer parentheses, the statement's keeps them. */
+static const char *stmt_text(Sweep *sw, AstNode *c) {
+  SrcFile *f;
+  Span at;
+  sema_decl_at(sw->s, sw->decl, &f, &at);
+  AstNode *x = c->u.bin.rhs;
+  if (!f || c->span.end > f->len || x->span.start < c->span.start || x->span.start >= c->span.end)
+    return text_of(sw, x);
+  unsigned b = x->span.start;
+  while (b > c->span.start && strchr("( \t", f->text[b - 1])) b--;
+  while (f->text[b] == ' ' || f->text[b] == '\t') b++;
+  return arena_strndup(&sw->arena, f->text + b, c->span.end - b);
 }
 
 /* --- axes ---------------------------------------------------------------------------------- */
@@ -467,9 +485,9 @@ static void collect_reasons(Sweep *sw) {
       char name[32];
       snprintf(name, sizeof name, "require.%d", i);
       sw->req[i++] = graph_find_output(&sw->l.g, name);
-      sw->reasons[sw->nreasons++] = text_of(sw, c->u.bin.rhs);
+      sw->reasons[sw->nreasons++] = stmt_text(sw, c);
     } else if (c->kind == AST_MINIMIZE || c->kind == AST_MAXIMIZE) {
-      sw->objective = text_of(sw, c->u.bin.rhs);
+      sw->objective = stmt_text(sw, c);
     }
   }
   sw->obj = graph_find_output(&sw->l.g, "objective");
@@ -479,6 +497,21 @@ static void collect_reasons(Sweep *sw) {
   }
 }
 
+/* The identity of what the sweep evaluates, which `llmp merge` compares between shards:
+ * FNV-1a over llmp's version, the sweep's name, every file of the compilation (its length and
+ * bytes, in load order) and the calibration tables its hardware loaded. */
+static void sweep_hash(Sweep *sw) {
+  uint64_t h = hash_str(HASH_BASIS, "llmp " LLMP_VERSION);
+  h = hash_str(hash_word(h, 0), sema_decl_name(sw->decl));
+  for (int i = 0; i < sema_nfiles(sw->s); i++) {
+    const SrcFile *f = sema_file(sw->s, i);
+    h = hash_word(h, f ? (uint64_t)f->len : UINT64_MAX);
+    if (f) h = hash_bytes(h, f->text, f->len);
+  }
+  h = hw_tables_hash(sw->hw, h);
+  snprintf(sw->hash, sizeof sw->hash, "%016" PRIx64, h);
+}
+
 Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *opt) {
   Sweep *sw = xcalloc(1, sizeof *sw);
   sw->s = s, sw->hw = hw, sw->d = d, sw->decl = decl;
@@ -486,7 +519,7 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
   sw->keep = 20;
   if (!read_axes(sw)) goto fail;
   for (AstNode *c = sema_block_body(decl).first; c; c = c->next)
-    if (c->kind == AST_KEEP) { /* sema checked it is a count; a sweep takes it as a literal */
+    if (c->kind == AST_KEEP) { /* sema checked one count to SEMA_KEEP_MAX; a sweep takes it as a literal */
       if (c->u.bin.rhs->kind != AST_NUM) {
         SrcFile *f;
         Span at;
@@ -494,11 +527,12 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
         diag_error(d, f, c->u.bin.rhs->span, "`keep` takes a number, like `keep 20`");
         goto fail;
       }
-      sw->keep = (int)fmin(c->u.bin.rhs->u.num.value, 1e6);
+      sw->keep = (int)fmin(c->u.bin.rhs->u.num.value, SEMA_KEEP_MAX);
     }
   LowerAxes axes = {sw->la, sw->nax, decl};
   if (lower_with_axes(s, hw, decl, &axes, d, &sw->l) < 0) goto fail;
   collect_reasons(sw);
+  sweep_hash(sw); /* after lowering, which loads the tables */
   stage(sw);
   if (opt->jit) {
     char *msg = NULL;
@@ -535,6 +569,7 @@ void sweep_free(Sweep *sw) {
 }
 
 uint64_t sweep_points(const Sweep *sw) { return sw->points; }
+const char *sweep_hash_text(const Sweep *sw) { return sw->hash; }
 int sweep_levels(const Sweep *sw) { return sw->nax; }
 uint64_t sweep_pruned(const Sweep *sw) { return sw->pruned; }
 double sweep_jit_seconds(const Sweep *sw) { return sw->jit ? jit_compile_seconds(sw->jit) : 0; }
@@ -565,7 +600,7 @@ typedef struct Worker {
   uint64_t *dropped; /* per reason */
   uint64_t kept, pruned;
   atomic_uint_fast64_t *next, *done;
-  uint64_t end, chunk;
+  uint64_t end, max_chunk;
 } Worker;
 
 static void set_inputs(const Sweep *sw, const int *digit, int from, double *inputs) {
@@ -653,14 +688,24 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
   }
 }
 
+uint64_t sweep_chunk_next(uint64_t chunk, double seconds, uint64_t max) {
+  double c = (double)(chunk ? chunk : 1), next = 8 * c;
+  if (seconds > 0 && c * (SWEEP_CHUNK_SECONDS / seconds) < next) next = c * (SWEEP_CHUNK_SECONDS / seconds);
+  if (next > (double)max) next = (double)max;
+  return next < 1 ? 1 : (uint64_t)next;
+}
+
 static void *worker_main(void *arg) {
   Worker *w = arg;
+  uint64_t chunk = 1;
   for (;;) {
-    uint64_t b = atomic_fetch_add(w->next, w->chunk);
+    uint64_t b = atomic_fetch_add(w->next, chunk);
     if (b >= w->end) break;
-    uint64_t e = b + w->chunk < w->end ? b + w->chunk : w->end;
+    uint64_t e = chunk < w->end - b ? b + chunk : w->end;
+    double t0 = now();
     run_range(w, b, e);
     atomic_fetch_add(w->done, e - b);
+    chunk = sweep_chunk_next(chunk, now() - t0, w->max_chunk);
   }
   return NULL;
 }
@@ -830,8 +875,8 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
   int T = opt->threads < 1 ? 1 : opt->threads;
   atomic_uint_fast64_t next = begin, done = 0;
-  uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32);
-  if (chunk < 4096) chunk = 4096;
+  uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32); /* the most: 32 chunks a thread at least */
+  if (chunk < 1) chunk = 1;
   Worker *w = xcalloc((size_t)T, sizeof *w);
   int nr = sw->nreasons;
   for (int t = 0; t < T; t++) {
@@ -849,9 +894,9 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   int rc = report_rows(sw, top);
   sweep_top_free(top);
   /* clang-format off */
-  *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->objective, sw->l.maximize, sw->keep,
-                      sw->points, opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1, span, kept,
-                      nr, sw->drops, elapsed};
+  *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->hash, sw->objective, sw->l.maximize,
+                      sw->keep, sw->points, opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1,
+                      span, kept, nr, sw->drops, elapsed};
   /* clang-format on */
   *rows = sw->rows;
   *nrows = sw->nrows;

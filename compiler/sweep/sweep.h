@@ -14,8 +14,9 @@
  * sweep prints are those `llmp run` prints for that plan, and the objective is checked to be
  * the same bits.
  *
- * Points are spread over threads in chunks; the result does not depend on the number of
- * threads or on the shard split (the ranking is a total order: objective, then point). */
+ * Points are spread over threads in chunks timed to take a fraction of a second each
+ * (sweep_chunk_next); the result does not depend on the number of threads, the chunks or the
+ * shard split (the ranking is a total order: objective, then point). */
 #ifndef LLMP_SWEEP_H
 #define LLMP_SWEEP_H
 
@@ -50,6 +51,18 @@ void sweep_free(Sweep *sw);
  * reporting a kept point that could not be evaluated alone.  A run replaces the previous
  * run's rows. */
 int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows);
+
+/* Chunks: each thread takes the points a chunk at a time, and sizes its next chunk from how
+ * long its last took: chunk points took `seconds`, so the next is about SWEEP_CHUNK_SECONDS'
+ * worth (at most 8 times the last, at least 1 point, at most max).  So a chunk ends within a
+ * fraction of a second however large the sweep, and the progress bar moves. */
+#define SWEEP_CHUNK_SECONDS 0.1
+uint64_t sweep_chunk_next(uint64_t chunk, double seconds, uint64_t max);
+
+/* What the sweep evaluates, the SweepMeta.hash sweep_run writes and `llmp merge` compares:
+ * 16 hex digits of FNV-1a over llmp's version, the sweep's name, the text of every file of
+ * the compilation and the calibration tables lowering loaded. */
+const char *sweep_hash_text(const Sweep *sw);
 
 /* Figures for benchmarks and tests. */
 uint64_t sweep_points(const Sweep *sw);

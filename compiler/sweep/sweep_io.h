@@ -13,7 +13,7 @@
  *
  * Sharding: shard K of N evaluates the contiguous slice [floor(K*P/N), floor((K+1)*P/N)) and
  * writes JSON Lines; `llmp merge` reads the N files, checks they are the N shards of one
- * sweep, sums the counts, re-ranks the rows and writes what one machine would have written,
+ * sweep (one name and split, and one hash of what it evaluates: sweep.h), sums the counts, re-ranks the rows and writes what one machine would have written,
  * byte for byte (the table differs only in leaving out the elapsed time and rate, which a
  * merge does not know).
  *
@@ -39,6 +39,7 @@
 #include <stdio.h>
 
 #include "front/arena.h"
+#include "strbuf.h"
 
 /* --- rows and the sweep's metadata --------------------------------------------------------- */
 
@@ -64,6 +65,8 @@ typedef struct SweepDrop {
 typedef struct SweepMeta {
   const char *sweep;        /* the sweep's name */
   const char *file;         /* the file that declares it */
+  const char *hash;         /* what it evaluates: 16 hex digits of its files, tables and
+                               llmp's version (sweep.c); NULL for a version 1 output */
   const char *objective;    /* the objective's text: "iteration" */
   bool maximize;            /* false: minimize */
   int keep;                 /* how many rows to keep, >= 0 */
@@ -126,8 +129,10 @@ SweepFormat sweep_format_of_path(const char *path, SweepFormat dflt);
  *   `rank,point,objective,KEY...` and a line per row; numbers the shortest text that reads
  *   back as the same double, empty for NaN, inf/-inf; RFC 4180 quoting where needed.
  * jsonl: a line of metadata,
- *   {"llmp_sweep":1,"sweep":S,"file":F,"objective":O,"sense":"minimize","keep":N,"points":P,
- *    "shard":[K,N],"evaluated":E,"kept":K,"dropped":{"REASON":COUNT,...}}
+ *   {"llmp_sweep":2,"sweep":S,"file":F,"hash":H,"objective":O,"sense":"minimize","keep":N,
+ *    "points":P,"shard":[K,N],"evaluated":E,"kept":K,"dropped":{"REASON":COUNT,...}}
+ *   (version 1, written by older llmps, is the same without "hash": it is written so when
+ *   m->hash is NULL, and CSV's `# llmp_sweep:` follows),
  *   then a line per row {"rank":R,"point":I,"objective":X,"KEY":VALUE,...} in field order.
  *   Numbers are the shortest text that reads back as the same double, NaN null, infinities
  *   1e999 and -1e999 (which JSON readers take as the largest double or infinity), so that a
@@ -171,9 +176,12 @@ typedef struct SweepMerge {
 } SweepMerge;
 
 /* Reads the shards' JSON Lines files, checks they are shards 0 .. N-1 of one sweep, each once
- * (same sweep name, objective, sense, keep, points and N; the same keys), and combines them
- * into m.  Errors go to err, naming the file and line, every one found.  Returns 0, or -1
- * after an error; either way the caller calls sweep_merge_free. */
+ * (same sweep name, objective, sense, keep, points and N, the same hash; the same keys), and
+ * combines them into m.  Errors go to err, naming the file and line, every one found.
+ * Shards of version 1 (no hash: an older llmp) merge only with one another, with a warning
+ * that they are merged on their name and counts alone: a sweep half run before an upgrade is
+ * not lost, and a hash is never taken on trust.  Returns 0, or -1 after an error; either way
+ * the caller calls sweep_merge_free. */
 int sweep_merge_load(SweepMerge *m, const char *const *paths, int npaths, FILE *err);
 void sweep_merge_free(SweepMerge *m);
 
@@ -192,10 +200,11 @@ typedef const char *(*SweepGetenv)(const char *name);
  *   Slurm tasks (srun)  K = SLURM_PROCID, N = SLURM_NTASKS
  *   Open MPI (mpirun)   K = OMPI_COMM_WORLD_RANK, N = OMPI_COMM_WORLD_SIZE
  *   PMI (MPICH, Intel)  K = PMI_RANK, N = PMI_SIZE
- * (a variable set to "" counts as unset).  Returns 0, or -1 with a message in err.
- * sweep_shard_parse looks variables up with getenv; sweep_shard_parse_env with env. */
-int sweep_shard_parse(const char *spec, int *k, int *n, char *err, size_t errlen);
-int sweep_shard_parse_env(const char *spec, SweepGetenv env, int *k, int *n, char *err, size_t errlen);
+ * (a variable set to "" counts as unset).  Returns 0, or -1 with a message appended to err
+ * (when not NULL), the values it names whole.  sweep_shard_parse looks variables up with
+ * getenv; sweep_shard_parse_env with env. */
+int sweep_shard_parse(const char *spec, int *k, int *n, StrBuf *err);
+int sweep_shard_parse_env(const char *spec, SweepGetenv env, int *k, int *n, StrBuf *err);
 
 /* Shard k of n of the points [0, points): [*begin, *end) with begin = floor(k*points/n),
  * computed without overflow for any points.  The n slices tile [0, points); when points < n

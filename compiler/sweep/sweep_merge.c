@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "strbuf.h"
 #include "sweep_io_internal.h"
 
 void sweep_merge_free(SweepMerge *m) {
@@ -25,22 +26,28 @@ static int merge_same(const SweepMerge *m, int i, FILE *err) {
   const SweepDoc *a = &m->docs[0], *b = &m->docs[i];
   const SweepMeta *x = &a->meta, *y = &b->meta;
   const char *p = m->paths[i], *p0 = m->paths[0];
-  char what[320] = "";
+  StrBuf what = {0};
   if (strcmp(x->sweep, y->sweep))
-    snprintf(what, sizeof what, "sweep `%.80s`, but %s is of sweep `%.80s`", y->sweep, p0, x->sweep);
+    strbuf_printf(&what, "sweep `%.80s`, but %s is of sweep `%.80s`", y->sweep, p0, x->sweep);
   else if (strcmp(x->objective, y->objective))
-    snprintf(what, sizeof what, "objective `%.80s`, but %s's is `%.80s`", y->objective, p0, x->objective);
+    strbuf_printf(&what, "objective `%.80s`, but %s's is `%.80s`", y->objective, p0, x->objective);
   else if (x->maximize != y->maximize)
-    snprintf(what, sizeof what, "sense %s, but %s's is %s", sweep_sense(y), p0, sweep_sense(x));
+    strbuf_printf(&what, "sense %s, but %s's is %s", sweep_sense(y), p0, sweep_sense(x));
   else if (x->keep != y->keep)
-    snprintf(what, sizeof what, "keep %d, but %s's is %d", y->keep, p0, x->keep);
+    strbuf_printf(&what, "keep %d, but %s's is %d", y->keep, p0, x->keep);
   else if (x->points != y->points)
-    snprintf(what, sizeof what, "%" PRIu64 " points, but %s has %" PRIu64, y->points, p0, x->points);
+    strbuf_printf(&what, "%" PRIu64 " points, but %s has %" PRIu64, y->points, p0, x->points);
   else if (x->shard_n != y->shard_n)
-    snprintf(what, sizeof what, "shard %d/%d, but %s is shard %d/%d", y->shard_k, y->shard_n, p0, x->shard_k,
-             x->shard_n);
-  if (what[0]) {
-    fprintf(err, "%s:%d: error: %s: not shards of one sweep\n", p, b->meta_line, what);
+    strbuf_printf(&what, "shard %d/%d, but %s is shard %d/%d", y->shard_k, y->shard_n, p0, x->shard_k, x->shard_n);
+  else if (!x->hash != !y->hash)
+    strbuf_printf(&what, "%s, but %s %s", y->hash ? "hash" : "no hash (llmp_sweep 1, an older llmp)", p0,
+                  x->hash ? "has a hash" : "has none (llmp_sweep 1, an older llmp)");
+  else if (x->hash && strcmp(x->hash, y->hash))
+    strbuf_printf(&what, "hash %s, but %s's is %s (another file, import, calibration table or llmp version)", y->hash,
+                  p0, x->hash);
+  if (what.p) {
+    fprintf(err, "%s:%d: error: %s: not shards of one sweep\n", p, b->meta_line, what.p);
+    strbuf_free(&what);
     return -1;
   }
   if (!a->nrows || !b->nrows) return 0;
@@ -172,6 +179,9 @@ int sweep_merge_load(SweepMerge *m, const char *const *paths, int npaths, FILE *
   if (bad || !npaths) return -1;
   for (int i = 1; i < npaths; i++) bad |= merge_same(m, i, err) != 0;
   if (bad || merge_cover(m, err)) return -1;
+  if (!m->docs[0].meta.hash)
+    fprintf(err, "llmp merge: warning: the shards are of version 1 (an older llmp), with no hash of their sweep: "
+                 "merged on their sweep's name, objective, keep, points and N alone\n");
   merge_combine(m);
   return 0;
 }

@@ -5,7 +5,9 @@
  * ("dropped") and an array of two integers ("shard"), whose own members are scalars.  It is
  * an iterative scanner over one line, not a general parser, so no input can make it recurse;
  * lines are bounded (LINE_LIMIT) and every count it takes in is checked against the others
- * before it is used (the slice a shard covers, the rows its counts promise). */
+ * before it is used (the slice a shard covers, the rows its counts promise).  Strings are read
+ * as emit.h writes them: a byte that is not UTF-8 becomes U+FFFD, so two texts compare equal
+ * here exactly when they are written the same. */
 #include "sweep_io.h"
 
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "report/emit.h"
 #include "strbuf.h"
 #include "sweep_io_internal.h"
 
@@ -131,8 +134,17 @@ static int jstring(JLine *j, size_t *off, size_t *len) {
   size_t from = ++j->i;
   *off = j->sb.n;
   for (;;) {
-    size_t run = j->i; /* copy plain bytes in runs */
-    while (j->i < j->n && j->s[j->i] != '"' && j->s[j->i] != '\\' && (unsigned char)j->s[j->i] >= 0x20) j->i++;
+    size_t run = j->i; /* copy plain bytes in runs; a byte that is not UTF-8 is read as U+FFFD */
+    while (j->i < j->n && j->s[j->i] != '"' && j->s[j->i] != '\\' && (unsigned char)j->s[j->i] >= 0x20) {
+      int u = (unsigned char)j->s[j->i] < 0x80 ? 1 : emit_utf8_len((const unsigned char *)j->s + j->i);
+      if (u) {
+        j->i += (size_t)u;
+        continue;
+      }
+      strbuf_put(&j->sb, j->s + run, j->i - run);
+      strbuf_put(&j->sb, "\xef\xbf\xbd", 3);
+      run = ++j->i;
+    }
     strbuf_put(&j->sb, j->s + run, j->i - run);
     if (j->i >= j->n) return jfail(j, "the line ends inside the string from column %zu: a truncated line?", from);
     char c = j->s[j->i++];
@@ -340,12 +352,12 @@ static int rfail(Reader *r, const char *fmt, ...) {
 /* The metadata line's members.  ORDER MetaKey */
 typedef enum {
   /* clang-format off */
-  MK_VERSION, MK_SWEEP, MK_FILE, MK_OBJECTIVE, MK_SENSE, MK_KEEP, MK_POINTS, MK_SHARD, MK_EVALUATED, MK_KEPT,
-  MK_DROPPED, MK_N
-  /* clang-format on */
+  MK_VERSION, MK_SWEEP, MK_FILE, MK_HASH, MK_OBJECTIVE, MK_SENSE, MK_KEEP, MK_POINTS, MK_SHARD, MK_EVALUATED,
+  MK_KEPT, MK_DROPPED, MK_N
 } MetaKey;
-static const char *const meta_keys[MK_N] = {"llmp_sweep", "sweep", "file",      "objective", "sense",  "keep",
-                                            "points",     "shard", "evaluated", "kept",      "dropped"};
+static const char *const meta_keys[MK_N] = {"llmp_sweep", "sweep", "file", "hash", "objective", "sense", "keep",
+                                            "points", "shard", "evaluated", "kept", "dropped"};
+/* clang-format on */
 
 static const char *intern_item(Reader *r, const JItem *it) { return intern(&r->in, jstr(&r->j, it), it->len); }
 
@@ -385,7 +397,19 @@ static int meta_members(Reader *r, const JItem **at) {
   if (!at[MK_VERSION]) return rfail(r, "not an output of llmp sweep: the first line has no `llmp_sweep`");
   if (unknown) return rfail(r, "unknown member `%.60s` in the header line", unknown);
   for (int k = 0; k < MK_N; k++)
-    if (!at[k]) return rfail(r, "the header line has no `%s`", meta_keys[k]);
+    if (!at[k] && k != MK_HASH) return rfail(r, "the header line has no `%s`", meta_keys[k]);
+  return 0;
+}
+
+/* "hash": 16 lowercase hex digits, in version 2 only. */
+static int meta_hash(Reader *r, const JItem *it, uint64_t version, const char **v) {
+  if (version == 1) return it ? rfail(r, "`hash` in a header line of version 1") : 0;
+  if (!it) return rfail(r, "the header line has no `hash`");
+  const char *h = it->kind == JN_STR ? jstr(&r->j, it) : "";
+  size_t n = 0;
+  while (sweep_is_digit(h[n]) || (h[n] >= 'a' && h[n] <= 'f')) n++;
+  if (n != 16 || h[n]) return rfail(r, "`hash` is not a string of 16 hexadecimal digits");
+  *v = intern_item(r, it);
   return 0;
 }
 
@@ -460,9 +484,9 @@ static int read_meta(Reader *r) {
   uint64_t v;
   if (meta_members(r, at)) return -1;
   if (meta_u64(r, at[MK_VERSION], "llmp_sweep", UINT64_MAX, &v)) return -1;
-  if (v != 1) return rfail(r, "`llmp_sweep` is %" PRIu64 ": this llmp reads version 1", v);
+  if (v != 1 && v != 2) return rfail(r, "`llmp_sweep` is %" PRIu64 ": this llmp reads versions 1 and 2", v);
   if (meta_string(r, at[MK_SWEEP], "sweep", &m->sweep) || meta_string(r, at[MK_FILE], "file", &m->file) ||
-      meta_string(r, at[MK_OBJECTIVE], "objective", &m->objective))
+      meta_hash(r, at[MK_HASH], v, &m->hash) || meta_string(r, at[MK_OBJECTIVE], "objective", &m->objective))
     return -1;
   const JItem *sense = at[MK_SENSE];
   if (sense->kind != JN_STR || (strcmp(jstr(&r->j, sense), "minimize") && strcmp(jstr(&r->j, sense), "maximize")))

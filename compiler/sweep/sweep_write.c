@@ -167,10 +167,11 @@ static void write_table(FILE *out, const SweepMeta *m, const SweepRow *rows, int
 /* --- CSV and JSON Lines ---------------------------------------------------------------------- */
 
 static void write_csv(FILE *out, const SweepMeta *m, const SweepRow *rows, int n) {
-  static const char *const names[] = {"sweep", "file", "objective"};
-  const char *values[] = {m->sweep, m->file, m->objective};
-  fputs("# llmp_sweep: 1\n", out);
-  for (int i = 0; i < 3; i++) {
+  static const char *const names[] = {"sweep", "file", "hash", "objective"};
+  const char *values[] = {m->sweep, m->file, m->hash, m->objective};
+  fprintf(out, "# llmp_sweep: %d\n", m->hash ? 2 : 1);
+  for (int i = 0; i < 4; i++) {
+    if (i == 2 && !m->hash) continue;
     fprintf(out, "# %s: ", names[i]);
     comment_text(out, values[i]);
     fputc('\n', out);
@@ -205,10 +206,14 @@ static void write_csv(FILE *out, const SweepMeta *m, const SweepRow *rows, int n
 }
 
 static void write_jsonl(FILE *out, const SweepMeta *m, const SweepRow *rows, int n) {
-  fputs("{\"llmp_sweep\":1,\"sweep\":", out);
+  fprintf(out, "{\"llmp_sweep\":%d,\"sweep\":", m->hash ? 2 : 1);
   emit_json_string(out, m->sweep);
   fputs(",\"file\":", out);
   emit_json_string(out, m->file);
+  if (m->hash) {
+    fputs(",\"hash\":", out);
+    emit_json_string(out, m->hash);
+  }
   fputs(",\"objective\":", out);
   emit_json_string(out, m->objective);
   fprintf(out, ",\"sense\":\"%s\",\"keep\":%d,\"points\":%" PRIu64 ",\"shard\":[%d,%d]", sweep_sense(m), m->keep,

@@ -15,7 +15,12 @@
  *      aborts unless
  *        - fmt(x) parses without errors,
  *        - fmt(fmt(x)) == fmt(x)                       (formatting is idempotent),
- *        - x checks clean  =>  fmt(x) checks clean, with the same number of declarations.
+ *        - x checks clean  =>  fmt(x) checks clean, with the same number of declarations;
+ *   4. when the input starts with `{`, it is also taken as the shards of a sweep for
+ *      `llmp merge` (JSON Lines, the sweep reader's input): split at form feeds into up to 8
+ *      files, merged (sweep_merge_load) and written in every format, and the harness aborts
+ *      unless a merge that succeeds writes JSON Lines that read back (sweep_read) and are
+ *      written again byte for byte: what merge writes, merge reads.
  *
  * Imports must not reach outside the temporary folder, so that a run reads nothing but the
  * input and its results do not depend on the machine:
@@ -42,20 +47,25 @@
 #include "lower/hw.h"
 #include "lower/lower.h"
 #include "sweep/sweep.h"
+#include "sweep/sweep_io.h"
 #include "front/parse.h"
 #include "front/sema.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+enum { MERGE_FILES = 8 };
+
 static char tmp_dir[4096];
 static char input_path[4200];
 static char formatted_path[4200];
+static char shard_paths[MERGE_FILES][4200];
 
 static void cleanup(void) {
   if (!tmp_dir[0]) return;
   unlink(formatted_path);
   unlink(input_path);
+  for (int k = 0; k < MERGE_FILES; k++) unlink(shard_paths[k]);
   rmdir(tmp_dir);
 }
 
@@ -73,6 +83,7 @@ static void setup(void) {
   }
   snprintf(input_path, sizeof input_path, "%s/input.llmp", tmp_dir);
   snprintf(formatted_path, sizeof formatted_path, "%s/formatted.llmp", tmp_dir);
+  for (int k = 0; k < MERGE_FILES; k++) snprintf(shard_paths[k], sizeof shard_paths[k], "%s/shard%d.jsonl", tmp_dir, k);
   atexit(cleanup);
 }
 
@@ -264,6 +275,56 @@ static void check_formatter(const char *x, size_t nx, int x_errors, int x_decls)
   free(f1);
 }
 
+/* An output in memory (open_memstream); aborts when it cannot be made. */
+static FILE *mem_stream(char **text, size_t *len) {
+  FILE *f = open_memstream(text, len);
+  if (!f) abort();
+  return f;
+}
+
+/* Step 4: the input as the shards' files of `llmp merge`. */
+static void fuzz_merge(const char *x, size_t n) {
+  static FILE *null_out;
+  if (!null_out && !(null_out = fopen("/dev/null", "w"))) abort();
+  const char *paths[MERGE_FILES];
+  int k = 0;
+  for (size_t i = 0, from = 0; i <= n && k < MERGE_FILES; i++)
+    if (i == n || x[i] == '\f') {
+      write_file(shard_paths[k], x + from, i - from);
+      paths[k] = shard_paths[k];
+      k++;
+      from = i + 1;
+    }
+  SweepMerge m;
+  if (sweep_merge_load(&m, paths, k, null_out) == 0) {
+    sweep_write(null_out, SWEEP_TABLE, &m.meta, m.rows, m.nrows);
+    sweep_write(null_out, SWEEP_CSV, &m.meta, m.rows, m.nrows);
+    char *once = NULL, *twice = NULL;
+    size_t n1 = 0, n2 = 0;
+    FILE *o = mem_stream(&once, &n1);
+    if (sweep_write(o, SWEEP_JSONL, &m.meta, m.rows, m.nrows) || fclose(o)) abort();
+    FILE *in = fmemopen(once, n1, "r");
+    if (!in) abort();
+    SweepDoc doc;
+    if (sweep_read(in, "merged", &doc, stderr)) {
+      fprintf(stderr, "\nfuzz_front: llmp merge wrote what it cannot read:\n%.*s\n", (int)n1, once);
+      abort();
+    }
+    fclose(in);
+    o = mem_stream(&twice, &n2);
+    if (sweep_write(o, SWEEP_JSONL, &doc.meta, doc.rows, doc.nrows) || fclose(o)) abort();
+    if (n1 != n2 || memcmp(once, twice, n1)) {
+      fprintf(stderr, "\nfuzz_front: llmp merge's output read back is written otherwise:\n%.*s\n--- again:\n%.*s\n",
+              (int)n1, once, (int)n2, twice);
+      abort();
+    }
+    sweep_doc_free(&doc);
+    free(once);
+    free(twice);
+  }
+  sweep_merge_free(&m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   setup();
   char *x = malloc(size + 1);
@@ -276,6 +337,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int decls = 0;
   int errors = check_file(input_path, &decls, true);
   check_formatter(x, size, errors, decls);
+  if (size && x[0] == '{') fuzz_merge(x, size);
   free(x);
   return 0;
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
-# run.sh - a long fuzzing run of the front end (tests/fuzz/fuzz_front.c), or with HARNESS=calib
-# of the calibration-table and sample-file readers (tests/fuzz/fuzz_calib.c).
+# run.sh - a long fuzzing run of the front end and llmp merge (tests/fuzz/fuzz_front.c), or
+# with HARNESS=calib of the calibration-table and sample-file readers (tests/fuzz/fuzz_calib.c).
 #
 #   tests/fuzz/run.sh [SECONDS] [LIBFUZZER-OPTION...]       (default 600 s)
 #

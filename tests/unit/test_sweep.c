@@ -276,11 +276,130 @@ static void unsupported_axis(void **state) {
   close_fixture(&f);
 }
 
+/* The hash of sweep NAME of the file at path, and with out, its JSON Lines (the caller frees). */
+static char *hash_of(const char *path, const char *name, char **json) {
+  Fixture f;
+  Decl *decl = open_sweep(&f, path, name);
+  SweepOptions o = {1, false, 0, 1, false, NULL, false};
+  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
+  assert_non_null(sw);
+  char *h = strdup(sweep_hash_text(sw));
+  assert_int_equal(strlen(h), 16);
+  if (json) {
+    SweepMeta m;
+    const SweepRow *rows;
+    int n;
+    assert_int_equal(sweep_run(sw, &o, &m, &rows, &n), 0);
+    assert_string_equal(m.hash, h);
+    Mem mem;
+    assert_int_equal(sweep_write(mem_open(&mem), SWEEP_JSONL, &m, rows, n), 0);
+    *json = mem_take(&mem);
+  }
+  sweep_free(sw);
+  close_fixture(&f);
+  return h;
+}
+
+/* Valid UTF-8 (RFC 3629), for the JSON a sweep writes. */
+static bool utf8_valid(const unsigned char *p) {
+  while (*p) {
+    int n = *p < 0x80                  ? 1
+            : *p >= 0xc2 && *p <= 0xdf ? 2
+            : *p >= 0xe0 && *p <= 0xef ? 3
+            : *p >= 0xf0 && *p <= 0xf4 ? 4
+                                       : 0;
+    if (!n) return false;
+    for (int i = 1; i < n; i++)
+      if ((p[i] & 0xc0) != 0x80) return false;
+    p += n;
+  }
+  return true;
+}
+
+/* A sweep's hash (its identity for llmp merge) is of what it evaluates: the same text under
+ * another name and folder has the same; another sweep of the file, or an import changed, has
+ * another.  A file name that is not UTF-8 comes out in JSON as valid UTF-8 (U+FFFD). */
+static void hash_is_of_what_is_evaluated(void **state) {
+  (void)state;
+  size_t len;
+  char *text = read_file(SMALL, &len), *json;
+  char *h = hash_of(SMALL, "tiny_fastest_tokens", NULL), *h2 = hash_of(SMALL, "tiny_search", NULL);
+  assert_string_not_equal(h, h2);
+  TmpDir td;
+  tmp_open(&td, "sweep_hash");
+  const char *copy = tmp_file(&td, "a/sm\377\376all.llmp", text, len);
+  char *h3 = hash_of(copy, "tiny_fastest_tokens", &json);
+  assert_string_equal(h3, h);
+  assert_true(utf8_valid((const unsigned char *)json));
+  assert_non_null(strstr(json, "sm\357\277\275\357\277\275all.llmp\",\"hash\":\""));
+  /* an import of the copy's own folder is found before the data folder's: one comment more */
+  size_t tlen;
+  char *t = read_file(LLMP_SOURCE_DIR "/stdlib/transformer.llmp", &tlen);
+  static const char more[] = "\n# one comment more\n";
+  char *t2 = malloc(tlen + sizeof more);
+  memcpy(t2, t, tlen);
+  memcpy(t2 + tlen, more, sizeof more);
+  tmp_file(&td, "a/stdlib/transformer.llmp", t, tlen);
+  char *h4 = hash_of(copy, "tiny_fastest_tokens", NULL);
+  assert_string_equal(h4, h); /* the same text */
+  tmp_file(&td, "a/stdlib/transformer.llmp", t2, tlen + sizeof more - 1);
+  char *h5 = hash_of(copy, "tiny_fastest_tokens", NULL);
+  assert_string_not_equal(h5, h);
+  tmp_close(&td);
+  free(text);
+  free(json);
+  free(t);
+  free(t2);
+  free(h);
+  free(h2);
+  free(h3);
+  free(h4);
+  free(h5);
+}
+
+/* Chunks are sized by time: from one point, each about SWEEP_CHUNK_SECONDS' worth, growing at
+ * most 8 times a chunk, shrinking at once, within [1, max]. */
+static void chunks_take_a_fraction_of_a_second(void **state) {
+  (void)state;
+  const uint64_t big = UINT64_C(1) << 62;
+  assert_int_equal(sweep_chunk_next(1, 0, big), 8); /* too fast to time: grow */
+  assert_int_equal(sweep_chunk_next(64, NAN, big), 512);
+  assert_int_equal(sweep_chunk_next(1000, SWEEP_CHUNK_SECONDS, big), 1000);
+  assert_int_equal(sweep_chunk_next(1000, 10 * SWEEP_CHUNK_SECONDS, big), 100);
+  assert_int_equal(sweep_chunk_next(1000, 4 * SWEEP_CHUNK_SECONDS, big), 250);
+  assert_int_equal(sweep_chunk_next(1000, 1e6, big), 1);
+  assert_int_equal(sweep_chunk_next(1000, 1e-9, 5000), 5000);
+  assert_int_equal(sweep_chunk_next(0, 1, big), 1);
+  /* 10^12 points on one thread at rates from 100 to 10^8 points a second: the first chunk
+   * ends at once, and then one ends at least every second (the bar moves and has a rate to
+   * give its time left from); the steady chunk takes about SWEEP_CHUNK_SECONDS */
+  static const double rates[] = {100, 1e4, 1e6, 1e8};
+  for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
+    uint64_t P = UINT64_C(1000000000000), chunk = 1, done = 0, max = P / 32;
+    double t = 0, longest = 0;
+    while (t < 60 && done < P) {
+      double dt = (double)chunk / rates[r];
+      if (dt > longest) longest = dt;
+      if (!done) assert_true(dt < 0.1);
+      t += dt;
+      done += chunk;
+      chunk = sweep_chunk_next(chunk, dt, max);
+    }
+    assert_true(longest <= 8 * SWEEP_CHUNK_SECONDS);
+    assert_true((double)chunk / rates[r] > SWEEP_CHUNK_SECONDS / 2 && (double)chunk / rates[r] <= SWEEP_CHUNK_SECONDS);
+    assert_true(done > 0 && done < P);
+  }
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(every_point_alone), cmocka_unit_test(jit_interpreter_threads_agree),
-      cmocka_unit_test(shards_add_up),     cmocka_unit_test(pruning_keeps_the_same_points),
+      cmocka_unit_test(every_point_alone),
+      cmocka_unit_test(jit_interpreter_threads_agree),
+      cmocka_unit_test(shards_add_up),
+      cmocka_unit_test(pruning_keeps_the_same_points),
       cmocka_unit_test(unsupported_axis),
+      cmocka_unit_test(chunks_take_a_fraction_of_a_second),
+      cmocka_unit_test(hash_is_of_what_is_evaluated),
   };
   int rc = RUN_TESTS(tests);
   jit_shutdown();

@@ -46,6 +46,9 @@ static void point_fields(uint64_t i, SweepField *f) {
   f[5] = (SweepField){"tokens_per_s", 1e5 / (1.0 + (double)i), NULL};
 }
 
+/* The hash of the synthetic sweep (a sweep's identity: sweep.c computes it). */
+#define HASH "0123456789abcdef"
+
 typedef struct Fixture {
   SweepMeta meta;
   SweepDrop drops[NREASONS];
@@ -61,13 +64,13 @@ static void fixture_build(Fixture *fx, uint64_t points, int k, int n, int keep, 
   sweep_shard_range(points, k, n, &begin, &end);
   memset(fx, 0, sizeof *fx);
   for (int r = 0; r < NREASONS; r++) fx->drops[r] = (SweepDrop){reasons[r], 0};
-  fx->meta = (SweepMeta){"search",    "examples/sweeps/x.llmp",
-                         "iteration", maximize,
-                         keep,        points,
-                         k,           n,
-                         end - begin, 0,
-                         NREASONS,    fx->drops,
-                         NAN};
+  fx->meta = (SweepMeta){"search",  "examples/sweeps/x.llmp",
+                         HASH,      "iteration",
+                         maximize,  keep,
+                         points,    k,
+                         n,         end - begin,
+                         0,         NREASONS,
+                         fx->drops, NAN};
   size_t span = (size_t)(end - begin);
   fx->rows = calloc(span + 1, sizeof *fx->rows);
   fx->fields = calloc((span + 1) * NFIELDS, sizeof *fx->fields);
@@ -264,7 +267,8 @@ static SweepField small_fields[3][6] = {
 };
 static const SweepRow small_rows[] = {
     {7, 1.5, 6, small_fields[0]}, {2, 1.5, 6, small_fields[1]}, {3, INFINITY, 6, small_fields[2]}};
-static const SweepMeta small_meta = {"search", "f.llmp", "iteration", false, 3, 10, 0, 1, 10, 4, 3, small_drops, NAN};
+static const SweepMeta small_meta = {"search", "f.llmp", HASH, "iteration", false, 3,           10,
+                                     0,        1,        10,   4,           3,     small_drops, NAN};
 
 TEST(table_exact) {
   char *t = write_text(&small_meta, small_rows, 3, SWEEP_TABLE);
@@ -318,9 +322,10 @@ TEST(table_cells_by_key) {
 
 TEST(csv_exact) {
   char *t = write_text(&small_meta, small_rows, 3, SWEEP_CSV);
-  assert_string_equal(t, "# llmp_sweep: 1\n"
+  assert_string_equal(t, "# llmp_sweep: 2\n"
                          "# sweep: search\n"
                          "# file: f.llmp\n"
+                         "# hash: 0123456789abcdef\n"
                          "# objective: iteration\n"
                          "# sense: minimize\n"
                          "# keep: 3\n"
@@ -341,16 +346,16 @@ TEST(csv_exact) {
 TEST(jsonl_exact) {
   char *t = write_text(&small_meta, small_rows, 3, SWEEP_JSONL);
   assert_string_equal(
-      t,
-      "{\"llmp_sweep\":1,\"sweep\":\"search\",\"file\":\"f.llmp\",\"objective\":\"iteration\",\"sense\":\"minimize\","
-      "\"keep\":3,\"points\":10,\"shard\":[0,1],\"evaluated\":10,\"kept\":4,\"dropped\":{\"memory.peak <= "
-      "cluster.gpu.memory\":5,\"model.layers % plan.pp == 0\":1,\"never\":0}}\n"
-      "{\"rank\":1,\"point\":7,\"objective\":1.5,\"plan.tp\":4,\"plan.recompute\":\"full\",\"iteration_s\":1.5,"
-      "\"mfu\":0.412,\"memory.peak\":20615843021,\"tokens_per_s\":66043.21}\n"
-      "{\"rank\":2,\"point\":2,\"objective\":1.5,\"plan.tp\":8,\"plan.recompute\":\"selective\",\"iteration_s\":1.5,"
-      "\"mfu\":0.4,\"memory.peak\":17179869184,\"tokens_per_s\":1234.5678}\n"
-      "{\"rank\":3,\"point\":3,\"objective\":1e999,\"plan.tp\":2,\"plan.recompute\":\"a, \\\"b\\\"\","
-      "\"iteration_s\":0.1,\"mfu\":null,\"memory.peak\":1000000000,\"tokens_per_s\":12}\n");
+      t, "{\"llmp_sweep\":2,\"sweep\":\"search\",\"file\":\"f.llmp\",\"hash\":\"0123456789abcdef\","
+         "\"objective\":\"iteration\",\"sense\":\"minimize\","
+         "\"keep\":3,\"points\":10,\"shard\":[0,1],\"evaluated\":10,\"kept\":4,\"dropped\":{\"memory.peak <= "
+         "cluster.gpu.memory\":5,\"model.layers % plan.pp == 0\":1,\"never\":0}}\n"
+         "{\"rank\":1,\"point\":7,\"objective\":1.5,\"plan.tp\":4,\"plan.recompute\":\"full\",\"iteration_s\":1.5,"
+         "\"mfu\":0.412,\"memory.peak\":20615843021,\"tokens_per_s\":66043.21}\n"
+         "{\"rank\":2,\"point\":2,\"objective\":1.5,\"plan.tp\":8,\"plan.recompute\":\"selective\",\"iteration_s\":1.5,"
+         "\"mfu\":0.4,\"memory.peak\":17179869184,\"tokens_per_s\":1234.5678}\n"
+         "{\"rank\":3,\"point\":3,\"objective\":1e999,\"plan.tp\":2,\"plan.recompute\":\"a, \\\"b\\\"\","
+         "\"iteration_s\":0.1,\"mfu\":null,\"memory.peak\":1000000000,\"tokens_per_s\":12}\n");
   free(t);
 }
 
@@ -417,7 +422,7 @@ TEST(jsonl_round_trip_is_bit_exact) {
   }
   sweep_sort(rows, NODD, true);
   static SweepDrop drops[] = {{"a \"q\"", 3}, {"\xe2\x82\xac", 0}};
-  SweepMeta m = {"s\"w", "dir/f \\ .llmp", "tokens \"per\" s", true, NODD, 50, 0, 1, 50, 47, 2, drops, NAN};
+  SweepMeta m = {"s\"w", "dir/f \\ .llmp", HASH, "tokens \"per\" s", true, NODD, 50, 0, 1, 50, 47, 2, drops, NAN};
   char *text = write_text(&m, rows, NODD, SWEEP_JSONL);
   SweepDoc doc;
   char *err;
@@ -425,6 +430,7 @@ TEST(jsonl_round_trip_is_bit_exact) {
   assert_string_equal(err, "");
   assert_string_equal(doc.meta.sweep, m.sweep);
   assert_string_equal(doc.meta.file, m.file);
+  assert_string_equal(doc.meta.hash, HASH);
   assert_string_equal(doc.meta.objective, m.objective);
   assert_true(doc.meta.maximize);
   assert_int_equal(doc.meta.keep, NODD);
@@ -452,7 +458,7 @@ TEST(jsonl_invalid_utf8_becomes_u_fffd_and_round_trips) {
   SweepField f[1] = {{"w\xff", NAN, "bad \xc3( \xed\xa0\x80"}};
   SweepRow rows[1] = {{0, 1.5, 1, f}};
   static SweepDrop drops[] = {{"r \x80", 0}};
-  SweepMeta m = {"s\xfe", "f.llmp", "o", false, 1, 1, 0, 1, 1, 1, 1, drops, NAN};
+  SweepMeta m = {"s\xfe", "f.llmp", HASH, "o", false, 1, 1, 0, 1, 1, 1, 1, drops, NAN};
   char *text = write_text(&m, rows, 1, SWEEP_JSONL);
 #define R "\xef\xbf\xbd"
   assert_non_null(strstr(text, "\"sweep\":\"s" R "\""));
@@ -679,9 +685,17 @@ TEST(merge_rejects_malformed_files) {
       {replaced(s[1], "\"sweep\":\"search\"", "\"sweep\":\"a\tb\""),
        "s1.jsonl:1: error: a control character in a string"},
       {replaced(s[1], "}}\n", "}} x\n"), "s1.jsonl:1: error: text after the object"},
-      {replaced(s[1], "\"llmp_sweep\":1,", ""), "s1.jsonl:1: error: not an output of llmp sweep"},
-      {replaced(s[1], "\"llmp_sweep\":1", "\"llmp_sweep\":2"),
-       "s1.jsonl:1: error: `llmp_sweep` is 2: this llmp reads version 1"},
+      {replaced(s[1], "\"llmp_sweep\":2,", ""), "s1.jsonl:1: error: not an output of llmp sweep"},
+      {replaced(s[1], "\"llmp_sweep\":2", "\"llmp_sweep\":3"),
+       "s1.jsonl:1: error: `llmp_sweep` is 3: this llmp reads versions 1 and 2"},
+      {replaced(s[1], ",\"hash\":\"" HASH "\"", ""), "s1.jsonl:1: error: the header line has no `hash`"},
+      {replaced(s[1], "\"llmp_sweep\":2", "\"llmp_sweep\":1"),
+       "s1.jsonl:1: error: `hash` in a header line of version 1"},
+      {replaced(s[1], HASH, "0123456789ABCDEF"), "s1.jsonl:1: error: `hash` is not a string of 16 hexadecimal digits"},
+      {replaced(s[1], HASH, "0123456789abcde"), "s1.jsonl:1: error: `hash` is not a string of 16 hexadecimal digits"},
+      {replaced(s[1], "\"" HASH "\"", "12"), "s1.jsonl:1: error: `hash` is not a string of 16 hexadecimal digits"},
+      {replaced(s[1], "\"objective\":", "\"hash\":\"" HASH "\",\"objective\":"),
+       "s1.jsonl:1: error: `hash` twice in the header line"},
       {replaced(s[1], "\"kept\":", "\"extra\":1,\"kept\":"),
        "s1.jsonl:1: error: unknown member `extra` in the header line"},
       {replaced(s[1], "\"kept\":", "\"keep\":5,\"kept\":"), "s1.jsonl:1: error: `keep` twice in the header line"},
@@ -756,6 +770,8 @@ TEST(merge_rejects_missing_duplicate_and_foreign_shards) {
   } foreign[] = {
       {"\"sweep\":\"search\"", "\"sweep\":\"other\"", "s2.jsonl:1: error: sweep `other`, but "},
       {"\"objective\":\"iteration\"", "\"objective\":\"mfu\"", "s2.jsonl:1: error: objective `mfu`, but "},
+      /* the same name, counts and split, but another sweep: its hash tells */
+      {HASH, "fedcba9876543210", "s2.jsonl:1: error: hash fedcba9876543210, but " /* then the first file */},
   };
   for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
     char *x = replaced(s[2], foreign[i].from, foreign[i].to);
@@ -799,6 +815,124 @@ TEST(merge_rejects_missing_duplicate_and_foreign_shards) {
   assert_string_equal(e, "llmp merge: error: no files to merge\n");
   free(o);
   free(e);
+}
+
+/* Merges the texts as files s0.jsonl ...; returns the rc, the output and the messages with the
+ * folder's path written DIR. */
+static int merge_texts(const char *const *texts, int n, SweepFormat fmt, char **out, char **err) {
+  TmpDir td;
+  tmp_open(&td, "sweep_io");
+  const char *paths[8];
+  for (int i = 0; i < n; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "s%d.jsonl", i);
+    paths[i] = tmp_file(&td, name, texts[i], strlen(texts[i]));
+  }
+  Mem o, e;
+  int rc = sweep_merge(paths, n, fmt, mem_open(&o), mem_open(&e));
+  *out = mem_take(&o);
+  char *raw = mem_take(&e), *dir;
+  while ((dir = strstr(raw, td.dir))) {
+    char *t = replaced(raw, td.dir, "DIR");
+    free(raw);
+    raw = t;
+  }
+  *err = raw;
+  tmp_close(&td);
+  return rc;
+}
+
+/* A shard of another sweep with the same name, counts and split is told by its hash, and the
+ * message names both files; a shard of an older llmp (version 1, no hash) does not merge with
+ * shards that have one. */
+TEST(merge_names_both_files_of_another_hash_or_version) {
+  char *s[4];
+  four_shards(s);
+  char *other = replaced(s[2], HASH, "fedcba9876543210"), *out, *err;
+  const char *t[4] = {s[0], s[1], other, s[3]};
+  assert_int_equal(merge_texts(t, 4, SWEEP_JSONL, &out, &err), -1);
+  assert_string_equal(out, "");
+  assert_string_equal(err, "DIR/s2.jsonl:1: error: hash fedcba9876543210, but DIR/s0.jsonl's is " HASH
+                           " (another file, import, calibration table or llmp version): not shards of one sweep\n");
+  free(out);
+  free(err);
+  free(other);
+  char *v1 = replaced(s[2], "\"llmp_sweep\":2", "\"llmp_sweep\":1"), *old = replaced(v1, ",\"hash\":\"" HASH "\"", "");
+  const char *mixed[4] = {s[0], s[1], old, s[3]};
+  assert_int_equal(merge_texts(mixed, 4, SWEEP_JSONL, &out, &err), -1);
+  assert_string_equal(err, "DIR/s2.jsonl:1: error: no hash (llmp_sweep 1, an older llmp), but DIR/s0.jsonl has a "
+                           "hash: not shards of one sweep\n");
+  free(out);
+  free(err);
+  const char *mixed0[4] = {old, s[1], s[0], s[3]};
+  assert_int_equal(merge_texts(mixed0, 4, SWEEP_JSONL, &out, &err), -1);
+  assert_contains(err, "DIR/s1.jsonl:1: error: hash, but DIR/s0.jsonl has none (llmp_sweep 1, an older llmp)");
+  free(out);
+  free(err);
+  free(v1);
+  free(old);
+  for (int k = 0; k < 4; k++) free(s[k]);
+}
+
+/* Shards of version 1 (an older llmp, no hash) still merge, with a warning, into what that
+ * llmp wrote unsharded: version 1 again. */
+TEST(merge_of_version_1_shards_warns) {
+  char *s[4];
+  const char *t[4];
+  for (int k = 0; k < 4; k++) {
+    Fixture fx;
+    fixture_build(&fx, 100, k, 4, 5, false, true);
+    fx.meta.hash = NULL;
+    t[k] = s[k] = write_text(&fx.meta, fx.rows, fx.nrows, SWEEP_JSONL);
+    static const char v1[] = "{\"llmp_sweep\":1,\"sweep\":\"search\",\"file\":\"examples/sweeps/x.llmp\",\"objective\"";
+    assert_true(!strncmp(s[k], v1, sizeof v1 - 1));
+    fixture_free(&fx);
+  }
+  Fixture whole;
+  fixture_build(&whole, 100, 0, 1, 5, false, false);
+  whole.meta.hash = NULL;
+  for (SweepFormat fmt = SWEEP_TABLE; fmt <= SWEEP_JSONL; fmt++) {
+    char *want = write_text(&whole.meta, whole.rows, whole.nrows, fmt), *out, *err;
+    assert_int_equal(merge_texts(t, 4, fmt, &out, &err), 0);
+    assert_string_equal(out, want);
+    assert_string_equal(err, "llmp merge: warning: the shards are of version 1 (an older llmp), with no hash of "
+                             "their sweep: merged on their sweep's name, objective, keep, points and N alone\n");
+    static const char csv[] = "# llmp_sweep: 1\n# sweep: search\n# file: examples/sweeps/x.llmp\n# objective: ";
+    if (fmt == SWEEP_CSV) assert_true(!strncmp(out, csv, sizeof csv - 1));
+    free(want);
+    free(out);
+    free(err);
+  }
+  fixture_free(&whole);
+  for (int k = 0; k < 4; k++) free(s[k]);
+}
+
+/* Bytes that are not UTF-8 are read as U+FFFD, as they are written: two reasons that differ
+ * only there are one reason, and a merge's output reads back. */
+TEST(reader_takes_invalid_utf8_as_it_is_written) {
+  char *s[4];
+  four_shards(s);
+  char *a = replaced(s[0], "\"never\"", "\"nev\xffr\""), *b = replaced(s[1], "\"never\"", "\"nev\xfer\"");
+  char *c = replaced(s[2], "\"never\"", "\"nev\xef\xbf\xbdr\"");
+  const char *t[4] = {a, b, c, s[3]};
+  char *out, *err;
+  assert_int_equal(merge_texts(t, 4, SWEEP_JSONL, &out, &err), 0);
+  assert_string_equal(err, "");
+  assert_non_null(strstr(out, "\"nev\xef\xbf\xbdr\":0,\"never\":0}"));
+  SweepDoc doc;
+  char *e;
+  if (read_text(out, &doc, &e)) fail_msg("%s\n%s", e, out);
+  char *again = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_JSONL);
+  assert_string_equal(again, out);
+  free(again);
+  free(e);
+  sweep_doc_free(&doc);
+  free(out);
+  free(err);
+  free(a);
+  free(b);
+  free(c);
+  for (int k = 0; k < 4; k++) free(s[k]);
 }
 
 /* Random damage to a valid shard file: the reader reports or accepts, never crashes (the ASan
@@ -887,8 +1021,9 @@ TEST(merge_load_files) {
   assert_int_equal(m.nrows, 5);
   char *csv = write_text(&m.meta, m.rows, m.nrows, SWEEP_CSV);
   char *json = write_text(&m.meta, m.rows, m.nrows, SWEEP_JSONL);
-  assert_true(!strncmp(csv, "# llmp_sweep: 1\n", 16));
-  assert_true(!strncmp(json, "{\"llmp_sweep\":1,", 16));
+  assert_true(!strncmp(csv, "# llmp_sweep: 2\n", 16));
+  assert_true(!strncmp(json, "{\"llmp_sweep\":2,", 16));
+  assert_string_equal(m.meta.hash, HASH);
   free(csv);
   free(json);
   sweep_merge_free(&m);
@@ -912,20 +1047,23 @@ static const char *fake_getenv(const char *name) {
 }
 
 static void expect_shard(const char *spec, const char *const *env, int k, int n) {
-  char err[512] = "";
+  StrBuf err = {0};
   int kk = -1, nn = -1;
   fake_env = env;
-  if (sweep_shard_parse_env(spec, fake_getenv, &kk, &nn, err, sizeof err)) fail_msg("--shard %s: %s", spec, err);
+  if (sweep_shard_parse_env(spec, fake_getenv, &kk, &nn, &err)) fail_msg("--shard %s: %s", spec, err.p);
   if (kk != k || nn != n) fail_msg("--shard %s: %d/%d, expected %d/%d", spec, kk, nn, k, n);
+  assert_null(err.p);
 }
 
 static void expect_shard_error(const char *spec, const char *const *env, const char *msg) {
-  char err[512] = "";
+  StrBuf err = {0};
   int kk = -7, nn = -7;
   fake_env = env;
-  assert_int_equal(sweep_shard_parse_env(spec, fake_getenv, &kk, &nn, err, sizeof err), -1);
+  assert_int_equal(sweep_shard_parse_env(spec, fake_getenv, &kk, &nn, &err), -1);
   assert_int_equal(kk, -7);
-  assert_contains(err, msg);
+  assert_non_null(err.p);
+  assert_contains(err.p, msg);
+  strbuf_free(&err);
 }
 
 TEST(shard_k_of_n) {
@@ -938,14 +1076,25 @@ TEST(shard_k_of_n) {
   expect_shard_error("1/0", NULL, "N must be at least 1");
   /* clang-format off */
   static const char *const bad[] = {"", "3", "/4", "3/", "-1/4", "1/-4", "a/4", "1/4x", " 1/4", "1/ 4", "1.0/4",
-                                    "1/4/5", "2147483648/2147483649", "+1/4", "AUTO"};
+                                    "1/4/5", "+1/4", "AUTO", "1x/99999999999"};
   /* clang-format on */
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_shard_error(bad[i], NULL, "expected K/N");
   expect_shard_error(NULL, NULL, "--shard needs K/N or auto");
+  /* counts past 32 bits: refused as such, the value echoed whole */
+  expect_shard_error("2147483648/2147483649", NULL, "`2147483648/2147483649`: K and N are at most 2147483647");
+  expect_shard_error("18446744073709551615/18446744073709551616", NULL,
+                     "--shard `18446744073709551615/18446744073709551616`: K and N are at most 2147483647");
+  expect_shard_error("0/123456789012345678901234567890123456789012345678901234567890", NULL,
+                     "`0/123456789012345678901234567890123456789012345678901234567890`: K and N are at most");
+  expect_shard_error("x1234567890123456789012345678901234567890123456789/4", NULL,
+                     "`x1234567890123456789012345678901234567890123456789/4`: expected K/N");
+  static const char *const big_rank[] = {"SLURM_PROCID=18446744073709551615", "SLURM_NTASKS=4", NULL};
+  expect_shard_error("auto", big_rank, "--shard auto: SLURM_PROCID=18446744073709551615 is more than 2147483647");
+  static const char *const long_size[] = {"PMI_RANK=0", "PMI_SIZE=4x234567890123456789012345678901234567890123", NULL};
+  expect_shard_error("auto", long_size, "PMI_SIZE=4x234567890123456789012345678901234567890123 is not a whole number");
   /* the process environment: without launcher variables, auto fails */
-  char err[512];
   int k, n;
-  assert_int_equal(sweep_shard_parse("1/2", &k, &n, err, sizeof err), 0);
+  assert_int_equal(sweep_shard_parse("1/2", &k, &n, NULL), 0);
   assert_true(k == 1 && n == 2);
 }
 
@@ -1004,7 +1153,7 @@ TEST(shard_auto_errors) {
   static const char *const neg[] = {"PMI_RANK=1", "PMI_SIZE=-4", NULL};
   expect_shard_error("auto", neg, "PMI_SIZE=-4 is not a whole number");
   static const char *const big[] = {"PMI_RANK=1", "PMI_SIZE=99999999999", NULL};
-  expect_shard_error("auto", big, "PMI_SIZE=99999999999 is not a whole number");
+  expect_shard_error("auto", big, "PMI_SIZE=99999999999 is more than 2147483647");
 }
 
 TEST(shard_ranges_tile_the_points) {
@@ -1136,6 +1285,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(merged_table_leaves_out_elapsed),
       cmocka_unit_test(merge_rejects_malformed_files),
       cmocka_unit_test(merge_rejects_missing_duplicate_and_foreign_shards),
+      cmocka_unit_test(merge_names_both_files_of_another_hash_or_version),
+      cmocka_unit_test(merge_of_version_1_shards_warns),
+      cmocka_unit_test(reader_takes_invalid_utf8_as_it_is_written),
       cmocka_unit_test(reader_survives_random_damage),
       cmocka_unit_test(merge_load_files),
       cmocka_unit_test(shard_k_of_n),
