@@ -143,8 +143,10 @@ const RtTable *rt_layout_table(const RtCalib *c, int kernel, int nodes, int gpn)
  * by its forward grid: the same implementation on the same GPU (docs/calibration.md). */
 double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags);
 
-/* Writes one table in the text format.  header: provenance lines written as `# ` comments
- * (may be NULL or contain several '\n'-separated lines).  Returns 0, or -1 on a write error. */
+/* Writes one table in the text format: grid points and point coordinates exactly (an integer
+ * as its digits), corrections to 4 decimals (4 significant digits below 0.1).  header:
+ * provenance lines written as `# ` comments (may be NULL or contain several '\n'-separated
+ * lines).  Returns 0, or -1 on a write error. */
 int rt_table_write(FILE *f, const RtTable *t, const char *header);
 
 /* Writes table t to path as rt_table_write() does, once the text is known to load back as t
