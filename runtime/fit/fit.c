@@ -970,7 +970,7 @@ static int refuse_absurd(const RtGpu *g, const RtSampleSet *set, FILE *err) {
     RtCost c = rt_op_physics(g, (RtOp)s->op, s->dtype, s->a, x);
     for (int w = 0; w < 2; w++) {
       double t = w ? s->bwd : s->fwd, model = w ? c.bwd : c.fwd;
-      if (!(t > 0) || !(model > 0 && model < INFINITY)) continue; /* no bwd, or none in the model (adam) */
+      if (t < 0 || !(model > 0 && model < INFINITY)) continue; /* no bwd, or none in the model (adam) */
       if (t / model <= RT_SAMPLE_MAX_OFF && t / model >= 1 / RT_SAMPLE_MAX_OFF) continue;
       char t1[32], t2[32];
       if (err)
