@@ -951,15 +951,17 @@ static int write_whole(const char *path, const char *text, size_t n, const char 
   return bad ? -1 : 0;
 }
 
-int rt_table_save(const RtTable *t, const char *path, const char *header, char *err, size_t errlen) {
-  char *text = NULL, msg[1024] = "";
-  size_t n = 0;
-  const char *why = "out of memory";
-  FILE *f = open_memstream(&text, &n);
+/* The text of t as rt_table_write() writes it, into *text (malloc'ed, n bytes), once it has
+ * loaded back as t; 0, or -1 with "PATH:LINE: message" in err (*text NULL). */
+static int checked_text(const RtTable *t, const char *path, const char *header, char **text, size_t *n, char *err,
+                        size_t errlen) {
+  char msg[1024] = "";
+  *text = NULL, *n = 0;
+  FILE *f = open_memstream(text, n);
   int rc = f ? rt_table_write(f, t, header) : -1;
   if (f && fclose(f) != 0) rc = -1;
   RtCalib *c = rc == 0 ? calloc(1, sizeof *c) : NULL;
-  FILE *in = c ? fmemopen(text, n, "r") : NULL;
+  FILE *in = c ? fmemopen(*text, *n, "r") : NULL;
   if (!in) {
     snprintf(err, errlen, "%s:0: cannot write: out of memory", path);
     rc = -1;
@@ -970,12 +972,28 @@ int rt_table_save(const RtTable *t, const char *path, const char *header, char *
     if (rc == 0 && (c->ntables != 1 || !same_table(&c->tables[0], t)))
       rc = -1,
       snprintf(msg, sizeof msg, "%s:0: the text written for table %s reads back as another table", path, t->name);
-    if (rc != 0)
-      snprintf(err, errlen, "%s; the table is not written", msg);
-    else if ((rc = write_whole(path, text, n, &why)) != 0)
-      snprintf(err, errlen, "%s:0: cannot write: %s", path, why);
+    if (rc != 0) snprintf(err, errlen, "%s; the table is not written", msg);
   }
   rt_calib_free(c);
+  if (rc != 0) free(*text), *text = NULL;
+  return rc;
+}
+
+int rt_table_check(const RtTable *t, const char *path, char *err, size_t errlen) {
+  char *text;
+  size_t n;
+  int rc = checked_text(t, path, NULL, &text, &n, err, errlen);
+  free(text);
+  return rc;
+}
+
+int rt_table_save(const RtTable *t, const char *path, const char *header, char *err, size_t errlen) {
+  char *text;
+  size_t n;
+  const char *why;
+  if (checked_text(t, path, header, &text, &n, err, errlen) != 0) return -1;
+  int rc = write_whole(path, text, n, &why);
+  if (rc != 0) snprintf(err, errlen, "%s:0: cannot write: %s", path, why);
   free(text);
   return rc;
 }

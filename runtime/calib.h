@@ -154,6 +154,9 @@ int rt_table_write(FILE *f, const RtTable *t, const char *header);
  * a temporary file beside path renamed over it: path is never half written, nor a table that
  * llmp would refuse.  Returns 0, or -1 with "PATH:LINE: message" in err (path untouched). */
 int rt_table_save(const RtTable *t, const char *path, const char *header, char *err, size_t errlen);
+/* rt_table_save()'s check alone, writing nothing: 0 if t's text loads back as t, else -1
+ * with the message (path names the table in it). */
+int rt_table_check(const RtTable *t, const char *path, char *err, size_t errlen);
 
 /* Builds a table in place (for the fitter and tests): names, axes; the value arrays are
  * allocated (zero: factor 1) and owned by the table; rt_table_release() frees them.

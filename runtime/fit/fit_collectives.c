@@ -492,25 +492,32 @@ static int fit_drop_impossible(const RtCluster *c, FitGroup *g, const char *path
   return kept;
 }
 
-/* The first of the m samples of one file (rows at line[i]) more than RT_SAMPLE_MAX_OFF times
- * off c's physics, either way, is an error in err: -1; else 0. */
+int rt_collective_absurd(const char *kernel, const RtCluster *c, int nodes, int gpus_per_node, const double *bytes,
+                         const double *seconds, int n) {
+  for (int i = 0; i < n; i++) {
+    double model = rt_collective_physics(kernel, c, bytes[i], nodes, gpus_per_node);
+    if (model > 0 && model < INFINITY &&
+        !(seconds[i] / model <= RT_SAMPLE_MAX_OFF && seconds[i] / model >= 1 / RT_SAMPLE_MAX_OFF))
+      return i;
+  }
+  return -1;
+}
+
+/* rt_collective_absurd() on the m samples of one file (rows at line[i]): -1 with the first in
+ * err, else 0. */
 static int coll_refuse_absurd(const RtCluster *c, const FitGroup *g, const char *path, const double *b, const double *s,
                               const int *line, int m, char *err, size_t errlen) {
-  for (int i = 0; i < m; i++) {
-    double model = rt_collective_physics(g->kernel, c, b[i], g->nodes, g->gpn);
-    if (!(model > 0 && model < INFINITY) ||
-        (s[i] / model <= RT_SAMPLE_MAX_OFF && s[i] / model >= 1 / RT_SAMPLE_MAX_OFF))
-      continue;
-    char t1[32], t2[32], nb[STR_NUM_MAX];
-    snprintf(err, errlen,
-             "%s:%d: %s for a %s-byte %s on %d x %d GPUs is more than %s times %s than %s's model of it (%s): no run "
-             "is that far off it (a wrong unit? a corrupt row?)",
-             path, line[i], rt_time_str(s[i], t1, sizeof t1), str_number(nb, sizeof nb, b[i]), g->kernel, g->nodes,
-             g->gpn, RT_SAMPLE_MAX_OFF_TEXT, s[i] > model ? "slower" : "faster", c->name ? c->name : "the cluster",
-             rt_time_str(model, t2, sizeof t2));
-    return -1;
-  }
-  return 0;
+  int i = rt_collective_absurd(g->kernel, c, g->nodes, g->gpn, b, s, m);
+  if (i < 0) return 0;
+  double model = rt_collective_physics(g->kernel, c, b[i], g->nodes, g->gpn);
+  char t1[32], t2[32], nb[STR_NUM_MAX];
+  snprintf(err, errlen,
+           "%s:%d: %s for a %s-byte %s on %d x %d GPUs is more than %s times %s than %s's model of it (%s): no run "
+           "is that far off it (a wrong unit? a corrupt row?)",
+           path, line[i], rt_time_str(s[i], t1, sizeof t1), str_number(nb, sizeof nb, b[i]), g->kernel, g->nodes,
+           g->gpn, RT_SAMPLE_MAX_OFF_TEXT, s[i] > model ? "slower" : "faster", c->name ? c->name : "the cluster",
+           rt_time_str(model, t2, sizeof t2));
+  return -1;
 }
 
 int rt_collective_keep_possible(const char *kernel, const RtCluster *c, int nodes, int gpus_per_node, double *bytes,

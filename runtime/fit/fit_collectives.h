@@ -18,6 +18,12 @@
 #include "llmp_fit.h"
 #include "llmp_rt.h"
 
+/* The index of the first of the n samples (bytes[i], seconds[i]) more than RT_SAMPLE_MAX_OFF
+ * times slower or faster than rt_collective_physics() (llmp_fit.h: no measurement; llmp fit
+ * refuses such a file), or -1. */
+int rt_collective_absurd(const char *kernel, const RtCluster *c, int nodes, int gpus_per_node, const double *bytes,
+                         const double *seconds, int n);
+
 /* Keeps, compacted in place, the n samples (bytes[i], seconds[i], and tag[i] if tag is not
  * NULL) that rt_collective_min_time() does not rule out; returns how many. */
 int rt_collective_keep_possible(const char *kernel, const RtCluster *c, int nodes, int gpus_per_node, double *bytes,
