@@ -301,16 +301,17 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
 
 /* --- nccl/ sample folders ------------------------------------------------------------ */
 
-/* The count of digits at *p (advanced past them) into *v: 0; -1 if there are no digits; -2
- * if it is not 1 to INT_MAX. */
+/* The count at *p, digits after an optional sign (*p advanced past them), into *v: 0; -1 if
+ * there are no digits; -2 if it is not 1 to INT_MAX. */
 static int name_count(const char **p, int *v) {
   long long x = 0;
-  const char *s = *p;
+  const char *s = *p + (**p == '-' || **p == '+'), *digits = s;
   for (; *s >= '0' && *s <= '9'; s++)
     if (x <= INT_MAX) x = 10 * x + (*s - '0');
-  if (s == *p) return -1;
+  if (s == digits) return -1;
+  int neg = **p == '-';
   *p = s;
-  if (x < 1 || x > INT_MAX) return -2;
+  if (neg || x < 1 || x > INT_MAX) return -2;
   *v = (int)x;
   return 0;
 }
