@@ -41,10 +41,12 @@ void str_appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
 }
 
 const char *str_shortest(char *buf, size_t n, double x) {
+  char t[STR_NUM_MAX];
   for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, x);
-    if (strtod(buf, NULL) == x) break;
+    snprintf(t, sizeof t, "%.*g", prec, x);
+    if (strtod(t, NULL) == x) break;
   }
+  snprintf(buf, n, "%s", t);
   return buf;
 }
 
