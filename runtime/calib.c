@@ -16,6 +16,7 @@
 #include "calib.h"
 #include "fastmath.h"
 #include "sorted.h"
+#include "strbuf.h"
 
 #include <errno.h>
 #include <float.h>
@@ -25,6 +26,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const RtOpInfo rt_op_info[RT_NOPS] = {
 /* clang-format off */
@@ -65,17 +68,18 @@ static int keys_canonical(const char *keys, char *out, size_t outlen) {
 
 /* --- building, releasing ---------------------------------------------------------- */
 
-/* Room for axis a of n points (RtTable.logx): one block of logx, inv_width and the bucket
+/* Room for axis a of n points (RtTable.logx): one block of logx, inv_width, x and the bucket
  * index, RT_BUCKETS slices or the power of two at or above n.  0, or -1 out of memory. */
 static int axis_alloc(RtTable *t, int a, int n) {
   int n2 = n < 2 ? 2 : n, nb = RT_BUCKETS;
   while (nb < n) nb *= 2;
   free(t->logx[a]);
-  double *m = malloc(2 * (size_t)n2 * sizeof *m + ((size_t)nb + 1) * sizeof *t->bucket[a]);
+  double *m = malloc(3 * (size_t)n2 * sizeof *m + ((size_t)nb + 1) * sizeof *t->bucket[a]);
   t->logx[a] = m;
   if (!m) return -1;
   t->inv_width[a] = m + n2;
-  t->bucket[a] = (unsigned short *)(m + 2 * n2);
+  t->x[a] = m + 2 * n2;
+  t->bucket[a] = (unsigned short *)(m + 3 * n2);
   t->nbuckets[a] = nb;
   return 0;
 }
@@ -129,8 +133,9 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
     t->npts[a] = npts[a];
     if (axis_alloc(t, a, npts[a]) != 0) return rt_table_release(t), -1;
     for (int i = 0; i < npts[a]; i++) {
-      if (!(points[a][i] > 0) || (i > 0 && !(points[a][i] > points[a][i - 1]))) return rt_table_release(t), -1;
-      t->logx[a][i] = rt_log(points[a][i]);
+      if (!(points[a][i] > 0 && points[a][i] < INFINITY) || (i > 0 && !(points[a][i] > points[a][i - 1])))
+        return rt_table_release(t), -1;
+      t->logx[a][i] = rt_log(points[a][i]), t->x[a][i] = points[a][i];
     }
     index_axis(t, a);
   }
@@ -149,7 +154,7 @@ int rt_table_init(RtTable *t, const char *kernel, RtDtype dt, const char *keys, 
 void rt_table_release(RtTable *t) {
   for (int a = 0; a < RT_MAX_AXES; a++) {
     free(t->logx[a]);
-    t->logx[a] = t->inv_width[a] = NULL, t->bucket[a] = NULL;
+    t->logx[a] = t->inv_width[a] = t->x[a] = NULL, t->bucket[a] = NULL;
   }
   free(t->logc[0]);
   free(t->logc[1]);
@@ -476,13 +481,26 @@ const char *rt_calib_table_name(const RtCalib *c, int i) {
 
 /* --- writer ----------------------------------------------------------------------- */
 
+/* A correction (log c): 4 decimals, or 4 significant digits below 0.1, so that a small one is
+ * not written as 0. */
+static void write_correction(FILE *f, double logc) {
+  double c = exp(logc);
+  fprintf(f, c >= 0.1 ? " %.4f" : " %.4g", c);
+}
+
 static void write_values(FILE *f, const char *word, const RtTable *t, const double *v) {
   int row = t->npts[t->naxes - 1];
   for (int i = 0; i < t->nvals; i += row) {
     fprintf(f, "%s", word);
-    for (int j = 0; j < row; j++) fprintf(f, " %.4f", exp(v[i + j]));
+    for (int j = 0; j < row; j++) write_correction(f, v[i + j]);
     fputc('\n', f);
   }
+}
+
+/* A coordinate, exactly: an integer as its digits. */
+static void write_coord(FILE *f, double x) {
+  char buf[STR_NUM_MAX];
+  fprintf(f, " %s", str_number(buf, sizeof buf, x));
 }
 
 /* The points in the order of their coordinates, the first axis's first (the unused ones are
@@ -509,9 +527,9 @@ static int write_points(FILE *f, const RtTable *t) {
   qsort(row, (size_t)n, sizeof *row, point_x_cmp);
   for (int i = 0; i < n; i++) {
     fprintf(f, "point");
-    for (int a = 0; a < t->naxes; a++) fprintf(f, " %.17g", row[i][a]);
-    fprintf(f, " %.4f", exp(row[i][RT_MAX_AXES]));
-    if (t->logc[1]) fprintf(f, " %.4f", exp(row[i][RT_MAX_AXES + 1]));
+    for (int a = 0; a < t->naxes; a++) write_coord(f, row[i][a]);
+    write_correction(f, row[i][RT_MAX_AXES]);
+    if (t->logc[1]) write_correction(f, row[i][RT_MAX_AXES + 1]);
     fputc('\n', f);
   }
   free(row);
@@ -528,7 +546,7 @@ int rt_table_write(FILE *f, const RtTable *t, const char *header) {
   fprintf(f, "table %s\n", t->name);
   for (int a = 0; a < t->naxes; a++) {
     fprintf(f, "axis %s", t->axis_name[a]);
-    for (int i = 0; i < t->npts[a]; i++) fprintf(f, " %.6g", exp(t->logx[a][i]));
+    for (int i = 0; i < t->npts[a]; i++) write_coord(f, t->x[a][i]);
     fputc('\n', f);
   }
   write_values(f, "fwd", t, t->logc[0]);
@@ -695,7 +713,7 @@ static int read_axis(Loader *L, char **w, int nw) {
   for (int i = 2; i < nw; i++) {
     double v;
     if (parse_pos(w[i], &v) != 0) return fail(L, L->line, "axis point `%s` is not a positive number", w[i]);
-    t->logx[a][i - 2] = rt_log(v);
+    t->logx[a][i - 2] = rt_log(v), t->x[a][i - 2] = v;
     if (i > 2 && !(t->logx[a][i - 2] > t->logx[a][i - 3]))
       return fail(L, L->line, "axis points must increase (`%s`)", w[i]);
   }
@@ -774,12 +792,11 @@ static int load_line(Loader *L, char *s) {
   return fail(L, L->line, "unknown line `%s` (table, axis, fwd, bwd, point)", w[0]);
 }
 
-static int load_file(Loader *L, const char *path) {
-  FILE *f = fopen(path, "r");
+/* The tables of f, which messages call path. */
+static int load_stream(Loader *L, FILE *f, const char *path) {
   L->file = path;
   L->line = 0;
   L->cur = NULL;
-  if (!f) return fail(L, 0, "cannot open: %s", strerror(errno));
   int before = L->c->ntables;
   char *buf = NULL;
   size_t cap = 0;
@@ -789,9 +806,16 @@ static int load_file(Loader *L, const char *path) {
     rc = load_line(L, buf);
   }
   free(buf);
-  fclose(f);
   if (rc == 0) rc = finish_table(L);
   if (rc == 0 && L->c->ntables == before) rc = fail(L, L->line, "no table in this file");
+  return rc;
+}
+
+static int load_file(Loader *L, const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return L->file = path, fail(L, 0, "cannot open: %s", strerror(errno));
+  int rc = load_stream(L, f, path);
+  fclose(f);
   return rc;
 }
 
@@ -866,6 +890,112 @@ RtCalib *rt_calib_load(const char *dir, char *err, size_t errlen) {
     return NULL;
   }
   return c;
+}
+
+/* --- saving ----------------------------------------------------------------------- */
+
+/* Whether u, loaded from the text written for t, is t: the same grid exactly, the same
+ * points, and values within the 4 digits written (relatively). */
+static int same_table(const RtTable *u, const RtTable *t) {
+  if (strcmp(u->name, t->name) != 0 || u->naxes != t->naxes || u->nvals != t->nvals || !u->logc[1] != !t->logc[1] ||
+      u->npoints != t->npoints)
+    return 0;
+  for (int a = 0; a < t->naxes; a++) {
+    if (strcmp(u->axis_name[a], t->axis_name[a]) != 0 || u->npts[a] != t->npts[a]) return 0;
+    for (int i = 0; i < t->npts[a]; i++)
+      if (u->x[a][i] != t->x[a][i]) return 0;
+  }
+  for (int w = 0; w < 2 && t->logc[w]; w++)
+    for (int i = 0; i < t->nvals; i++)
+      if (!(fabs(u->logc[w][i] - t->logc[w][i]) < 1e-3)) return 0;
+  return 1;
+}
+
+/* text, n bytes, to path through a temporary file beside it that is synced and renamed over
+ * it, with path's mode (a new file: what the umask gives): path is never half written, and
+ * of two writers the last wins whole.  0, or -1 with *why. */
+static int write_whole(const char *path, const char *text, size_t n, const char **why) {
+  struct stat st;
+  mode_t mode;
+  if (stat(path, &st) == 0)
+    mode = st.st_mode & 07777;
+  else {
+    mode_t um = umask(0);
+    umask(um);
+    mode = 0666 & ~um;
+  }
+  size_t len = strlen(path) + 8;
+  char *tmp = malloc(len);
+  if (!tmp) return *why = "out of memory", -1;
+  snprintf(tmp, len, "%s.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    *why = strerror(errno);
+    free(tmp);
+    return -1;
+  }
+  int bad = fchmod(fd, mode) != 0;
+  for (size_t off = 0; !bad && off < n;) {
+    ssize_t w = write(fd, text + off, n - off);
+    if (w > 0)
+      off += (size_t)w;
+    else if (w == 0 || errno != EINTR)
+      bad = 1;
+  }
+  if (!bad) bad = fsync(fd) != 0;
+  int e = errno;
+  if (close(fd) != 0 && !bad) bad = 1, e = errno;
+  if (!bad && rename(tmp, path) != 0) bad = 1, e = errno;
+  if (bad) unlink(tmp), *why = strerror(e ? e : EIO);
+  free(tmp);
+  return bad ? -1 : 0;
+}
+
+/* The text of t as rt_table_write() writes it, into *text (malloc'ed, n bytes), once it has
+ * loaded back as t; 0, or -1 with "PATH:LINE: message" in err (*text NULL). */
+static int checked_text(const RtTable *t, const char *path, const char *header, char **text, size_t *n, char *err,
+                        size_t errlen) {
+  char msg[1024] = "";
+  *text = NULL, *n = 0;
+  FILE *f = open_memstream(text, n);
+  int rc = f ? rt_table_write(f, t, header) : -1;
+  if (f && fclose(f) != 0) rc = -1;
+  RtCalib *c = rc == 0 ? calloc(1, sizeof *c) : NULL;
+  FILE *in = c ? fmemopen(*text, *n, "r") : NULL;
+  if (!in) {
+    snprintf(err, errlen, "%s:0: cannot write: out of memory", path);
+    rc = -1;
+  } else {
+    Loader L = {.err = msg, .errlen = sizeof msg, .c = c};
+    rc = load_stream(&L, in, path);
+    fclose(in);
+    if (rc == 0 && (c->ntables != 1 || !same_table(&c->tables[0], t)))
+      rc = -1,
+      snprintf(msg, sizeof msg, "%s:0: the text written for table %s reads back as another table", path, t->name);
+    if (rc != 0) snprintf(err, errlen, "%s; the table is not written", msg);
+  }
+  rt_calib_free(c);
+  if (rc != 0) free(*text), *text = NULL;
+  return rc;
+}
+
+int rt_table_check(const RtTable *t, const char *path, char *err, size_t errlen) {
+  char *text;
+  size_t n;
+  int rc = checked_text(t, path, NULL, &text, &n, err, errlen);
+  free(text);
+  return rc;
+}
+
+int rt_table_save(const RtTable *t, const char *path, const char *header, char *err, size_t errlen) {
+  char *text;
+  size_t n;
+  const char *why;
+  if (checked_text(t, path, header, &text, &n, err, errlen) != 0) return -1;
+  int rc = write_whole(path, text, n, &why);
+  if (rc != 0) snprintf(err, errlen, "%s:0: cannot write: %s", path, why);
+  free(text);
+  return rc;
 }
 
 const char *rt_time_str(double sec, char *buf, size_t len) {

@@ -60,9 +60,10 @@ typedef struct RtTable {
   /* Per axis one allocation (axis_alloc() in calib.c, freed by rt_table_release()) holds:
    * logx[a], the log of the grid points, strictly increasing (rt_log), of max(npts, 2) (an
    * axis of one point repeats it in [1] for the lookup); inv_width[a], 1 / (logx[a][i+1] -
-   * logx[a][i]); and bucket[a], an index for finding a point's cell without a binary search:
-   * nbuckets[a] equal slices of [logx[0], logx[n-1]] (RT_BUCKETS, or more for an axis of more
-   * points), each holding a lower bound of the cell of its lower edge, and [nbuckets] the last
+   * logx[a][i]); x[a], the grid points as given, which the writer writes exactly; and
+   * bucket[a], an index for finding a point's cell without a binary search: nbuckets[a]
+   * equal slices of [logx[0], logx[n-1]] (RT_BUCKETS, or more for an axis of more points),
+   * each holding a lower bound of the cell of its lower edge, and [nbuckets] the last
    * point's. */
   double *logx[RT_MAX_AXES];
   double *inv_width[RT_MAX_AXES];
@@ -85,6 +86,7 @@ typedef struct RtTable {
   RtPoint *point;
   double (*point_x)[RT_MAX_AXES];
   unsigned char *point_filter;
+  double *x[RT_MAX_AXES]; /* in logx[a]'s allocation (above); last: the lookups do not read it */
 } RtTable;
 
 /* The collective kernels whose tables are per layout (`KERNEL fp16 gpus_per_node=G nodes=N`,
@@ -141,9 +143,20 @@ const RtTable *rt_layout_table(const RtCalib *c, int kernel, int nodes, int gpn)
  * by its forward grid: the same implementation on the same GPU (docs/calibration.md). */
 double rt_table_eval(const RtTable *t, int which, const double *x, unsigned *flags);
 
-/* Writes one table in the text format.  header: provenance lines written as `# ` comments
- * (may be NULL or contain several '\n'-separated lines).  Returns 0, or -1 on a write error. */
+/* Writes one table in the text format: grid points and point coordinates exactly (an integer
+ * as its digits), corrections to 4 decimals (4 significant digits below 0.1).  header:
+ * provenance lines written as `# ` comments (may be NULL or contain several '\n'-separated
+ * lines).  Returns 0, or -1 on a write error. */
 int rt_table_write(FILE *f, const RtTable *t, const char *header);
+
+/* Writes table t to path as rt_table_write() does, once the text is known to load back as t
+ * (the loader's rules, the same grid exactly, the values within the digits written), through
+ * a temporary file beside path renamed over it: path is never half written, nor a table that
+ * llmp would refuse.  Returns 0, or -1 with "PATH:LINE: message" in err (path untouched). */
+int rt_table_save(const RtTable *t, const char *path, const char *header, char *err, size_t errlen);
+/* rt_table_save()'s check alone, writing nothing: 0 if t's text loads back as t, else -1
+ * with the message (path names the table in it). */
+int rt_table_check(const RtTable *t, const char *path, char *err, size_t errlen);
 
 /* Builds a table in place (for the fitter and tests): names, axes; the value arrays are
  * allocated (zero: factor 1) and owned by the table; rt_table_release() frees them.

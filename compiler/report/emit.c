@@ -6,13 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *emit_shortest(char *buf, size_t n, double x) {
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, x);
-    if (strtod(buf, NULL) == x) break;
-  }
-  return buf;
-}
+#include "strbuf.h"
+
+const char *emit_shortest(char *buf, size_t n, double x) { return str_shortest(buf, n, x); }
 
 int emit_json_number(FILE *out, double x) {
   char buf[EMIT_NUM_MAX];

@@ -396,7 +396,7 @@ static int fit_mean_grid(RtTable *t, const GridSpec *gs, const Pt *p, int n, dou
   const double *pp[RT_MAX_AXES];
   const char *names[RT_MAX_AXES];
   for (int a = 0; a < naxes; a++) {
-    for (int i = 0; i < g[2].npts[a]; i++) pts[a][i] = exp(g[2].logx[a][i]);
+    memcpy(pts[a], g[2].x[a], (size_t)g[2].npts[a] * sizeof *pts[a]);
     pp[a] = pts[a], names[a] = g[2].axis_name[a];
   }
   int rc = rt_table_init(t, g[2].kernel, gs->dt, g[2].keys, naxes, names, g[2].npts, pp, g[2].logc[1] != NULL);
@@ -893,13 +893,10 @@ static void table_file_name(const RtTable *t, const char *dir, char *out, size_t
   snprintf(out, len, "%s/%s_%s%s%s.tbl", dir, t->kernel, rt_dtype_name(t->dtype), keys[0] ? "_" : "", keys);
 }
 
-static int write_one(const RtTable *t, const char *out_dir, const char *header) {
+static int write_one(const RtTable *t, const char *out_dir, const char *header, char *err, size_t errlen) {
   char path[1200];
   table_file_name(t, out_dir, path, sizeof path);
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
-  int rc = rt_table_write(f, t, header);
-  return fclose(f) != 0 || rc != 0 ? -1 : 0;
+  return rt_table_save(t, path, header, err, errlen);
 }
 
 /* The GPU of a samples folder named after its calibration folder (…/gh200-vista). */
@@ -950,21 +947,47 @@ static int judge(const RtGpu *g, const RtSampleSet *set, RtSample *s, FILE *warn
   int fwd = s->fwd<lo.fwd, bwd = s->bwd> 0 && s->bwd < lo.bwd;
   if (!fwd && !bwd) return 0;
   int w = fwd ? 0 : 1;
-  char t1[32], t2[32];
+  char t1[32], t2[32], fl[STR_NUM_MAX];
   if (warn)
     fprintf(warn,
-            "%s:%d: warning: %s time %s for %.2g FLOP is faster than %s's peak allows "
+            "%s:%d: warning: %s time %s for %s FLOP is faster than %s's peak allows "
             "(>= %s); %s dropped\n",
             set->path[s->file], s->line, w ? "backward" : "forward", rt_time_str(w ? s->bwd : s->fwd, t1, sizeof t1),
-            flops[w], g->name ? g->name : "the GPU", rt_time_str(w ? lo.bwd : lo.fwd, t2, sizeof t2),
-            fwd ? "sample" : "backward time");
+            str_number(fl, sizeof fl, flops[w]), g->name ? g->name : "the GPU",
+            rt_time_str(w ? lo.bwd : lo.fwd, t2, sizeof t2), fwd ? "sample" : "backward time");
   if (fwd) return 2;
   s->bwd = -1;
   return 1;
 }
 
-/* The first half of rt_samples_clean() (llmp_fit.h): drops the samples no run of g can
- * produce.  0, or -1 when a file has no row left. */
+/* The first step of rt_samples_clean() (llmp_fit.h): the first time, fwd or bwd, more than
+ * RT_SAMPLE_MAX_OFF times off g's datasheet model of its shape, either way, is an error on
+ * err.  0, or -1. */
+static int refuse_absurd(const RtGpu *g, const RtSampleSet *set, FILE *err) {
+  for (int i = 0; i < set->n; i++) {
+    const RtSample *s = &set->s[i];
+    double x[RT_MAX_AXES];
+    RtCost c = rt_op_physics(g, (RtOp)s->op, s->dtype, s->a, x);
+    for (int w = 0; w < 2; w++) {
+      double t = w ? s->bwd : s->fwd, model = w ? c.bwd : c.fwd;
+      if (t < 0 || !(model > 0 && model < INFINITY)) continue; /* no bwd, or none in the model (adam) */
+      if (t / model <= RT_SAMPLE_MAX_OFF && t / model >= 1 / RT_SAMPLE_MAX_OFF) continue;
+      char t1[32], t2[32];
+      if (err)
+        fprintf(err,
+                "%s:%d: %s time %s is more than %s times %s than %s's datasheet model of this shape (%s): "
+                "no run is that far off it (a wrong unit? a corrupt row?)\n",
+                set->path[s->file], s->line, w ? "backward" : "forward", rt_time_str(t, t1, sizeof t1),
+                RT_SAMPLE_MAX_OFF_TEXT, t > model ? "slower" : "faster", g->name ? g->name : "the GPU",
+                rt_time_str(model, t2, sizeof t2));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The second step of rt_samples_clean(): drops the samples no run of g can produce.  0, or
+ * -1 when a file has no row left. */
 static int drop_impossible(const RtGpu *g, RtSampleSet *set, FILE *warn) {
   int rows[RT_FIT_MAX_FILES] = {0}, left[RT_FIT_MAX_FILES] = {0}, hit[RT_FIT_MAX_FILES] = {0};
   int bwds[RT_FIT_MAX_FILES] = {0}, bad_bwd[RT_FIT_MAX_FILES] = {0};
@@ -1090,6 +1113,7 @@ int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn) {
 }
 
 int rt_samples_clean(const RtGpu *g, RtSampleSet *set, FILE *warn) {
+  if (refuse_absurd(g, set, warn) != 0) return -1;
   int rc = drop_impossible(g, set, warn);
   if (rc == 0) rt_samples_whole_ops(g, set, warn);
   return rc;
@@ -1202,10 +1226,10 @@ int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir,
   int rc = 0;
   for (int i = 0; rc == 0 && i < c->ntables; i++) {
     const RtTable *t = &c->tables[i];
-    char hdr[16384];
+    char hdr[16384], why[1200];
     table_header(hdr, sizeof hdr, &prov, c, t);
-    if (write_one(t, out_dir, hdr) != 0) {
-      fprintf(err, "%s: cannot write table %s\n", out_dir, t->name);
+    if (write_one(t, out_dir, hdr, why, sizeof why) != 0) {
+      fprintf(err, "%s\n", why);
       rc = 1;
     }
   }

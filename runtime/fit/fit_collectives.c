@@ -14,6 +14,7 @@
  * is chosen by 5-fold cross-validation among a few candidates.  A small penalty on the
  * difference of neighbouring values keeps an interval with few samples from swinging. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "alloc.h"
 #include "fit_collectives.h"
 #include "sorted.h"
+#include "strbuf.h"
 
 /* FIT_MIN_CV: fewer samples than that get one node, the mean correction (no choice). */
 enum { FIT_FOLDS = 5, FIT_IRLS_ITERS = 40, FIT_MIN_CV = 16 };
@@ -43,6 +45,7 @@ enum { FIT_AVG = 2 };
 
 typedef struct FitPt {
   double lx, y; /* log bytes, log(measured / physics) */
+  double x;     /* bytes: a knot at lx is written as x (fit_table()) */
 } FitPt;
 
 static int fit_cmp(const void *a, const void *b) {
@@ -114,20 +117,12 @@ static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *
   }
 }
 
-/* log bytes as a table file writes it (rt_table_write(): 6 significant digits), so that the
- * table fitted is the table loaded. */
-static double fit_written(double lx) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.6g", exp(lx));
-  return log(strtod(buf, NULL));
-}
-
-/* K knots at quantiles of the sorted lx, as written, duplicates dropped; returns the count
- * kept. */
+/* K knots at quantiles of the sorted lx (samples' own sizes, which a table file writes
+ * exactly), duplicates dropped; returns the count kept. */
 static int fit_knots(const FitPt *pts, int n, int K, double *k) {
   int m = 0;
   for (int j = 0; j < K; j++) {
-    double x = fit_written(pts[K == 1 ? 0 : (int)((double)j * (n - 1) / (K - 1) + 0.5)].lx);
+    double x = pts[K == 1 ? 0 : (int)((double)j * (n - 1) / (K - 1) + 0.5)].lx;
     if (m == 0 || x > k[m - 1]) k[m++] = x;
   }
   return m;
@@ -238,13 +233,18 @@ static double fit_cv_error(FitPt *pts, int n, int best_c, int lo, int hi, const 
   return e / n;
 }
 
-/* The table of a fit (K knots k in log bytes, values a) for kernel on one layout, into out. */
+/* The table of a fit (K knots k in log bytes, values a) for kernel on one layout, into out.
+ * Each knot is the lx of a sample of pts (n, sorted): its grid point is that sample's bytes,
+ * exactly. */
 static int fit_table(RtTable *out, const char *kernel, int nodes, int gpus_per_node, const double *k, const double *a,
-                     int K, char *err, size_t errlen) {
+                     int K, const FitPt *pts, int n, char *err, size_t errlen) {
   double *pts_x = K > 0 ? malloc((size_t)K * sizeof *pts_x) : NULL;
   if (!pts_x) return fit_fail(err, errlen, "out of memory", kernel);
   char keys[64];
-  for (int j = 0; j < K; j++) pts_x[j] = exp(k[j]);
+  for (int j = 0, i = 0; j < K; j++) {
+    while (i < n - 1 && pts[i].lx < k[j]) i++;
+    pts_x[j] = pts[i].lx == k[j] ? pts[i].x : exp(k[j]);
+  }
   snprintf(keys, sizeof keys, "gpus_per_node=%d nodes=%d", gpus_per_node, nodes);
   const char *axis[] = {"bytes"};
   const double *points[] = {pts_x};
@@ -269,11 +269,11 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
   }
   for (int i = 0; i < n; i++) {
     double p = rt_collective_physics(kernel, c, bytes[i], nodes, gpus_per_node);
-    if (!(p > 0) || !(seconds[i] > 0) || !(bytes[i] > 0)) {
+    if (!(p > 0) || !(seconds[i] > 0 && seconds[i] < INFINITY) || !(bytes[i] > 0 && bytes[i] < INFINITY)) {
       free(pts), free(scratch);
       return fit_fail(err, errlen, "a sample or its layout is out of range", kernel);
     }
-    pts[i] = (FitPt){log(bytes[i]), log(seconds[i] / p)};
+    pts[i] = (FitPt){log(bytes[i]), log(seconds[i] / p), bytes[i]};
   }
   /* Sorted by size, the folds taken by index stride are sorted too and interleave sizes. */
   qsort(pts, (size_t)n, sizeof *pts, fit_cmp);
@@ -294,20 +294,37 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
     K = k && a ? fit_knots(pts, n, 1, k) : -1;
     if (K > 0) fit_spline(pts, n, k, K, a, a + 1);
   }
-  free(pts), free(scratch);
-  int rc = fit_table(out, kernel, nodes, gpus_per_node, k, a, K, err, errlen);
-  free(k), free(a);
+  int rc = fit_table(out, kernel, nodes, gpus_per_node, k, a, K, pts, n, err, errlen);
+  free(pts), free(scratch), free(k), free(a);
   return rc;
 }
 
 /* --- nccl/ sample folders ------------------------------------------------------------ */
 
-/* Parses "KERNEL[_large]_fp16_N_G.csv" into kernel, nodes, gpus; 0 on success. */
+/* The count at *p, digits after an optional sign (*p advanced past them), into *v: 0; -1 if
+ * there are no digits; -2 if it is not 1 to INT_MAX. */
+static int name_count(const char **p, int *v) {
+  long long x = 0;
+  const char *s = *p + (**p == '-' || **p == '+'), *digits = s;
+  for (; *s >= '0' && *s <= '9'; s++)
+    if (x <= INT_MAX) x = 10 * x + (*s - '0');
+  if (s == digits) return -1;
+  int neg = **p == '-';
+  *p = s;
+  if (neg || x < 1 || x > INT_MAX) return -2;
+  *v = (int)x;
+  return 0;
+}
+
+/* Parses "KERNEL[_large]_fp16_N_G.csv" into kernel, nodes, gpus: 0; -1 if name is not of
+ * that form; -2 if N or G is not a count from 1 to INT_MAX. */
 static int fit_parse_name(const char *name, char *kernel, size_t klen, int *nodes, int *gpn) {
   const char *p = strstr(name, "_fp16_");
-  char tail;
   if (!p || (size_t)(p - name) >= klen) return -1;
-  if (sscanf(p, "_fp16_%d_%d.cs%c", nodes, gpn, &tail) != 3 || tail != 'v') return -1;
+  const char *q = p + 6;
+  int rn = name_count(&q, nodes), rg = *q == '_' ? (q++, name_count(&q, gpn)) : -1;
+  if (rn == -1 || rg == -1 || strcmp(q, ".csv") != 0) return -1;
+  if (rn || rg) return -2;
   size_t len = (size_t)(p - name);
   memcpy(kernel, name, len);
   kernel[len] = '\0';
@@ -335,12 +352,15 @@ static int coll_grow(int n, size_t *cap, double **bytes, double **seconds, int *
   return 0;
 }
 
-/* A positive, finite number in column col; time: microseconds, as seconds. */
+/* A time (a positive, finite number of microseconds, as seconds) or a size (an integer from 1
+ * to 2^53, where doubles hold every integer) in column col. */
 static int coll_value(RtCsv *f, int col, int time, double *v) {
   if (rt_csv_number(f, col, v) != 0) return -1;
-  if (!(*v > 0) || !isfinite(*v))
-    return rt_csv_fail(f, "column `%s`: %s`%s` is not a positive number%s", f->col[col], time ? "time " : "",
-                       f->field[col], time ? " of microseconds" : "");
+  if (time && !(*v > 0 && isfinite(*v)))
+    return rt_csv_fail(f, "column `%s`: time `%s` is not a positive number of microseconds", f->col[col],
+                       f->field[col]);
+  if (!time && !(*v >= 1 && *v <= 0x1p53 && *v == floor(*v)))
+    return rt_csv_fail(f, "column `%s`: `%s` is not a size (an integer from 1 to 2^53)", f->col[col], f->field[col]);
   if (time) *v *= 1e-6;
   return 0;
 }
@@ -452,7 +472,7 @@ enum { FIT_DROPS_SHOWN = 3 }; /* impossible samples warned of one by one, per fi
 static int fit_drop_impossible(const RtCluster *c, FitGroup *g, const char *path, double *b, double *s, const int *line,
                                int m, FILE *warn) {
   int kept = 0, dropped = 0;
-  char t1[32], t2[32];
+  char t1[32], t2[32], nb[STR_NUM_MAX];
   for (int i = 0; i < m; i++) {
     double lo = rt_collective_min_time(g->kernel, c, b[i], g->nodes, g->gpn);
     if (!(s[i] < lo)) { /* NaN (a layout the cluster cannot hold) is the fitter's error */
@@ -461,16 +481,44 @@ static int fit_drop_impossible(const RtCluster *c, FitGroup *g, const char *path
     }
     if (warn && dropped < FIT_DROPS_SHOWN)
       fprintf(warn,
-              "%s:%d: warning: %s for a %.2g-byte %s on %d x %d GPUs is faster than the "
+              "%s:%d: warning: %s for a %s-byte %s on %d x %d GPUs is faster than the "
               "links allow (>= %s); sample dropped\n",
-              path, line[i], rt_time_str(s[i], t1, sizeof t1), b[i], g->kernel, g->nodes, g->gpn,
-              rt_time_str(lo, t2, sizeof t2));
+              path, line[i], rt_time_str(s[i], t1, sizeof t1), str_number(nb, sizeof nb, b[i]), g->kernel, g->nodes,
+              g->gpn, rt_time_str(lo, t2, sizeof t2));
     dropped++;
   }
   if (warn && dropped > FIT_DROPS_SHOWN)
     fprintf(warn, "%s:0: warning: %d of %d samples dropped as faster than the links allow\n", path, dropped, m);
   g->dropped += dropped;
   return kept;
+}
+
+int rt_collective_absurd(const char *kernel, const RtCluster *c, int nodes, int gpus_per_node, const double *bytes,
+                         const double *seconds, int n) {
+  for (int i = 0; i < n; i++) {
+    double model = rt_collective_physics(kernel, c, bytes[i], nodes, gpus_per_node);
+    if (model > 0 && model < INFINITY &&
+        !(seconds[i] / model <= RT_SAMPLE_MAX_OFF && seconds[i] / model >= 1 / RT_SAMPLE_MAX_OFF))
+      return i;
+  }
+  return -1;
+}
+
+/* rt_collective_absurd() on the m samples of one file (rows at line[i]): -1 with the first in
+ * err, else 0. */
+static int coll_refuse_absurd(const RtCluster *c, const FitGroup *g, const char *path, const double *b, const double *s,
+                              const int *line, int m, char *err, size_t errlen) {
+  int i = rt_collective_absurd(g->kernel, c, g->nodes, g->gpn, b, s, m);
+  if (i < 0) return 0;
+  double model = rt_collective_physics(g->kernel, c, b[i], g->nodes, g->gpn);
+  char t1[32], t2[32], nb[STR_NUM_MAX];
+  snprintf(err, errlen,
+           "%s:%d: %s for a %s-byte %s on %d x %d GPUs is more than %s times %s than %s's model of it (%s): no run "
+           "is that far off it (a wrong unit? a corrupt row?)",
+           path, line[i], rt_time_str(s[i], t1, sizeof t1), str_number(nb, sizeof nb, b[i]), g->kernel, g->nodes,
+           g->gpn, RT_SAMPLE_MAX_OFF_TEXT, s[i] > model ? "slower" : "faster", c->name ? c->name : "the cluster",
+           rt_time_str(model, t2, sizeof t2));
+  return -1;
 }
 
 int rt_collective_keep_possible(const char *kernel, const RtCluster *c, int nodes, int gpus_per_node, double *bytes,
@@ -515,8 +563,16 @@ static int fit_add_file(const RtCluster *c, FitGroup *g, const char *dir, const 
                     "reducescatter, alltoall, p2p)",
                     path, g->kernel),
            -1;
+  if (!(rt_collective_physics(g->kernel, c, 1 << 20, g->nodes, g->gpn) > 0))
+    return snprintf(err, errlen, "%s:0: %s has no %s over %d x %d GPUs (%d nodes of %d)", path,
+                    c->name ? c->name : "the cluster", g->kernel, g->nodes, g->gpn, c->nodes, c->gpus_per_node),
+           -1;
   int m = coll_read_kernel(path, g->kernel, g->nodes, g->gpn, &b, &s, &lines, &meta, err, errlen);
   if (m < 0) return -1;
+  if (coll_refuse_absurd(c, g, path, b, s, lines, m, err, errlen) != 0) {
+    free(b), free(s), free(lines);
+    return -1;
+  }
   m = fit_drop_impossible(c, g, path, b, s, lines, m, warn);
   free(lines);
   if (m > 0 && fit_append(g, b, s, m) != 0) {
@@ -579,9 +635,7 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
            "chosen by 5-fold cross-validation",
            header ? header : "", header && *header ? "\n" : "", nccl_dir, g->files, g->n, drops,
            c->name ? c->name : "?", t.npts[0]);
-  FILE *f = fopen(path, "w");
-  int rc = f ? rt_table_write(f, &t, prov) : -1;
-  if (f && fclose(f) != 0) rc = -1;
+  int rc = rt_table_save(&t, path, prov, err, errlen);
   if (rc == 0 && report) {
     fprintf(report, "%-42s %7d %5d", t.name, g->n, t.npts[0]);
     if (isfinite(cv))
@@ -590,7 +644,6 @@ static int fit_write_group(const RtCluster *c, const FitGroup *g, const char *nc
       fprintf(report, " %9s\n", "-");
   }
   rt_table_release(&t);
-  if (rc != 0) snprintf(err, errlen, "%s: cannot write the table", path);
   return rc == 0 ? 1 : -1;
 }
 
@@ -609,8 +662,15 @@ int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, cons
   int ng = 0;
   for (int i = 0; i < nn && groups && rc == 0; i++) {
     FitGroup key = {0};
-    if (fit_parse_name(names[i], key.kernel, sizeof key.kernel, &key.nodes, &key.gpn) != 0)
-      continue; /* paper-regressors.csv and the like */
+    int named = fit_parse_name(names[i], key.kernel, sizeof key.kernel, &key.nodes, &key.gpn);
+    if (named == -1) continue; /* paper-regressors.csv and the like */
+    if (named == -2) {
+      rc = -1, snprintf(err, errlen,
+                        "%s/%s:0: the file name's NODES and GPUSPERNODE (KIND_fp16_NODES_GPUSPERNODE.csv) "
+                        "are counts from 1 to %d",
+                        nccl_dir, names[i], INT_MAX);
+      break;
+    }
     int j = 0;
     while (j < ng &&
            !(strcmp(groups[j].kernel, key.kernel) == 0 && groups[j].nodes == key.nodes && groups[j].gpn == key.gpn))

@@ -18,6 +18,12 @@
 #include "llmp_fit.h"
 #include "llmp_rt.h"
 
+/* The index of the first of the n samples (bytes[i], seconds[i]) more than RT_SAMPLE_MAX_OFF
+ * times slower or faster than rt_collective_physics() (llmp_fit.h: no measurement; llmp fit
+ * refuses such a file), or -1. */
+int rt_collective_absurd(const char *kernel, const RtCluster *c, int nodes, int gpus_per_node, const double *bytes,
+                         const double *seconds, int n);
+
 /* Keeps, compacted in place, the n samples (bytes[i], seconds[i], and tag[i] if tag is not
  * NULL) that rt_collective_min_time() does not rule out; returns how many. */
 int rt_collective_keep_possible(const char *kernel, const RtCluster *c, int nodes, int gpus_per_node, double *bytes,
@@ -45,7 +51,9 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
  * OUT_DIR/KERNEL_fp16_NODES_GPUS.tbl with the provenance lines of `header` followed by the
  * fit's own (rows, source files with what their `# gpu:` and `# date:` comments say, grid).
  * Returns the number of tables written, or -1 with a message in err ("FILE:LINE: ..." for a
- * malformed sample file). */
+ * malformed sample file, a sample more than RT_SAMPLE_MAX_OFF times off the physics, a file
+ * name whose NODES or GPUSPERNODE is not a count from 1 to INT_MAX, a layout the cluster does
+ * not hold).  Each table is written by rt_table_save(). */
 int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char *out_dir, const char *header, char *err,
                            size_t errlen);
 /* The same, printing to report (if not NULL) each table's rows, grid nodes and
@@ -56,13 +64,14 @@ int rt_fit_collectives_dir(const RtCluster *c, const char *nccl_dir, const char 
 int rt_fit_collectives_dir_report(const RtCluster *c, const char *nccl_dir, const char *out_dir, const char *header,
                                   FILE *report, FILE *warn, char *err, size_t errlen);
 
-/* Samples of one collective CSV (the reader of llmp_fit.h: `#` comments, CRLF): *bytes are
- * the kernel's `bytes` argument (llmp_rt.h: the full tensor) from a `bytes` column as they
- * are, or from a `shape` column through rt_nccl_kernel_bytes(); *seconds from dur(us) (or
- * dur).  nodes and gpus_per_node are the layout of the file's name; `nodes` and `GPUsPerNode`
- * (or `gpus_per_node`) columns, where present, must agree.  *bytes and *seconds are malloc'ed
- * (caller frees); meta (may be NULL) receives the `# gpu:` and `# date:` comments.  Returns the
- * row count, or -1 with "PATH:LINE: message" in err. */
+/* Samples of one collective CSV (the reader of llmp_fit.h: `#` comments, LF, CRLF or CR line
+ * ends): *bytes are the kernel's `bytes` argument (llmp_rt.h: the full tensor) from a `bytes`
+ * column as they are, or from a `shape` column through rt_nccl_kernel_bytes() (either an
+ * integer from 1 to 2^53); *seconds from dur(us) (or dur).  nodes and gpus_per_node are the
+ * layout of the file's name; `nodes` and `GPUsPerNode` (or `gpus_per_node`) columns, where
+ * present, must agree.  *bytes and *seconds are malloc'ed (caller frees); meta (may be NULL)
+ * receives the `# gpu:` and `# date:` comments.  Returns the row count, or -1 with
+ * "PATH:LINE: message" in err. */
 int rt_collective_csv_read(const char *path, const char *kernel, int nodes, int gpus_per_node, double **bytes,
                            double **seconds, RtSampleMeta *meta, char *err, size_t errlen);
 

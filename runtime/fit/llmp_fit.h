@@ -37,8 +37,8 @@ int rt_fit_gpu_dir(const RtGpu *g, const char *samples_dir, const char *out_dir,
 /* --- reading sample CSVs (runtime/fit/samples.c) ------------------------------------------ */
 /* Comma-separated fields (no quoting) under a header line naming the columns.  Lines whose
  * first non-blank character is `#` are comments, before the header or between rows; blank
- * lines are skipped; CRLF line ends are accepted, and a UTF-8 byte-order mark.  A line
- * longer than RT_CSV_MAX_LINE bytes, a NUL byte, more than RT_CSV_MAX_COLS columns, a
+ * lines are skipped; a line ends at LF, CRLF or CR; a UTF-8 byte-order mark is skipped.  A
+ * line longer than RT_CSV_MAX_LINE bytes, a NUL byte, more than RT_CSV_MAX_COLS columns, a
  * column named twice, a row with another number of fields than the header are errors. */
 enum { RT_CSV_MAX_COLS = 64, RT_CSV_MAX_LINE = 1 << 16 };
 
@@ -118,14 +118,24 @@ void rt_samples_free(RtSampleSet *set);
  * the prediction over 2^k.  Returns the rows scaled. */
 int rt_samples_whole_ops(const RtGpu *g, RtSampleSet *set, FILE *warn);
 
+/* A measured time more than RT_SAMPLE_MAX_OFF times slower or faster than the datasheet model
+ * of its shape is no measurement of it (a wrong unit, a corrupt row): the operator samples
+ * llmp ships lie within 0.06 and 2,500 times their model (the slowest: optimizer steps a
+ * stalled host held up), the collective ones within 0.0007 and 42 times, hundreds of times
+ * inside the bound either way (docs/calibration.md, "Sample files"). */
+#define RT_SAMPLE_MAX_OFF 1e6
+#define RT_SAMPLE_MAX_OFF_TEXT "10^6"
+
 /* What `llmp fit` does to samples before fitting, for every program that must see them as it
- * does (the validations, the fuzzer).  First it drops the samples that beat what g can do at
- * all (rt_op_min_time(): the matrix products' FLOPs at the datasheet peak): a row whose
- * forward time does, or only its backward time where that alone does, warning on warn (if
- * not NULL) `FILE:LINE: warning: ...` for the first few per file, then with the count; then,
- * unless a file was left with no row, rt_samples_whole_ops().  Returns 0, or -1 with
- * `FILE:0: ...` on warn when a file has no row left (the samples, or the GPU model, are
- * wrong). */
+ * does (the validations, the fuzzer).  First it refuses the samples more than
+ * RT_SAMPLE_MAX_OFF times off g's physics (rt_op_physics()): the first such time is an error
+ * `FILE:LINE: ...` on warn (if not NULL), and it returns -1.  Then it drops the samples that
+ * beat what g can do at all (rt_op_min_time(): the matrix products' FLOPs at the datasheet
+ * peak): a row whose forward time does, or only its backward time where that alone does,
+ * warning on warn (if not NULL) `FILE:LINE: warning: ...` for the first few per file, then
+ * with the count; then, unless a file was left with no row, rt_samples_whole_ops().  Returns
+ * 0, or -1 with `FILE:0: ...` on warn when a file has no row left (the samples, or the GPU
+ * model, are wrong). */
 int rt_samples_clean(const RtGpu *g, RtSampleSet *set, FILE *warn);
 
 /* The kernels PyTorch splits an elementwise op over a tensor of `bytes` (elements of eb

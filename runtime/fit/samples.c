@@ -214,13 +214,13 @@ static void meta_line(const char *p, const char *key, char *out, size_t len) {
   for (size_t n = strlen(out); n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\t');) out[--n] = '\0';
 }
 
-/* The next line that is not blank or a comment, into c->buf without its line end: 1, 0 at
- * the end of the file, -1 on error.  Comments feed c->meta. */
+/* The next line that is not blank or a comment, into c->buf without its line end (LF, CRLF
+ * or CR): 1, 0 at the end of the file, -1 on error.  Comments feed c->meta. */
 static int next_line(RtCsv *c) {
   for (;;) {
     size_t n = 0;
     int ch = EOF;
-    while ((ch = getc(c->f)) != EOF && ch != '\n') {
+    while ((ch = getc(c->f)) != EOF && ch != '\n' && ch != '\r') {
       if (ch == '\0') {
         c->line++;
         return rt_csv_fail(c, "a NUL byte: not a text file");
@@ -235,8 +235,8 @@ static int next_line(RtCsv *c) {
       if (ferror(c->f)) return rt_csv_fail(c, "read error: %s", strerror(errno));
       return 0;
     }
+    if (ch == '\r' && (ch = getc(c->f)) != '\n' && ch != EOF) ungetc(ch, c->f);
     c->line++;
-    if (n > 0 && c->buf[n - 1] == '\r') n--;
     c->buf[n] = '\0';
     char *p = c->buf;
     if (c->line == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3; /* UTF-8 byte-order mark */
@@ -321,6 +321,9 @@ void rt_csv_close(RtCsv *c) {
 
 /* --- operator sample files ------------------------------------------------------------- */
 
+/* Sizes are integers up to 2^53, where doubles hold every integer. */
+static int is_size(double v) { return v >= 1 && v <= 0x1p53 && v == floor(v); }
+
 /* A time column's value in seconds: microseconds > 0 and finite. */
 static int time_of(RtCsv *c, int col, double *sec) {
   double us;
@@ -404,8 +407,8 @@ static int kernel_row(RtCsv *c, const CsvForm *f, RtSample *s) {
     if (rt_csv_number(c, col, &s->a[i]) != 0) return -1;
     int bias = s->op == RT_OP_LINEAR && i == 3;
     if (bias && s->a[i] != 0 && s->a[i] != 1) return rt_csv_fail(c, "column `bias`: `%s` is not 0 or 1", c->field[col]);
-    if (!bias && !(s->a[i] >= 1 && isfinite(s->a[i])))
-      return rt_csv_fail(c, "column `%s`: `%s` is not a size (a number >= 1)", c->col[col], c->field[col]);
+    if (!bias && !is_size(s->a[i]))
+      return rt_csv_fail(c, "column `%s`: `%s` is not a size (an integer from 1 to 2^53)", c->col[col], c->field[col]);
   }
   if (s->op == RT_OP_ADAM && s->a[1] > s->a[0]) /* a tensor holds a parameter or more */
     return rt_csv_fail(c, "column `tensors`: %s tensors cannot hold %s parameters", c->field[f->argcol[1]],
@@ -420,13 +423,20 @@ static int paper_row(RtCsv *c, const CsvForm *f, const char *stem, RtSample *s, 
   for (int i = 0; i < NRAW; i++) {
     if (!(f->po->need & (1u << i))) continue;
     if (rt_csv_number(c, f->rawcol[i], &r[i]) != 0) return -1;
-    if (!(r[i] > 0 && isfinite(r[i])))
-      return rt_csv_fail(c, "column `%s`: `%s` is not a positive number", raw_names[i], c->field[f->rawcol[i]]);
+    if (!is_size(r[i]))
+      return rt_csv_fail(c, "column `%s`: `%s` is not a positive integer (up to 2^53)", raw_names[i],
+                         c->field[f->rawcol[i]]);
   }
   f->po->map(r, s->a);
-  for (int i = 0; i < (s->op == RT_OP_LINEAR ? 3 : rt_op_nargs((RtOp)s->op)); i++)
-    if (!(s->a[i] >= 1 && isfinite(s->a[i]))) /* as ops.c's op_args_ok() wants them */
+  for (int i = 0; i < (s->op == RT_OP_LINEAR ? 3 : rt_op_nargs((RtOp)s->op)); i++) {
+    if (!(s->a[i] >= 1)) /* as ops.c's op_args_ok() wants them */
       return rt_csv_fail(c, "the row maps to a %s shape with a size below 1 (more mp than heads?)", stem);
+    if (!is_size(s->a[i]))
+      return rt_csv_fail(c,
+                         "the row maps to a %s shape with a size that is not an integer up to 2^53 (a column "
+                         "that does not divide by mp or h?)",
+                         stem);
+  }
   return 0;
 }
 

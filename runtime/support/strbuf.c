@@ -1,6 +1,7 @@
-/* strbuf.c - the growable text buffer and the bounded append. */
+/* strbuf.c - the growable text buffer, the bounded append, numbers as text. */
 #include "strbuf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,4 +38,22 @@ void str_appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
   int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
   va_end(ap);
   if (n > 0) *len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
+}
+
+const char *str_shortest(char *buf, size_t n, double x) {
+  char t[STR_NUM_MAX];
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(t, sizeof t, "%.*g", prec, x);
+    if (strtod(t, NULL) == x) break;
+  }
+  snprintf(buf, n, "%s", t);
+  return buf;
+}
+
+const char *str_number(char *buf, size_t n, double x) {
+  if (x > -0x1p53 && x < 0x1p53 && x == (double)(long long)x && !(x == 0 && signbit(x))) {
+    snprintf(buf, n, "%lld", (long long)x);
+    return buf;
+  }
+  return str_shortest(buf, n, x);
 }

@@ -1,6 +1,7 @@
 /* strbuf.h - text built a piece at a time: a growable, always NUL-terminated buffer that
- * aborts when memory runs out (StrBuf), and the bounded append into a fixed buffer that a
- * header line or a message is written with (str_appendf). */
+ * aborts when memory runs out (StrBuf); the bounded append into a fixed buffer that a header
+ * line or a message is written with (str_appendf); numbers as text that reads back exactly
+ * (str_shortest, str_number). */
 #ifndef LLMP_STRBUF_H
 #define LLMP_STRBUF_H
 
@@ -38,6 +39,14 @@ static inline void strbuf_puts(StrBuf *b, const char *s) { strbuf_put(b, s, strl
 void strbuf_vprintf(StrBuf *b, const char *fmt, va_list ap);
 void strbuf_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_free(StrBuf *b);
+
+/* Numbers that read back (strtod) as the same double, for finite x: str_shortest() writes the
+ * shortest of %.15g, %.16g and %.17g that does; str_number() writes an integer of magnitude
+ * below 2^53 as its digits ("1048576", never "1.04858e+06"), any other x as str_shortest().
+ * Both write into buf (32 bytes hold any of them) and return it. */
+enum { STR_NUM_MAX = 32 };
+const char *str_shortest(char *buf, size_t n, double x);
+const char *str_number(char *buf, size_t n, double x);
 
 /* snprintf at buf + *len, *len advanced and kept below cap: a text too long is cut. */
 void str_appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -14,7 +14,11 @@
  *            `_fp16.csv`): rt_samples_load(), and when it loads, rt_samples_clean()
  *            and rt_fit() (which must give a table set or fail cleanly);
  *   224-255  a collective sample file (`allreduce_fp16_2_4.csv` and the like, by the second
- *            byte): rt_collective_csv_read(), and rt_fit_collective() on what it read.
+ *            byte): rt_collective_csv_read(), and rt_fit_collective() on what it read:
+ *            as llmp fit --cluster does, on the samples rt_collective_keep_possible() keeps,
+ *            unless rt_collective_absurd() refuses the file (then on all of them).
+ * Every table fitted from samples that llmp fit accepts must load back as it writes it
+ * (rt_table_check()): else the harness aborts, since llmp fit would refuse to write it.
  * Errors go to a discarded stream.  Every reader must not crash, leak, hang or trip a
  * sanitizer on any input.
  *
@@ -111,6 +115,15 @@ static void write_file(const char *path, const uint8_t *data, size_t size) {
   }
 }
 
+/* A table fitted from accepted samples: its text must load back (rt_table_save()'s check). */
+static void check_fitted(const RtTable *t) {
+  char err[1400];
+  if (rt_table_check(t, "fitted.tbl", err, sizeof err) != 0) {
+    fprintf(stderr, "fuzz_calib: a table fitted from accepted samples does not load back: %s\n", err);
+    abort();
+  }
+}
+
 /* A kernel's answer: RT_BAD_ARGS, or positive finite times (bwd may be 0: Adam, collectives). */
 static void check(const char *what, RtCost c) {
   if (c.flags & RT_BAD_ARGS) return;
@@ -173,6 +186,7 @@ static void run_op_samples(uint8_t pick, const uint8_t *data, size_t size) {
     const RtGpu *g = rt_gpu_builtin(pick & 0x80 ? "gh200" : "a100_sxm4_80gb");
     if (rt_samples_clean(g, &set, sink) >= 0 && set.n > 0) {
       RtCalib *c = rt_fit(g, &set, NULL);
+      for (int i = 0; c && i < c->ntables; i++) check_fitted(&c->tables[i]);
       rt_calib_free(c);
     }
     rt_samples_free(&set);
@@ -189,12 +203,18 @@ static void run_coll_samples(uint8_t pick, const uint8_t *data, size_t size) {
   write_file(path, data, size);
   double *bytes = NULL, *secs = NULL;
   int n = rt_collective_csv_read(path, rt_coll_kernels[k], nodes, gpn, &bytes, &secs, NULL, err, sizeof err);
+  RtCluster cl = *rt_cluster_builtin("perlmutter");
+  /* As llmp fit --cluster: refused, or fitted on the samples not ruled out (the refused ones
+   * are fitted too, for the fitter's sake, but not checked) */
+  int refused = n > 0 && rt_collective_absurd(rt_coll_kernels[k], &cl, nodes, gpn, bytes, secs, n) >= 0;
+  if (n > 0 && !refused) n = rt_collective_keep_possible(rt_coll_kernels[k], &cl, nodes, gpn, bytes, secs, NULL, n);
   if (n >= 2) {
-    RtCluster cl = *rt_cluster_builtin("perlmutter");
     RtTable t;
     double cv;
-    if (rt_fit_collective_cv(&cl, rt_coll_kernels[k], nodes, gpn, bytes, secs, n, 0, &t, &cv, err, sizeof err) == 0)
+    if (rt_fit_collective_cv(&cl, rt_coll_kernels[k], nodes, gpn, bytes, secs, n, 0, &t, &cv, err, sizeof err) == 0) {
+      if (!refused) check_fitted(&t);
       rt_table_release(&t);
+    }
   }
   free(bytes);
   free(secs);

@@ -32,7 +32,9 @@ class FitterColumns(unittest.TestCase):
             src = f.read()
         self.assertIn('"shape"', src)
         self.assertIn('"dur(us)"', src)
-        self.assertIn('"_fp16_%d_%d.cs%c"', src)   # KIND[_large]_fp16_NODES_GPUS.csv
+        # KIND[_large]_fp16_NODES_GPUS.csv (fit_parse_name)
+        self.assertIn('strstr(name, "_fp16_")', src)
+        self.assertIn('strcmp(q, ".csv")', src)
         self.assertEqual(csvout.NCCL_COLUMNS, ("shape", "nodes", "GPUsPerNode", "dur(us)"))
 
 

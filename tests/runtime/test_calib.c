@@ -1,6 +1,8 @@
 /* test_calib.c - calibration tables (runtime/calib.c): interpolation on hand-written tables in
- * a temporary folder, clamping, the loader's FILE:LINE: errors for every malformed case, and
- * the fast lookup against the plain arithmetic, bit for bit. */
+ * a temporary folder, clamping, the loader's FILE:LINE: errors for every malformed case, the
+ * writer (exact grid points; only a table that loads back is saved, whole), and the fast
+ * lookup against the plain arithmetic, bit for bit. */
+#include <dirent.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -394,9 +397,97 @@ TEST(write_read_back) {
   assert_int_equal(rt_table_write(f, rt_table_find(c, "gelu", RT_FP16, ""), "line one\nline two"), 0);
   fclose(f);
   rt_calib_free(c);
-  assert_non_null(strstr(text, "# line one\n# line two\ntable gelu fp16\naxis elements 1000 100000 1e+07\n"
+  assert_non_null(strstr(text, "# line one\n# line two\ntable gelu fp16\naxis elements 1000 100000 10000000\n"
                                "fwd 1.0000 2.0000 4.0000\nbwd 0.5000 0.5000 2.0000\n"));
   free(text);
+  tmp_close(&tmp);
+}
+
+/* --- saving: a table that loads back, or nothing -------------------------------------- */
+
+/* A gelu table over grid points xs[0..n) with the fwd corrections c[0..n). */
+static void gelu_of(RtTable *t, const double *xs, const double *c, int n) {
+  const char *names[] = {"elements"};
+  const double *pts[] = {xs};
+  assert_int_equal(rt_table_init(t, "gelu", RT_FP16, "", 1, names, &n, pts, 0), 0);
+  for (int i = 0; i < n; i++) t->logc[0][i] = log(c[i]);
+}
+
+/* Grid points are written exactly (integers as integers, up to 2^53 - 1, not %g's
+ * 1.04858e+06) and read back as the same doubles; a small correction is not written as 0. */
+TEST(save_axes_exact) {
+  tmp_open(&tmp, "calib");
+  const double xs[] = {3, 1048576, 123456789.5, 9007199254740991.0}, c[] = {0.5, 1.5, 0.0012345, 2};
+  RtTable t;
+  gelu_of(&t, xs, c, 4);
+  char err[512] = "";
+  const char *path = tmp_path(&tmp, "gelu_fp16.tbl");
+  assert_int_equal(rt_table_save(&t, path, "a header", err, sizeof err), 0);
+  char *text = read_file(path, NULL);
+  assert_string_equal(text, "# a header\ntable gelu fp16\naxis elements 3 1048576 123456789.5 9007199254740991\n"
+                            "fwd 0.5000 1.5000 0.001234 2.0000\n");
+  free(text);
+  RtCalib *cal = load(err, sizeof err);
+  assert_non_null(cal);
+  const RtTable *u = rt_table_find(cal, "gelu", RT_FP16, "");
+  for (int i = 0; i < 4; i++) assert_true(u->x[0][i] == xs[i] && u->logx[0][i] == t.logx[0][i]);
+  rt_calib_free(cal);
+  rt_table_release(&t);
+  tmp_close(&tmp);
+}
+
+/* A table whose text the loader would refuse (a correction of 0 after exp) is not written:
+ * the error is the loader's, at the line, and the file already there is left as it was, with
+ * no temporary file beside it. */
+TEST(save_refuses_what_would_not_load) {
+  tmp_open(&tmp, "calib");
+  const double xs[] = {1024, 2048}, c[] = {1, 1};
+  RtTable t;
+  gelu_of(&t, xs, c, 2);
+  t.logc[0][1] = -800; /* exp: 0 */
+  const char *path = put("gelu_fp16.tbl", gelu_table);
+  char err[512] = "", want[512];
+  assert_int_equal(rt_table_save(&t, path, "line one\nline two", err, sizeof err), -1);
+  snprintf(want, sizeof want, "%s:5: correction `0` is not a positive number; the table is not written", path);
+  assert_string_equal(err, want);
+  char *text = read_file(path, NULL);
+  assert_string_equal(text, gelu_table);
+  free(text);
+  t.logc[0][1] = 1000; /* exp: inf */
+  assert_int_equal(rt_table_save(&t, path, NULL, err, sizeof err), -1);
+  snprintf(want, sizeof want, "%s:3: correction `inf` is not a positive number; the table is not written", path);
+  assert_string_equal(err, want);
+  DIR *d = opendir(tmp.dir);
+  assert_non_null(d);
+  for (struct dirent *e; (e = readdir(d));) /* gelu_fp16.tbl alone */
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) assert_string_equal(e->d_name, "gelu_fp16.tbl");
+  closedir(d);
+  rt_table_release(&t);
+  tmp_close(&tmp);
+}
+
+/* A table is written through a temporary file renamed over the old one, whose mode it keeps;
+ * a folder that is not there is an error with the reason. */
+TEST(save_replaces_whole) {
+  tmp_open(&tmp, "calib");
+  const double xs[] = {1024, 2048}, c[] = {1.25, 0.75};
+  RtTable t;
+  gelu_of(&t, xs, c, 2);
+  const char *path = put("gelu_fp16.tbl", gelu_table);
+  assert_int_equal(chmod(path, 0640), 0);
+  char err[512] = "", want[600];
+  assert_int_equal(rt_table_save(&t, path, NULL, err, sizeof err), 0);
+  char *text = read_file(path, NULL);
+  assert_string_equal(text, "table gelu fp16\naxis elements 1024 2048\nfwd 1.2500 0.7500\n");
+  free(text);
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0640);
+  const char *gone = tmp_path(&tmp, "no/such/folder/gelu_fp16.tbl");
+  assert_int_equal(rt_table_save(&t, gone, NULL, err, sizeof err), -1);
+  snprintf(want, sizeof want, "%s:0: cannot write: %s", gone, strerror(ENOENT));
+  assert_string_equal(err, want);
+  rt_table_release(&t);
   tmp_close(&tmp);
 }
 
@@ -801,6 +892,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(points_fwd_only_table),
       cmocka_unit_test(points_malformed),
       cmocka_unit_test(points_many_write_read),
+      cmocka_unit_test(save_axes_exact),
+      cmocka_unit_test(save_refuses_what_would_not_load),
+      cmocka_unit_test(save_replaces_whole),
       cmocka_unit_test(fast_lookup_matches_reference),
   };
   return RUN_TESTS(tests);

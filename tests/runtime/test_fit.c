@@ -126,9 +126,14 @@ enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
 
 static void draw_inside(const Kernel *k, double *a);
 
-/* A sample's arguments: a random point of the kernel's sampled grid (rows of a probe). */
+/* A sample's arguments: a random point of the kernel's sampled grid (rows of a probe), or of
+ * its range in whole sizes. */
 static void draw_grid(const Kernel *k, double *a) {
-  if (k->anywhere) return draw_inside(k, a);
+  if (k->anywhere) {
+    draw_inside(k, a);
+    for (int i = 0; i < k->nargs; i++) a[i] = round(a[i]);
+    return;
+  }
   for (int i = 0; i < k->nargs; i++) {
     int n = 0;
     while (n < 10 && k->grid[i][n] > 0) n++;

@@ -1,8 +1,8 @@
 /* test_emit.c - unit tests of compiler/report/emit.c, the JSON/CSV value writer of every
  * output: JSON strings (escapes, control characters, valid UTF-8 kept, each byte that is not
  * UTF-8 as U+FFFD), numbers (the shortest text that reads back to the same bits, 17 digits
- * where needed, -0, denormals, non-finite as null), CSV fields (RFC 4180 quoting), and write
- * errors. */
+ * where needed, -0, denormals, non-finite as null; runtime/support's str_number, which writes
+ * integers as integers), CSV fields (RFC 4180 quoting), and write errors. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +17,7 @@
 
 #include "report/emit.h"
 
+#include "strbuf.h"
 #include "support.h"
 
 /* The text a writer call produces, and its return value in *rc.  Free the result. */
@@ -127,6 +128,25 @@ TEST(numbers_shortest_round_trip) {
   }
 }
 
+/* str_number: an integer below 2^53 as its digits, anything else as emit_shortest; both read
+ * back as the same double. */
+TEST(numbers_integers_as_integers) {
+  char buf[STR_NUM_MAX], sh[STR_NUM_MAX];
+  assert_string_equal(str_number(buf, sizeof buf, 1048576), "1048576"); /* %g: 1.04858e+06 */
+  assert_string_equal(str_number(buf, sizeof buf, 1e15), "1000000000000000");
+  assert_string_equal(str_number(buf, sizeof buf, 9007199254740991.0), "9007199254740991"); /* 2^53 - 1 */
+  assert_string_equal(str_number(buf, sizeof buf, -42), "-42");
+  assert_string_equal(str_number(buf, sizeof buf, 0), "0");
+  assert_string_equal(str_number(buf, sizeof buf, -0.0), "-0");
+  assert_string_equal(str_number(buf, sizeof buf, 0.5), "0.5");
+  assert_string_equal(str_number(buf, sizeof buf, 1e16), "1e+16"); /* past 2^53 */
+  const double xs[] = {1e15, 1048576, 0.1 + 0.2, 1e300, DBL_TRUE_MIN, -DBL_MAX, 9007199254740992.0, 123456789.5};
+  for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+    assert_true(strtod(str_number(buf, sizeof buf, xs[i]), NULL) == xs[i]);
+    if (xs[i] != floor(xs[i]) || fabs(xs[i]) >= 0x1p53) assert_string_equal(buf, emit_shortest(sh, sizeof sh, xs[i]));
+  }
+}
+
 TEST(json_numbers_non_finite_are_null) {
   check_json_number(0.25, "0.25");
   check_json_number(-0.0, "-0");
@@ -164,10 +184,15 @@ TEST(write_errors_return_minus_one) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(json_string_escapes),           cmocka_unit_test(json_string_control_characters),
-      cmocka_unit_test(json_string_valid_utf8_passes), cmocka_unit_test(json_string_invalid_utf8_is_replaced),
-      cmocka_unit_test(numbers_shortest_round_trip),   cmocka_unit_test(json_numbers_non_finite_are_null),
-      cmocka_unit_test(csv_fields_quoted_per_rfc4180), cmocka_unit_test(write_errors_return_minus_one),
+      cmocka_unit_test(json_string_escapes),
+      cmocka_unit_test(json_string_control_characters),
+      cmocka_unit_test(json_string_valid_utf8_passes),
+      cmocka_unit_test(json_string_invalid_utf8_is_replaced),
+      cmocka_unit_test(numbers_shortest_round_trip),
+      cmocka_unit_test(numbers_integers_as_integers),
+      cmocka_unit_test(json_numbers_non_finite_are_null),
+      cmocka_unit_test(csv_fields_quoted_per_rfc4180),
+      cmocka_unit_test(write_errors_return_minus_one),
   };
   return RUN_TESTS(tests);
 }
