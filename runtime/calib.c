@@ -14,6 +14,7 @@
  * interpolation is most accurate. */
 #include "alloc.h"
 #include "calib.h"
+#include "fileio.h"
 #include "fastmath.h"
 #include "sorted.h"
 #include "strbuf.h"
@@ -911,46 +912,6 @@ static int same_table(const RtTable *u, const RtTable *t) {
   return 1;
 }
 
-/* text, n bytes, to path through a temporary file beside it that is synced and renamed over
- * it, with path's mode (a new file: what the umask gives): path is never half written, and
- * of two writers the last wins whole.  0, or -1 with *why. */
-static int write_whole(const char *path, const char *text, size_t n, const char **why) {
-  struct stat st;
-  mode_t mode;
-  if (stat(path, &st) == 0)
-    mode = st.st_mode & 07777;
-  else {
-    mode_t um = umask(0);
-    umask(um);
-    mode = 0666 & ~um;
-  }
-  size_t len = strlen(path) + 8;
-  char *tmp = malloc(len);
-  if (!tmp) return *why = "out of memory", -1;
-  snprintf(tmp, len, "%s.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    *why = strerror(errno);
-    free(tmp);
-    return -1;
-  }
-  int bad = fchmod(fd, mode) != 0;
-  for (size_t off = 0; !bad && off < n;) {
-    ssize_t w = write(fd, text + off, n - off);
-    if (w > 0)
-      off += (size_t)w;
-    else if (w == 0 || errno != EINTR)
-      bad = 1;
-  }
-  if (!bad) bad = fsync(fd) != 0;
-  int e = errno;
-  if (close(fd) != 0 && !bad) bad = 1, e = errno;
-  if (!bad && rename(tmp, path) != 0) bad = 1, e = errno;
-  if (bad) unlink(tmp), *why = strerror(e ? e : EIO);
-  free(tmp);
-  return bad ? -1 : 0;
-}
-
 /* The text of t as rt_table_write() writes it, into *text (malloc'ed, n bytes), once it has
  * loaded back as t; 0, or -1 with "PATH:LINE: message" in err (*text NULL). */
 static int checked_text(const RtTable *t, const char *path, const char *header, char **text, size_t *n, char *err,
@@ -992,7 +953,7 @@ int rt_table_save(const RtTable *t, const char *path, const char *header, char *
   size_t n;
   const char *why;
   if (checked_text(t, path, header, &text, &n, err, errlen) != 0) return -1;
-  int rc = write_whole(path, text, n, &why);
+  int rc = atomic_write(path, text, n, &why);
   if (rc != 0) snprintf(err, errlen, "%s:0: cannot write: %s", path, why);
   free(text);
   return rc;
