@@ -108,7 +108,7 @@ const char cli_usage_op[] =
     "  --gpu GPU         a gpu declared in hw/gpus.llmp (a100_sxm4_80gb, gh200, h100_sxm, ...)\n"
     "                    or in a file given with -f\n"
     "  --cluster NAME    a cluster declared in hw/systems/ (perlmutter, vista, selene, eos) or -f\n"
-    "  --dtype DTYPE     fp32, tf32, fp16 (default), bf16 or fp8\n"
+    "  --dtype DTYPE     fp32, tf32, fp16 (default), bf16 or fp8 (on a gpu with `peak_fp8`)\n"
     "  --batch           read one query `KIND ARGS...` per line from standard input and print\n"
     "                    one line per query, in order; a bad query's line reads `error` (its\n"
     "                    message goes to standard error as `<stdin>:LINE: error: ...`) and the\n"
@@ -272,6 +272,10 @@ static int run_batch(OpCtx *x) {
   return bad ? 1 : 0;
 }
 
+/* Whether g runs dt: fp8 only where the gpu declares its rate (the runtime would run it at
+ * fp16's, with fp8's bytes: faster than fp16, which no gpu without fp8 is). */
+static bool dtype_runs_on(const RtGpu *g, RtDtype dt) { return dt != RT_FP8 || g->peak[RT_FP8] > 0; }
+
 int cli_op(int argc, char **argv, const CliCommand *c) {
   OpOptions o = {0};
   int rc = op_parse(c, argc, argv, &o);
@@ -284,7 +288,12 @@ int cli_op(int argc, char **argv, const CliCommand *c) {
     if (h) {
       x.gpu = o.gpu ? hw_gpu(h, o.gpu) : NULL;
       x.cluster = o.cluster ? hw_cluster(h, o.cluster) : NULL;
-      if ((!o.gpu || x.gpu) && (!o.cluster || x.cluster))
+      if (x.gpu && !dtype_runs_on(x.gpu, o.dtype))
+        fprintf(
+            stderr,
+            "llmp op: error: gpu `%s` has no `peak_fp8`: --dtype fp8 runs only on a gpu that declares its fp8 rate\n",
+            x.gpu->name);
+      else if ((!o.gpu || x.gpu) && (!o.cluster || x.cluster))
         rc = o.batch ? run_batch(&x) : !run_query(&x, o.a.nargs, o.a.args);
     }
     hw_session_close(&hs);
