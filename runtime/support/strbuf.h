@@ -1,5 +1,5 @@
 /* strbuf.h - text built a piece at a time: a growable, always NUL-terminated buffer that
- * aborts when memory runs out (StrBuf), and the bounded append into a fixed buffer that a
+ * exits when memory runs out (StrBuf), and the bounded append into a fixed buffer that a
  * header line or a message is written with (str_appendf). */
 #ifndef LLMP_STRBUF_H
 #define LLMP_STRBUF_H
