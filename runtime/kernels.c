@@ -15,9 +15,11 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hash.h"
+#include "ops.h"
 
 static RtDtype dt_of(double x) {
   if (!(x >= 0 && x < RT_NDTYPES)) return RT_NDTYPES; /* NaN included: (int)NaN is undefined */
@@ -223,6 +225,109 @@ static void k_pipeline_bound(const void *t, const double *a, double *out) {
   out[0] = rt_pipeline_bound(&p);
   out[1] = NAN;
   out[2] = 0;
+}
+
+/* --- why a kernel rejects its arguments, for messages ------------------------------------ */
+
+/* Argument i's name in a space-separated list, into buf. */
+static const char *arg_name(const char *names, int i, char *buf, size_t n) {
+  while (i-- > 0 && names) {
+    names = strchr(names, ' ');
+    if (names) names++;
+  }
+  size_t len = names ? strcspn(names, " ") : 0;
+  snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), names ? names : "");
+  return buf;
+}
+
+/* x for a message: whole numbers in full, others in %g. */
+static const char *num(char *buf, size_t n, double x) {
+  snprintf(buf, n, x == floor(x) && fabs(x) < 0x1p53 ? "%.0f" : "%g", x);
+  return buf;
+}
+
+#define WHY(...) \
+  do { \
+    snprintf(why, n, __VA_ARGS__); \
+    return; \
+  } while (0)
+
+static void why_gpu(RtKernel k, const RtGpu *g, const double *a, char *why, size_t n) {
+  char name[32], v[32], w[32];
+  RtDtype dt = dt_of(a[0]);
+  if (dt == RT_NDTYPES) WHY("`dtype` = %s is no dtype code (0 to %d)", num(v, sizeof v, a[0]), RT_NDTYPES - 1);
+  if (!(g->memory_bandwidth > 0 && isfinite(g->memory_bandwidth)) || g->sms < 1)
+    WHY("gpu `%s` has no memory bandwidth or no SMs", g->name);
+  double peak = rt_peak(g, dt);
+  if (!(peak > 0 && peak < INFINITY)) WHY("gpu `%s` has no peak FLOP/s for %s", g->name, rt_dtype_name(dt));
+  for (int i = 1; i < rt_kernels[k].nargs; i++) {
+    arg_name(rt_kernels[k].argnames, i, name, sizeof name);
+    if (!strcmp(name, "bias") || !strcmp(name, "causal")) continue; /* flags: 0 or not */
+    if (!(a[i] >= 1 && a[i] < INFINITY))
+      WHY("`%s` = %s: a size is a finite number of at least 1", name, num(v, sizeof v, a[i]));
+  }
+  if (k == RTK_FLASH && !(a[4] <= a[3]))
+    WHY("`kv_heads` = %s is more than `heads` = %s", num(v, sizeof v, a[4]), num(w, sizeof w, a[3]));
+  WHY("%s", "no argument is out of range: the sizes' products may be beyond a double");
+}
+
+static void why_cluster(RtKernel k, const RtCluster *c, const double *a, char *why, size_t n) {
+  char v[32];
+  double size = a[1], stride = a[2];
+  const char *names[2] = {"size", "stride"};
+  for (int i = 0; i < 2; i++) {
+    double x = a[1 + i];
+    if (k == RTK_P2P ? !(x >= 1) : !(x >= 1 && x <= 1e9 && x == floor(x)))
+      WHY("`%s` = %s: a group's %s is a whole number from 1 to 1000000000", names[i], num(v, sizeof v, x), names[i]);
+  }
+  if (!(isfinite(a[0]) && a[0] >= 0))
+    WHY("`bytes` = %s: a size in bytes is finite and at least 0", num(v, sizeof v, a[0]));
+  if (k == RTK_P2P) WHY("cluster `%s` has no tier for a send between these ranks", c->name);
+  int nodes, gpn;
+  if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0)
+    WHY("a group of %d ranks %d apart does not tile nodes of %d GPUs", (int)size, (int)stride, c->gpus_per_node);
+  if (nodes > c->nodes) WHY("the group spans %d nodes; cluster `%s` has %d", nodes, c->name, c->nodes);
+  WHY("cluster `%s` has no network tier that spans %d nodes", c->name, nodes);
+}
+
+static void why_pipeline(RtKernel k, const double *a, char *why, size_t n) {
+  char name[32], v[32];
+  static const double lo[5] = {0, 1, 1, 1, 0},
+                      hi[5] = {RT_NSCHEDULES - 1, RT_MAX_CHUNKS, RT_MAX_CHUNKS, INT_MAX, INT_MAX};
+  for (int i = 0; i < 5; i++)
+    if (count_of(a[i], (int)lo[i], (int)hi[i]) < 0)
+      WHY("`%s` = %s: a whole number from %.0f to %.0f", arg_name(rt_kernels[k].argnames, i, name, sizeof name),
+          num(v, sizeof v, a[i]), lo[i], hi[i]);
+  int stages = (int)a[1], chunks = (int)a[2], m = (int)a[3], layers = (int)a[4];
+  if (stages * chunks > RT_MAX_CHUNKS)
+    WHY("stages x chunks = %d: at most %d model chunks", stages * chunks, RT_MAX_CHUNKS);
+  int counts[RT_MAX_CHUNKS];
+  if (rt_partition_layers(layers, stages, chunks, a[5] != 0, counts) < 0)
+    WHY(a[5] != 0 || layers < stages * chunks ? "%d layers are fewer than the %d model chunks"
+                                              : "%d layers do not divide into %d model chunks",
+        layers, stages * chunks);
+  for (int i = 6; i < 15; i++)
+    if (!(isfinite(a[i]) && a[i] >= 0))
+      WHY("`%s` = %s: a time is finite and at least 0", arg_name(rt_kernels[k].argnames, i, name, sizeof name),
+          num(v, sizeof v, a[i]));
+  if (chunks > 1 && (int)a[0] != RT_INTERLEAVED) WHY("%d chunks per stage need the interleaved schedule", chunks);
+  if (chunks > 1 && m % stages)
+    WHY("the interleaved schedule needs micro_batches (%d) to be a multiple of stages (%d)", m, stages);
+  if ((long long)m * stages * chunks > INT_MAX / 4)
+    WHY("micro_batches x model chunks = %lld: at most %d", (long long)m * stages * chunks, INT_MAX / 4);
+  WHY("%s", "no argument is out of range: the stage times may be beyond a double");
+}
+
+void rt_kernel_why(RtKernel k, const void *target, const double *args, char *why, size_t n) {
+  if (!n) return;
+  why[0] = '\0';
+  if ((unsigned)k >= RTK_N) return;
+  if (rt_kernels[k].target == 'G' && target)
+    why_gpu(k, target, args, why, n);
+  else if (rt_kernels[k].target == 'C' && target)
+    why_cluster(k, target, args, why, n);
+  else if (rt_kernels[k].target == 'N')
+    why_pipeline(k, args, why, n);
 }
 
 const RtKernelInfo rt_kernels[RTK_N] = {

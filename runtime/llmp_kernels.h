@@ -13,6 +13,8 @@
 #ifndef LLMP_KERNELS_H
 #define LLMP_KERNELS_H
 
+#include <stddef.h>
+
 #include "llmp_rt.h"
 
 #ifdef __cplusplus
@@ -39,6 +41,12 @@ typedef struct RtKernelInfo {
 } RtKernelInfo;
 
 extern const RtKernelInfo rt_kernels[RTK_N];
+
+/* Why kernel k answers RT_BAD_ARGS for args on target (as rt_kernels[k].fn takes them): the
+ * first limit they break, as a phrase into why (n bytes), for messages.  It restates the
+ * wrappers' checks; what it cannot pin to one argument (sizes whose product overflows, a
+ * pipeline whose stage times do) it says as such. */
+void rt_kernel_why(RtKernel k, const void *target, const double *args, char *why, size_t n);
 
 /* Empties the calling thread's memo of pipeline results (benchmarks: each run starts cold). */
 void rt_pipeline_memo_clear(void);

@@ -10,6 +10,7 @@
  * docs/schedule.md (the model's view: docs/model.md, "Pipeline stages and the schedule").
  * Pure functions; the fast path's work arrays and recorded orders are thread-local, kept for
  * the next call and freed when the thread exits. */
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -1116,8 +1117,10 @@ static void fs_start(FsSim *s, int exact) {
 /* The tick: a power of two, with 2^62 ticks above 4 (one micro-batch's round trip through
  * every chunk with its sends + device 0's warm-up and a period, each op at the longest), the
  * most any time is from a cut's base.  Times become ticks rounded to the nearest (an op's
- * rounding is below 2^-59 of that bound: the makespan's stays below about 1e-15 relative). */
-static void fs_ticks(FsSim *s) {
+ * rounding is below 2^-59 of that bound: the makespan's stays below about 1e-15 relative).
+ * Returns 0 when that bound is beyond the doubles (times near 1e308) or so small that 2^62
+ * ticks of it overflow (near 1e-290): the run goes exactly, in doubles. */
+static int fs_ticks(FsSim *s) {
   const RtPipeline *p = s->p;
   double trip = 0, op = 0, send = p->p2p;
   for (int c = 0; c < s->nc; c++) {
@@ -1126,7 +1129,10 @@ static void fs_ticks(FsSim *s) {
     if (x + 2 * send > op) op = x + 2 * send;
   }
   int e;
-  frexp(4 * (trip + (s->dev[0].warmup + 1 + s->per_cut) * op), &e);
+  double bound = 4 * (trip + (s->dev[0].warmup + 1 + s->per_cut) * op);
+  if (!isfinite(bound)) return 0;
+  frexp(bound, &e);
+  if (62 - e > DBL_MAX_EXP - 1) return 0; /* the scale 2^(62 - e) would be infinite */
   s->tick = ldexp(1, e - 62);
   double scale = ldexp(1, 62 - e);
   for (int c = 0; c < s->nc; c++) {
@@ -1136,6 +1142,7 @@ static void fs_ticks(FsSim *s) {
     s->w[c] = (int64_t)nearbyint((s->zb ? rt_at(p->wgrad, c) : 0.0) * scale);
   }
   s->p2p = (int64_t)nearbyint(send * scale);
+  return 1;
 }
 
 /* The last cut whose next period is steady for every device: (K+1) U + d + w_d < n. */
@@ -1151,7 +1158,7 @@ static int fs_kmax(const FsSim *s) {
 /* The fast-forwarded run in ticks; returns 0 (to be run exactly) if it could not be. */
 static int fs_run_fast(FsSim *s, FsHist *h, int kmax) {
   fs_start(s, 0);
-  fs_ticks(s);
+  if (!fs_ticks(s)) return 0;
   FsOrder *o = fs_order(s, s->p, 1, kmax);
   if (s->nv == 1) fs_wire1(s);
   if (!fs_fast_forward(s, h, o, kmax)) return 0;
@@ -1173,7 +1180,7 @@ static double fs_makespan(const RtPipeline *p) {
     fs_start(&s, 1);
     fs_part(&s, fs_order(&s, p, 0, kmax), FS_WARM, -1);
   } else if (!fs_run_fast(&s, &h, kmax)) {
-    fs_start(&s, 1); /* out of ticks (never seen): run exactly, unrecorded */
+    fs_start(&s, 1); /* out of ticks (times near the doubles' limits): run exactly, unrecorded */
     fs_part(&s, NULL, FS_DRAIN, -1);
   }
   double last = s.exact ? s.dev[0].xfree : (double)s.dev[0].free;

@@ -9,6 +9,7 @@
  * through lower/hw.c.  A query's kind is looked up in one table (name, arity, what it needs). */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,10 +108,11 @@ const char cli_usage_op[] =
     "  --gpu GPU         a gpu declared in hw/gpus.llmp (a100_sxm4_80gb, gh200, h100_sxm, ...)\n"
     "                    or in a file given with -f\n"
     "  --cluster NAME    a cluster declared in hw/systems/ (perlmutter, vista, selene, eos) or -f\n"
-    "  --dtype DTYPE     fp32, tf32, fp16 (default), bf16 or fp8\n"
+    "  --dtype DTYPE     fp32, tf32, fp16 (default), bf16 or fp8 (on a gpu with `peak_fp8`)\n"
     "  --batch           read one query `KIND ARGS...` per line from standard input and print\n"
-    "                    one line per query, in order; a bad query prints `error: ...` on its\n"
-    "                    line and the others go on (exit status 1 if any was bad)\n"
+    "                    one line per query, in order; a bad query's line reads `error` (its\n"
+    "                    message goes to standard error as `<stdin>:LINE: error: ...`) and the\n"
+    "                    others go on (exit status 1 if any was bad)\n"
     "  -f FILE           also read the gpus and clusters of FILE (may be repeated)\n"
     "  -I DIR            look for FILE's imports in DIR too\n"
     "  -v, --verbose     add a third column: calibrated, extrapolated or uncalibrated\n"
@@ -182,22 +184,38 @@ typedef struct OpCtx {
   const RtGpu *gpu;
   const RtCluster *cluster;
   bool noted_uncalibrated;
+  int line; /* --batch: the query's line of standard input; 0 without */
 } OpCtx;
 
-/* Runs one query; prints its result line or `error: ...`.  Returns false on a bad query. */
+/* A bad query: its message on standard error, `llmp op: error: ...`, or in a batch
+ * `<stdin>:LINE: error: ...` with `error` as the query's line of output.  Returns false. */
+static bool query_error(const OpCtx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool query_error(const OpCtx *x, const char *fmt, ...) {
+  va_list ap;
+  if (x->line) {
+    puts("error");
+    fflush(stdout);
+    fprintf(stderr, "<stdin>:%d: error: ", x->line);
+  } else {
+    fputs("llmp op: error: ", stderr);
+  }
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return false;
+}
+
+/* Runs one query; prints its result line, or reports why it is bad and returns false. */
 static bool run_query(OpCtx *x, int n, const char **words) {
   const QueryKind *k = find_kind(words[0]);
-  if (!k) {
-    printf("error: unknown kind `%s` (see llmp op --help)\n", words[0]);
-    return false;
-  }
+  if (!k) return query_error(x, "unknown kind `%s` (see llmp op --help)", words[0]);
   if (n - 1 > k->nargs || n - 1 < k->nargs - k->optional) {
     if (k->optional)
-      printf("error: %s takes %d to %d arguments: %s %s\n", k->name, k->nargs - k->optional, k->nargs, k->name,
-             k->args);
-    else
-      printf("error: %s takes %d argument%s: %s %s\n", k->name, k->nargs, k->nargs == 1 ? "" : "s", k->name, k->args);
-    return false;
+      return query_error(x, "%s takes %d to %d arguments: %s %s", k->name, k->nargs - k->optional, k->nargs, k->name,
+                         k->args);
+    return query_error(x, "%s takes %d argument%s: %s %s", k->name, k->nargs, k->nargs == 1 ? "" : "s", k->name,
+                       k->args);
   }
   double a[MAX_ARGS];
   for (int i = n - 1; i < k->nargs; i++) a[i] = 1; /* optional arguments left out */
@@ -205,30 +223,18 @@ static bool run_query(OpCtx *x, int n, const char **words) {
     char *end;
     errno = 0;
     a[i] = strtod(words[i + 1], &end);
-    if (*end || end == words[i + 1] || errno || !isfinite(a[i]) || a[i] < 0) {
-      printf("error: `%s` is not a size (a non-negative number) for %s\n", words[i + 1], k->name);
-      return false;
-    }
+    if (*end || end == words[i + 1] || errno || !isfinite(a[i]) || a[i] < 0)
+      return query_error(x, "`%s` is not a size (a non-negative number) for %s", words[i + 1], k->name);
   }
-  if (k->need == NEED_GPU && !x->gpu) {
-    printf("error: %s is an operator: it needs --gpu\n", k->name);
-    return false;
-  }
-  if (k->need == NEED_CLUSTER && !x->cluster) {
-    printf("error: %s is a collective: it needs --cluster\n", k->name);
-    return false;
-  }
-  if (k->need == NEED_CLUSTER && (a[1] != floor(a[1]) || a[2] != floor(a[2]) || a[1] > 1e6 || a[2] > 1e6)) {
-    printf("error: NODES and GPUS_PER_NODE are whole numbers\n");
-    return false;
-  }
+  if (k->need == NEED_GPU && !x->gpu) return query_error(x, "%s is an operator: it needs --gpu", k->name);
+  if (k->need == NEED_CLUSTER && !x->cluster) return query_error(x, "%s is a collective: it needs --cluster", k->name);
+  if (k->need == NEED_CLUSTER && (a[1] != floor(a[1]) || a[2] != floor(a[2]) || a[1] > 1e6 || a[2] > 1e6))
+    return query_error(x, "%s", "NODES and GPUS_PER_NODE are whole numbers up to 1000000");
   RtCost c =
       k->need == NEED_GPU ? k->gpu_fn(x->gpu, x->o->dtype, a) : k->cluster_fn(x->cluster, a[0], (int)a[1], (int)a[2]);
-  if (c.flags & RT_BAD_ARGS || !isfinite(c.fwd) || !isfinite(c.bwd)) {
-    printf("error: %s cannot be evaluated for these arguments (out of range for the %s)\n", k->name,
-           k->need == NEED_GPU ? "gpu" : "cluster");
-    return false;
-  }
+  if (c.flags & RT_BAD_ARGS || !isfinite(c.fwd) || !isfinite(c.bwd))
+    return query_error(x, "%s cannot be evaluated for these arguments (out of range for the %s)", k->name,
+                       k->need == NEED_GPU ? "gpu" : "cluster");
   if (!(c.flags & RT_CALIBRATED) && !x->noted_uncalibrated && !x->o->verbose) {
     fprintf(stderr, "llmp op: note: `%s` has no calibration table for %s: datasheet model only\n",
             k->need == NEED_GPU ? x->gpu->name : x->cluster->name, k->name);
@@ -245,11 +251,11 @@ static int run_batch(OpCtx *x) {
   int bad = 0;
   while (fgets(line, sizeof line, stdin)) {
     size_t l = strlen(line);
+    x->line++;
     if (l == sizeof line - 1 && line[l - 1] != '\n') {
       int ch;
       while ((ch = getchar()) != EOF && ch != '\n') {}
-      printf("error: query longer than %zu characters\n", sizeof line - 2);
-      bad++;
+      bad += !query_error(x, "query longer than %zu characters", sizeof line - 2);
       continue;
     }
     const char *words[MAX_ARGS + 2];
@@ -257,8 +263,7 @@ static int run_batch(OpCtx *x) {
     for (char *w = strtok(line, " \t\r\n"); w; w = strtok(NULL, " \t\r\n"))
       if (n < MAX_ARGS + 2) words[n++] = w;
     if (n == 0) {
-      printf("error: empty query\n");
-      bad++;
+      bad += !query_error(x, "%s", "empty query");
       continue;
     }
     bad += !run_query(x, n, words);
@@ -267,6 +272,10 @@ static int run_batch(OpCtx *x) {
   return bad ? 1 : 0;
 }
 
+/* Whether g runs dt: fp8 only where the gpu declares its rate (the runtime would run it at
+ * fp16's, with fp8's bytes: faster than fp16, which no gpu without fp8 is). */
+static bool dtype_runs_on(const RtGpu *g, RtDtype dt) { return dt != RT_FP8 || g->peak[RT_FP8] > 0; }
+
 int cli_op(int argc, char **argv, const CliCommand *c) {
   OpOptions o = {0};
   int rc = op_parse(c, argc, argv, &o);
@@ -274,12 +283,17 @@ int cli_op(int argc, char **argv, const CliCommand *c) {
     HwSession hs;
     SemaOptions so = {o.a.incdirs, o.a.nincdirs, NULL};
     HwSet *h = hw_session_open(&hs, "<llmp op>", &so, o.files, o.nfiles);
-    OpCtx x = {&o, NULL, NULL, false};
+    OpCtx x = {&o, NULL, NULL, false, 0};
     rc = 1;
     if (h) {
       x.gpu = o.gpu ? hw_gpu(h, o.gpu) : NULL;
       x.cluster = o.cluster ? hw_cluster(h, o.cluster) : NULL;
-      if ((!o.gpu || x.gpu) && (!o.cluster || x.cluster))
+      if (x.gpu && !dtype_runs_on(x.gpu, o.dtype))
+        fprintf(
+            stderr,
+            "llmp op: error: gpu `%s` has no `peak_fp8`: --dtype fp8 runs only on a gpu that declares its fp8 rate\n",
+            x.gpu->name);
+      else if ((!o.gpu || x.gpu) && (!o.cluster || x.cluster))
         rc = o.batch ? run_batch(&x) : !run_query(&x, o.a.nargs, o.a.args);
     }
     hw_session_close(&hs);

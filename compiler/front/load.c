@@ -78,7 +78,7 @@ static const char *data_dir(const SemaOptions *opt) {
 char *sema_resolve_import(const SemaOptions *opt, const char *from_dir, const char *path) {
   char *p;
   if (path[0] == '/') return try_path("", path);
-  if ((p = try_path(from_dir, path))) return p;
+  if (from_dir && (p = try_path(from_dir, path))) return p;
   for (int i = 0; i < opt->ninclude_dirs; i++)
     if ((p = try_path(opt->include_dirs[i], path))) return p;
   const char *env = getenv("LLMP_PATH");
@@ -124,15 +124,15 @@ static char *dir_of(const char *path) {
 
 static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth);
 
-/* Reads the imports of file i, in order, recursively. */
-static void load_imports(Sema *s, int i, unsigned depth) {
+/* Reads the imports of file i, in order, recursively; they resolve against dir first (NULL:
+ * a root that is no file, whose imports resolve as -I, LLMP_PATH and the data folder say). */
+static void load_imports(Sema *s, int i, const char *dir, unsigned depth) {
   AstNode *root = s->files[i].root;
   int n = 0;
   for (AstNode *c = root->u.list.first; c; c = c->next) n += c->kind == AST_IMPORT;
   ImportEdge *edges = arena_alloc(&s->arena, (size_t)(n ? n : 1) * sizeof *edges);
   s->files[i].imports = edges;
   s->files[i].nimports = 0;
-  char *dir = dir_of(s->files[i].src->path);
   for (AstNode *c = root->u.list.first; c; c = c->next) {
     if (c->kind != AST_IMPORT) continue;
     char *p = sema_resolve_import(&s->opt, dir, c->name);
@@ -140,15 +140,14 @@ static void load_imports(Sema *s, int i, unsigned depth) {
     if (!p) {
       s->broken = true;
       diag_error(s->diag, s->files[i].src, c->span,
-                 "cannot find import \"%s\" (looked in %s, -I folders, LLMP_PATH and %s)", c->name, dir,
-                 data_dir(&s->opt));
+                 "cannot find import \"%s\" (looked in %s%s-I folders, LLMP_PATH and %s)", c->name, dir ? dir : "",
+                 dir ? ", " : "", data_dir(&s->opt));
     } else {
       t = load(s, p, i, c, depth + 1);
       free(p);
     }
     edges[s->files[i].nimports++] = (ImportEdge){c, t};
   }
-  free(dir);
 }
 
 /* A file that cannot be read (errno says why), reported at the import that named it. */
@@ -209,14 +208,17 @@ static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth
     return i;
   }
   s->files[i].state = 1;
-  load_imports(s, i, depth);
+  char *dir = dir_of(src->path);
+  load_imports(s, i, dir, depth);
+  free(dir);
   s->files[i].state = 2;
   return i;
 }
 
 int load_root(Sema *s, const char *path) { return load(s, path, -1, NULL, 0); }
 
-/* A root that is not a file (llmp op's list of imports): its folder is the current one. */
+/* A root that is not a file (llmp op's list of imports): it has no folder, so the current
+ * one is never searched. */
 int load_root_text(Sema *s, const char *name, const char *text) {
   SrcFile *src = diag_add_file(s->diag, name, text, strlen(text));
   int i = add_file(s, src, name);
@@ -227,7 +229,7 @@ int load_root_text(Sema *s, const char *name, const char *text) {
     return i;
   }
   s->files[i].state = 1;
-  load_imports(s, i, 0);
+  load_imports(s, i, NULL, 0);
   s->files[i].state = 2;
   return i;
 }

@@ -91,7 +91,8 @@ static const FieldDef f_plan[] = {
     BOOL("overlap_param_gather"), ENUM("optimizer", e_optimizer, 0), STRING("description"), STRING("source"), END};
 
 static const FieldDef f_measured[] = {
-    QTY("iteration", SECONDS, F_MIN_OPEN),
+    /* no training iteration takes under 1 us; below, the error's percentage leaves the doubles */
+    {"iteration", FT_QTY, SECONDS, NULL, DK_UNKNOWN, F_HAS_MIN, 1e-6, 0},
     {"tokens_per_s", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_MIN_OPEN, 0, 0},
     QTY("tflops_per_gpu", FLOPS, F_MIN_OPEN), REAL("mfu", 0, 1, F_MIN_OPEN),
     QTY("memory", BYTES, F_MIN_OPEN), END};

@@ -772,6 +772,20 @@ static void check_stack(Sema *s, Decl *sc, Decl *p, Decl *fw) {
            n, stack);
 }
 
+/* fp8 needs a gpu that declares its fp8 rate: without `peak_fp8` the kernels would run it at
+ * fp16's rate with fp8's bytes, faster than fp16. */
+static void check_dtype(Sema *s, Decl *sc, Decl *p, Decl *g) {
+  const char *dt = word_of(s, p, "dtype");
+  Value peak = eval_field_named(s, g, "peak_fp8");
+  if (!dt || strcmp(dt, "fp8") || (peak.t == T_NUM && peak.known && peak.num > 0)) return;
+  /* at the plan where it is written; at a sweep's name, which may have changed the cluster */
+  int i = schema_field_index(sc->schema, schema_field(sc->schema, "plan"));
+  bool here = sc->kind == DK_SCENARIO && sc->fields[i];
+  err_at(s, file_of(s, here ? sc->owners[i] : sc), here ? sc->fields[i]->span : sc->node->name_span,
+         "%s `%s`: plan.dtype = fp8, but gpu `%s` has no `peak_fp8`: fp8 runs only on a gpu that declares its fp8 rate",
+         sc->kind == DK_SWEEP ? "sweep" : "scenario", sc->name, g->name);
+}
+
 static void check_scenario(Sema *s, Decl *d) {
   Value vm = eval_field_named(s, d, "model"), vc = eval_field_named(s, d, "cluster"),
         vp = eval_field_named(s, d, "plan"), vf = eval_field_named(s, d, "framework");
@@ -782,14 +796,16 @@ static void check_scenario(Sema *s, Decl *d) {
   Decl *p = vp.t == T_DECL && vp.known ? vp.decl : NULL;
   if (m) ok &= complete(s, m, d, field_span(d, "model"));
   if (p) ok &= complete(s, p, d, field_span(d, "plan"));
+  Decl *g = NULL;
   if (c) {
     ok &= complete(s, c, d, field_span(d, "cluster"));
-    Value g = eval_field_named(s, c, "gpu");
-    if (g.t == T_DECL && g.known) ok &= complete(s, g.decl, d, field_span(d, "cluster"));
+    Value vg = eval_field_named(s, c, "gpu");
+    if (vg.t == T_DECL && vg.known) ok &= complete(s, g = vg.decl, d, field_span(d, "cluster"));
   }
   if (ok && m && c && p && d->kind == DK_SCENARIO && m->ext_state == 2 && c->ext_state == 2 && p->ext_state == 2)
     check_divides(s, d, m, c, p, fw);
   if (ok && p && fw && d->kind == DK_SCENARIO && p->ext_state == 2 && fw->ext_state == 2) check_stack(s, d, p, fw);
+  if (ok && p && g && p->ext_state == 2 && g->ext_state == 2) check_dtype(s, d, p, g); /* a sweep may set the cluster */
 }
 
 static void check_decl(Sema *s, Decl *d) {

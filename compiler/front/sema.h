@@ -73,7 +73,8 @@ int sema_nfiles(Sema *s);
  * the order they were loaded; NULL for one that could not be read. */
 const SrcFile *sema_file(Sema *s, int i);
 
-/* Resolves an import path as sema_run does; returns a malloc'd path or NULL. */
+/* Resolves an import path as sema_run does (from_dir NULL: no importing file's folder);
+ * returns a malloc'd path or NULL. */
 char *sema_resolve_import(const SemaOptions *opt, const char *from_dir, const char *path);
 
 #endif

@@ -527,18 +527,25 @@ Value eval_expr(Sema *s, Env *e, AstNode *n) {
 
 static bool check_range(Sema *s, Env *e, AstNode *n, Value v, const FieldDef *fd, const char *what) {
   if (!v.known) return true;
-  char lo[64] = "", hi[64] = "";
+  char lo[192] = "", hi[192] = "";
   bool bad = false;
   if (fd->flags & F_HAS_MIN) bad |= (fd->flags & F_MIN_OPEN) ? v.num <= fd->min : v.num < fd->min;
   if (fd->flags & F_HAS_MAX) bad |= v.num > fd->max;
   if (!bad) return true;
+  char unit[64] = ""; /* a quantity's bounds other than 0, and its value, in base units */
+  if (fd->type == FT_QTY && (fd->min != 0 || fd->max != 0)) {
+    char d[64];
+    dim_describe(fd->dim, d, sizeof d);
+    snprintf(unit, sizeof unit, " %.*s", (int)strcspn(d, " "), d); /* "seconds (time)": " seconds" */
+  }
   if (fd->flags & F_HAS_MIN)
-    snprintf(lo, sizeof lo, "%s %g", (fd->flags & F_MIN_OPEN) ? "more than" : "at least", fd->min);
-  if (fd->flags & F_HAS_MAX) snprintf(hi, sizeof hi, "%sat most %g", lo[0] ? " and " : "", fd->max);
-  if (fd->type == FT_QTY)
+    snprintf(lo, sizeof lo, "%s %g%s", (fd->flags & F_MIN_OPEN) ? "more than" : "at least", fd->min,
+             fd->min != 0 ? unit : "");
+  if (fd->flags & F_HAS_MAX) snprintf(hi, sizeof hi, "%sat most %g%s", lo[0] ? " and " : "", fd->max, unit);
+  if (fd->type == FT_QTY && !unit[0])
     sema_err_env(s, e, n->span, "`%s` must be %s%s", what, lo, hi);
   else
-    sema_err_env(s, e, n->span, "`%s` must be %s%s, found %g", what, lo, hi, v.num);
+    sema_err_env(s, e, n->span, "`%s` must be %s%s, found %g%s", what, lo, hi, v.num, unit);
   return false;
 }
 

@@ -1,6 +1,7 @@
 /* hw.c - filling RtGpu and RtCluster from checked declarations. */
 #include "hw.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,13 @@ static bool need(HwSet *h, Decl *decl, const char *field, double *out) {
   return false;
 }
 
+/* A count the runtime holds in an int: false after saying so when it passes INT_MAX. */
+static bool int_of(HwSet *h, Decl *decl, const char *field, double x, int *out) {
+  if (x <= INT_MAX) return *out = (int)x, true;
+  diag_plain(h->d, NULL, "`%s` of `%s` is %.0f: the model takes at most %d", field, sema_decl_name(decl), x, INT_MAX);
+  return false;
+}
+
 static const char *const peak_fields[RT_NDTYPES] = {/* ORDER RtDtype */
                                                     "peak_fp32", "peak_tf32", "peak_fp16", "peak_bf16", "peak_fp8"};
 
@@ -151,9 +159,9 @@ static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
   double sms;
   g.name = sema_decl_name(decl);
   if (!need(h, decl, "memory", &g.memory) || !need(h, decl, "memory_bandwidth", &g.memory_bandwidth) ||
-      !need(h, decl, "sms", &sms) || !need(h, decl, "peak_fp16", &g.peak[RT_FP16]))
+      !need(h, decl, "sms", &sms) || !need(h, decl, "peak_fp16", &g.peak[RT_FP16]) ||
+      !int_of(h, decl, "sms", sms, &g.sms))
     return NULL;
-  g.sms = (int)sms;
   for (int t = 0; t < RT_NDTYPES; t++)
     if (t != RT_FP16) sema_number(h->s, decl, peak_fields[t], &g.peak[t]);
   sema_number(h->s, decl, "l2_cache", &g.l2_cache);
@@ -184,14 +192,16 @@ static bool tier_of(HwSet *h, Decl *decl, int i, RtTier *t) {
   t->name = sema_sub_label(decl, "tier", i);
   if (w)
     t->span_nodes = !strcmp(w, "node") ? 0 : -1;
-  else if (sema_sub_number(h->s, decl, "tier", i, "span", &span))
-    t->span_nodes = (int)span;
+  else if (sema_sub_number(h->s, decl, "tier", i, "span", &span) && !int_of(h, decl, "span", span, &t->span_nodes))
+    return false;
   if (!sema_sub_number(h->s, decl, "tier", i, "bandwidth", &t->bandwidth) ||
       !sema_sub_number(h->s, decl, "tier", i, "latency", &t->latency)) {
     diag_plain(h->d, NULL, "tier `%s` of `%s` has no bandwidth or latency", t->name, sema_decl_name(decl));
     return false;
   }
-  if (sema_sub_number(h->s, decl, "tier", i, "links_per_node", &links)) t->links_per_node = (int)links;
+  if (sema_sub_number(h->s, decl, "tier", i, "links_per_node", &links) &&
+      !int_of(h, decl, "links_per_node", links, &t->links_per_node))
+    return false;
   sema_sub_number(h->s, decl, "tier", i, "efficiency", &t->efficiency);
   bool red;
   if (sema_sub_bool(h->s, decl, "tier", i, "switch_reduction", &red)) t->switch_reduction = red ? 1 : -1;
@@ -211,10 +221,9 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
   double gpn, nodes;
   c.name = sema_decl_name(decl);
   Decl *g = sema_ref(h->s, decl, "gpu");
-  if (!g || !(c.gpu = gpu_of(h, g)) || !need(h, decl, "gpus_per_node", &gpn) || !need(h, decl, "nodes", &nodes))
+  if (!g || !(c.gpu = gpu_of(h, g)) || !need(h, decl, "gpus_per_node", &gpn) || !need(h, decl, "nodes", &nodes) ||
+      !int_of(h, decl, "gpus_per_node", gpn, &c.gpus_per_node) || !int_of(h, decl, "nodes", nodes, &c.nodes))
     return NULL;
-  c.gpus_per_node = (int)gpn;
-  c.nodes = (int)nodes;
   int n = sema_nsubs(decl, "tier");
   if (n > RT_MAX_TIERS) {
     diag_plain(h->d, NULL, "cluster `%s` has %d tiers; the runtime models at most %d", name, n, RT_MAX_TIERS);

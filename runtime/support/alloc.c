@@ -1,14 +1,22 @@
-/* alloc.c - allocation that aborts on failure, and array growth. */
+/* alloc.c - allocation that exits on failure, and array growth. */
 #include "alloc.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+/* The first thread to fail says so and ends the process; the others wait for it.  _Exit: no
+ * atexit handlers or static destructors (LLVM's) run under threads still at work. */
 _Noreturn void alloc_fail(const char *what) {
+  static atomic_flag failing = ATOMIC_FLAG_INIT;
+  if (atomic_flag_test_and_set(&failing))
+    for (;;) pause();
+  fflush(stdout); /* what was printed before stays */
   fprintf(stderr, "llmp: out of memory (%s)\n", what);
-  abort();
+  _Exit(1);
 }
 
 void *xmalloc(size_t n) {

@@ -1,5 +1,5 @@
 /* strbuf.h - text built a piece at a time: a growable, always NUL-terminated buffer that
- * aborts when memory runs out (StrBuf); the bounded append into a fixed buffer that a header
+ * exits when memory runs out (StrBuf); the bounded append into a fixed buffer that a header
  * line or a message is written with (str_appendf); numbers as text that reads back exactly
  * (str_shortest, str_number). */
 #ifndef LLMP_STRBUF_H

@@ -14,7 +14,9 @@
 
 #include "support.h"
 #include "calib.h"
+#include "clusters.h"
 #include "llmp_fit.h"
+#include "llmp_kernels.h"
 #include "llmp_rt.h"
 #include "ops.h"
 
@@ -577,6 +579,47 @@ TEST(bound_below_physics) {
                      2 * 4096.0 * 4096 * 4096 / 156e12, 1e-12);
 }
 
+/* The kernel rejects the arguments, and rt_kernel_why names the limit they break. */
+static void why_is(RtKernel k, const void *target, const double *a, const char *want) {
+  double out[RT_KERNEL_NOUT];
+  char why[256];
+  rt_kernels[k].fn(target, a, out);
+  assert_true((unsigned)out[2] & RT_BAD_ARGS);
+  rt_kernel_why(k, target, a, why, sizeof why);
+  if (strcmp(why, want)) fail_msg("%s: `%s`, want `%s`", rt_kernels[k].name, why, want);
+}
+
+TEST(kernel_why) {
+  const RtGpu *a100 = gpu("a100_sxm4_80gb");
+  RtGpu none = *a100;
+  memset(none.peak, 0, sizeof none.peak);
+  why_is(RTK_LINEAR, a100, (const double[]){7, 64, 64, 64, 1}, "`dtype` = 7 is no dtype code (0 to 4)");
+  why_is(RTK_LINEAR, a100, (const double[]){RT_FP16, 64, 0, 64, 1}, "`k` = 0: a size is a finite number of at least 1");
+  why_is(RTK_GELU, a100, (const double[]){RT_FP16, NAN}, "`elements` = nan: a size is a finite number of at least 1");
+  why_is(RTK_FLASH, a100, (const double[]){RT_BF16, 1, 2048, 8, 16, 128, 1},
+         "`kv_heads` = 16 is more than `heads` = 8");
+  why_is(RTK_ADD, &none, (const double[]){RT_BF16, 1e6}, "gpu `a100_sxm4_80gb` has no peak FLOP/s for bf16");
+  const RtCluster *selene = rt_cluster_builtin("selene");
+  assert_non_null(selene);
+  why_is(RTK_ALLREDUCE, selene, (const double[]){1e9, 3, 4},
+         "a group of 3 ranks 4 apart does not tile nodes of 8 GPUs");
+  why_is(RTK_ALLGATHER, selene, (const double[]){1e9, 1.5, 1},
+         "`size` = 1.5: a group's size is a whole number from 1 to 1000000000");
+  why_is(RTK_ALLREDUCE, selene, (const double[]){1e9, 1000, 8}, "the group spans 1000 nodes; cluster `selene` has 560");
+  why_is(RTK_ALLREDUCE, selene, (const double[]){-1, 2, 1}, "`bytes` = -1: a size in bytes is finite and at least 0");
+  /* schedule stages chunks micro_batches layers balanced, then the times */
+  double p[15] = {RT_1F1B, 4, 1, 8, 7, 0, 1e-3, 2e-3, 0, 0, 1e-4, 1e-4, 1e-4, 1e-4, 1e-5};
+  why_is(RTK_PIPELINE, NULL, p, "7 layers do not divide into 4 model chunks");
+  p[4] = 8, p[7] = INFINITY;
+  why_is(RTK_PIPELINE, NULL, p, "`layer_bwd` = inf: a time is finite and at least 0");
+  p[7] = 2e-3, p[2] = 2;
+  why_is(RTK_PIPELINE_MAKESPAN, NULL, p, "2 chunks per stage need the interleaved schedule");
+  p[0] = RT_INTERLEAVED, p[3] = 6;
+  why_is(RTK_PIPELINE, NULL, p, "the interleaved schedule needs micro_batches (6) to be a multiple of stages (4)");
+  p[1] = 2000;
+  why_is(RTK_PIPELINE, NULL, p, "`stages` = 2000: a whole number from 1 to 1024");
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(monotonic_in_size),
@@ -591,6 +634,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(recorded_values),
       cmocka_unit_test(bound_below_physics),
       cmocka_unit_test(gemm_waves_exact),
+      cmocka_unit_test(kernel_why),
   };
   return RUN_TESTS(tests);
 }

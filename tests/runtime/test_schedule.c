@@ -641,6 +641,25 @@ TEST(fast_orders_many) {
   }
 }
 
+/* Times at the ends of the doubles' range, where the fast path's integer ticks cannot hold
+ * them (their bound overflows, or its 2^62 ticks would need a scale past 2^1023), run exactly:
+ * the reference's makespan, inf where the sums overflow, and no signed overflow (UBSan). */
+TEST(extreme_times) {
+  static const double scales[] = {1e306, 1e300, 1e-290, 1e-300, 4.9e-324};
+  Times t;
+  for (int i = 0; i < 5; i++)
+    for (int s = RT_1F1B; s < RT_NSCHEDULES; s++) {
+      int v = s == RT_INTERLEAVED ? 2 : 1;
+      RtPipeline pl = stages_of(&t, (RtSchedule)s, 4, v, 64, scales[i], 2 * scales[i],
+                                s == RT_ZERO_BUBBLE ? scales[i] : 0, scales[i] / 8);
+      RtPipeResult f = rt_pipeline(&pl, NULL, 0, NULL), r = rt_pipeline_reference(&pl, NULL, 0, NULL);
+      assert_int_equal(f.flags, 0);
+      if (f.makespan != r.makespan && !(relative(f.makespan, r.makespan) <= 1e-12))
+        fail_msg("times x %g, schedule %d: %.17g, want %.17g", scales[i], s, f.makespan, r.makespan);
+      if (scales[i] > 1e305) assert_true(isinf(f.makespan));
+    }
+}
+
 /* The pipeline kernel: with and without its sends, as two runs of the reference give them;
  * with free sends already, both outputs are the one run. */
 TEST(kernel_pipeline) {
@@ -687,6 +706,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(fast_bit_identical),
       cmocka_unit_test(fast_orders_kept),
       cmocka_unit_test(fast_orders_many),
+      cmocka_unit_test(extreme_times),
       cmocka_unit_test(kernel_pipeline),
   };
   return RUN_TESTS(tests);

@@ -139,7 +139,7 @@ TEST(used_counts_rounded_sizes) {
 }
 
 /* A request so large that rounding it up to 16 bytes wraps around must not be served
- * with a small block: the allocator has to fail (abort, "out of memory"). */
+ * with a small block: the allocator has to fail (exit 1, "out of memory"). */
 TEST(alloc_huge_size_does_not_wrap) {
   fflush(NULL);
   pid_t pid = fork();
