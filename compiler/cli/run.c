@@ -439,7 +439,7 @@ static bool collect(Diag *d, PathList *out, const char *dir, int depth) {
     free(path);
   }
   closedir(dp);
-  qsort(here.v, (size_t)here.n, sizeof *here.v, cmp_cstr);
+  if (here.n) qsort(here.v, (size_t)here.n, sizeof *here.v, cmp_cstr); /* an empty folder: no array */
   bool ok = true;
   for (int i = 0; i < here.n; i++) {
     struct stat st;
