@@ -20,6 +20,7 @@
 
 #include "hash.h"
 #include "ops.h"
+#include "strbuf.h"
 
 static RtDtype dt_of(double x) {
   if (!(x >= 0 && x < RT_NDTYPES)) return RT_NDTYPES; /* NaN included: (int)NaN is undefined */
@@ -240,12 +241,6 @@ static const char *arg_name(const char *names, int i, char *buf, size_t n) {
   return buf;
 }
 
-/* x for a message: whole numbers in full, others in %g. */
-static const char *num(char *buf, size_t n, double x) {
-  snprintf(buf, n, x == floor(x) && fabs(x) < 0x1p53 ? "%.0f" : "%g", x);
-  return buf;
-}
-
 #define WHY(...) \
   do { \
     snprintf(why, n, __VA_ARGS__); \
@@ -255,7 +250,7 @@ static const char *num(char *buf, size_t n, double x) {
 static void why_gpu(RtKernel k, const RtGpu *g, const double *a, char *why, size_t n) {
   char name[32], v[32], w[32];
   RtDtype dt = dt_of(a[0]);
-  if (dt == RT_NDTYPES) WHY("`dtype` = %s is no dtype code (0 to %d)", num(v, sizeof v, a[0]), RT_NDTYPES - 1);
+  if (dt == RT_NDTYPES) WHY("`dtype` = %s is no dtype code (0 to %d)", str_brief(v, sizeof v, a[0]), RT_NDTYPES - 1);
   if (!(g->memory_bandwidth > 0 && isfinite(g->memory_bandwidth)) || g->sms < 1)
     WHY("gpu `%s` has no memory bandwidth or no SMs", g->name);
   double peak = rt_peak(g, dt);
@@ -264,10 +259,10 @@ static void why_gpu(RtKernel k, const RtGpu *g, const double *a, char *why, size
     arg_name(rt_kernels[k].argnames, i, name, sizeof name);
     if (!strcmp(name, "bias") || !strcmp(name, "causal")) continue; /* flags: 0 or not */
     if (!(a[i] >= 1 && a[i] < INFINITY))
-      WHY("`%s` = %s: a size is a finite number of at least 1", name, num(v, sizeof v, a[i]));
+      WHY("`%s` = %s: a size is a finite number of at least 1", name, str_brief(v, sizeof v, a[i]));
   }
   if (k == RTK_FLASH && !(a[4] <= a[3]))
-    WHY("`kv_heads` = %s is more than `heads` = %s", num(v, sizeof v, a[4]), num(w, sizeof w, a[3]));
+    WHY("`kv_heads` = %s is more than `heads` = %s", str_brief(v, sizeof v, a[4]), str_brief(w, sizeof w, a[3]));
   WHY("%s", "no argument is out of range: the sizes' products may be beyond a double");
 }
 
@@ -278,10 +273,10 @@ static void why_cluster(RtKernel k, const RtCluster *c, const double *a, char *w
   for (int i = 0; i < 2; i++) {
     double x = a[1 + i];
     if (k == RTK_P2P ? !(x >= 1) : !(x >= 1 && x <= 1e9 && x == floor(x)))
-      WHY("`%s` = %s: a group's %s is a whole number from 1 to 1000000000", names[i], num(v, sizeof v, x), names[i]);
+      WHY("`%s` = %s: a group's %s is a whole number from 1 to 1000000000", names[i], str_brief(v, sizeof v, x), names[i]);
   }
   if (!(isfinite(a[0]) && a[0] >= 0))
-    WHY("`bytes` = %s: a size in bytes is finite and at least 0", num(v, sizeof v, a[0]));
+    WHY("`bytes` = %s: a size in bytes is finite and at least 0", str_brief(v, sizeof v, a[0]));
   if (k == RTK_P2P) WHY("cluster `%s` has no tier for a send between these ranks", c->name);
   int nodes, gpn;
   if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0)
@@ -297,7 +292,7 @@ static void why_pipeline(RtKernel k, const double *a, char *why, size_t n) {
   for (int i = 0; i < 5; i++)
     if (count_of(a[i], (int)lo[i], (int)hi[i]) < 0)
       WHY("`%s` = %s: a whole number from %.0f to %.0f", arg_name(rt_kernels[k].argnames, i, name, sizeof name),
-          num(v, sizeof v, a[i]), lo[i], hi[i]);
+          str_brief(v, sizeof v, a[i]), lo[i], hi[i]);
   int stages = (int)a[1], chunks = (int)a[2], m = (int)a[3], layers = (int)a[4];
   if (stages * chunks > RT_MAX_CHUNKS)
     WHY("stages x chunks = %d: at most %d model chunks", stages * chunks, RT_MAX_CHUNKS);
@@ -309,7 +304,7 @@ static void why_pipeline(RtKernel k, const double *a, char *why, size_t n) {
   for (int i = 6; i < 15; i++)
     if (!(isfinite(a[i]) && a[i] >= 0))
       WHY("`%s` = %s: a time is finite and at least 0", arg_name(rt_kernels[k].argnames, i, name, sizeof name),
-          num(v, sizeof v, a[i]));
+          str_brief(v, sizeof v, a[i]));
   if (chunks > 1 && (int)a[0] != RT_INTERLEAVED) WHY("%d chunks per stage need the interleaved schedule", chunks);
   if (chunks > 1 && m % stages)
     WHY("the interleaved schedule needs micro_batches (%d) to be a multiple of stages (%d)", m, stages);

@@ -206,12 +206,6 @@ static int eval_jit(Comp *u, Decl *sc, Eval *e) {
   return 0;
 }
 
-/* x for a message: whole numbers in full, others to 6 digits. */
-static const char *msg_num(char *buf, size_t n, double x) {
-  snprintf(buf, n, x == floor(x) && fabs(x) < 0x1p53 ? "%.0f" : "%.6g", x);
-  return buf;
-}
-
 /* Why a scenario's figures are not finite: the first kernel call (in evaluation order) that
  * rejected its arguments, or answered NaN or an infinite time, with its label, its arguments
  * and the limit they broke; else the arithmetic between the calls. */
@@ -232,7 +226,7 @@ static void bad_value_why(const Graph *g, const double *vals, char *why, size_t 
       char num[32];
       size_t w = strcspn(names, " ");
       args[a] = vals[g->args[x->arg0 + a]];
-      str_appendf(why, n, &len, " %.*s=%s", (int)w, names, msg_num(num, sizeof num, args[a]));
+      str_appendf(why, n, &len, " %.*s=%s", (int)w, names, str_brief(num, sizeof num, args[a]));
       names += w + (names[w] == ' ');
     }
     char limit[256] = "";

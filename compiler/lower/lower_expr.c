@@ -28,6 +28,15 @@ static AstNode *let_of(Lower *L, const char *root, const char *f) {
   return NULL;
 }
 
+/* Field f of d as a number: its value, a boolean as 0 or 1, or a word's code; false if unset. */
+static bool decl_code(Lower *L, Decl *d, const char *f, double *x) {
+  bool b;
+  if (sema_number(L->s, d, f, x)) return true;
+  if (sema_bool(L->s, d, f, &b)) return *x = b, true;
+  const char *w = sema_word(L->s, d, f);
+  return w && lower_axis_code(f, w, x);
+}
+
 /* A numeric (or boolean, or enumeration-coded) field of the plan or the model: the sweep's
  * axis, its let, or the declaration's value.  A word field read here is coded. */
 GId lower_field(Lower *L, Decl *d, const char *root, const char *f, double def) {
@@ -48,16 +57,9 @@ GId lower_field(Lower *L, Decl *d, const char *root, const char *f, double def) 
     return K(L, NAN);
   }
   double x;
-  bool b;
+  if (decl_code(L, d, f, &x)) return K(L, x);
   /* a plan field the plan leaves out takes the stack's value, where the stack has the field */
-  for (Decl *src = d; src; src = src == L->plan && L->st.decl ? L->st.decl : NULL) {
-    if (src != d && !schema_field(schema_of(DK_FRAMEWORK), f)) break;
-    if (sema_number(L->s, src, f, &x)) return K(L, x);
-    if (sema_bool(L->s, src, f, &b)) return K(L, b);
-    const char *w = sema_word(L->s, src, f);
-    if (w && lower_axis_code(f, w, &x)) return K(L, x);
-    if (src == L->st.decl) break;
-  }
+  if (d == L->plan && L->st.decl && decl_code(L, L->st.decl, f, &x)) return K(L, x);
   return K(L, def);
 }
 

@@ -286,7 +286,6 @@ static GId plan_decisions(Lower *L) {
   GId tp_in_node = g_bin(L->g, GN_LE, MUL(L, L->tp, L->stride[G_TP]), K(L, L->rc->gpus_per_node));
   L->overlap_tp = lower_plan_field(L, "overlap_tp");
   if (L->st.tp_span_node) L->overlap_tp = AND(L, L->overlap_tp, tp_in_node);
-  L->tp_bwd = g_bin(L->g, GN_OR, L->overlap_tp, K(L, L->st.tp_bwd_overlap));
   L->overlap_dp = lower_plan_field(L, "overlap_dp");
   if (!L->st.dp_overlap_pp) L->overlap_dp = AND(L, L->overlap_dp, EQ(L, L->pp, 1));
   L->overlap_pp = lower_plan_field(L, "overlap_pp");

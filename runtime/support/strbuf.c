@@ -50,6 +50,11 @@ const char *str_shortest(char *buf, size_t n, double x) {
   return buf;
 }
 
+const char *str_brief(char *buf, size_t n, double x) {
+  snprintf(buf, n, x == floor(x) && fabs(x) < 0x1p53 ? "%.0f" : "%g", x);
+  return buf;
+}
+
 const char *str_number(char *buf, size_t n, double x) {
   if (x > -0x1p53 && x < 0x1p53 && x == (double)(long long)x && !(x == 0 && signbit(x))) {
     snprintf(buf, n, "%lld", (long long)x);

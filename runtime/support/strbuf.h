@@ -47,6 +47,8 @@ void strbuf_free(StrBuf *b);
 enum { STR_NUM_MAX = 32 };
 const char *str_shortest(char *buf, size_t n, double x);
 const char *str_number(char *buf, size_t n, double x);
+/* A number for a message: a whole number below 2^53 in full, any other to 6 digits (%g). */
+const char *str_brief(char *buf, size_t n, double x);
 
 /* snprintf at buf + *len, *len advanced and kept below cap: a text too long is cut. */
 void str_appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
