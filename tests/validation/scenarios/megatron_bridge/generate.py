@@ -3,6 +3,7 @@
 
     python3 generate.py [--framework | --no-framework] CSV OUT_DIR
     python3 generate.py --check [--framework | --no-framework] CSV DIR
+    python3 generate.py --needs CSV DIR
 
 CSV is shared/data/published/megatron_bridge_perf_summary_2509_2602.csv (NVIDIA Megatron-Bridge's
 docs/performance-summary-archive.md, containers 25.09 to 26.02.01).  Writes into OUT_DIR one
@@ -17,37 +18,39 @@ scenario (the software stack, issue 31); --no-framework leaves them out.  The de
 FRAMEWORK below (True).
 
 Which rows are in (README.md says the same, with each row's reason):
-- GPU: DGX-H100 (hw/systems/eos.llmp) and DGX-B200 (hw/systems/dgx_b200.llmp).  GB200,
-  GB300 and B300 are not in hw/gpus.llmp: out.
+- A row is in when llmp has every feature it needs (FEATURES: what, and where it is built;
+  HAVE: what llmp has) and its own figures agree.  `--needs` prints, per system and model,
+  the rows in and the features the others need.
+- GPU: DGX-H100 (hw/systems/eos), DGX-B200 (dgx_b200), DGX-B300 (dgx_b300), DGX-GB200 and
+  DGX-GB300 (gb200_nvl72, gb300_nvl72: racks of 4-GPU trays; the system files' gpus_per_node
+  is checked against SYSTEMS).
 - Precision: FP8 with per-tensor current scaling (`FP8-CS`; 25.09's primary `FP8`; 26.02's
-  `FP8`, on H100 the configurations 25.11 calls FP8-CS) is llmp's `fp8`; BF16 is `bf16`.
-  MXFP8, FP8-MX and 25.09's block-scaled FP8 (MXFP8 on Blackwell, 128x128 blocks on H100) and
-  NVFP4 are not dtypes llmp has: out.
+  `FP8`) is `fp8`; MXFP8, FP8-MX and 25.09's Blackwell block-scaled FP8 are `mxfp8`; NVFP4 is
+  `nvfp4`; BF16 is `bf16`.  25.09's H100 block-scaled FP8 (128x128 blocks, not MXFP8, which
+  Hopper lacks) runs FP8 GEMMs at the per-tensor rate: `fp8` (dtype_of says why).
 - Model: Llama 3 8B/70B and 3.1 405B (stdlib/models/llama3.llmp), Qwen3-30B-A3B and
-  Qwen3-235B-A22B (models.llmp: every layer MoE, no shared expert, which stdlib's MoE
-  operators express).  DeepSeek-V3 and Kimi-K2 (multi-head latent attention, dense first
-  layers), GPT-OSS 120B (sliding-window attention on alternate layers, attention sinks) and
-  Nemotron 3 Nano (Mamba-2 hybrid) are not: out.
-- MoE routing: only the 25.09 "(tokendrop)" Qwen3 rows say how they route (token drop at
-  capacity factor 1, which llmp's balanced routing states exactly); the other Qwen3 rows do
-  not, and the same plan's throughput moves 1.8x between containers: out.
-- Plan: ep must divide dp (llmp carves the expert-parallel group out of dp; Megatron-Core
-  folds it over tp x cp x dp).  A row whose ep does not is out.
+  Qwen3-235B-A22B (models.llmp), DeepSeek-V3 (MTP depth 1, or `mtp_layers = 0` for the
+  "(w/o MTP)" rows), Kimi-K2, GPT-OSS 120B and Nemotron 3 Nano (stdlib/models/).
+- MoE routing: "(tokendrop)" rows route with capacity factor 1.0; "(dropless)" rows and the
+  rows that do not say are taken as dropless (Megatron-Core's default without a capacity
+  factor; an assumption, stated in each scenario).
+- Plan: ep need not divide dp: Megatron-Core folds it over tp x cp x dp (feature ep_fold);
+  an ep that does not divide tp x cp x dp is no plan (out).  A row whose ga is not global
+  batch / (micro-batch dp), or whose FLOP figure disagrees with its model's other rows
+  (ODD_ROWS), is out.
 
 How a row becomes a plan: tp, pp, cp, vp (`virtual_stages`, `schedule = interleaved` when it
-is over 1), ep, micro-batch, global batch and sequence from the row; dp = GPUs / (tp pp cp)
-(the row's ga, where given, must be global batch / (micro-batch dp): checked); fsdp > 0 is
-Megatron-FSDP over all dp ranks (zero = 3), otherwise the distributed optimizer (zero = 1);
-layers that do not divide into pp x vp chunks are split with layer_partition = balanced.
-Assumed, as ../nemo_h100 assumes for NeMo (Megatron-Bridge's recipes are not in the data):
-sequence parallelism where tp > 1, no activation recompute, data-, tensor- and
-pipeline-parallel communication overlapped, Adam, flash attention; the 25.09 "tokendrop" MoE
-rows route with capacity factor 1.0.
+is over 1), ep, micro-batch, global batch and sequence from the row; dp = GPUs / (tp pp cp);
+fsdp > 0 is Megatron-FSDP over all dp ranks (zero = 3), otherwise the distributed optimizer
+(zero = 1); layers that do not divide into pp x vp chunks are split with layer_partition =
+balanced.  Assumed, as ../nemo_h100 assumes for NeMo (Megatron-Bridge's recipes are not in the
+data): sequence parallelism where tp > 1, no activation recompute, data-, tensor- and
+pipeline-parallel communication overlapped, Adam, flash attention, expert tensor parallelism 1.
 
-Checked per row written: iteration = gbs x seq / (tokens/s per GPU x GPUs) is the CSV's
-step_time_s_derived (to 1e-3), and llmp's shapes give the row's model FLOP per token (its
-model TFLOP/s over tokens/s) within 1 %, with the FLOP count 6 (active parameters outside
-the input embedding) + 6 L s H dh (causal attention), per token.
+Checked per row, in or out: iteration = gbs x seq / (tokens/s per GPU x GPUs) is the CSV's
+step_time_s_derived (to 1e-3), and the model's shapes give the row's model FLOP per token (its
+model TFLOP/s over tokens/s) within 1 % by Megatron-Core's count (flop_per_token; where that
+count is not the shapes' own, FLOP_NOTES says why and the scenario gives both).
 """
 import csv
 import os
@@ -61,72 +64,184 @@ SOURCE_URL = ("https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8
               "docs/performance-summary-archive.md")
 CSV_NAME = "shared/data/published/megatron_bridge_perf_summary_2509_2602.csv"
 
-# system -> (short name, cluster declaration, import)
+# What each row needs that llmp may lack: feature -> (where it is built, what it is).  HAVE
+# lists those llmp has; a row needing one outside HAVE is out, and the table says which.
+FEATURES = {
+    "b300": ("h-hw", "the B300 and hw/systems/dgx_b300"),
+    "gb200": ("h-hw", "the GB200 and hw/systems/gb200_nvl72"),
+    "gb300": ("h-hw", "the GB300 and hw/systems/gb300_nvl72"),
+    "mxfp8": ("h-hw", "the mxfp8 dtype"),
+    "nvfp4": ("h-hw", "the nvfp4 dtype"),
+    "ep_fold": ("h-moe", "ep folded over tp x cp x dp"),
+    "pattern": ("main", "layer patterns"),
+    "mtp": ("main", "mtp_layers"),
+    "mla": ("h-ops", "multi-head latent attention layers"),
+    "swa": ("h-ops", "sliding-window attention with sinks"),
+    "mamba": ("h-ops", "Mamba-2, squared-ReLU MoE and hybrid layers"),
+}
+HAVE = set()
+
+# system -> (short name, cluster declaration, import, GPUs per node, feature (None: llmp has it)).
+# A GB200/GB300 node is a compute tray of 4 GPUs (hw/systems/gb*_nvl72.llmp, checked below).
 SYSTEMS = {
-    "DGX-H100": ("h100", "eos", "hw/systems/eos"),
-    "DGX-B200": ("b200", "dgx_b200", "hw/systems/dgx_b200"),
+    "DGX-H100": ("h100", "eos", "hw/systems/eos", 8, None),
+    "DGX-B200": ("b200", "dgx_b200", "hw/systems/dgx_b200", 8, None),
+    "DGX-B300": ("b300", "dgx_b300", "hw/systems/dgx_b300", 8, "b300"),
+    "DGX-GB200": ("gb200", "gb200_nvl72", "hw/systems/gb200_nvl72", 4, "gb200"),
+    "DGX-GB300": ("gb300", "gb300_nvl72", "hw/systems/gb300_nvl72", 4, "gb300"),
 }
 
-# Shapes, for the FLOP check: layers, hidden, heads, kv heads, head dim, ffn (dense) or
-# moe_ffn, experts, top_k, vocabulary.  The same figures as the .llmp models.
+# Shapes, for the FLOP check (the same figures as the .llmp models).  kind gqa: layers,
+# hidden, heads, kv heads, head dim, ffn (dense) or moe_ffn, experts, top_k, vocabulary, gated
+# (SwiGLU) or not, window (sliding-window layers, every other one).  kind mla: DeepSeek-V3's
+# attention, `dense` dense layers first, a shared expert, mtp MTP layers.  kind hybrid:
+# Nemotron-H's Mamba-2, attention and MoE layers.
 MODELS = {
-    "llama3_8b": dict(L=32, h=4096, H=32, kv=8, dh=128, ffn=14336, E=0, k=0, V=128256),
-    "llama3_70b": dict(L=80, h=8192, H=64, kv=8, dh=128, ffn=28672, E=0, k=0, V=128256),
-    "llama3_405b": dict(L=126, h=16384, H=128, kv=8, dh=128, ffn=53248, E=0, k=0, V=128256),
-    "qwen3_30b_a3b": dict(L=48, h=2048, H=32, kv=4, dh=128, ffn=768, E=128, k=8, V=151936),
-    "qwen3_235b_a22b": dict(L=94, h=4096, H=64, kv=4, dh=128, ffn=1536, E=128, k=8, V=151936),
+    "llama3_8b": dict(kind="gqa", L=32, h=4096, H=32, kv=8, dh=128, ffn=14336, E=0, k=0, V=128256),
+    "llama3_70b": dict(kind="gqa", L=80, h=8192, H=64, kv=8, dh=128, ffn=28672, E=0, k=0, V=128256),
+    "llama3_405b": dict(kind="gqa", L=126, h=16384, H=128, kv=8, dh=128, ffn=53248, E=0, k=0, V=128256),
+    "qwen3_30b_a3b": dict(kind="gqa", L=48, h=2048, H=32, kv=4, dh=128, ffn=768, E=128, k=8, V=151936),
+    "qwen3_235b_a22b": dict(kind="gqa", L=94, h=4096, H=64, kv=4, dh=128, ffn=1536, E=128, k=8, V=151936),
+    # stdlib/models/deepseek.llmp, kimi_k2.llmp (arXiv 2412.19437, 2507.20534; config.json)
+    "deepseek_v3": dict(kind="mla", L=61, dense=3, h=7168, H=128, q_lora=1536, kv_lora=512, nope=128, rope=64,
+                        v=128, ffn=18432, moe_ffn=2048, shared=2048, E=256, k=8, mtp=1, V=129280),
+    "kimi_k2": dict(kind="mla", L=61, dense=1, h=7168, H=64, q_lora=1536, kv_lora=512, nope=128, rope=64,
+                    v=128, ffn=18432, moe_ffn=2048, shared=2048, E=384, k=8, mtp=0, V=163840),
+    # stdlib/models/gpt_oss.llmp (arXiv 2508.10925; config.json): 36 layers, every other one
+    # attending over a window of 128 tokens.
+    "gpt_oss_120b": dict(kind="gqa", L=36, h=2880, H=64, kv=8, dh=64, ffn=2880, E=128, k=4, V=201088,
+                         window=128),
+    # stdlib/models/nemotron.llmp (Nemotron 3 Nano 30B-A3B config.json)
+    "nemotron3_nano": dict(kind="hybrid", h=2688, mamba=23, attn=6, moe=23, H=32, kv=2, dh=128, m_heads=64,
+                           m_dh=64, state=128, groups=8, moe_ffn=1856, shared=3712, E=128, k=6, V=131072),
 }
+# The model sequence each .llmp file sets (a row with another sets seq itself), and the file.
 MODEL_SEQ = {"llama3_8b": 8192, "llama3_70b": 8192, "llama3_405b": 8192, "qwen3_30b_a3b": 4096,
-             "qwen3_235b_a22b": 4096}
+             "qwen3_235b_a22b": 4096, "deepseek_v3": 4096, "kimi_k2": 4096, "gpt_oss_120b": 4096,
+             "nemotron3_nano": 8192}
+MODEL_IMPORT = {"deepseek_v3": "stdlib/models/deepseek", "kimi_k2": "stdlib/models/kimi_k2",
+                "gpt_oss_120b": "stdlib/models/gpt_oss", "nemotron3_nano": "stdlib/models/nemotron"}
+
+# Rows out for their own figures: line -> (model, why).
+ODD_ROWS = {
+    128: ("DeepSeekV3 (dropless)", "its model TFLOP/s (330) over its tokens/s (1297) is 254.4 GFLOP per token, "
+          "2.2 % under line 127's 260.6 for the same model, plan and throughput: the table's figures disagree"),
+}
+
+
+# Where Megatron-Core's FLOP count is not the shapes' own, why.
+FLOP_NOTES = {
+    "gpt_oss_120b": "it counts GPT-OSS's experts as not gated (the clamped SwiGLU is not Megatron's `swiglu`) "
+                    "and every layer's attention as full causal, where half the layers attend over 128 tokens.",
+    "nemotron3_nano": "its Mamba-2 term takes d_inner = 2 x hidden (5376), where Nano's is 64 heads x 64 (4096).",
+}
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".."))
 
 
 def fail(msg):
     sys.exit("generate.py: " + msg)
 
 
-def flop_per_token(m, seq):
+def gqa_flops(m, seq, gated=True, window=False):
     """Model FLOP per token, forward and backward: 6 x the active parameters outside the input
-    embedding (attention projections, the SwiGLU MLP or the top-k experts and the router, the LM
-    head) + 6 L s H dh for causal attention's two batched matrix products."""
+    embedding (attention projections, the MLP or the top-k experts and the router, the LM head)
+    + 6 s H dh per causal attention layer (12 w H dh per layer over a window of w, when window)."""
     attn = m["h"] * (m["H"] + 2 * m["kv"]) * m["dh"] + m["H"] * m["dh"] * m["h"]
-    mlp = 3 * m["h"] * m["ffn"] * (m["k"] if m["E"] else 1) + (m["h"] * m["E"] if m["E"] else 0)
-    return 6 * (m["L"] * (attn + mlp) + m["h"] * m["V"]) + 6 * m["L"] * seq * m["H"] * m["dh"]
+    up = (3 if gated else 2) * m["h"] * m["ffn"]
+    mlp = up * (m["k"] if m["E"] else 1) + (m["h"] * m["E"] if m["E"] else 0)
+    core = m["L"] * seq / 2
+    if window and m.get("window"):  # half the layers over the window: mean keys w - w(w-1)/2s
+        w = m["window"]
+        core = m["L"] / 2 * seq / 2 + m["L"] / 2 * (w - w * (w - 1) / (2 * seq))
+    return 6 * (m["L"] * (attn + mlp) + m["h"] * m["V"]) + 12 * core * m["H"] * m["dh"]
+
+
+def mla_flops(m, seq, mtp):
+    """Megatron-Core's count (megatron/training/training.py, num_floating_point_operations, with
+    multi_latent_attention): per layer the q and kv down- and up-projections with their norms,
+    the rope key, the output projection and causal attention over qk and v head dims; the dense
+    and MoE MLPs (top-k routed + shared; no router); mtp MTP layers (an MoE layer, two norms
+    and the 2h -> h projection each) and their logits."""
+    h, H, qk = m["h"], m["H"], m["nope"] + m["rope"]
+    n = m["L"] + mtp
+    attn = (m["q_lora"] * (h + H * qk + 1) + m["kv_lora"] * (h + H * (m["nope"] + m["v"]) + 1) + h * m["rope"]
+            + H * m["v"] * h + seq * H * qk / 2 + seq * H * m["v"] / 2)
+    mlp = 3 * h * (m["dense"] * m["ffn"] + (n - m["dense"]) * (m["k"] * m["moe_ffn"] + m["shared"]))
+    return 6 * n * attn + 6 * mlp + 6 * mtp * (3 * h + 2 * h * h) + 6 * h * m["V"] * (mtp + 1)
+
+
+def hybrid_flops(m, seq, d_in=None):
+    """Megatron-Core's count for hybrid models (training.py, hybrid_flops): Mamba-2 in_proj,
+    scan (7 s d_in state) and out_proj, with d_in = 2 x hidden, the formula's constant (d_in
+    given: the model's own); GQA attention; squared-ReLU MoE (top-k routed + shared); logits."""
+    h = m["h"]
+    d_in = d_in or 2 * h
+    mamba = 2 * h * (2 * d_in + 2 * m["groups"] * m["state"] + m["m_heads"]) + 7 * d_in * m["state"] + 2 * d_in * h
+    q = m["H"] * m["dh"]
+    attn = 4 * q * (h + h * m["kv"] / m["H"] + seq / 2)
+    moe = 4 * h * (m["moe_ffn"] * m["k"] + m["shared"])
+    return 3 * (m["mamba"] * mamba + m["attn"] * attn + m["moe"] * moe + 2 * h * m["V"])
+
+
+def flop_per_token(model, seq, mtp=None):
+    """(Megatron-Core's count as Megatron-Bridge reports it, the shapes' own count), per token."""
+    m = MODELS[model]
+    if m["kind"] == "mla":
+        f = mla_flops(m, seq, m["mtp"] if mtp is None else mtp)
+        return f, f
+    if m["kind"] == "hybrid":
+        return hybrid_flops(m, seq), hybrid_flops(m, seq, m["m_heads"] * m["m_dh"])
+    if model.startswith("gpt_oss"):
+        # Megatron-Bridge counts GPT-OSS's experts as not gated (its clamped SwiGLU is not
+        # Megatron's `swiglu`) and every layer's attention as full: the rows' figure.
+        return gqa_flops(m, seq, gated=False) - 6 * m["L"] * m["h"] * m["E"], gqa_flops(m, seq, window=True)
+    f = gqa_flops(m, seq)
+    return f, f
 
 
 def model_of(name):
-    """(llmp model, None) or (None, why it is out)."""
+    """(llmp model, what the row needs, MTP layers or None, routing) for the CSV's model."""
     n = name.lower()
+    routing = "tokendrop" if "tokendrop" in n else "dropless" if "dropless" in n else None
     if n == "llama3_8b":
-        return "llama3_8b", None
+        return "llama3_8b", [], None, None
     if n == "llama3_70b":
-        return "llama3_70b", None
+        return "llama3_70b", [], None, None
     if n == "llama3.1_405b":
-        return "llama3_405b", None
+        return "llama3_405b", [], None, None
     if n.startswith("qwen3_30b_a3b"):
-        return "qwen3_30b_a3b", None
+        return "qwen3_30b_a3b", [], None, routing
     if n.startswith("qwen3_235b_a22b"):
-        return "qwen3_235b_a22b", None
+        return "qwen3_235b_a22b", [], None, routing
     if n.startswith("deepseekv3"):
-        return None, "DeepSeek-V3: multi-head latent attention and 3 dense layers before the MoE ones (no llmp block)"
+        # Rows without "(w/o MTP)" count the MTP layer's FLOPs (260 GFLOP per token against
+        # 250 without): MTP on, depth 1, DeepSeek-V3's own.
+        mtp = 0 if "w/o mtp" in n else None
+        return "deepseek_v3", ["pattern", "mla"] + (["mtp"] if mtp is None else []), mtp, routing
     if n.startswith("kimi_k2"):
-        return None, "Kimi-K2: DeepSeek-V3's architecture (multi-head latent attention, a dense first layer)"
-    if n.startswith("gpt oss"):
-        return None, "GPT-OSS: sliding-window attention on every other layer and attention sinks (no llmp operator)"
+        return "kimi_k2", ["pattern", "mla"], None, routing
+    if n.startswith("gpt oss 120b"):
+        return "gpt_oss_120b", ["pattern", "swa"], None, routing
     if n.startswith("nemotron_3_nano"):
-        return None, "Nemotron 3 Nano: Mamba-2 hybrid (no llmp operator)"
+        return "nemotron3_nano", ["pattern", "mamba"], None, routing
     fail(f"unknown model {name!r}")
 
 
-def dtype_of(prec):
-    """(llmp dtype, None) or (None, why it is out)."""
+def dtype_of(prec, system):
+    """(llmp dtype, what it needs, name suffix)."""
     if prec in ("FP8", "FP8-CS") or prec.startswith("FP8 (25.09 table: primary=per-tensor"):
-        return "fp8", None
+        return "fp8", [], ""
     if prec == "BF16":
-        return "bf16", None
+        return "bf16", [], "_bf16"
+    if prec.startswith("FP8 block-scaled") and system == "DGX-H100":
+        # Hopper has no MXFP8: its block-scaled FP8 (128x128 weight, 1x128 activation blocks)
+        # runs the same FP8 tensor-core GEMMs as per-tensor scaling, with the scales applied
+        # around them: llmp's fp8 (the scale work is not modelled).
+        return "fp8", [], "_fp8block"
     if prec in ("MXFP8", "FP8-MX") or prec.startswith("FP8 block-scaled"):
-        return None, f"{prec.split(' (')[0]}: block-scaled FP8, not an llmp dtype"
+        return "mxfp8", ["mxfp8"], "_mxfp8"  # 25.09's Blackwell block-scaled FP8 is MXFP8
     if prec == "NVFP4":
-        return None, "NVFP4: not an llmp dtype"
+        return "nvfp4", ["nvfp4"], "_nvfp4"
     fail(f"unknown precision {prec!r}")
 
 
@@ -139,16 +254,12 @@ def num(v, default=None):
 
 
 def classify(row, n):
-    """(plan dict, None) or (None, why the row is out)."""
-    why = []
-    if row["system"] not in SYSTEMS:
-        why.append(f"{row['system']}: GPU not in hw/gpus.llmp")
-    dtype, w = dtype_of(row["precision"])
-    if w:
-        why.append(w)
-    model, w = model_of(row["model"])
-    if w:
-        why.append(w)
+    """(plan, why): the plan for a sane row (None if its figures disagree) and why it is out
+    ([] for a row that is in).  The FLOP check runs on every sane row, in or out."""
+    short, cluster, imp, per_node, sys_need = SYSTEMS[row["system"]]
+    dtype, needs, suffix = dtype_of(row["precision"], row["system"])
+    model, m_needs, mtp, routing = model_of(row["model"])
+    needs = ([sys_need] if sys_need else []) + needs + m_needs
     gpus, tp, pp, cp = (num(row[k]) for k in ("n_gpus", "tp", "pp", "cp"))
     vp, ep = num(row["vp"], 1), num(row["ep"], 1)
     mbs, gbs, seq, fsdp = num(row["mbs"]), num(row["gbs"]), num(row["seq_len"]), num(row["fsdp"])
@@ -157,52 +268,90 @@ def classify(row, n):
     dp = gpus // (tp * pp * cp)
     if gbs % (mbs * dp):
         fail(f"line {n}: global batch {gbs} does not divide into micro-batch {mbs} x dp {dp}")
-    ga_note = None
+    if gpus % per_node:
+        fail(f"line {n}: {gpus} GPUs is not whole {per_node}-GPU nodes")
+    why = []
     if row["ga"] and int(row["ga"]) != gbs // (mbs * dp):
-        ga_note = f"ga {row['ga']}, but global batch / (micro-batch x dp) = {gbs // (mbs * dp)}"
-    if model and model.startswith("llama") and ep != 1:
+        why.append(f"ga {row['ga']}, but global batch / (micro-batch x dp) = {gbs // (mbs * dp)}: the row's plan "
+                   "does not add up")
+    if model.startswith("llama") and ep != 1:
         fail(f"line {n}: a dense model with ep {ep}")
-    if dp % ep:
-        why.append(f"ep {ep} does not divide dp {dp} (README.md, Plan)")
-    if model and model.startswith("qwen3") and "tokendrop" not in row["model"]:
-        why.append("MoE routing not stated (README.md, MoE routing)")
+    if (tp * cp * dp) % ep:
+        why.append(f"ep {ep} does not divide tp x cp x dp = {tp * cp * dp} (a pipeline stage's GPUs): no "
+                   "Megatron-Core plan has it")
+    elif dp % ep:
+        needs.append("ep_fold")
     if fsdp and fsdp != dp:
         why.append(f"fsdp {fsdp} is not dp {dp}")
-    if why:
-        return None, "; ".join(why + ([f"(also: {ga_note})"] if ga_note else []))
-    if ga_note:
-        fail(f"line {n}: {ga_note}")
+    if n in ODD_ROWS:
+        if ODD_ROWS[n][0] != row["model"]:
+            fail(f"line {n} is {row['model']}, not {ODD_ROWS[n][0]}: ODD_ROWS names the wrong line")
+        why.append(ODD_ROWS[n][1])
     it = gbs * seq / (float(row["tokens_per_s_per_gpu"]) * gpus)
     if abs(it / float(row["step_time_s_derived"]) - 1) > 1e-3:
         fail(f"line {n}: gbs x seq / (tokens/s x GPUs) = {it:.5g} s, step_time_s_derived {row['step_time_s_derived']}")
-    ours = flop_per_token(MODELS[model], seq)
+    ours, own = flop_per_token(model, seq, mtp)
     theirs = float(row["model_tflops_per_gpu"]) * 1e12 / float(row["tokens_per_s_per_gpu"])
-    if abs(ours / theirs - 1) > 0.01:
+    if n not in ODD_ROWS and abs(ours / theirs - 1) > 0.01:
         fail(f"line {n}: {model} at {seq}: {ours / 1e9:.2f} GFLOP per token, the row {theirs / 1e9:.2f}")
-    return dict(model=model, dtype=dtype, gpus=gpus, tp=tp, pp=pp, cp=cp, dp=dp, vp=vp, ep=ep, mbs=mbs,
-                gbs=gbs, seq=seq, fsdp=fsdp, it=float(row["step_time_s_derived"]), ours=ours,
-                theirs=theirs), None
+    missing = [f for f in needs if f not in HAVE]
+    if missing:
+        why.append("needs " + ", ".join(f"{FEATURES[f][1]} ({FEATURES[f][0]})" for f in missing))
+    return dict(model=model, dtype=dtype, suffix=suffix, mtp=mtp, routing=routing, gpus=gpus, tp=tp, pp=pp,
+                cp=cp, dp=dp, vp=vp, ep=ep, mbs=mbs, gbs=gbs, seq=seq, fsdp=fsdp, needs=needs,
+                it=float(row["step_time_s_derived"]), ours=ours, own=own, theirs=theirs), why
 
 
 def ident(s):
     return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
 
 
+def layers(m):
+    return m["mamba"] + m["attn"] + m["moe"] if m["kind"] == "hybrid" else m["L"]
+
+
+def nodes_of(row, p):
+    """The scenario's node count; the system file's GPUs per node must be SYSTEMS' figure."""
+    short, cluster, imp, per_node, _ = SYSTEMS[row["system"]]
+    path = os.path.join(ROOT, imp + ".llmp")
+    if os.path.exists(path):
+        m = re.search(r"^\s*gpus_per_node\s*=\s*(\d+)", open(path, encoding="utf-8").read(), re.M)
+        if not m or int(m.group(1)) != per_node:
+            fail(f"{path}: gpus_per_node is not {per_node} (SYSTEMS)")
+    return p["gpus"] // per_node
+
+
 def scenario(row, n, p, framework):
-    short, cluster, imp = SYSTEMS[row["system"]]
+    short, cluster, imp, per_node, _ = SYSTEMS[row["system"]]
     container = row["container"].replace(".", "")
-    stem = f"mb{container}_{short}_{p['model']}_{p['gpus']}gpu"
+    mname = p["model"] + ("_nomtp" if p["mtp"] == 0 else "")
+    stem = f"mb{container}_{short}_{mname}_{p['gpus']}gpu{p['suffix']}"
     name = stem
     m = MODELS[p["model"]]
     chunks = p["pp"] * p["vp"]
-    balanced = m["L"] % chunks != 0
-    tokendrop = "tokendrop" in row["model"]
+    balanced = layers(m) % chunks != 0
+    tokendrop = p["routing"] == "tokendrop"
+    moe = m.get("E", 0) > 0
     model_fields = []
     if p["seq"] != MODEL_SEQ[p["model"]]:
         model_fields.append(f"seq = {p['seq']}")
     if tokendrop:
         model_fields.append("capacity_factor = 1.0")
+    if p["mtp"] == 0:
+        model_fields.append("mtp_layers = 0")
     model_expr = p["model"] + (" { " + "; ".join(model_fields) + " }" if model_fields else "")
+    routing = ""
+    if tokendrop:
+        routing = ", capacity factor 1.0 (token drop)"
+    elif moe and p["routing"] == "dropless":
+        routing = ", dropless routing (the row's)"
+    elif moe:
+        routing = ", dropless routing (the row does not say; Megatron-Core's default without a capacity factor)"
+    flop_note = []
+    if abs(p["own"] / p["ours"] - 1) > 1e-3:
+        flop_note = ["# " + t for t in textwrap.wrap(
+            f"Megatron-Core's FLOP count, which the row reports, is not the shapes' own ({p['own'] / 1e9:.2f} GFLOP "
+            f"per token): {FLOP_NOTES[p['model']]}", width=92)]
     prec = row["precision"].split(" (")[0]
     per_stage = p["gbs"] // (p["mbs"] * p["dp"])
     lines = [
@@ -220,15 +369,15 @@ def scenario(row, n, p, framework):
         f"# {p['it']:g} s (step_time_s_derived: global batch x sequence / (tokens/s per GPU x GPUs)).",
         f"# dp = {p['gpus']} / (tp {p['tp']} x pp {p['pp']} x cp {p['cp']}) = {p['dp']}; {per_stage} micro-batches"
         " per step.",
-    ] + ["# " + t for t in textwrap.wrap(
+    ] + flop_note + ["# " + t for t in textwrap.wrap(
         "Assumed (README.md): sequence parallel with tp > 1, no recompute, " +
         ("Megatron-FSDP (zero 3), " if p["fsdp"] else "the distributed optimizer (zero 1), ") +
         ("overlapped dp/tp/pp communication (the stack's, megatron_core)" if framework
-         else "overlapped dp/tp/pp communication") + (", capacity factor 1.0 (token drop)" if tokendrop else "") + ".",
+         else "overlapped dp/tp/pp communication") + routing + ".",
         width=92)] + [
         "# Generated by generate.py; edit that, not this.",
         "",
-        'import "models"',
+        f'import "{MODEL_IMPORT.get(p["model"], "models")}"',
         f'import "{imp}"',
     ]
     if framework:
@@ -239,14 +388,14 @@ def scenario(row, n, p, framework):
         fields.append(("cp", p["cp"], None))
     fields.append(("dp", p["dp"], None))
     if p["ep"] > 1:
-        fields.append(("ep", p["ep"], None))
+        fields.append(("ep", p["ep"], "folded over tp x cp x dp" if p["dp"] % p["ep"] else None))
     fields += [("micro_batch", p["mbs"], None), ("global_batch", p["gbs"], None),
                ("dtype", p["dtype"], "the row's precision")]
     if p["vp"] > 1:
         fields += [("schedule", "interleaved", None), ("virtual_stages", p["vp"], "the row's vp")]
     if balanced:
         fields.append(("layer_partition", "balanced",
-                       f"{m['L']} layers do not divide into {chunks} chunks"))
+                       f"{layers(m)} layers do not divide into {chunks} chunks"))
     fields += [("sequence_parallel", "true" if p["tp"] > 1 else "false", "assumed" if p["tp"] > 1 else None),
                ("recompute", "none", "assumed"),
                ("zero", 3 if p["fsdp"] else 1,
@@ -264,7 +413,7 @@ def scenario(row, n, p, framework):
         lines.append(text)
     src = (f"{row['source']} (Megatron-Bridge performance summary, container {row['container']}, {row['system']}, "
            f"{row['model']}, {prec}, {p['gpus']} GPUs); via {CSV_NAME} line {n}")
-    sfields = [("model", model_expr), ("cluster", f"{cluster} {{ nodes = {p['gpus'] // 8} }}"),
+    sfields = [("model", model_expr), ("cluster", f"{cluster} {{ nodes = {nodes_of(row, p)} }}"),
                ("plan", f"{name}_plan")]
     if framework:
         sfields.append(("framework", "megatron_core  # Megatron-Bridge: Megatron-Core with Transformer Engine"))
@@ -272,56 +421,92 @@ def scenario(row, n, p, framework):
     width = max(len(k) for k, _ in sfields)
     lines += ["}", "", f"scenario {name} {{"] + [f"  {k.ljust(width)} = {v}" for k, v in sfields]
     lines += ["  measured {  # step_time_s_derived", f"    iteration = {p['it']:g} s", "  }", "}", ""]
-    if p["gpus"] % 8:
-        fail(f"line {n}: {p['gpus']} GPUs is not whole 8-GPU nodes")
     return stem, "\n".join(lines)
 
 
 ROWS_BEGIN, ROWS_END = "<!-- rows: written by generate.py -->", "<!-- end of rows -->"
 
 
+def roles(entries):
+    """stem -> "calibration" or "validation": stack_factors.py's rule, per GPU (its selector
+    `_gpu_` in the name), the rows at even positions (1st, 3rd, ...) in name order calibrate.
+    The H100 rows validate only (megatron_core's H100 figures are fitted on other sets)."""
+    out = {}
+    for short, _, _, _, _ in SYSTEMS.values():
+        stems = sorted(e[2] for e in entries if e[2] and f"_{short}_" in e[2])
+        for i, stem in enumerate(stems):
+            out[stem] = "calibration" if short != "h100" and i % 2 == 0 else "validation"
+    return out
+
+
 def table(entries):
+    role = roles(entries)
     out = [ROWS_BEGIN,
            "| line | container | system | model | precision | GPUs | tp/pp/cp/vp/ep | fsdp | mbs/gbs | step (s) | "
-           "in? | scenario, or why not |",
+           "in? | scenario (role), or why not |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for n, row, stem, why in entries:
         prec = row["precision"].split(" (")[0]
         par = "/".join(row[k] for k in ("tp", "pp", "cp", "vp", "ep"))
         out.append(f"| {n} | {row['container']} | {row['system']} | {row['model']} | {prec} | {row['n_gpus']} | "
                    f"{par} | {row['fsdp']} | {row['mbs']}/{row['gbs']} | {row['step_time_s_derived']} | "
-                   + (f"in | `{stem}.llmp` |" if stem else f"out | {why} |"))
+                   + (f"in | `{stem}.llmp` ({role[stem]}) |" if stem else f"out | {'; '.join(why)} |"))
     n_in = sum(1 for e in entries if e[2])
     out += ["", f"{len(entries)} rows: {n_in} in, {len(entries) - n_in} out.", ROWS_END]
     return "\n".join(out)
 
 
+def needs_report(entries, plans):
+    """What the rows out for a missing feature need, by system and model (--needs)."""
+    groups = {}
+    for (n, row, stem, why), p in zip(entries, plans):
+        if p is None:
+            continue
+        key = (row["system"], p["model"])
+        g = groups.setdefault(key, [0, 0, set()])
+        g[0] += 1
+        g[1] += bool(stem)
+        g[2].update(p["needs"])
+    for (system, model), (total, n_in, needs) in sorted(groups.items()):
+        need = ", ".join(f"{f} ({FEATURES[f][0]})" for f in sorted(needs)) or "-"
+        print(f"{system:10} {model:16} {n_in:3}/{total:<3} in; needs: {need}")
+    full = sum(1 for (n, row, stem, why) in entries if all(w.startswith("needs ") for w in why))
+    print(f"{len(entries)} rows: {sum(1 for e in entries if e[2])} in today, {full} with every feature of FEATURES")
+
+
 def main():
     args = sys.argv[1:]
     check = "--check" in args
+    report = "--needs" in args
     framework = FRAMEWORK
     if "--framework" in args:
         framework = True
     if "--no-framework" in args:
         framework = False
-    args = [a for a in args if a not in ("--check", "--framework", "--no-framework")]
+    args = [a for a in args if a not in ("--check", "--needs", "--framework", "--no-framework")]
     if len(args) != 2:
         fail("usage: generate.py [--check] [--framework | --no-framework] CSV OUT_DIR")
     path, out_dir = args
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    files, entries = {}, []
+    files, entries, plans, stems = {}, [], [], set()
     for n, row in enumerate(rows, start=2):  # line number in the CSV (header is line 1)
         if row["source"] != SOURCE_URL:
             fail(f"line {n}: source {row['source']}, not {SOURCE_URL}")
         p, why = classify(row, n)
-        stem = None
-        if p:
-            stem, text = scenario(row, n, p, framework)
-            if stem + ".llmp" in files:
-                fail(f"line {n}: a second row named {stem}")
+        stem, text = scenario(row, n, p, framework)  # every row, to check its name is its own
+        if stem in stems:
+            fail(f"line {n}: a second row named {stem}")
+        stems.add(stem)
+        if why:
+            stem = None
+        else:
             files[stem + ".llmp"] = text
         entries.append((n, row, stem, why))
+        plans.append(p)
+    if report:
+        needs_report(entries, plans)
+        return
     rows_md = table(entries)
     readme = os.path.join(out_dir, "README.md")
     text = open(readme, encoding="utf-8").read() if os.path.exists(readme) else ""
