@@ -202,7 +202,7 @@ static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool para
 #define F(x) dst->x = ADD(L, dst->x, MUL(L, k, src->x))
   F(fc), F(bc), F(wg), F(sel), F(act), F(act_sel), F(flops), F(sel_flops);
   for (int i = 0; i < CM_N; i++) F(comm_f[i]), F(comm_b[i]);
-  if (params) F(params), F(tensors);
+  if (params) F(params), F(tensors), F(wtotal), F(wactive);
 #undef F
   dst->launches += times * src->launches;
 }
@@ -292,6 +292,8 @@ void lower_report(const Lowered *l, const double *vals, Report *r) {
   r->iteration = output(l, vals, O_ITERATION);
   for (int i = 0; i < RP_N; i++) r->part[i] = out_val(l, vals, lower_part_outputs[i]);
   r->tokens_per_s = output(l, vals, O_TOKENS);
+  r->params_total = output(l, vals, O_PARAMS);
+  r->params_active = output(l, vals, O_ACTIVE);
   r->model_flops = output(l, vals, O_MODEL_FLOPS);
   r->hardware_flops = output(l, vals, O_HW_FLOPS);
   r->tflops_per_gpu = output(l, vals, O_TFLOPS);

@@ -360,6 +360,16 @@ static void iter_throughput(Lower *L, Iter *it) {
   GId gpus = MUL(L, MUL(L, L->tp, L->pp), MUL(L, L->dp, L->cp));
   GId per_gpu = DIV(L, model_flops, MUL(L, iteration, gpus));
   double peak = L->gpu->peak[L->dt_plan] > 0 ? L->gpu->peak[L->dt_plan] : L->gpu->peak[RT_FP16];
+  /* the model's parameters, and those one token uses (MoE: its top_k experts); a tied head's
+   * output weights are the embedding's */
+  bool tied = bool_or(L, L->model, "tied_embeddings", false);
+  GFIELD(it, wtotal, x);
+  GId total = ADD(L, ADD(L, gsum(L, it, L->gcount, x), E->wtotal), H->wtotal);
+  GFIELD(it, wactive, x);
+  GId active = ADD(L, ADD(L, gsum(L, it, L->gcount, x), E->wactive), H->wactive);
+  if (tied) total = SUB(L, total, E->wtied), active = SUB(L, active, E->wtied);
+  emit(L, O_PARAMS, total);
+  emit(L, O_ACTIVE, active);
   emit(L, O_MODEL_FLOPS, model_flops);
   emit(L, O_HW_FLOPS, hw_flops);
   emit(L, O_TFLOPS, per_gpu);

@@ -32,6 +32,8 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId act_sel;                    /* of which selective recompute does not keep */
   GId in_bytes;                   /* the block's input (what full recompute keeps) */
   GId params;                     /* parameters on this rank */
+  GId wtotal, wactive;            /* the block's parameters in the whole model, and those a token uses */
+  GId wtied;                      /* of which a vocabulary-parallel embedding's (a tied head's) */
   GId tensors;                    /* the parameter tensors (weights, biases) holding them */
   GId flops;                      /* model FLOP of the forward on this rank */
   GId sel_flops;                  /* of which selective recompute re-runs (attention) */
@@ -219,6 +221,7 @@ double lower_grad_bytes(Lower *L);
   X(MFU, "mfu") \
   X(TFLOPS, "tflops_per_gpu") \
   X(MODEL_FLOPS, "model_flops") X(HW_FLOPS, "hardware_flops") X(PEAK, "memory.peak") \
+  X(PARAMS, "params.total") X(ACTIVE, "params.active") \
       X(PEAK_STAGE, "memory.peak_stage") X(MAKESPAN, "pipeline.makespan") X(DP_TIME, "dp.exposed") \
           X(OPT_TIME, "optimizer")
 typedef enum {
