@@ -22,6 +22,14 @@ static void add_op(Lower *L, const char *name, const char *suffix, char stream, 
   o->ops[w][o->nops[w]++] = (LowerOp){text, stream, f, b};
 }
 
+/* Adds an operator's weights in the whole model (before any split) to the block's, and those
+ * one token uses (active; -1: all of them). */
+static void whole(Lower *L, GId total, GId active) {
+  Acc *A = L->acc;
+  A->wtotal = ADD(L, A->wtotal, total);
+  A->wactive = ADD(L, A->wactive, active < 0 ? total : active);
+}
+
 /* --- arguments ----------------------------------------------------------------------- */
 
 /* One operator's call, bound to its definition's parameters. */
@@ -177,6 +185,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, k, n)));
   A->params = ADD(L, A->params, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)));
   A->tensors = ADD(L, A->tensors, K(L, bias ? 2 : 1));
+  whole(L, ADD(L, MUL(L, in, out), bias ? out : K(L, 0)), -1);
   /* saved input: a column linear's input is replicated over tp (sharded with SP) */
   GId in_el = col   ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in))
               : row ? MUL(L, t, k)
@@ -288,6 +297,8 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   add_op(L, name, NULL, 'c', f, b);
   A->flops = ADD(L, A->flops, MUL(L, K(L, 2), MUL(L, pairs, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid)))));
   A->params = ADD(L, A->params, MUL(L, el, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid))));
+  GId wexp = ADD(L, MUL(L, hid, up), MUL(L, ffn, hid)); /* one expert's weights */
+  whole(L, MUL(L, e, wexp), MUL(L, k, wexp));
   A->tensors = ADD(L, A->tensors, MUL(L, K(L, 2), el)); /* fc1 and fc2 weights per local expert */
   /* the GEMMs' inputs (h, ffn) and the activation's (up) */
   GId saved = ADD(L, MUL(L, ADD(L, hid, ffn), gemm_in_bytes(L)), MUL(L, up, L->bytes_act));
@@ -310,6 +321,7 @@ static void op_norm(Lower *L, const char *name, Args *a) {
   compute(L, name, lower_call(L, rms ? RTK_RMSNORM : RTK_LAYERNORM, name, 3, dto, t, h));
   A->act = ADD(L, A->act, MUL3(L, t, h, L->bytes_act));
   A->params = ADD(L, A->params, rms ? h : MUL(L, K(L, 2), h));
+  whole(L, rms ? h : MUL(L, K(L, 2), h), -1);
   A->tensors = ADD(L, A->tensors, K(L, rms ? 1 : 2)); /* weight; layernorm's bias */
 }
 
@@ -377,6 +389,8 @@ static void op_embedding(Lower *L, const char *name, Args *a) {
   GId rows = split ? DIV(L, v, L->tp) : v;
   compute(L, name, lower_call(L, RTK_EMBEDDING, name, 4, dto, t, rows, h));
   A->params = ADD(L, A->params, MUL(L, rows, h));
+  whole(L, MUL(L, v, h), -1);
+  if (split) A->wtied = ADD(L, A->wtied, MUL(L, v, h));
   A->tensors = ADD(L, A->tensors, K(L, 1));
   double tp;
   if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) {
@@ -419,6 +433,7 @@ static void op_router(Lower *L, const char *name, Args *a) {
   add_op(L, name, NULL, 'c', f, b);
   A->params = ADD(L, A->params, MUL(L, h, e));
   A->tensors = ADD(L, A->tensors, K(L, 1));
+  whole(L, MUL(L, h, e), -1);
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, h, e)));
   A->act = ADD(L, A->act, ADD(L, MUL3(L, t, h, L->bytes_act), MUL3(L, t, e, K(L, 4))));
 }
@@ -468,6 +483,7 @@ static void acc_init(Lower *L, Acc *a) {
   a->fc = a->bc = a->wg = a->sel = a->act = a->act_sel = a->in_bytes = a->params = a->flops = z;
   a->tensors = z;
   a->sel_flops = z;
+  a->wtotal = a->wactive = a->wtied = z;
   a->launches = 0;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }
@@ -494,12 +510,12 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   L->out_saved = -1;
   /* fp8 (Transformer Engine's recipe, as Megatron-Core and NeMo run it) covers the layers'
    * GEMMs; the embedding's and the LM head's stay in bf16. */
-  bool fp8 = L->dt_plan == RT_FP8 && which == LB_LAYER;
+  bool fp8 = L->dt_plan == RT_FP8 && lower_is_layer(which);
   L->dt_gemm = fp8 ? RT_FP8 : L->dt_other;
   if (!blk) return;
   L->row_skip = 0;
   L->prev_kind = -1;
-  if (which == LB_LAYER && L->st.fused_residual && bool_or(L, L->model, "parallel_residual", false))
+  if (lower_is_layer(which) && L->st.fused_residual && bool_or(L, L->model, "parallel_residual", false))
     for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
       L->row_skip += c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL && is_row_linear(c);
   if (L->row_skip > 0) L->row_skip--; /* the last one reduces the sum */
@@ -512,10 +528,10 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
 
 /* ZeRO-3's per-layer parameter gathers (forward and backward) and gradient reduce-scatters
  * (backward), on the layer's DP stream; nothing when the stage is known not to be 3. */
-void lower_zero3(Lower *L, Acc *ly) {
+void lower_zero3(Lower *L, Acc *ly, int which) {
   GId z3 = EQ(L, L->zero, 3);
   if (kf(L, z3)) return;
-  L->which = LB_LAYER;
+  L->which = which;
   L->acc = ly;
   GId pbytes = MUL(L, ly->params, L->bytes_act); /* weights as activations */
   GId ag = lower_coll(L, RTK_ALLGATHER, pbytes, G_DPCP, "zero3 gather");

@@ -670,7 +670,7 @@ TEST(kernel_pipeline) {
     if (s == RT_INTERLEAVED) v = rng_int(1, 3), m = v > 1 ? (m + p - 1) / p * p : m;
     int zb = s == RT_ZERO_BUBBLE, layers = rng_int(p * v, 128);
     /* clang-format off */
-    double lf = 6.2e-3 * (0.5 + rng_uniform()), args[15] = {
+    double lf = 6.2e-3 * (0.5 + rng_uniform()), args[28] = {
         s, p, v, m, layers, rng_int(0, 1), lf, zb ? lf : 2 * lf, zb ? lf * 0.9 : 0,
         rng_int(0, 2) ? 0 : lf, 0.3e-3, 0.5e-3, 4e-3, 8e-3, rng_int(0, 1) ? 0.25e-3 : 0};
     /* clang-format on */

@@ -709,8 +709,8 @@ TEST(placement_order) {
  * embedding or head extras. */
 static void pipe_kernel(int sched, int p, int v, int m, int layers, double f, double b, double w, double p2p,
                         double out[RT_KERNEL_NOUT]) {
-  double a[15] = {sched, p, v, m, layers, 0, f, b, w, 0, 0, 0, 0, 0, p2p};
-  assert_int_equal(rt_kernels[RTK_PIPELINE].nargs, 15);
+  double a[28] = {sched, p, v, m, layers, 0, f, b, w, 0, 0, 0, 0, 0, p2p};
+  assert_int_equal(rt_kernels[RTK_PIPELINE].nargs, 28);
   rt_kernels[RTK_PIPELINE].fn(NULL, a, out);
 }
 
@@ -724,7 +724,7 @@ TEST(pipeline_makespan_kernel) {
         v = sched == RT_INTERLEAVED ? 1 + (int)(seed >> 16) % 3 : 1;
     int m = p * (1 + (int)(seed >> 20) % 6);
     /* clang-format off */
-    double a[15] = {sched, p, v, m, 2 * p * v, (seed >> 3) & 1, 1 + (seed % 97) / 13.0, 2 + (seed % 89) / 11.0,
+    double a[28] = {sched, p, v, m, 2 * p * v, (seed >> 3) & 1, 1 + (seed % 97) / 13.0, 2 + (seed % 89) / 11.0,
                     (seed % 7) / 5.0, (seed % 3) / 2.0, 0.5, 0.75, 1.25, 1.5, (seed % 5) / 8.0};
     /* clang-format on */
     double both[RT_KERNEL_NOUT], one[RT_KERNEL_NOUT], again[RT_KERNEL_NOUT];
@@ -761,7 +761,7 @@ TEST(pipeline_bound_kernel) {
     int layers = p * v + (int)(seed >> 24) % (2 * p * v);
     unsigned r = seed * 2654435761u;
     /* clang-format off */
-    double a[15] = {sched, p, v, m, layers, 1, 0.5 + (r % 97) / 13.0, 1 + (r % 89) / 11.0, (r % 7) / 3.0,
+    double a[28] = {sched, p, v, m, layers, 1, 0.5 + (r % 97) / 13.0, 1 + (r % 89) / 11.0, (r % 7) / 3.0,
                     (r % 3) / 2.0, (r % 11) / 4.0, (r % 13) / 5.0, (r % 17) / 3.0, (r % 19) / 2.0, (r % 5) / 4.0};
     /* clang-format on */
     double ms[RT_KERNEL_NOUT], lb[RT_KERNEL_NOUT];
@@ -777,12 +777,12 @@ TEST(pipeline_bound_kernel) {
   for (int s = RT_GPIPE; s <= RT_1F1B; s++)
     for (int p = 1; p <= 8; p *= 2)
       for (int m = 1; m <= 16; m++) {
-        double a[15] = {s, p, 1, m, p, 0, 1.5, 2.25, 0, 0, 0, 0, 0, 0, 0};
+        double a[28] = {s, p, 1, m, p, 0, 1.5, 2.25, 0, 0, 0, 0, 0, 0, 0};
         rt_kernels[RTK_PIPELINE_BOUND].fn(NULL, a, lb);
         pipe_kernel(s, p, 1, m, p, 1.5, 2.25, 0, 0, out);
         assert_true(lb[0] <= out[0] && lb[0] >= out[0] * (1 - 1e-8));
       }
-  double bad_args[15] = {RT_1F1B, 2, 2, 4, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}; /* chunks > 1 outside interleaved */
+  double bad_args[28] = {RT_1F1B, 2, 2, 4, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}; /* chunks > 1 outside interleaved */
   rt_kernels[RTK_PIPELINE_BOUND].fn(NULL, bad_args, lb);
   assert_true(isnan(lb[0]));
 }
