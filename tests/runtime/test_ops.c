@@ -593,7 +593,7 @@ TEST(kernel_why) {
   const RtGpu *a100 = gpu("a100_sxm4_80gb");
   RtGpu none = *a100;
   memset(none.peak, 0, sizeof none.peak);
-  why_is(RTK_LINEAR, a100, (const double[]){7, 64, 64, 64, 1}, "`dtype` = 7 is no dtype code (0 to 4)");
+  why_is(RTK_LINEAR, a100, (const double[]){RT_NDTYPES, 64, 64, 64, 1}, "`dtype` = 7 is no dtype code (0 to 6)");
   why_is(RTK_LINEAR, a100, (const double[]){RT_FP16, 64, 0, 64, 1}, "`k` = 0: a size is a finite number of at least 1");
   why_is(RTK_GELU, a100, (const double[]){RT_FP16, NAN}, "`elements` = nan: a size is a finite number of at least 1");
   why_is(RTK_FLASH, a100, (const double[]){RT_BF16, 1, 2048, 8, 16, 128, 1},
