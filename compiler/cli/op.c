@@ -297,7 +297,8 @@ int cli_op(int argc, char **argv, const CliCommand *c) {
       x.cluster = o.cluster ? hw_cluster(h, o.cluster) : NULL;
       const char *lacks = x.gpu ? dtype_lacks(x.gpu, o.dtype) : NULL;
       if (lacks)
-        fprintf(stderr, "llmp op: error: gpu `%s` has no `%s`: --dtype %s runs only on a gpu that declares its %s rate\n",
+        fprintf(stderr,
+                "llmp op: error: gpu `%s` has no `%s`: --dtype %s runs only on a gpu that declares its %s rate\n",
                 x.gpu->name, lacks, rt_dtype_name(o.dtype), lacks + 5);
       else if ((!o.gpu || x.gpu) && (!o.cluster || x.cluster))
         rc = o.batch ? run_batch(&x) : !run_query(&x, o.a.nargs, o.a.args);

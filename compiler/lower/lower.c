@@ -181,7 +181,7 @@ static void report_names(Lower *L) {
   r->cluster = sema_decl_name(L->cluster);
   r->gpu = L->gpu->name;
   r->capacity = L->gpu->memory;
-  r->sustained = rt_sustained(L->gpu, RT_BF16), r->sustained_fp8 = rt_sustained(L->gpu, RT_FP8); /* the quantized formats' */
+  r->sustained = rt_sustained(L->gpu, RT_BF16), r->sustained_fp8 = rt_sustained(L->gpu, RT_FP8);
   double x;
   if (sema_nsubs(sc, "measured") > 0) {
     if (sema_sub_number(s, sc, "measured", 0, "iteration", &x)) {

@@ -724,8 +724,7 @@ static double nvl72_call(const char *base, const char *model, const char *cluste
 TEST(placement_nvl72) {
   /* tp = 8 over 2 trays */
   const char *tp8 = "tp = 8; micro_batch = 1; global_batch = 1";
-  double rack =
-      nvl72_call("gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 2 }", tp8, RTK_ALLREDUCE, "proj tp allreduce");
+  double rack = nvl72_call("gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 2 }", tp8, RTK_ALLREDUCE, "proj tp allreduce");
   double flat = nvl72_call("gpt", PLACE_SIZES, "flat", tp8, RTK_ALLREDUCE, "proj tp allreduce");
   if (rack != flat) fail_msg("tp = 8 over 2 NVL72 trays: %g s, in one NVLink node: %g s", rack, flat);
   /* ep = 32 over 8 trays: the experts' all-to-all */
@@ -1734,7 +1733,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(shapes_llama_gqa_tp4),
       cmocka_unit_test(group_layout),
       cmocka_unit_test(placement_tp8),
-      cmocka_unit_test(placement_order), cmocka_unit_test(placement_nvl72),
+      cmocka_unit_test(placement_order),
+      cmocka_unit_test(placement_nvl72),
       cmocka_unit_test(pipeline_makespan_kernel),
       cmocka_unit_test(pipeline_bound_kernel),
       cmocka_unit_test(pipeline_kernel_closed_forms),
