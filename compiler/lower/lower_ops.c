@@ -143,9 +143,11 @@ static void comm(Lower *L, int stream, const char *name, const char *what, GId f
   add_op(L, name, what, 't', f, b);
 }
 
-/* Bytes per element a GEMM of the current block keeps of its input: with fp8, its one-byte
- * fp8 cast. */
-static GId gemm_in_bytes(Lower *L) { return L->dt_gemm == RT_FP8 ? K(L, 1) : L->bytes_act; }
+/* Bytes per element a GEMM of the current block keeps of its input: in a quantized format,
+ * its cast (fp8 1 byte, mxfp8 1 + 1/32, nvfp4 1/2 + 1/16: the block scales included). */
+static GId gemm_in_bytes(Lower *L) {
+  return rt_dtype_quantized(L->dt_gemm) ? K(L, rt_dtype_bytes(L->dt_gemm)) : L->bytes_act;
+}
 
 /* Elements of work outside (or inside) the tensor-parallel region on this rank. */
 static GId local_elems(Lower *L, GId elems) {
@@ -190,7 +192,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   GId in_el = col   ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in))
               : row ? MUL(L, t, k)
                     : local_elems(L, MUL(L, t, in));
-  if (in_saved < 0 || col || L->dt_gemm == RT_FP8) /* a column linear's input is not O */
+  if (in_saved < 0 || col || rt_dtype_quantized(L->dt_gemm)) /* a column linear's input is not O */
     A->act = ADD(L, A->act, MUL(L, in_el, gemm_in_bytes(L)));
   else
     A->act_sel = SUB(L, A->act_sel, in_saved);
@@ -508,10 +510,10 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   L->nlets = 0;
   L->sharded = false;
   L->out_saved = -1;
-  /* fp8 (Transformer Engine's recipe, as Megatron-Core and NeMo run it) covers the layers'
-   * GEMMs; the embedding's and the LM head's stay in bf16. */
-  bool fp8 = L->dt_plan == RT_FP8 && lower_is_layer(which);
-  L->dt_gemm = fp8 ? RT_FP8 : L->dt_other;
+  /* a quantized dtype (Transformer Engine's fp8, mxfp8 and nvfp4 recipes, as Megatron-Core
+   * and NeMo run them) covers the layers' GEMMs; the embedding's and the LM head's stay in bf16 */
+  bool quantized = rt_dtype_quantized(L->dt_plan) && lower_is_layer(which);
+  L->dt_gemm = quantized ? L->dt_plan : L->dt_other;
   if (!blk) return;
   L->row_skip = 0;
   L->prev_kind = -1;

@@ -315,7 +315,7 @@ static GId plan_decisions(Lower *L) {
   L->hidden = lower_field(L, m, "model", "hidden", 1);
   int dt = dtype_code(word_or(L, L->plan, "dtype", "bf16"));
   L->dt_plan = L->dt_gemm = (RtDtype)dt;
-  L->dt_other = dt == RT_FP8 ? RT_BF16 : (RtDtype)dt;
+  L->dt_other = rt_dtype_quantized((RtDtype)dt) ? RT_BF16 : (RtDtype)dt;
   L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2); /* tf32 is stored as fp32 */
   L->sp = AND(L, lower_plan_field(L, "sequence_parallel"), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
   L->zero = lower_plan_field(L, "zero");

@@ -701,6 +701,54 @@ TEST(placement_order) {
   fx_close(x);
 }
 
+/* An NVL72 rack (hw/systems/gb200_nvl72: trays of 4 GPUs, an NVLink tier spanning 18 trays)
+ * against one flat NVLink node of as many GPUs on the same tier: a group inside the rack runs
+ * on NVLink as in that node, to the bit; a group that leaves the rack (more than 72 GPUs, or
+ * members spread over more than 18 trays by their stride) crosses the InfiniBand tier. */
+#define NVL72_EXTRA \
+  "import \"hw/systems/gb200_nvl72\"\n" \
+  "cluster flat { gpu = gb200; gpus_per_node = 8; nodes = 1\n" \
+  "  tier nvlink { span = node; bandwidth = 900 GB/s; latency = 3.4 us; topology = switch } }\n"
+
+static double nvl72_call(const char *base, const char *model, const char *cluster, const char *plan, RtKernel k,
+                         const char *label) {
+  Fx *x = run_scenario(NVL72_EXTRA, base, model, cluster, plan);
+  /* a layer operator's collective by the operator (labels are shared), else by its label */
+  double t = x->vals[strchr(label, ' ') && strcmp(label, "dp gradients") ? op_call(&x->l, LB_LAYER, label, k)
+                                                                         : find_call(&x->l, k, label)];
+  fx_close(x);
+  if (!(isfinite(t) && t > 0)) fail_msg("`%s` on `%s` takes %g s", label, cluster, t);
+  return t;
+}
+
+TEST(placement_nvl72) {
+  /* tp = 8 over 2 trays */
+  const char *tp8 = "tp = 8; micro_batch = 1; global_batch = 1";
+  double rack = nvl72_call("gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 2 }", tp8, RTK_ALLREDUCE, "proj tp allreduce");
+  double flat = nvl72_call("gpt", PLACE_SIZES, "flat", tp8, RTK_ALLREDUCE, "proj tp allreduce");
+  if (rack != flat) fail_msg("tp = 8 over 2 NVL72 trays: %g s, in one NVLink node: %g s", rack, flat);
+  /* ep = 32 over 8 trays: the experts' all-to-all */
+  const char *moe = MOE_SIZES "; experts = 32", *ep32 = "tp = 1; ep = 32; micro_batch = 1; global_batch = 32";
+  rack = nvl72_call("mixtral", moe, "gb200_nvl72 { nodes = 8 }", ep32, RTK_ALLTOALL, "moe");
+  flat = nvl72_call("mixtral", moe, "flat { gpus_per_node = 32 }", ep32, RTK_ALLTOALL, "moe");
+  if (rack != flat) fail_msg("ep = 32 over 8 NVL72 trays: %g s, in one NVLink node: %g s", rack, flat);
+  /* 144 GPUs, two racks: the data-parallel reduction crosses InfiniBand */
+  const char *dp = "tp = 1; micro_batch = 1; global_batch = 144; zero = 0";
+  rack = nvl72_call("gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 36 }", dp, RTK_ALLREDUCE, "dp gradients");
+  flat = nvl72_call("gpt", PLACE_SIZES, "flat { gpus_per_node = 144 }", dp, RTK_ALLREDUCE, "dp gradients");
+  if (!(rack > 1.2 * flat)) fail_msg("dp = 144 over 2 NVL72 racks: %g s, in one NVLink node: %g s", rack, flat);
+  /* tp = 8, dp = 16 on 128 GPUs: dp's members are 2 trays apart, over 31 trays: two racks */
+  const char *strided = "tp = 8; micro_batch = 1; global_batch = 16; zero = 0";
+  rack = nvl72_call("gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 32 }", strided, RTK_ALLREDUCE, "dp gradients");
+  flat = nvl72_call("gpt", PLACE_SIZES, "flat { gpus_per_node = 128 }", strided, RTK_ALLREDUCE, "dp gradients");
+  if (!(rack > 1.2 * flat)) fail_msg("dp = 16 of stride 8 over 2 NVL72 racks: %g s, in one node: %g s", rack, flat);
+  /* the same 16 members with dp innermost (placement = [dp, tp, pp]): 4 trays, one rack */
+  const char *inner = "tp = 8; micro_batch = 1; global_batch = 16; zero = 0; placement = [dp, tp, pp]";
+  rack = nvl72_call("gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 32 }", inner, RTK_ALLREDUCE, "dp gradients");
+  flat = nvl72_call("gpt", PLACE_SIZES, "flat { gpus_per_node = 128 }", inner, RTK_ALLREDUCE, "dp gradients");
+  if (rack != flat) fail_msg("dp = 16 of stride 1 in one NVL72 rack: %g s, in one node: %g s", rack, flat);
+}
+
 /* ========================================================================================= */
 /* 5. Pipeline schedules                                                                     */
 /* ========================================================================================= */
@@ -1686,6 +1734,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(group_layout),
       cmocka_unit_test(placement_tp8),
       cmocka_unit_test(placement_order),
+      cmocka_unit_test(placement_nvl72),
       cmocka_unit_test(pipeline_makespan_kernel),
       cmocka_unit_test(pipeline_bound_kernel),
       cmocka_unit_test(pipeline_kernel_closed_forms),
