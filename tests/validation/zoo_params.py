@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """zoo_params.py - the model zoo's parameter counts against the published totals (issue 33).
 
-    python3 zoo_params.py [--table]
+    python3 zoo_params.py [--table] [--llmp LLMP ROOT]
 
 Counts each model's total and active parameters from its shapes (the figures of its
 stdlib/models/*.llmp file, repeated here with their sources) and compares them with what its
@@ -17,7 +17,9 @@ and biases are counted; they move no total by 0.01 %.
 
 Targets missed today are listed in KNOWN with the reason and printed as FAIL (known); the
 test (CTest validation.zoo_params) fails on a new failure or on a listed one that passes.
---table prints every count.  Python's standard library only.
+--table prints every count.  --llmp also runs ROOT/examples/zoo with LLMP (`llmp run --format
+json`) and fails unless each scenario's parameters and active_parameters are the shapes'
+counts within 0.1 % (LLMP_TOL).  Python's standard library only.
 """
 import sys
 
@@ -114,7 +116,8 @@ def deepseek_v3(mtp):
         # MoE layer; embedding and output head shared with the main model.
         p = 2 * h + 2 * h * h
         extra = (p + moel[0], p + moel[1])
-    # The checkpoint's 685B stores the MTP module's own copy of the embedding and the head.
+    # The checkpoint's 685B stores the MTP module's own copy of the embedding and the head
+    # (stored: in the published total only).
     return dict(h=h, vocab=129280, tied=False, groups=[(3, dense), (58, moel)], extra=extra,
                 stored=2 * 129280 * h if mtp else 0)
 
@@ -203,8 +206,8 @@ def llama4(experts, moe_step):
         groups = [(48, moel)]
     else:
         groups = [(24, layer(h, att, mlp(h, 16384))), (24, moel)]
-    # The vision encoder in the total only: a text token does not pass through it.
-    return dict(h=h, vocab=202048, tied=False, groups=groups, extra=(llama4_vision(), 0))
+    # The vision encoder: in the published total, not in llmp's text model, not active.
+    return dict(h=h, vocab=202048, tied=False, groups=groups, stored=llama4_vision())
 
 
 def mixtral_8x22b():
@@ -227,8 +230,8 @@ def grok1():
 
 
 MODELS = {
-    "deepseek_v3": deepseek_v3(mtp=False),
-    "deepseek_v3_mtp": deepseek_v3(mtp=True),
+    "deepseek_v3": deepseek_v3(mtp=True),
+    "deepseek_v3_no_mtp": deepseek_v3(mtp=False),
     "kimi_k2": kimi_k2(),
     "qwen3_8b": qwen3_dense(36, 4096, 32, 8, 12288),
     "qwen3_32b": qwen3_dense(64, 5120, 64, 8, 25600),
@@ -247,8 +250,9 @@ MODELS = {
 
 # name -> (total, active (None: not published), embedding in the active count?, source)
 PUBLISHED = {
-    "deepseek_v3": ("671B", "37B", True, "arXiv 2412.19437, abstract and Table 1: 671B total, 37B activated"),
-    "deepseek_v3_mtp": ("685B", None, True, "huggingface.co/deepseek-ai/DeepSeek-V3 README: 685B = 671B main "
+    "deepseek_v3_no_mtp": ("671B", "37B", True, "arXiv 2412.19437, abstract and Table 1: 671B total, 37B "
+                           "activated (the main model)"),
+    "deepseek_v3": ("685B", None, True, "huggingface.co/deepseek-ai/DeepSeek-V3 README: 685B = 671B main "
                         "model + 14B MTP module (which stores its own copy of the embedding and head)"),
     "kimi_k2": ("1.04T", "32.6B", True, "arXiv 2507.20534, Table 2: 1.04T total, 32.6B activated"),
     "qwen3_8b": ("8.2B", None, True, "arXiv 2505.09388; huggingface.co/Qwen/Qwen3-8B model card: 8.2B"),
@@ -299,7 +303,7 @@ def count(m):
 def check(name):
     """(ok, message)."""
     total, active, emb = count(MODELS[name])
-    total += MODELS[name].get("stored", 0)
+    total += MODELS[name].get("stored", 0)  # weights outside the model llmp costs
     pub_t, pub_a, emb_in_active, _ = PUBLISHED[name]
     t, tu = unit(pub_t)
     msgs, ok = [], True
@@ -316,8 +320,60 @@ def check(name):
     return ok, "; ".join(msgs)
 
 
+# examples/zoo's scenarios -> the model each runs (`llmp run --format json` gives its
+# parameters and active_parameters).
+SCENARIOS = {
+    "deepseek_v3_b200": "deepseek_v3", "deepseek_v3_no_mtp_b200": "deepseek_v3_no_mtp",
+    "kimi_k2_gb300": "kimi_k2", "qwen3_8b_h100": "qwen3_8b", "qwen3_32b_h100": "qwen3_32b",
+    "qwen3_30b_a3b_h100": "qwen3_30b_a3b", "qwen3_235b_a22b_b200": "qwen3_235b_a22b",
+    "gpt_oss_120b_b200": "gpt_oss_120b", "gpt_oss_20b_h100": "gpt_oss_20b",
+    "nemotron3_nano_h100": "nemotron3_nano", "nemotron_h_8b_h100": "nemotron_h_8b",
+    "nemotron_h_56b_h100": "nemotron_h_56b", "llama4_scout_h100": "llama4_scout",
+    "llama4_maverick_h100": "llama4_maverick", "mixtral_8x22b_h100": "mixtral_8x22b", "grok1_h100": "grok1",
+}
+LLMP_TOL = 0.001  # llmp sums its operators' weights: norms and biases it does not cost differ
+
+
+def against_llmp(llmp, root):
+    """Failures of llmp's parameter counts against the shapes' counts (within LLMP_TOL)."""
+    import glob
+    import json
+    import os
+    import subprocess
+    seen, failed = set(), 0
+    env = dict(os.environ, LLMP_DATA=root)
+    for path in sorted(glob.glob(os.path.join(root, "examples", "zoo", "*.llmp"))):
+        out = subprocess.run([llmp, "run", "--no-jit", "--format", "json", path], capture_output=True, text=True,
+                             env=env)
+        if out.returncode != 0:
+            print(f"{os.path.basename(path)}: llmp run failed ({out.returncode}): {out.stderr.strip()[:300]}")
+            failed += 1
+            continue
+        for line in out.stdout.splitlines():
+            r = json.loads(line)
+            name = SCENARIOS.get(r["scenario"])
+            if name is None:
+                print(f"{r['scenario']}: not in SCENARIOS")
+                failed += 1
+                continue
+            seen.add(r["scenario"])
+            total, active, _ = count(MODELS[name])
+            t, a = r["parameters"], r["active_parameters"]
+            ok = abs(t / total - 1) <= LLMP_TOL and abs(a / active - 1) <= LLMP_TOL
+            failed += not ok
+            print(f"{name:17} {'ok' if ok else 'FAIL':18} llmp {t / 1e9:.3f}B, {a / 1e9:.3f}B active; "
+                  f"shapes {total / 1e9:.3f}B, {active / 1e9:.3f}B")
+    for sc in sorted(set(SCENARIOS) - seen):
+        print(f"{sc}: no such scenario in examples/zoo")
+        failed += 1
+    return failed
+
+
 def main():
     failed = 0
+    if "--llmp" in sys.argv:
+        i = sys.argv.index("--llmp")
+        failed += against_llmp(sys.argv[i + 1], sys.argv[i + 2])
     for name in MODELS:
         ok, msg = check(name)
         if name in KNOWN:
@@ -330,7 +386,8 @@ def main():
         if name in KNOWN and not ok and "--table" in sys.argv:
             print(f"{'':17} {KNOWN[name]}")
     if failed:
-        sys.exit(f"zoo_params.py: {failed} model(s) off their published counts, or known misses now met")
+        sys.exit(f"zoo_params.py: {failed} failure(s): counts off their published or llmp's figures, or known "
+                 "misses now met")
     print(f"zoo_params.py: {len(MODELS)} models, {len(MODELS) - len(KNOWN)} within their published counts, "
           f"{len(KNOWN)} known misses")
 
