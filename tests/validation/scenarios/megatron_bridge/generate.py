@@ -460,9 +460,14 @@ def roles(entries):
     return out
 
 
-def table(entries):
+def table(entries, plans):
     role = roles(entries)
-    out = [ROWS_BEGIN,
+    out = [ROWS_BEGIN, "| system | model | rows in | the features its rows need (where they are built) |",
+           "|---|---|---|---|"]
+    for (system, model), (total, n_in, needs) in sorted(need_groups(entries, plans).items()):
+        need = ", ".join(f"{f} ({FEATURES[f][0]}{'' if f not in HAVE else ', in'})" for f in sorted(needs)) or "-"
+        out.append(f"| {system} | {model} | {n_in} of {total} | {need} |")
+    out += ["",
            "| line | container | system | model | precision | GPUs | tp/pp/cp/vp/ep | fsdp | mbs/gbs | step (s) | "
            "in? | scenario (role), or why not |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -477,8 +482,8 @@ def table(entries):
     return "\n".join(out)
 
 
-def needs_report(entries, plans):
-    """What the rows out for a missing feature need, by system and model (--needs)."""
+def need_groups(entries, plans):
+    """(system, model) -> [rows, rows in, the features its rows need]."""
     groups = {}
     for (n, row, stem, why), p in zip(entries, plans):
         if p is None:
@@ -488,7 +493,12 @@ def needs_report(entries, plans):
         g[0] += 1
         g[1] += bool(stem)
         g[2].update(p["needs"])
-    for (system, model), (total, n_in, needs) in sorted(groups.items()):
+    return groups
+
+
+def needs_report(entries, plans):
+    """What the rows out for a missing feature need, by system and model (--needs)."""
+    for (system, model), (total, n_in, needs) in sorted(need_groups(entries, plans).items()):
         need = ", ".join(f"{f} ({FEATURES[f][0]})" for f in sorted(needs)) or "-"
         print(f"{system:10} {model:16} {n_in:3}/{total:<3} in; needs: {need}")
     full = sum(1 for (n, row, stem, why) in entries if all(w.startswith("needs ") for w in why))
@@ -535,7 +545,7 @@ def main():
     if report:
         needs_report(entries, plans)
         return
-    rows_md = table(entries)
+    rows_md = table(entries, plans)
     readme = os.path.join(out_dir, "README.md")
     text = open(readme, encoding="utf-8").read() if os.path.exists(readme) else ""
     if ROWS_BEGIN not in text or ROWS_END not in text:
