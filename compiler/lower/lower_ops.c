@@ -175,9 +175,9 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   GId cf = c, cb = c + 1;
   double sms = L->gpu->sms, steal = L->st.tp_overlap_sms;
   if ((col || row) && !single && steal > 0 && !kf(L, L->overlap_tp)) { /* steal < sms: stack_rules */
-    GId slow = K(L, sms / (sms - steal));
-    if (row) cf = PICK(L, L->overlap_tp, MUL(L, c, slow), c);
-    if (col) cb = PICK(L, L->overlap_tp, MUL(L, c + 1, slow), c + 1);
+    GId slow = K(L, sms / (sms - steal)), on = AND(L, L->overlap_tp, g_bin(L->g, GN_GT, L->tp, K(L, 1)));
+    if (row) cf = PICK(L, on, MUL(L, c, slow), c); /* one rank exchanges nothing (a sweep's tp = 1) */
+    if (col) cb = PICK(L, on, MUL(L, c + 1, slow), c + 1);
   }
   compute_fb(L, name, cf, cb);
   Acc *A = L->acc;

@@ -1663,6 +1663,128 @@ TEST(stack_blocking_pipeline_sends) {
   fx_close(x);
 }
 
+/* ========================================================================================= */
+/* Layer patterns, stage layouts, multi-token prediction                                     */
+/* ========================================================================================= */
+
+/* A Mixtral-shaped model of 8 layers: dense (llama_layer) and MoE (moe_layer) blocks. */
+#define PAT_SIZES "layers = 8; hidden = 1024; heads = 16; kv_heads = 4; moe_ffn = 2048; seq = 2048; vocab = 32000; "
+#define PAT_CLUSTER "eos { nodes = 1 }"
+
+/* A pattern of one block is the model of that `layer`: the same graph's figures, bit for bit. */
+TEST(pattern_of_one_block) {
+  const char *plan = "tp = 2; pp = 2; micro_batch = 1; global_batch = 16; virtual_stages = 2; schedule = interleaved";
+  Fx *a = run_scenario("", "mixtral", PAT_SIZES, PAT_CLUSTER, plan);
+  Fx *b = run_scenario("", "mixtral", PAT_SIZES "pattern = [8 * moe_layer]", PAT_CLUSTER, plan);
+  assert_memory_equal(&a->r.iteration, &b->r.iteration, sizeof(double));
+  assert_memory_equal(&a->r.peak, &b->r.peak, sizeof(double));
+  assert_memory_equal(&a->r.params_total, &b->r.params_total, sizeof(double));
+  fx_close(a);
+  fx_close(b);
+}
+
+/* Two kinds of layer on one stage: the forward and backward parts, model FLOPs and parameters
+ * are the layers' shares of the two single-kind models' (whose embedding and head are the
+ * same): a/L of one plus b/L of the other. */
+TEST(pattern_mixes_its_blocks) {
+  const char *plan = "micro_batch = 1; global_batch = 8";
+  Fx *d = run_scenario("", "mixtral", PAT_SIZES "layer = llama_layer; ffn = 2048", PAT_CLUSTER, plan);
+  Fx *m = run_scenario("", "mixtral", PAT_SIZES, PAT_CLUSTER, plan);
+  Fx *x = run_scenario("", "mixtral", PAT_SIZES "ffn = 2048; pattern = [3 * llama_layer, (layers - 3) * moe_layer]",
+                       PAT_CLUSTER, plan);
+  expect_near(x->r.part[RP_FORWARD], (3 * d->r.part[RP_FORWARD] + 5 * m->r.part[RP_FORWARD]) / 8, "forward");
+  expect_near(x->r.part[RP_BACKWARD], (3 * d->r.part[RP_BACKWARD] + 5 * m->r.part[RP_BACKWARD]) / 8, "backward");
+  expect_near(x->r.model_flops, (3 * d->r.model_flops + 5 * m->r.model_flops) / 8, "model FLOPs");
+  expect_near(x->r.params_total, (3 * d->r.params_total + 5 * m->r.params_total) / 8, "parameters");
+  expect_near(x->r.params_active, (3 * d->r.params_active + 5 * m->r.params_active) / 8, "active parameters");
+  assert_true(m->r.params_active < m->r.params_total && d->r.params_active == d->r.params_total);
+  fx_close(d);
+  fx_close(m);
+  fx_close(x);
+}
+
+/* Where the dense layers sit matters on a pipeline: all three on stage 0 make it lighter than
+ * stage 1, whose five MoE layers set the pace; the memory of stage 0 holds its own layers. */
+TEST(pattern_places_layers) {
+  const char *plan = "pp = 2; micro_batch = 1; global_batch = 8; layer_partition = balanced";
+  const char *sizes = PAT_SIZES "ffn = 2048; pattern = [3 * llama_layer, 5 * moe_layer]";
+  Fx *x = run_scenario("", "mixtral", sizes, PAT_CLUSTER, plan);
+  Fx *y = run_scenario("", "mixtral", PAT_SIZES "ffn = 2048; pattern = [5 * moe_layer, 3 * llama_layer]", PAT_CLUSTER, plan);
+  /* 4 + 4 layers: stage 0 has 3 dense + 1 MoE in x, 4 MoE in y; the other stage the rest */
+  GId on0 = -1;
+  for (int i = 0; i < x->l.g.nn; i++)
+    if (x->l.g.n[i].op == GN_CALL && x->l.g.n[i].kernel == RTK_LAYERS_ON) {
+      on0 = i;
+      break;
+    }
+  assert_true(on0 >= 0);
+  assert_true(x->vals[on0] == 3); /* group 0 (dense) on device 0 */
+  assert_true(x->r.iteration > 0 && y->r.iteration > 0);
+  expect_near(x->r.params_total, y->r.params_total, "the same layers");
+  fx_close(x);
+  fx_close(y);
+}
+
+/* An explicit layout: stage_layers per chunk (here an embedding-only first chunk and a
+ * loss-only last one), and first/last_stage_layers; both against the uniform split, with a
+ * vocabulary small enough that the embedding and the head cost little. */
+TEST(stage_layouts) {
+  const char *base = "micro_batch = 1; global_batch = 16; pp = 4; ";
+  char plan[256];
+  Fx *u = run_scenario("", "llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER,
+                       "micro_batch = 1; global_batch = 16; pp = 4");
+  snprintf(plan, sizeof plan, "%sstage_layers = [2, 2, 2, 2]", base);
+  Fx *e = run_scenario("", "llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER, plan);
+  assert_memory_equal(&u->r.iteration, &e->r.iteration, sizeof(double)); /* the uniform split, written out */
+  snprintf(plan, sizeof plan, "%sstage_layers = [0, 4, 4, 0]", base);
+  Fx *z = run_scenario("", "llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER, plan);
+  assert_true(z->r.iteration > u->r.iteration); /* 4 layers set the pace, not 2 */
+  snprintf(plan, sizeof plan, "%sfirst_stage_layers = 1; last_stage_layers = 1", base);
+  Fx *f = run_scenario("", "llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER, plan);
+  assert_true(f->r.iteration > u->r.iteration && f->r.iteration < z->r.iteration); /* 1 3 3 1 */
+  fx_close(u);
+  fx_close(e);
+  fx_close(z);
+  fx_close(f);
+  expect_lowering_error("llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER,
+                        "micro_batch = 1; global_batch = 16; pp = 2; stage_layers = [4, 2, 2]",
+                        "plan.stage_layers lists 3 model chunks; pp * virtual_stages = 2");
+  expect_lowering_error("llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER,
+                        "micro_batch = 1; global_batch = 16; pp = 2; stage_layers = [4, 3]",
+                        "plan.stage_layers places 7 layers; model `m` has 8");
+  expect_lowering_error("llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER,
+                        "micro_batch = 1; global_batch = 16; pp = 4; first_stage_layers = 1",
+                        "7 layers left for the 3 stages between the first and the last do not divide evenly");
+  expect_lowering_error("llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER,
+                        "micro_batch = 1; global_batch = 16; first_stage_layers = 1",
+                        "first_stage_layers and last_stage_layers need pp >= 2; pp = 1");
+}
+
+/* Multi-token prediction: each depth adds its block and one more layer (parameters and
+ * compute) and runs the shared embedding and head again (compute only), on the last stage. */
+TEST(multi_token_prediction) {
+  const char *plan = "micro_batch = 1; global_batch = 8";
+  const char *extra = "block mtp_proj { let t = plan.micro_batch * model.seq\n"
+                      "  op n1 = norm(model.norm, t, model.hidden)\n"
+                      "  op n2 = norm(model.norm, t, model.hidden)\n"
+                      "  op proj = linear(t, 2 * model.hidden, model.hidden) }";
+  const char *sizes = "layers = 4; hidden = 1024; heads = 16; seq = 2048; vocab = 32000; mtp = mtp_proj";
+  Fx *a = run_scenario(extra, "llama", sizes, PAT_CLUSTER, plan);
+  char s1[256];
+  snprintf(s1, sizeof s1, "%s; mtp_layers = 1", sizes);
+  Fx *b = run_scenario(extra, "llama", s1, PAT_CLUSTER, plan);
+  double layer = a->r.params_total, hidden = 1024;
+  (void)layer;
+  /* one llama layer: 4 h^2 (q, k, v, o with kv_heads = heads) + 3 h ffn + 2 h (norms); the
+   * MTP block: 2 h (norms) + 2 h^2 */
+  double ffn = 256 * ceil(floor(8 * hidden / 3) / 256);
+  double one_layer = 4 * hidden * hidden + 3 * hidden * ffn + 2 * hidden;
+  expect_near(b->r.params_total - a->r.params_total, one_layer + 2 * hidden + 2 * hidden * hidden, "MTP parameters");
+  assert_true(b->r.model_flops > a->r.model_flops && b->r.iteration > a->r.iteration);
+  fx_close(a);
+  fx_close(b);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(activations_no_parallelism),
@@ -1699,6 +1821,11 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stack_fused_parallel_residual),
       cmocka_unit_test(stack_zero1_allreduce_then_allgather),
       cmocka_unit_test(stack_zero3_prefetch),
+      cmocka_unit_test(pattern_of_one_block),
+      cmocka_unit_test(pattern_mixes_its_blocks),
+      cmocka_unit_test(pattern_places_layers),
+      cmocka_unit_test(stage_layouts),
+      cmocka_unit_test(multi_token_prediction),
       cmocka_unit_test(stack_tp_comm_overlap),
       cmocka_unit_test(stack_rules),
       cmocka_unit_test(stack_plan_defaults),
