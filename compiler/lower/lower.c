@@ -77,7 +77,7 @@ void lower_err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
  * cluster) shape the graph itself. */
 static bool axis_supported(Lower *L, const LowerAxis *a) {
   /* clang-format off */
-  static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch",
+  static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "etp", "virtual_stages", "micro_batch",
                                             "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
                                             "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "layer_partition", NULL};
   /* clang-format on */
