@@ -78,10 +78,11 @@ static const FieldDef f_model[] = {
     ENUM("position", e_position, 0), REAL("rotary_fraction", 0, 1, 0),
     ENUM("attention", e_attention, 0), BOOL("parallel_residual"), BOOL("bias"),
     BOOL("tied_embeddings"), COUNT("experts", 0), COUNT("top_k", 0), COUNT("moe_ffn", 0),
-    COUNT("moe_every", 0), COUNT0("shared_experts", 0),
+    COUNT0("shared_experts", 0),
     {"capacity_factor", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_MIN_OPEN, 0, 0},
     {"moe_imbalance", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 1, 0},
     REF("embedding", DK_BLOCK, 0), REF("layer", DK_BLOCK, 0), REF("head", DK_BLOCK, 0),
+    {"pattern", FT_PATTERN, {{0}}, NULL, DK_UNKNOWN, 0, 0, 0}, COUNT0("mtp_layers", 0), REF("mtp", DK_BLOCK, 0),
     STRING("description"), STRING("source"), END};
 
 static const FieldDef f_plan[] = {
@@ -91,6 +92,8 @@ static const FieldDef f_plan[] = {
     ENUM("recompute", e_recompute, 0), ENUM("layer_partition", e_partition, 0),
     {"zero", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 3},
     {"placement", FT_ENUMLIST, {{0}}, e_groups, DK_UNKNOWN, 0, 0, 0},
+    {"stage_layers", FT_COUNTLIST, {{0}}, NULL, DK_UNKNOWN, 0, 0, 0}, COUNT0("first_stage_layers", 0),
+    COUNT0("last_stage_layers", 0),
     COUNT("dp_bucket_elements", 0), ENUM("grad_dtype", e_dtype, 0), BOOL("overlap_dp"), BOOL("overlap_tp"), BOOL("overlap_pp"),
     BOOL("overlap_param_gather"), ENUM("optimizer", e_optimizer, 0),
     ENUM("moe_token_dispatcher", e_dispatcher, 0), ENUM("moe_router_dtype", e_router_dtype, 0),

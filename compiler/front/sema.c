@@ -710,12 +710,15 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw
   const char *part = word_of(s, p, "layer_partition");
   if (!part && fw) part = word_of(s, fw, "layer_partition"); /* the stack's default */
   bool balanced = part && !strcmp(part, partitions[PART_BALANCED]);
-  if (!balanced && fmod(layers, pp * vs))
+  double sl;
+  bool layout = count_of(s, p, "first_stage_layers", -1) >= 0 || count_of(s, p, "last_stage_layers", -1) >= 0 ||
+                sema_count_list(s, p, "stage_layers", &sl, 1) >= 0; /* lowering checks an explicit layout */
+  if (!layout && !balanced && fmod(layers, pp * vs))
     err_at(s, f, at,
            "scenario `%s`: model.layers = %g does not divide by plan.pp * plan.virtual_stages = %g*%g = %g"
            " (set layer_partition = balanced for stages that differ by one layer)",
            n, layers, pp, vs, pp * vs);
-  if (balanced && layers < pp * vs)
+  if (!layout && balanced && layers < pp * vs)
     err_at(s, f, at, "scenario `%s`: model.layers = %g is fewer than the %g pipeline stages", n, layers, pp * vs);
   if (fmod(gb, mb * dp))
     err_at(s, f, at, "scenario `%s`: plan.global_batch = %g does not divide by micro_batch * dp = %g*%g = %g", n, gb,

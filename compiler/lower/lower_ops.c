@@ -551,12 +551,12 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   L->out_saved = -1;
   /* fp8 (Transformer Engine's recipe, as Megatron-Core and NeMo run it) covers the layers'
    * GEMMs; the embedding's and the LM head's stay in bf16. */
-  bool fp8 = L->dt_plan == RT_FP8 && which == LB_LAYER;
+  bool fp8 = L->dt_plan == RT_FP8 && lower_is_layer(which);
   L->dt_gemm = fp8 ? RT_FP8 : L->dt_other;
   if (!blk) return;
   L->row_skip = 0;
   L->prev_kind = -1;
-  if (which == LB_LAYER && L->st.fused_residual && bool_or(L, L->model, "parallel_residual", false))
+  if (lower_is_layer(which) && L->st.fused_residual && bool_or(L, L->model, "parallel_residual", false))
     for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
       L->row_skip += c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL && is_row_linear(c);
   if (L->row_skip > 0) L->row_skip--; /* the last one reduces the sum */
@@ -569,10 +569,10 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
 
 /* ZeRO-3's per-layer parameter gathers (forward and backward) and gradient reduce-scatters
  * (backward), on the layer's DP stream; nothing when the stage is known not to be 3. */
-void lower_zero3(Lower *L, Acc *ly) {
+void lower_zero3(Lower *L, Acc *ly, int which) {
   GId z3 = EQ(L, L->zero, 3);
   if (kf(L, z3)) return;
-  L->which = LB_LAYER;
+  L->which = which;
   L->acc = ly;
   GId pbytes = MUL(L, ly->params, L->bytes_act); /* weights as activations */
   GId ag = lower_coll(L, RTK_ALLGATHER, pbytes, G_DPCP, "zero3 gather");

@@ -4,6 +4,7 @@
  * are coded here, from front/words.h. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -15,6 +16,7 @@ const char *const lower_group_names[G_PP + 1] = {"tp", "cp", "ep", "dp", "pp"}; 
 static const char *const schedule_words[] = {SCHEDULE_WORDS(WORD_STRING) NULL};
 static const char *const recompute_words[] = {RECOMPUTE_WORDS(WORD_STRING) NULL};
 static const char *const partition_words[] = {PARTITION_WORDS(WORD_STRING) NULL};
+_Static_assert((int)SEMA_PATTERN_BLOCKS == (int)RT_MAX_GROUPS, "a pattern's blocks are the pipeline's groups");
 #define X(e, w) _Static_assert(SCHED_##e == (int)RT_##e, "a schedule's code is its RtSchedule");
 SCHEDULE_WORDS(X)
 #undef X
@@ -101,6 +103,37 @@ static void plan_model_checks(Lower *L) {
   add_check(L, DIVIDES(L, mffn, L->etp), "model.moe_ffn does not divide by etp");
 }
 
+/* An explicit layout's conditions, for the plan's pp and virtual stages: stage_layers has an
+ * entry per model chunk; first/last_stage_layers leave layers that divide over the other
+ * stages, and each stage's over its chunks (unless balanced). */
+static bool layout_holds(Lower *L, GId chunks, GId uniform) {
+  double st[1], first = -1, last = -1;
+  int nst = sema_count_list(L->s, L->plan, "stage_layers", st, 1);
+  sema_number(L->s, L->plan, "first_stage_layers", &first);
+  sema_number(L->s, L->plan, "last_stage_layers", &last);
+  if (nst >= 0)
+    return need(L, EQ(L, chunks, nst), "stage_layers does not list pp * virtual_stages chunks",
+                "plan.stage_layers lists %d model chunks; pp * virtual_stages = %g", nst, cv(L, chunks));
+  bool f = first >= 0, l = last >= 0;
+  GId pp = L->pp, vs = L->vs, bal = g_un(L->g, GN_NOT, uniform);
+  if (!need(L, GE(L, pp, 2), "first/last_stage_layers need pp >= 2",
+            "first_stage_layers and last_stage_layers need pp >= 2; pp = %g", cv(L, pp)))
+    return false;
+  GId mid = SUB(L, pp, K(L, f + l));
+  GId rest = SUB(L, L->layers, K(L, (f ? first : 0) + (l ? last : 0)));
+  GId per = DIV(L, rest, MAX(L, mid, K(L, 1)));
+  GId mid_ok = PICK(L, EQ(L, mid, 0), EQ(L, rest, 0), g_bin(L->g, GN_OR, bal, DIVIDES(L, rest, mid)));
+  if (!need(L, mid_ok, "the layers between the first and last stages do not divide over the other stages",
+            "%g layers left for the %g stages between the first and the last do not divide evenly "
+            "(set layer_partition = balanced to let them differ by one)",
+            cv(L, rest), cv(L, mid)))
+    return false;
+  GId each = AND(L, f ? DIVIDES(L, K(L, first), vs) : K(L, 1), l ? DIVIDES(L, K(L, last), vs) : K(L, 1));
+  each = AND(L, each, PICK(L, EQ(L, mid, 0), K(L, 1), DIVIDES(L, per, vs)));
+  return need(L, g_bin(L->g, GN_OR, bal, each), "a stage's layers do not divide over its virtual stages",
+              "a pipeline stage's layers do not divide over its %g virtual stages", cv(L, vs));
+}
+
 /* The conditions on the plan's sizes (need); *uniform is the node of layer_partition =
  * uniform.  Sema checks a scenario's divisibility where its values are known statically;
  * these hold for every plan that reaches lowering, derived dp and (for sweeps) values sema
@@ -135,6 +168,9 @@ static bool plan_holds(Lower *L, GId gpus, GId ranks, GId chunks, GId part, GId 
             "global_batch = %g does not divide by micro_batch * dp = %g*%g", cv(L, gb), cv(L, mb), cv(L, dp)))
     return false;
   *uniform = EQ(L, part, 0);
+  if (L->explicit_layout) {
+    if (!layout_holds(L, chunks, *uniform)) return false;
+  } else {
   if (!need(L, g_bin(L->g, GN_OR, g_un(L->g, GN_NOT, *uniform), DIVIDES(L, layers, chunks)),
             "model.layers does not divide by pp * virtual_stages",
             "model.layers = %g does not divide by pp * virtual_stages = %g", cv(L, layers), cv(L, chunks)))
@@ -142,6 +178,7 @@ static bool plan_holds(Lower *L, GId gpus, GId ranks, GId chunks, GId part, GId 
   if (!need(L, g_bin(L->g, GN_GE, layers, chunks), "fewer layers than pipeline chunks",
             "%g layers cannot fill %g pipeline chunks", cv(L, layers), cv(L, chunks)))
     return false;
+  }
   GId inter = EQ(L, sched, RT_INTERLEAVED), multi = g_bin(L->g, GN_GT, vs, K(L, 1));
   if (!need(L, g_bin(L->g, GN_OR, g_un(L->g, GN_NOT, AND(L, inter, multi)), DIVIDES(L, micro, pp)),
             "interleaved: micro-batches not a multiple of pp",
@@ -380,6 +417,84 @@ static void plan_echo(Lower *L, GId gpus, GId rec) {
   r->recompute = rc >= 0 && rc < REC_N ? recompute_words[(int)rc] : "?";
 }
 
+/* The model's layers: its `layer` block, or its `pattern`'s blocks (groups) and counts, with
+ * multi-token prediction's depth and the plan's stage layout, registered for the pipeline
+ * kernels when there is more than one group or an explicit layout.  False after an error. */
+static bool read_layers(Lower *L) {
+  Sema *s = L->s;
+  enum { MAX_LAYERS = 1 << 16 };
+  unsigned char *group = xmalloc(MAX_LAYERS);
+  int n = sema_pattern(s, L->model, L->gblk, &L->ngroups, group, MAX_LAYERS);
+  double layers = cv(L, L->layers);
+  bool ok = true;
+  if (n < 0) {
+    L->ngroups = 1;
+    L->gblk[0] = sema_ref(s, L->model, "layer");
+    if (!L->gblk[0]) {
+      lower_err(L, L->at, "scenario `%s`: model `%s` has no `layer` block and no `pattern`", sema_decl_name(L->scenario),
+                sema_decl_name(L->model));
+      ok = false;
+    }
+    n = layers >= 1 && layers <= MAX_LAYERS ? (int)layers : -1;
+    memset(group, 0, n > 0 ? (size_t)n : 0);
+  } else if (isnan(layers)) {
+    lower_err(L, L->at, "`model.layers` cannot be varied: the model's pattern fixes them");
+    ok = false;
+  } else if (n != layers) { /* sema checks it where both are known */
+    lower_err(L, L->at, "scenario `%s`: model `%s`'s pattern has %d layers, not layers = %g", sema_decl_name(L->scenario),
+              sema_decl_name(L->model), n, layers);
+    ok = false;
+  }
+  for (int g = 0; g < L->ngroups; g++) {
+    int k = 0;
+    for (int i = 0; i < n; i++) k += group[i] == g;
+    L->gcount[g] = L->ngroups == 1 ? L->layers : K(L, k);
+  }
+  double mtp = 0;
+  sema_number(s, L->model, "mtp_layers", &mtp);
+  L->mtp = mtp;
+  /* the plan's layout: explicit per chunk, or the first and the last stage's layers */
+  double st[RT_MAX_CHUNKS], first = -1, last = -1;
+  int nst = sema_count_list(s, L->plan, "stage_layers", st, RT_MAX_CHUNKS);
+  sema_number(s, L->plan, "first_stage_layers", &first);
+  sema_number(s, L->plan, "last_stage_layers", &last);
+  bool explicit_layout = nst >= 0 || first >= 0 || last >= 0;
+  if (nst > RT_MAX_CHUNKS) {
+    lower_err(L, L->at, "scenario `%s`: plan.stage_layers has %d entries; llmp simulates at most %d model chunks",
+              sema_decl_name(L->scenario), nst, RT_MAX_CHUNKS);
+    ok = false;
+  }
+  int stage[RT_MAX_CHUNKS], sum = 0;
+  for (int i = 0; i < nst && i < RT_MAX_CHUNKS; i++) sum += stage[i] = (int)st[i];
+  if (ok && nst >= 0 && sum != layers) {
+    lower_err(L, L->at, "scenario `%s`: plan.stage_layers places %d layers; model `%s` has %g",
+              sema_decl_name(L->scenario), sum, sema_decl_name(L->model), layers);
+    ok = false;
+  }
+  if (ok && (first > 0 ? first : 0) + (last > 0 ? last : 0) > layers) {
+    lower_err(L, L->at, "scenario `%s`: first_stage_layers + last_stage_layers = %g exceed the model's %g layers",
+              sema_decl_name(L->scenario), (first > 0 ? first : 0) + (last > 0 ? last : 0), layers);
+    ok = false;
+  }
+  L->layout = 0;
+  L->explicit_layout = explicit_layout;
+  if (ok && (L->ngroups > 1 || explicit_layout) && n < 1) {
+    lower_err(L, L->at, "`model.layers` cannot be varied: the model's pattern or the plan's stage layout fixes them");
+    ok = false;
+  }
+  if (ok && (L->ngroups > 1 || explicit_layout)) {
+    RtLayout lay = {n, group, nst > 0 ? nst : 0, nst > 0 ? stage : NULL, (int)first, (int)last};
+    L->layout = ok ? rt_layout_register(&lay) : 0;
+    if (ok && L->layout < 0) {
+      lower_err(L, L->at, "scenario `%s`: more distinct layer layouts than llmp keeps (%d)", sema_decl_name(L->scenario),
+                RT_MAX_LAYOUTS);
+      ok = false;
+    }
+  }
+  free(group);
+  return ok;
+}
+
 /* The plan's values as nodes, with the checks that need them evaluated; false after an
  * error. */
 bool lower_read_plan(Lower *L) {
@@ -391,6 +506,7 @@ bool lower_read_plan(Lower *L) {
   L->dp = lower_plan_field(L, "dp");
   L->layers = lower_field(L, L->model, "model", "layers", 1);
   L->sched = lower_plan_field(L, "schedule");
+  if (!L->errors && !read_layers(L)) return false;
   GId part = lower_plan_field(L, "layer_partition");
   if (L->errors) return false;
   GId ranks = MUL3(L, L->tp, L->pp, L->cp), chunks = MUL(L, L->pp, L->vs);

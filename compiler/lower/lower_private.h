@@ -106,6 +106,13 @@ typedef struct Lower {
   GId rec_full, rec_sel; /* recompute = full, selective */
   GId balanced;          /* layer_partition = balanced */
   GId layers;
+  /* the layers: one block, or a pattern's (groups), and where they go */
+  int ngroups;
+  Decl *gblk[RT_MAX_GROUPS];
+  GId gcount[RT_MAX_GROUPS]; /* layers of each group in the model */
+  int layout;                /* rt_layout id; 0: one block placed by rt_partition_layers */
+  bool explicit_layout;      /* the plan sets stage_layers or first/last_stage_layers */
+  double mtp;                /* multi-token prediction depth */
   /* sweeps */
   const LowerAxes *ax;
   bool ready;   /* the plan's nodes above are set */
@@ -194,11 +201,11 @@ GId lower_field(Lower *L, Decl *d, const char *root, const char *f, double def);
 GId lower_plan_field(Lower *L, const char *f);
 
 /* lower_ops.c: a kernel call (its first result), a collective over a group, a block's
- * operators into a, and ZeRO-3's per-layer gathers and reduce-scatters. */
+ * operators into a, and ZeRO-3's per-layer gathers and reduce-scatters (into block which). */
 GId lower_call(Lower *L, RtKernel k, const char *label, int n, ...);
 GId lower_coll(Lower *L, RtKernel k, GId bytes, int group, const char *label);
 void lower_block(Lower *L, Decl *blk, int which, Acc *a);
-void lower_zero3(Lower *L, Acc *layer);
+void lower_zero3(Lower *L, Acc *layer, int which);
 
 /* lower_plan.c: the stack's semantics; the plan's values as nodes, false after an error; bytes
  * per gradient element. */
@@ -207,6 +214,9 @@ void lower_read_stack(Lower *L);
  * names the let and its line. */
 void lower_let_divisor(Lower *L, GId divisor);
 bool lower_read_plan(Lower *L);
+/* The block (LB_*) that lowers group g of the layers. */
+static inline int lower_group_block(int g) { return g == 0 ? LB_LAYER : LB_GROUP1 + g - 1; }
+static inline bool lower_is_layer(int which) { return which == LB_LAYER || which >= LB_GROUP1; }
 double lower_grad_bytes(Lower *L);
 
 /* lower_iter.c: the iteration from the three blocks, as the graph's named outputs: those
@@ -227,6 +237,6 @@ typedef enum {
 } OutputId;
 extern const char *const lower_output_names[O_N];
 extern const char *const lower_part_outputs[RP_N], *const lower_memory_outputs[RM_N];
-void lower_assemble(Lower *L, Acc *E, Acc *Ly, Acc *H);
+void lower_assemble(Lower *L, Acc *E, Acc *Ly, Acc *H); /* Ly: L->ngroups of them */
 
 #endif
