@@ -574,9 +574,14 @@ void lower_zero3(Lower *L, Acc *ly, int which) {
   if (kf(L, z3)) return;
   L->which = which;
   L->acc = ly;
-  GId pbytes = MUL(L, ly->params, L->bytes_act); /* weights as activations */
-  GId ag = lower_coll(L, RTK_ALLGATHER, pbytes, G_DPCP, "zero3 gather");
-  GId rs = lower_coll(L, RTK_REDUCESCATTER, MUL(L, ly->params, K(L, lower_grad_bytes(L))), G_DPCP, "zero3 reduce");
+  /* dense parameters over dp x cp, the experts' over edp */
+  GId dense = kf(L, ly->eparams) ? ly->params : SUB(L, ly->params, ly->eparams), gel = K(L, lower_grad_bytes(L));
+  GId ag = lower_coll(L, RTK_ALLGATHER, MUL(L, dense, L->bytes_act), G_DPCP, "zero3 gather"); /* weights as activations */
+  GId rs = lower_coll(L, RTK_REDUCESCATTER, MUL(L, dense, gel), G_DPCP, "zero3 reduce");
+  if (!kf(L, ly->eparams)) {
+    ag = ADD(L, ag, lower_coll(L, RTK_ALLGATHER, MUL(L, ly->eparams, L->bytes_act), G_EDP, "zero3 gather"));
+    rs = ADD(L, rs, lower_coll(L, RTK_REDUCESCATTER, MUL(L, ly->eparams, gel), G_EDP, "zero3 reduce"));
+  }
   const Stack *st = &L->st;
   /* The gather of the next layer is issued while this one computes, for the share q of its
    * parameters the prefetch reaches (all of them, or prefetch_elements of them); the rest
