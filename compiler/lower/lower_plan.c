@@ -408,6 +408,7 @@ static bool plan_placement(Lower *L) {
 static void plan_echo(Lower *L, GId gpus, GId rec) {
   Report *r = &L->out->meta;
   r->tp = ci(L, L->tp), r->pp = ci(L, L->pp), r->dp = ci(L, L->dp), r->cp = ci(L, L->cp), r->ep = ci(L, L->ep);
+  r->etp = ci(L, L->etp);
   r->virtual_stages = ci(L, L->vs), r->micro_batch = ci(L, L->mb), r->global_batch = ci(L, L->gb);
   r->micro_batches = ci(L, L->m), r->gpus = ci(L, gpus), r->zero = ci(L, L->zero);
   r->sequence_parallel = kt(L, L->sp);
