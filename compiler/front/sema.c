@@ -683,8 +683,8 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw
   double layers = count_of(s, m, "layers", -1), seq = count_of(s, m, "seq", -1);
   double hidden = count_of(s, m, "hidden", -1), experts = count_of(s, m, "experts", 0);
   double mb = count_of(s, p, "micro_batch", -1), gb = count_of(s, p, "global_batch", -1);
-  if (tp < 0 || pp < 0 || cp < 0 || ep < 0 || etp < 0 || moe_ffn < 0 || vs < 0 || dp < 0 || gpus < 0 || heads < 0 || kv < 0 || layers < 0 ||
-      seq < 0 || hidden < 0 || experts < 0 || mb < 0 || gb < 0)
+  if (tp < 0 || pp < 0 || cp < 0 || ep < 0 || etp < 0 || moe_ffn < 0 || vs < 0 || dp < 0 || gpus < 0 || heads < 0 ||
+      kv < 0 || layers < 0 || seq < 0 || hidden < 0 || experts < 0 || mb < 0 || gb < 0)
     return; /* something is not known statically: checked when the plan is evaluated */
   SrcFile *f = file_of(s, sc);
   Span at = field_span(sc, "plan");

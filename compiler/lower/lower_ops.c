@@ -466,7 +466,8 @@ static void op_router(Lower *L, const char *name, Args *a) {
   bool sigmoid = !strcmp(arg_word(L, a, "score", "softmax"), "sigmoid");
   GId rdt = K(L, L->dt_router);
   GId c1 = lower_call(L, RTK_LINEAR, name, 5, rdt, t, h, e, K(L, 0));
-  GId c2 = sigmoid ? lower_call(L, RTK_ADD, name, 2, rdt, MUL(L, t, e)) : lower_call(L, RTK_SOFTMAX, name, 4, rdt, t, e, K(L, 0));
+  GId c2 = sigmoid ? lower_call(L, RTK_ADD, name, 2, rdt, MUL(L, t, e))
+                   : lower_call(L, RTK_SOFTMAX, name, 4, rdt, t, e, K(L, 0));
   GId c3 = lower_call(L, RTK_SOFTMAX, name, 4, rdt, t, e, K(L, 0));
   GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1 + 1, c2 + 1), c3 + 1);
   A->launches += 3;
@@ -576,7 +577,8 @@ void lower_zero3(Lower *L, Acc *ly, int which) {
   L->acc = ly;
   /* dense parameters over dp x cp, the experts' over edp */
   GId dense = kf(L, ly->eparams) ? ly->params : SUB(L, ly->params, ly->eparams), gel = K(L, lower_grad_bytes(L));
-  GId ag = lower_coll(L, RTK_ALLGATHER, MUL(L, dense, L->bytes_act), G_DPCP, "zero3 gather"); /* weights as activations */
+  GId ag =
+      lower_coll(L, RTK_ALLGATHER, MUL(L, dense, L->bytes_act), G_DPCP, "zero3 gather"); /* weights as activations */
   GId rs = lower_coll(L, RTK_REDUCESCATTER, MUL(L, dense, gel), G_DPCP, "zero3 reduce");
   if (!kf(L, ly->eparams)) {
     ag = ADD(L, ag, lower_coll(L, RTK_ALLGATHER, MUL(L, ly->eparams, L->bytes_act), G_EDP, "zero3 gather"));

@@ -396,7 +396,7 @@ static bool plan_placement(Lower *L) {
   L->stride[G_EP] = ste[G_EP];
   L->stride[G_DPCP] = g_min(L->g, st[G_CP], st[G_DP]); /* cp and dp adjacent (the default) */
   L->stride[G_ETP] = ste[G_TP], L->stride[G_EDP] = ste[G_DP];
-  L->stride[G_EMP] = g_min(L->g, ste[G_TP], ste[G_EP]); /* etp and ep adjacent (the default) */
+  L->stride[G_EMP] = g_min(L->g, ste[G_TP], ste[G_EP]);  /* etp and ep adjacent (the default) */
   if (order[0] == G_PP || order[4] == G_PP) return true; /* the same in both layouts */
   return need(L, EQ(L, SUB(L, st[G_PP], ste[G_PP]), 0), "placement: pp groups differ between the layouts",
               "the placement puts pp inside groups whose sizes differ in the expert layers (pp's stride is %g in "

@@ -570,7 +570,8 @@ TEST(moe_allgather_dispatcher) {
   /* every rank of the etp x ep = 8 group gathers the group's 8 x 256 tokens (h = 1024, bf16),
    * their routing map (1 byte) and probabilities (bf16) over 8 experts, and reduce-scatters the
    * output; the backward reduce-scatters the probabilities' gradient; no all-to-all */
-  Fx *x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; moe_token_dispatcher = allgather");
+  Fx *x =
+      run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; moe_token_dispatcher = allgather");
   EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "qkv tp allgather", "rot", "attn", "proj", "proj tp reducescatter", "add1",
              "ln2", "gate", "moe", "moe ep allgather", "add2");
   assert_int_equal(count_calls(&x->l, RTK_ALLTOALL), 0);
