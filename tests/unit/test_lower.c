@@ -1281,6 +1281,11 @@ TEST(lowering_rejects_plans) {
                         "tp = 8; pp = 4; virtual_stages = 2; schedule = interleaved; micro_batch = 1; global_batch = 6",
                         "scenario `s`: the interleaved schedule needs the micro-batches per iteration (6) to be a "
                         "multiple of pp = 4");
+  /* pp inside tp (stride 2) where the expert layers put etp = 1: their pp groups would differ */
+  expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 2 }",
+                        "tp = 2; pp = 2; ep = 2; micro_batch = 1; global_batch = 8; placement = [tp, pp, cp, ep, dp]",
+                        "scenario `s`: the placement puts pp inside groups whose sizes differ in the expert layers "
+                        "(pp's stride is 2 in the attention layers, 1 in the expert layers)");
 }
 
 TEST(does_not_fit) {
