@@ -499,10 +499,11 @@ TEST(operators_moe_layer) {
   x = ops_of("mixtral", MOE_SIZES, "tp = 2; ep = 2; sequence_parallel = true; micro_batch = 1; global_batch = 4");
   EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "qkv tp allgather", "rot", "attn", "proj", "proj tp reducescatter", "add1",
              "ln2", "gate", "moe", "moe ep all-to-all", "add2");
-  /* the all-to-all runs over ep, which lives inside dp: dp's stride (tp = 2) */
+  /* the all-to-all runs over ep, folded over tp x dp with etp = 1 innermost: ep's stride is
+   * etp = 1 (the two ranks of a tp group), not dp's */
   a2a = find_call(&x->l, RTK_ALLTOALL, "moe");
   assert_true(const_arg(&x->l, a2a, 1) == 2);
-  assert_true(const_arg(&x->l, a2a, 2) == 2);
+  assert_true(const_arg(&x->l, a2a, 2) == 1);
   /* the experts' first GEMM: t / tp = 512 tokens x top_k 2 = 1024 pairs over 8 / ep = 4 local
    * experts (256 each), hidden 1024 -> 2 * moe_ffn (swiglu) */
   GId bmm = find_call(&x->l, RTK_BMM, "moe"); /* dtype batch m k n */
@@ -510,6 +511,148 @@ TEST(operators_moe_layer) {
   assert_true(const_arg(&x->l, bmm, 2) == 256);
   assert_true(const_arg(&x->l, bmm, 3) == 1024);
   assert_true(const_arg(&x->l, bmm, 4) == 2 * 2048);
+  fx_close(x);
+}
+
+/* The bytes of the call of kernel k labelled `label` over `size` ranks `stride` apart; fails
+ * when there is none. */
+static double coll_bytes(const Lowered *l, RtKernel k, const char *label, double size, double stride) {
+  for (int i = 0; i < l->g.nn; i++) {
+    const GNode *n = &l->g.n[i];
+    if (n->op == GN_CALL && n->kernel == k && n->label && !strcmp(n->label, label) && const_arg(l, i, 1) == size &&
+        const_arg(l, i, 2) == stride)
+      return const_arg(l, i, 0);
+  }
+  fail_msg("no %s call labelled `%s` over %g ranks %g apart", rt_kernels[k].name, label, size, stride);
+  return NAN;
+}
+
+/* 16 GPUs (two Selene nodes of 8), tp 4, dp 4: ep 8 exceeds dp, folded over tp x dp. */
+#define MOE_FOLDED "tp = 4; ep = 8; sequence_parallel = true; micro_batch = 1; global_batch = 4"
+
+TEST(moe_alltoall_folded) {
+  /* etp 1: the ep group is 8 consecutive ranks (stride etp = 1), one node; each rank sends its
+   * t/tp = 1024/4 = 256 tokens x top_k 2 = 512 pairs of h = 1024 bf16 elements */
+  Fx *x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED);
+  assert_true(x->r.dp == 4 && x->r.ep == 8);
+  expect_near(coll_bytes(&x->l, RTK_ALLTOALL, "moe", 8, 1), 512.0 * 1024 * 2, "a2a bytes");
+  /* the per-expert token counts, gathered over etp x ep = 8: 8 ranks x 8 experts x 8 bytes */
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 8, 1), 8.0 * 8 * 8, "count gather bytes");
+  GId bmm = find_call(&x->l, RTK_BMM, "moe"); /* one local expert, 512 pairs, 1024 -> 2 * 2048 */
+  assert_true(const_arg(&x->l, bmm, 1) == 1 && const_arg(&x->l, bmm, 2) == 512);
+  assert_true(const_arg(&x->l, bmm, 4) == 2 * 2048);
+  fx_close(x);
+  /* etp 2, ep 8 (edp 1): ep ranks are 2 apart and span both nodes; the received 512 pairs are
+   * gathered over etp (2 x 512 pairs) and each expert's linears split in two */
+  x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; etp = 2");
+  expect_near(coll_bytes(&x->l, RTK_ALLTOALL, "moe", 8, 2), 512.0 * 1024 * 2, "a2a bytes, etp 2");
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 2, 1), 1024.0 * 1024 * 2, "etp gather bytes");
+  expect_near(coll_bytes(&x->l, RTK_REDUCESCATTER, "moe", 2, 1), 1024.0 * 1024 * 2, "etp reduce-scatter bytes");
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 16, 1), 16.0 * 8 * 8, "count gather over etp x ep");
+  bmm = find_call(&x->l, RTK_BMM, "moe"); /* fc1: 1024 pairs, 1024 -> 4096 / etp */
+  assert_true(const_arg(&x->l, bmm, 2) == 1024 && const_arg(&x->l, bmm, 3) == 1024);
+  assert_true(const_arg(&x->l, bmm, 4) == 2048);
+  int nd = 0; /* fc2: 2048 / etp -> 1024 */
+  for (int i = 0; i < x->l.g.nn; i++) {
+    const GNode *n = &x->l.g.n[i];
+    nd += n->op == GN_CALL && n->kernel == RTK_BMM && !strcmp(n->label, "moe") && const_arg(&x->l, i, 3) == 1024 &&
+          const_arg(&x->l, i, 4) == 1024;
+  }
+  assert_int_equal(nd, 1);
+  int g[2] = {0, 0};
+  rt_group_layout(8, 2, 8, &g[0], &g[1]); /* 8 ranks 2 apart on 8-GPU nodes: 2 nodes x 4 */
+  assert_int_equal(g[0], 2);
+  assert_int_equal(g[1], 4);
+  fx_close(x);
+}
+
+TEST(moe_allgather_dispatcher) {
+  /* every rank of the etp x ep = 8 group gathers the group's 8 x 256 tokens (h = 1024, bf16),
+   * their routing map (1 byte) and probabilities (bf16) over 8 experts, and reduce-scatters the
+   * output; the backward reduce-scatters the probabilities' gradient; no all-to-all */
+  Fx *x =
+      run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; moe_token_dispatcher = allgather");
+  EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "qkv tp allgather", "rot", "attn", "proj", "proj tp reducescatter", "add1",
+             "ln2", "gate", "moe", "moe ep allgather", "add2");
+  assert_int_equal(count_calls(&x->l, RTK_ALLTOALL), 0);
+  double all = 8.0 * 256;
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 8, 1), all * 1024 * 2, "token gather");
+  expect_near(coll_bytes(&x->l, RTK_REDUCESCATTER, "moe", 8, 1), all * 1024 * 2, "output reduce-scatter");
+  bool map = false, probs = false;
+  for (int i = 0; i < x->l.g.nn; i++) {
+    const GNode *n = &x->l.g.n[i];
+    if (n->op != GN_CALL || !n->label || strcmp(n->label, "moe")) continue;
+    map |= n->kernel == RTK_ALLGATHER && const_arg(&x->l, i, 0) == all * 8 * (1 + 2);
+    probs |= n->kernel == RTK_REDUCESCATTER && const_arg(&x->l, i, 0) == all * 8 * 2;
+  }
+  assert_true(map && probs);
+  assert_true(x->r.part[RP_EP_COMM] > 0);
+  fx_close(x);
+}
+
+/* Parameters of mixtral with MOE_SIZES on a rank with tp = 4, pp = 1 (hand count):
+ *   embedding: vocab 32000 padded to a multiple of 128 tp = 512: 32256, / tp = 8064 rows x 1024
+ *     = 8,257,536
+ *   head: rmsnorm 1024 + column linear 1024 x 8064 = 8,258,560
+ *   a layer, dense: 2 rmsnorms 2,048 + qkv 1024 x (16 + 2 x 4) x 64 / 4 = 393,216 + proj
+ *     (1024 / 4) x 1024 = 262,144 + router 1024 x 8 = 8,192: 665,600
+ *   a layer, experts: 8 / ep experts of 1024 x 2 x 2048 + 2048 x 1024 = 6,291,456 each, / etp
+ *   dense in all: 8,257,536 + 8,258,560 + 2 x 665,600 = 17,847,296
+ * With ep 8, etp 1 (one expert a rank): experts 2 x 6,291,456 = 12,582,912; edp = tp dp /
+ * (etp ep) = 16 / 8 = 2 ranks hold the same experts, dp x cp = 4 the same dense weights.  ZeRO 1:
+ *   optimizer = 12 B x (17,847,296 / 4 + 12,582,912 / 2) = 12 x 10,753,280 = 129,039,360 B
+ * (sharding the experts over dp would give 12 x 30,430,208 / 4 = 91,290,624 B, ep/(tp dp/ep) too
+ * little); gradients 4 B x 30,430,208; ZeRO 3's weights 2 B x 10,753,280. */
+TEST(moe_memory_folded) {
+  Fx *x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; zero = 1");
+  expect_near(x->r.memory[RM_OPTIMIZER], 129039360.0, "optimizer state, experts over edp");
+  expect_near(x->r.memory[RM_GRADIENTS], 4.0 * 30430208, "gradients");
+  expect_near(x->r.memory[RM_WEIGHTS], 2.0 * 30430208, "weights");
+  /* one bucket each (40e6 elements): dense over dp x cp (4 ranks tp = 4 apart), the experts
+   * over edp (2 ranks etp x ep = 8 apart) */
+  expect_near(coll_bytes(&x->l, RTK_REDUCESCATTER, "dp gradients", 4, 4), 4.0 * 17847296, "dense reduce-scatter");
+  expect_near(coll_bytes(&x->l, RTK_REDUCESCATTER, "dp gradients", 2, 8), 4.0 * 12582912, "expert reduce-scatter");
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "dp parameters", 2, 8), 2.0 * 12582912, "expert parameter gather");
+  fx_close(x);
+  x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; zero = 3");
+  expect_near(x->r.memory[RM_WEIGHTS], 2.0 * 10753280, "ZeRO 3 weights");
+  expect_near(x->r.memory[RM_OPTIMIZER], 129039360.0, "ZeRO 3 optimizer state");
+  /* a layer's gathers: dense over dp x cp, experts over edp */
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "zero3 gather", 2, 8), 2.0 * 6291456, "zero3 expert gather");
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "zero3 gather", 4, 4), 2.0 * 665600, "zero3 dense gather");
+  fx_close(x);
+  /* etp 2, ep 4 (edp 2): each rank holds 2 experts split in two, the same 6,291,456 a layer */
+  x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }",
+                   "tp = 4; ep = 4; etp = 2; sequence_parallel = true; micro_batch = 1; global_batch = 4; zero = 1");
+  expect_near(x->r.memory[RM_OPTIMIZER], 129039360.0, "optimizer state, etp 2");
+  fx_close(x);
+}
+
+TEST(moe_load_and_router) {
+  /* dropless with moe_imbalance 1.5: the busiest rank computes and receives 1.5 x 512 pairs;
+   * model FLOP stay the mean's */
+  Fx *x = run_scenario("", "mixtral", MOE_SIZES "; moe_imbalance = 1.5", "selene { nodes = 2 }", MOE_FOLDED);
+  double flops = x->r.model_flops;
+  GId bmm = find_call(&x->l, RTK_BMM, "moe");
+  assert_true(const_arg(&x->l, bmm, 2) == 768);
+  expect_near(coll_bytes(&x->l, RTK_ALLTOALL, "moe", 8, 1), 768.0 * 1024 * 2, "a2a of the busiest");
+  fx_close(x);
+  x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED);
+  expect_near(flops, x->r.model_flops, "imbalance leaves model FLOP");
+  fx_close(x);
+  /* capacity factor 1.25: every expert padded to 1.25 x 512 = 640 pairs, counted as model
+   * FLOP; the imbalance does not apply */
+  x = run_scenario("", "mixtral", MOE_SIZES "; capacity_factor = 1.25; moe_imbalance = 1.5", "selene { nodes = 2 }",
+                   MOE_FOLDED);
+  bmm = find_call(&x->l, RTK_BMM, "moe");
+  assert_true(const_arg(&x->l, bmm, 2) == 640);
+  expect_near(coll_bytes(&x->l, RTK_ALLTOALL, "moe", 8, 1), 640.0 * 1024 * 2, "a2a padded");
+  assert_true(x->r.model_flops > flops);
+  fx_close(x);
+  /* the router in fp32 (--moe-router-dtype fp32): GEMM, score and top-k */
+  x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; moe_router_dtype = fp32");
+  assert_true(const_arg(&x->l, find_call(&x->l, RTK_LINEAR, "gate"), 0) == RT_FP32);
+  assert_true(const_arg(&x->l, find_call(&x->l, RTK_SOFTMAX, "gate"), 0) == RT_FP32);
   fx_close(x);
 }
 
@@ -1138,10 +1281,11 @@ TEST(lowering_rejects_plans) {
                         "tp = 8; pp = 4; virtual_stages = 2; schedule = interleaved; micro_batch = 1; global_batch = 6",
                         "scenario `s`: the interleaved schedule needs the micro-batches per iteration (6) to be a "
                         "multiple of pp = 4");
-  /* ep = 4 with dp = 8 GPUs / tp 4 = 2: the experts divide by ep (sema checks that), dp does not */
-  expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 1 }",
-                        "tp = 4; ep = 4; micro_batch = 1; global_batch = 2",
-                        "scenario `s`: plan.ep = 4 must divide dp = 2");
+  /* pp inside tp (stride 2) where the expert layers put etp = 1: their pp groups would differ */
+  expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 2 }",
+                        "tp = 2; pp = 2; ep = 2; micro_batch = 1; global_batch = 8; placement = [tp, pp, cp, ep, dp]",
+                        "scenario `s`: the placement puts pp inside groups whose sizes differ in the expert layers "
+                        "(pp's stride is 2 in the attention layers, 1 in the expert layers)");
 }
 
 TEST(does_not_fit) {
@@ -1803,6 +1947,10 @@ int main(int argc, char **argv) {
       cmocka_unit_test(operators_megatron_gpt_layer),
       cmocka_unit_test(operators_llama_layer),
       cmocka_unit_test(operators_moe_layer),
+      cmocka_unit_test(moe_alltoall_folded),
+      cmocka_unit_test(moe_allgather_dispatcher),
+      cmocka_unit_test(moe_memory_folded),
+      cmocka_unit_test(moe_load_and_router),
       cmocka_unit_test(shapes_gpt_tp4),
       cmocka_unit_test(shapes_llama_gqa_tp4),
       cmocka_unit_test(group_layout),
