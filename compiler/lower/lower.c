@@ -77,7 +77,7 @@ void lower_err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
  * cluster) shape the graph itself. */
 static bool axis_supported(Lower *L, const LowerAxis *a) {
   /* clang-format off */
-  static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch",
+  static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "etp", "virtual_stages", "micro_batch",
                                             "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
                                             "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "layer_partition", NULL};
   /* clang-format on */
@@ -202,7 +202,7 @@ static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool para
 #define F(x) dst->x = ADD(L, dst->x, MUL(L, k, src->x))
   F(fc), F(bc), F(wg), F(sel), F(act), F(act_sel), F(flops), F(sel_flops);
   for (int i = 0; i < CM_N; i++) F(comm_f[i]), F(comm_b[i]);
-  if (params) F(params), F(tensors), F(wtotal), F(wactive);
+  if (params) F(params), F(tensors), F(eparams), F(etensors), F(wtotal), F(wactive);
 #undef F
   dst->launches += times * src->launches;
 }

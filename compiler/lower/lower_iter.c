@@ -40,7 +40,9 @@ typedef struct Iter {
   GId part[RP_N], zero3;            /* the breakdown; ZeRO-3's per-layer communication */
   GId params0, paramsl, params;     /* parameters on the first, the last, the device reduced */
   GId tensors;                      /* the tensors holding params */
-  GId shard;                        /* ranks that hold the same weights */
+  GId eparams0, eparamsl, eparams;  /* of which the experts' (-1: a model without experts) */
+  GId etensors;                     /* the tensors holding eparams */
+  GId shard;                        /* ranks that hold the same dense weights (dp x cp) */
   GId bucket, grad_el, w_el;        /* gradient bucket elements; bytes per gradient, weight */
   GId z1, z2, z3;                   /* ZeRO stage >= 1, >= 2, == 3 */
   bool sgd;
@@ -249,47 +251,88 @@ static void iter_params(Lower *L, Iter *it) {
   GFIELD(it, tensors, x);
   GId tensors0 = ADD(L, ADD(L, gsum(L, it, it->l0, x), E->tensors), g_select(g, one_dev, tied ? z : H->tensors, z));
   GId tensorsl = ADD(L, gsum(L, it, it->ll, x), H->tensors);
-  it->tensors = g_select(g, one_dev, tensors0, g_select(g, g_bin(g, GN_GE, params0, paramsl), tensors0, tensorsl));
+  GId first = g_select(g, one_dev, K(L, 1), g_bin(g, GN_GE, params0, paramsl)); /* the device reduced */
+  it->tensors = g_select(g, first, tensors0, tensorsl);
   it->params0 = params0, it->paramsl = paramsl, it->params = params;
+  /* the experts' share, replicated over edp rather than dp x cp (none in the embedding or head) */
+  GFIELD(it, eparams, x);
+  GId e0 = gsum(L, it, it->l0, x), el = gsum(L, it, it->ll, x);
+  it->eparams0 = it->eparamsl = it->eparams = it->etensors = -1;
+  if (kf(L, e0) && kf(L, el)) return;
+  GFIELD(it, etensors, x);
+  it->eparams0 = e0, it->eparamsl = el, it->eparams = g_select(g, first, e0, el);
+  it->etensors = g_select(g, first, gsum(L, it, it->l0, x), gsum(L, it, it->ll, x));
 }
 
-/* Data parallelism, for the device that holds the most parameters: its gradient reduction
- * and parameter gathers by ZeRO stage and bucket, exposed as overlap_dp allows. */
-static void iter_dp(Lower *L, Iter *it) {
+/* Of P parameters of which E are the experts' (E < 0: none), those a rank keeps when ZeRO
+ * shards the dense ones over dp x cp and the experts' over edp. */
+static GId shard_of(Lower *L, const Iter *it, GId P, GId E) {
+  if (E < 0) return DIV(L, P, it->shard);
+  return ADD(L, DIV(L, SUB(L, P, E), it->shard), DIV(L, E, L->edp));
+}
+
+/* One gradient buffer's data-parallel collectives over `group`: P elements in buckets of at
+ * most `size`; the reduction (all of it, and its last bucket) unless ZeRO 3 reduces per
+ * layer, and a sharded optimizer's parameter gather (all, last bucket). */
+typedef struct DpBuf {
+  GId red, last_red, gather, last_gather;
+} DpBuf;
+
+static DpBuf dp_buffer(Lower *L, Iter *it, GId P, GId size, int group) {
   Graph *g = L->g;
-  GId z = it->z, params = it->params;
-  GId dev_f = gsum(L, it, it->nl, it->lf), dev_b = gsum(L, it, it->nl, it->lb); /* the device's layers, once */
-  GId grad_el = K(L, lower_grad_bytes(L));
-  GId w_el = L->bytes_act; /* weights are stored as the activations are */
-  GId bucket = lower_field(L, L->plan, "plan", "dp_bucket_elements", 40e6);
-  bucket = g_min(g, bucket, params);
-  GId nb = g_un(g, GN_CEIL, DIV(L, params, bucket));
-  GId last_el = SUB(L, params, MUL(L, SUB(L, nb, K(L, 1)), bucket));
-  GId shard = MUL(L, L->dp, L->cp); /* ranks that hold the same weights: ZeRO shards over them */
-  GId z3 = EQ(L, L->zero, 3), z0 = EQ(L, L->zero, 0), z1 = GE(L, L->zero, 1), z2 = GE(L, L->zero, 2);
-  /* ZeRO 0: all-reduce; 1, 2: reduce-scatter, then all-gather the updated parameters; 3:
-   * nothing here (gradients are reduce-scattered per layer, in the backward) */
-  GId last_red = z, dp_red = z;
+  GId z = it->z, grad_el = it->grad_el, w_el = it->w_el, z3 = it->z3, z0 = EQ(L, L->zero, 0);
+  GId bucket = g_min(g, size, P);
+  GId nb = g_un(g, GN_CEIL, DIV(L, P, bucket));
+  GId last_el = SUB(L, P, MUL(L, SUB(L, nb, K(L, 1)), bucket));
+  DpBuf r = {z, z, z, z};
   if (!kt(L, z3)) {
     GId gb_full = MUL(L, bucket, grad_el), gb_last = MUL(L, last_el, grad_el);
     /* a sharded optimizer's reduction: a reduce-scatter, or (DeepSpeed's ZeRO 1/2) an
      * all-reduce of each bucket of which each rank keeps its slice */
     RtKernel sharded = L->st.sharded_allreduce ? RTK_ALLREDUCE : RTK_REDUCESCATTER;
-    GId full_b = PICK(L, z0, lower_coll(L, RTK_ALLREDUCE, gb_full, G_DPCP, "dp gradients"),
-                      lower_coll(L, sharded, gb_full, G_DPCP, "dp gradients"));
-    last_red = PICK(L, z0, lower_coll(L, RTK_ALLREDUCE, gb_last, G_DPCP, "dp gradients"),
-                    lower_coll(L, sharded, gb_last, G_DPCP, "dp gradients"));
-    dp_red = ADD(L, MUL(L, SUB(L, nb, K(L, 1)), full_b), last_red);
+    GId full_b = PICK(L, z0, lower_coll(L, RTK_ALLREDUCE, gb_full, group, "dp gradients"),
+                      lower_coll(L, sharded, gb_full, group, "dp gradients"));
+    r.last_red = PICK(L, z0, lower_coll(L, RTK_ALLREDUCE, gb_last, group, "dp gradients"),
+                      lower_coll(L, sharded, gb_last, group, "dp gradients"));
+    r.red = ADD(L, MUL(L, SUB(L, nb, K(L, 1)), full_b), r.last_red);
   }
-  GId gather_on = AND(L, z1, g_un(g, GN_NOT, z3));
-  GId last_gather = PICK(L, gather_on, lower_coll(L, RTK_ALLGATHER, MUL(L, last_el, w_el), G_DPCP, "dp parameters"), z);
-  GId dp_gather = PICK(
+  GId gather_on = AND(L, it->z1, g_un(g, GN_NOT, z3));
+  r.last_gather = PICK(L, gather_on, lower_coll(L, RTK_ALLGATHER, MUL(L, last_el, w_el), group, "dp parameters"), z);
+  r.gather = PICK(
       L, gather_on,
-      ADD(L, MUL(L, SUB(L, nb, K(L, 1)), lower_coll(L, RTK_ALLGATHER, MUL(L, bucket, w_el), G_DPCP, "dp parameters")),
-          last_gather),
+      ADD(L, MUL(L, SUB(L, nb, K(L, 1)), lower_coll(L, RTK_ALLGATHER, MUL(L, bucket, w_el), group, "dp parameters")),
+          r.last_gather),
       z);
-  last_red = PICK(L, z3, z, last_red);
-  dp_red = PICK(L, z3, z, dp_red);
+  r.last_red = PICK(L, z3, z, r.last_red);
+  r.red = PICK(L, z3, z, r.red);
+  return r;
+}
+
+/* Data parallelism, for the device that holds the most parameters: its gradient reduction
+ * and parameter gathers by ZeRO stage and bucket, exposed as overlap_dp allows.  Dense
+ * parameters are reduced over dp x cp; the experts', in a buffer of their own, over edp
+ * (Megatron-Core's expert-data-parallel group; distributed_data_parallel.py). */
+static void iter_dp(Lower *L, Iter *it) {
+  Graph *g = L->g;
+  GId z = it->z, params = it->params;
+  GId dev_f = gsum(L, it, it->nl, it->lf), dev_b = gsum(L, it, it->nl, it->lb); /* the device's layers, once */
+  it->grad_el = K(L, lower_grad_bytes(L));
+  it->w_el = L->bytes_act; /* weights are stored as the activations are */
+  GId size = lower_field(L, L->plan, "plan", "dp_bucket_elements", 40e6);
+  it->bucket = g_min(g, size, params);
+  it->shard = MUL(L, L->dp, L->cp); /* ranks that hold the same weights: ZeRO shards over them */
+  it->z3 = EQ(L, L->zero, 3), it->z1 = GE(L, L->zero, 1), it->z2 = GE(L, L->zero, 2);
+  DpBuf d;
+  if (it->eparams < 0) {
+    d = dp_buffer(L, it, params, size, G_DPCP);
+  } else { /* both buffers' buckets, the dense one's last (the embedding's) left exposed */
+    GId has = g_bin(g, GN_GT, it->eparams, K(L, 0));
+    DpBuf e = dp_buffer(L, it, MAX(L, it->eparams, K(L, 1)), size, G_EDP);
+    d = dp_buffer(L, it, SUB(L, params, it->eparams), size, G_DPCP);
+    d.red = ADD(L, d.red, PICK(L, has, e.red, z));
+    d.gather = ADD(L, d.gather, PICK(L, has, e.gather, z));
+  }
+  GId last_red = d.last_red, dp_red = d.red, last_gather = d.last_gather, dp_gather = d.gather;
   /* The window a reduction hides behind: the device's last micro-batch backward (its buckets
    * become ready as it runs).  Interleaved, each model chunk reduces after its own last
    * backward, and min(pp, m) backwards of every earlier chunk still follow it (Megatron runs
@@ -308,8 +351,6 @@ static void iter_dp(Lower *L, Iter *it) {
   GId gather_exposed = PICK(L, L->overlap_pg, MAX(L, last_gather, SUB(L, dp_gather, fwin)), dp_gather);
   GId dp_exposed = ADD(L, red_exposed, gather_exposed);
   it->part[RP_DP_COMM] = ADD(L, dp_exposed, it->zero3);
-  it->grad_el = grad_el, it->w_el = w_el, it->bucket = bucket, it->shard = shard;
-  it->z1 = z1, it->z2 = z2, it->z3 = z3;
   it->dp_exposed = dp_exposed;
 }
 
@@ -319,11 +360,16 @@ static void iter_optimizer(Lower *L, Iter *it) {
   Graph *g = L->g;
   GId params = it->params, shard = it->shard, z1 = it->z1, tensors = it->tensors;
   bool sgd = !strcmp(word_or(L, L->plan, "optimizer", "adam"), "sgd");
-  GId opt_params = PICK(L, z1, DIV(L, params, shard), params);
+  GId opt_params = PICK(L, z1, shard_of(L, it, params, it->eparams), params);
   /* ZeRO 1 and 2 (Megatron's distributed optimizer): a rank steps one fp32 shard tensor per
    * parameter whose range overlaps its 1/shard of the flat gradient buffer, about
-   * tensors/shard of them (a tensor split at a shard boundary counts once); ZeRO 3 likewise. */
-  GId opt_tensors = PICK(L, z1, MAX(L, K(L, 1), g_un(g, GN_CEIL, DIV(L, tensors, shard))), tensors);
+   * tensors/shard of them (a tensor split at a shard boundary counts once; the experts'
+   * buffer is sharded over edp); ZeRO 3 likewise. */
+  GId per = g_un(g, GN_CEIL, DIV(L, tensors, shard));
+  if (it->etensors >= 0)
+    per = ADD(L, g_un(g, GN_CEIL, DIV(L, SUB(L, tensors, it->etensors), shard)),
+              g_un(g, GN_CEIL, DIV(L, it->etensors, L->edp)));
+  GId opt_tensors = PICK(L, z1, MAX(L, K(L, 1), per), tensors);
   /* a multi-tensor FusedAdam (DeepSpeed's, apex's, TE's) launches once per 320 chunks of
    * 65,536 elements or 36 tensors, whichever fills first (multi_tensor_apply.cuh), rather
    * than once per tensor */
@@ -398,14 +444,15 @@ static void iter_memory(Lower *L, Iter *it) {
   GId opt_el = K(L, (L->dt_plan == RT_FP32 || L->dt_plan == RT_TF32 ? 8 : 12) - (sgd ? 4 : 0));
   GId mem0[RM_N], meml[RM_N];
   GId pdev[2] = {params0, g_select(g, one_dev, params0, paramsl)};
+  GId edev[2] = {it->eparams0, it->eparams < 0 ? -1 : g_select(g, one_dev, it->eparams0, it->eparamsl)};
   const GId *ldev[2] = {it->l0, it->ll};
   GId *mem[2] = {mem0, meml};
   for (int d = 0; d < 2; d++) {
     GId dev = d == 0 ? z : SUB(L, L->pp, K(L, 1));
-    GId P = pdev[d];
-    mem[d][RM_WEIGHTS] = MUL(L, PICK(L, z3, DIV(L, P, shard), P), w_el);
-    mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, DIV(L, P, shard), P), grad_el);
-    mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, DIV(L, P, shard), P), opt_el);
+    GId P = pdev[d], Ps = shard_of(L, it, P, edev[d]); /* the rank's shard of them */
+    mem[d][RM_WEIGHTS] = MUL(L, PICK(L, z3, Ps, P), w_el);
+    mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, Ps, P), grad_el);
+    mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, Ps, P), opt_el);
     GId fl = in_flight(L, dev);
     GId per_chunk[RT_MAX_GROUPS] = {0};
     for (int k = 0; k < ng; k++) per_chunk[k] = DIV(L, ldev[d][k], L->vs);

@@ -35,6 +35,7 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId wtotal, wactive;            /* the block's parameters in the whole model, and those a token uses */
   GId wtied;                      /* of which a vocabulary-parallel embedding's (a tied head's) */
   GId tensors;                    /* the parameter tensors (weights, biases) holding them */
+  GId eparams, etensors;          /* of which the experts': replicated over edp, not dp x cp */
   GId flops;                      /* model FLOP of the forward on this rank */
   GId sel_flops;                  /* of which selective recompute re-runs (attention) */
   double launches;                /* kernel launches of the forward (the backward: twice) */
@@ -61,6 +62,7 @@ typedef struct Stack {
   double mb_overhead;     /* seconds of host time per micro-batch */
   double reserved;        /* bytes the stack holds beyond the model */
   double frag;            /* fraction of allocated memory lost to the allocator */
+  bool moe_allgather;     /* moe_token_dispatcher = allgather */
   unsigned fused;         /* RtGpu.fused: the operators it runs fused (fused_kernels) */
   bool fused_dropout_add; /* fused_kernels has dropout_add: an add after a dropout is free */
 } Stack;
@@ -91,10 +93,13 @@ typedef struct Lower {
   int errors;
   /* the plan, as nodes */
   GId tp, pp, dp, cp, ep, vs, mb, gb, m, seq, hidden;
-  GId stride[6];             /* per group: tp cp ep dp pp dpcp */
+  GId etp, edp;              /* the expert layers' tensor- and data-parallel sizes */
+  GId stride[9];             /* per group, in G_ order */
   GId bytes_act;             /* bytes per activation element */
   RtDtype dt_plan;           /* the plan's dtype */
   RtDtype dt_gemm, dt_other; /* the current block's GEMMs', and the other operators' */
+  RtDtype dt_router;         /* the MoE router's (moe_router_dtype) */
+  double dt_router_bytes;    /* bytes per element of its input and probabilities */
   /* plan decisions, as nodes (constants unless a sweep varies them) */
   GId sp; /* sequence parallelism in effect (asked for and tp > 1) */
   GId overlap_tp, overlap_dp, overlap_pp, overlap_pg; /* overlap_pg: overlap_param_gather */
@@ -129,7 +134,10 @@ typedef struct Lower {
   int prev_kind; /* the OpKind of the block's operator before, or -1 */
 } Lower;
 
-enum { G_TP, G_CP, G_EP, G_DP, G_PP, G_DPCP };        /* G_DPCP: the dp x cp ranks that hold the same weights */
+/* G_DPCP: the dp x cp ranks that hold the same dense weights.  The expert layers fold etp x ep
+ * x edp over the same tp x cp x dp ranks (Megatron-Core's MoE parallel folding): G_ETP, G_EP,
+ * G_EDP, and G_EMP the etp x ep ranks an all-gather dispatcher gathers over. */
+enum { G_TP, G_CP, G_EP, G_DP, G_PP, G_DPCP, G_ETP, G_EDP, G_EMP };
 extern const char *const lower_group_names[G_PP + 1]; /* placement's words, in G_ order */
 
 /* --- building nodes -------------------------------------------------------------------- */

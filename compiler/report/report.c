@@ -235,6 +235,7 @@ static void print_table(W *w, const Report *r) {
     w_printf(w, "  stack %s%s%s%s\n", r->framework, r->framework_version ? " (version " : "",
              r->framework_version ? r->framework_version : "", r->framework_version ? ")" : "");
   w_printf(w, "  plan tp=%d pp=%d dp=%d cp=%d ep=%d", r->tp, r->pp, r->dp, r->cp, r->ep);
+  if (r->etp > 1) w_printf(w, " etp=%d", r->etp);
   if (r->virtual_stages > 1) w_printf(w, " virtual_stages=%d", r->virtual_stages);
   w_printf(w, "\n  micro_batch=%d global_batch=%d: %d micro-batch%s per iteration\n", r->micro_batch, r->global_batch,
            r->micro_batches, r->micro_batches == 1 ? "" : "es");

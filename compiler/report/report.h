@@ -60,6 +60,7 @@ typedef struct Report {
   /* The plan as evaluated (defaults filled in). */
   int tp, pp, dp, cp, ep, virtual_stages, micro_batch, global_batch, micro_batches, gpus;
   int zero;
+  int etp; /* expert tensor parallelism; the text echoes it when > 1 */
   bool sequence_parallel;
   const char *dtype, *schedule, *recompute;
   /* Time. */
