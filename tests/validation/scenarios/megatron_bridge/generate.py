@@ -82,7 +82,9 @@ FEATURES = {
     "mamba": ("h-ops", "Mamba-2, squared-ReLU MoE and hybrid layers"),
     "qk_norm": ("h-ops", "QK-norm layers, for stdlib/models/qwen3.llmp"),
 }
-HAVE = set()
+# b300, gb200, gb300, mxfp8 and nvfp4 are in llmp (h-hw); their rows wait for megatron_core's
+# figures on those GPUs, which their calibration rows (README.md) fit.
+HAVE = {"ep_fold", "pattern", "layout", "mtp"}
 
 # system -> (short name, cluster declaration, import, GPUs per node, feature (None: llmp has it)).
 # A GB200/GB300 node is a compute tray of 4 GPUs (hw/systems/gb*_nvl72.llmp, checked below).
