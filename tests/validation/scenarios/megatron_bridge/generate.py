@@ -365,8 +365,8 @@ def scenario(row, n, p, framework):
     flop_note = []
     if abs(p["own"] / p["ours"] - 1) > 1e-3:
         flop_note = ["# " + t for t in textwrap.wrap(
-            f"Megatron-Core's FLOP count, which the row reports, is not the shapes' own ({p['own'] / 1e9:.2f} GFLOP "
-            f"per token): {FLOP_NOTES[p['model']]}", width=92)]
+            f"The count above is Megatron-Core's, which the row reports; the shapes' own is {p['own'] / 1e9:.2f} "
+            f"GFLOP per token: {FLOP_NOTES[p['model']]}", width=92)]
     prec = row["precision"].split(" (")[0]
     per_stage = p["gbs"] // (p["mbs"] * p["dp"])
     lines = [
