@@ -30,7 +30,7 @@ Which rows are in (README.md says the same, with each row's reason):
   `nvfp4`; BF16 is `bf16`.  25.09's H100 block-scaled FP8 (128x128 blocks, not MXFP8, which
   Hopper lacks) runs FP8 GEMMs at the per-tensor rate: `fp8` (dtype_of says why).
 - Model: Llama 3 8B/70B and 3.1 405B (stdlib/models/llama3.llmp), Qwen3-30B-A3B and
-  Qwen3-235B-A22B (models.llmp), DeepSeek-V3 (MTP depth 1, or `mtp_layers = 0` for the
+  Qwen3-235B-A22B (models.llmp; stdlib/models/qwen3.llmp with feature qk_norm), DeepSeek-V3 (MTP depth 1, or `mtp_layers = 0` for the
   "(w/o MTP)" rows), Kimi-K2, GPT-OSS 120B and Nemotron 3 Nano (stdlib/models/).
 - MoE routing: "(tokendrop)" rows route with capacity factor 1.0; "(dropless)" rows and the
   rows that do not say are taken as dropless (Megatron-Core's default without a capacity
@@ -44,7 +44,9 @@ How a row becomes a plan: tp, pp, cp, vp (`virtual_stages`, `schedule = interlea
 is over 1), ep, micro-batch, global batch and sequence from the row; dp = GPUs / (tp pp cp);
 fsdp > 0 is Megatron-FSDP over all dp ranks (zero = 3), otherwise the distributed optimizer
 (zero = 1); layers that do not divide into pp x vp chunks are split with layer_partition =
-balanced.  Assumed, as ../nemo_h100 assumes for NeMo (Megatron-Bridge's recipes are not in the
+balanced, and where there are fewer layers than chunks, the first chunk holds the embedding
+alone and the last the loss (stage_layers, feature layout), as Megatron-Bridge's recipes count
+them.  Assumed, as ../nemo_h100 assumes for NeMo (Megatron-Bridge's recipes are not in the
 data): sequence parallelism where tp > 1, no activation recompute, data-, tensor- and
 pipeline-parallel communication overlapped, Adam, flash attention, expert tensor parallelism 1.
 
