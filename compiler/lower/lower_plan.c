@@ -279,6 +279,8 @@ static GId plan_decisions(Lower *L) {
   int dt = dtype_code(word_or(L, L->plan, "dtype", "bf16"));
   L->dt_plan = L->dt_gemm = (RtDtype)dt;
   L->dt_other = rt_dtype_quantized((RtDtype)dt) ? RT_BF16 : (RtDtype)dt;
+  const char *attn = sema_word(L->s, L->plan, "attention_dtype");
+  L->dt_attn = attn ? (RtDtype)dtype_code(attn) : L->dt_other;
   L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2); /* tf32 is stored as fp32 */
   L->sp = AND(L, lower_plan_field(L, "sequence_parallel"), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
   L->zero = lower_plan_field(L, "zero");
