@@ -284,8 +284,10 @@ static GId plan_decisions(Lower *L) {
   L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2); /* tf32 is stored as fp32 */
   L->sp = AND(L, lower_plan_field(L, "sequence_parallel"), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
   L->zero = lower_plan_field(L, "zero");
-  /* tensor-parallel overlap (userbuffers) works inside one node, unless the stack says not */
-  GId tp_in_node = g_bin(L->g, GN_LE, MUL(L, L->tp, L->stride[G_TP]), K(L, L->rc->gpus_per_node));
+  /* tensor-parallel overlap (userbuffers) works inside one NVLink domain (a node, or an NVL72
+   * rack's trays), unless the stack says not */
+  double domain = (double)L->rc->gpus_per_node * rt_domain_nodes(L->rc);
+  GId tp_in_node = g_bin(L->g, GN_LE, MUL(L, L->tp, L->stride[G_TP]), K(L, domain));
   L->overlap_tp = lower_plan_field(L, "overlap_tp");
   if (L->st.tp_span_node) L->overlap_tp = AND(L, L->overlap_tp, tp_in_node);
   L->overlap_dp = lower_plan_field(L, "overlap_dp");

@@ -800,6 +800,15 @@ TEST(placement_nvl72) {
   rack = nvl72_call("gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 32 }", inner, RTK_ALLREDUCE, "dp gradients");
   flat = nvl72_call("gpt", PLACE_SIZES, "flat { gpus_per_node = 128 }", inner, RTK_ALLREDUCE, "dp gradients");
   if (rack != flat) fail_msg("dp = 16 of stride 1 in one NVL72 rack: %g s, in one node: %g s", rack, flat);
+  /* overlap_tp (userbuffers) works inside the NVLink domain: tp = 8 over 2 trays hides as much */
+  const char *ov = "tp = 8; micro_batch = 1; global_batch = 1; overlap_tp = true";
+  Fx *x = run_scenario(NVL72_EXTRA, "gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 2 }", ov);
+  Fx *y = run_scenario(NVL72_EXTRA, "gpt", PLACE_SIZES, "flat", ov);
+  Fx *z = run_scenario(NVL72_EXTRA, "gpt", PLACE_SIZES, "flat", tp8);
+  if (x->r.part[RP_TP_COMM] != y->r.part[RP_TP_COMM] || !(y->r.part[RP_TP_COMM] < z->r.part[RP_TP_COMM]))
+    fail_msg("overlapped tp = 8 over 2 NVL72 trays: %g s exposed, in one node: %g s (%g s without overlap)",
+             x->r.part[RP_TP_COMM], y->r.part[RP_TP_COMM], z->r.part[RP_TP_COMM]);
+  fx_close(x), fx_close(y), fx_close(z);
 }
 
 /* ========================================================================================= */
