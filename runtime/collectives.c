@@ -201,8 +201,8 @@ static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes,
   return best;
 }
 
-/* NVLink SHARP all-reduce inside one node or NVLink domain (see rt_nvls_min_bw), or INFINITY where the rule
- * does not give it.  It moves the message through a pipeline of chunks, each step paying a
+/* NVLink SHARP all-reduce inside one node or NVLink domain (see rt_nvls_min_bw), or INFINITY
+ * where the rule does not give it.  It moves the message through a pipeline of chunks, each step paying a
  * fixed cost; with chunks sized for the message (NCCL picks channels and chunk by size), a
  * pipeline of total step cost S filling over time B/bw costs at best 2 sqrt(S B / bw) more
  * than the transfer (the optimal-segmentation result: time (sqrt(S) + sqrt(B/bw))^2 less the

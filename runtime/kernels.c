@@ -312,8 +312,9 @@ static void why_cluster(RtKernel k, const RtCluster *c, const double *a, char *w
   int nodes, gpn;
   if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0)
     WHY("a group of %d ranks %d apart does not tile nodes of %d GPUs", (int)size, (int)stride, c->gpus_per_node);
-  if (nodes > c->nodes) WHY("the group spans %d nodes; cluster `%s` has %d", nodes, c->name, c->nodes);
-  WHY("cluster `%s` has no network tier that spans %d nodes", c->name, nodes);
+  double ext = (nodes - 1.0) * node_stride_of((int)stride, c->gpus_per_node) + 1; /* the nodes it spans */
+  if (ext > c->nodes) WHY("the group spans %.0f nodes; cluster `%s` has %d", ext, c->name, c->nodes);
+  WHY("cluster `%s` has no network tier that spans %.0f nodes", c->name, ext);
 }
 
 static void why_layers_on(const double *a, char *why, size_t n) {

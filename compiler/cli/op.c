@@ -273,12 +273,14 @@ static int run_batch(OpCtx *x) {
   return bad ? 1 : 0;
 }
 
-/* The peak field g lacks to run dt, or NULL: a quantized format only where the gpu declares
- * its rate (the runtime would run it at fp16's, with the format's bytes: faster than fp16,
- * which no gpu without it is); mxfp8's block scales also need the tensor cores of a gpu
- * with an fp4 rate (the rule of `llmp check`, sema.c's dtype_needs). */
-static const char *dtype_lacks(const RtGpu *g, RtDtype dt) {
+/* The peak field g lacks to run dt, or NULL, and why it needs it: a quantized format only
+ * where the gpu declares its rate (the runtime would run it at fp16's, with the format's
+ * bytes: faster than fp16, which no gpu without it is); mxfp8's block scales also need the
+ * tensor cores of a gpu with an fp4 rate (the rule of `llmp check`, sema.c's dtype_needs). */
+static const char *dtype_lacks(const RtGpu *g, RtDtype dt, const char **why) {
+  *why = dt == RT_NVFP4 ? "declares its fp4 rate" : "declares its fp8 rate";
   if ((dt == RT_FP8 || dt == RT_MXFP8) && !(g->peak[RT_FP8] > 0)) return "peak_fp8";
+  if (dt == RT_MXFP8) *why = "has block-scaled tensor cores, which it declares by its fp4 rate (Blackwell, CDNA 4)";
   if ((dt == RT_MXFP8 || dt == RT_NVFP4) && !(g->peak[RT_NVFP4] > 0)) return "peak_fp4";
   return NULL;
 }
@@ -295,11 +297,10 @@ int cli_op(int argc, char **argv, const CliCommand *c) {
     if (h) {
       x.gpu = o.gpu ? hw_gpu(h, o.gpu) : NULL;
       x.cluster = o.cluster ? hw_cluster(h, o.cluster) : NULL;
-      const char *lacks = x.gpu ? dtype_lacks(x.gpu, o.dtype) : NULL;
+      const char *why, *lacks = x.gpu ? dtype_lacks(x.gpu, o.dtype, &why) : NULL;
       if (lacks)
-        fprintf(stderr,
-                "llmp op: error: gpu `%s` has no `%s`: --dtype %s runs only on a gpu that declares its %s rate\n",
-                x.gpu->name, lacks, rt_dtype_name(o.dtype), lacks + 5);
+        fprintf(stderr, "llmp op: error: gpu `%s` has no `%s`: --dtype %s runs only on a gpu that %s\n", x.gpu->name,
+                lacks, rt_dtype_name(o.dtype), why);
       else if ((!o.gpu || x.gpu) && (!o.cluster || x.cluster))
         rc = o.batch ? run_batch(&x) : !run_query(&x, o.a.nargs, o.a.args);
     }

@@ -818,15 +818,22 @@ static void dtype_err(Sema *s, Decl *sc, const char *field, const char *dt, Decl
          g->name, what);
 }
 
-static void check_dtype(Sema *s, Decl *sc, Decl *p, Decl *g) {
-  const char *dt = word_of(s, p, "dtype");
+static bool dtype_runs(Sema *s, Decl *sc, const char *field, const char *dt, Decl *g) {
   char what[256];
   for (size_t k = 0; dt && k < sizeof dtype_needs / sizeof *dtype_needs; k++)
     if (!strcmp(dt, dtype_needs[k].dtype) && !has_peak(s, g, dtype_needs[k].peak)) {
       snprintf(what, sizeof what, "has no `%s`: %s", dtype_needs[k].peak, dtype_needs[k].why);
-      dtype_err(s, sc, "dtype", dt, g, what);
-      return;
+      dtype_err(s, sc, field, dt, g, what);
+      return false;
     }
+  return true;
+}
+
+static void check_dtype(Sema *s, Decl *sc, Decl *p, Decl *g) {
+  const char *dt = word_of(s, p, "dtype");
+  if (!dtype_runs(s, sc, "attention_dtype", word_of(s, p, "attention_dtype"), g) ||
+      !dtype_runs(s, sc, "dtype", dt, g))
+    return;
   const char *vendor = word_of(s, g, "vendor");
   if (dt && !strcmp(dt, "nvfp4") && vendor && strcmp(vendor, "nvidia"))
     dtype_err(s, sc, "dtype", dt, g,

@@ -237,8 +237,9 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   const char *impl = arg_word(L, a, "impl", "flash");
   bool flash = !strcmp(impl, "flash");
   GId h = DIV(L, heads, L->tp), kvr = MAX(L, K(L, 1), DIV(L, kv, L->tp));
-  GId c = flash ? lower_call(L, RTK_FLASH, name, 7, K(L, L->dt_other), b, s, h, kvr, dh, K(L, causal))
-                : lower_call(L, RTK_ATTENTION, name, 6, K(L, L->dt_other), b, s, h, dh, K(L, causal));
+  GId dt = K(L, L->dt_attn);
+  GId c = flash ? lower_call(L, RTK_FLASH, name, 7, dt, b, s, h, kvr, dh, K(L, causal))
+                : lower_call(L, RTK_ATTENTION, name, 6, dt, b, s, h, dh, K(L, causal));
   /* context parallelism: each rank computes 1/cp of the (load-balanced) score matrix */
   GId f = DIV(L, c, L->cp), bw = DIV(L, c + 1, L->cp);
   if (drop && !flash) { /* dropout over the probabilities: one element-wise pass over b*h*s*s */
@@ -257,9 +258,11 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   A->flops = ADD(L, A->flops, af);
   A->sel_flops = ADD(L, A->sel_flops, af);
   GId qkv = MUL3(L, b, sl, MUL(L, ADD(L, h, MUL(L, K(L, 2), kvr)), dh));
-  GId saved = MUL(L, qkv, L->bytes_act), extra;
+  /* in fp8 (TE's fp8 attention) Q, K, V and O are kept in fp8, a byte an element */
+  GId el = L->dt_attn == RT_FP8 ? K(L, 1) : L->bytes_act;
+  GId saved = MUL(L, qkv, el), extra;
   if (flash) { /* O and the fp32 log-sum-exp */
-    GId o = MUL(L, MUL3(L, b, sl, MUL(L, h, dh)), L->bytes_act);
+    GId o = MUL(L, MUL3(L, b, sl, MUL(L, h, dh)), el);
     extra = ADD(L, o, MUL(L, K(L, 4), MUL3(L, b, h, sl)));
     L->out_saved = o;
   } else { /* softmax output; with dropout its mask (1 byte) and output */
