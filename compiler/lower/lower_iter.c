@@ -38,6 +38,7 @@ typedef struct Iter {
   GId part[RP_N], zero3;        /* the breakdown; ZeRO-3's per-layer communication */
   GId params0, paramsl, params; /* parameters on the first, the last, the device reduced */
   GId tensors;                  /* the tensors holding params */
+  GId train0, trainl, train;    /* of params, the trainable (not frozen) ones: LoRA */
   GId shard;                    /* ranks that hold the same weights */
   GId bucket, grad_el, w_el;    /* gradient bucket elements; bytes per gradient, weight */
   GId z1, z2, z3;               /* ZeRO stage >= 1, >= 2, == 3 */
@@ -200,13 +201,17 @@ static void iter_params(Lower *L, Iter *it) {
   GId tensorsl = ADD(L, MUL(L, ll, Ly->tensors), H->tensors);
   it->tensors = g_select(g, one_dev, tensors0, g_select(g, g_bin(g, GN_GE, params0, paramsl), tensors0, tensorsl));
   it->params0 = params0, it->paramsl = paramsl, it->params = params;
+  /* the trained parameters: gradients, optimizer state and the dp reduction are theirs */
+  GId train0 = ADD(L, ADD(L, MUL(L, l0, Ly->trainable), E->trainable), g_select(g, one_dev, tied ? z : H->trainable, z));
+  GId trainl = ADD(L, MUL(L, ll, Ly->trainable), H->trainable);
+  it->train0 = train0, it->trainl = trainl, it->train = g_select(g, one_dev, train0, MAX(L, train0, trainl));
 }
 
 /* Data parallelism, for the device that holds the most parameters: its gradient reduction
  * and parameter gathers by ZeRO stage and bucket, exposed as overlap_dp allows. */
 static void iter_dp(Lower *L, Iter *it) {
   Graph *g = L->g;
-  GId z = it->z, nl = it->nl, lf = it->lf, lb = it->lb, params = it->params;
+  GId z = it->z, nl = it->nl, lf = it->lf, lb = it->lb, params = it->train;
   GId grad_el = K(L, lower_grad_bytes(L));
   GId w_el = L->bytes_act; /* weights are stored as the activations are */
   GId bucket = lower_field(L, L->plan, "plan", "dp_bucket_elements", 40e6);
@@ -266,7 +271,7 @@ static void iter_dp(Lower *L, Iter *it) {
  * iteration: makespan, exposed data-parallel communication, optimizer. */
 static void iter_optimizer(Lower *L, Iter *it) {
   Graph *g = L->g;
-  GId params = it->params, shard = it->shard, z1 = it->z1, tensors = it->tensors;
+  GId params = it->train, shard = it->shard, z1 = it->z1, tensors = it->tensors;
   bool sgd = !strcmp(word_or(L, L->plan, "optimizer", "adam"), "sgd");
   GId opt_params = PICK(L, z1, DIV(L, params, shard), params);
   /* ZeRO 1 and 2 (Megatron's distributed optimizer): a rank steps one fp32 shard tensor per
@@ -327,14 +332,15 @@ static void iter_memory(Lower *L, Iter *it) {
   GId opt_el = K(L, (L->dt_plan == RT_FP32 || L->dt_plan == RT_TF32 ? 8 : 12) - (sgd ? 4 : 0));
   GId mem0[RM_N], meml[RM_N];
   GId pdev[2] = {params0, g_select(g, one_dev, params0, paramsl)};
+  GId tdev[2] = {it->train0, g_select(g, one_dev, it->train0, it->trainl)};
   GId ldev[2] = {l0, ll};
   GId *mem[2] = {mem0, meml};
   for (int d = 0; d < 2; d++) {
     GId dev = d == 0 ? z : SUB(L, L->pp, K(L, 1));
     GId P = pdev[d];
     mem[d][RM_WEIGHTS] = MUL(L, PICK(L, z3, DIV(L, P, shard), P), w_el);
-    mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, DIV(L, P, shard), P), grad_el);
-    mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, DIV(L, P, shard), P), opt_el);
+    mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, DIV(L, tdev[d], shard), tdev[d]), grad_el);
+    mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, DIV(L, tdev[d], shard), tdev[d]), opt_el);
     GId fl = in_flight(L, dev);
     GId per_chunk = DIV(L, ldev[d], L->vs);
     GId a = ADD(L, MUL3(L, fl, per_chunk, act_layer), work);

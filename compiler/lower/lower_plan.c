@@ -194,6 +194,7 @@ void lower_read_stack(Lower *L) {
   st->tp_bwd_overlap = fw_bool(L, "tp_backward_overlap", false);
   st->tp_overlap_sms = fw_num(L, "tp_overlap_sms", 0);
   st->dp_overlap_pp = fw_bool(L, "dp_overlap_with_pp", true);
+  st->grouped_gemm = fw_bool(L, "moe_grouped_gemm", true);
   st->multi_tensor = !strcmp(fw_word(L, "optimizer_kernel", "per_tensor"), "multi_tensor");
   st->launch = fw_num(L, "launch_overhead", 0);
   st->mb_overhead = fw_num(L, "micro_batch_overhead", 0);

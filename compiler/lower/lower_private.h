@@ -32,6 +32,7 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId act_sel;                    /* of which selective recompute does not keep */
   GId in_bytes;                   /* the block's input (what full recompute keeps) */
   GId params;                     /* parameters on this rank */
+  GId trainable;                  /* of which trained (not frozen): gradients, optimizer, dp */
   GId tensors;                    /* the parameter tensors (weights, biases) holding them */
   GId flops;                      /* model FLOP of the forward on this rank */
   GId sel_flops;                  /* of which selective recompute re-runs (attention) */
@@ -54,6 +55,7 @@ typedef struct Stack {
   bool tp_bwd_overlap;    /* backward TP collectives overlap without overlap_tp */
   double tp_overlap_sms;  /* SMs a bulk or pipelined overlapped TP exchange takes from its GEMM */
   bool dp_overlap_pp;     /* the DP reduction may overlap with pp > 1 */
+  bool grouped_gemm;      /* moe_grouped_gemm: one grouped GEMM over the local experts */
   bool multi_tensor;      /* optimizer_kernel = multi_tensor */
   double launch;          /* seconds of host time per kernel launch */
   double mb_overhead;     /* seconds of host time per micro-batch */
@@ -118,6 +120,7 @@ typedef struct Lower {
   bool sharded; /* between a column- and a row-parallel linear */
   int row_skip;  /* row linears left whose reduction a fused parallel residual defers */
   int prev_kind; /* the OpKind of the block's operator before, or -1 */
+  bool frozen;   /* model.frozen: the model's own weights are not trained (LoRA) */
 } Lower;
 
 enum { G_TP, G_CP, G_EP, G_DP, G_PP, G_DPCP };        /* G_DPCP: the dp x cp ranks that hold the same weights */

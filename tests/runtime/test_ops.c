@@ -596,8 +596,14 @@ TEST(kernel_why) {
   why_is(RTK_LINEAR, a100, (const double[]){7, 64, 64, 64, 1}, "`dtype` = 7 is no dtype code (0 to 4)");
   why_is(RTK_LINEAR, a100, (const double[]){RT_FP16, 64, 0, 64, 1}, "`k` = 0: a size is a finite number of at least 1");
   why_is(RTK_GELU, a100, (const double[]){RT_FP16, NAN}, "`elements` = nan: a size is a finite number of at least 1");
-  why_is(RTK_FLASH, a100, (const double[]){RT_BF16, 1, 2048, 8, 16, 128, 1},
+  why_is(RTK_FLASH, a100, (const double[]){RT_BF16, 1, 2048, 8, 16, 128, 1, 128, 0, 0},
          "`kv_heads` = 16 is more than `heads` = 8");
+  why_is(RTK_FLASH, a100, (const double[]){RT_BF16, 1, 2048, 8, 8, 128, 1, 128, -1, 0},
+         "`window` = -1: a size is a finite number of at least 1");
+  why_is(RTK_ATTENTION, a100, (const double[]){RT_BF16, 1, 2048, 8, 128, 1, 16, 128},
+         "`kv_heads` = 16 is more than `heads` = 8");
+  why_is(RTK_SSD, a100, (const double[]){RT_BF16, 4096, 8, 64, 128, 0, 256},
+         "`groups` = 0: a size is a finite number of at least 1");
   why_is(RTK_ADD, &none, (const double[]){RT_BF16, 1e6}, "gpu `a100_sxm4_80gb` has no peak FLOP/s for bf16");
   const RtCluster *selene = rt_cluster_builtin("selene");
   assert_non_null(selene);
