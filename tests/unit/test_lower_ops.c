@@ -219,6 +219,31 @@ TEST(mla_unsplit_down_projections) {
   }
 }
 
+/* Activation bytes of one layer (4 layers less 2, halved: the embedding's and head's cancel;
+ * 1F1B with pp = 1 keeps one micro-batch). */
+static double act_per_layer(const char *model, const char *plan) {
+  Fx *a = run(model, 4, plan, "", ""), *b = run(model, 2, plan, "", "");
+  double d = (a->r.memory[RM_ACTIVATIONS] - b->r.memory[RM_ACTIVATIONS]) / 2;
+  fx_close(a);
+  fx_close(b);
+  return d;
+}
+
+TEST(mla_activations) {
+  /* bf16, per token: the inputs of ln1, q_down, kv_down (h each), q_norm and q_up (q_lora),
+   * kv_norm and kv_up (kv_lora); flash's Q (heads x 192), K (192) and V (128), O (128) and
+   * its fp32 log-sum-exp (4 bytes a head), which proj keeps as its input; ln2, up (h), the
+   * swiglu (2 ffn) and down (ffn) */
+  double H = 7168, ql = 1536, kvl = 512, h = 128, dqk = 192, dv = 128, F = 18432, s = 4096;
+  double el = 5 * H + 2 * ql + 2 * kvl + h * dqk + h * (dqk + dv) + h * dv + 3 * F;
+  double none = s * (2 * el + 4 * h);
+  expect_near(act_per_layer(DSV3 "; seq = 4096", "tp = 1; global_batch = 8; recompute = none"), none, 1e-12, "none");
+  expect_near(act_per_layer(DSV3 "; seq = 4096", "tp = 1; global_batch = 8; recompute = selective"), none - s * 4 * h,
+              1e-12, "selective: less the log-sum-exp (O stays, proj's input)");
+  expect_near(act_per_layer(DSV3 "; seq = 4096", "tp = 1; global_batch = 8; recompute = full"), s * H * 2, 1e-12,
+              "full: the layer's input");
+}
+
 /* ========================================================================================= */
 /* Sliding window, sinks, packed documents                                                   */
 /* ========================================================================================= */
@@ -318,6 +343,9 @@ TEST(gqa_unfused_expand) {
   RtCost m = rt_attention(g, RT_BF16, 1, 2048, 32, 128, 1);
   RtCost x = rt_attention_ex(g, RT_BF16, 1, 2048, 32, 32, 128, 128, 1);
   expect_near(x.fwd, m.fwd, 0, "kv = heads, dv = d: rt_attention");
+  /* what is kept: the expanded K and V, so as much as multi-head attention keeps */
+  expect_near(act_per_layer(gqa, "tp = 1; global_batch = 8"), act_per_layer(mha, "tp = 1; global_batch = 8"), 0,
+              "unfused GQA keeps the expanded K and V");
   RtCost v = rt_attention_ex(g, RT_BF16, 1, 2048, 32, 32, 192, 128, 1);
   RtCost big = rt_attention_ex(g, RT_BF16, 1, 2048, 32, 32, 192, 192, 1);
   assert_true(v.fwd < big.fwd);
@@ -351,6 +379,18 @@ TEST(mamba2_flops_per_token) {
   expect_near(rt_ssd_flops(8192, nh, P, N, G, Q), 8192 * ssd, 1e-12, "rt_ssd_flops");
 }
 
+TEST(mamba2_activations) {
+  /* bf16, per token: ln and in_proj's inputs (h each), conv's (x, B, C), the scan's x, B, C
+   * in bf16 and dt in fp32 (4 bytes a head), the gate's two inputs (z, y), gnorm's and
+   * out_proj's (d_inner each) */
+  double H = 4096, nh = 128, P = 64, N = 128, G = 8, di = nh * P, C = di + 2 * G * N, s = 8192;
+  double want = s * (2 * (2 * H + C + di + 2 * G * N + 2 * di + 2 * di) + 4 * nh);
+  expect_near(act_per_layer(NH_MAMBA, "tp = 1; global_batch = 8"), want, 1e-12, "mamba2_layer activations");
+  /* tp = 4 with sp: all of it split over the ranks */
+  expect_near(act_per_layer(NH_MAMBA, "tp = 4; sequence_parallel = true; global_batch = 8"), want / 4, 1e-12,
+              "mamba2_layer activations, tp 4 + sp");
+}
+
 TEST(mamba2_split_and_uncalibrated) {
   Fx *x = run(NH_MAMBA, 2, "tp = 4; sequence_parallel = true; global_batch = 8", "", "");
   GId s = op_call(x, "scan", RTK_SSD), c = op_call(x, "conv", RTK_CONV1D);
@@ -372,6 +412,28 @@ TEST(mamba2_split_and_uncalibrated) {
   assert_true(k.fwd >= want && k.fwd <= want * 1.5 + 5 * 2.5e-6);
   assert_int_equal(k.flags & RT_CALIBRATED, 0);
   fx_close(x);
+}
+
+/* Scenario text whose lowering fails with a message containing `want`. */
+static void lowering_fails(const char *model, const char *plan, const char *want) {
+  char t[2048];
+  snprintf(t, sizeof t,
+           "import \"stdlib/transformer\"\nimport \"hw/systems/eos\"\n"
+           "model m extends llama { %s; layers = 2 }\n"
+           "plan p { pp = 1; micro_batch = 1; global_batch = 8; dtype = bf16; %s }\n"
+           "scenario s { model = m; cluster = eos { nodes = 1 }; plan = p }\n",
+           model, plan);
+  Fx *x = fx_open(t);
+  assert_int_not_equal(fx_lower(x), 0);
+  if (!strstr(cap_text(&x->cap), want)) fail_msg("want `%s`, got:\n%s", want, cap_text(&x->cap));
+  fx_close(x);
+}
+
+TEST(lowering_errors) {
+  lowering_fails(NH_MAMBA, "tp = 1; cp = 2",
+                 "ssd `scan`: context parallelism (plan.cp = 2) over a Mamba-2 scan is not modelled");
+  lowering_fails("hidden = 4096; heads = 32; ffn = 11008; vocab = 32000; seq = 2048; document = 4096", "tp = 1",
+                 "attention `attn`: document = 4096 tokens is longer than the sequence, seq = 2048");
 }
 
 TEST(mamba2_errors) {
@@ -458,13 +520,16 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mla_flops_per_token),
       cmocka_unit_test(mla_unsplit_down_projections),
+      cmocka_unit_test(mla_activations),
       cmocka_unit_test(window_attention_flops),
       cmocka_unit_test(packed_documents),
       cmocka_unit_test(qk_norm_split_over_tp),
       cmocka_unit_test(gqa_unfused_expand),
       cmocka_unit_test(mamba2_flops_per_token),
+      cmocka_unit_test(mamba2_activations),
       cmocka_unit_test(mamba2_split_and_uncalibrated),
       cmocka_unit_test(mamba2_errors),
+      cmocka_unit_test(lowering_errors),
       cmocka_unit_test(relu2_is_an_ungated_pass),
       cmocka_unit_test(grouped_gemm),
       cmocka_unit_test(lora_trainable_parameters),
