@@ -53,6 +53,10 @@ static RtCost k_cross_entropy(const RtGpu *g, RtDtype dt, const double *a) {
   return rt_cross_entropy(g, dt, a[0], a[1]);
 }
 static RtCost k_adam(const RtGpu *g, RtDtype dt, const double *a) { return rt_adam(g, dt, a[0], a[1]); }
+static RtCost k_conv1d(const RtGpu *g, RtDtype dt, const double *a) { return rt_conv1d(g, dt, a[0], a[1], a[2]); }
+static RtCost k_ssd(const RtGpu *g, RtDtype dt, const double *a) {
+  return rt_ssd(g, dt, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
 
 static const QueryKind kinds[] = {
     {"linear", 3, 0, NEED_GPU, "M K N", k_linear, NULL},
@@ -70,6 +74,8 @@ static const QueryKind kinds[] = {
     {"embedding", 3, 0, NEED_GPU, "TOKENS ROWS HIDDEN", k_embedding, NULL},
     {"cross_entropy", 2, 0, NEED_GPU, "TOKENS VOCAB", k_cross_entropy, NULL},
     {"adam", 2, 1, NEED_GPU, "PARAMS [TENSORS]", k_adam, NULL},
+    {"conv1d", 3, 0, NEED_GPU, "TOKENS CHANNELS WIDTH", k_conv1d, NULL},
+    {"ssd", 6, 0, NEED_GPU, "TOKENS HEADS HEAD_DIM STATE GROUPS CHUNK", k_ssd, NULL},
     {"allreduce", 3, 0, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_allreduce},
     {"allgather", 3, 0, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_allgather},
     {"reducescatter", 3, 0, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_reducescatter},
@@ -100,6 +106,8 @@ const char cli_usage_op[] =
     "  rope TOKENS HEADS HEAD_DIM  embedding TOKENS ROWS HIDDEN       cross_entropy TOKENS VOCAB\n"
     "  adam PARAMS [TENSORS]       one optimizer step over PARAMS parameters in TENSORS\n"
     "                              parameter tensors (default 1) (FWD_US; BWD_US is 0)\n"
+    "  conv1d TOKENS CHANNELS WIDTH       Mamba-2's causal depthwise conv1d (uncalibrated)\n"
+    "  ssd TOKENS HEADS HEAD_DIM STATE GROUPS CHUNK  Mamba-2's SSD scan (uncalibrated)\n"
     "collectives (with --cluster; BYTES is the full tensor: the reduced tensor, the gathered\n"
     "output, the message sent):\n"
     "  allreduce | allgather | reducescatter | alltoall | p2p  BYTES NODES GPUS_PER_NODE\n"
