@@ -558,6 +558,9 @@ static void op_ssd(Lower *L, const char *name, Args *a) {
                   name, hv, gv, tp);
     return;
   }
+  if (isnan(tp) || isnan(cp) || isnan(hv) || isnan(gv)) /* a sweep's point: the same rules */
+    lower_check(L, AND(L, EQ(L, L->cp, 1), AND(L, DIVIDES(L, heads, L->tp), DIVIDES(L, groups, L->tp))),
+                "ssd: mamba heads or groups do not divide by tp, or cp > 1");
   GId t = MUL(L, b, s), h = DIV(L, heads, L->tp), gr = DIV(L, groups, L->tp);
   compute(L, name, lower_call(L, RTK_SSD, name, 7, a->dto, t, h, p, n, gr, q));
   /* rt_ssd_flops: 2TQNG + 2TQPH + 4TNPH + 2(T/Q)NPH */

@@ -42,6 +42,8 @@ static void add_check(Lower *L, GId ok, const char *reason) {
   o->checks[o->nchecks++] = (LowerCheck){ok, reason};
 }
 
+void lower_check(Lower *L, GId ok, const char *reason) { add_check(L, ok, reason); }
+
 void lower_let_divisor(Lower *L, GId divisor) {
   GId ok = g_bin(L->g, GN_NE, divisor, K(L, 0));
   if (kt(L, ok)) return;

@@ -201,6 +201,8 @@ void lower_read_stack(Lower *L);
 /* A divisor in a sweep's `let` (L->sweep_let): a check that it is not zero, whose reason
  * names the let and its line. */
 void lower_let_divisor(Lower *L, GId divisor);
+/* A sweep's check node (ok: true where the point is valid), with the reason a point fails. */
+void lower_check(Lower *L, GId ok, const char *reason);
 bool lower_read_plan(Lower *L);
 double lower_grad_bytes(Lower *L);
 
