@@ -134,16 +134,23 @@ static void k_p2p(const void *t, const double *a, double *out) {
 int rt_pipeline_of_args(const double *a, RtPipeline *p, double *buf) {
   int sched = count_of(a[0], 0, RT_NSCHEDULES - 1), stages = count_of(a[1], 1, RT_MAX_CHUNKS);
   int chunks = count_of(a[2], 1, RT_MAX_CHUNKS), m = count_of(a[3], 1, INT_MAX), layers = count_of(a[4], 0, INT_MAX);
-  if (sched < 0 || stages < 0 || chunks < 0 || m < 0 || layers < 0 || stages * chunks > RT_MAX_CHUNKS) return -1;
+  int layout = count_of(a[15], 0, RT_MAX_LAYOUTS);
+  if (sched < 0 || stages < 0 || chunks < 0 || m < 0 || layers < 0 || layout < 0 || stages * chunks > RT_MAX_CHUNKS)
+    return -1;
   int n = stages * chunks;
-  int counts[RT_MAX_CHUNKS];
-  if (rt_partition_layers(layers, stages, chunks, a[5] != 0, counts) < 0) return -1;
+  int counts[RT_MAX_CHUNKS][RT_MAX_GROUPS];
+  if (rt_layout_counts(layout, layers, stages, chunks, a[5] != 0, counts) < 0) return -1;
+  const double *g[RT_MAX_GROUPS] = {a + 6, a + 16, a + 20, a + 24}; /* each group's fwd bwd wgrad recompute */
   double *f = buf, *b = buf + n, *w = buf + 2 * n, *r = buf + 3 * n;
   for (int c = 0; c < n; c++) { /* chunk c: its layers, plus the embedding (first) and head (last) */
-    f[c] = counts[c] * a[6] + (c == 0 ? a[10] : 0) + (c == n - 1 ? a[12] : 0);
-    b[c] = counts[c] * a[7] + (c == 0 ? a[11] : 0) + (c == n - 1 ? a[13] : 0);
-    w[c] = counts[c] * a[8];
-    r[c] = counts[c] * a[9];
+    f[c] = (c == 0 ? a[10] : 0) + (c == n - 1 ? a[12] : 0);
+    b[c] = (c == 0 ? a[11] : 0) + (c == n - 1 ? a[13] : 0);
+    w[c] = r[c] = 0;
+    for (int k = 0; k < RT_MAX_GROUPS; k++)
+      if (counts[c][k]) {
+        f[c] += counts[c][k] * g[k][0], b[c] += counts[c][k] * g[k][1];
+        w[c] += counts[c][k] * g[k][2], r[c] += counts[c][k] * g[k][3];
+      }
   }
   *p = (RtPipeline){(RtSchedule)sched, stages, chunks, m, f, b, w, r, a[14]};
   return 0;
@@ -161,7 +168,7 @@ static bool pipeline_args(const double *a, RtPipeline *p, double *buf, double *o
  * pipeline (ZeRO 0, 1 and 2, the DP bucket size, ...).  Pure functions, so a hit returns the
  * same bits a simulation would.  The memo is set-associative (PIPE_WAYS entries per set,
  * replaced in turn), so a sweep's dozen stage-time sets in flight do not evict each other. */
-enum { PIPE_SETS = 64, PIPE_WAYS = 4, PIPE_NARGS = 15 };
+enum { PIPE_SETS = 64, PIPE_WAYS = 4, PIPE_NARGS = 28 };
 typedef struct PipeMemo {
   double args[PIPE_NARGS], out[RT_KERNEL_NOUT];
   bool used, both; /* both: out[1] (free sends) is there too */
@@ -230,6 +237,24 @@ static void k_pipeline_bound(const void *t, const double *a, double *out) {
   out[2] = 0;
 }
 
+/* Layers of a group on one pipeline device (its chunks device, device + stages, ...). */
+static void k_layers_on(const void *t, const double *a, double *out) {
+  (void)t;
+  int layout = count_of(a[0], 0, RT_MAX_LAYOUTS), layers = count_of(a[1], 0, INT_MAX);
+  int stages = count_of(a[2], 1, RT_MAX_CHUNKS), chunks = count_of(a[3], 1, RT_MAX_CHUNKS);
+  int dev = count_of(a[5], 0, RT_MAX_CHUNKS - 1), grp = count_of(a[6], 0, RT_MAX_GROUPS - 1);
+  int counts[RT_MAX_CHUNKS][RT_MAX_GROUPS];
+  if (layout < 0 || layers < 0 || stages < 0 || chunks < 0 || dev < 0 || grp < 0 || dev >= stages ||
+      rt_layout_counts(layout, layers, stages, chunks, a[4] != 0, counts) < 0) {
+    bad(out);
+    return;
+  }
+  double s = 0;
+  for (int c = dev; c < stages * chunks; c += stages) s += counts[c][grp];
+  out[0] = s;
+  out[1] = out[2] = 0;
+}
+
 /* --- why a kernel rejects its arguments, for messages ------------------------------------ */
 
 /* Argument i's name in a space-separated list, into buf. */
@@ -290,8 +315,20 @@ static void why_cluster(RtKernel k, const RtCluster *c, const double *a, char *w
   WHY("cluster `%s` has no network tier that spans %d nodes", c->name, nodes);
 }
 
+static void why_layers_on(const double *a, char *why, size_t n) {
+  int stages = count_of(a[2], 1, RT_MAX_CHUNKS), chunks = count_of(a[3], 1, RT_MAX_CHUNKS);
+  if (stages < 0 || chunks < 0 || stages * chunks > RT_MAX_CHUNKS)
+    WHY("%s", "stages and chunks are whole numbers from 1, with at most 1024 model chunks");
+  if (count_of(a[5], 0, stages - 1) < 0) WHY("device %g is not one of the %d stages", a[5], stages);
+  WHY("the model's stage layout does not place its %g layers on %d model chunks", a[1], stages * chunks);
+}
+
 static void why_pipeline(RtKernel k, const double *a, char *why, size_t n) {
   char name[32], v[32];
+  if (k == RTK_LAYERS_ON) {
+    why_layers_on(a, why, n);
+    return;
+  }
   static const double lo[5] = {0, 1, 1, 1, 0},
                       hi[5] = {RT_NSCHEDULES - 1, RT_MAX_CHUNKS, RT_MAX_CHUNKS, INT_MAX, INT_MAX};
   for (int i = 0; i < 5; i++)
@@ -301,13 +338,17 @@ static void why_pipeline(RtKernel k, const double *a, char *why, size_t n) {
   int stages = (int)a[1], chunks = (int)a[2], m = (int)a[3], layers = (int)a[4];
   if (stages * chunks > RT_MAX_CHUNKS)
     WHY("stages x chunks = %d: at most %d model chunks", stages * chunks, RT_MAX_CHUNKS);
-  int counts[RT_MAX_CHUNKS];
-  if (rt_partition_layers(layers, stages, chunks, a[5] != 0, counts) < 0)
+  int layout = count_of(a[15], 0, RT_MAX_LAYOUTS);
+  if (layout < 0) WHY("%s", "`layout` is not a registered layout");
+  int counts[RT_MAX_CHUNKS][RT_MAX_GROUPS];
+  if (rt_layout_counts(layout, layers, stages, chunks, a[5] != 0, counts) < 0) {
+    if (layout) WHY("the model's stage layout does not place its %d layers on %d model chunks", layers, stages * chunks);
     WHY(a[5] != 0 || layers < stages * chunks ? "%d layers are fewer than the %d model chunks"
                                               : "%d layers do not divide into %d model chunks",
         layers, stages * chunks);
-  for (int i = 6; i < 15; i++)
-    if (!(isfinite(a[i]) && a[i] >= 0))
+  }
+  for (int i = 6; i < 28; i++)
+    if (i != 15 && !(isfinite(a[i]) && a[i] >= 0))
       WHY("`%s` = %s: a time is finite and at least 0", arg_name(rt_kernels[k].argnames, i, name, sizeof name),
           str_brief(v, sizeof v, a[i]));
   if (chunks > 1 && (int)a[0] != RT_INTERLEAVED) WHY("%d chunks per stage need the interleaved schedule", chunks);

@@ -28,7 +28,7 @@ typedef enum {
   RTK_N
 } RtKernel;
 
-enum { RT_KERNEL_NOUT = 3, RT_KERNEL_MAXARGS = 16 };
+enum { RT_KERNEL_NOUT = 3, RT_KERNEL_MAXARGS = 28 };
 
 typedef void RtKernelFn(const void *target, const double *args, double *out);
 

@@ -220,6 +220,25 @@ double rt_pipeline_bound(const RtPipeline *p);
  * extra layers).  Writes stages*chunks counts in model order; returns 0, or -1 if it cannot. */
 int rt_partition_layers(int layers, int stages, int chunks, int balanced, int *out);
 
+/* A model of several layer kinds (groups), and where its layers go.  Registered once per
+ * compiled graph; the pipeline kernels name it by its id (0: every layer of group 0, placed
+ * by rt_partition_layers). */
+enum { RT_MAX_GROUPS = 4, RT_MAX_LAYOUTS = 4096 };
+typedef struct RtLayout {
+  int layers;                 /* in model order */
+  const unsigned char *group; /* each layer's group, 0 .. RT_MAX_GROUPS-1 */
+  int nstage;                 /* entries of stage; 0: none */
+  const int *stage;           /* explicit layers per model chunk, in model order */
+  int first, last;            /* layers of the first and of the last pipeline stage; -1: unset */
+} RtLayout;
+/* Its id (>= 1; the same id for an equal layout), or -1 if malformed or the table is full.
+ * Thread-safe; ids stay valid for the life of the process. */
+int rt_layout_register(const RtLayout *l);
+/* Layers of each group in each model chunk (stages*chunks rows, model order) under layout id
+ * (0: `layers` of group 0 by rt_partition_layers).  Returns 0, or -1 if the layout does not
+ * place these layers on these chunks. */
+int rt_layout_counts(int id, int layers, int stages, int chunks, int balanced, int (*out)[RT_MAX_GROUPS]);
+
 /* --- calibration tables ------------------------------------------------------------- */
 /* Loads every table file of a folder (hw/calibration/NAME/).  On error returns NULL and
  * writes "FILE:LINE: message" into err (errlen bytes). */

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1244,5 +1245,94 @@ int rt_partition_layers(int layers, int stages, int chunks, int balanced, int *o
   int n = stages * chunks;
   if (layers < n || (!balanced && layers % n != 0)) return -1;
   for (int c = 0; c < n; c++) out[c] = layers / n + (c < layers % n);
+  return 0;
+}
+
+/* --- layouts -------------------------------------------------------------------------- */
+
+static const RtLayout *layouts[RT_MAX_LAYOUTS + 1]; /* [id]; written once, under the lock */
+static int nlayouts;
+static pthread_mutex_t layouts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool layout_equal(const RtLayout *a, const RtLayout *b) {
+  return a->layers == b->layers && a->nstage == b->nstage && a->first == b->first && a->last == b->last &&
+         !memcmp(a->group, b->group, (size_t)a->layers) &&
+         (!a->nstage || !memcmp(a->stage, b->stage, (size_t)a->nstage * sizeof *a->stage));
+}
+
+int rt_layout_register(const RtLayout *l) {
+  if (!l || l->layers < 1 || !l->group || l->nstage < 0 || l->nstage > RT_MAX_CHUNKS || (l->nstage && !l->stage) ||
+      l->first < -1 || l->last < -1)
+    return -1;
+  for (int i = 0; i < l->layers; i++)
+    if (l->group[i] >= RT_MAX_GROUPS) return -1;
+  pthread_mutex_lock(&layouts_lock);
+  int id = -1;
+  for (int i = 1; i <= nlayouts && id < 0; i++)
+    if (layout_equal(layouts[i], l)) id = i;
+  if (id < 0 && nlayouts < RT_MAX_LAYOUTS) {
+    RtLayout *c = malloc(sizeof *c);
+    unsigned char *g = malloc((size_t)l->layers);
+    int *st = l->nstage ? malloc((size_t)l->nstage * sizeof *st) : NULL;
+    if (c && g && (st || !l->nstage)) {
+      memcpy(g, l->group, (size_t)l->layers);
+      if (st) memcpy(st, l->stage, (size_t)l->nstage * sizeof *st);
+      *c = (RtLayout){l->layers, g, l->nstage, st, l->first, l->last};
+      __atomic_store_n(&layouts[nlayouts + 1], c, __ATOMIC_RELEASE);
+      id = ++nlayouts;
+    } else {
+      free(c), free(g), free(st);
+    }
+  }
+  pthread_mutex_unlock(&layouts_lock);
+  return id;
+}
+
+/* n items over k bins: uniform (must divide) or balanced (the first ones get the extra);
+ * false if they do not divide. */
+static bool spread(int n, int k, int balanced, int *out, int step) {
+  if (k < 1 || n < 0 || (!balanced && n % k)) return false;
+  for (int i = 0; i < k; i++) out[i * step] = n / k + (i < n % k);
+  return true;
+}
+
+/* Layers per model chunk under l: explicit, by first/last stage, or by rt_partition_layers. */
+static int layout_chunks(const RtLayout *l, int stages, int chunks, int balanced, int *counts) {
+  int n = stages * chunks;
+  if (l->nstage) {
+    if (l->nstage != n) return -1;
+    long long sum = 0;
+    for (int c = 0; c < n; c++) sum += counts[c] = l->stage[c];
+    return sum == l->layers ? 0 : -1;
+  }
+  bool f = l->first >= 0, la = l->last >= 0;
+  if (!f && !la) return rt_partition_layers(l->layers, stages, chunks, balanced, counts);
+  if (stages < 2) return -1;
+  int rest = l->layers - (f ? l->first : 0) - (la ? l->last : 0), mid = stages - f - la, per[RT_MAX_CHUNKS];
+  if (rest < 0 || (mid == 0 && rest) || (mid > 0 && !spread(rest, mid, balanced, per + f, 1))) return -1;
+  if (f) per[0] = l->first;
+  if (la) per[stages - 1] = l->last;
+  for (int d = 0; d < stages; d++) /* stage d's layers over its chunks d, d + stages, ... */
+    if (!spread(per[d], chunks, balanced, counts + d, stages)) return -1;
+  return 0;
+}
+
+int rt_layout_counts(int id, int layers, int stages, int chunks, int balanced, int (*out)[RT_MAX_GROUPS]) {
+  if (id < 0 || stages < 1 || chunks < 1 || stages > RT_MAX_CHUNKS / chunks) return -1;
+  int n = stages * chunks, counts[RT_MAX_CHUNKS];
+  const RtLayout *l = id ? __atomic_load_n(&layouts[id <= RT_MAX_LAYOUTS ? id : 0], __ATOMIC_ACQUIRE) : NULL;
+  if (id && (!l || l->layers != layers)) return -1;
+  if (l ? layout_chunks(l, stages, chunks, balanced, counts) < 0
+        : rt_partition_layers(layers, stages, chunks, balanced, counts) < 0)
+    return -1;
+  int at = 0;
+  for (int c = 0; c < n; c++) {
+    memset(out[c], 0, sizeof out[c]);
+    if (!l) {
+      out[c][0] = counts[c];
+      continue;
+    }
+    for (int i = 0; i < counts[c]; i++) out[c][l->group[at++]]++;
+  }
   return 0;
 }

@@ -44,6 +44,9 @@ static const char *const e_zero2[] = {"last_micro_batch", "every_micro_batch", N
 static const char *const e_bwd_prefetch[] = {"pre", "post", "none", NULL};
 static const char *const e_tp_span[] = {"node", "system", NULL};
 static const char *const e_opt_kernel[] = {"multi_tensor", "per_tensor", NULL};
+static const char *const e_dispatcher[] = {"alltoall", "allgather", NULL};
+static const char *const e_router_dtype[] = {"fp32", "bf16", "fp16", NULL};
+static const char *const e_score[] = {"softmax", "sigmoid", NULL};
 static const char *const e_fused[] = {"norm", "rope", "activation", "softmax", "cross_entropy", "dropout_add", NULL};
 
 #define POSQTY(n, d, fl) {n, FT_QTY, d, NULL, DK_UNKNOWN, (fl) | F_HAS_MIN | F_MIN_OPEN, 0, 0}   /* > 0 */
@@ -75,24 +78,30 @@ static const FieldDef f_model[] = {
     ENUM("position", e_position, 0), REAL("rotary_fraction", 0, 1, 0),
     ENUM("attention", e_attention, 0), BOOL("parallel_residual"), BOOL("bias"),
     BOOL("tied_embeddings"), COUNT("experts", 0), COUNT("top_k", 0), COUNT("moe_ffn", 0),
-    COUNT("moe_every", 0), COUNT0("shared_experts", 0),
+    COUNT0("shared_experts", 0),
     COUNT("q_lora_rank", 0), COUNT("kv_lora_rank", 0), COUNT("qk_rope_head_dim", 0), COUNT("v_head_dim", 0),
     COUNT("sliding_window", 0), COUNT("mamba_heads", 0), COUNT("mamba_head_dim", 0), COUNT("mamba_state", 0),
     COUNT("mamba_groups", 0), COUNT("mamba_chunk", 0), COUNT("mamba_conv", 0), BOOL("frozen"), COUNT0("lora_rank", 0),
     COUNT("document", 0),
     {"capacity_factor", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_MIN_OPEN, 0, 0},
+    {"moe_imbalance", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 1, 0},
     REF("embedding", DK_BLOCK, 0), REF("layer", DK_BLOCK, 0), REF("head", DK_BLOCK, 0),
+    {"pattern", FT_PATTERN, {{0}}, NULL, DK_UNKNOWN, 0, 0, 0}, COUNT0("mtp_layers", 0), REF("mtp", DK_BLOCK, 0),
     STRING("description"), STRING("source"), END};
 
 static const FieldDef f_plan[] = {
-    COUNT("tp", 0), COUNT("pp", 0), COUNT("dp", 0), COUNT("cp", 0), COUNT("ep", 0),
+    COUNT("tp", 0), COUNT("pp", 0), COUNT("dp", 0), COUNT("cp", 0), COUNT("ep", 0), COUNT("etp", 0),
     COUNT("micro_batch", F_REQ), COUNT("global_batch", F_REQ), BOOL("sequence_parallel"),
     ENUM("dtype", e_dtype, 0), ENUM("schedule", e_schedule, 0), COUNT("virtual_stages", 0),
     ENUM("recompute", e_recompute, 0), ENUM("layer_partition", e_partition, 0),
     {"zero", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 3},
     {"placement", FT_ENUMLIST, {{0}}, e_groups, DK_UNKNOWN, 0, 0, 0},
+    {"stage_layers", FT_COUNTLIST, {{0}}, NULL, DK_UNKNOWN, 0, 0, 0}, COUNT0("first_stage_layers", 0),
+    COUNT0("last_stage_layers", 0),
     COUNT("dp_bucket_elements", 0), ENUM("grad_dtype", e_dtype, 0), BOOL("overlap_dp"), BOOL("overlap_tp"), BOOL("overlap_pp"),
-    BOOL("overlap_param_gather"), ENUM("optimizer", e_optimizer, 0), STRING("description"), STRING("source"), END};
+    BOOL("overlap_param_gather"), ENUM("optimizer", e_optimizer, 0),
+    ENUM("moe_token_dispatcher", e_dispatcher, 0), ENUM("moe_router_dtype", e_router_dtype, 0),
+    STRING("description"), STRING("source"), END};
 
 static const FieldDef f_measured[] = {
     /* no training iteration takes under 1 us; below, the error's percentage leaves the doubles */
@@ -130,6 +139,7 @@ static const FieldDef f_framework[] = {
     {"fragmentation", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 0.9},
     {"schedules", FT_ENUMLIST, {{0}}, e_schedule, DK_UNKNOWN, 0, 0, 0},
     {"max_zero_with_pp", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 3},
+    ENUM("moe_token_dispatcher", e_dispatcher, 0), ENUM("moe_router_dtype", e_router_dtype, 0),
     STRING("description"), STRING("source"), END};
 static const SubDef sub_framework[] = {{"gpu", &s_fw_gpu, true}, {NULL, NULL, false}};
 
@@ -202,7 +212,8 @@ static const FieldDef p_rope[] = {POS("tokens"), POS("heads"), POS("head_dim"), 
 static const FieldDef p_embedding[] = {POS("tokens"), POS("vocab"), POS("hidden"),
                                        ENUM("split", e_vsplit, 0), END};
 static const FieldDef p_cross_entropy[] = {POS("tokens"), POS("vocab"), ENUM("split", e_vsplit, 0), END};
-static const FieldDef p_router[] = {POS("tokens"), POS("hidden"), POS("experts"), POS("top_k"), END};
+static const FieldDef p_router[] = {POS("tokens"), POS("hidden"), POS("experts"), POS("top_k"),
+                                    ENUM("score", e_score, 0), END};
 static const FieldDef p_experts[] = {POS("tokens"), POS("hidden"), POS("ffn"), POS("experts"),
                                      POS("top_k"), ENUM("activation", e_activation, 0), END};
 static const FieldDef p_conv1d[] = {POS("tokens"), POS("channels"), POS("width"), END};

@@ -21,6 +21,8 @@ typedef enum {
   FT_ENUMLIST, /* list of words of `enums`, each at most once */
   FT_REF,      /* a declaration of kind `ref` */
   FT_SPAN,     /* a word of `enums`, or a count */
+  FT_PATTERN,  /* a model's layers: blocks, `N * item`, nested lists */
+  FT_COUNTLIST, /* a list of whole numbers >= 0 */
   FT_ANY,      /* the terminator of a table (a NULL name); never a field's type */
 } FieldType;
 

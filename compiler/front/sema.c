@@ -676,14 +676,15 @@ static Span field_span(Decl *d, const char *name) {
 /* The divisibility rules of a scenario, with the numbers. */
 static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw) {
   double tp = count_of(s, p, "tp", 1), pp = count_of(s, p, "pp", 1), cp = count_of(s, p, "cp", 1);
-  double ep = count_of(s, p, "ep", 1), vs = count_of(s, p, "virtual_stages", 1);
+  double ep = count_of(s, p, "ep", 1), vs = count_of(s, p, "virtual_stages", 1), etp = count_of(s, p, "etp", 1);
+  double moe_ffn = count_of(s, m, "moe_ffn", 0);
   double dp = count_of(s, p, "dp", 0), gpus = count_of(s, c, "gpus", -1);
   double heads = count_of(s, m, "heads", -1), kv = count_of(s, m, "kv_heads", heads);
   double layers = count_of(s, m, "layers", -1), seq = count_of(s, m, "seq", -1);
   double hidden = count_of(s, m, "hidden", -1), experts = count_of(s, m, "experts", 0);
   double mb = count_of(s, p, "micro_batch", -1), gb = count_of(s, p, "global_batch", -1);
-  if (tp < 0 || pp < 0 || cp < 0 || ep < 0 || vs < 0 || dp < 0 || gpus < 0 || heads < 0 || kv < 0 || layers < 0 ||
-      seq < 0 || hidden < 0 || experts < 0 || mb < 0 || gb < 0)
+  if (tp < 0 || pp < 0 || cp < 0 || ep < 0 || etp < 0 || moe_ffn < 0 || vs < 0 || dp < 0 || gpus < 0 || heads < 0 ||
+      kv < 0 || layers < 0 || seq < 0 || hidden < 0 || experts < 0 || mb < 0 || gb < 0)
     return; /* something is not known statically: checked when the plan is evaluated */
   SrcFile *f = file_of(s, sc);
   Span at = field_span(sc, "plan");
@@ -709,12 +710,15 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw
   const char *part = word_of(s, p, "layer_partition");
   if (!part && fw) part = word_of(s, fw, "layer_partition"); /* the stack's default */
   bool balanced = part && !strcmp(part, partitions[PART_BALANCED]);
-  if (!balanced && fmod(layers, pp * vs))
+  double sl;
+  bool layout = count_of(s, p, "first_stage_layers", -1) >= 0 || count_of(s, p, "last_stage_layers", -1) >= 0 ||
+                sema_count_list(s, p, "stage_layers", &sl, 1) >= 0; /* lowering checks an explicit layout */
+  if (!layout && !balanced && fmod(layers, pp * vs))
     err_at(s, f, at,
            "scenario `%s`: model.layers = %g does not divide by plan.pp * plan.virtual_stages = %g*%g = %g"
            " (set layer_partition = balanced for stages that differ by one layer)",
            n, layers, pp, vs, pp * vs);
-  if (balanced && layers < pp * vs)
+  if (!layout && balanced && layers < pp * vs)
     err_at(s, f, at, "scenario `%s`: model.layers = %g is fewer than the %g pipeline stages", n, layers, pp * vs);
   if (fmod(gb, mb * dp))
     err_at(s, f, at, "scenario `%s`: plan.global_batch = %g does not divide by micro_batch * dp = %g*%g = %g", n, gb,
@@ -723,6 +727,18 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw
   if (experts > 0 && fmod(experts, ep))
     err_at(s, f, at, "scenario `%s`: model.experts = %g does not divide by plan.ep = %g", n, experts, ep);
   if (experts == 0 && ep > 1) err_at(s, f, at, "scenario `%s`: plan.ep = %g but the model has no experts", n, ep);
+  if (experts == 0 && etp > 1) err_at(s, f, at, "scenario `%s`: plan.etp = %g but the model has no experts", n, etp);
+  /* MoE parallel folding: the expert layers split a stage's tp*cp*dp ranks into etp x ep x edp */
+  if (fmod(tp * cp * dp, etp))
+    err_at(s, f, at, "scenario `%s`: plan.etp = %g does not divide tp*cp*dp = %g*%g*%g = %g", n, etp, tp, cp, dp,
+           tp * cp * dp);
+  else if (fmod(tp * cp * dp / etp, ep))
+    err_at(s, f, at,
+           "scenario `%s`: plan.ep = %g does not divide tp*cp*dp/etp = %g*%g*%g/%g = %g (the expert layers fold etp x "
+           "ep x edp over the attention layers' tp x cp x dp ranks)",
+           n, ep, tp, cp, dp, etp, tp * cp * dp / etp);
+  if (moe_ffn > 0 && fmod(moe_ffn, etp))
+    err_at(s, f, at, "scenario `%s`: model.moe_ffn = %g does not divide by plan.etp = %g", n, moe_ffn, etp);
   const FieldDef *hd = schema_field(m->schema, "head_dim");
   if (!m->fields[schema_field_index(m->schema, hd)] && fmod(hidden, heads))
     err_at(s, f, at, "scenario `%s`: model.hidden = %g does not divide by model.heads = %g; set `head_dim`", n, hidden,

@@ -46,6 +46,13 @@ Decl *sema_ref(Sema *s, Decl *d, const char *field);
 bool sema_bool(Sema *s, Decl *d, const char *field, bool *out);
 /* A list of words (plan.placement): writes up to max, returns how many there are, -1 if unset. */
 int sema_word_list(Sema *s, Decl *d, const char *field, const char **words, int max);
+/* A model's `pattern`: its distinct layer blocks into blocks (at most SEMA_PATTERN_BLOCKS,
+ * numbered as they first appear) and each layer's block number into group (up to max
+ * layers).  Returns the layers, or -1 if the model has no pattern or a count is unknown. */
+enum { SEMA_PATTERN_BLOCKS = 4 };
+int sema_pattern(Sema *s, Decl *d, Decl **blocks, int *nblocks, unsigned char *group, int max);
+/* A list of whole numbers (plan.stage_layers): writes up to max, returns the count, -1 if unset. */
+int sema_count_list(Sema *s, Decl *d, const char *field, double *out, int max);
 /* A block's statements (lets and ops), for lowering. */
 AstList sema_block_body(Decl *d);
 /* Where a declaration is written (its name; for an inline extension, the declaration it

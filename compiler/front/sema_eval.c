@@ -56,7 +56,9 @@ static Value v_of_type(const FieldDef *fd) {
     v.t = T_ENUM;
     v.enums = fd->enums;
     return v;
-  case FT_ENUMLIST: v.t = T_LIST; return v;
+  case FT_ENUMLIST:
+  case FT_PATTERN:
+  case FT_COUNTLIST: v.t = T_LIST; return v;
   case FT_REF:
     v.t = T_DECL;
     v.schema = schema_of(fd->ref);
@@ -688,6 +690,77 @@ static Value check_number(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const
   return v;
 }
 
+/* An item of a layer pattern: a block, `N * item`, or a list of items.  Adds its layers to
+ * *total (NAN once a count is not known statically) and its distinct blocks to b[*nb]. */
+static bool pattern_item(Sema *s, Env *e, AstNode *n, const char *what, double times, double *total, Decl **b,
+                         int *nb) {
+  static const FieldDef block = {"layer", FT_REF, {{0}}, NULL, DK_BLOCK, 0, 0, 0};
+  static const FieldDef count = {"count", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 0, 0};
+  if (n->kind == AST_LIST) {
+    bool ok = true;
+    for (AstNode *c = n->u.list.first; c; c = c->next) ok &= pattern_item(s, e, c, what, times, total, b, nb);
+    return ok;
+  }
+  if (n->kind == AST_BINOP && n->u.bin.op == OP_MUL) {
+    Value k = check_number(s, e, n->u.bin.lhs, &count, what);
+    if (k.t == T_ERROR) return false;
+    return pattern_item(s, e, n->u.bin.rhs, what, k.known ? times * k.num : NAN, total, b, nb);
+  }
+  if (n->kind != AST_NAME) {
+    sema_err_env(s, e, n->span, "`%s` lists layer blocks: a block, `N * item` or a list [a, b]", what);
+    return false;
+  }
+  Value v = check_ref(s, e, n, &block, what);
+  if (v.t == T_ERROR) return false;
+  if (!v.known) return true;
+  int i = 0;
+  while (i < *nb && b[i] != v.decl) i++;
+  if (i == SEMA_PATTERN_BLOCKS) {
+    sema_err_env(s, e, n->span, "`%s` has more than %d kinds of layer block", what, SEMA_PATTERN_BLOCKS);
+    return false;
+  }
+  if (i == *nb) b[(*nb)++] = v.decl;
+  *total += times;
+  return true;
+}
+
+/* A model's `pattern`: its items, and their layers against the model's `layers`. */
+static Value check_pattern(Sema *s, Env *e, AstNode *n, const char *what) {
+  if (n->kind != AST_LIST) {
+    sema_err_env(s, e, n->span, "`%s` takes a list of layer blocks, like [3 * dense_layer, 58 * moe_layer]", what);
+    return v_error();
+  }
+  Decl *b[SEMA_PATTERN_BLOCKS];
+  int nb = 0;
+  double total = 0;
+  if (!pattern_item(s, e, n, what, 1, &total, b, &nb)) return v_error();
+  Value layers = e->kind == ENV_DECL ? eval_field_named(s, e->self, "layers") : v_error();
+  if (layers.t == T_NUM && layers.known && !isnan(total) && total != layers.num) {
+    sema_err_env(s, e, n->span, "the pattern has %.0f layers; the model has layers = %.0f", total, layers.num);
+    return v_error();
+  }
+  Value v = {0};
+  v.t = T_LIST;
+  v.known = true;
+  v.list = n;
+  return v;
+}
+
+static Value check_count_list(Sema *s, Env *e, AstNode *n, const char *what) {
+  static const FieldDef count = {"count", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 0, 0};
+  if (n->kind != AST_LIST) {
+    sema_err_env(s, e, n->span, "`%s` takes a list of whole numbers, like [4, 8, 8, 4]", what);
+    return v_error();
+  }
+  bool ok = true;
+  for (AstNode *c = n->u.list.first; c; c = c->next) ok &= check_number(s, e, c, &count, what).t != T_ERROR;
+  Value v = {0};
+  v.t = ok ? T_LIST : T_ERROR;
+  v.known = true;
+  v.list = n;
+  return v;
+}
+
 /* Checks the expression n as the value of field fd; "what" names it in messages. */
 Value eval_check(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const char *what) {
   Value v;
@@ -695,6 +768,8 @@ Value eval_check(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const char *wh
   switch (fd->type) {
   case FT_ENUM: return check_word(s, e, n, fd, what);
   case FT_ENUMLIST: return check_enum_list(s, e, n, fd, what);
+  case FT_PATTERN: return check_pattern(s, e, n, what);
+  case FT_COUNTLIST: return check_count_list(s, e, n, what);
   case FT_REF: return check_ref(s, e, n, fd, what);
   case FT_SPAN:
     if (n->kind == AST_NAME && enum_has(fd->enums, n->name)) return check_word(s, e, n, fd, what);

@@ -42,6 +42,55 @@ int sema_word_list(Sema *s, Decl *d, const char *field, const char **words, int 
   return n;
 }
 
+/* Expands item n of a pattern, evaluated in e, `times` over; false if a count is unknown. */
+static bool expand(Sema *s, Env *e, AstNode *n, double times, Decl **b, int *nb, unsigned char *g, int max, int *at) {
+  if (n->kind == AST_LIST) {
+    for (AstNode *c = n->u.list.first; c; c = c->next)
+      if (!expand(s, e, c, times, b, nb, g, max, at)) return false;
+    return true;
+  }
+  if (n->kind == AST_BINOP) {
+    Value k = eval_expr(s, e, n->u.bin.lhs);
+    return k.t == T_NUM && k.known && k.num >= 0 && expand(s, e, n->u.bin.rhs, times * k.num, b, nb, g, max, at);
+  }
+  Value v = eval_expr(s, e, n);
+  if (v.t != T_DECL || !v.known) return false;
+  int i = 0;
+  while (i < *nb && b[i] != v.decl) i++;
+  if (i == SEMA_PATTERN_BLOCKS) return false;
+  if (i == *nb) b[(*nb)++] = v.decl;
+  for (double k = 0; k < times; k++, (*at)++)
+    if (*at >= max) return false;
+    else g[*at] = (unsigned char)i;
+  return true;
+}
+
+int sema_pattern(Sema *s, Decl *d, Decl **blocks, int *nblocks, unsigned char *group, int max) {
+  const FieldDef *fd = schema_field(d->schema, "pattern");
+  int i = fd ? schema_field_index(d->schema, fd) : -1;
+  Value v = i >= 0 ? eval_field(s, d, i) : v_error();
+  if (v.t != T_LIST || !v.known || !d->fields[i]) return -1;
+  Env e = {ENV_DECL, d, d->owners[i]};
+  int at = 0;
+  *nblocks = 0;
+  return expand(s, &e, v.list, 1, blocks, nblocks, group, max, &at) ? at : -1;
+}
+
+int sema_count_list(Sema *s, Decl *d, const char *field, double *out, int max) {
+  const FieldDef *fd = schema_field(d->schema, field);
+  int i = fd ? schema_field_index(d->schema, fd) : -1;
+  Value v = i >= 0 ? eval_field(s, d, i) : v_error();
+  if (v.t != T_LIST || !v.known || !v.list || !d->fields[i]) return -1;
+  Env e = {ENV_DECL, d, d->owners[i]};
+  int n = 0;
+  for (AstNode *c = v.list->u.list.first; c; c = c->next, n++) {
+    Value x = eval_expr(s, &e, c);
+    if (x.t != T_NUM || !x.known) return -1;
+    if (n < max) out[n] = x.num;
+  }
+  return n;
+}
+
 AstList sema_block_body(Decl *d) { return body_of(d); }
 
 void sema_decl_at(Sema *s, Decl *d, SrcFile **file, Span *span) {

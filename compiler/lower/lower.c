@@ -77,7 +77,7 @@ void lower_err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
  * cluster) shape the graph itself. */
 static bool axis_supported(Lower *L, const LowerAxis *a) {
   /* clang-format off */
-  static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch",
+  static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "etp", "virtual_stages", "micro_batch",
                                             "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
                                             "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "layer_partition", NULL};
   /* clang-format on */
@@ -195,6 +195,18 @@ static void report_names(Lower *L) {
   }
 }
 
+/* dst += times * src: its seconds, activations, FLOPs and launches, and with params its
+ * parameters (without: shared weights run again, as multi-token prediction's head). */
+static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool params) {
+  GId k = K(L, times);
+#define F(x) dst->x = ADD(L, dst->x, MUL(L, k, src->x))
+  F(fc), F(bc), F(wg), F(sel), F(act), F(act_sel), F(flops), F(sel_flops);
+  for (int i = 0; i < CM_N; i++) F(comm_f[i]), F(comm_b[i]);
+  if (params) F(params), F(tensors), F(eparams), F(etensors), F(wtotal), F(wactive);
+#undef F
+  dst->launches += times * src->launches;
+}
+
 int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
   return lower_with_axes(s, hw, sc, NULL, d, out);
 }
@@ -236,16 +248,22 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   L.g = &out->g;
   report_names(&L);
   if (!lower_read_plan(&L)) return -1;
-  Decl *blocks[LB_N] = {sema_ref(s, L.model, "embedding"), sema_ref(s, L.model, "layer"), sema_ref(s, L.model, "head")};
-  if (!blocks[LB_LAYER]) {
-    lower_err(&L, L.at, "scenario `%s`: model `%s` has no `layer` block", sema_decl_name(sc), sema_decl_name(L.model));
-    return -1;
+  Acc E, H, Ly[RT_MAX_GROUPS], M;
+  lower_block(&L, sema_ref(s, L.model, "embedding"), LB_EMBEDDING, &E);
+  for (int g = 0; g < L.ngroups; g++) lower_block(&L, L.gblk[g], lower_group_block(g), &Ly[g]);
+  lower_block(&L, sema_ref(s, L.model, "head"), LB_HEAD, &H);
+  for (int g = 0; g < L.ngroups; g++) lower_zero3(&L, &Ly[g], lower_group_block(g));
+  if (L.mtp > 0) { /* each depth: its block, one more layer (the pattern's last kind), and
+                      the shared embedding and output head again, on the last stage */
+    lower_block(&L, sema_ref(s, L.model, "mtp"), LB_MTP, &M);
+    Acc head = H, emb = E;
+    acc_fold(&L, &H, &M, L.mtp, true);
+    acc_fold(&L, &H, &Ly[L.ngroups - 1], L.mtp, true);
+    acc_fold(&L, &H, &head, L.mtp, false);
+    acc_fold(&L, &H, &emb, L.mtp, false);
   }
-  Acc acc[LB_N];
-  for (int i = 0; i < LB_N; i++) lower_block(&L, blocks[i], i, &acc[i]);
-  lower_zero3(&L, &acc[LB_LAYER]);
   if (L.errors) return -1;
-  lower_assemble(&L, &acc[LB_EMBEDDING], &acc[LB_LAYER], &acc[LB_HEAD]);
+  lower_assemble(&L, &E, Ly, &H);
   if (!L.errors && axes && axes->sweep) lower_sweep_outputs(&L);
   return L.errors ? -1 : 0;
 }
@@ -274,6 +292,8 @@ void lower_report(const Lowered *l, const double *vals, Report *r) {
   r->iteration = output(l, vals, O_ITERATION);
   for (int i = 0; i < RP_N; i++) r->part[i] = out_val(l, vals, lower_part_outputs[i]);
   r->tokens_per_s = output(l, vals, O_TOKENS);
+  r->params_total = output(l, vals, O_PARAMS);
+  r->params_active = output(l, vals, O_ACTIVE);
   r->model_flops = output(l, vals, O_MODEL_FLOPS);
   r->hardware_flops = output(l, vals, O_HW_FLOPS);
   r->tflops_per_gpu = output(l, vals, O_TFLOPS);
@@ -295,32 +315,36 @@ void lower_report(const Lowered *l, const double *vals, Report *r) {
 
 int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out) {
   const GNode *pn = &l->g.n[l->pipe];
-  double a[15];
-  for (int i = 0; i < 15; i++) a[i] = vals[l->g.args[pn->arg0 + i]];
-  int counts[RT_MAX_CHUNKS];
+  double a[28];
+  for (int i = 0; i < 28; i++) a[i] = vals[l->g.args[pn->arg0 + i]];
+  int(*counts)[RT_MAX_GROUPS] = xmalloc((size_t)RT_MAX_CHUNKS * sizeof *counts);
   double *buf = xmalloc(4 * (size_t)RT_MAX_CHUNKS * sizeof *buf);
   RtPipeline p;
   if (rt_pipeline_of_args(a, &p, buf) < 0 || /* checks the counts before they are ints */
-      rt_partition_layers((int)a[4], p.stages, p.chunks, a[5] != 0, counts) < 0) {
+      rt_layout_counts((int)a[15], (int)a[4], p.stages, p.chunks, a[5] != 0, counts) < 0) {
     free(buf);
+    free(counts);
     return -1;
   }
   int stages = p.stages, chunks = p.chunks, n = stages * chunks;
   int nev = 0;
   rt_pipeline(&p, NULL, 0, &nev);
   RtPipeEvent *ev = xmalloc((size_t)(nev > 0 ? nev : 1) * sizeof *ev);
-  /* per chunk: embedding ops, its layers' ops, head ops */
+  /* per chunk: embedding ops, its layers' ops (group by group), head and MTP ops */
   TraceOp **ops = xcalloc((size_t)n, sizeof *ops);
   int *nops = xcalloc((size_t)n, sizeof *nops);
   rt_pipeline(&p, ev, nev, &nev);
+  static const int order[] = {LB_EMBEDDING, LB_LAYER, LB_GROUP1, LB_GROUP2, LB_GROUP3, LB_HEAD, LB_MTP};
   for (int c = 0; c < n; c++) {
-    int cnt =
-        (c == 0 ? l->nops[LB_EMBEDDING] : 0) + counts[c] * l->nops[LB_LAYER] + (c == n - 1 ? l->nops[LB_HEAD] : 0);
+    int reps[LB_N] = {0}, cnt = 0;
+    reps[LB_EMBEDDING] = c == 0, reps[LB_HEAD] = reps[LB_MTP] = c == n - 1;
+    for (int g = 0; g < RT_MAX_GROUPS; g++) reps[g == 0 ? LB_LAYER : LB_GROUP1 + g - 1] = counts[c][g];
+    for (int b = 0; b < LB_N; b++) cnt += reps[b] * l->nops[b];
     ops[c] = xcalloc((size_t)(cnt > 0 ? cnt : 1), sizeof **ops);
     int k = 0;
-    for (int blk = 0; blk < LB_N; blk++) {
-      int reps = blk == LB_LAYER ? counts[c] : ((blk == LB_EMBEDDING && c == 0) || (blk == LB_HEAD && c == n - 1));
-      for (int rep = 0; rep < reps; rep++)
+    for (int oi = 0; oi < LB_N; oi++) {
+      int blk = order[oi];
+      for (int rep = 0; rep < reps[blk]; rep++)
         for (int i = 0; i < l->nops[blk]; i++) {
           const LowerOp *o = &l->ops[blk][i];
           ops[c][k++] = (TraceOp){o->name, o->stream, vals[o->fwd], vals[o->bwd]};
@@ -339,5 +363,6 @@ int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out
   free(nops);
   free(ev);
   free(buf);
+  free(counts);
   return rc2;
 }

@@ -32,7 +32,9 @@ typedef struct LowerOp {
   GId fwd, bwd;
 } LowerOp;
 
-enum { LB_EMBEDDING, LB_LAYER, LB_HEAD, LB_N };
+/* The blocks: embedding, the layers' (a pattern's groups 0 .. 3: LB_LAYER, LB_GROUP1 ..), the
+ * head, and multi-token prediction's. */
+enum { LB_EMBEDDING, LB_LAYER, LB_HEAD, LB_MTP, LB_GROUP1, LB_GROUP2, LB_GROUP3, LB_N };
 
 /* A field a sweep varies: plan.X or model.X.  Enumerations and booleans are numbered by
  * lower_axis_code. */

@@ -67,7 +67,7 @@ GId lower_field(Lower *L, Decl *d, const char *root, const char *f, double def) 
 GId lower_plan_field(Lower *L, const char *f) {
   /* clang-format off */
   static const struct { const char *name; double def; } defs[] = {
-      {"tp", 1}, {"pp", 1}, {"cp", 1}, {"ep", 1}, {"virtual_stages", 1}, {"micro_batch", 1}, {"global_batch", 1},
+      {"tp", 1}, {"pp", 1}, {"cp", 1}, {"ep", 1}, {"etp", 1}, {"virtual_stages", 1}, {"micro_batch", 1}, {"global_batch", 1},
       {"zero", 0}, {"sequence_parallel", 0}, {"overlap_tp", 0}, {"overlap_dp", 0}, {"overlap_pp", 0}, {"schedule", RT_1F1B},
       {"recompute", 0}, {"layer_partition", 0}};
   /* clang-format on */
@@ -95,7 +95,8 @@ static Val plan_value(Lower *L, const char *f) {
   } map[] = {{"tp", offsetof(Lower, tp)},          {"pp", offsetof(Lower, pp)},
              {"dp", offsetof(Lower, dp)},          {"cp", offsetof(Lower, cp)},
              {"ep", offsetof(Lower, ep)},          {"virtual_stages", offsetof(Lower, vs)},
-             {"micro_batch", offsetof(Lower, mb)}, {"global_batch", offsetof(Lower, gb)}};
+             {"micro_batch", offsetof(Lower, mb)}, {"global_batch", offsetof(Lower, gb)},
+             {"etp", offsetof(Lower, etp)}};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
     if (!strcmp(map[i].name, f)) return (Val){*(GId *)((char *)L + map[i].off), NULL, true};
   if (!strcmp(f, "sequence_parallel")) return (Val){L->sp, NULL, true};

@@ -25,28 +25,46 @@ const char *const lower_memory_outputs[RM_N] = {
 
 static void emit(Lower *L, OutputId o, GId id) { graph_output(L->g, lower_output_names[o], id); }
 
-/* What the steps of the iteration share. */
+/* What the steps of the iteration share.  Per-layer figures are per group (a pattern's
+ * layer blocks; one for a model of one `layer`). */
 typedef struct Iter {
-  Acc *E, *Ly, *H;              /* embedding, layer, head: one micro-batch, one rank */
-  GId z;                        /* the constant 0 */
-  GId lf, lb, lr;               /* a layer's forward, backward and recompute seconds */
-  GId ef, eb, hf, hb;           /* the embedding's and the head's forward and backward */
-  GId makespan, nop2p;          /* the pipeline's, with and without its sends */
-  GId l0, ll;                   /* layers on the first and on the last device */
-  GId one_dev;                  /* pp == 1 */
-  GId nl;                       /* layers on the busier of the two */
-  GId part[RP_N], zero3;        /* the breakdown; ZeRO-3's per-layer communication */
-  GId params0, paramsl, params; /* parameters on the first, the last, the device reduced */
-  GId tensors;                  /* the tensors holding params */
-  GId train0, trainl, train;    /* of params, the trainable (not frozen) ones: LoRA */
-  GId shard;                    /* ranks that hold the same weights */
-  GId bucket, grad_el, w_el;    /* gradient bucket elements; bytes per gradient, weight */
-  GId z1, z2, z3;               /* ZeRO stage >= 1, >= 2, == 3 */
+  Acc *E, *Ly, *H;                  /* embedding, layer groups, head: one micro-batch, one rank */
+  int ng;                           /* layer groups */
+  GId z;                            /* the constant 0 */
+  GId lf[RT_MAX_GROUPS], lb[RT_MAX_GROUPS], lr[RT_MAX_GROUPS]; /* a layer's fwd, bwd, recompute seconds */
+  GId ef, eb, hf, hb;               /* the embedding's and the head's forward and backward */
+  GId makespan, nop2p;              /* the pipeline's, with and without its sends */
+  GId l0[RT_MAX_GROUPS], ll[RT_MAX_GROUPS]; /* layers on the first and on the last device */
+  GId one_dev;                      /* pp == 1 */
+  GId nl[RT_MAX_GROUPS];            /* layers on the busier of the two */
+  GId part[RP_N], zero3;            /* the breakdown; ZeRO-3's per-layer communication */
+  GId params0, paramsl, params;     /* parameters on the first, the last, the device reduced */
+  GId tensors;                      /* the tensors holding params */
+  GId eparams0, eparamsl, eparams;  /* of which the experts' (-1: a model without experts) */
+  GId etensors;                     /* the tensors holding eparams */
+  GId train0, trainl, train;        /* of params, the trained ones (LoRA: not frozen) */
+  GId etrain0, etrainl, etrain;     /* of eparams, the trained ones (-1: no experts) */
+  GId shard;                        /* ranks that hold the same dense weights (dp x cp) */
+  GId bucket, grad_el, w_el;        /* gradient bucket elements; bytes per gradient, weight */
+  GId z1, z2, z3;                   /* ZeRO stage >= 1, >= 2, == 3 */
   bool sgd;
   GId dp_exposed, iteration;
-  GId host_l, host_e, host_h; /* per micro-batch: host-bound seconds of a layer, embedding, head */
-  GId blocking;               /* a blocking send's share of one layer, forward (and backward) */
+  GId host_l[RT_MAX_GROUPS], host_e, host_h; /* per micro-batch: host-bound seconds of a layer, embedding, head */
+  GId blocking;                     /* a blocking send's share of one layer, forward (and backward) */
 } Iter;
+
+/* sum over the groups g of n[g] * x[g] */
+static GId gsum(Lower *L, const Iter *it, const GId *n, const GId *x) {
+  GId s = MUL(L, n[0], x[0]);
+  for (int g = 1; g < it->ng; g++) s = ADD(L, s, MUL(L, n[g], x[g]));
+  return s;
+}
+
+/* an Acc field of every group, as an array */
+#define GFIELD(it, f, out) \
+  do { \
+    for (int g_ = 0; g_ < (it)->ng; g_++) (out)[g_] = (it)->Ly[g_].f; \
+  } while (0)
 
 /* Micro-batch chunks whose activations device d holds at most (1F1B family: the warm-up
  * depth; GPipe: all).  The simulation's in_flight is checked against these in the tests. */
@@ -83,28 +101,37 @@ static GId comm_sum(Lower *L, const GId *c) {
 /* The blocks' times, the pipeline kernel over them, and the layers of the end devices. */
 static void iter_pipeline(Lower *L, Iter *it) {
   Graph *g = L->g;
-  Acc *E = it->E, *Ly = it->Ly, *H = it->H;
+  Acc *E = it->E, *H = it->H;
   GId full = L->rec_full, sel = L->rec_sel, layers = L->layers, zb = EQ(L, L->sched, RT_ZERO_BUBBLE);
 
   /* one layer, one micro-batch; a block whose kernels take less GPU time than the host
    * needs to launch them runs at the host's pace (launch_overhead per kernel launch, twice
    * as many in backward) */
   double lo = L->st.launch;
-  GId lf = ADD(L, Ly->fc, comm_sum(L, Ly->comm_f)), lb = ADD(L, Ly->bc, comm_sum(L, Ly->comm_b));
-  GId lr = PICK(L, full, lf, PICK(L, sel, Ly->sel, K(L, 0)));
+  GId *lf = it->lf, *lb = it->lb, *lr = it->lr;
+  for (int k = 0; k < it->ng; k++) {
+    Acc *Ly = &it->Ly[k];
+    lf[k] = ADD(L, Ly->fc, comm_sum(L, Ly->comm_f)), lb[k] = ADD(L, Ly->bc, comm_sum(L, Ly->comm_b));
+    lr[k] = PICK(L, full, lf[k], PICK(L, sel, Ly->sel, K(L, 0)));
+  }
   GId ef = ADD(L, E->fc, comm_sum(L, E->comm_f)), eb = ADD(L, E->bc, comm_sum(L, E->comm_b));
   GId hf = ADD(L, H->fc, comm_sum(L, H->comm_f)), hb = ADD(L, H->bc, comm_sum(L, H->comm_b));
   if (lo > 0) {
-    GId lf0 = lf, lb0 = lb, ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
-    lf = MAX(L, lf, K(L, Ly->launches * lo)), lb = MAX(L, lb, K(L, 2 * Ly->launches * lo));
+    for (int k = 0; k < it->ng; k++) {
+      Acc *Ly = &it->Ly[k];
+      GId lf0 = lf[k], lb0 = lb[k];
+      lf[k] = MAX(L, lf[k], K(L, Ly->launches * lo)), lb[k] = MAX(L, lb[k], K(L, 2 * Ly->launches * lo));
+      lr[k] = PICK(L, full, lf[k], lr[k]);
+      it->host_l[k] = ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0));
+    }
+    GId ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
     ef = MAX(L, ef, K(L, E->launches * lo)), eb = MAX(L, eb, K(L, 2 * E->launches * lo));
     hf = MAX(L, hf, K(L, H->launches * lo)), hb = MAX(L, hb, K(L, 2 * H->launches * lo));
-    lr = PICK(L, full, lf, lr);
-    it->host_l = ADD(L, SUB(L, lf, lf0), SUB(L, lb, lb0));
     it->host_e = ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0));
     it->host_h = ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0));
   } else {
-    it->host_l = it->host_e = it->host_h = K(L, 0);
+    for (int k = 0; k < it->ng; k++) it->host_l[k] = K(L, 0);
+    it->host_e = it->host_h = K(L, 0);
   }
   /* host time per micro-batch (data, Python, the schedule's bookkeeping): on the first stage */
   if (L->st.mb_overhead > 0) {
@@ -122,127 +149,200 @@ static void iter_pipeline(Lower *L, Iter *it) {
   GId chunks0 = MUL(L, L->pp, L->vs);
   GId blocking =
       PICK(L, g_bin(g, GN_OR, L->overlap_pp, EQ(L, L->pp, 1)), K(L, 0), DIV(L, MUL(L, p2p, chunks0), layers));
-  lf = ADD(L, lf, blocking), lb = ADD(L, lb, blocking);
+  for (int k = 0; k < it->ng; k++) lf[k] = ADD(L, lf[k], blocking), lb[k] = ADD(L, lb[k], blocking);
   it->blocking = blocking;
-  /* outside zero-bubble, B and W run together: the whole backward is passed as B */
-  /* clang-format off */
-  GId args[15] = {L->sched, L->pp, L->vs, L->m, layers, L->balanced, lf, PICK(L, zb, SUB(L, lb, Ly->wg), lb),
-                  PICK(L, zb, Ly->wg, K(L, 0)), lr, ef, eb, hf, hb, p2p};
-  /* clang-format on */
-  GId pipe = g_call(g, RTK_PIPELINE, args, 15, "pipeline");
+  /* outside zero-bubble, B and W run together: the whole backward is passed as B; groups
+   * past the first follow the fifteen arguments of a model of one layer block */
+  GId args[28] = {L->sched, L->pp, L->vs, L->m, layers, L->balanced, 0, 0, 0, 0, ef, eb, hf, hb, p2p, K(L, L->layout)};
+  for (int k = 0; k < RT_MAX_GROUPS; k++) {
+    GId *at = k == 0 ? args + 6 : args + 16 + 4 * (k - 1);
+    if (k >= it->ng) {
+      at[0] = at[1] = at[2] = at[3] = K(L, 0);
+      continue;
+    }
+    GId wg = it->Ly[k].wg;
+    at[0] = lf[k], at[1] = PICK(L, zb, SUB(L, lb[k], wg), lb[k]), at[2] = PICK(L, zb, wg, K(L, 0)), at[3] = lr[k];
+  }
+  GId pipe = g_call(g, RTK_PIPELINE, args, 28, "pipeline");
   L->out->pipe = pipe;
   it->makespan = pipe, it->nop2p = pipe + 1;
 
-  /* layers on the first and last device (closed forms of rt_partition_layers) */
-  GId chunks = MUL(L, L->pp, L->vs);
-  GId base = g_un(g, GN_FLOOR, DIV(L, layers, chunks));
-  GId rem = SUB(L, layers, MUL(L, base, chunks));
-  it->l0 = ADD(L, MUL(L, L->vs, base), g_un(g, GN_CEIL, DIV(L, rem, L->pp)));
-  it->ll = ADD(L, MUL(L, L->vs, base), g_un(g, GN_FLOOR, DIV(L, rem, L->pp)));
   it->one_dev = g_bin(g, GN_EQ, L->pp, K(L, 1));
+  if (!L->layout) { /* layers on the first and last device (closed forms of rt_partition_layers) */
+    GId chunks = MUL(L, L->pp, L->vs);
+    GId base = g_un(g, GN_FLOOR, DIV(L, layers, chunks));
+    GId rem = SUB(L, layers, MUL(L, base, chunks));
+    it->l0[0] = ADD(L, MUL(L, L->vs, base), g_un(g, GN_CEIL, DIV(L, rem, L->pp)));
+    it->ll[0] = ADD(L, MUL(L, L->vs, base), g_un(g, GN_FLOOR, DIV(L, rem, L->pp)));
+  } else { /* a layout's: counted by the runtime, group by group */
+    for (int k = 0; k < it->ng; k++) {
+      GId a0[7] = {K(L, L->layout), layers, L->pp, L->vs, L->balanced, K(L, 0), K(L, k)};
+      it->l0[k] = g_call(g, RTK_LAYERS_ON, a0, 7, "layers on the first stage");
+      GId al[7] = {K(L, L->layout), layers, L->pp, L->vs, L->balanced, SUB(L, L->pp, K(L, 1)), K(L, k)};
+      it->ll[k] = g_call(g, RTK_LAYERS_ON, al, 7, "layers on the last stage");
+    }
+  }
   it->z = K(L, 0);
-  it->lf = lf, it->lb = lb, it->lr = lr, it->ef = ef, it->eb = eb, it->hf = hf, it->hb = hb;
+  it->ef = ef, it->eb = eb, it->hf = hf, it->hb = hb;
 }
 
 /* The busy time of each end device, and the breakdown (parts) of the busier. */
 static void iter_parts(Lower *L, Iter *it) {
   Graph *g = L->g;
-  Acc *E = it->E, *Ly = it->Ly, *H = it->H;
-  GId lf = it->lf, lb = it->lb, lr = it->lr, ef = it->ef, eb = it->eb, hf = it->hf, hb = it->hb;
-  GId l0 = it->l0, ll = it->ll, one_dev = it->one_dev, z = it->z;
+  Acc *E = it->E, *H = it->H;
+  GId ef = it->ef, eb = it->eb, hf = it->hf, hb = it->hb;
+  GId one_dev = it->one_dev, z = it->z;
   GId *part = it->part;
+  int ng = it->ng;
 
-  GId per_layer = ADD(L, ADD(L, lf, lb), lr);
+  GId per_layer[RT_MAX_GROUPS] = {0};
+  for (int k = 0; k < ng; k++) per_layer[k] = ADD(L, ADD(L, it->lf[k], it->lb[k]), it->lr[k]);
   GId busy0 =
-      MUL(L, L->m, ADD(L, ADD(L, MUL(L, l0, per_layer), ADD(L, ef, eb)), g_select(g, one_dev, ADD(L, hf, hb), z)));
-  GId busyl = MUL(L, L->m, ADD(L, MUL(L, ll, per_layer), ADD(L, hf, hb)));
+      MUL(L, L->m, ADD(L, ADD(L, gsum(L, it, it->l0, per_layer), ADD(L, ef, eb)), g_select(g, one_dev, ADD(L, hf, hb), z)));
+  GId busyl = MUL(L, L->m, ADD(L, gsum(L, it, it->ll, per_layer), ADD(L, hf, hb)));
   GId last_busier = g_bin(g, GN_AND, g_un(g, GN_NOT, one_dev), g_bin(g, GN_GT, busyl, busy0));
-  GId nl = g_select(g, last_busier, ll, l0);
+  GId *nl = it->nl;
+  for (int k = 0; k < ng; k++) nl[k] = g_select(g, last_busier, it->ll[k], it->l0[k]);
   GId with_e = g_un(g, GN_NOT, last_busier), with_h = g_bin(g, GN_OR, last_busier, one_dev);
   GId busy = g_select(g, last_busier, busyl, busy0);
+  GId x[RT_MAX_GROUPS] = {0};
   /* per part, one micro-batch on that device, then times m */
-#define ON_DEV(lay, emb, head) \
-  ADD(L, ADD(L, MUL(L, nl, lay), g_select(g, with_e, emb, z)), g_select(g, with_h, head, z))
-  part[RP_FORWARD] = ON_DEV(Ly->fc, E->fc, H->fc);
-  part[RP_BACKWARD] = ON_DEV(Ly->bc, E->bc, H->bc);
-  part[RP_RECOMPUTE] = MUL(L, nl, lr);
-  part[RP_TP_COMM] = ON_DEV(ADD(L, Ly->comm_f[CM_TP], Ly->comm_b[CM_TP]), ADD(L, E->comm_f[CM_TP], E->comm_b[CM_TP]),
+#define ON_DEV(lay, emb, head) ADD(L, ADD(L, lay, g_select(g, with_e, emb, z)), g_select(g, with_h, head, z))
+  GFIELD(it, fc, x);
+  part[RP_FORWARD] = ON_DEV(gsum(L, it, nl, x), E->fc, H->fc);
+  GFIELD(it, bc, x);
+  part[RP_BACKWARD] = ON_DEV(gsum(L, it, nl, x), E->bc, H->bc);
+  part[RP_RECOMPUTE] = gsum(L, it, nl, it->lr);
+  for (int k = 0; k < ng; k++) x[k] = ADD(L, it->Ly[k].comm_f[CM_TP], it->Ly[k].comm_b[CM_TP]);
+  part[RP_TP_COMM] = ON_DEV(gsum(L, it, nl, x), ADD(L, E->comm_f[CM_TP], E->comm_b[CM_TP]),
                             ADD(L, H->comm_f[CM_TP], H->comm_b[CM_TP]));
-  part[RP_CP_COMM] = MUL(L, nl, ADD(L, Ly->comm_f[CM_CP], Ly->comm_b[CM_CP]));
-  part[RP_EP_COMM] = MUL(L, nl, ADD(L, Ly->comm_f[CM_EP], Ly->comm_b[CM_EP]));
-  GId zero3 = MUL(L, nl, ADD(L, Ly->comm_f[CM_DP], Ly->comm_b[CM_DP]));
+  for (int k = 0; k < ng; k++) x[k] = ADD(L, it->Ly[k].comm_f[CM_CP], it->Ly[k].comm_b[CM_CP]);
+  part[RP_CP_COMM] = gsum(L, it, nl, x);
+  for (int k = 0; k < ng; k++) x[k] = ADD(L, it->Ly[k].comm_f[CM_EP], it->Ly[k].comm_b[CM_EP]);
+  part[RP_EP_COMM] = gsum(L, it, nl, x);
+  for (int k = 0; k < ng; k++) x[k] = ADD(L, it->Ly[k].comm_f[CM_DP], it->Ly[k].comm_b[CM_DP]);
+  GId zero3 = gsum(L, it, nl, x);
 #undef ON_DEV
   for (int i = RP_FORWARD; i <= RP_EP_COMM; i++) part[i] = MUL(L, L->m, part[i]);
   it->zero3 = MUL(L, L->m, zero3);
   /* pipeline send/receive: what the sends add to the schedule, and the blocking sends and
    * host-bound time inside the busy device's blocks */
   GId hostdev =
-      ADD(L, ADD(L, MUL(L, nl, it->host_l), g_select(g, with_e, it->host_e, z)), g_select(g, with_h, it->host_h, z));
+      ADD(L, ADD(L, gsum(L, it, nl, it->host_l), g_select(g, with_e, it->host_e, z)), g_select(g, with_h, it->host_h, z));
   part[RP_HOST] = MUL(L, L->m, hostdev);
-  part[RP_PP_COMM] = ADD(L, SUB(L, it->makespan, it->nop2p), MUL3(L, L->m, nl, MUL(L, K(L, 2), it->blocking)));
+  GId nlayers = nl[0];
+  for (int k = 1; k < ng; k++) nlayers = ADD(L, nlayers, nl[k]);
+  part[RP_PP_COMM] = ADD(L, SUB(L, it->makespan, it->nop2p), MUL3(L, L->m, nlayers, MUL(L, K(L, 2), it->blocking)));
   /* one stage has no bubble: 0, not the rounding residue of simulation against closed form */
   part[RP_BUBBLE] = g_select(g, one_dev, z, MAX(L, z, SUB(L, it->nop2p, busy)));
-  it->nl = nl;
 }
 
 /* The parameters of the first and of the last device, and of the one that holds the most
  * (data parallelism reduces those), with the tensors that hold them. */
 static void iter_params(Lower *L, Iter *it) {
   Graph *g = L->g;
-  Acc *E = it->E, *Ly = it->Ly, *H = it->H;
-  GId l0 = it->l0, ll = it->ll, one_dev = it->one_dev, z = it->z;
+  Acc *E = it->E, *H = it->H;
+  GId one_dev = it->one_dev, z = it->z;
   bool tied = bool_or(L, L->model, "tied_embeddings", false);
-  GId hparams = H->params;
-  GId params0 = ADD(L, ADD(L, MUL(L, l0, Ly->params), E->params), g_select(g, one_dev, tied ? z : hparams, z));
-  GId paramsl = ADD(L, MUL(L, ll, Ly->params), hparams);
+  GId hparams = H->params, x[RT_MAX_GROUPS] = {0};
+  GFIELD(it, params, x);
+  GId params0 = ADD(L, ADD(L, gsum(L, it, it->l0, x), E->params), g_select(g, one_dev, tied ? z : hparams, z));
+  GId paramsl = ADD(L, gsum(L, it, it->ll, x), hparams);
   GId params = g_select(g, one_dev, params0, MAX(L, params0, paramsl));
   /* and the tensors that hold them (the optimizer step's per-tensor cost), counted alike */
-  GId tensors0 = ADD(L, ADD(L, MUL(L, l0, Ly->tensors), E->tensors), g_select(g, one_dev, tied ? z : H->tensors, z));
-  GId tensorsl = ADD(L, MUL(L, ll, Ly->tensors), H->tensors);
-  it->tensors = g_select(g, one_dev, tensors0, g_select(g, g_bin(g, GN_GE, params0, paramsl), tensors0, tensorsl));
+  GFIELD(it, tensors, x);
+  GId tensors0 = ADD(L, ADD(L, gsum(L, it, it->l0, x), E->tensors), g_select(g, one_dev, tied ? z : H->tensors, z));
+  GId tensorsl = ADD(L, gsum(L, it, it->ll, x), H->tensors);
+  GId first = g_select(g, one_dev, K(L, 1), g_bin(g, GN_GE, params0, paramsl)); /* the device reduced */
+  it->tensors = g_select(g, first, tensors0, tensorsl);
   it->params0 = params0, it->paramsl = paramsl, it->params = params;
-  /* the trained parameters: gradients, optimizer state and the dp reduction are theirs */
-  GId train0 = ADD(L, ADD(L, MUL(L, l0, Ly->trainable), E->trainable), g_select(g, one_dev, tied ? z : H->trainable, z));
-  GId trainl = ADD(L, MUL(L, ll, Ly->trainable), H->trainable);
-  it->train0 = train0, it->trainl = trainl, it->train = g_select(g, one_dev, train0, MAX(L, train0, trainl));
+  /* the experts' share, replicated over edp rather than dp x cp (none in the embedding or head) */
+  GFIELD(it, eparams, x);
+  GId e0 = gsum(L, it, it->l0, x), el = gsum(L, it, it->ll, x);
+  it->eparams0 = it->eparamsl = it->eparams = it->etensors = -1;
+  /* the trained parameters (all but frozen ones): gradients, optimizer state and the dp
+   * reduction are theirs; a frozen model's experts are frozen with it */
+  GFIELD(it, trainable, x);
+  GId t0 = ADD(L, ADD(L, gsum(L, it, it->l0, x), E->trainable), g_select(g, one_dev, tied ? z : H->trainable, z));
+  GId tl = ADD(L, gsum(L, it, it->ll, x), H->trainable);
+  it->train0 = t0, it->trainl = tl, it->train = g_select(g, one_dev, t0, MAX(L, t0, tl));
+  it->etrain0 = it->etrainl = it->etrain = -1;
+  if (kf(L, e0) && kf(L, el)) return;
+  GFIELD(it, etensors, x);
+  it->eparams0 = e0, it->eparamsl = el, it->eparams = g_select(g, first, e0, el);
+  it->etensors = g_select(g, first, gsum(L, it, it->l0, x), gsum(L, it, it->ll, x));
+  it->etrain0 = L->frozen ? z : e0, it->etrainl = L->frozen ? z : el, it->etrain = L->frozen ? z : it->eparams;
 }
 
-/* Data parallelism, for the device that holds the most parameters: its gradient reduction
- * and parameter gathers by ZeRO stage and bucket, exposed as overlap_dp allows. */
-static void iter_dp(Lower *L, Iter *it) {
+/* Of P parameters of which E are the experts' (E < 0: none), those a rank keeps when ZeRO
+ * shards the dense ones over dp x cp and the experts' over edp. */
+static GId shard_of(Lower *L, const Iter *it, GId P, GId E) {
+  if (E < 0) return DIV(L, P, it->shard);
+  return ADD(L, DIV(L, SUB(L, P, E), it->shard), DIV(L, E, L->edp));
+}
+
+/* One gradient buffer's data-parallel collectives over `group`: P elements in buckets of at
+ * most `size`; the reduction (all of it, and its last bucket) unless ZeRO 3 reduces per
+ * layer, and a sharded optimizer's parameter gather (all, last bucket). */
+typedef struct DpBuf {
+  GId red, last_red, gather, last_gather;
+} DpBuf;
+
+static DpBuf dp_buffer(Lower *L, Iter *it, GId P, GId size, int group) {
   Graph *g = L->g;
-  GId z = it->z, nl = it->nl, lf = it->lf, lb = it->lb, params = it->train;
-  GId grad_el = K(L, lower_grad_bytes(L));
-  GId w_el = L->bytes_act; /* weights are stored as the activations are */
-  GId bucket = lower_field(L, L->plan, "plan", "dp_bucket_elements", 40e6);
-  bucket = g_min(g, bucket, params);
-  GId nb = g_un(g, GN_CEIL, DIV(L, params, bucket));
-  GId last_el = SUB(L, params, MUL(L, SUB(L, nb, K(L, 1)), bucket));
-  GId shard = MUL(L, L->dp, L->cp); /* ranks that hold the same weights: ZeRO shards over them */
-  GId z3 = EQ(L, L->zero, 3), z0 = EQ(L, L->zero, 0), z1 = GE(L, L->zero, 1), z2 = GE(L, L->zero, 2);
-  /* ZeRO 0: all-reduce; 1, 2: reduce-scatter, then all-gather the updated parameters; 3:
-   * nothing here (gradients are reduce-scattered per layer, in the backward) */
-  GId last_red = z, dp_red = z;
+  GId z = it->z, grad_el = it->grad_el, w_el = it->w_el, z3 = it->z3, z0 = EQ(L, L->zero, 0);
+  GId bucket = g_min(g, size, P);
+  GId nb = g_un(g, GN_CEIL, DIV(L, P, bucket));
+  GId last_el = SUB(L, P, MUL(L, SUB(L, nb, K(L, 1)), bucket));
+  DpBuf r = {z, z, z, z};
   if (!kt(L, z3)) {
     GId gb_full = MUL(L, bucket, grad_el), gb_last = MUL(L, last_el, grad_el);
     /* a sharded optimizer's reduction: a reduce-scatter, or (DeepSpeed's ZeRO 1/2) an
      * all-reduce of each bucket of which each rank keeps its slice */
     RtKernel sharded = L->st.sharded_allreduce ? RTK_ALLREDUCE : RTK_REDUCESCATTER;
-    GId full_b = PICK(L, z0, lower_coll(L, RTK_ALLREDUCE, gb_full, G_DPCP, "dp gradients"),
-                      lower_coll(L, sharded, gb_full, G_DPCP, "dp gradients"));
-    last_red = PICK(L, z0, lower_coll(L, RTK_ALLREDUCE, gb_last, G_DPCP, "dp gradients"),
-                    lower_coll(L, sharded, gb_last, G_DPCP, "dp gradients"));
-    dp_red = ADD(L, MUL(L, SUB(L, nb, K(L, 1)), full_b), last_red);
+    GId full_b = PICK(L, z0, lower_coll(L, RTK_ALLREDUCE, gb_full, group, "dp gradients"),
+                      lower_coll(L, sharded, gb_full, group, "dp gradients"));
+    r.last_red = PICK(L, z0, lower_coll(L, RTK_ALLREDUCE, gb_last, group, "dp gradients"),
+                      lower_coll(L, sharded, gb_last, group, "dp gradients"));
+    r.red = ADD(L, MUL(L, SUB(L, nb, K(L, 1)), full_b), r.last_red);
   }
-  GId gather_on = AND(L, z1, g_un(g, GN_NOT, z3));
-  GId last_gather = PICK(L, gather_on, lower_coll(L, RTK_ALLGATHER, MUL(L, last_el, w_el), G_DPCP, "dp parameters"), z);
-  GId dp_gather = PICK(
+  GId gather_on = AND(L, it->z1, g_un(g, GN_NOT, z3));
+  r.last_gather = PICK(L, gather_on, lower_coll(L, RTK_ALLGATHER, MUL(L, last_el, w_el), group, "dp parameters"), z);
+  r.gather = PICK(
       L, gather_on,
-      ADD(L, MUL(L, SUB(L, nb, K(L, 1)), lower_coll(L, RTK_ALLGATHER, MUL(L, bucket, w_el), G_DPCP, "dp parameters")),
-          last_gather),
+      ADD(L, MUL(L, SUB(L, nb, K(L, 1)), lower_coll(L, RTK_ALLGATHER, MUL(L, bucket, w_el), group, "dp parameters")),
+          r.last_gather),
       z);
-  last_red = PICK(L, z3, z, last_red);
-  dp_red = PICK(L, z3, z, dp_red);
+  r.last_red = PICK(L, z3, z, r.last_red);
+  r.red = PICK(L, z3, z, r.red);
+  return r;
+}
+
+/* Data parallelism, for the device that holds the most parameters: its gradient reduction
+ * and parameter gathers by ZeRO stage and bucket, exposed as overlap_dp allows.  Dense
+ * parameters are reduced over dp x cp; the experts', in a buffer of their own, over edp
+ * (Megatron-Core's expert-data-parallel group; distributed_data_parallel.py). */
+static void iter_dp(Lower *L, Iter *it) {
+  Graph *g = L->g;
+  GId z = it->z, params = it->train;
+  GId dev_f = gsum(L, it, it->nl, it->lf), dev_b = gsum(L, it, it->nl, it->lb); /* the device's layers, once */
+  it->grad_el = K(L, lower_grad_bytes(L));
+  it->w_el = L->bytes_act; /* weights are stored as the activations are */
+  GId size = lower_field(L, L->plan, "plan", "dp_bucket_elements", 40e6);
+  it->bucket = g_min(g, size, params);
+  it->shard = MUL(L, L->dp, L->cp); /* ranks that hold the same weights: ZeRO shards over them */
+  it->z3 = EQ(L, L->zero, 3), it->z1 = GE(L, L->zero, 1), it->z2 = GE(L, L->zero, 2);
+  DpBuf d;
+  if (it->etrain < 0) {
+    d = dp_buffer(L, it, params, size, G_DPCP);
+  } else { /* both buffers' buckets, the dense one's last (the embedding's) left exposed */
+    GId has = g_bin(g, GN_GT, it->etrain, K(L, 0));
+    DpBuf e = dp_buffer(L, it, MAX(L, it->etrain, K(L, 1)), size, G_EDP);
+    d = dp_buffer(L, it, SUB(L, params, it->etrain), size, G_DPCP);
+    d.red = ADD(L, d.red, PICK(L, has, e.red, z));
+    d.gather = ADD(L, d.gather, PICK(L, has, e.gather, z));
+  }
+  GId last_red = d.last_red, dp_red = d.red, last_gather = d.last_gather, dp_gather = d.gather;
   /* The window a reduction hides behind: the device's last micro-batch backward (its buckets
    * become ready as it runs).  Interleaved, each model chunk reduces after its own last
    * backward, and min(pp, m) backwards of every earlier chunk still follow it (Megatron runs
@@ -250,20 +350,17 @@ static void iter_dp(Lower *L, Iter *it) {
    * chunk backwards to hide behind: with v chunks of equal size the stream's excess is
    * T - (1 + (v - 1) min(pp, m)) b_chunk.  The parameter gathers mirror it in the forward. */
   GId groups = ADD(L, K(L, 1), MUL(L, SUB(L, L->vs, K(L, 1)), g_min(g, L->pp, L->m)));
-  GId win = DIV(L, MUL(L, nl, groups), L->vs);
-  GId bwin = MUL(L, win, lb), fwin = MUL(L, win, lf);
+  GId bwin = DIV(L, MUL(L, dev_b, groups), L->vs), fwin = DIV(L, MUL(L, dev_f, groups), L->vs);
   GId red_exposed = PICK(L, L->overlap_dp, MAX(L, last_red, SUB(L, dp_red, bwin)), dp_red);
   /* ZeRO 2 on a stack that reduces every micro-batch (DeepSpeed): m reductions, each hidden
    * (with overlap) behind that micro-batch's backward on this device */
   if (L->st.zero2_every) {
-    GId every = MUL(L, L->m, PICK(L, L->overlap_dp, MAX(L, last_red, SUB(L, dp_red, MUL(L, nl, lb))), dp_red));
+    GId every = MUL(L, L->m, PICK(L, L->overlap_dp, MAX(L, last_red, SUB(L, dp_red, dev_b)), dp_red));
     red_exposed = PICK(L, EQ(L, L->zero, 2), every, red_exposed);
   }
   GId gather_exposed = PICK(L, L->overlap_pg, MAX(L, last_gather, SUB(L, dp_gather, fwin)), dp_gather);
   GId dp_exposed = ADD(L, red_exposed, gather_exposed);
   it->part[RP_DP_COMM] = ADD(L, dp_exposed, it->zero3);
-  it->grad_el = grad_el, it->w_el = w_el, it->bucket = bucket, it->shard = shard;
-  it->z1 = z1, it->z2 = z2, it->z3 = z3;
   it->dp_exposed = dp_exposed;
 }
 
@@ -273,11 +370,16 @@ static void iter_optimizer(Lower *L, Iter *it) {
   Graph *g = L->g;
   GId params = it->train, shard = it->shard, z1 = it->z1, tensors = it->tensors;
   bool sgd = !strcmp(word_or(L, L->plan, "optimizer", "adam"), "sgd");
-  GId opt_params = PICK(L, z1, DIV(L, params, shard), params);
+  GId opt_params = PICK(L, z1, shard_of(L, it, params, it->etrain), params);
   /* ZeRO 1 and 2 (Megatron's distributed optimizer): a rank steps one fp32 shard tensor per
    * parameter whose range overlaps its 1/shard of the flat gradient buffer, about
-   * tensors/shard of them (a tensor split at a shard boundary counts once); ZeRO 3 likewise. */
-  GId opt_tensors = PICK(L, z1, MAX(L, K(L, 1), g_un(g, GN_CEIL, DIV(L, tensors, shard))), tensors);
+   * tensors/shard of them (a tensor split at a shard boundary counts once; the experts'
+   * buffer is sharded over edp); ZeRO 3 likewise. */
+  GId per = g_un(g, GN_CEIL, DIV(L, tensors, shard));
+  if (it->etensors >= 0)
+    per = ADD(L, g_un(g, GN_CEIL, DIV(L, SUB(L, tensors, it->etensors), shard)),
+              g_un(g, GN_CEIL, DIV(L, it->etensors, L->edp)));
+  GId opt_tensors = PICK(L, z1, MAX(L, K(L, 1), per), tensors);
   /* a multi-tensor FusedAdam (DeepSpeed's, apex's, TE's) launches once per 320 chunks of
    * 65,536 elements or 36 tensors, whichever fills first (multi_tensor_apply.cuh), rather
    * than once per tensor */
@@ -299,18 +401,31 @@ static void iter_optimizer(Lower *L, Iter *it) {
 
 /* Throughput: tokens a second, model and hardware FLOPs (recompute included), per GPU, MFU. */
 static void iter_throughput(Lower *L, Iter *it) {
-  Acc *E = it->E, *Ly = it->Ly, *H = it->H;
-  GId full = L->rec_full, sel = L->rec_sel, layers = L->layers, z = it->z, iteration = it->iteration;
+  Acc *E = it->E, *H = it->H;
+  GId full = L->rec_full, sel = L->rec_sel, z = it->z, iteration = it->iteration, x[RT_MAX_GROUPS] = {0};
   GId tokens = MUL(L, L->gb, L->seq);
   emit(L, O_TOKENS, DIV(L, tokens, iteration));
   GId ranks = MUL3(L, L->tp, L->cp, MUL(L, L->m, L->dp)); /* forward FLOP per rank -> whole iteration */
-  GId fwd_flops = ADD(L, ADD(L, MUL(L, layers, Ly->flops), E->flops), H->flops);
+  GFIELD(it, flops, x);
+  GId layer_flops = gsum(L, it, L->gcount, x);
+  GId fwd_flops = ADD(L, ADD(L, layer_flops, E->flops), H->flops);
   GId model_flops = MUL3(L, K(L, 3), fwd_flops, ranks);
-  GId rec_flops = PICK(L, full, MUL(L, layers, Ly->flops), PICK(L, sel, MUL(L, layers, Ly->sel_flops), z));
+  GFIELD(it, sel_flops, x);
+  GId rec_flops = PICK(L, full, layer_flops, PICK(L, sel, gsum(L, it, L->gcount, x), z));
   GId hw_flops = ADD(L, model_flops, MUL(L, rec_flops, ranks));
   GId gpus = MUL(L, MUL(L, L->tp, L->pp), MUL(L, L->dp, L->cp));
   GId per_gpu = DIV(L, model_flops, MUL(L, iteration, gpus));
   double peak = L->gpu->peak[L->dt_plan] > 0 ? L->gpu->peak[L->dt_plan] : L->gpu->peak[RT_FP16];
+  /* the model's parameters, and those one token uses (MoE: its top_k experts); a tied head's
+   * output weights are the embedding's */
+  bool tied = bool_or(L, L->model, "tied_embeddings", false);
+  GFIELD(it, wtotal, x);
+  GId total = ADD(L, ADD(L, gsum(L, it, L->gcount, x), E->wtotal), H->wtotal);
+  GFIELD(it, wactive, x);
+  GId active = ADD(L, ADD(L, gsum(L, it, L->gcount, x), E->wactive), H->wactive);
+  if (tied) total = SUB(L, total, E->wtied), active = SUB(L, active, E->wtied);
+  emit(L, O_PARAMS, total);
+  emit(L, O_ACTIVE, active);
   emit(L, O_MODEL_FLOPS, model_flops);
   emit(L, O_HW_FLOPS, hw_flops);
   emit(L, O_TFLOPS, per_gpu);
@@ -321,29 +436,40 @@ static void iter_throughput(Lower *L, Iter *it) {
  * state (sharded by ZeRO), activations in flight, buffers; the larger is reported. */
 static void iter_memory(Lower *L, Iter *it) {
   Graph *g = L->g;
-  Acc *E = it->E, *Ly = it->Ly, *H = it->H;
+  Acc *E = it->E, *H = it->H;
   GId full = L->rec_full, sel = L->rec_sel, z = it->z, one_dev = it->one_dev;
-  GId params0 = it->params0, paramsl = it->paramsl, l0 = it->l0, ll = it->ll;
+  GId params0 = it->params0, paramsl = it->paramsl;
   GId shard = it->shard, w_el = it->w_el, grad_el = it->grad_el, bucket = it->bucket;
   GId z1 = it->z1, z2 = it->z2, z3 = it->z3;
   bool sgd = it->sgd;
-  GId act_layer = PICK(L, full, Ly->in_bytes, PICK(L, sel, SUB(L, Ly->act, Ly->act_sel), Ly->act));
-  GId work = PICK(L, full, Ly->act, PICK(L, sel, Ly->act_sel, z)); /* one layer rematerialised in backward */
+  int ng = it->ng;
+  GId act_layer[RT_MAX_GROUPS], work = z, lparams = z; /* work: one layer rematerialised in backward, the largest */
+  for (int k = 0; k < ng; k++) {
+    Acc *Ly = &it->Ly[k];
+    act_layer[k] = PICK(L, full, Ly->in_bytes, PICK(L, sel, SUB(L, Ly->act, Ly->act_sel), Ly->act));
+    work = MAX(L, work, PICK(L, full, Ly->act, PICK(L, sel, Ly->act_sel, z)));
+    lparams = MAX(L, lparams, Ly->params);
+  }
+  if (ng == 1) work = PICK(L, full, it->Ly[0].act, PICK(L, sel, it->Ly[0].act_sel, z)), lparams = it->Ly[0].params;
   GId opt_el = K(L, (L->dt_plan == RT_FP32 || L->dt_plan == RT_TF32 ? 8 : 12) - (sgd ? 4 : 0));
   GId mem0[RM_N], meml[RM_N];
   GId pdev[2] = {params0, g_select(g, one_dev, params0, paramsl)};
+  GId edev[2] = {it->eparams0, it->eparams < 0 ? -1 : g_select(g, one_dev, it->eparams0, it->eparamsl)};
   GId tdev[2] = {it->train0, g_select(g, one_dev, it->train0, it->trainl)};
-  GId ldev[2] = {l0, ll};
+  GId etdev[2] = {it->etrain0, it->etrain < 0 ? -1 : g_select(g, one_dev, it->etrain0, it->etrainl)};
+  const GId *ldev[2] = {it->l0, it->ll};
   GId *mem[2] = {mem0, meml};
   for (int d = 0; d < 2; d++) {
     GId dev = d == 0 ? z : SUB(L, L->pp, K(L, 1));
-    GId P = pdev[d];
-    mem[d][RM_WEIGHTS] = MUL(L, PICK(L, z3, DIV(L, P, shard), P), w_el);
-    mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, DIV(L, tdev[d], shard), tdev[d]), grad_el);
-    mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, DIV(L, tdev[d], shard), tdev[d]), opt_el);
+    GId P = pdev[d], Ps = shard_of(L, it, P, edev[d]); /* the rank's shard of them */
+    mem[d][RM_WEIGHTS] = MUL(L, PICK(L, z3, Ps, P), w_el);
+    GId T = tdev[d], Ts = shard_of(L, it, T, etdev[d]); /* the trained ones */
+    mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, Ts, T), grad_el);
+    mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, Ts, T), opt_el);
     GId fl = in_flight(L, dev);
-    GId per_chunk = DIV(L, ldev[d], L->vs);
-    GId a = ADD(L, MUL3(L, fl, per_chunk, act_layer), work);
+    GId per_chunk[RT_MAX_GROUPS] = {0};
+    for (int k = 0; k < ng; k++) per_chunk[k] = DIV(L, ldev[d][k], L->vs);
+    GId a = ADD(L, ng == 1 ? MUL3(L, fl, per_chunk[0], act_layer[0]) : MUL(L, fl, gsum(L, it, per_chunk, act_layer)), work);
     if (d == 0) a = ADD(L, a, MUL(L, first_chunk_in_flight(L), E->act));
     GId head_act = MUL(L, last_chunk_in_flight(L), H->act);
     a = ADD(L, a, d == 1 ? head_act : g_select(g, one_dev, head_act, z));
@@ -352,9 +478,11 @@ static void iter_memory(Lower *L, Iter *it) {
     /* ZeRO-3's gathered layers: the one computing and those prefetched, or, kept from the
      * forward for the backward (no reshard), all of this device's; at most max_live */
     const Stack *st = &L->st;
-    GId units = st->reshard ? K(L, 1 + (st->prefetch > 1 ? st->prefetch : 1)) : ldev[d];
-    GId live = MUL(L, units, Ly->params);
-    if (!isinf(st->max_live)) live = g_min(g, live, MAX(L, K(L, st->max_live), Ly->params));
+    GId x[RT_MAX_GROUPS] = {0};
+    GFIELD(it, params, x);
+    GId live = st->reshard ? MUL(L, K(L, 1 + (st->prefetch > 1 ? st->prefetch : 1)), lparams)
+                           : (ng == 1 ? MUL(L, ldev[d][0], lparams) : gsum(L, it, ldev[d], x));
+    if (!isinf(st->max_live)) live = g_min(g, live, MAX(L, K(L, st->max_live), lparams));
     buf = PICK(L, z3, ADD(L, buf, MUL(L, live, w_el)), buf);
     mem[d][RM_BUFFERS] = buf;
     mem[d][RM_RESERVED] = K(L, 0);
@@ -377,7 +505,7 @@ static void iter_memory(Lower *L, Iter *it) {
 }
 
 void lower_assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
-  Iter it = {.E = E, .Ly = Ly, .H = H};
+  Iter it = {.E = E, .Ly = Ly, .H = H, .ng = L->ngroups};
   iter_pipeline(L, &it);
   iter_parts(L, &it);
   iter_params(L, &it);

@@ -22,6 +22,14 @@ static void add_op(Lower *L, const char *name, const char *suffix, char stream, 
   o->ops[w][o->nops[w]++] = (LowerOp){text, stream, f, b};
 }
 
+/* Adds an operator's weights in the whole model (before any split) to the block's, and those
+ * one token uses (active; -1: all of them). */
+static void whole(Lower *L, GId total, GId active) {
+  Acc *A = L->acc;
+  A->wtotal = ADD(L, A->wtotal, total);
+  A->wactive = ADD(L, A->wactive, active < 0 ? total : active);
+}
+
 /* --- arguments ----------------------------------------------------------------------- */
 
 /* One operator's call, bound to its definition's parameters. */
@@ -112,12 +120,15 @@ static void compute(Lower *L, const char *name, GId c) { compute_fb(L, name, c, 
 
 /* A collective over a group, seconds of one call (the node of its time). */
 GId lower_coll(Lower *L, RtKernel k, GId bytes, int group, const char *label) {
-  GId size = group == G_TP   ? L->tp
-             : group == G_CP ? L->cp
-             : group == G_EP ? L->ep
-             : group == G_DP ? L->dp
-             : group == G_PP ? L->pp
-                             : MUL(L, L->dp, L->cp);
+  GId size = group == G_TP    ? L->tp
+             : group == G_CP  ? L->cp
+             : group == G_EP  ? L->ep
+             : group == G_DP  ? L->dp
+             : group == G_PP  ? L->pp
+             : group == G_ETP ? L->etp
+             : group == G_EDP ? L->edp
+             : group == G_EMP ? MUL(L, L->etp, L->ep)
+                              : MUL(L, L->dp, L->cp);
   return lower_call(L, k, label, 3, bytes, size, L->stride[group]);
 }
 
@@ -179,7 +190,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   bool frozen = arg_bool(L, a, "frozen", L->frozen);
   int ri = param_index(a->def, "lora_rank");
   GId r = a->node[ri]                 ? arg_num(L, a, "lora_rank", 0)
-          : L->which == LB_LAYER ? lower_field(L, L->model, "model", "lora_rank", 0)
+          : lower_is_layer(L->which) ? lower_field(L, L->model, "model", "lora_rank", 0)
                                  : K(L, 0);
   bool col = !strcmp(split, "column"), row = !strcmp(split, "row");
   GId k = row ? DIV(L, in, L->tp) : in, n = col ? DIV(L, out, L->tp) : out;
@@ -196,9 +207,9 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   GId cf = c, cb = cbw;
   double sms = L->gpu->sms, steal = L->st.tp_overlap_sms;
   if ((col || row) && !single && steal > 0 && !kf(L, L->overlap_tp)) { /* steal < sms: stack_rules */
-    GId slow = K(L, sms / (sms - steal));
-    if (row) cf = PICK(L, L->overlap_tp, MUL(L, c, slow), c);
-    if (col) cb = PICK(L, L->overlap_tp, MUL(L, cbw, slow), cbw);
+    GId slow = K(L, sms / (sms - steal)), on = AND(L, L->overlap_tp, g_bin(L->g, GN_GT, L->tp, K(L, 1)));
+    if (row) cf = PICK(L, on, MUL(L, c, slow), c); /* one rank exchanges nothing (a sweep's tp = 1) */
+    if (col) cb = PICK(L, on, MUL(L, cbw, slow), cbw);
   }
   Acc *A = L->acc;
   bool lora = !kt(L, EQ(L, r, 0));
@@ -213,6 +224,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
     GId lp = ADD(L, MUL(L, k, r), MUL(L, r, n));
     A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), tf, lp));
     params_add(L, lp, false);
+    whole(L, MUL(L, r, ADD(L, in, out)), -1);
     A->tensors = ADD(L, A->tensors, PICK(L, on, K(L, 2), z));
     A->act = ADD(L, A->act, MUL3(L, tl, r, L->bytes_act)); /* x A, for B's weight gradient */
     A->launches += 2;
@@ -222,6 +234,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), tf, MUL(L, k, n)));
   params_add(L, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)), frozen);
   A->tensors = ADD(L, A->tensors, K(L, bias ? 2 : 1));
+  whole(L, ADD(L, MUL(L, in, out), bias ? out : K(L, 0)), -1);
   /* saved input: a column linear's input is replicated over tp (sharded with SP) */
   GId in_el = col   ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in))
               : row ? MUL(L, t, k)
@@ -336,6 +349,7 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   A->act_sel = ADD(L, A->act_sel, extra);
   if (sinks) { /* one fp32-trained logit per local head */
     params_add(L, h, L->frozen);
+    whole(L, heads, -1);
     A->tensors = ADD(L, A->tensors, K(L, 1));
   }
   double cp;
@@ -364,21 +378,70 @@ static void expert_gemm(Lower *L, const char *name, GId el, GId per, GId k, GId 
   }
 }
 
+/* The busiest rank's token-expert pairs over the balanced mean (it sets the pace of the
+ * expert layer): a capacity-bounded router pads every expert's input to capacity_factor times
+ * the balanced load and drops what exceeds it (Megatron-Core's --moe-expert-capacity-factor
+ * with --moe-pad-expert-input-to-capacity; DeepSpeed's fixed capacity); a dropless one runs
+ * model.moe_imbalance times it (1: balanced).  *capped: a capacity factor is set. */
+static GId expert_load(Lower *L, bool *capped) {
+  GId cf = lower_field(L, L->model, "model", "capacity_factor", NAN);
+  double c;
+  *capped = !(g_is_const(L->g, cf, &c) && isnan(c));
+  return *capped ? cf : lower_field(L, L->model, "model", "moe_imbalance", 1);
+}
+
+/* The dispatch and combine of the experts' tokens, forward and backward, on the ep stream.
+ * tr: the tokens entering on this rank; recv: the pairs the busiest rank receives. */
+static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hid, GId e, double pb) {
+  GId ba = L->bytes_act;
+  double ep, etp;
+  bool ep1 = g_is_const(L->g, L->ep, &ep) && ep == 1, etp1 = g_is_const(L->g, L->etp, &etp) && etp == 1;
+  if (ep1 && etp1) return;
+  if (L->st.moe_allgather) {
+    /* MoEAllGatherTokenDispatcher: every rank of the etp x ep group gathers the group's
+     * tokens, routing map (1 byte) and probabilities, then reduce-scatters the experts'
+     * output; the backward gathers the output's gradient and reduce-scatters the input's
+     * and the probabilities' */
+    GId all = MUL3(L, L->etp, L->ep, tr), hb = MUL3(L, all, hid, ba), pbytes = MUL3(L, all, e, K(L, pb));
+    GId ag = lower_coll(L, RTK_ALLGATHER, hb, G_EMP, name), rs = lower_coll(L, RTK_REDUCESCATTER, hb, G_EMP, name);
+    GId map = lower_coll(L, RTK_ALLGATHER, ADD(L, MUL3(L, all, e, K(L, 1)), pbytes), G_EMP, name);
+    GId prs = lower_coll(L, RTK_REDUCESCATTER, pbytes, G_EMP, name);
+    comm(L, CM_EP, name, "ep allgather", ADD(L, ADD(L, ag, map), rs), ADD(L, ADD(L, ag, rs), prs));
+    return;
+  }
+  /* MoEAlltoAllTokenDispatcher: a gather of the per-expert token counts over etp x ep (8
+   * bytes each), the all-to-all of the pairs over ep, a gather over etp; after the experts a
+   * reduce-scatter over etp and the all-to-all back.  The busiest rank's receive sets the
+   * all-to-all's pace. */
+  GId f = lower_coll(L, RTK_ALLGATHER, MUL3(L, MUL(L, L->etp, L->ep), e, K(L, 8)), G_EMP, name), b = K(L, 0);
+  if (!ep1) {
+    GId two = MUL(L, K(L, 2), lower_coll(L, RTK_ALLTOALL, MUL3(L, recv, hid, ba), G_EP, name));
+    f = ADD(L, f, two), b = ADD(L, b, two);
+  }
+  if (!etp1) {
+    GId gb = MUL3(L, MUL(L, recv, L->etp), hid, ba);
+    GId both = ADD(L, lower_coll(L, RTK_ALLGATHER, gb, G_ETP, name), lower_coll(L, RTK_REDUCESCATTER, gb, G_ETP, name));
+    f = ADD(L, f, both), b = ADD(L, b, both);
+  }
+  comm(L, CM_EP, name, "ep all-to-all", f, b);
+}
+
+/* The routed experts: each rank routes its t/tp tokens (sequence parallelism); each ep rank
+ * holds experts/ep experts, each split over etp ranks (fc1 by columns, fc2 by rows), which
+ * compute the pairs gathered over etp.  Their parameters are expert parameters (eparams). */
 static void op_experts(Lower *L, const char *name, Args *a) {
   GId t = arg_num(L, a, "tokens", 0), hid = arg_num(L, a, "hidden", 0), ffn = arg_num(L, a, "ffn", 0);
   GId e = arg_num(L, a, "experts", 1), k = arg_num(L, a, "top_k", 1);
   const char *act = arg_word(L, a, "activation", "swiglu");
-  bool gated = !strcmp(act, "swiglu") || !strcmp(act, "geglu");
-  GId cf = lower_field(L, L->model, "model", "capacity_factor", 1);
-  /* Tokens are split over tp (Megatron-Core requires sequence parallelism with MoE and
-   * tp > 1); each rank's t*top_k token-expert pairs go to its experts/ep local experts. */
-  GId tr = DIV(L, t, L->tp), el = DIV(L, e, L->ep);
-  GId pairs = MUL3(L, tr, k, cf), per = DIV(L, pairs, el);
-  GId up = gated ? MUL(L, K(L, 2), ffn) : ffn;
+  bool gated = !strcmp(act, "swiglu") || !strcmp(act, "geglu"), capped;
+  GId load = expert_load(L, &capped);
+  GId tr = DIV(L, t, L->tp), el = DIV(L, e, L->ep), pairs = MUL(L, tr, k);
+  GId recv = MUL(L, pairs, load), pe = MUL(L, recv, L->etp), per = DIV(L, pe, el);
+  GId up = gated ? MUL(L, K(L, 2), ffn) : ffn, upl = DIV(L, up, L->etp), fl = DIV(L, ffn, L->etp);
   GId c1, c1b, c3, c3b;
-  expert_gemm(L, name, el, per, hid, up, &c1, &c1b);
-  GId c2 = lower_call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, K(L, L->dt_other), MUL(L, pairs, ffn));
-  expert_gemm(L, name, el, per, ffn, hid, &c3, &c3b);
+  expert_gemm(L, name, el, per, hid, upl, &c1, &c1b);
+  GId c2 = lower_call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, K(L, L->dt_other), MUL(L, pe, fl));
+  expert_gemm(L, name, el, per, fl, hid, &c3, &c3b);
   Acc *A = L->acc;
   GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1b, c2 + 1), c3b);
   A->launches += 3;
@@ -386,19 +449,19 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   A->bc = ADD(L, A->bc, b);
   A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), ADD(L, c1b, c3b)));
   add_op(L, name, NULL, 'c', f, b);
-  A->flops = ADD(L, A->flops, MUL(L, K(L, 2), MUL(L, pairs, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid)))));
-  A->params = ADD(L, A->params, MUL(L, el, ADD(L, MUL(L, hid, up), MUL(L, ffn, hid))));
+  /* model FLOP: the mean rank's pairs (a capacity's padding included), not the busiest's */
+  GId mean = capped ? MUL(L, pairs, load) : pairs, w = ADD(L, MUL(L, hid, up), MUL(L, ffn, hid));
+  A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), mean, w));
+  GId ew = MUL(L, el, ADD(L, MUL(L, hid, upl), MUL(L, fl, hid)));
+  A->params = ADD(L, A->params, ew);
+  A->eparams = ADD(L, A->eparams, ew);
+  whole(L, MUL(L, e, w), MUL(L, k, w)); /* w: one expert's weights */
   A->tensors = ADD(L, A->tensors, MUL(L, K(L, 2), el)); /* fc1 and fc2 weights per local expert */
-  /* the GEMMs' inputs (h, ffn) and the activation's (up) */
-  GId saved = ADD(L, MUL(L, ADD(L, hid, ffn), gemm_in_bytes(L)), MUL(L, up, L->bytes_act));
-  A->act = ADD(L, A->act, MUL(L, pairs, saved));
-  double ep;
-  if (!(g_is_const(L->g, L->ep, &ep) && ep == 1)) {
-    GId bytes = MUL3(L, pairs, hid, L->bytes_act);
-    GId one = lower_coll(L, RTK_ALLTOALL, bytes, G_EP, name);
-    GId two = MUL(L, K(L, 2), one); /* dispatch and combine */
-    comm(L, CM_EP, name, "ep all-to-all", two, two);
-  }
+  A->etensors = ADD(L, A->etensors, MUL(L, K(L, 2), el));
+  /* the GEMMs' inputs (h, ffn/etp) and the activation's (up/etp) */
+  GId saved = ADD(L, MUL(L, ADD(L, hid, fl), gemm_in_bytes(L)), MUL(L, upl, L->bytes_act));
+  A->act = ADD(L, A->act, MUL(L, pe, saved));
+  expert_dispatch(L, name, tr, recv, hid, e, L->dt_router_bytes);
 }
 
 static void op_norm(Lower *L, const char *name, Args *a) {
@@ -410,6 +473,7 @@ static void op_norm(Lower *L, const char *name, Args *a) {
   compute(L, name, lower_call(L, rms ? RTK_RMSNORM : RTK_LAYERNORM, name, 3, dto, t, h));
   A->act = ADD(L, A->act, MUL3(L, t, h, L->bytes_act));
   A->params = ADD(L, A->params, rms ? h : MUL(L, K(L, 2), h));
+  whole(L, rms ? h : MUL(L, K(L, 2), h), -1);
   A->tensors = ADD(L, A->tensors, K(L, rms ? 1 : 2)); /* weight; layernorm's bias */
 }
 
@@ -477,6 +541,8 @@ static void op_embedding(Lower *L, const char *name, Args *a) {
   GId rows = split ? DIV(L, v, L->tp) : v;
   compute(L, name, lower_call(L, RTK_EMBEDDING, name, 4, dto, t, rows, h));
   A->params = ADD(L, A->params, MUL(L, rows, h));
+  whole(L, MUL(L, v, h), -1);
+  if (split) A->wtied = ADD(L, A->wtied, MUL(L, v, h));
   A->tensors = ADD(L, A->tensors, K(L, 1));
   double tp;
   if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) {
@@ -505,22 +571,30 @@ static void op_cross_entropy(Lower *L, const char *name, Args *a) {
   }
 }
 
+/* The router: the gating GEMM in moe_router_dtype (Megatron-Core's --moe-router-dtype; the
+ * layer's dtype by default, never fp8), the score (softmax, or sigmoid as DeepSeek-V3 scores)
+ * and the top-k selection, a pass over the scores costed as a softmax's. */
 static void op_router(Lower *L, const char *name, Args *a) {
-  GId dto = a->dto;
   Acc *A = L->acc;
   GId t = DIV(L, arg_num(L, a, "tokens", 0), L->tp), h = arg_num(L, a, "hidden", 0);
   GId e = arg_num(L, a, "experts", 1);
-  GId c1 = lower_call(L, RTK_LINEAR, name, 5, dto, t, h, e, K(L, 0)); /* not fp8 */
-  GId c2 = lower_call(L, RTK_SOFTMAX, name, 4, dto, t, e, K(L, 0));
-  GId f = ADD(L, c1, c2), b = ADD(L, c1 + 1, c2 + 1);
-  A->launches += 2;
+  bool sigmoid = !strcmp(arg_word(L, a, "score", "softmax"), "sigmoid");
+  GId rdt = K(L, L->dt_router);
+  GId c1 = lower_call(L, RTK_LINEAR, name, 5, rdt, t, h, e, K(L, 0));
+  GId c2 = sigmoid ? lower_call(L, RTK_ADD, name, 2, rdt, MUL(L, t, e))
+                   : lower_call(L, RTK_SOFTMAX, name, 4, rdt, t, e, K(L, 0));
+  GId c3 = lower_call(L, RTK_SOFTMAX, name, 4, rdt, t, e, K(L, 0));
+  GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1 + 1, c2 + 1), c3 + 1);
+  A->launches += 3;
   A->fc = ADD(L, A->fc, f);
   A->bc = ADD(L, A->bc, b);
   add_op(L, name, NULL, 'c', f, b);
   A->params = ADD(L, A->params, MUL(L, h, e));
   A->tensors = ADD(L, A->tensors, K(L, 1));
+  whole(L, MUL(L, h, e), -1);
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, h, e)));
-  A->act = ADD(L, A->act, ADD(L, MUL3(L, t, h, L->bytes_act), MUL3(L, t, e, K(L, 4))));
+  /* its input (in the router's dtype) and the fp32 scores */
+  A->act = ADD(L, A->act, ADD(L, MUL3(L, t, h, K(L, L->dt_router_bytes)), MUL3(L, t, e, K(L, 4))));
 }
 
 /* Mamba-2's causal depthwise conv1d over `channels` (Megatron-Core's MambaMixer: between the
@@ -535,6 +609,7 @@ static void op_conv1d(Lower *L, const char *name, Args *a) {
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), MUL(L, tl, chl), w));
   A->act = ADD(L, A->act, MUL3(L, tl, chl, L->bytes_act));
   params_add(L, MUL(L, chl, ADD(L, w, K(L, 1))), L->frozen);
+  whole(L, MUL(L, ch, ADD(L, w, K(L, 1))), -1);
   A->tensors = ADD(L, A->tensors, K(L, 2));
 }
 
@@ -571,6 +646,7 @@ static void op_ssd(Lower *L, const char *name, Args *a) {
   GId in = ADD(L, MUL(L, h, p), MUL3(L, K(L, 2), gr, n));
   A->act = ADD(L, A->act, ADD(L, MUL3(L, t, in, L->bytes_act), MUL3(L, t, h, K(L, 4))));
   params_add(L, MUL(L, K(L, 3), h), L->frozen);
+  whole(L, MUL(L, K(L, 3), heads), -1);
   A->tensors = ADD(L, A->tensors, K(L, 3));
 }
 
@@ -628,8 +704,9 @@ static void acc_init(Lower *L, Acc *a) {
   GId z = K(L, 0);
   a->fc = a->bc = a->wg = a->sel = a->act = a->act_sel = a->in_bytes = a->params = a->flops = z;
   a->trainable = z;
-  a->tensors = z;
+  a->tensors = a->eparams = a->etensors = z;
   a->sel_flops = z;
+  a->wtotal = a->wactive = a->wtied = z;
   a->launches = 0;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }
@@ -656,13 +733,13 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   L->out_saved = -1;
   /* fp8 (Transformer Engine's recipe, as Megatron-Core and NeMo run it) covers the layers'
    * GEMMs; the embedding's and the LM head's stay in bf16. */
-  bool fp8 = L->dt_plan == RT_FP8 && which == LB_LAYER;
+  bool fp8 = L->dt_plan == RT_FP8 && lower_is_layer(which);
   L->dt_gemm = fp8 ? RT_FP8 : L->dt_other;
   if (!blk) return;
   L->row_skip = 0;
   L->prev_kind = -1;
   L->frozen = bool_or(L, L->model, "frozen", false);
-  if (which == LB_LAYER && L->st.fused_residual && bool_or(L, L->model, "parallel_residual", false))
+  if (lower_is_layer(which) && L->st.fused_residual && bool_or(L, L->model, "parallel_residual", false))
     for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
       L->row_skip += c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL && is_row_linear(c);
   if (L->row_skip > 0) L->row_skip--; /* the last one reduces the sum */
@@ -675,14 +752,22 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
 
 /* ZeRO-3's per-layer parameter gathers (forward and backward) and gradient reduce-scatters
  * (backward), on the layer's DP stream; nothing when the stage is known not to be 3. */
-void lower_zero3(Lower *L, Acc *ly) {
+void lower_zero3(Lower *L, Acc *ly, int which) {
   GId z3 = EQ(L, L->zero, 3);
   if (kf(L, z3)) return;
-  L->which = LB_LAYER;
+  L->which = which;
   L->acc = ly;
-  GId pbytes = MUL(L, ly->params, L->bytes_act); /* weights as activations */
-  GId ag = lower_coll(L, RTK_ALLGATHER, pbytes, G_DPCP, "zero3 gather");
-  GId rs = lower_coll(L, RTK_REDUCESCATTER, MUL(L, ly->trainable, K(L, lower_grad_bytes(L))), G_DPCP, "zero3 reduce");
+  /* dense parameters over dp x cp, the experts' over edp; the gradients of the trained ones */
+  GId dense = kf(L, ly->eparams) ? ly->params : SUB(L, ly->params, ly->eparams), gel = K(L, lower_grad_bytes(L));
+  GId etrain = L->frozen ? K(L, 0) : ly->eparams;
+  GId dtrain = kf(L, ly->eparams) ? ly->trainable : SUB(L, ly->trainable, etrain);
+  GId ag =
+      lower_coll(L, RTK_ALLGATHER, MUL(L, dense, L->bytes_act), G_DPCP, "zero3 gather"); /* weights as activations */
+  GId rs = lower_coll(L, RTK_REDUCESCATTER, MUL(L, dtrain, gel), G_DPCP, "zero3 reduce");
+  if (!kf(L, ly->eparams)) {
+    ag = ADD(L, ag, lower_coll(L, RTK_ALLGATHER, MUL(L, ly->eparams, L->bytes_act), G_EDP, "zero3 gather"));
+    rs = ADD(L, rs, lower_coll(L, RTK_REDUCESCATTER, MUL(L, etrain, gel), G_EDP, "zero3 reduce"));
+  }
   const Stack *st = &L->st;
   /* The gather of the next layer is issued while this one computes, for the share q of its
    * parameters the prefetch reaches (all of them, or prefetch_elements of them); the rest

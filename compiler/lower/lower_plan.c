@@ -4,17 +4,19 @@
  * are coded here, from front/words.h. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "front/words.h"
 #include "lower_private.h"
 
-const char *const lower_group_names[G_PP + 1] = {"tp", "cp", "ep", "dp", "pp"};
+const char *const lower_group_names[G_PP + 1] = {"tp", "cp", "ep", "dp", "pp"}; /* ORDER G_ */
 
 static const char *const schedule_words[] = {SCHEDULE_WORDS(WORD_STRING) NULL};
 static const char *const recompute_words[] = {RECOMPUTE_WORDS(WORD_STRING) NULL};
 static const char *const partition_words[] = {PARTITION_WORDS(WORD_STRING) NULL};
+_Static_assert((int)SEMA_PATTERN_BLOCKS == (int)RT_MAX_GROUPS, "a pattern's blocks are the pipeline's groups");
 #define X(e, w) _Static_assert(SCHED_##e == (int)RT_##e, "a schedule's code is its RtSchedule");
 SCHEDULE_WORDS(X)
 #undef X
@@ -99,6 +101,39 @@ static void plan_model_checks(Lower *L) {
             g_bin(L->g, GN_OR, AND(L, g_bin(L->g, GN_GT, experts, K(L, 0)), DIVIDES(L, experts, ep)),
                   AND(L, EQ(L, experts, 0), EQ(L, ep, 1))),
             "model.experts does not divide by ep");
+  GId mffn = lower_field(L, m, "model", "moe_ffn", 0);
+  add_check(L, DIVIDES(L, mffn, L->etp), "model.moe_ffn does not divide by etp");
+}
+
+/* An explicit layout's conditions, for the plan's pp and virtual stages: stage_layers has an
+ * entry per model chunk; first/last_stage_layers leave layers that divide over the other
+ * stages, and each stage's over its chunks (unless balanced). */
+static bool layout_holds(Lower *L, GId chunks, GId uniform) {
+  double st[1], first = -1, last = -1;
+  int nst = sema_count_list(L->s, L->plan, "stage_layers", st, 1);
+  sema_number(L->s, L->plan, "first_stage_layers", &first);
+  sema_number(L->s, L->plan, "last_stage_layers", &last);
+  if (nst >= 0)
+    return need(L, EQ(L, chunks, nst), "stage_layers does not list pp * virtual_stages chunks",
+                "plan.stage_layers lists %d model chunks; pp * virtual_stages = %g", nst, cv(L, chunks));
+  bool f = first >= 0, l = last >= 0;
+  GId pp = L->pp, vs = L->vs, bal = g_un(L->g, GN_NOT, uniform);
+  if (!need(L, GE(L, pp, 2), "first/last_stage_layers need pp >= 2",
+            "first_stage_layers and last_stage_layers need pp >= 2; pp = %g", cv(L, pp)))
+    return false;
+  GId mid = SUB(L, pp, K(L, f + l));
+  GId rest = SUB(L, L->layers, K(L, (f ? first : 0) + (l ? last : 0)));
+  GId per = DIV(L, rest, MAX(L, mid, K(L, 1)));
+  GId mid_ok = PICK(L, EQ(L, mid, 0), EQ(L, rest, 0), g_bin(L->g, GN_OR, bal, DIVIDES(L, rest, mid)));
+  if (!need(L, mid_ok, "the layers between the first and last stages do not divide over the other stages",
+            "%g layers left for the %g stages between the first and the last do not divide evenly "
+            "(set layer_partition = balanced to let them differ by one)",
+            cv(L, rest), cv(L, mid)))
+    return false;
+  GId each = AND(L, f ? DIVIDES(L, K(L, first), vs) : K(L, 1), l ? DIVIDES(L, K(L, last), vs) : K(L, 1));
+  each = AND(L, each, PICK(L, EQ(L, mid, 0), K(L, 1), DIVIDES(L, per, vs)));
+  return need(L, g_bin(L->g, GN_OR, bal, each), "a stage's layers do not divide over its virtual stages",
+              "a pipeline stage's layers do not divide over its %g virtual stages", cv(L, vs));
 }
 
 /* The conditions on the plan's sizes (need); *uniform is the node of layer_partition =
@@ -117,15 +152,27 @@ static bool plan_holds(Lower *L, GId gpus, GId ranks, GId chunks, GId part, GId 
             "tp*pp*dp*cp is not the cluster's GPUs", "the plan needs tp*pp*dp*cp = %g GPUs, the cluster has %g",
             cv(L, MUL(L, ranks, dp)), cv(L, gpus)))
     return false;
-  if (!need(L, DIVIDES(L, dp, ep), "ep does not divide dp",
-            "plan.ep = %g must divide dp = %g (expert parallelism is carved out of data parallelism)", cv(L, ep),
-            cv(L, dp)))
+  /* Megatron-Core's MoE parallel folding (arXiv 2504.14960; parallel_state.py): the expert
+   * layers split a stage's tp*cp*dp ranks into etp x ep x edp */
+  GId stage = MUL3(L, L->tp, L->cp, dp), etp = L->etp;
+  if (!need(L, DIVIDES(L, stage, etp), "etp does not divide tp*cp*dp", "plan.etp = %g does not divide tp*cp*dp = %g",
+            cv(L, etp), cv(L, stage)))
     return false;
+  GId folded = DIV(L, stage, etp);
+  if (!need(L, DIVIDES(L, folded, ep), "ep does not divide tp*cp*dp/etp",
+            "plan.ep = %g does not divide tp*cp*dp/etp = %g (the expert layers fold etp x ep x edp over the "
+            "attention layers' tp x cp x dp ranks)",
+            cv(L, ep), cv(L, folded)))
+    return false;
+  L->edp = DIV(L, folded, ep);
   if (!need(L, AND(L, GE(L, micro, 1), EQ(L, SUB(L, micro, g_un(L->g, GN_FLOOR, micro)), 0)),
             "global_batch does not divide by micro_batch * dp",
             "global_batch = %g does not divide by micro_batch * dp = %g*%g", cv(L, gb), cv(L, mb), cv(L, dp)))
     return false;
   *uniform = EQ(L, part, 0);
+  if (L->explicit_layout) {
+    if (!layout_holds(L, chunks, *uniform)) return false;
+  } else {
   if (!need(L, g_bin(L->g, GN_OR, g_un(L->g, GN_NOT, *uniform), DIVIDES(L, layers, chunks)),
             "model.layers does not divide by pp * virtual_stages",
             "model.layers = %g does not divide by pp * virtual_stages = %g", cv(L, layers), cv(L, chunks)))
@@ -133,6 +180,7 @@ static bool plan_holds(Lower *L, GId gpus, GId ranks, GId chunks, GId part, GId 
   if (!need(L, g_bin(L->g, GN_GE, layers, chunks), "fewer layers than pipeline chunks",
             "%g layers cannot fill %g pipeline chunks", cv(L, layers), cv(L, chunks)))
     return false;
+  }
   GId inter = EQ(L, sched, RT_INTERLEAVED), multi = g_bin(L->g, GN_GT, vs, K(L, 1));
   if (!need(L, g_bin(L->g, GN_OR, g_un(L->g, GN_NOT, AND(L, inter, multi)), DIVIDES(L, micro, pp)),
             "interleaved: micro-batches not a multiple of pp",
@@ -202,6 +250,7 @@ void lower_read_stack(Lower *L) {
   st->mb_overhead = fw_num(L, "micro_batch_overhead", 0);
   st->reserved = fw_num(L, "memory_reserved", 0);
   st->frag = fw_num(L, "fragmentation", 0);
+  st->moe_allgather = !strcmp(plan_word(L, "moe_token_dispatcher", "alltoall"), "allgather");
   /* fused kernels: the operators whose tables time an unfused implementation */
   static const struct {
     const char *word;
@@ -283,6 +332,9 @@ static GId plan_decisions(Lower *L) {
   L->dt_plan = L->dt_gemm = (RtDtype)dt;
   L->dt_other = dt == RT_FP8 ? RT_BF16 : (RtDtype)dt;
   L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2); /* tf32 is stored as fp32 */
+  const char *rw = plan_word(L, "moe_router_dtype", NULL);
+  L->dt_router = rw ? (RtDtype)dtype_code(rw) : L->dt_other;
+  L->dt_router_bytes = L->dt_router == RT_FP32 || L->dt_router == RT_TF32 ? 4 : 2;
   L->sp = AND(L, lower_plan_field(L, "sequence_parallel"), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
   L->zero = lower_plan_field(L, "zero");
   /* tensor-parallel overlap (userbuffers) works inside one node, unless the stack says not */
@@ -303,39 +355,63 @@ static GId plan_decisions(Lower *L) {
   return rec;
 }
 
-/* Placement: the stride of each group is the product of the sizes of the groups inside it. */
-static void plan_placement(Lower *L) {
-  const char *order[8];
-  int no = sema_word_list(L->s, L->plan, "placement", order, 8);
-  if (no < 0) { /* the default: tp innermost, then cp, ep, dp, pp */
-    no = 5;
-    for (int i = 0; i < 5; i++) order[i] = lower_group_names[i];
+/* The strides of one layout: each group's is the product of the sizes of the groups inside
+ * it, in the placement's order (indices into lower_group_names). */
+static void layout_strides(Lower *L, const int *order, const GId size[5], GId st[5]) {
+  GId stride = K(L, 1);
+  for (int i = 0; i < 5; i++) {
+    st[order[i]] = stride;
+    stride = MUL(L, stride, size[order[i]]);
   }
-  GId size[5] = {L->tp, L->cp, L->ep, L->dp, L->pp}, stride = K(L, 1), st[5];
+}
+
+/* Placement: the groups from innermost outward, as the plan's `placement` orders them; groups
+ * it leaves out go outermost (tp, cp, dp, pp), ep just inside dp.  The attention layers lay
+ * out tp, cp, dp and pp (ep is 1 there).  The expert layers lay out etp, ep, edp and pp in the
+ * same order over the same ranks, etp in tp's place, edp in dp's, cp's of size 1: Megatron-
+ * Core's expert RankGenerator (parallel_state.py), so by default an ep group is ep ranks etp
+ * apart. */
+static bool plan_placement(Lower *L) {
+  const char *words[8];
+  int no = sema_word_list(L->s, L->plan, "placement", words, 8), order[5], n = 0;
   bool seen[5] = {0};
-  for (int i = 0; i < 5; i++) st[i] = K(L, 1);
   for (int i = 0; i < no && i < 8; i++) {
     int gi = 0;
-    while (gi < 5 && strcmp(lower_group_names[gi], order[i])) gi++;
-    if (gi == 5 || gi == G_EP) continue; /* ep lives inside dp: it takes dp's stride */
-    seen[gi] = true;
-    st[gi] = stride;
-    stride = MUL(L, stride, size[gi]);
+    while (gi < 5 && strcmp(lower_group_names[gi], words[i])) gi++;
+    if (gi < 5 && !seen[gi]) seen[gi] = true, order[n++] = gi;
   }
-  for (int gi = 0; gi < 5; gi++)
-    if (!seen[gi] && gi != G_EP) { /* groups the placement leaves out go outermost */
-      st[gi] = stride;
-      stride = MUL(L, stride, size[gi]);
-    }
-  st[G_EP] = st[G_DP];
+  static const int rest[] = {G_TP, G_CP, G_EP, G_DP, G_PP}; /* the default order */
+  for (int r = 0; r < 5; r++) {
+    if (seen[rest[r]] || (rest[r] == G_EP && seen[G_DP])) continue;
+    seen[rest[r]] = true, order[n++] = rest[r];
+  }
+  if (!seen[G_EP]) { /* ep left out by a placement that names dp: just inside dp */
+    int at = 0;
+    while (order[at] != G_DP) at++;
+    for (int i = n; i > at; i--) order[i] = order[i - 1];
+    order[at] = G_EP, n++;
+  }
+  GId one = K(L, 1), st[5], ste[5];
+  GId dense[5] = {L->tp, L->cp, one, L->dp, L->pp}, expert[5] = {L->etp, one, L->ep, L->edp, L->pp};
+  layout_strides(L, order, dense, st);
+  layout_strides(L, order, expert, ste);
   for (int gi = 0; gi < 5; gi++) L->stride[gi] = st[gi];
+  L->stride[G_EP] = ste[G_EP];
   L->stride[G_DPCP] = g_min(L->g, st[G_CP], st[G_DP]); /* cp and dp adjacent (the default) */
+  L->stride[G_ETP] = ste[G_TP], L->stride[G_EDP] = ste[G_DP];
+  L->stride[G_EMP] = g_min(L->g, ste[G_TP], ste[G_EP]);  /* etp and ep adjacent (the default) */
+  if (order[0] == G_PP || order[4] == G_PP) return true; /* the same in both layouts */
+  return need(L, EQ(L, SUB(L, st[G_PP], ste[G_PP]), 0), "placement: pp groups differ between the layouts",
+              "the placement puts pp inside groups whose sizes differ in the expert layers (pp's stride is %g in "
+              "the attention layers, %g in the expert layers): Megatron-Core needs the same pipeline groups",
+              cv(L, st[G_PP]), cv(L, ste[G_PP]));
 }
 
 /* The Report's plan echo (a sweep's points are echoed from their axes). */
 static void plan_echo(Lower *L, GId gpus, GId rec) {
   Report *r = &L->out->meta;
   r->tp = ci(L, L->tp), r->pp = ci(L, L->pp), r->dp = ci(L, L->dp), r->cp = ci(L, L->cp), r->ep = ci(L, L->ep);
+  r->etp = ci(L, L->etp);
   r->virtual_stages = ci(L, L->vs), r->micro_batch = ci(L, L->mb), r->global_batch = ci(L, L->gb);
   r->micro_batches = ci(L, L->m), r->gpus = ci(L, gpus), r->zero = ci(L, L->zero);
   r->sequence_parallel = kt(L, L->sp);
@@ -345,17 +421,96 @@ static void plan_echo(Lower *L, GId gpus, GId rec) {
   r->recompute = rc >= 0 && rc < REC_N ? recompute_words[(int)rc] : "?";
 }
 
+/* The model's layers: its `layer` block, or its `pattern`'s blocks (groups) and counts, with
+ * multi-token prediction's depth and the plan's stage layout, registered for the pipeline
+ * kernels when there is more than one group or an explicit layout.  False after an error. */
+static bool read_layers(Lower *L) {
+  Sema *s = L->s;
+  enum { MAX_LAYERS = 1 << 16 };
+  unsigned char *group = xmalloc(MAX_LAYERS);
+  int n = sema_pattern(s, L->model, L->gblk, &L->ngroups, group, MAX_LAYERS);
+  double layers = cv(L, L->layers);
+  bool ok = true;
+  if (n < 0) {
+    L->ngroups = 1;
+    L->gblk[0] = sema_ref(s, L->model, "layer");
+    if (!L->gblk[0]) {
+      lower_err(L, L->at, "scenario `%s`: model `%s` has no `layer` block and no `pattern`", sema_decl_name(L->scenario),
+                sema_decl_name(L->model));
+      ok = false;
+    }
+    n = layers >= 1 && layers <= MAX_LAYERS ? (int)layers : -1;
+    memset(group, 0, n > 0 ? (size_t)n : 0);
+  } else if (isnan(layers)) {
+    lower_err(L, L->at, "`model.layers` cannot be varied: the model's pattern fixes them");
+    ok = false;
+  } else if (n != layers) { /* sema checks it where both are known */
+    lower_err(L, L->at, "scenario `%s`: model `%s`'s pattern has %d layers, not layers = %g", sema_decl_name(L->scenario),
+              sema_decl_name(L->model), n, layers);
+    ok = false;
+  }
+  for (int g = 0; g < L->ngroups; g++) {
+    int k = 0;
+    for (int i = 0; i < n; i++) k += group[i] == g;
+    L->gcount[g] = L->ngroups == 1 ? L->layers : K(L, k);
+  }
+  double mtp = 0;
+  sema_number(s, L->model, "mtp_layers", &mtp);
+  L->mtp = mtp;
+  /* the plan's layout: explicit per chunk, or the first and the last stage's layers */
+  double st[RT_MAX_CHUNKS], first = -1, last = -1;
+  int nst = sema_count_list(s, L->plan, "stage_layers", st, RT_MAX_CHUNKS);
+  sema_number(s, L->plan, "first_stage_layers", &first);
+  sema_number(s, L->plan, "last_stage_layers", &last);
+  bool explicit_layout = nst >= 0 || first >= 0 || last >= 0;
+  if (nst > RT_MAX_CHUNKS) {
+    lower_err(L, L->at, "scenario `%s`: plan.stage_layers has %d entries; llmp simulates at most %d model chunks",
+              sema_decl_name(L->scenario), nst, RT_MAX_CHUNKS);
+    ok = false;
+  }
+  int stage[RT_MAX_CHUNKS], sum = 0;
+  for (int i = 0; i < nst && i < RT_MAX_CHUNKS; i++) sum += stage[i] = (int)st[i];
+  if (ok && nst >= 0 && sum != layers) {
+    lower_err(L, L->at, "scenario `%s`: plan.stage_layers places %d layers; model `%s` has %g",
+              sema_decl_name(L->scenario), sum, sema_decl_name(L->model), layers);
+    ok = false;
+  }
+  if (ok && (first > 0 ? first : 0) + (last > 0 ? last : 0) > layers) {
+    lower_err(L, L->at, "scenario `%s`: first_stage_layers + last_stage_layers = %g exceed the model's %g layers",
+              sema_decl_name(L->scenario), (first > 0 ? first : 0) + (last > 0 ? last : 0), layers);
+    ok = false;
+  }
+  L->layout = 0;
+  L->explicit_layout = explicit_layout;
+  if (ok && (L->ngroups > 1 || explicit_layout) && n < 1) {
+    lower_err(L, L->at, "`model.layers` cannot be varied: the model's pattern or the plan's stage layout fixes them");
+    ok = false;
+  }
+  if (ok && (L->ngroups > 1 || explicit_layout)) {
+    RtLayout lay = {n, group, nst > 0 ? nst : 0, nst > 0 ? stage : NULL, (int)first, (int)last};
+    L->layout = ok ? rt_layout_register(&lay) : 0;
+    if (ok && L->layout < 0) {
+      lower_err(L, L->at, "scenario `%s`: more distinct layer layouts than llmp keeps (%d)", sema_decl_name(L->scenario),
+                RT_MAX_LAYOUTS);
+      ok = false;
+    }
+  }
+  free(group);
+  return ok;
+}
+
 /* The plan's values as nodes, with the checks that need them evaluated; false after an
  * error. */
 bool lower_read_plan(Lower *L) {
   L->tp = lower_plan_field(L, "tp"), L->pp = lower_plan_field(L, "pp");
-  L->cp = lower_plan_field(L, "cp"), L->ep = lower_plan_field(L, "ep");
+  L->cp = lower_plan_field(L, "cp"), L->ep = lower_plan_field(L, "ep"), L->etp = lower_plan_field(L, "etp");
   L->vs = lower_plan_field(L, "virtual_stages"), L->mb = lower_plan_field(L, "micro_batch");
   L->gb = lower_plan_field(L, "global_batch");
   GId gpus = lower_field(L, L->cluster, "cluster", "gpus", 0);
   L->dp = lower_plan_field(L, "dp");
   L->layers = lower_field(L, L->model, "model", "layers", 1);
   L->sched = lower_plan_field(L, "schedule");
+  if (!L->errors && !read_layers(L)) return false;
   GId part = lower_plan_field(L, "layer_partition");
   if (L->errors) return false;
   GId ranks = MUL3(L, L->tp, L->pp, L->cp), chunks = MUL(L, L->pp, L->vs);
@@ -364,7 +519,7 @@ bool lower_read_plan(Lower *L) {
   GId uniform;
   if (!plan_holds(L, gpus, ranks, chunks, part, &uniform)) return false;
   L->balanced = g_un(L->g, GN_NOT, uniform);
-  plan_placement(L);
+  if (!plan_placement(L)) return false;
   GId rec = plan_decisions(L);
   if (!stack_rules(L)) return false;
   bool pg;

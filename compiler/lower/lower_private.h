@@ -33,7 +33,10 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId in_bytes;                   /* the block's input (what full recompute keeps) */
   GId params;                     /* parameters on this rank */
   GId trainable;                  /* of which trained (not frozen): gradients, optimizer, dp */
+  GId wtotal, wactive;            /* the block's parameters in the whole model, and those a token uses */
+  GId wtied;                      /* of which a vocabulary-parallel embedding's (a tied head's) */
   GId tensors;                    /* the parameter tensors (weights, biases) holding them */
+  GId eparams, etensors;          /* of which the experts': replicated over edp, not dp x cp */
   GId flops;                      /* model FLOP of the forward on this rank */
   GId sel_flops;                  /* of which selective recompute re-runs (attention) */
   double launches;                /* kernel launches of the forward (the backward: twice) */
@@ -61,6 +64,7 @@ typedef struct Stack {
   double mb_overhead;     /* seconds of host time per micro-batch */
   double reserved;        /* bytes the stack holds beyond the model */
   double frag;            /* fraction of allocated memory lost to the allocator */
+  bool moe_allgather;     /* moe_token_dispatcher = allgather */
   unsigned fused;         /* RtGpu.fused: the operators it runs fused (fused_kernels) */
   bool fused_dropout_add; /* fused_kernels has dropout_add: an add after a dropout is free */
 } Stack;
@@ -91,10 +95,13 @@ typedef struct Lower {
   int errors;
   /* the plan, as nodes */
   GId tp, pp, dp, cp, ep, vs, mb, gb, m, seq, hidden;
-  GId stride[6];             /* per group: tp cp ep dp pp dpcp */
+  GId etp, edp;              /* the expert layers' tensor- and data-parallel sizes */
+  GId stride[9];             /* per group, in G_ order */
   GId bytes_act;             /* bytes per activation element */
   RtDtype dt_plan;           /* the plan's dtype */
   RtDtype dt_gemm, dt_other; /* the current block's GEMMs', and the other operators' */
+  RtDtype dt_router;         /* the MoE router's (moe_router_dtype) */
+  double dt_router_bytes;    /* bytes per element of its input and probabilities */
   /* plan decisions, as nodes (constants unless a sweep varies them) */
   GId sp; /* sequence parallelism in effect (asked for and tp > 1) */
   GId overlap_tp, overlap_dp, overlap_pp, overlap_pg; /* overlap_pg: overlap_param_gather */
@@ -103,6 +110,13 @@ typedef struct Lower {
   GId rec_full, rec_sel; /* recompute = full, selective */
   GId balanced;          /* layer_partition = balanced */
   GId layers;
+  /* the layers: one block, or a pattern's (groups), and where they go */
+  int ngroups;
+  Decl *gblk[RT_MAX_GROUPS];
+  GId gcount[RT_MAX_GROUPS]; /* layers of each group in the model */
+  int layout;                /* rt_layout id; 0: one block placed by rt_partition_layers */
+  bool explicit_layout;      /* the plan sets stage_layers or first/last_stage_layers */
+  double mtp;                /* multi-token prediction depth */
   /* sweeps */
   const LowerAxes *ax;
   bool ready;   /* the plan's nodes above are set */
@@ -123,7 +137,10 @@ typedef struct Lower {
   bool frozen;   /* model.frozen: the model's own weights are not trained (LoRA) */
 } Lower;
 
-enum { G_TP, G_CP, G_EP, G_DP, G_PP, G_DPCP };        /* G_DPCP: the dp x cp ranks that hold the same weights */
+/* G_DPCP: the dp x cp ranks that hold the same dense weights.  The expert layers fold etp x ep
+ * x edp over the same tp x cp x dp ranks (Megatron-Core's MoE parallel folding): G_ETP, G_EP,
+ * G_EDP, and G_EMP the etp x ep ranks an all-gather dispatcher gathers over. */
+enum { G_TP, G_CP, G_EP, G_DP, G_PP, G_DPCP, G_ETP, G_EDP, G_EMP };
 extern const char *const lower_group_names[G_PP + 1]; /* placement's words, in G_ order */
 
 /* --- building nodes -------------------------------------------------------------------- */
@@ -189,11 +206,11 @@ GId lower_field(Lower *L, Decl *d, const char *root, const char *f, double def);
 GId lower_plan_field(Lower *L, const char *f);
 
 /* lower_ops.c: a kernel call (its first result), a collective over a group, a block's
- * operators into a, and ZeRO-3's per-layer gathers and reduce-scatters. */
+ * operators into a, and ZeRO-3's per-layer gathers and reduce-scatters (into block which). */
 GId lower_call(Lower *L, RtKernel k, const char *label, int n, ...);
 GId lower_coll(Lower *L, RtKernel k, GId bytes, int group, const char *label);
 void lower_block(Lower *L, Decl *blk, int which, Acc *a);
-void lower_zero3(Lower *L, Acc *layer);
+void lower_zero3(Lower *L, Acc *layer, int which);
 
 /* lower_plan.c: the stack's semantics; the plan's values as nodes, false after an error; bytes
  * per gradient element. */
@@ -204,6 +221,9 @@ void lower_let_divisor(Lower *L, GId divisor);
 /* A sweep's check node (ok: true where the point is valid), with the reason a point fails. */
 void lower_check(Lower *L, GId ok, const char *reason);
 bool lower_read_plan(Lower *L);
+/* The block (LB_*) that lowers group g of the layers. */
+static inline int lower_group_block(int g) { return g == 0 ? LB_LAYER : LB_GROUP1 + g - 1; }
+static inline bool lower_is_layer(int which) { return which == LB_LAYER || which >= LB_GROUP1; }
 double lower_grad_bytes(Lower *L);
 
 /* lower_iter.c: the iteration from the three blocks, as the graph's named outputs: those
@@ -214,6 +234,7 @@ double lower_grad_bytes(Lower *L);
   X(MFU, "mfu") \
   X(TFLOPS, "tflops_per_gpu") \
   X(MODEL_FLOPS, "model_flops") X(HW_FLOPS, "hardware_flops") X(PEAK, "memory.peak") \
+  X(PARAMS, "params.total") X(ACTIVE, "params.active") \
       X(PEAK_STAGE, "memory.peak_stage") X(MAKESPAN, "pipeline.makespan") X(DP_TIME, "dp.exposed") \
           X(OPT_TIME, "optimizer")
 typedef enum {
@@ -224,6 +245,6 @@ typedef enum {
 } OutputId;
 extern const char *const lower_output_names[O_N];
 extern const char *const lower_part_outputs[RP_N], *const lower_memory_outputs[RM_N];
-void lower_assemble(Lower *L, Acc *E, Acc *Ly, Acc *H);
+void lower_assemble(Lower *L, Acc *E, Acc *Ly, Acc *H); /* Ly: L->ngroups of them */
 
 #endif

@@ -99,6 +99,19 @@ const char *report_time(char *buf, unsigned n, double seconds) {
   return buf;
 }
 
+const char *report_count(char *buf, unsigned n, double x) {
+  if (!buf || !n) return "";
+  static const struct { double scale; const char *unit; } units[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+  for (unsigned i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (fabs(x) >= units[i].scale) {
+      double v = x / units[i].scale;
+      snprintf(buf, n, "%.*f %s", v >= 100 ? 1 : v >= 10 ? 2 : 3, v, units[i].unit);
+      return buf;
+    }
+  snprintf(buf, n, isfinite(x) ? "%.0f" : "n/a", x);
+  return buf;
+}
+
 const char *report_bytes(char *buf, unsigned n, double bytes) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   enum { LAST = sizeof units / sizeof units[0] - 1 };
@@ -213,10 +226,16 @@ static void print_table(W *w, const Report *r) {
   w_printf(w, "scenario %s (%s)\n", str(r->scenario), str(r->file));
   if (!r->fits) w_printf(w, "  %s\n", report_fit_message(msg, sizeof msg, r));
   w_printf(w, "  model %s on %s (%d x %s)\n", str(r->model), str(r->cluster), r->gpus, str(r->gpu));
+  if (isfinite(r->params_total)) {
+    w_printf(w, "  parameters %s", report_count(a, sizeof a, r->params_total));
+    if (r->params_active < r->params_total) w_printf(w, ", %s active per token", report_count(b, sizeof b, r->params_active));
+    w_putc(w, '\n');
+  }
   if (r->framework)
     w_printf(w, "  stack %s%s%s%s\n", r->framework, r->framework_version ? " (version " : "",
              r->framework_version ? r->framework_version : "", r->framework_version ? ")" : "");
   w_printf(w, "  plan tp=%d pp=%d dp=%d cp=%d ep=%d", r->tp, r->pp, r->dp, r->cp, r->ep);
+  if (r->etp > 1) w_printf(w, " etp=%d", r->etp);
   if (r->virtual_stages > 1) w_printf(w, " virtual_stages=%d", r->virtual_stages);
   w_printf(w, "\n  micro_batch=%d global_batch=%d: %d micro-batch%s per iteration\n", r->micro_batch, r->global_batch,
            r->micro_batches, r->micro_batches == 1 ? "" : "es");
@@ -294,6 +313,8 @@ static void print_json(W *w, const Report *r) {
     j_key(&j, "breakdown");
     w_puts(w, "null");
   }
+  j_num(&j, "parameters", r->params_total);
+  j_num(&j, "active_parameters", r->params_active);
   j_num(&j, "tokens_per_s", valid ? r->tokens_per_s : NAN);
   j_num(&j, "model_flops", r->model_flops);
   j_num(&j, "hardware_flops", r->hardware_flops);

@@ -60,11 +60,14 @@ typedef struct Report {
   /* The plan as evaluated (defaults filled in). */
   int tp, pp, dp, cp, ep, virtual_stages, micro_batch, global_batch, micro_batches, gpus;
   int zero;
+  int etp; /* expert tensor parallelism; the text echoes it when > 1 */
   bool sequence_parallel;
   const char *dtype, *schedule, *recompute;
   /* Time. */
   double iteration;      /* seconds per iteration */
   double part[RP_N];     /* seconds; they add up to iteration */
+  double params_total;   /* the model's parameters (multi-token prediction's included) */
+  double params_active;  /* of which one token uses (MoE: its top_k experts) */
   double tokens_per_s;   /* global_batch * seq / iteration */
   double model_flops;    /* FLOP of one iteration, all GPUs: forward + backward, no recompute */
   double hardware_flops; /* with recompute */
@@ -111,6 +114,8 @@ void report_csv_header(FILE *out);
  * 0 ("80 GiB", "512 B").  NaN or infinite: "n/a".  Truncated to fit n bytes; returns buf. */
 const char *report_time(char *buf, unsigned n, double seconds);
 const char *report_bytes(char *buf, unsigned n, double bytes);
+/* A count with its scale: "671.0 B", "37.55 B", "124.4 M" (T, B, M, K: powers of 1000). */
+const char *report_count(char *buf, unsigned n, double x);
 
 /* "does not fit: needs 93.1 GiB of 80 GiB: activations 61.2 GiB, ..." into buf: the memory
  * parts that are not 0, largest first.  For a plan that fits: "fits: needs ..." alike. */

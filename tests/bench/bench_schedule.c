@@ -58,7 +58,7 @@ int main(void) {
           int zb = s == RT_ZERO_BUBBLE;
           /* ZB-H1 splits the backward: B and W of about one forward each. */
           /* clang-format off */
-          double args[15] = {s, pp, v, m, 96, 1, 6.2e-3, zb ? 6.2e-3 : 12.4e-3, zb ? 6.2e-3 : 0,
+          double args[28] = {s, pp, v, m, 96, 1, 6.2e-3, zb ? 6.2e-3 : 12.4e-3, zb ? 6.2e-3 : 0,
                              0, 0.3e-3, 0.5e-3, 4e-3, 8e-3, send ? 0.25e-3 : 0};
           /* clang-format on */
           double fast[RT_KERNEL_NOUT], ref[RT_KERNEL_NOUT];

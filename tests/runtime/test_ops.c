@@ -624,7 +624,7 @@ TEST(kernel_why) {
   why_is(RTK_ALLREDUCE, selene, (const double[]){1e9, 1000, 8}, "the group spans 1000 nodes; cluster `selene` has 560");
   why_is(RTK_ALLREDUCE, selene, (const double[]){-1, 2, 1}, "`bytes` = -1: a size in bytes is finite and at least 0");
   /* schedule stages chunks micro_batches layers balanced, then the times */
-  double p[15] = {RT_1F1B, 4, 1, 8, 7, 0, 1e-3, 2e-3, 0, 0, 1e-4, 1e-4, 1e-4, 1e-4, 1e-5};
+  double p[28] = {RT_1F1B, 4, 1, 8, 7, 0, 1e-3, 2e-3, 0, 0, 1e-4, 1e-4, 1e-4, 1e-4, 1e-5};
   why_is(RTK_PIPELINE, NULL, p, "7 layers do not divide into 4 model chunks");
   p[4] = 8, p[7] = INFINITY;
   why_is(RTK_PIPELINE, NULL, p, "`layer_bwd` = inf: a time is finite and at least 0");

@@ -670,7 +670,7 @@ TEST(kernel_pipeline) {
     if (s == RT_INTERLEAVED) v = rng_int(1, 3), m = v > 1 ? (m + p - 1) / p * p : m;
     int zb = s == RT_ZERO_BUBBLE, layers = rng_int(p * v, 128);
     /* clang-format off */
-    double lf = 6.2e-3 * (0.5 + rng_uniform()), args[15] = {
+    double lf = 6.2e-3 * (0.5 + rng_uniform()), args[28] = {
         s, p, v, m, layers, rng_int(0, 1), lf, zb ? lf : 2 * lf, zb ? lf * 0.9 : 0,
         rng_int(0, 2) ? 0 : lf, 0.3e-3, 0.5e-3, 4e-3, 8e-3, rng_int(0, 1) ? 0.25e-3 : 0};
     /* clang-format on */
@@ -687,6 +687,79 @@ TEST(kernel_pipeline) {
     assert_true(relative(out[1], without.makespan) <= 1e-12);
     if (args[14] == 0) assert_true(out[0] == out[1]);
   }
+}
+
+/* Layouts: a pattern's groups follow the layers into their chunks; explicit per-chunk counts,
+ * first/last stage counts (split over each stage's chunks, Megatron's uneven pipeline) and
+ * what they reject; equal layouts share an id. */
+TEST(layout_counts) {
+  /* DeepSeek-V3's shape: 3 dense (group 0) then 58 MoE (group 1), 61 layers */
+  unsigned char g[61];
+  for (int i = 0; i < 61; i++) g[i] = i >= 3;
+  RtLayout l = {61, g, 0, NULL, -1, -1};
+  int id = rt_layout_register(&l);
+  assert_true(id >= 1);
+  assert_int_equal(rt_layout_register(&l), id);
+  int (*c)[RT_MAX_GROUPS] = calloc(RT_MAX_CHUNKS, sizeof *c);
+  assert_int_equal(rt_layout_counts(id, 61, 8, 1, 0, c), -1); /* 61 does not divide by 8 */
+  assert_int_equal(rt_layout_counts(id, 61, 8, 1, 1, c), 0);  /* balanced: 8 8 8 8 8 7 7 7 */
+  assert_int_equal(c[0][0], 3), assert_int_equal(c[0][1], 5);
+  assert_int_equal(c[1][0], 0), assert_int_equal(c[1][1], 8);
+  assert_int_equal(c[7][1], 7);
+  assert_int_equal(rt_layout_counts(id, 60, 8, 1, 1, c), -1); /* not its layers */
+  /* first and last stage: 5 and 4 layers, the 52 others over 6 stages (not even: balanced) */
+  RtLayout fl = {61, g, 0, NULL, 5, 4};
+  int idf = rt_layout_register(&fl);
+  assert_true(idf >= 1 && idf != id);
+  assert_int_equal(rt_layout_counts(idf, 61, 8, 1, 0, c), -1);
+  assert_int_equal(rt_layout_counts(idf, 61, 8, 1, 1, c), 0);
+  assert_int_equal(c[0][0] + c[0][1], 5), assert_int_equal(c[7][1], 4);
+  assert_int_equal(c[1][1], 9), assert_int_equal(c[6][1], 8);
+  assert_int_equal(rt_layout_counts(idf, 61, 1, 1, 1, c), -1); /* needs two stages */
+  /* interleaved: stage d's layers over chunks d, d + stages */
+  unsigned char h[16] = {0};
+  RtLayout fl2 = {16, h, 0, NULL, 2, 2};
+  int id2 = rt_layout_register(&fl2);
+  assert_int_equal(rt_layout_counts(id2, 16, 4, 2, 0, c), 0); /* stages 2 6 6 2 over 2 chunks */
+  int want[8] = {1, 3, 3, 1, 1, 3, 3, 1};
+  for (int k = 0; k < 8; k++) assert_int_equal(c[k][0], want[k]);
+  /* explicit, with an embedding-only first chunk and a loss-only last one */
+  int st[4] = {0, 8, 8, 0};
+  RtLayout ex = {16, h, 4, st, -1, -1};
+  int ide = rt_layout_register(&ex);
+  assert_int_equal(rt_layout_counts(ide, 16, 4, 1, 0, c), 0);
+  assert_int_equal(c[0][0], 0), assert_int_equal(c[1][0], 8), assert_int_equal(c[3][0], 0);
+  assert_int_equal(rt_layout_counts(ide, 16, 2, 1, 0, c), -1); /* 4 entries, 2 chunks */
+  /* malformed */
+  unsigned char bad[2] = {0, RT_MAX_GROUPS};
+  assert_int_equal(rt_layout_register(&(RtLayout){2, bad, 0, NULL, -1, -1}), -1);
+  assert_int_equal(rt_layout_counts(RT_MAX_LAYOUTS, 16, 4, 1, 0, c), -1); /* not registered */
+  free(c);
+}
+
+/* The pipeline kernel over a two-group layout equals the one over per-chunk times built by
+ * hand; the layers_on kernel counts a device's chunks. */
+TEST(kernel_pipeline_layout) {
+  unsigned char g[8] = {0, 0, 1, 1, 1, 1, 1, 1};
+  int id = rt_layout_register(&(RtLayout){8, g, 0, NULL, -1, -1});
+  double a[28] = {RT_1F1B, 2, 1, 4, 8, 0, 1e-3, 2e-3, 0, 0, 1e-4, 2e-4, 3e-4, 4e-4, 0, id, 5e-3, 7e-3, 0, 0};
+  double out[RT_KERNEL_NOUT], buf[4 * RT_MAX_CHUNKS];
+  RtPipeline p;
+  assert_int_equal(rt_pipeline_of_args(a, &p, buf), 0);
+  assert_true(p.fwd[0] == 1e-4 + 2 * 1e-3 + 2 * 5e-3 && p.fwd[1] == 4 * 5e-3 + 3e-4);
+  assert_true(p.bwd[0] == 2e-4 + 2 * 2e-3 + 2 * 7e-3 && p.bwd[1] == 4 * 7e-3 + 4e-4);
+  rt_kernels[RTK_PIPELINE].fn(NULL, a, out);
+  RtPipeResult r = rt_pipeline_reference(&p, NULL, 0, NULL);
+  assert_true(relative(out[0], r.makespan) <= 1e-12);
+  double on[7] = {id, 8, 2, 1, 0, 0, 1};
+  rt_kernels[RTK_LAYERS_ON].fn(NULL, on, out);
+  assert_true(out[0] == 2);
+  on[5] = 1;
+  rt_kernels[RTK_LAYERS_ON].fn(NULL, on, out);
+  assert_true(out[0] == 4);
+  on[5] = 2; /* no such device */
+  rt_kernels[RTK_LAYERS_ON].fn(NULL, on, out);
+  assert_true(isnan(out[0]));
 }
 
 int main(int argc, char **argv) {
@@ -708,6 +781,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(fast_orders_many),
       cmocka_unit_test(extreme_times),
       cmocka_unit_test(kernel_pipeline),
+      cmocka_unit_test(layout_counts),
+      cmocka_unit_test(kernel_pipeline_layout),
   };
   return RUN_TESTS(tests);
 }

@@ -93,6 +93,7 @@ static double plausible_arg(Rng *r, RtKernel k, int i) {
     case 3: return 8 * (1 + rng_int(r, 4));       /* micro-batches */
     case 4: return 8 * (1 + rng_int(r, 6));       /* layers */
     case 5: return rng_int(r, 2);                 /* balanced */
+    case 15: return 0;                            /* layout: one layer block */
     default: return 1e-3 * (1 + rng_int(r, 100)); /* seconds */
     }
   }

@@ -499,10 +499,11 @@ TEST(operators_moe_layer) {
   x = ops_of("mixtral", MOE_SIZES, "tp = 2; ep = 2; sequence_parallel = true; micro_batch = 1; global_batch = 4");
   EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "qkv tp allgather", "rot", "attn", "proj", "proj tp reducescatter", "add1",
              "ln2", "gate", "moe", "moe ep all-to-all", "add2");
-  /* the all-to-all runs over ep, which lives inside dp: dp's stride (tp = 2) */
+  /* the all-to-all runs over ep, folded over tp x dp with etp = 1 innermost: ep's stride is
+   * etp = 1 (the two ranks of a tp group), not dp's */
   a2a = find_call(&x->l, RTK_ALLTOALL, "moe");
   assert_true(const_arg(&x->l, a2a, 1) == 2);
-  assert_true(const_arg(&x->l, a2a, 2) == 2);
+  assert_true(const_arg(&x->l, a2a, 2) == 1);
   /* the experts' first GEMM: t / tp = 512 tokens x top_k 2 = 1024 pairs over 8 / ep = 4 local
    * experts (256 each), hidden 1024 -> 2 * moe_ffn (swiglu) */
   GId bmm = find_call(&x->l, RTK_BMM, "moe"); /* dtype batch m k n */
@@ -510,6 +511,148 @@ TEST(operators_moe_layer) {
   assert_true(const_arg(&x->l, bmm, 2) == 256);
   assert_true(const_arg(&x->l, bmm, 3) == 1024);
   assert_true(const_arg(&x->l, bmm, 4) == 2 * 2048);
+  fx_close(x);
+}
+
+/* The bytes of the call of kernel k labelled `label` over `size` ranks `stride` apart; fails
+ * when there is none. */
+static double coll_bytes(const Lowered *l, RtKernel k, const char *label, double size, double stride) {
+  for (int i = 0; i < l->g.nn; i++) {
+    const GNode *n = &l->g.n[i];
+    if (n->op == GN_CALL && n->kernel == k && n->label && !strcmp(n->label, label) && const_arg(l, i, 1) == size &&
+        const_arg(l, i, 2) == stride)
+      return const_arg(l, i, 0);
+  }
+  fail_msg("no %s call labelled `%s` over %g ranks %g apart", rt_kernels[k].name, label, size, stride);
+  return NAN;
+}
+
+/* 16 GPUs (two Selene nodes of 8), tp 4, dp 4: ep 8 exceeds dp, folded over tp x dp. */
+#define MOE_FOLDED "tp = 4; ep = 8; sequence_parallel = true; micro_batch = 1; global_batch = 4"
+
+TEST(moe_alltoall_folded) {
+  /* etp 1: the ep group is 8 consecutive ranks (stride etp = 1), one node; each rank sends its
+   * t/tp = 1024/4 = 256 tokens x top_k 2 = 512 pairs of h = 1024 bf16 elements */
+  Fx *x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED);
+  assert_true(x->r.dp == 4 && x->r.ep == 8);
+  expect_near(coll_bytes(&x->l, RTK_ALLTOALL, "moe", 8, 1), 512.0 * 1024 * 2, "a2a bytes");
+  /* the per-expert token counts, gathered over etp x ep = 8: 8 ranks x 8 experts x 8 bytes */
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 8, 1), 8.0 * 8 * 8, "count gather bytes");
+  GId bmm = find_call(&x->l, RTK_BMM, "moe"); /* one local expert, 512 pairs, 1024 -> 2 * 2048 */
+  assert_true(const_arg(&x->l, bmm, 1) == 1 && const_arg(&x->l, bmm, 2) == 512);
+  assert_true(const_arg(&x->l, bmm, 4) == 2 * 2048);
+  fx_close(x);
+  /* etp 2, ep 8 (edp 1): ep ranks are 2 apart and span both nodes; the received 512 pairs are
+   * gathered over etp (2 x 512 pairs) and each expert's linears split in two */
+  x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; etp = 2");
+  expect_near(coll_bytes(&x->l, RTK_ALLTOALL, "moe", 8, 2), 512.0 * 1024 * 2, "a2a bytes, etp 2");
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 2, 1), 1024.0 * 1024 * 2, "etp gather bytes");
+  expect_near(coll_bytes(&x->l, RTK_REDUCESCATTER, "moe", 2, 1), 1024.0 * 1024 * 2, "etp reduce-scatter bytes");
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 16, 1), 16.0 * 8 * 8, "count gather over etp x ep");
+  bmm = find_call(&x->l, RTK_BMM, "moe"); /* fc1: 1024 pairs, 1024 -> 4096 / etp */
+  assert_true(const_arg(&x->l, bmm, 2) == 1024 && const_arg(&x->l, bmm, 3) == 1024);
+  assert_true(const_arg(&x->l, bmm, 4) == 2048);
+  int nd = 0; /* fc2: 2048 / etp -> 1024 */
+  for (int i = 0; i < x->l.g.nn; i++) {
+    const GNode *n = &x->l.g.n[i];
+    nd += n->op == GN_CALL && n->kernel == RTK_BMM && !strcmp(n->label, "moe") && const_arg(&x->l, i, 3) == 1024 &&
+          const_arg(&x->l, i, 4) == 1024;
+  }
+  assert_int_equal(nd, 1);
+  int g[2] = {0, 0};
+  rt_group_layout(8, 2, 8, &g[0], &g[1]); /* 8 ranks 2 apart on 8-GPU nodes: 2 nodes x 4 */
+  assert_int_equal(g[0], 2);
+  assert_int_equal(g[1], 4);
+  fx_close(x);
+}
+
+TEST(moe_allgather_dispatcher) {
+  /* every rank of the etp x ep = 8 group gathers the group's 8 x 256 tokens (h = 1024, bf16),
+   * their routing map (1 byte) and probabilities (bf16) over 8 experts, and reduce-scatters the
+   * output; the backward reduce-scatters the probabilities' gradient; no all-to-all */
+  Fx *x =
+      run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; moe_token_dispatcher = allgather");
+  EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "qkv tp allgather", "rot", "attn", "proj", "proj tp reducescatter", "add1",
+             "ln2", "gate", "moe", "moe ep allgather", "add2");
+  assert_int_equal(count_calls(&x->l, RTK_ALLTOALL), 0);
+  double all = 8.0 * 256;
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 8, 1), all * 1024 * 2, "token gather");
+  expect_near(coll_bytes(&x->l, RTK_REDUCESCATTER, "moe", 8, 1), all * 1024 * 2, "output reduce-scatter");
+  bool map = false, probs = false;
+  for (int i = 0; i < x->l.g.nn; i++) {
+    const GNode *n = &x->l.g.n[i];
+    if (n->op != GN_CALL || !n->label || strcmp(n->label, "moe")) continue;
+    map |= n->kernel == RTK_ALLGATHER && const_arg(&x->l, i, 0) == all * 8 * (1 + 2);
+    probs |= n->kernel == RTK_REDUCESCATTER && const_arg(&x->l, i, 0) == all * 8 * 2;
+  }
+  assert_true(map && probs);
+  assert_true(x->r.part[RP_EP_COMM] > 0);
+  fx_close(x);
+}
+
+/* Parameters of mixtral with MOE_SIZES on a rank with tp = 4, pp = 1 (hand count):
+ *   embedding: vocab 32000 padded to a multiple of 128 tp = 512: 32256, / tp = 8064 rows x 1024
+ *     = 8,257,536
+ *   head: rmsnorm 1024 + column linear 1024 x 8064 = 8,258,560
+ *   a layer, dense: 2 rmsnorms 2,048 + qkv 1024 x (16 + 2 x 4) x 64 / 4 = 393,216 + proj
+ *     (1024 / 4) x 1024 = 262,144 + router 1024 x 8 = 8,192: 665,600
+ *   a layer, experts: 8 / ep experts of 1024 x 2 x 2048 + 2048 x 1024 = 6,291,456 each, / etp
+ *   dense in all: 8,257,536 + 8,258,560 + 2 x 665,600 = 17,847,296
+ * With ep 8, etp 1 (one expert a rank): experts 2 x 6,291,456 = 12,582,912; edp = tp dp /
+ * (etp ep) = 16 / 8 = 2 ranks hold the same experts, dp x cp = 4 the same dense weights.  ZeRO 1:
+ *   optimizer = 12 B x (17,847,296 / 4 + 12,582,912 / 2) = 12 x 10,753,280 = 129,039,360 B
+ * (sharding the experts over dp would give 12 x 30,430,208 / 4 = 91,290,624 B, ep/(tp dp/ep) too
+ * little); gradients 4 B x 30,430,208; ZeRO 3's weights 2 B x 10,753,280. */
+TEST(moe_memory_folded) {
+  Fx *x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; zero = 1");
+  expect_near(x->r.memory[RM_OPTIMIZER], 129039360.0, "optimizer state, experts over edp");
+  expect_near(x->r.memory[RM_GRADIENTS], 4.0 * 30430208, "gradients");
+  expect_near(x->r.memory[RM_WEIGHTS], 2.0 * 30430208, "weights");
+  /* one bucket each (40e6 elements): dense over dp x cp (4 ranks tp = 4 apart), the experts
+   * over edp (2 ranks etp x ep = 8 apart) */
+  expect_near(coll_bytes(&x->l, RTK_REDUCESCATTER, "dp gradients", 4, 4), 4.0 * 17847296, "dense reduce-scatter");
+  expect_near(coll_bytes(&x->l, RTK_REDUCESCATTER, "dp gradients", 2, 8), 4.0 * 12582912, "expert reduce-scatter");
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "dp parameters", 2, 8), 2.0 * 12582912, "expert parameter gather");
+  fx_close(x);
+  x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; zero = 3");
+  expect_near(x->r.memory[RM_WEIGHTS], 2.0 * 10753280, "ZeRO 3 weights");
+  expect_near(x->r.memory[RM_OPTIMIZER], 129039360.0, "ZeRO 3 optimizer state");
+  /* a layer's gathers: dense over dp x cp, experts over edp */
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "zero3 gather", 2, 8), 2.0 * 6291456, "zero3 expert gather");
+  expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "zero3 gather", 4, 4), 2.0 * 665600, "zero3 dense gather");
+  fx_close(x);
+  /* etp 2, ep 4 (edp 2): each rank holds 2 experts split in two, the same 6,291,456 a layer */
+  x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }",
+                   "tp = 4; ep = 4; etp = 2; sequence_parallel = true; micro_batch = 1; global_batch = 4; zero = 1");
+  expect_near(x->r.memory[RM_OPTIMIZER], 129039360.0, "optimizer state, etp 2");
+  fx_close(x);
+}
+
+TEST(moe_load_and_router) {
+  /* dropless with moe_imbalance 1.5: the busiest rank computes and receives 1.5 x 512 pairs;
+   * model FLOP stay the mean's */
+  Fx *x = run_scenario("", "mixtral", MOE_SIZES "; moe_imbalance = 1.5", "selene { nodes = 2 }", MOE_FOLDED);
+  double flops = x->r.model_flops;
+  GId bmm = find_call(&x->l, RTK_BMM, "moe");
+  assert_true(const_arg(&x->l, bmm, 2) == 768);
+  expect_near(coll_bytes(&x->l, RTK_ALLTOALL, "moe", 8, 1), 768.0 * 1024 * 2, "a2a of the busiest");
+  fx_close(x);
+  x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED);
+  expect_near(flops, x->r.model_flops, "imbalance leaves model FLOP");
+  fx_close(x);
+  /* capacity factor 1.25: every expert padded to 1.25 x 512 = 640 pairs, counted as model
+   * FLOP; the imbalance does not apply */
+  x = run_scenario("", "mixtral", MOE_SIZES "; capacity_factor = 1.25; moe_imbalance = 1.5", "selene { nodes = 2 }",
+                   MOE_FOLDED);
+  bmm = find_call(&x->l, RTK_BMM, "moe");
+  assert_true(const_arg(&x->l, bmm, 2) == 640);
+  expect_near(coll_bytes(&x->l, RTK_ALLTOALL, "moe", 8, 1), 640.0 * 1024 * 2, "a2a padded");
+  assert_true(x->r.model_flops > flops);
+  fx_close(x);
+  /* the router in fp32 (--moe-router-dtype fp32): GEMM, score and top-k */
+  x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; moe_router_dtype = fp32");
+  assert_true(const_arg(&x->l, find_call(&x->l, RTK_LINEAR, "gate"), 0) == RT_FP32);
+  assert_true(const_arg(&x->l, find_call(&x->l, RTK_SOFTMAX, "gate"), 0) == RT_FP32);
   fx_close(x);
 }
 
@@ -709,8 +852,8 @@ TEST(placement_order) {
  * embedding or head extras. */
 static void pipe_kernel(int sched, int p, int v, int m, int layers, double f, double b, double w, double p2p,
                         double out[RT_KERNEL_NOUT]) {
-  double a[15] = {sched, p, v, m, layers, 0, f, b, w, 0, 0, 0, 0, 0, p2p};
-  assert_int_equal(rt_kernels[RTK_PIPELINE].nargs, 15);
+  double a[28] = {sched, p, v, m, layers, 0, f, b, w, 0, 0, 0, 0, 0, p2p};
+  assert_int_equal(rt_kernels[RTK_PIPELINE].nargs, 28);
   rt_kernels[RTK_PIPELINE].fn(NULL, a, out);
 }
 
@@ -724,7 +867,7 @@ TEST(pipeline_makespan_kernel) {
         v = sched == RT_INTERLEAVED ? 1 + (int)(seed >> 16) % 3 : 1;
     int m = p * (1 + (int)(seed >> 20) % 6);
     /* clang-format off */
-    double a[15] = {sched, p, v, m, 2 * p * v, (seed >> 3) & 1, 1 + (seed % 97) / 13.0, 2 + (seed % 89) / 11.0,
+    double a[28] = {sched, p, v, m, 2 * p * v, (seed >> 3) & 1, 1 + (seed % 97) / 13.0, 2 + (seed % 89) / 11.0,
                     (seed % 7) / 5.0, (seed % 3) / 2.0, 0.5, 0.75, 1.25, 1.5, (seed % 5) / 8.0};
     /* clang-format on */
     double both[RT_KERNEL_NOUT], one[RT_KERNEL_NOUT], again[RT_KERNEL_NOUT];
@@ -761,7 +904,7 @@ TEST(pipeline_bound_kernel) {
     int layers = p * v + (int)(seed >> 24) % (2 * p * v);
     unsigned r = seed * 2654435761u;
     /* clang-format off */
-    double a[15] = {sched, p, v, m, layers, 1, 0.5 + (r % 97) / 13.0, 1 + (r % 89) / 11.0, (r % 7) / 3.0,
+    double a[28] = {sched, p, v, m, layers, 1, 0.5 + (r % 97) / 13.0, 1 + (r % 89) / 11.0, (r % 7) / 3.0,
                     (r % 3) / 2.0, (r % 11) / 4.0, (r % 13) / 5.0, (r % 17) / 3.0, (r % 19) / 2.0, (r % 5) / 4.0};
     /* clang-format on */
     double ms[RT_KERNEL_NOUT], lb[RT_KERNEL_NOUT];
@@ -777,12 +920,12 @@ TEST(pipeline_bound_kernel) {
   for (int s = RT_GPIPE; s <= RT_1F1B; s++)
     for (int p = 1; p <= 8; p *= 2)
       for (int m = 1; m <= 16; m++) {
-        double a[15] = {s, p, 1, m, p, 0, 1.5, 2.25, 0, 0, 0, 0, 0, 0, 0};
+        double a[28] = {s, p, 1, m, p, 0, 1.5, 2.25, 0, 0, 0, 0, 0, 0, 0};
         rt_kernels[RTK_PIPELINE_BOUND].fn(NULL, a, lb);
         pipe_kernel(s, p, 1, m, p, 1.5, 2.25, 0, 0, out);
         assert_true(lb[0] <= out[0] && lb[0] >= out[0] * (1 - 1e-8));
       }
-  double bad_args[15] = {RT_1F1B, 2, 2, 4, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}; /* chunks > 1 outside interleaved */
+  double bad_args[28] = {RT_1F1B, 2, 2, 4, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}; /* chunks > 1 outside interleaved */
   rt_kernels[RTK_PIPELINE_BOUND].fn(NULL, bad_args, lb);
   assert_true(isnan(lb[0]));
 }
@@ -1138,10 +1281,11 @@ TEST(lowering_rejects_plans) {
                         "tp = 8; pp = 4; virtual_stages = 2; schedule = interleaved; micro_batch = 1; global_batch = 6",
                         "scenario `s`: the interleaved schedule needs the micro-batches per iteration (6) to be a "
                         "multiple of pp = 4");
-  /* ep = 4 with dp = 8 GPUs / tp 4 = 2: the experts divide by ep (sema checks that), dp does not */
-  expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 1 }",
-                        "tp = 4; ep = 4; micro_batch = 1; global_batch = 2",
-                        "scenario `s`: plan.ep = 4 must divide dp = 2");
+  /* pp inside tp (stride 2) where the expert layers put etp = 1: their pp groups would differ */
+  expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 2 }",
+                        "tp = 2; pp = 2; ep = 2; micro_batch = 1; global_batch = 8; placement = [tp, pp, cp, ep, dp]",
+                        "scenario `s`: the placement puts pp inside groups whose sizes differ in the expert layers "
+                        "(pp's stride is 2 in the attention layers, 1 in the expert layers)");
 }
 
 TEST(does_not_fit) {
@@ -1663,6 +1807,128 @@ TEST(stack_blocking_pipeline_sends) {
   fx_close(x);
 }
 
+/* ========================================================================================= */
+/* Layer patterns, stage layouts, multi-token prediction                                     */
+/* ========================================================================================= */
+
+/* A Mixtral-shaped model of 8 layers: dense (llama_layer) and MoE (moe_layer) blocks. */
+#define PAT_SIZES "layers = 8; hidden = 1024; heads = 16; kv_heads = 4; moe_ffn = 2048; seq = 2048; vocab = 32000; "
+#define PAT_CLUSTER "eos { nodes = 1 }"
+
+/* A pattern of one block is the model of that `layer`: the same graph's figures, bit for bit. */
+TEST(pattern_of_one_block) {
+  const char *plan = "tp = 2; pp = 2; micro_batch = 1; global_batch = 16; virtual_stages = 2; schedule = interleaved";
+  Fx *a = run_scenario("", "mixtral", PAT_SIZES, PAT_CLUSTER, plan);
+  Fx *b = run_scenario("", "mixtral", PAT_SIZES "pattern = [8 * moe_layer]", PAT_CLUSTER, plan);
+  assert_memory_equal(&a->r.iteration, &b->r.iteration, sizeof(double));
+  assert_memory_equal(&a->r.peak, &b->r.peak, sizeof(double));
+  assert_memory_equal(&a->r.params_total, &b->r.params_total, sizeof(double));
+  fx_close(a);
+  fx_close(b);
+}
+
+/* Two kinds of layer on one stage: the forward and backward parts, model FLOPs and parameters
+ * are the layers' shares of the two single-kind models' (whose embedding and head are the
+ * same): a/L of one plus b/L of the other. */
+TEST(pattern_mixes_its_blocks) {
+  const char *plan = "micro_batch = 1; global_batch = 8";
+  Fx *d = run_scenario("", "mixtral", PAT_SIZES "layer = llama_layer; ffn = 2048", PAT_CLUSTER, plan);
+  Fx *m = run_scenario("", "mixtral", PAT_SIZES, PAT_CLUSTER, plan);
+  Fx *x = run_scenario("", "mixtral", PAT_SIZES "ffn = 2048; pattern = [3 * llama_layer, (layers - 3) * moe_layer]",
+                       PAT_CLUSTER, plan);
+  expect_near(x->r.part[RP_FORWARD], (3 * d->r.part[RP_FORWARD] + 5 * m->r.part[RP_FORWARD]) / 8, "forward");
+  expect_near(x->r.part[RP_BACKWARD], (3 * d->r.part[RP_BACKWARD] + 5 * m->r.part[RP_BACKWARD]) / 8, "backward");
+  expect_near(x->r.model_flops, (3 * d->r.model_flops + 5 * m->r.model_flops) / 8, "model FLOPs");
+  expect_near(x->r.params_total, (3 * d->r.params_total + 5 * m->r.params_total) / 8, "parameters");
+  expect_near(x->r.params_active, (3 * d->r.params_active + 5 * m->r.params_active) / 8, "active parameters");
+  assert_true(m->r.params_active < m->r.params_total && d->r.params_active == d->r.params_total);
+  fx_close(d);
+  fx_close(m);
+  fx_close(x);
+}
+
+/* Where the dense layers sit matters on a pipeline: all three on stage 0 make it lighter than
+ * stage 1, whose five MoE layers set the pace; the memory of stage 0 holds its own layers. */
+TEST(pattern_places_layers) {
+  const char *plan = "pp = 2; micro_batch = 1; global_batch = 8; layer_partition = balanced";
+  const char *sizes = PAT_SIZES "ffn = 2048; pattern = [3 * llama_layer, 5 * moe_layer]";
+  Fx *x = run_scenario("", "mixtral", sizes, PAT_CLUSTER, plan);
+  Fx *y = run_scenario("", "mixtral", PAT_SIZES "ffn = 2048; pattern = [5 * moe_layer, 3 * llama_layer]", PAT_CLUSTER, plan);
+  /* 4 + 4 layers: stage 0 has 3 dense + 1 MoE in x, 4 MoE in y; the other stage the rest */
+  GId on0 = -1;
+  for (int i = 0; i < x->l.g.nn; i++)
+    if (x->l.g.n[i].op == GN_CALL && x->l.g.n[i].kernel == RTK_LAYERS_ON) {
+      on0 = i;
+      break;
+    }
+  assert_true(on0 >= 0);
+  assert_true(x->vals[on0] == 3); /* group 0 (dense) on device 0 */
+  assert_true(x->r.iteration > 0 && y->r.iteration > 0);
+  expect_near(x->r.params_total, y->r.params_total, "the same layers");
+  fx_close(x);
+  fx_close(y);
+}
+
+/* An explicit layout: stage_layers per chunk (here an embedding-only first chunk and a
+ * loss-only last one), and first/last_stage_layers; both against the uniform split, with a
+ * vocabulary small enough that the embedding and the head cost little. */
+TEST(stage_layouts) {
+  const char *base = "micro_batch = 1; global_batch = 16; pp = 4; ";
+  char plan[256];
+  Fx *u = run_scenario("", "llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER,
+                       "micro_batch = 1; global_batch = 16; pp = 4");
+  snprintf(plan, sizeof plan, "%sstage_layers = [2, 2, 2, 2]", base);
+  Fx *e = run_scenario("", "llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER, plan);
+  assert_memory_equal(&u->r.iteration, &e->r.iteration, sizeof(double)); /* the uniform split, written out */
+  snprintf(plan, sizeof plan, "%sstage_layers = [0, 4, 4, 0]", base);
+  Fx *z = run_scenario("", "llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER, plan);
+  assert_true(z->r.iteration > u->r.iteration); /* 4 layers set the pace, not 2 */
+  snprintf(plan, sizeof plan, "%sfirst_stage_layers = 1; last_stage_layers = 1", base);
+  Fx *f = run_scenario("", "llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER, plan);
+  assert_true(f->r.iteration > u->r.iteration && f->r.iteration < z->r.iteration); /* 1 3 3 1 */
+  fx_close(u);
+  fx_close(e);
+  fx_close(z);
+  fx_close(f);
+  expect_lowering_error("llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER,
+                        "micro_batch = 1; global_batch = 16; pp = 2; stage_layers = [4, 2, 2]",
+                        "plan.stage_layers lists 3 model chunks; pp * virtual_stages = 2");
+  expect_lowering_error("llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER,
+                        "micro_batch = 1; global_batch = 16; pp = 2; stage_layers = [4, 3]",
+                        "plan.stage_layers places 7 layers; model `m` has 8");
+  expect_lowering_error("llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER,
+                        "micro_batch = 1; global_batch = 16; pp = 4; first_stage_layers = 1",
+                        "7 layers left for the 3 stages between the first and the last do not divide evenly");
+  expect_lowering_error("llama", "layers = 8; hidden = 1024; heads = 16; seq = 2048; vocab = 1024", PAT_CLUSTER,
+                        "micro_batch = 1; global_batch = 16; first_stage_layers = 1",
+                        "first_stage_layers and last_stage_layers need pp >= 2; pp = 1");
+}
+
+/* Multi-token prediction: each depth adds its block and one more layer (parameters and
+ * compute) and runs the shared embedding and head again (compute only), on the last stage. */
+TEST(multi_token_prediction) {
+  const char *plan = "micro_batch = 1; global_batch = 8";
+  const char *extra = "block mtp_proj { let t = plan.micro_batch * model.seq\n"
+                      "  op n1 = norm(model.norm, t, model.hidden)\n"
+                      "  op n2 = norm(model.norm, t, model.hidden)\n"
+                      "  op proj = linear(t, 2 * model.hidden, model.hidden) }";
+  const char *sizes = "layers = 4; hidden = 1024; heads = 16; seq = 2048; vocab = 32000; mtp = mtp_proj";
+  Fx *a = run_scenario(extra, "llama", sizes, PAT_CLUSTER, plan);
+  char s1[256];
+  snprintf(s1, sizeof s1, "%s; mtp_layers = 1", sizes);
+  Fx *b = run_scenario(extra, "llama", s1, PAT_CLUSTER, plan);
+  double layer = a->r.params_total, hidden = 1024;
+  (void)layer;
+  /* one llama layer: 4 h^2 (q, k, v, o with kv_heads = heads) + 3 h ffn + 2 h (norms); the
+   * MTP block: 2 h (norms) + 2 h^2 */
+  double ffn = 256 * ceil(floor(8 * hidden / 3) / 256);
+  double one_layer = 4 * hidden * hidden + 3 * hidden * ffn + 2 * hidden;
+  expect_near(b->r.params_total - a->r.params_total, one_layer + 2 * hidden + 2 * hidden * hidden, "MTP parameters");
+  assert_true(b->r.model_flops > a->r.model_flops && b->r.iteration > a->r.iteration);
+  fx_close(a);
+  fx_close(b);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(activations_no_parallelism),
@@ -1681,6 +1947,10 @@ int main(int argc, char **argv) {
       cmocka_unit_test(operators_megatron_gpt_layer),
       cmocka_unit_test(operators_llama_layer),
       cmocka_unit_test(operators_moe_layer),
+      cmocka_unit_test(moe_alltoall_folded),
+      cmocka_unit_test(moe_allgather_dispatcher),
+      cmocka_unit_test(moe_memory_folded),
+      cmocka_unit_test(moe_load_and_router),
       cmocka_unit_test(shapes_gpt_tp4),
       cmocka_unit_test(shapes_llama_gqa_tp4),
       cmocka_unit_test(group_layout),
@@ -1699,6 +1969,11 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stack_fused_parallel_residual),
       cmocka_unit_test(stack_zero1_allreduce_then_allgather),
       cmocka_unit_test(stack_zero3_prefetch),
+      cmocka_unit_test(pattern_of_one_block),
+      cmocka_unit_test(pattern_mixes_its_blocks),
+      cmocka_unit_test(pattern_places_layers),
+      cmocka_unit_test(stage_layouts),
+      cmocka_unit_test(multi_token_prediction),
       cmocka_unit_test(stack_tp_comm_overlap),
       cmocka_unit_test(stack_rules),
       cmocka_unit_test(stack_plan_defaults),
