@@ -219,6 +219,35 @@ TEST(mla_unsplit_down_projections) {
   }
 }
 
+TEST(mla_deepseek_v3_parameters) {
+  /* DeepSeek-V3 (arXiv 2412.19437, Section 4.2 and Table 1: 671B total, 37B activated per
+   * token; config.json: 61 layers, the first 3 dense (first_k_dense_replace 3), 256 routed
+   * experts of 2048, 8 per token, 1 shared, vocabulary 129280, untied), without its MTP module.
+   * Closed form per layer: the MLA linears (as in mla_flops_per_token) and its norms (2 h + q_lora
+   * + kv_lora); a dense MLP 3 h ffn, or the router h E and (E + shared) experts of 3 h moe_ffn. */
+  double H = 7168, nh = 128, ql = 1536, kvl = 512, dn = 128, dr = 64, dv = 128, F = 18432, E = 256, mf = 2048;
+  double attn = H * ql + ql * nh * (dn + dr) + H * (kvl + dr) + kvl * nh * (dn + dv) + nh * dv * H + 2 * H + ql + kvl;
+  double dense = attn + 3 * H * F, moe = attn + H * E + (E + 1) * 3 * H * mf;
+  double emb = 2 * 129280 * H + H; /* embedding, LM head, final norm (129280: a multiple of 128, unpadded at tp = 1) */
+  double total = 3 * dense + 58 * moe + emb;
+  double active = 3 * dense + 58 * (moe - (E - 8) * 3 * H * mf) + emb;
+  char t[2048];
+  snprintf(t, sizeof t,
+           "import \"stdlib/transformer\"\nimport \"hw/systems/eos\"\n"
+           "model m extends llama { %s; seq = 4096; experts = 256; top_k = 8; moe_ffn = 2048; shared_experts = 1; "
+           "layers = 61; pattern = [3 * mla_layer, 58 * mla_moe_layer] }\n"
+           "plan p { tp = 1; pp = 8; ep = 8; micro_batch = 1; global_batch = 64; dtype = bf16; "
+           "layer_partition = balanced }\n"
+           "scenario s { model = m; cluster = eos { nodes = 64 }; plan = p }\n",
+           DSV3);
+  Fx *x = fx_open(t);
+  assert_int_equal(fx_lower(x), 0);
+  expect_near(x->r.params_total, total, 1e-12, "DeepSeek-V3 parameters");
+  expect_near(x->r.params_active, active, 1e-12, "DeepSeek-V3 active parameters");
+  assert_true(fabs(total / 671e9 - 1) < 0.001 && fabs(active / 37e9 - 1) < 0.02); /* the published figures */
+  fx_close(x);
+}
+
 /* Activation bytes of one layer (4 layers less 2, halved: the embedding's and head's cancel;
  * 1F1B with pp = 1 keeps one micro-batch). */
 static double act_per_layer(const char *model, const char *plan) {
@@ -521,6 +550,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(mla_flops_per_token),
       cmocka_unit_test(mla_unsplit_down_projections),
       cmocka_unit_test(mla_activations),
+      cmocka_unit_test(mla_deepseek_v3_parameters),
       cmocka_unit_test(window_attention_flops),
       cmocka_unit_test(packed_documents),
       cmocka_unit_test(qk_norm_split_over_tp),
