@@ -284,8 +284,9 @@ static void why_gpu(RtKernel k, const RtGpu *g, const double *a, char *why, size
   if (!(peak > 0 && peak < INFINITY)) WHY("gpu `%s` has no peak FLOP/s for %s", g->name, rt_dtype_name(dt));
   for (int i = 1; i < rt_kernels[k].nargs; i++) {
     arg_name(rt_kernels[k].argnames, i, name, sizeof name);
-    if (!strcmp(name, "bias") || !strcmp(name, "causal") || !strcmp(name, "sinks")) continue; /* flags */
-    if (!strcmp(name, "window") && a[i] == 0) continue; /* 0: no window */
+    /* flags, and a window of 0 (none) */
+    if (!strcmp(name, "bias") || !strcmp(name, "causal") || !strcmp(name, "sinks")) continue;
+    if (!strcmp(name, "window") && a[i] == 0) continue;
     if (!(a[i] >= 1 && a[i] < INFINITY))
       WHY("`%s` = %s: a size is a finite number of at least 1", name, str_brief(v, sizeof v, a[i]));
   }

@@ -189,14 +189,15 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   bool bias = arg_bool(L, a, "bias", false);
   bool frozen = arg_bool(L, a, "frozen", L->frozen);
   int ri = param_index(a->def, "lora_rank");
-  GId r = a->node[ri]                 ? arg_num(L, a, "lora_rank", 0)
+  GId r = a->node[ri]                ? arg_num(L, a, "lora_rank", 0)
           : lower_is_layer(L->which) ? lower_field(L, L->model, "model", "lora_rank", 0)
-                                 : K(L, 0);
+                                     : K(L, 0);
   bool col = !strcmp(split, "column"), row = !strcmp(split, "row");
   GId k = row ? DIV(L, in, L->tp) : in, n = col ? DIV(L, out, L->tp) : out;
-  bool dup = !(col || row || L->sharded); /* unsplit: every tp rank holds it */
-  GId tl = dup ? PICK(L, L->sp, DIV(L, t, L->tp), t) : t; /* tokens it runs */
-  GId tf = dup ? DIV(L, t, L->tp) : t; /* tokens its model FLOPs count on this rank: once over tp */
+  /* unsplit (every tp rank holds it): the tokens it runs, and those its model FLOPs count on
+   * this rank (once over tp) */
+  bool dup = !(col || row || L->sharded);
+  GId tl = dup ? PICK(L, L->sp, DIV(L, t, L->tp), t) : t, tf = dup ? DIV(L, t, L->tp) : t;
   GId c = lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), tl, k, n, K(L, bias));
   GId cbw = frozen ? lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), tl, n, k, K(L, 0)) : c + 1;
   double tp1;
@@ -306,8 +307,8 @@ static void op_attention(Lower *L, const char *name, Args *a) {
     return;
   }
   GId packed = g_bin(g, GN_GT, doc, K(L, 0)), windowed = g_bin(g, GN_GT, w, K(L, 0));
-  GId lq = PICK(L, packed, doc, s);                            /* a sequence as the kernel sees it */
-  GId bq = PICK(L, packed, DIV(L, MUL(L, b, s), doc), b);      /* and how many */
+  GId lq = PICK(L, packed, doc, s);                       /* a sequence as the kernel sees it */
+  GId bq = PICK(L, packed, DIV(L, MUL(L, b, s), doc), b); /* and how many */
   GId h = DIV(L, heads, L->tp), kvr = MAX(L, K(L, 1), DIV(L, kv, L->tp));
   GId c = flash ? lower_call(L, RTK_FLASH, name, 10, K(L, L->dt_other), bq, lq, h, kvr, dh, K(L, causal), dv, w,
                              K(L, sinks))
@@ -327,7 +328,8 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   add_op(L, name, NULL, 'c', f, bw);
   GId sl = DIV(L, s, L->cp); /* this rank's tokens of each sequence */
   GId wl = g_min(g, w, lq);
-  GId pairs = MUL(L, DIV(L, s, lq), PICK(L, windowed, SUB(L, MUL3(L, K(L, 2), lq, wl), MUL(L, wl, wl)), MUL(L, lq, lq)));
+  GId pairs =
+      MUL(L, DIV(L, s, lq), PICK(L, windowed, SUB(L, MUL3(L, K(L, 2), lq, wl), MUL(L, wl, wl)), MUL(L, lq, lq)));
   GId dm = dv == dh ? dh : MUL(L, K(L, 0.5), ADD(L, dh, dv)); /* QK^T over dh, PV over dv */
   GId af = DIV(L, MUL(L, MUL3(L, K(L, 4), b, pairs), MUL(L, h, dm)), L->cp);
   A->flops = ADD(L, A->flops, af);
@@ -629,7 +631,8 @@ static void op_ssd(Lower *L, const char *name, Args *a) {
     return;
   }
   if (tp > 1 && (fmod(hv, tp) != 0 || fmod(gv, tp) != 0)) {
-    lower_err_blk(L, at, "ssd `%s`: heads = %g and groups = %g must be multiples of plan.tp = %g (MambaMixer splits both)",
+    lower_err_blk(L, at,
+                  "ssd `%s`: heads = %g and groups = %g must be multiples of plan.tp = %g (MambaMixer splits both)",
                   name, hv, gv, tp);
     return;
   }
@@ -689,7 +692,8 @@ static void lower_op(Lower *L, AstNode *op) {
   GId p0 = A->params, t0 = A->trainable, wg0 = A->wg;
   op_fns[a.kind](L, op->name, &a);
   L->prev_kind = a.kind;
-  if (a.kind == OPK_LINEAR || a.kind == OPK_ATTENTION || A->params == p0) return; /* those track their own */
+  /* linear and attention track their trained parameters themselves */
+  if (a.kind == OPK_LINEAR || a.kind == OPK_ATTENTION || A->params == p0) return;
   if (!L->frozen) /* the op's parameters are trained */
     A->trainable = t0 == p0 ? A->params : ADD(L, t0, SUB(L, A->params, p0));
   else if (a.kind != OPK_BMM) { /* frozen weights: no weight-gradient time (a bmm's is an activation's) */

@@ -311,8 +311,8 @@ TEST(bad_arguments) {
   /* attention's rows overflow to infinity */
   assert_bad(rt_attention(g, RT_FP16, 1e300, 1e10, 1, 64, 1));
   /* the kernels of issue 33's operators */
-  assert_bad(rt_attention_ex(g, RT_FP16, 1, 64, 8, 16, 64, 64, 1));  /* kv_heads > heads */
-  assert_bad(rt_attention_ex(g, RT_FP16, 1, 64, 8, 8, 64, 0, 1));    /* v_head_dim < 1 */
+  assert_bad(rt_attention_ex(g, RT_FP16, 1, 64, 8, 16, 64, 64, 1));             /* kv_heads > heads */
+  assert_bad(rt_attention_ex(g, RT_FP16, 1, 64, 8, 8, 64, 0, 1));               /* v_head_dim < 1 */
   assert_bad(rt_flash_attention_ex(g, RT_FP16, 1, 64, 8, 8, 64, 64, 1, -1, 0)); /* window < 0 */
   assert_bad(rt_flash_attention_ex(g, RT_FP16, 1, 64, 8, 8, 64, 64, 1, 16, 2)); /* sinks not 0/1 */
   assert_bad(rt_flash_attention_ex(g, RT_FP16, 1, 64, 8, 8, 64, NAN, 1, 16, 0));
