@@ -2,12 +2,14 @@
  * runtime's kernels, stdlib/layers.llmp) against closed forms: scenarios written as text,
  * lowered, evaluated, read back as a Report or from the graph's kernel calls.
  *
- *   mla        multi-head latent attention: forward FLOPs per token from DeepSeek-V3's
- *              shapes; the unsplit down projections under sequence parallelism
+ *   mla        multi-head latent attention: forward FLOPs per token, activations under each
+ *              recompute and DeepSeek-V3's parameters from its shapes; the unsplit down
+ *              projections under sequence parallelism
  *   window     sliding-window attention and sinks (GPT-OSS), packed documents
  *   qk_norm    Qwen3's per-head norms inside the tensor-parallel region
  *   gqa        the unfused path's K/V expand and what it keeps
- *   mamba      Mamba-2's conv1d and SSD scan: FLOPs per token, tp split, errors
+ *   mamba      Mamba-2's conv1d and SSD scan: FLOPs per token, activations, tp split, errors;
+ *              the hybrid's attention-only, MLP-only and experts-only layers
  *   relu2      squared ReLU's kernel
  *   grouped    moe_grouped_gemm: one batched GEMM or one GEMM per local expert
  *   lora       frozen weights and adapters: trainable parameters, gradients, optimizer */
@@ -408,6 +410,20 @@ TEST(mamba2_flops_per_token) {
   expect_near(rt_ssd_flops(8192, nh, P, N, G, Q), 8192 * ssd, 1e-12, "rt_ssd_flops");
 }
 
+TEST(hybrid_layers_flops_per_token) {
+  /* Nemotron-H's other layers: attention alone (GQA, no MLP), the relu2 MLP alone, and (Nemotron
+   * 3) routed experts alone: router h E, top_k experts of h ffn + ffn h (relu2: ungated) */
+  double H = 4096, h = 32, kv = 8, dh = 128, F = 21504, s = 8192, E = 64, k = 6, mf = 1856;
+  double attn =
+      layer_flops_per_token(NH "; head_dim = 128; layer = attention_only_layer", "tp = 1; global_batch = 8", 8 * s);
+  expect_near(attn, 2 * (H * (h + 2 * kv) * dh + h * dh * H) + 4 * s * h * dh, 1e-12, "attention_only_layer");
+  double mlp = layer_flops_per_token(NH "; layer = mlp_only_layer", "tp = 1; global_batch = 8", 8 * s);
+  expect_near(mlp, 2 * 2 * H * F, 1e-12, "mlp_only_layer");
+  double moe = layer_flops_per_token(NH "; experts = 64; top_k = 6; moe_ffn = 1856; layer = moe_only_layer",
+                                     "tp = 1; ep = 8; global_batch = 8", 8 * s);
+  expect_near(moe, 2 * H * E + 2 * k * 2 * H * mf, 1e-12, "moe_only_layer");
+}
+
 TEST(mamba2_activations) {
   /* bf16, per token: ln and in_proj's inputs (h each), conv's (x, B, C), the scan's x, B, C
    * in bf16 and dt in fp32 (4 bytes a head), the gate's two inputs (z, y), gnorm's and
@@ -556,6 +572,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(qk_norm_split_over_tp),
       cmocka_unit_test(gqa_unfused_expand),
       cmocka_unit_test(mamba2_flops_per_token),
+      cmocka_unit_test(hybrid_layers_flops_per_token),
       cmocka_unit_test(mamba2_activations),
       cmocka_unit_test(mamba2_split_and_uncalibrated),
       cmocka_unit_test(mamba2_errors),
