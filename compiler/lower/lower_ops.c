@@ -32,9 +32,10 @@ static void whole(Lower *L, GId total, GId active) {
 
 /* --- arguments ----------------------------------------------------------------------- */
 
-/* One operator's call, bound to its definition's parameters. */
+/* One operator's call, bound to its definition's parameters (attention has 12). */
+enum { ARGS_MAX = 16 };
 typedef struct Args {
-  AstNode *node[12]; /* per parameter of the operator, NULL if not given */
+  AstNode *node[ARGS_MAX]; /* per parameter of the operator, NULL if not given */
   const OpDef *def;
   int kind;     /* OpKind (ops.def) */
   GId dto;      /* the other operators' dtype (L->dt_other), as a node */
@@ -54,8 +55,8 @@ static void bind_args(AstNode *call, const OpDef *od, Args *a) {
   for (AstNode *x = call->u.list.first; x; x = x->next) {
     if (x->kind == AST_NAMEDARG) {
       int i = param_index(od, x->name);
-      if (i >= 0 && i < 12) a->node[i] = x->u.bin.rhs;
-    } else if (k < 12) {
+      if (i >= 0 && i < ARGS_MAX) a->node[i] = x->u.bin.rhs;
+    } else if (k < ARGS_MAX) {
       a->node[k++] = x;
     }
   }
