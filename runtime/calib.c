@@ -672,7 +672,7 @@ static int start_table(Loader *L, char **w, int nw) {
   if (finish_table(L) != 0) return -1;
   if (nw < 3) return fail(L, L->line, "expected `table KERNEL DTYPE [key=value...]`");
   int dt = rt_dtype_lookup(w[2]);
-  if (dt < 0) return fail(L, L->line, "unknown dtype `%s` (fp32, tf32, fp16, bf16, fp8)", w[2]);
+  if (dt < 0) return fail(L, L->line, "unknown dtype `%s` (fp32, tf32, fp16, bf16, fp8, mxfp8, nvfp4)", w[2]);
   if (strlen(w[1]) >= RT_NAME_MAX) return fail(L, L->line, "kernel name too long");
   if (!known_kernel(w[1])) return fail(L, L->line, "unknown kernel `%s`", w[1]);
   char keys[RT_KEYS_MAX] = "";

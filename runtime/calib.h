@@ -184,6 +184,11 @@ void rt_calibrate(const RtGpu *g, RtOp op, RtDtype dt, const double *x, RtCost *
 /* Collective `kernel` by its table name ("allreduce" ... "p2p"), as rt_allreduce and the
  * others compute it (calibrated when c has the table); RT_BAD_ARGS and NaN for an unknown name. */
 RtCost rt_collective_named(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node);
+/* The same by index into rt_coll_kernels, for a group whose nodes are node_stride apart (a
+ * strided group, one GPU a node: what matters is the nodes it spans, against the tiers' spans
+ * and the NVLink domain). */
+RtCost rt_collective_strided(int kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node,
+                             int node_stride);
 
 /* The collectives' physics without a table, for the fitter (collectives.c): the time of one
  * call (seconds) with no table applied; NaN for bad arguments or an unknown kernel name. */

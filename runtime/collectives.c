@@ -98,9 +98,20 @@ static double rt_tier_eff(const RtTier *t, double dflt) {
   return t->efficiency > 0 && t->efficiency <= 1 ? t->efficiency : dflt;
 }
 
-/* The innermost tier if it is inside a node (span 0), else NULL (one GPU per node). */
+/* The GPUs' own fabric (NVLink, Infinity Fabric): the innermost tier if it is inside a node
+ * (span 0), or, on nodes of several GPUs, whatever its span, since it is what joins a node's
+ * GPUs: a span of N nodes is one NVLink domain of N nodes (an NVL72 rack: 18 trays of 4
+ * GPUs).  NULL where the innermost tier is a network (one GPU per node, as on Vista). */
 static const RtTier *rt_intra_tier(const RtCluster *c) {
-  return c->ntiers > 0 && c->tiers[0].span_nodes == 0 ? &c->tiers[0] : NULL;
+  if (c->ntiers < 1) return NULL;
+  const RtTier *t = &c->tiers[0];
+  return t->span_nodes == 0 || c->gpus_per_node > 1 ? t : NULL;
+}
+
+int rt_domain_nodes(const RtCluster *c) {
+  const RtTier *t = c ? rt_intra_tier(c) : NULL;
+  if (!t || t->span_nodes == 0) return 1;
+  return t->span_nodes < 0 || t->span_nodes > c->nodes ? c->nodes : t->span_nodes;
 }
 
 /* The ports one GPU has on an intra-node tier: links_per_node / GPUs (0: one, a switch). */
@@ -124,31 +135,43 @@ static double rt_intra_bw(const RtCluster *c, const RtTier *t, int gpn) {
   return t->bandwidth * ports * rt_tier_eff(t, rt_default_eff_nvlink);
 }
 
-/* Fills p for a group; returns 0, or -1 if the cluster cannot hold it. */
-static int rt_path(const RtCluster *c, int nodes, int gpn, RtPath *p) {
+/* Fills p for a group of nodes x gpn GPUs whose nodes are node_stride apart (its first
+ * instance, from node 0); returns 0, or -1 if the cluster cannot hold it.  Where the GPUs'
+ * fabric spans D > 1 nodes, a domain of D nodes stands for a node: a group inside one domain
+ * is an in-node group of all its GPUs, and a larger one has p->nodes domains of n / domains
+ * GPUs each (the fewest whole GPUs a domain holds, rounded down), whose network links are
+ * the D nodes' links. */
+static int rt_path(const RtCluster *c, int nodes, int gpn, int node_stride, RtPath *p) {
   const RtTier *in = rt_intra_tier(c);
+  int dn = rt_domain_nodes(c);
+  double ext = (nodes - 1.0) * node_stride + 1; /* the nodes the group spans */
   memset(p, 0, sizeof *p);
   p->n = nodes * gpn, p->nodes = nodes, p->gpn = gpn;
-  if (gpn > 1) {
+  if (ext > c->nodes) return -1;
+  if (dn > 1) {
+    p->nodes = (int)((ext - 1) / dn) + 1;
+    p->gpn = p->n / p->nodes;
+  }
+  if (p->gpn > 1) {
     if (!in) return -1;
-    p->bw_intra = rt_intra_bw(c, in, gpn);
+    p->bw_intra = rt_intra_bw(c, in, p->gpn);
     p->lat_intra = in->latency;
   }
-  if (nodes == 1) return 0;
+  if (p->nodes == 1) return 0;
   p->bw_net = INFINITY, p->bw_nic = INFINITY;
   /* Every tier from the first inter-node one to the first whose span covers the group: the
    * ring's node-to-node edges cross all of them, so the slowest sets the rate and the
    * outermost (the longest path, most switch hops) the latency. */
   for (int i = in ? 1 : 0; i < c->ntiers; i++) {
     const RtTier *t = &c->tiers[i];
-    int links = rt_node_links(c, t);
+    int links = rt_node_links(c, t) * dn;
     double eff = rt_tier_eff(t, rt_default_eff_net);
     /* A GPU drives the NIC next to it; gpn GPUs use at most gpn NICs and share fewer. */
-    double node = t->bandwidth * eff * (links < gpn ? links : gpn);
+    double node = t->bandwidth * eff * (links < p->gpn ? links : p->gpn);
     if (node < p->bw_net) p->bw_net = node;
     if (t->bandwidth * eff < p->bw_nic) p->bw_nic = t->bandwidth * eff;
     p->lat_net = t->latency;
-    if (t->span_nodes < 0 || t->span_nodes >= nodes) return 0;
+    if (t->span_nodes < 0 || t->span_nodes >= ext) return 0;
   }
   return -1; /* no tier spans that many nodes */
 }
@@ -178,8 +201,8 @@ static double rt_ring_time(const RtPath *p, double bus_bytes, double rank_bytes,
   return best;
 }
 
-/* NVLink SHARP all-reduce inside one node (see rt_nvls_min_bw), or INFINITY where the rule
- * does not give it.  It moves the message through a pipeline of chunks, each step paying a
+/* NVLink SHARP all-reduce inside one node or NVLink domain (see rt_nvls_min_bw), or INFINITY
+ * where the rule does not give it.  It moves the message through a pipeline of chunks, each step paying a
  * fixed cost; with chunks sized for the message (NCCL picks channels and chunk by size), a
  * pipeline of total step cost S filling over time B/bw costs at best 2 sqrt(S B / bw) more
  * than the transfer (the optimal-segmentation result: time (sqrt(S) + sqrt(B/bw))^2 less the
@@ -246,13 +269,13 @@ static int rt_group_ok(const RtCluster *c, double bytes, int nodes, int gpn) {
          c->ntiers >= 0 && c->ntiers <= RT_MAX_TIERS;
 }
 
-static RtCost rt_collective(RtColl k, const RtCluster *c, double bytes, int nodes, int gpn) {
+static RtCost rt_collective(RtColl k, const RtCluster *c, double bytes, int nodes, int gpn, int node_stride) {
   RtPath p;
-  if (!rt_group_ok(c, bytes, nodes, gpn)) return rt_bad();
+  if (!rt_group_ok(c, bytes, nodes, gpn) || node_stride < 1) return rt_bad();
   if (k == RT_COLL_P2P && !((nodes == 1 && gpn == 2) || (nodes == 2 && gpn == 1))) return rt_bad();
   /* One rank: nothing moves (frameworks skip the call); a size-0 call is NCCL's no-op. */
   if (nodes * gpn == 1 || bytes == 0) return (RtCost){0, 0, 0};
-  if (rt_path(c, nodes, gpn, &p) != 0) return rt_bad();
+  if (rt_path(c, nodes, gpn, node_stride, &p) != 0) return rt_bad();
   RtCost cost = {rt_physics(k, c, &p, bytes), 0, 0};
   const RtTable *t = c->calib ? rt_coll_table(c->calib, k, nodes, gpn) : NULL;
   if (t) {
@@ -263,19 +286,19 @@ static RtCost rt_collective(RtColl k, const RtCluster *c, double bytes, int node
 }
 
 RtCost rt_allreduce(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
-  return rt_collective(RT_COLL_ALLREDUCE, c, bytes, nodes, gpus_per_node);
+  return rt_collective(RT_COLL_ALLREDUCE, c, bytes, nodes, gpus_per_node, 1);
 }
 RtCost rt_allgather(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
-  return rt_collective(RT_COLL_ALLGATHER, c, bytes, nodes, gpus_per_node);
+  return rt_collective(RT_COLL_ALLGATHER, c, bytes, nodes, gpus_per_node, 1);
 }
 RtCost rt_reducescatter(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
-  return rt_collective(RT_COLL_REDUCESCATTER, c, bytes, nodes, gpus_per_node);
+  return rt_collective(RT_COLL_REDUCESCATTER, c, bytes, nodes, gpus_per_node, 1);
 }
 RtCost rt_alltoall(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
-  return rt_collective(RT_COLL_ALLTOALL, c, bytes, nodes, gpus_per_node);
+  return rt_collective(RT_COLL_ALLTOALL, c, bytes, nodes, gpus_per_node, 1);
 }
 RtCost rt_p2p(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
-  return rt_collective(RT_COLL_P2P, c, bytes, nodes, gpus_per_node);
+  return rt_collective(RT_COLL_P2P, c, bytes, nodes, gpus_per_node, 1);
 }
 
 /* --- a hard lower bound, for the fitter ------------------------------------------------
@@ -303,13 +326,13 @@ RtCost rt_p2p(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
  * all need the same volume: so the average rank, hence the slowest, needs at least
  * volume / (NVLink + NICs / gpn).  A group inside one node has no NIC term, a group of one
  * GPU per node no NVLink term (what reaches it over NVLink came through the node's NICs). */
-static double rt_bound_rate(const RtCluster *c, int nodes, int gpn) {
+static double rt_bound_rate(const RtCluster *c, const RtPath *p) {
   const RtTier *in = rt_intra_tier(c);
   double rate = 0;
-  if (gpn > 1) rate += in->bandwidth * rt_gpu_ports(c, in);
-  if (nodes > 1) {
+  if (p->gpn > 1) rate += in->bandwidth * rt_gpu_ports(c, in);
+  if (p->nodes > 1) { /* a domain of several nodes (rt_path): its nodes' NICs */
     const RtTier *nic = &c->tiers[in ? 1 : 0];
-    rate += nic->bandwidth * rt_node_links(c, nic) / gpn;
+    rate += nic->bandwidth * rt_node_links(c, nic) * rt_domain_nodes(c) / p->gpn;
   }
   return rate;
 }
@@ -320,14 +343,20 @@ double rt_collective_min_time(const char *kernel, const RtCluster *c, double byt
   if (k < 0 || !rt_group_ok(c, bytes, nodes, gpus_per_node)) return NAN;
   int n = nodes * gpus_per_node;
   if (n == 1 || bytes == 0) return 0;
-  if (rt_path(c, nodes, gpus_per_node, &p) != 0) return NAN; /* the cluster cannot hold it */
+  if (rt_path(c, nodes, gpus_per_node, 1, &p) != 0) return NAN; /* the cluster cannot hold it */
   double volume = k == RT_COLL_P2P ? bytes : (n - 1.0) / n * bytes;
-  return volume / rt_bound_rate(c, nodes, gpus_per_node);
+  return volume / rt_bound_rate(c, &p);
 }
 
 RtCost rt_collective_named(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
   int k = rt_coll_index(kernel);
-  return k < 0 ? rt_bad() : rt_collective((RtColl)k, c, bytes, nodes, gpus_per_node);
+  return k < 0 ? rt_bad() : rt_collective((RtColl)k, c, bytes, nodes, gpus_per_node, 1);
+}
+
+RtCost rt_collective_strided(int kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node,
+                             int node_stride) {
+  if (kernel < 0 || kernel >= RT_NCOLLS) return rt_bad();
+  return rt_collective((RtColl)kernel, c, bytes, nodes, gpus_per_node, node_stride);
 }
 
 double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node) {

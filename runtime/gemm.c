@@ -32,6 +32,8 @@ double rt_peak(const RtGpu *g, RtDtype dt) {
       [RT_FP16] = {RT_FP16, RT_BF16, RT_TF32, RT_FP32},
       [RT_BF16] = {RT_BF16, RT_FP16, RT_TF32, RT_FP32},
       [RT_FP8] = {RT_FP8, RT_FP16, RT_BF16, RT_FP32},
+      [RT_MXFP8] = {RT_MXFP8, RT_FP8, RT_FP16, RT_BF16},
+      [RT_NVFP4] = {RT_NVFP4, RT_FP8, RT_FP16, RT_BF16},
   };
   /* clang-format on */
   for (int i = 0; i < 4; i++)
@@ -41,10 +43,11 @@ double rt_peak(const RtGpu *g, RtDtype dt) {
 
 /* The fraction of the modelled tensor-core rate a part sustains through a training run (power
  * and clock limits that a short benchmark does not reach), from hw/gpus.llmp: scales GEMMs and
- * attention, not the memory-bound kernels.  fp8 work has its own figure where the part sets
- * one (Transformer Engine's fp8 GEMMs hold a smaller share of their peak than bf16 ones). */
+ * attention, not the memory-bound kernels.  Quantized work (fp8, mxfp8, nvfp4) has its own
+ * figure where the part sets one (Transformer Engine's quantized GEMMs hold a smaller share
+ * of their peak than bf16 ones: casts, scaling, amax reductions). */
 double rt_sustained(const RtGpu *g, RtDtype dt) {
-  if (dt == RT_FP8 && g->sustained_fp8 > 0 && g->sustained_fp8 <= 1) return g->sustained_fp8;
+  if (rt_dtype_quantized(dt) && g->sustained_fp8 > 0 && g->sustained_fp8 <= 1) return g->sustained_fp8;
   return g->sustained_compute > 0 && g->sustained_compute <= 1 ? g->sustained_compute : 1;
 }
 

@@ -87,9 +87,11 @@ int rt_group_layout(int size, int stride, int gpn, int *nodes, int *gpus_per_nod
   return 0;
 }
 
-typedef RtCost CollFn(const RtCluster *, double, int, int);
+/* The nodes apart a group's consecutive members sit: stride / gpn where each has its own node,
+ * else 1. */
+static int node_stride_of(int stride, int gpn) { return stride >= gpn ? stride / gpn : 1; }
 
-static void collective(CollFn *f, const void *t, const double *a, double *out) {
+static void collective(int kernel, const void *t, const double *a, double *out) {
   const RtCluster *c = t;
   double size = a[1], stride = a[2];
   if (!(size >= 1 && size <= 1e9 && stride >= 1 && stride <= 1e9) || size != floor(size) || stride != floor(stride)) {
@@ -105,14 +107,15 @@ static void collective(CollFn *f, const void *t, const double *a, double *out) {
     bad(out);
     return;
   }
-  put(out, f(c, a[0], nodes, gpn));
+  put(out, rt_collective_strided(kernel, c, a[0], nodes, gpn, node_stride_of((int)stride, c->gpus_per_node)));
   out[1] = 0;
 }
 
-static void k_allreduce(const void *t, const double *a, double *out) { collective(rt_allreduce, t, a, out); }
-static void k_allgather(const void *t, const double *a, double *out) { collective(rt_allgather, t, a, out); }
-static void k_reducescatter(const void *t, const double *a, double *out) { collective(rt_reducescatter, t, a, out); }
-static void k_alltoall(const void *t, const double *a, double *out) { collective(rt_alltoall, t, a, out); }
+/* ORDER rt_coll_kernels (calib.c): allreduce allgather reducescatter alltoall p2p */
+static void k_allreduce(const void *t, const double *a, double *out) { collective(0, t, a, out); }
+static void k_allgather(const void *t, const double *a, double *out) { collective(1, t, a, out); }
+static void k_reducescatter(const void *t, const double *a, double *out) { collective(2, t, a, out); }
+static void k_alltoall(const void *t, const double *a, double *out) { collective(3, t, a, out); }
 
 /* One send between consecutive pipeline stages; the slowest boundary decides. */
 static void k_p2p(const void *t, const double *a, double *out) {
@@ -127,7 +130,10 @@ static void k_p2p(const void *t, const double *a, double *out) {
     return;
   }
   bool cross = stride >= c->gpus_per_node || stride * size > c->gpus_per_node;
-  put(out, rt_p2p(c, a[0], cross ? 2 : 1, cross ? 1 : 2));
+  /* nodes apart: stride / gpn, at most what the cluster holds (the last stage's neighbour) */
+  double apart = stride >= c->gpus_per_node ? floor(stride / c->gpus_per_node) : 1;
+  int ns = apart < c->nodes - 1 ? (int)apart : c->nodes > 1 ? c->nodes - 1 : 1;
+  put(out, rt_collective_strided(4, c, a[0], cross ? 2 : 1, cross ? 1 : 2, ns));
   out[1] = 0;
 }
 
@@ -312,8 +318,9 @@ static void why_cluster(RtKernel k, const RtCluster *c, const double *a, char *w
   int nodes, gpn;
   if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0)
     WHY("a group of %d ranks %d apart does not tile nodes of %d GPUs", (int)size, (int)stride, c->gpus_per_node);
-  if (nodes > c->nodes) WHY("the group spans %d nodes; cluster `%s` has %d", nodes, c->name, c->nodes);
-  WHY("cluster `%s` has no network tier that spans %d nodes", c->name, nodes);
+  double ext = (nodes - 1.0) * node_stride_of((int)stride, c->gpus_per_node) + 1; /* the nodes it spans */
+  if (ext > c->nodes) WHY("the group spans %.0f nodes; cluster `%s` has %d", ext, c->name, c->nodes);
+  WHY("cluster `%s` has no network tier that spans %.0f nodes", c->name, ext);
 }
 
 static void why_layers_on(const double *a, char *why, size_t n) {

@@ -26,7 +26,10 @@
 extern "C" {
 #endif
 
-typedef enum { RT_FP32, RT_TF32, RT_FP16, RT_BF16, RT_FP8, RT_NDTYPES } RtDtype;
+/* fp8: E4M3/E5M2 with a scale per tensor (Transformer Engine's delayed or current scaling).
+ * mxfp8: OCP Microscaling v1.0, E4M3/E5M2 with an E8M0 scale per 32 elements; nvfp4: E2M1
+ * with an E4M3 scale per 16 elements and an fp32 one per tensor (NVIDIA, arXiv 2509.25149). */
+typedef enum { RT_FP32, RT_TF32, RT_FP16, RT_BF16, RT_FP8, RT_MXFP8, RT_NVFP4, RT_NDTYPES } RtDtype;
 
 /* Calibration tables of one GPU (operators) or one system (collectives): opaque. */
 typedef struct RtCalib RtCalib;
@@ -35,7 +38,8 @@ typedef struct RtGpu {
   const char *name;
   double memory;            /* bytes of HBM */
   double memory_bandwidth;  /* bytes/s, datasheet */
-  double peak[RT_NDTYPES];  /* dense FLOP/s per dtype; 0 where the GPU has none */
+  double peak[RT_NDTYPES];  /* dense FLOP/s per dtype; 0 where the GPU has none (mxfp8
+                                   runs at the fp8 rate, nvfp4 at the fp4 one) */
   int sms;                  /* streaming multiprocessors (compute units on AMD) */
   double l2_cache;          /* bytes; 0 if unknown */
   const RtCalib *calib;     /* operator tables, or NULL: datasheet model only */
@@ -147,6 +151,11 @@ RtCost rt_reducescatter(const RtCluster *c, double bytes, int nodes, int gpus_pe
 RtCost rt_alltoall(const RtCluster *c, double bytes, int nodes, int gpus_per_node);
 /* Send/receive between two ranks: nodes = 1 (same node) or 2, gpus_per_node = 2 or 1. */
 RtCost rt_p2p(const RtCluster *c, double bytes, int nodes, int gpus_per_node);
+/* The nodes the GPUs' own fabric joins: 1 where the innermost tier spans a node; N where, on
+ * nodes of several GPUs, it spans N nodes (an NVL72 rack's NVLink: 18 trays of 4 GPUs), or
+ * all of them for `system`.  A group inside such a domain runs on that tier as if in one
+ * node; a larger one crosses the next tiers from each domain's links. */
+int rt_domain_nodes(const RtCluster *c);
 
 /* --- pipeline schedules -------------------------------------------------------------- */
 /* The makespan of one iteration's pipeline, simulated event by event over devices and
@@ -250,9 +259,14 @@ const char *rt_calib_table_name(const RtCalib *c, int i);
 
 const char *rt_dtype_name(RtDtype dt);
 int rt_dtype_lookup(const char *name); /* -1 if unknown */
+/* Bytes an element, the block scales included: mxfp8 1 + 1/32, nvfp4 1/2 + 1/16 (the
+ * per-tensor scale is 4 bytes a tensor, left out). */
 double rt_dtype_bytes(RtDtype dt);
+/* Whether dt is a quantized GEMM format (fp8, mxfp8, nvfp4): the GEMMs of the transformer
+ * layers run in it, the other operators in bf16. */
+int rt_dtype_quantized(RtDtype dt);
 /* The fraction of the modelled tensor-core rate g holds through training for work in dt:
- * sustained_fp8 for fp8 where set, else sustained_compute; 1 where unset. */
+ * sustained_fp8 for the quantized formats where set, else sustained_compute; 1 where unset. */
 double rt_sustained(const RtGpu *g, RtDtype dt);
 
 #ifdef __cplusplus

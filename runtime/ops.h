@@ -68,7 +68,7 @@ static inline double rt_mem_time(const RtGpu *g, double bytes) {
   return (bytes + RT_MEM_IN_FLIGHT_PER_SM * g->sms) / (RT_MEM_EFFICIENCY * g->memory_bandwidth);
 }
 /* The FLOP/s a dtype runs at on g: its own peak, else the nearest wider type's (an fp8 GEMM
- * on a GPU without fp8 runs in fp16); 0 if none. */
+ * on a GPU without fp8 runs in fp16; mxfp8 and nvfp4 fall back to fp8 first); 0 if none. */
 double rt_peak(const RtGpu *g, RtDtype dt);
 /* Fixed cost of one kernel in an operator's profiled span: the gap between back-to-back
  * kernels plus the ramp of a kernel's first wave. */

@@ -116,7 +116,8 @@ const char cli_usage_op[] =
     "  --gpu GPU         a gpu declared in hw/gpus.llmp (a100_sxm4_80gb, gh200, h100_sxm, ...)\n"
     "                    or in a file given with -f\n"
     "  --cluster NAME    a cluster declared in hw/systems/ (perlmutter, vista, selene, eos) or -f\n"
-    "  --dtype DTYPE     fp32, tf32, fp16 (default), bf16 or fp8 (on a gpu with `peak_fp8`)\n"
+    "  --dtype DTYPE     fp32, tf32, fp16 (default), bf16, fp8 or mxfp8 (on a gpu with `peak_fp8`;\n"
+    "                    mxfp8 also `peak_fp4`), nvfp4 (on a gpu with `peak_fp4`)\n"
     "  --batch           read one query `KIND ARGS...` per line from standard input and print\n"
     "                    one line per query, in order; a bad query's line reads `error` (its\n"
     "                    message goes to standard error as `<stdin>:LINE: error: ...`) and the\n"
@@ -151,7 +152,7 @@ static int op_option(void *ctx, int id, const char *value) {
   case OPT_CLUSTER: o->cluster = value; break;
   case OPT_DTYPE: {
     int dt = rt_dtype_lookup(value);
-    if (dt < 0) return cli_usage_error("op", "unknown dtype `%s` (fp32, tf32, fp16, bf16, fp8)", value);
+    if (dt < 0) return cli_usage_error("op", "unknown dtype `%s` (fp32, tf32, fp16, bf16, fp8, mxfp8, nvfp4)", value);
     o->dtype = (RtDtype)dt;
     break;
   }
@@ -280,9 +281,17 @@ static int run_batch(OpCtx *x) {
   return bad ? 1 : 0;
 }
 
-/* Whether g runs dt: fp8 only where the gpu declares its rate (the runtime would run it at
- * fp16's, with fp8's bytes: faster than fp16, which no gpu without fp8 is). */
-static bool dtype_runs_on(const RtGpu *g, RtDtype dt) { return dt != RT_FP8 || g->peak[RT_FP8] > 0; }
+/* The peak field g lacks to run dt, or NULL, and why it needs it: a quantized format only
+ * where the gpu declares its rate (the runtime would run it at fp16's, with the format's
+ * bytes: faster than fp16, which no gpu without it is); mxfp8's block scales also need the
+ * tensor cores of a gpu with an fp4 rate (the rule of `llmp check`, sema.c's dtype_needs). */
+static const char *dtype_lacks(const RtGpu *g, RtDtype dt, const char **why) {
+  *why = dt == RT_NVFP4 ? "declares its fp4 rate" : "declares its fp8 rate";
+  if ((dt == RT_FP8 || dt == RT_MXFP8) && !(g->peak[RT_FP8] > 0)) return "peak_fp8";
+  if (dt == RT_MXFP8) *why = "has block-scaled tensor cores, which it declares by its fp4 rate (Blackwell, CDNA 4)";
+  if ((dt == RT_MXFP8 || dt == RT_NVFP4) && !(g->peak[RT_NVFP4] > 0)) return "peak_fp4";
+  return NULL;
+}
 
 int cli_op(int argc, char **argv, const CliCommand *c) {
   OpOptions o = {0};
@@ -296,11 +305,10 @@ int cli_op(int argc, char **argv, const CliCommand *c) {
     if (h) {
       x.gpu = o.gpu ? hw_gpu(h, o.gpu) : NULL;
       x.cluster = o.cluster ? hw_cluster(h, o.cluster) : NULL;
-      if (x.gpu && !dtype_runs_on(x.gpu, o.dtype))
-        fprintf(
-            stderr,
-            "llmp op: error: gpu `%s` has no `peak_fp8`: --dtype fp8 runs only on a gpu that declares its fp8 rate\n",
-            x.gpu->name);
+      const char *why, *lacks = x.gpu ? dtype_lacks(x.gpu, o.dtype, &why) : NULL;
+      if (lacks)
+        fprintf(stderr, "llmp op: error: gpu `%s` has no `%s`: --dtype %s runs only on a gpu that %s\n", x.gpu->name,
+                lacks, rt_dtype_name(o.dtype), why);
       else if ((!o.gpu || x.gpu) && (!o.cluster || x.cluster))
         rc = o.batch ? run_batch(&x) : !run_query(&x, o.a.nargs, o.a.args);
     }

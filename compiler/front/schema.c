@@ -30,7 +30,10 @@ static const char *const e_norm[] = {"layernorm", "rmsnorm", NULL};
 static const char *const e_activation[] = {"gelu", "swiglu", "geglu", "relu", "silu", "relu2", NULL};
 static const char *const e_position[] = {"learned", "rotary", "alibi", "none", NULL};
 static const char *const e_attention[] = {"flash", "unfused", NULL};
-static const char *const e_dtype[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
+static const char *const e_dtype[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "mxfp8", "nvfp4", NULL};
+/* attention's own type: Transformer Engine's fp8 dot-product attention (NVTE_FP8_DPA, Megatron's
+ * --fp8-dot-product-attention) */
+static const char *const e_attention_dtype[] = {"bf16", "fp8", NULL};
 static const char *const e_schedule[] = {SCHEDULE_WORDS(WORD_STRING) NULL};
 static const char *const e_recompute[] = {RECOMPUTE_WORDS(WORD_STRING) NULL};
 static const char *const e_groups[] = {"tp", "cp", "ep", "dp", "pp", NULL};
@@ -99,7 +102,7 @@ static const FieldDef f_plan[] = {
     {"stage_layers", FT_COUNTLIST, {{0}}, NULL, DK_UNKNOWN, 0, 0, 0}, COUNT0("first_stage_layers", 0),
     COUNT0("last_stage_layers", 0),
     COUNT("dp_bucket_elements", 0), ENUM("grad_dtype", e_dtype, 0), BOOL("overlap_dp"), BOOL("overlap_tp"), BOOL("overlap_pp"),
-    BOOL("overlap_param_gather"), ENUM("optimizer", e_optimizer, 0),
+    BOOL("overlap_param_gather"), ENUM("optimizer", e_optimizer, 0), ENUM("attention_dtype", e_attention_dtype, 0),
     ENUM("moe_token_dispatcher", e_dispatcher, 0), ENUM("moe_router_dtype", e_router_dtype, 0),
     STRING("description"), STRING("source"), END};
 

@@ -788,18 +788,57 @@ static void check_stack(Sema *s, Decl *sc, Decl *p, Decl *fw) {
            n, stack);
 }
 
-/* fp8 needs a gpu that declares its fp8 rate: without `peak_fp8` the kernels would run it at
- * fp16's rate with fp8's bytes, faster than fp16. */
-static void check_dtype(Sema *s, Decl *sc, Decl *p, Decl *g) {
-  const char *dt = word_of(s, p, "dtype");
-  Value peak = eval_field_named(s, g, "peak_fp8");
-  if (!dt || strcmp(dt, "fp8") || (peak.t == T_NUM && peak.known && peak.num > 0)) return;
-  /* at the plan where it is written; at a sweep's name, which may have changed the cluster */
+/* A quantized dtype needs a gpu that declares its rate: without it the kernels would run it at
+ * fp16's rate with the format's bytes, faster than fp16.  mxfp8 runs at the fp8 rate but its
+ * per-32 E8M0 scales need block-scaled tensor cores, which the gpus with an fp4 rate have
+ * (Blackwell, CDNA 4; Transformer Engine refuses MXFP8 on Hopper).  nvfp4's E4M3 scales per
+ * 16 elements are NVIDIA's: CDNA 4 runs fp4 as MXFP4 only. */
+static const struct {
+  const char *dtype, *peak, *why;
+} dtype_needs[] = {
+    {"fp8", "peak_fp8", "fp8 runs only on a gpu that declares its fp8 rate"},
+    {"mxfp8", "peak_fp8", "mxfp8 runs only on a gpu that declares its fp8 rate"},
+    {"mxfp8", "peak_fp4",
+     "mxfp8's per-32 block scales need the block-scaled tensor cores of a gpu with an fp4 rate (Blackwell, CDNA 4)"},
+    {"nvfp4", "peak_fp4", "nvfp4 runs only on a gpu that declares its fp4 rate"},
+};
+
+static bool has_peak(Sema *s, Decl *g, const char *field) {
+  Value peak = eval_field_named(s, g, field);
+  return peak.t == T_NUM && peak.known && peak.num > 0;
+}
+
+/* An error at the plan where it is written; at a sweep's name, which may have changed the
+ * cluster. */
+static void dtype_err(Sema *s, Decl *sc, const char *field, const char *dt, Decl *g, const char *what) {
   int i = schema_field_index(sc->schema, schema_field(sc->schema, "plan"));
   bool here = sc->kind == DK_SCENARIO && sc->fields[i];
   err_at(s, file_of(s, here ? sc->owners[i] : sc), here ? sc->fields[i]->span : sc->node->name_span,
-         "%s `%s`: plan.dtype = fp8, but gpu `%s` has no `peak_fp8`: fp8 runs only on a gpu that declares its fp8 rate",
-         sc->kind == DK_SWEEP ? "sweep" : "scenario", sc->name, g->name);
+         "%s `%s`: plan.%s = %s, but gpu `%s` %s", sc->kind == DK_SWEEP ? "sweep" : "scenario", sc->name, field, dt,
+         g->name, what);
+}
+
+static bool dtype_runs(Sema *s, Decl *sc, const char *field, const char *dt, Decl *g) {
+  char what[256];
+  for (size_t k = 0; dt && k < sizeof dtype_needs / sizeof *dtype_needs; k++)
+    if (!strcmp(dt, dtype_needs[k].dtype) && !has_peak(s, g, dtype_needs[k].peak)) {
+      snprintf(what, sizeof what, "has no `%s`: %s", dtype_needs[k].peak, dtype_needs[k].why);
+      dtype_err(s, sc, field, dt, g, what);
+      return false;
+    }
+  return true;
+}
+
+static void check_dtype(Sema *s, Decl *sc, Decl *p, Decl *g) {
+  const char *dt = word_of(s, p, "dtype");
+  if (!dtype_runs(s, sc, "attention_dtype", word_of(s, p, "attention_dtype"), g) ||
+      !dtype_runs(s, sc, "dtype", dt, g))
+    return;
+  const char *vendor = word_of(s, g, "vendor");
+  if (dt && !strcmp(dt, "nvfp4") && vendor && strcmp(vendor, "nvidia"))
+    dtype_err(s, sc, "dtype", dt, g,
+              "is not an nvidia gpu: nvfp4's E4M3 scales per 16 elements are NVIDIA's (Blackwell); an amd gpu runs fp4 "
+              "as MXFP4");
 }
 
 static void check_scenario(Sema *s, Decl *d) {

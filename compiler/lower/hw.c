@@ -149,8 +149,10 @@ static bool int_of(HwSet *h, Decl *decl, const char *field, double x, int *out) 
   return false;
 }
 
-static const char *const peak_fields[RT_NDTYPES] = {/* ORDER RtDtype */
-                                                    "peak_fp32", "peak_tf32", "peak_fp16", "peak_bf16", "peak_fp8"};
+/* ORDER RtDtype: mxfp8 runs at the fp8 rate (Blackwell's block-scaled fp8 MMA does), nvfp4 at
+ * the fp4 one */
+static const char *const peak_fields[RT_NDTYPES] = {"peak_fp32", "peak_tf32", "peak_fp16", "peak_bf16",
+                                                    "peak_fp8",  "peak_fp8",  "peak_fp4"};
 
 static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
   const RtGpu *known = built_find(&h->gpus, decl);

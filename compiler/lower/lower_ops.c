@@ -147,9 +147,11 @@ static void comm(Lower *L, int stream, const char *name, const char *what, GId f
   add_op(L, name, what, 't', f, b);
 }
 
-/* Bytes per element a GEMM of the current block keeps of its input: with fp8, its one-byte
- * fp8 cast. */
-static GId gemm_in_bytes(Lower *L) { return L->dt_gemm == RT_FP8 ? K(L, 1) : L->bytes_act; }
+/* Bytes per element a GEMM of the current block keeps of its input: in a quantized format,
+ * its cast (fp8 1 byte, mxfp8 1 + 1/32, nvfp4 1/2 + 1/16: the block scales included). */
+static GId gemm_in_bytes(Lower *L) {
+  return rt_dtype_quantized(L->dt_gemm) ? K(L, rt_dtype_bytes(L->dt_gemm)) : L->bytes_act;
+}
 
 /* Elements of work outside (or inside) the tensor-parallel region on this rank. */
 static GId local_elems(Lower *L, GId elems) {
@@ -243,7 +245,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
                     : local_elems(L, MUL(L, t, in));
   if (frozen && !lora) /* the data gradient needs the weight alone */
     ;
-  else if (in_saved < 0 || col || L->dt_gemm == RT_FP8) /* a column linear's input is not O */
+  else if (in_saved < 0 || col || rt_dtype_quantized(L->dt_gemm)) /* a column linear's input is not O */
     A->act = ADD(L, A->act, MUL(L, in_el, gemm_in_bytes(L)));
   else
     A->act_sel = SUB(L, A->act_sel, in_saved);
@@ -311,9 +313,9 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   GId lq = PICK(L, packed, doc, s);                       /* a sequence as the kernel sees it */
   GId bq = PICK(L, packed, DIV(L, MUL(L, b, s), doc), b); /* and how many */
   GId h = DIV(L, heads, L->tp), kvr = MAX(L, K(L, 1), DIV(L, kv, L->tp));
-  GId c = flash ? lower_call(L, RTK_FLASH, name, 10, K(L, L->dt_other), bq, lq, h, kvr, dh, K(L, causal), dv, w,
-                             K(L, sinks))
-                : lower_call(L, RTK_ATTENTION, name, 8, K(L, L->dt_other), b, s, h, dh, K(L, causal), kvr, dv);
+  GId dt = K(L, L->dt_attn);
+  GId c = flash ? lower_call(L, RTK_FLASH, name, 10, dt, bq, lq, h, kvr, dh, K(L, causal), dv, w, K(L, sinks))
+                : lower_call(L, RTK_ATTENTION, name, 8, dt, b, s, h, dh, K(L, causal), kvr, dv);
   /* context parallelism: each rank computes 1/cp of the (load-balanced) score matrix */
   GId f = DIV(L, c, L->cp), bw = DIV(L, c + 1, L->cp);
   if (drop && !flash) { /* dropout over the probabilities: one element-wise pass over b*h*s*s */
@@ -338,9 +340,11 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   GId kvk = flash ? kvr : h; /* the K and V heads kept: the unfused path keeps the expanded ones */
   GId qkv = dv == dh ? MUL3(L, b, sl, MUL(L, ADD(L, h, MUL(L, K(L, 2), kvk)), dh))
                      : MUL3(L, b, sl, ADD(L, MUL(L, h, dh), MUL(L, kvk, ADD(L, dh, dv))));
-  GId saved = MUL(L, qkv, L->bytes_act), extra;
+  /* in fp8 (TE's fp8 attention) Q, K, V and O are kept in fp8, a byte an element */
+  GId el = L->dt_attn == RT_FP8 ? K(L, 1) : L->bytes_act;
+  GId saved = MUL(L, qkv, el), extra;
   if (flash) { /* O and the fp32 log-sum-exp */
-    GId o = MUL(L, MUL3(L, b, sl, MUL(L, h, dv)), L->bytes_act);
+    GId o = MUL(L, MUL3(L, b, sl, MUL(L, h, dv)), el);
     extra = ADD(L, o, MUL(L, K(L, 4), MUL3(L, b, h, sl)));
     L->out_saved = o;
   } else { /* softmax output; with dropout its mask (1 byte) and output */
@@ -736,10 +740,10 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   L->nlets = 0;
   L->sharded = false;
   L->out_saved = -1;
-  /* fp8 (Transformer Engine's recipe, as Megatron-Core and NeMo run it) covers the layers'
-   * GEMMs; the embedding's and the LM head's stay in bf16. */
-  bool fp8 = L->dt_plan == RT_FP8 && lower_is_layer(which);
-  L->dt_gemm = fp8 ? RT_FP8 : L->dt_other;
+  /* a quantized dtype (Transformer Engine's fp8, mxfp8 and nvfp4 recipes, as Megatron-Core
+   * and NeMo run them) covers the layers' GEMMs; the embedding's and the LM head's stay in bf16 */
+  bool quantized = rt_dtype_quantized(L->dt_plan) && lower_is_layer(which);
+  L->dt_gemm = quantized ? L->dt_plan : L->dt_other;
   if (!blk) return;
   L->row_skip = 0;
   L->prev_kind = -1;

@@ -330,15 +330,19 @@ static GId plan_decisions(Lower *L) {
   L->hidden = lower_field(L, m, "model", "hidden", 1);
   int dt = dtype_code(word_or(L, L->plan, "dtype", "bf16"));
   L->dt_plan = L->dt_gemm = (RtDtype)dt;
-  L->dt_other = dt == RT_FP8 ? RT_BF16 : (RtDtype)dt;
+  L->dt_other = rt_dtype_quantized((RtDtype)dt) ? RT_BF16 : (RtDtype)dt;
+  const char *attn = sema_word(L->s, L->plan, "attention_dtype");
+  L->dt_attn = attn ? (RtDtype)dtype_code(attn) : L->dt_other;
   L->bytes_act = K(L, dt == RT_FP32 || dt == RT_TF32 ? 4 : 2); /* tf32 is stored as fp32 */
   const char *rw = plan_word(L, "moe_router_dtype", NULL);
   L->dt_router = rw ? (RtDtype)dtype_code(rw) : L->dt_other;
   L->dt_router_bytes = L->dt_router == RT_FP32 || L->dt_router == RT_TF32 ? 4 : 2;
   L->sp = AND(L, lower_plan_field(L, "sequence_parallel"), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
   L->zero = lower_plan_field(L, "zero");
-  /* tensor-parallel overlap (userbuffers) works inside one node, unless the stack says not */
-  GId tp_in_node = g_bin(L->g, GN_LE, MUL(L, L->tp, L->stride[G_TP]), K(L, L->rc->gpus_per_node));
+  /* tensor-parallel overlap (userbuffers) works inside one NVLink domain (a node, or an NVL72
+   * rack's trays), unless the stack says not */
+  double domain = (double)L->rc->gpus_per_node * rt_domain_nodes(L->rc);
+  GId tp_in_node = g_bin(L->g, GN_LE, MUL(L, L->tp, L->stride[G_TP]), K(L, domain));
   L->overlap_tp = lower_plan_field(L, "overlap_tp");
   if (L->st.tp_span_node) L->overlap_tp = AND(L, L->overlap_tp, tp_in_node);
   L->overlap_dp = lower_plan_field(L, "overlap_dp");

@@ -102,6 +102,7 @@ typedef struct Lower {
   RtDtype dt_gemm, dt_other; /* the current block's GEMMs', and the other operators' */
   RtDtype dt_router;         /* the MoE router's (moe_router_dtype) */
   double dt_router_bytes;    /* bytes per element of its input and probabilities */
+  RtDtype dt_attn;           /* attention's: attention_dtype, else dt_other */
   /* plan decisions, as nodes (constants unless a sweep varies them) */
   GId sp; /* sequence parallelism in effect (asked for and tp > 1) */
   GId overlap_tp, overlap_dp, overlap_pp, overlap_pg; /* overlap_pg: overlap_param_gather */

@@ -267,8 +267,8 @@ static void print_table(W *w, const Report *r) {
   if (rest < 1)
     w_printf(w, "; tensor-core rate x %.3f (sustained_compute%s)", rest,
              factor_of(msg, sizeof msg, r, r->sustained_from));
-  if (r->dtype && !strcmp(r->dtype, "fp8") && fp8 < 1 && fp8 != rest)
-    w_printf(w, "%s fp8 GEMMs x %.3f (sustained_compute_fp8%s)", rest < 1 ? "," : ";", fp8,
+  if (r->dtype && rt_dtype_quantized((RtDtype)rt_dtype_lookup(r->dtype)) && fp8 < 1 && fp8 != rest)
+    w_printf(w, "%s %s GEMMs x %.3f (sustained_compute_fp8%s)", rest < 1 ? "," : ";", r->dtype, fp8,
              factor_of(msg, sizeof msg, r, r->sustained_fp8_from));
   if (r->attention_rate > 0 && r->attention_rate != 1)
     w_printf(w, "; flash attention x %.3f (sustained_attention of %s on %s)", r->attention_rate,

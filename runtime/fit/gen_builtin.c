@@ -13,9 +13,11 @@
 
 /* The GPUs and clusters built in: those the fitter, the validation programs and the tests
  * name.  A cluster's GPU must be one of the GPUs. */
-static const char *const gpus[] = {"a100_sxm4_80gb", "h100_sxm", "gh200", "h200", "b200", "mi300x"};
-static const char *const clusters[] = {"perlmutter", "vista",       "selene",     "eos",
-                                       "hgx_h200",   "aws_p6_b200", "mi300x_node"};
+static const char *const gpus[] = {"a100_sxm4_80gb", "h100_sxm", "gh200", "h200",   "b200",
+                                   "b300",           "gb200",    "gb300", "mi300x", "mi355x"};
+static const char *const clusters[] = {"perlmutter",  "vista",       "selene",     "eos",
+                                       "hgx_h200",    "aws_p6_b200", "dgx_b300",   "gb200_nvl72",
+                                       "gb300_nvl72", "mi300x_node", "mi355x_node"};
 enum { NGPUS = sizeof gpus / sizeof *gpus, NCLUSTERS = sizeof clusters / sizeof *clusters };
 
 /* x in the fewest significant digits that strtod reads back as x. */

@@ -11,6 +11,7 @@
 #include "calib.h"
 #include "clusters.h"
 #include "fit_collectives.h"
+#include "llmp_kernels.h"
 #include "llmp_rt.h"
 
 typedef RtCost (*CollFn)(const RtCluster *, double, int, int);
@@ -24,8 +25,9 @@ static const RtCluster *sys(const char *name) {
 
 /* Time grows with the message, for every kernel and layout, from 1 byte to 16 GiB. */
 TEST(monotonic_in_bytes) {
-  const char *names[] = {"perlmutter", "selene", "eos", "vista", "hgx_h200", "aws_p6_b200", "mi300x_node"};
-  for (int s = 0; s < 7; s++) {
+  const char *names[] = {"perlmutter",  "selene",   "eos",         "vista",       "hgx_h200",   "aws_p6_b200",
+                         "mi300x_node", "dgx_b300", "gb200_nvl72", "gb300_nvl72", "mi355x_node"};
+  for (int s = 0; s < 11; s++) {
     const RtCluster *c = sys(names[s]);
     for (int f = 0; f < 4; f++)
       for (int nodes = 1; nodes <= 64 && nodes <= c->nodes; nodes *= 4)
@@ -77,6 +79,55 @@ TEST(tier_crossing) {
   /* Vista: beyond a 32-node leaf the traffic crosses the fabric tier's higher latency. */
   const RtCluster *v = sys("vista");
   assert_true(rt_allreduce(v, 1e3, 64, 1).fwd > rt_allreduce(v, 1e3, 32, 1).fwd);
+}
+
+/* One collective kernel call (kernels.def: bytes, size, stride), as the lowering makes it. */
+static double kernel_time(RtKernel k, const RtCluster *c, double bytes, int size, int stride) {
+  double a[3] = {bytes, size, stride}, out[RT_KERNEL_NOUT];
+  rt_kernels[k].fn(c, a, out);
+  assert_false((unsigned)out[2] & RT_BAD_ARGS);
+  return out[0];
+}
+
+/* An NVLink tier spanning 18 nodes of 4 GPUs (GB200 NVL72) is one domain: a group inside it
+ * runs as in one node of as many GPUs on that tier, bit for bit; one that leaves it (more
+ * than 72 GPUs, or strided members over more than 18 nodes) crosses the InfiniBand tier. */
+TEST(nvlink_domain) {
+  const RtCluster *nvl = sys("gb200_nvl72");
+  RtCluster flat = *nvl;
+  flat.gpus_per_node = 288, flat.nodes = 1, flat.ntiers = 1, flat.tiers[0].span_nodes = 0;
+  assert_int_equal(rt_domain_nodes(nvl), 18);
+  assert_int_equal(rt_domain_nodes(&flat), 1);
+  assert_int_equal(rt_domain_nodes(sys("dgx_b300")), 1);
+  assert_int_equal(rt_domain_nodes(sys("vista")), 1); /* one GPU a node: its leaf is a network */
+  for (double b = 1e3; b <= 4e9; b *= 8)
+    for (int f = 0; f < 4; f++) {
+      assert_true(all_fns[f](nvl, b, 2, 4).fwd == all_fns[f](&flat, b, 1, 8).fwd);   /* tp = 8 */
+      assert_true(all_fns[f](nvl, b, 8, 4).fwd == all_fns[f](&flat, b, 1, 32).fwd);  /* ep = 32 */
+      assert_true(all_fns[f](nvl, b, 18, 4).fwd == all_fns[f](&flat, b, 1, 72).fwd); /* a rack */
+    }
+  /* Two racks: the all-to-all's half that crosses goes through one NIC a GPU (50 GB/s against
+   * NVLink's 900), and the all-reduce loses NVLink SHARP; a ring all-gather crosses the cut
+   * once per channel, so it stays NVLink-bound (the NICs are not its bottleneck). */
+  for (double b = 64e6; b <= 4e9; b *= 4) {
+    assert_true(rt_alltoall(nvl, b, 36, 4).fwd > 5 * rt_alltoall(&flat, b, 1, 144).fwd);
+    assert_true(rt_alltoall(nvl, b, 19, 4).fwd > 5 * rt_alltoall(nvl, b, 18, 4).fwd);
+    assert_true(rt_allreduce(nvl, b, 36, 4).fwd > 1.2 * rt_allreduce(&flat, b, 1, 144).fwd);
+  }
+  /* members 2 nodes apart (tp = 8 inside): 8 of them span 15 nodes, one rack; 16 span 31 */
+  for (double b = 1e3; b <= 4e9; b *= 8) {
+    assert_true(kernel_time(RTK_ALLREDUCE, nvl, b, 8, 8) == rt_allreduce(&flat, b, 1, 8).fwd);
+    assert_true(kernel_time(RTK_ALLREDUCE, nvl, b, 16, 4) == rt_allreduce(&flat, b, 1, 16).fwd);
+    assert_true(kernel_time(RTK_ALLTOALL, nvl, b, 16, 8) > rt_alltoall(&flat, b, 1, 16).fwd);
+  }
+  /* a pipeline send to the next tray stays on NVLink; to the next rack it takes a NIC */
+  double b = 64e6;
+  assert_true(kernel_time(RTK_P2P, nvl, b, 2, 4) == rt_p2p(&flat, b, 1, 2).fwd);
+  assert_true(kernel_time(RTK_P2P, nvl, b, 2, 72) > 2 * kernel_time(RTK_P2P, nvl, b, 2, 4));
+  /* the same GB200 nodes, each its own NVLink island: 8 GPUs over 2 of them cross the NICs */
+  RtCluster trays = *nvl;
+  trays.tiers[0].span_nodes = 0;
+  assert_true(rt_allgather(&trays, 1e9, 2, 4).fwd > 2 * rt_allgather(nvl, 1e9, 2, 4).fwd);
 }
 
 /* With fewer NICs than GPUs, the GPUs of a node share them: an all-to-all of the same per-rank
@@ -158,12 +209,12 @@ TEST(bad_arguments) {
  * hw_consistency checks): a sample the fitter drops is one the model could not predict
  * either.  It is positive wherever data moves, and grows with the message. */
 TEST(bound_below_physics) {
-  const char *names[] = {"perlmutter", "selene", "eos", "vista"};
+  const char *names[] = {"perlmutter", "selene", "eos", "vista", "gb200_nvl72", "mi355x_node"};
   const char *const *kernels = rt_coll_kernels;
-  for (int s = 0; s < 4; s++) {
+  for (int s = 0; s < 6; s++) {
     const RtCluster *c = sys(names[s]);
     for (int k = 0; k < RT_NCOLLS; k++)
-      for (int nodes = 1; nodes <= 256; nodes *= 2)
+      for (int nodes = 1; nodes <= 256 && nodes <= c->nodes; nodes *= 2)
         for (int g = 1; g <= c->gpus_per_node; g *= 2) {
           if (nodes * g == 1 || (k == 4 && nodes * g != 2)) continue;
           double prev = 0;
@@ -187,7 +238,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(monotonic_in_bytes), cmocka_unit_test(switch_reduction),    cmocka_unit_test(tier_crossing),
       cmocka_unit_test(gpus_share_nics),    cmocka_unit_test(calibrated_flag),     cmocka_unit_test(shipped_tables),
-      cmocka_unit_test(bad_arguments),      cmocka_unit_test(bound_below_physics),
+      cmocka_unit_test(bad_arguments),      cmocka_unit_test(bound_below_physics), cmocka_unit_test(nvlink_domain),
   };
   return RUN_TESTS(tests);
 }

@@ -496,6 +496,43 @@ TEST(sustained_fp8_scales_fp8_work_only) {
   assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
 }
 
+/* The block-scaled formats: their bytes carry the scales (mxfp8: an E8M0 byte per 32
+ * elements, nvfp4: 4 bits plus an E4M3 byte per 16), mxfp8 runs at the fp8 peak and nvfp4 at
+ * the fp4 one (GB200: 5 and 10 PFLOP/s dense), so a compute-bound GEMM takes as long in mxfp8
+ * as in fp8 and half as long in nvfp4, and a memory-bound one (one row) moves the format's
+ * bytes; sustained_compute_fp8 scales all three quantized formats. */
+TEST(block_scaled_formats) {
+  assert_true(rt_dtype_bytes(RT_MXFP8) == 1.03125 && rt_dtype_bytes(RT_NVFP4) == 0.5625);
+  assert_true(rt_dtype_bytes(RT_FP8) == 1 && rt_dtype_bytes(RT_BF16) == 2);
+  for (int dt = 0; dt < RT_NDTYPES; dt++) assert_int_equal(rt_dtype_lookup(rt_dtype_name((RtDtype)dt)), dt);
+  assert_int_equal(rt_dtype_lookup("mxfp4"), -1);
+  assert_true(rt_dtype_quantized(RT_FP8) && rt_dtype_quantized(RT_MXFP8) && rt_dtype_quantized(RT_NVFP4));
+  assert_false(rt_dtype_quantized(RT_BF16) || rt_dtype_quantized(RT_FP32) || rt_dtype_quantized((RtDtype)-1));
+  const RtGpu *gb = gpu("gb200"), *b3 = gpu("b300"), *gb3 = gpu("gb300"), *mi = gpu("mi355x");
+  assert_true(rt_peak(gb, RT_MXFP8) == 5000e12 && rt_peak(gb, RT_NVFP4) == 10000e12);
+  assert_true(rt_peak(b3, RT_MXFP8) == 4500e12 && rt_peak(b3, RT_NVFP4) == 13500e12);
+  assert_true(rt_peak(gb3, RT_NVFP4) == 15000e12 && rt_peak(mi, RT_MXFP8) == 5033.2e12);
+  assert_true(rt_peak(gpu("h100_sxm"), RT_NVFP4) == 1979e12); /* no fp4: the fp8 rate (check refuses it) */
+  RtCost f8 = rt_linear(gb, RT_FP8, 8192, 8192, 8192, 0), mx = rt_linear(gb, RT_MXFP8, 8192, 8192, 8192, 0),
+         nv = rt_linear(gb, RT_NVFP4, 8192, 8192, 8192, 0);
+  assert_true(mx.fwd == f8.fwd && mx.bwd == f8.bwd);
+  assert_true(nv.fwd > 0.49 * mx.fwd && nv.fwd < 0.51 * mx.fwd && nv.bwd < 0.51 * mx.bwd);
+  double k = 16384, n = 16384;
+  for (int dt = RT_FP8; dt <= RT_NVFP4; dt++) {
+    double bytes = (k + k * n + n) * rt_dtype_bytes((RtDtype)dt) + RT_MEM_IN_FLIGHT_PER_SM * gb->sms;
+    double want = bytes / (RT_MEM_EFFICIENCY * gb->memory_bandwidth) + RT_KERNEL_OVERHEAD;
+    RtCost c = rt_linear(gb, (RtDtype)dt, 1, k, n, 0);
+    if (fabs(c.fwd / want - 1) > 1e-12) fail_msg("%s: %.6g s, the memory roof %.6g s", rt_dtype_name(dt), c.fwd, want);
+  }
+  RtGpu slow = *gb, one = *gb;
+  slow.sustained_fp8 = 0.5, one.sustained_fp8 = 1;
+  for (int dt = RT_FP8; dt <= RT_NVFP4; dt++) {
+    RtCost s = rt_linear(&slow, (RtDtype)dt, 8192, 8192, 8192, 0),
+           f = rt_linear(&one, (RtDtype)dt, 8192, 8192, 8192, 0);
+    assert_true(s.fwd > 1.98 * f.fwd && s.fwd <= 2 * f.fwd); /* all but the launch overhead */
+  }
+}
+
 TEST(recorded_values) {
   RtCalib *ops = shipped("a100-sxm4-80gb-perlmutter");
   RtCost out[NREC + 8];
@@ -603,7 +640,7 @@ TEST(kernel_why) {
   const RtGpu *a100 = gpu("a100_sxm4_80gb");
   RtGpu none = *a100;
   memset(none.peak, 0, sizeof none.peak);
-  why_is(RTK_LINEAR, a100, (const double[]){7, 64, 64, 64, 1}, "`dtype` = 7 is no dtype code (0 to 4)");
+  why_is(RTK_LINEAR, a100, (const double[]){RT_NDTYPES, 64, 64, 64, 1}, "`dtype` = 7 is no dtype code (0 to 6)");
   why_is(RTK_LINEAR, a100, (const double[]){RT_FP16, 64, 0, 64, 1}, "`k` = 0: a size is a finite number of at least 1");
   why_is(RTK_GELU, a100, (const double[]){RT_FP16, NAN}, "`elements` = nan: a size is a finite number of at least 1");
   why_is(RTK_FLASH, a100, (const double[]){RT_BF16, 1, 2048, 8, 16, 128, 1, 128, 0, 0},
@@ -647,6 +684,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(bad_arguments),
       cmocka_unit_test(sustained_compute_scales_tensor_work),
       cmocka_unit_test(sustained_fp8_scales_fp8_work_only),
+      cmocka_unit_test(block_scaled_formats),
       cmocka_unit_test(recorded_values),
       cmocka_unit_test(bound_below_physics),
       cmocka_unit_test(gemm_waves_exact),

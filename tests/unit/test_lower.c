@@ -126,6 +126,7 @@ static char *scenario_text(const char *extra, const char *base, const char *mode
                     "import \"hw/systems/selene\"\n"
                     "import \"hw/systems/perlmutter\"\n"
                     "import \"hw/systems/eos\"\n"
+                    "import \"hw/systems/gb200_nvl72\"\n"
                     "%s\n"
                     "model m%s%s { %s }\n"
                     "plan p { %s }\n"
@@ -219,8 +220,12 @@ static double act_bytes(const char *extra, const char *base, int layers, const c
   char model[256];
   snprintf(model, sizeof model, "layers = %d; hidden = %d; heads = %d; seq = %d; vocab = 51200; %s", layers, KH, KA, KS,
            fields);
-  /* one 8-GPU node: Selene's A100s, or Eos's H100s for fp8, which the A100 does not run */
-  Fx *x = run_scenario(extra, base, model, strstr(plan, "fp8") ? "eos { nodes = 1 }" : "selene { nodes = 1 }", plan);
+  /* 8 GPUs: Selene's A100s, Eos's H100s for fp8, which the A100 does not run, 2 GB200 trays
+   * for the block-scaled formats, which the H100 does not run */
+  const char *cluster = strstr(plan, "mxfp8") || strstr(plan, "nvfp4") ? "gb200_nvl72 { nodes = 2 }"
+                        : strstr(plan, "fp8")                          ? "eos { nodes = 1 }"
+                                                                       : "selene { nodes = 1 }";
+  Fx *x = run_scenario(extra, base, model, cluster, plan);
   double a = x->r.memory[RM_ACTIVATIONS];
   assert_true(isfinite(a) && a > 0);
   fx_close(x);
@@ -374,6 +379,55 @@ TEST(activations_fp8) {
    * keeps 34 + 5as/h of which the four GEMM inputs (qkv 2, proj 2, up 2, down 8) halve */
   expect_near(act_per_layer("", "megatron_gpt", "", "tp = 1; pp = 1; micro_batch = 2; global_batch = 16; dtype = fp8"),
               SBH * (34 - 7 + FIVE_AS_H), "megatron_gpt, fp8: sbh(27 + 5as/h)");
+}
+
+/* The block-scaled formats: each GEMM keeps its input's cast at the format's bytes, scales
+ * included (qkv, proj, up 1 element each, down 4: 7 sbh of the 27 of fp8), mxfp8 1 + 1/32,
+ * nvfp4 1/2 + 1/16.  fp8 attention (attention_dtype) keeps Q, K, V and O in one byte: the bf16
+ * layer's 32 sbh less 4. */
+TEST(activations_block_scaled) {
+  expect_near(flash_per_layer(1, false, "none", "mxfp8"), (20 + 7 * 1.03125) * SBH + LSE, "mxfp8: sbh(20 + 7 x 33/32)");
+  expect_near(flash_per_layer(1, false, "none", "nvfp4"), (20 + 7 * 0.5625) * SBH + LSE, "nvfp4: sbh(20 + 7 x 9/16)");
+  expect_near(flash_per_layer(4, true, "none", "nvfp4"), ((20 + 7 * 0.5625) * SBH + LSE) / 4, "nvfp4, sp: / t");
+  expect_near(flash_per_layer(1, false, "none", "bf16; attention_dtype = fp8"), 28 * SBH + LSE,
+              "fp8 attention: 28 sbh + lse");
+}
+
+/* The quantized formats cover the layers' GEMMs alone, at their peaks (MFU against it); an
+ * attention_dtype of fp8 moves attention alone, faster than in bf16. */
+TEST(block_scaled_layers_only) {
+  const char *model = "layers = 2; hidden = 1024; heads = 16; seq = 1024; vocab = 32000; attention = flash";
+  static const struct {
+    const char *dtype;
+    RtDtype dt;
+    double peak;
+  } cases[] = {{"mxfp8", RT_MXFP8, 5000e12}, {"nvfp4", RT_NVFP4, 10000e12}};
+  for (int i = 0; i < 2; i++) {
+    char plan[128];
+    snprintf(plan, sizeof plan, "tp = 1; micro_batch = 1; global_batch = 8; dtype = %s", cases[i].dtype);
+    Fx *x = run_scenario("", "gpt", model, "gb200_nvl72 { nodes = 2 }", plan);
+    assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "qkv", RTK_LINEAR), 0) == cases[i].dt);
+    assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "down", RTK_LINEAR), 0) == cases[i].dt);
+    assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "attn", RTK_FLASH), 0) == RT_BF16);
+    assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "act", RTK_GELU), 0) == RT_BF16);
+    assert_true(const_arg(&x->l, op_call(&x->l, LB_HEAD, "out", RTK_LINEAR), 0) == RT_BF16);
+    assert_string_equal(x->r.dtype, cases[i].dtype);
+    expect_near(x->r.mfu, x->r.tflops_per_gpu / cases[i].peak, "MFU over the format's peak");
+    fx_close(x);
+  }
+  /* attention in fp8, on shapes where it is compute-bound (8K tokens, 32 heads) */
+  const char *big = "layers = 2; hidden = 4096; heads = 32; seq = 8192; vocab = 32000; attention = flash";
+  Fx *x = run_scenario("", "gpt", big, "gb200_nvl72 { nodes = 2 }",
+                       "tp = 1; micro_batch = 1; global_batch = 8; dtype = mxfp8");
+  double bf16 = x->vals[op_call(&x->l, LB_LAYER, "attn", RTK_FLASH)];
+  fx_close(x);
+  x = run_scenario("", "gpt", big, "gb200_nvl72 { nodes = 2 }",
+                   "tp = 1; micro_batch = 1; global_batch = 8; dtype = mxfp8; attention_dtype = fp8");
+  GId attn = op_call(&x->l, LB_LAYER, "attn", RTK_FLASH);
+  assert_true(const_arg(&x->l, attn, 0) == RT_FP8);
+  assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "qkv", RTK_LINEAR), 0) == RT_MXFP8);
+  if (!(x->vals[attn] < 0.6 * bf16)) fail_msg("fp8 attention %g s, bf16 %g s", x->vals[attn], bf16);
+  fx_close(x);
 }
 
 /* fp8 covers the layers' GEMMs; the LM head and the other operators run in bf16. */
@@ -842,6 +896,62 @@ TEST(placement_order) {
   assert_true(const_arg(&x->l, p2p, 1) == 2);
   assert_true(const_arg(&x->l, p2p, 2) == 4 * 4);
   fx_close(x);
+}
+
+/* An NVL72 rack (hw/systems/gb200_nvl72: trays of 4 GPUs, an NVLink tier spanning 18 trays)
+ * against one flat NVLink node of as many GPUs on the same tier: a group inside the rack runs
+ * on NVLink as in that node, to the bit; a group that leaves the rack (more than 72 GPUs, or
+ * members spread over more than 18 trays by their stride) crosses the InfiniBand tier. */
+#define NVL72_EXTRA \
+  "cluster flat { gpu = gb200; gpus_per_node = 8; nodes = 1\n" \
+  "  tier nvlink { span = node; bandwidth = 900 GB/s; latency = 3.4 us; topology = switch } }\n"
+
+static double nvl72_call(const char *base, const char *model, const char *cluster, const char *plan, RtKernel k,
+                         const char *label) {
+  Fx *x = run_scenario(NVL72_EXTRA, base, model, cluster, plan);
+  /* a layer operator's collective by the operator (labels are shared), else by its label */
+  double t = x->vals[strchr(label, ' ') && strcmp(label, "dp gradients") ? op_call(&x->l, LB_LAYER, label, k)
+                                                                         : find_call(&x->l, k, label)];
+  fx_close(x);
+  if (!(isfinite(t) && t > 0)) fail_msg("`%s` on `%s` takes %g s", label, cluster, t);
+  return t;
+}
+
+TEST(placement_nvl72) {
+  /* tp = 8 over 2 trays */
+  const char *tp8 = "tp = 8; micro_batch = 1; global_batch = 1";
+  double rack = nvl72_call("gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 2 }", tp8, RTK_ALLREDUCE, "proj tp allreduce");
+  double flat = nvl72_call("gpt", PLACE_SIZES, "flat", tp8, RTK_ALLREDUCE, "proj tp allreduce");
+  if (rack != flat) fail_msg("tp = 8 over 2 NVL72 trays: %g s, in one NVLink node: %g s", rack, flat);
+  /* ep = 32 over 8 trays: the experts' all-to-all */
+  const char *moe = MOE_SIZES "; experts = 32", *ep32 = "tp = 1; ep = 32; micro_batch = 1; global_batch = 32";
+  rack = nvl72_call("mixtral", moe, "gb200_nvl72 { nodes = 8 }", ep32, RTK_ALLTOALL, "moe");
+  flat = nvl72_call("mixtral", moe, "flat { gpus_per_node = 32 }", ep32, RTK_ALLTOALL, "moe");
+  if (rack != flat) fail_msg("ep = 32 over 8 NVL72 trays: %g s, in one NVLink node: %g s", rack, flat);
+  /* 144 GPUs, two racks: the data-parallel reduction crosses InfiniBand */
+  const char *dp = "tp = 1; micro_batch = 1; global_batch = 144; zero = 0";
+  rack = nvl72_call("gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 36 }", dp, RTK_ALLREDUCE, "dp gradients");
+  flat = nvl72_call("gpt", PLACE_SIZES, "flat { gpus_per_node = 144 }", dp, RTK_ALLREDUCE, "dp gradients");
+  if (!(rack > 1.2 * flat)) fail_msg("dp = 144 over 2 NVL72 racks: %g s, in one NVLink node: %g s", rack, flat);
+  /* tp = 8, dp = 16 on 128 GPUs: dp's members are 2 trays apart, over 31 trays: two racks */
+  const char *strided = "tp = 8; micro_batch = 1; global_batch = 16; zero = 0";
+  rack = nvl72_call("gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 32 }", strided, RTK_ALLREDUCE, "dp gradients");
+  flat = nvl72_call("gpt", PLACE_SIZES, "flat { gpus_per_node = 128 }", strided, RTK_ALLREDUCE, "dp gradients");
+  if (!(rack > 1.2 * flat)) fail_msg("dp = 16 of stride 8 over 2 NVL72 racks: %g s, in one node: %g s", rack, flat);
+  /* the same 16 members with dp innermost (placement = [dp, tp, pp]): 4 trays, one rack */
+  const char *inner = "tp = 8; micro_batch = 1; global_batch = 16; zero = 0; placement = [dp, tp, pp]";
+  rack = nvl72_call("gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 32 }", inner, RTK_ALLREDUCE, "dp gradients");
+  flat = nvl72_call("gpt", PLACE_SIZES, "flat { gpus_per_node = 128 }", inner, RTK_ALLREDUCE, "dp gradients");
+  if (rack != flat) fail_msg("dp = 16 of stride 1 in one NVL72 rack: %g s, in one node: %g s", rack, flat);
+  /* overlap_tp (userbuffers) works inside the NVLink domain: tp = 8 over 2 trays hides as much */
+  const char *ov = "tp = 8; micro_batch = 1; global_batch = 1; overlap_tp = true";
+  Fx *x = run_scenario(NVL72_EXTRA, "gpt", PLACE_SIZES, "gb200_nvl72 { nodes = 2 }", ov);
+  Fx *y = run_scenario(NVL72_EXTRA, "gpt", PLACE_SIZES, "flat", ov);
+  Fx *z = run_scenario(NVL72_EXTRA, "gpt", PLACE_SIZES, "flat", tp8);
+  if (x->r.part[RP_TP_COMM] != y->r.part[RP_TP_COMM] || !(y->r.part[RP_TP_COMM] < z->r.part[RP_TP_COMM]))
+    fail_msg("overlapped tp = 8 over 2 NVL72 trays: %g s exposed, in one node: %g s (%g s without overlap)",
+             x->r.part[RP_TP_COMM], y->r.part[RP_TP_COMM], z->r.part[RP_TP_COMM]);
+  fx_close(x), fx_close(y), fx_close(z);
 }
 
 /* ========================================================================================= */
@@ -1940,6 +2050,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(activations_flash_output_kept_once),
       cmocka_unit_test(activations_fp8),
       cmocka_unit_test(fp8_layers_only),
+      cmocka_unit_test(activations_block_scaled),
+      cmocka_unit_test(block_scaled_layers_only),
       cmocka_unit_test(activations_in_flight_match_simulation),
       cmocka_unit_test(head_activations_in_flight_match_simulation),
       cmocka_unit_test(embedding_activations_in_flight_match_simulation),
@@ -1956,6 +2068,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(group_layout),
       cmocka_unit_test(placement_tp8),
       cmocka_unit_test(placement_order),
+      cmocka_unit_test(placement_nvl72),
       cmocka_unit_test(pipeline_makespan_kernel),
       cmocka_unit_test(pipeline_bound_kernel),
       cmocka_unit_test(pipeline_kernel_closed_forms),
