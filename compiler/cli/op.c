@@ -42,6 +42,9 @@ static RtCost k_attention(const RtGpu *g, RtDtype dt, const double *a) {
 static RtCost k_flash(const RtGpu *g, RtDtype dt, const double *a) {
   return rt_flash_attention(g, dt, a[0], a[1], a[2], a[2], a[3], 1);
 }
+static RtCost k_flash_ex(const RtGpu *g, RtDtype dt, const double *a) {
+  return rt_flash_attention_ex(g, dt, a[0], a[1], a[2], a[3], a[4], a[5], 1, a[6], 0);
+}
 static RtCost k_layernorm(const RtGpu *g, RtDtype dt, const double *a) { return rt_layernorm(g, dt, a[0], a[1]); }
 static RtCost k_rmsnorm(const RtGpu *g, RtDtype dt, const double *a) { return rt_rmsnorm(g, dt, a[0], a[1]); }
 static RtCost k_gelu(const RtGpu *g, RtDtype dt, const double *a) { return rt_gelu(g, dt, a[0]); }
@@ -65,6 +68,7 @@ static const QueryKind kinds[] = {
     {"softmax", 2, 0, NEED_GPU, "ROWS L", k_softmax, NULL},
     {"attention", 4, 0, NEED_GPU, "B L HEADS HEAD_DIM", k_attention, NULL},
     {"flash_attention", 4, 0, NEED_GPU, "B L HEADS HEAD_DIM", k_flash, NULL},
+    {"flash_attention_ex", 7, 0, NEED_GPU, "B L HEADS KV_HEADS HEAD_DIM V_HEAD_DIM WINDOW", k_flash_ex, NULL},
     {"layernorm", 2, 0, NEED_GPU, "TOKENS HIDDEN", k_layernorm, NULL},
     {"rmsnorm", 2, 0, NEED_GPU, "TOKENS HIDDEN", k_rmsnorm, NULL},
     {"gelu", 1, 0, NEED_GPU, "ELEMENTS", k_gelu, NULL},
@@ -101,6 +105,8 @@ const char cli_usage_op[] =
     "  softmax ROWS L              softmax over ROWS rows of L\n"
     "  attention B L HEADS HEAD_DIM        unfused causal attention (bmm, softmax, bmm)\n"
     "  flash_attention B L HEADS HEAD_DIM  FlashAttention-2, causal\n"
+    "  flash_attention_ex B L HEADS KV_HEADS HEAD_DIM V_HEAD_DIM WINDOW  causal, a value head dim of\n"
+    "                              its own (MLA), a sliding window of WINDOW keys (0: none)\n"
     "  layernorm TOKENS HIDDEN     rmsnorm TOKENS HIDDEN\n"
     "  gelu ELEMENTS               swiglu ELEMENTS (of the output)    add ELEMENTS\n"
     "  rope TOKENS HEADS HEAD_DIM  embedding TOKENS ROWS HIDDEN       cross_entropy TOKENS VOCAB\n"
