@@ -479,6 +479,8 @@ TEST(lowering_errors) {
                  "ssd `scan`: context parallelism (plan.cp = 2) over a Mamba-2 scan is not modelled");
   lowering_fails("hidden = 4096; heads = 32; ffn = 11008; vocab = 32000; seq = 2048; document = 4096", "tp = 1",
                  "attention `attn`: document = 4096 tokens is longer than the sequence, seq = 2048");
+  lowering_fails("hidden = 4096; heads = 32; ffn = 11008; vocab = 32000; seq = 2048; frozen = true", "tp = 1",
+                 "model `m` trains no parameter (frozen = true and no LoRA adapters: lora_rank = 0)");
 }
 
 TEST(mamba2_errors) {
