@@ -267,7 +267,7 @@ static void print_table(W *w, const Report *r) {
   if (rest < 1)
     w_printf(w, "; tensor-core rate x %.3f (sustained_compute%s)", rest,
              factor_of(msg, sizeof msg, r, r->sustained_from));
-  if (r->dtype && rt_dtype_quantized((RtDtype)rt_dtype_lookup(r->dtype)) && fp8 < 1 && fp8 != rest)
+  if (r->dtype && rt_dtype_quantized((RtDtype)rt_dtype_lookup(r->dtype)) && fp8 < 1)
     w_printf(w, "%s %s GEMMs x %.3f (sustained_compute_fp8%s)", rest < 1 ? "," : ";", r->dtype, fp8,
              factor_of(msg, sizeof msg, r, r->sustained_fp8_from));
   if (r->attention_rate > 0 && r->attention_rate != 1)
