@@ -445,6 +445,12 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   GId tr = DIV(L, t, L->tp), el = DIV(L, e, L->ep), pairs = MUL(L, tr, k);
   GId recv = MUL(L, pairs, load), pe = MUL(L, recv, L->etp), per = DIV(L, pe, el);
   GId up = gated ? MUL(L, K(L, 2), ffn) : ffn, upl = DIV(L, up, L->etp), fl = DIV(L, ffn, L->etp);
+  /* Token permutation (Megatron-Core's moe_permute/moe_unpermute, fused in Transformer Engine):
+   * the rank's tokens gathered into expert order before the experts, and gathered back and
+   * summed with the router's weights after: a row gather of the pairs each way, and in
+   * backward their scatter-adds (the embedding kernel's gather and scatter) */
+  GId perm = lower_call(L, RTK_EMBEDDING, name, 4, K(L, L->dt_other), pairs, tr, hid);
+  compute(L, arena_printf(&L->out->names, "%s permute", name), perm);
   GId c1, c1b, c3, c3b;
   expert_gemm(L, name, el, per, hid, upl, &c1, &c1b);
   GId c2 = lower_call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, K(L, L->dt_other), MUL(L, pe, fl));
@@ -456,6 +462,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   A->bc = ADD(L, A->bc, b);
   A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), ADD(L, c1b, c3b)));
   add_op(L, name, NULL, 'c', f, b);
+  compute(L, arena_printf(&L->out->names, "%s unpermute", name), perm);
   /* model FLOP: the mean rank's pairs (a capacity's padding included), not the busiest's */
   GId mean = capped ? MUL(L, pairs, load) : pairs, w = ADD(L, MUL(L, hid, up), MUL(L, ffn, hid));
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), mean, w));
