@@ -446,10 +446,11 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   GId recv = MUL(L, pairs, load), pe = MUL(L, recv, L->etp), per = DIV(L, pe, el);
   GId up = gated ? MUL(L, K(L, 2), ffn) : ffn, upl = DIV(L, up, L->etp), fl = DIV(L, ffn, L->etp);
   /* Token permutation (Megatron-Core's moe_permute/moe_unpermute, fused in Transformer Engine):
-   * the rank's tokens gathered into expert order before the experts, and gathered back and
-   * summed with the router's weights after: a row gather of the pairs each way, and in
-   * backward their scatter-adds (the embedding kernel's gather and scatter) */
-  GId perm = lower_call(L, RTK_EMBEDDING, name, 4, K(L, L->dt_other), pairs, tr, hid);
+   * the rank's tokens copied into expert order before the experts, and back (summed with the
+   * router's weights) after, rows of h contiguous elements; the backward moves the same bytes.
+   * A copy of pairs*h elements reads and writes each once: the element-wise add's three
+   * passes over 2/3 of them, at its calibrated bandwidth. */
+  GId perm = lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL3(L, K(L, 2.0 / 3), pairs, hid));
   compute(L, arena_printf(&L->out->names, "%s permute", name), perm);
   GId c1, c1b, c3, c3b;
   expert_gemm(L, name, el, per, hid, upl, &c1, &c1b);
