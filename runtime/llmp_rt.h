@@ -51,6 +51,8 @@ typedef struct RtGpu {
                                    one (a framework's `sustained_attention`); 0 means 1 */
   unsigned fused;           /* RT_FUSED_* bits: operators the stack runs as one fused kernel
                                    where the tables timed an unfused one: the physics applies */
+  double sustained_fp4;     /* the same for nvfp4 work; 0 means sustained_fp8
+                                   (a framework's `sustained_compute_fp4`) */
 } RtGpu;
 
 enum { /* RtGpu.fused */

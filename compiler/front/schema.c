@@ -58,7 +58,8 @@ static const FieldDef f_gpu[] = {
     POSQTY("peak_fp16", FLOPS, F_REQ), POSQTY("peak_bf16", FLOPS, 0), POSQTY("peak_fp32", FLOPS, 0),
     POSQTY("peak_tf32", FLOPS, 0), POSQTY("peak_fp8", FLOPS, 0), POSQTY("peak_fp4", FLOPS, 0),
     POSQTY("l2_cache", BYTES, 0), REAL("sustained_compute", 0, 1, F_MIN_OPEN),
-    REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN), ENUM("vendor", e_vendor, 0),
+    REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp4", 0, 1, F_MIN_OPEN),
+    ENUM("vendor", e_vendor, 0),
     STRING("calibration"),
     STRING("description"), STRING("source"), END};
 
@@ -125,7 +126,7 @@ static const FieldDef f_block[] = {STRING("description"), END};
  * overheads, the plans it can run, and per-GPU calibration (docs/frameworks.md). */
 static const FieldDef f_fw_gpu[] = {
     REAL("sustained_compute", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN),
-    REAL("sustained_attention", 0, 2, F_MIN_OPEN), STRING("calibration"), STRING("description"), STRING("source"),
+    REAL("sustained_compute_fp4", 0, 1, F_MIN_OPEN), REAL("sustained_attention", 0, 2, F_MIN_OPEN), STRING("calibration"), STRING("description"), STRING("source"),
     END};
 static const Schema s_fw_gpu = {"gpu calibration", DK_UNKNOWN, f_fw_gpu, NULL};
 static const FieldDef f_framework[] = {

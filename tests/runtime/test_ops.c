@@ -496,6 +496,19 @@ TEST(sustained_fp8_scales_fp8_work_only) {
   assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
 }
 
+/* sustained_compute_fp4 replaces the fp8 figure for nvfp4 work only; unset, nvfp4 takes
+ * sustained_compute_fp8. */
+TEST(sustained_fp4_scales_nvfp4_only) {
+  const RtGpu *gb = gpu("gb200");
+  RtGpu set = *gb, unset = *gb;
+  set.sustained_fp8 = unset.sustained_fp8 = 0.8, set.sustained_fp4 = 0.4, unset.sustained_fp4 = 0;
+  RtCost a = rt_linear(&set, RT_NVFP4, 16384, 16384, 16384, 0), b = rt_linear(&unset, RT_NVFP4, 16384, 16384, 16384, 0);
+  assert_true(a.fwd > 1.99 * b.fwd && a.fwd <= 2 * b.fwd);
+  a = rt_linear(&set, RT_MXFP8, 16384, 16384, 16384, 0), b = rt_linear(&unset, RT_MXFP8, 16384, 16384, 16384, 0);
+  assert_true(a.fwd == b.fwd && a.bwd == b.bwd);
+  assert_true(rt_sustained(&set, RT_NVFP4) == 0.4 && rt_sustained(&unset, RT_NVFP4) == 0.8);
+}
+
 /* The block-scaled formats: their bytes carry the scales (mxfp8: an E8M0 byte per 32
  * elements, nvfp4: 4 bits plus an E4M3 byte per 16), mxfp8 runs at the fp8 peak and nvfp4 at
  * the fp4 one (GB200: 5 and 10 PFLOP/s dense), so a compute-bound GEMM takes as long in mxfp8
@@ -684,6 +697,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(bad_arguments),
       cmocka_unit_test(sustained_compute_scales_tensor_work),
       cmocka_unit_test(sustained_fp8_scales_fp8_work_only),
+      cmocka_unit_test(sustained_fp4_scales_nvfp4_only),
       cmocka_unit_test(block_scaled_formats),
       cmocka_unit_test(recorded_values),
       cmocka_unit_test(bound_below_physics),
