@@ -45,8 +45,10 @@ double rt_peak(const RtGpu *g, RtDtype dt) {
  * and clock limits that a short benchmark does not reach), from hw/gpus.llmp: scales GEMMs and
  * attention, not the memory-bound kernels.  Quantized work (fp8, mxfp8, nvfp4) has its own
  * figure where the part sets one (Transformer Engine's quantized GEMMs hold a smaller share
- * of their peak than bf16 ones: casts, scaling, amax reductions). */
+ * of their peak than bf16 ones: casts, scaling, amax reductions), and nvfp4 its own beside
+ * that (its recipe's casts, Hadamard transforms and scale handling weigh more at twice the rate). */
 double rt_sustained(const RtGpu *g, RtDtype dt) {
+  if (dt == RT_NVFP4 && g->sustained_fp4 > 0 && g->sustained_fp4 <= 1) return g->sustained_fp4;
   if (rt_dtype_quantized(dt) && g->sustained_fp8 > 0 && g->sustained_fp8 <= 1) return g->sustained_fp8;
   return g->sustained_compute > 0 && g->sustained_compute <= 1 ? g->sustained_compute : 1;
 }

@@ -55,8 +55,8 @@ static void bad(double *out) {
 GPU_KERNEL(k_linear, rt_linear(g, dt, a[1], a[2], a[3], a[4] != 0))
 GPU_KERNEL(k_bmm, rt_bmm(g, dt, a[1], a[2], a[3], a[4]))
 GPU_KERNEL(k_softmax, rt_softmax(g, dt, a[1], a[2], a[3] != 0))
-GPU_KERNEL(k_attention, rt_attention(g, dt, a[1], a[2], a[3], a[4], a[5] != 0))
-GPU_KERNEL(k_flash, rt_flash_attention(g, dt, a[1], a[2], a[3], a[4], a[5], a[6] != 0))
+GPU_KERNEL(k_attention, rt_attention_ex(g, dt, a[1], a[2], a[3], a[6], a[4], a[7], a[5] != 0))
+GPU_KERNEL(k_flash, rt_flash_attention_ex(g, dt, a[1], a[2], a[3], a[4], a[5], a[7], a[6] != 0, a[8], a[9] != 0))
 GPU_KERNEL(k_layernorm, rt_layernorm(g, dt, a[1], a[2]))
 GPU_KERNEL(k_rmsnorm, rt_rmsnorm(g, dt, a[1], a[2]))
 GPU_KERNEL(k_gelu, rt_gelu(g, dt, a[1]))
@@ -66,6 +66,8 @@ GPU_KERNEL(k_rope, rt_rope(g, dt, a[1], a[2], a[3]))
 GPU_KERNEL(k_embedding, rt_embedding(g, dt, a[1], a[2], a[3]))
 GPU_KERNEL(k_cross_entropy, rt_cross_entropy(g, dt, a[1], a[2]))
 GPU_KERNEL(k_adam, rt_adam(g, dt, a[1], a[2]))
+GPU_KERNEL(k_conv1d, rt_conv1d(g, dt, a[1], a[2], a[3]))
+GPU_KERNEL(k_ssd, rt_ssd(g, dt, a[1], a[2], a[3], a[4], a[5], a[6]))
 
 int rt_group_layout(int size, int stride, int gpn, int *nodes, int *gpus_per_node) {
   if (size < 1 || stride < 1 || gpn < 1) return -1;
@@ -288,10 +290,14 @@ static void why_gpu(RtKernel k, const RtGpu *g, const double *a, char *why, size
   if (!(peak > 0 && peak < INFINITY)) WHY("gpu `%s` has no peak FLOP/s for %s", g->name, rt_dtype_name(dt));
   for (int i = 1; i < rt_kernels[k].nargs; i++) {
     arg_name(rt_kernels[k].argnames, i, name, sizeof name);
-    if (!strcmp(name, "bias") || !strcmp(name, "causal")) continue; /* flags: 0 or not */
+    /* flags, and a window of 0 (none) */
+    if (!strcmp(name, "bias") || !strcmp(name, "causal") || !strcmp(name, "sinks")) continue;
+    if (!strcmp(name, "window") && a[i] == 0) continue;
     if (!(a[i] >= 1 && a[i] < INFINITY))
       WHY("`%s` = %s: a size is a finite number of at least 1", name, str_brief(v, sizeof v, a[i]));
   }
+  if (k == RTK_ATTENTION && !(a[6] <= a[3]))
+    WHY("`kv_heads` = %s is more than `heads` = %s", str_brief(v, sizeof v, a[6]), str_brief(w, sizeof w, a[3]));
   if (k == RTK_FLASH && !(a[4] <= a[3]))
     WHY("`kv_heads` = %s is more than `heads` = %s", str_brief(v, sizeof v, a[4]), str_brief(w, sizeof w, a[3]));
   WHY("%s", "no argument is out of range: the sizes' products may be beyond a double");

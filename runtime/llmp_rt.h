@@ -51,6 +51,8 @@ typedef struct RtGpu {
                                    one (a framework's `sustained_attention`); 0 means 1 */
   unsigned fused;           /* RT_FUSED_* bits: operators the stack runs as one fused kernel
                                    where the tables timed an unfused one: the physics applies */
+  double sustained_fp4;     /* the same for nvfp4 work; 0 means sustained_fp8
+                                   (a framework's `sustained_compute_fp4`) */
 } RtGpu;
 
 enum { /* RtGpu.fused */
@@ -112,6 +114,20 @@ RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads
 /* FlashAttention-2: b sequences of l tokens, heads query heads, kv_heads key/value heads. */
 RtCost rt_flash_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double kv_heads,
                           double head_dim, int causal);
+/* rt_attention with kv_heads key/value heads (expanded to heads first, as Megatron's unfused
+ * path does) and a value head dim of its own (MLA). */
+RtCost rt_attention_ex(const RtGpu *g, RtDtype dt, double b, double l, double heads, double kv_heads, double head_dim,
+                       double v_head_dim, int causal);
+/* rt_flash_attention with a value head dim of its own (MLA), a sliding window of `window` keys
+ * (0: none) and per-head sink logits (GPT-OSS). */
+RtCost rt_flash_attention_ex(const RtGpu *g, RtDtype dt, double b, double l, double heads, double kv_heads,
+                             double head_dim, double v_head_dim, int causal, double window, int sinks);
+/* Mamba-2: the causal depthwise conv1d, and the SSD chunked scan of `tokens` tokens (heads,
+ * head_dim, state, groups, chunk); rt_ssd_flops: the scan's forward FLOPs. */
+RtCost rt_conv1d(const RtGpu *g, RtDtype dt, double tokens, double channels, double width);
+RtCost rt_ssd(const RtGpu *g, RtDtype dt, double tokens, double heads, double head_dim, double state, double groups,
+              double chunk);
+double rt_ssd_flops(double tokens, double heads, double head_dim, double state, double groups, double chunk);
 RtCost rt_layernorm(const RtGpu *g, RtDtype dt, double tokens, double hidden);
 RtCost rt_rmsnorm(const RtGpu *g, RtDtype dt, double tokens, double hidden);
 RtCost rt_gelu(const RtGpu *g, RtDtype dt, double elements);

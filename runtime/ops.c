@@ -76,27 +76,48 @@ static double masked_softmax_row(double l) {
 /* FlashAttention-2: the QK^T and PV products of every (sequence, head) pair in 128-query
  * blocks, one block per CTA, waves over the SMs; causal skips the masked half of the key
  * blocks.  Backward recomputes the scores and runs five products instead of two: 2.5x the
- * FLOPs, at a lower efficiency (atomics on dQ). */
-static RtCost flash(const RtGpu *g, RtDtype dt, const double *a, int causal) {
-  double b = a[0], l = a[1], h = a[2], kvh = a[3], d = a[4];
+ * FLOPs, at a lower efficiency (atomics on dQ).
+ * d is the query/key head dim, dv the value head dim (MLA: 192 and 128).  window w > 0: a
+ * causal query attends its w latest keys (sliding window, GPT-OSS): a query block reads the
+ * whole key blocks that hold them, ceil(w / bm) + 1 of them (fewer near the start, w^2 / 2l
+ * keys on average); non-causal, w either side.  On an H100 (PyTorch 2.11 FlexAttention, 64
+ * heads of 64, 4096 tokens, bf16) w = 1024 ran in 0.57 of full causal's forward time (this
+ * model: 0.49), w = 128 in 0.31 (0.23, bound by reading Q, K, V and O: the measured kernel's
+ * fixed cost per block is not modelled).  sinks: a learned logit per head joins each softmax's denominator (GPT-OSS), no
+ * product, only its h fp32 values read and their gradient written: counted in the bytes. */
+static RtCost flash_core(const RtGpu *g, RtDtype dt, double b, double l, double h, double kvh, double d, double dv,
+                         int causal, double w, int sinks) {
   double peak = rt_peak(g, dt), eb = rt_dtype_bytes(dt);
   /* The kernels are instantiated for head dims 32, 64, ..., 256: a head dim runs as the next
    * one up.  Past 128 the query block halves (shared memory). */
   d = d <= 256 ? rt_ceil_pos(d * (1.0 / 32)) * 32 : d;
-  double bm = d > 128 ? 64 : 128;
+  dv = dv <= 256 ? rt_ceil_pos(dv * (1.0 / 32)) * 32 : dv;
+  double bm = (d > dv ? d : dv) > 128 ? 64 : 128;
   double blocks = b * h * rt_ceil_pos(l * (1 / bm)); /* exact: bm is a power of two */
   double waves = rt_ceil_pos(blocks / g->sms);
   double frac = causal ? 0.5 + bm / 2 / l : 1.0; /* the diagonal blocks are full */
   if (frac > 1) frac = 1;
-  double block_flop = 4.0 * bm * l * d * frac; /* per query block: QK^T and PV */
+  double keys = l * frac; /* keys a query block reads, on average */
+  if (w > 0) { /* whole key blocks: the window's and the diagonal one, fewer near the start */
+    double wl = w < l ? w : l, span = bm * (rt_ceil_pos(wl * (1 / bm)) + 1);
+    double wk = causal ? span - wl * wl / (2 * l) : 2 * span;
+    if (wk < keys) keys = wk;
+  }
+  int plain = dv == d && !(w > 0); /* the same figures, in the same order, as ever */
+  double block_flop = plain ? 4.0 * bm * l * d * frac : 2.0 * bm * keys * (d + dv); /* QK^T and PV */
   double per_sm = peak * rt_sustained(g, dt) / g->sms;
   double fwd = waves * block_flop / (per_sm * 0.70);
   double bwd = waves * 2.5 * block_flop / (per_sm * 0.55);
-  double io = b * l * d * (2 * h + 2 * kvh) * eb; /* q, o and k, v */
+  double io = dv == d ? b * l * d * (2 * h + 2 * kvh) * eb : b * l * (d + dv) * (h + kvh) * eb; /* q, o; k, v */
+  if (sinks) io += 4 * h;
   double mf = rt_mem_time(g, io), mb = rt_mem_time(g, 2.5 * io);
   fwd = (fwd > mf ? fwd : mf) + RT_KERNEL_OVERHEAD;
   bwd = (bwd > mb ? bwd : mb) + 2 * RT_KERNEL_OVERHEAD; /* + dq conversion */
   return (RtCost){fwd, bwd, 0};
+}
+
+static RtCost flash(const RtGpu *g, RtDtype dt, const double *a, int causal) {
+  return flash_core(g, dt, a[0], a[1], a[2], a[3], a[4], a[4], causal, 0, 0);
 }
 
 /* A GEMM layer's three products, [m,k]x[k,n] forward and backward the data gradient
@@ -295,38 +316,125 @@ RtCost rt_masked_fill(const RtGpu *g, RtDtype dt, double rows, double cols) {
  * C = (d,l)x(l,l) (scores: fwd A, bwd B + C; values: fwd B, bwd A + B), and the tables'
  * coordinates share their logs. */
 RtCost rt_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double head_dim, int causal) {
-  double bh = b * heads, d = head_dim;
+  return rt_attention_ex(g, dt, b, l, heads, heads, head_dim, head_dim, causal);
+}
+
+/* With dv != d the value products are their own GEMMs: P V (l,l)x(l,dv) forward; dP = dO V^T
+ * (l,dv)x(dv,l) and dV = P^T dO (l,l)x(l,dv) backward.  Grouped-query attention: Megatron's
+ * unfused core attention (DotProductAttention) repeat_interleaves K and V to the query heads
+ * first, a copy reading kv_heads and writing heads of them (backward: the sum back, the same
+ * bytes); the products run on heads. */
+RtCost rt_attention_ex(const RtGpu *g, RtDtype dt, double b, double l, double heads, double kv_heads, double head_dim,
+                       double v_head_dim, int causal) {
+  double bh = b * heads, d = head_dim, dv = v_head_dim;
   if ((causal != 0 && causal != 1) || !(b >= 1) || !(heads >= 1)) return bad;
+  if (!(kv_heads >= 1 && kv_heads <= heads) || !(dv >= 1 && dv < INFINITY)) return bad;
   RtOp sm = causal ? RT_OP_MASKED_SOFTMAX : RT_OP_SOFTMAX;
   const double sa[] = {bh, l, d, l}, pa[] = {bh * l, l};
   if (!op_args_ok(g, RT_OP_BMM, dt, sa) || !op_args_ok(g, sm, dt, pa)) return bad;
   RtGemm q;
-  RtGemmDim dl, dd;
+  RtGemmDim dl, dd, ddv;
   rt_gemm_setup(g, dt, &q);
   rt_gemm_dim(l, &dl), rt_gemm_dim(d, &dd);
   double A = rt_gemm_q(&q, bh, l, &dl, d, l, &dl), B = rt_gemm_q(&q, bh, l, &dl, l, d, &dd),
          C = rt_gemm_q(&q, bh, d, &dd, l, l, &dl);
-  RtCost s = {A, B + C, 0}, v = {B, A + B, 0};
+  double Av = A, Bv = B;
+  if (dv != d) {
+    rt_gemm_dim(dv, &ddv);
+    Av = rt_gemm_q(&q, bh, l, &dl, dv, l, &dl), Bv = rt_gemm_q(&q, bh, l, &dl, l, dv, &ddv);
+  }
+  RtCost s = {A, B + C, 0}, v = {Bv, Av + Bv, 0};
   double x[RT_MAX_AXES];
   RtCost p = rt_op_physics(g, sm, dt, pa, x);
-  const RtTable *ts = rt_bmm_table(g->calib, dt, d, l), *tv = rt_bmm_table(g->calib, dt, l, d);
+  const RtTable *ts = rt_bmm_table(g->calib, dt, d, l), *tv = rt_bmm_table(g->calib, dt, l, dv);
   const RtTable *tp = g->calib ? g->calib->op[sm][dt] : NULL;
   if (ts || tv || tp) {
-    double lbh, ll, ld, lrows;
+    double lbh, ll, ld, lrows, ldv, lunused;
     rt_log2(bh, l, &lbh, &ll);
     rt_log2(d, pa[0], &ld, &lrows);
+    rt_log2(dv, 1, &ldv, &lunused);
     if (ts) rt_calibrate_log(ts, (const double[]){lbh, ll, ld, ll}, &s);
-    if (tv) rt_calibrate_log(tv, (const double[]){lbh, ll, ll, ld}, &v);
+    if (tv) rt_calibrate_log(tv, (const double[]){lbh, ll, ll, ldv}, &v);
     if (tp) rt_calibrate_log(tp, (const double[]){lrows, ll}, &p);
   }
   unsigned f = s.flags | p.flags | v.flags;
-  return (RtCost){s.fwd + p.fwd + v.fwd, s.bwd + p.bwd + v.bwd, f};
+  RtCost c = {s.fwd + p.fwd + v.fwd, s.bwd + p.bwd + v.bwd, f};
+  if (kv_heads < heads) { /* the expand of K and V: two copies, uncalibrated */
+    double e = stream(g, b * l * (kv_heads + heads) * (d + dv) * rt_dtype_bytes(dt), 2);
+    c.fwd += e, c.bwd += e;
+  }
+  return c;
 }
 
 RtCost rt_flash_attention(const RtGpu *g, RtDtype dt, double b, double l, double heads, double kv_heads,
                           double head_dim, int causal) {
   if ((causal != 0 && causal != 1) || !(kv_heads <= heads)) return bad;
   return rt_op_eval(g, causal ? RT_OP_FLASH : RT_OP_FLASH_FULL, dt, (const double[]){b, l, heads, kv_heads, head_dim});
+}
+
+RtCost rt_flash_attention_ex(const RtGpu *g, RtDtype dt, double b, double l, double heads, double kv_heads,
+                             double head_dim, double v_head_dim, int causal, double window, int sinks) {
+  if (v_head_dim == head_dim && window == 0 && sinks == 0)
+    return rt_flash_attention(g, dt, b, l, heads, kv_heads, head_dim, causal);
+  if ((causal != 0 && causal != 1) || (sinks != 0 && sinks != 1) || !(kv_heads <= heads)) return bad;
+  if (!(v_head_dim >= 1 && v_head_dim < INFINITY) || !(window >= 0 && window < INFINITY)) return bad;
+  RtOp op = causal ? RT_OP_FLASH : RT_OP_FLASH_FULL;
+  const double a[] = {b, l, heads, kv_heads, head_dim};
+  if (!op_args_ok(g, op, dt, a)) return bad;
+  double x[RT_MAX_AXES] = {b * heads, l, head_dim};
+  RtCost c = flash_core(g, dt, b, l, heads, kv_heads, head_dim, v_head_dim, causal, window, sinks);
+  rt_calibrate(g, op, dt, x, &c); /* the table's head_dim axis: the query/key dim */
+  if (g->attention_rate > 0) c.fwd /= g->attention_rate, c.bwd /= g->attention_rate;
+  return c;
+}
+
+/* Mamba-2's causal depthwise conv1d (causal_conv1d, with its SiLU fused), `channels` of
+ * width taps over `tokens`: 2 width FLOPs an element on the CUDA cores, far below the ridge,
+ * so its bytes decide: fwd reads x and writes y; bwd reads x and dy, writes dx, then reduces
+ * the weight gradient (two kernels).  No calibration table covers it. */
+RtCost rt_conv1d(const RtGpu *g, RtDtype dt, double tokens, double channels, double width) {
+  if (!g || (unsigned)dt >= RT_NDTYPES || !(g->memory_bandwidth > 0) || !isfinite(g->memory_bandwidth)) return bad;
+  if (!(tokens >= 1 && tokens < INFINITY) || !(channels >= 1 && channels < INFINITY)) return bad;
+  if (!(width >= 1 && width < INFINITY)) return bad;
+  double eb = rt_dtype_bytes(dt), el = tokens * channels, w = channels * (width + 1) * eb;
+  return (RtCost){stream(g, 2 * el * eb + w, 1), stream(g, 3 * el * eb + 2 * w, 2), 0};
+}
+
+/* Mamba-2's SSD chunked scan (Dao & Gu 2024, arXiv 2405.21060, Section 6 "A hardware-
+ * efficient algorithm for SSD"; the Triton kernels of mamba_chunk_scan_combined) over `tokens`
+ * tokens of `heads` heads of head_dim P, state N, `groups` groups of B and C, chunks of Q:
+ *   CB^T per group and chunk            2 T Q N  per group
+ *   the intra-chunk (diagonal) outputs  2 T Q P  per head
+ *   the chunk states B^T X              2 T N P  per head
+ *   the states' passing (a scan)        2 (T/Q) N P per head
+ *   the states to the outputs C S       2 T N P  per head
+ * the products in full Q x Q blocks.  Bytes: x, y (T H P), B, C (T G N) in the dtype; dt and
+ * its cumulative sums (fp32, 3 passes of T H), the chunk states (fp32, written, passed, read:
+ * 4 passes of (T/Q) H P N) and CB^T (fp32, written and read).  Five kernels forward.  Backward
+ * (mamba_chunk_scan_combined's): the transposed products of each (twice the forward FLOPs)
+ * plus the chunk states recomputed, twice the bytes, ten kernels.  A roofline at the GPU's
+ * sustained rate for the dtype: no calibration table covers it. */
+RtCost rt_ssd(const RtGpu *g, RtDtype dt, double tokens, double heads, double head_dim, double state, double groups,
+              double chunk) {
+  const double a[] = {tokens, heads, head_dim, state, groups, chunk};
+  if (!g || (unsigned)dt >= RT_NDTYPES || !(g->memory_bandwidth > 0) || !isfinite(g->memory_bandwidth)) return bad;
+  double peak = rt_peak(g, dt);
+  if (!(peak > 0 && peak < INFINITY)) return bad;
+  for (int i = 0; i < 6; i++)
+    if (!(a[i] >= 1 && a[i] < INFINITY)) return bad;
+  double f = rt_ssd_flops(tokens, heads, head_dim, state, groups, chunk);
+  double T = tokens, H = heads, P = head_dim, N = state, G = groups, Q = chunk, eb = rt_dtype_bytes(dt);
+  double bytes = eb * (2 * T * H * P + 2 * T * G * N) + 4 * (3 * T * H + 4 * (T / Q) * H * P * N + 2 * T * Q * G);
+  double rate = peak * rt_sustained(g, dt);
+  double fwd = f / rate, mf = rt_mem_time(g, bytes);
+  double bwd = (2 * f + 2 * T * N * P * H) / rate, mb = rt_mem_time(g, 2 * bytes);
+  fwd = (fwd > mf ? fwd : mf) + 5 * RT_KERNEL_OVERHEAD;
+  bwd = (bwd > mb ? bwd : mb) + 10 * RT_KERNEL_OVERHEAD;
+  return (RtCost){fwd, bwd, 0};
+}
+
+double rt_ssd_flops(double T, double H, double P, double N, double G, double Q) {
+  return 2 * T * Q * N * G + 2 * T * Q * P * H + 4 * T * N * P * H + 2 * (T / Q) * N * P * H;
 }
 
 RtCost rt_layernorm(const RtGpu *g, RtDtype dt, double tokens, double hidden) {

@@ -42,6 +42,9 @@ static RtCost k_attention(const RtGpu *g, RtDtype dt, const double *a) {
 static RtCost k_flash(const RtGpu *g, RtDtype dt, const double *a) {
   return rt_flash_attention(g, dt, a[0], a[1], a[2], a[2], a[3], 1);
 }
+static RtCost k_flash_ex(const RtGpu *g, RtDtype dt, const double *a) {
+  return rt_flash_attention_ex(g, dt, a[0], a[1], a[2], a[3], a[4], a[5], 1, a[6], 0);
+}
 static RtCost k_layernorm(const RtGpu *g, RtDtype dt, const double *a) { return rt_layernorm(g, dt, a[0], a[1]); }
 static RtCost k_rmsnorm(const RtGpu *g, RtDtype dt, const double *a) { return rt_rmsnorm(g, dt, a[0], a[1]); }
 static RtCost k_gelu(const RtGpu *g, RtDtype dt, const double *a) { return rt_gelu(g, dt, a[0]); }
@@ -53,6 +56,10 @@ static RtCost k_cross_entropy(const RtGpu *g, RtDtype dt, const double *a) {
   return rt_cross_entropy(g, dt, a[0], a[1]);
 }
 static RtCost k_adam(const RtGpu *g, RtDtype dt, const double *a) { return rt_adam(g, dt, a[0], a[1]); }
+static RtCost k_conv1d(const RtGpu *g, RtDtype dt, const double *a) { return rt_conv1d(g, dt, a[0], a[1], a[2]); }
+static RtCost k_ssd(const RtGpu *g, RtDtype dt, const double *a) {
+  return rt_ssd(g, dt, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
 
 static const QueryKind kinds[] = {
     {"linear", 3, 0, NEED_GPU, "M K N", k_linear, NULL},
@@ -61,6 +68,7 @@ static const QueryKind kinds[] = {
     {"softmax", 2, 0, NEED_GPU, "ROWS L", k_softmax, NULL},
     {"attention", 4, 0, NEED_GPU, "B L HEADS HEAD_DIM", k_attention, NULL},
     {"flash_attention", 4, 0, NEED_GPU, "B L HEADS HEAD_DIM", k_flash, NULL},
+    {"flash_attention_ex", 7, 0, NEED_GPU, "B L HEADS KV_HEADS HEAD_DIM V_HEAD_DIM WINDOW", k_flash_ex, NULL},
     {"layernorm", 2, 0, NEED_GPU, "TOKENS HIDDEN", k_layernorm, NULL},
     {"rmsnorm", 2, 0, NEED_GPU, "TOKENS HIDDEN", k_rmsnorm, NULL},
     {"gelu", 1, 0, NEED_GPU, "ELEMENTS", k_gelu, NULL},
@@ -70,6 +78,8 @@ static const QueryKind kinds[] = {
     {"embedding", 3, 0, NEED_GPU, "TOKENS ROWS HIDDEN", k_embedding, NULL},
     {"cross_entropy", 2, 0, NEED_GPU, "TOKENS VOCAB", k_cross_entropy, NULL},
     {"adam", 2, 1, NEED_GPU, "PARAMS [TENSORS]", k_adam, NULL},
+    {"conv1d", 3, 0, NEED_GPU, "TOKENS CHANNELS WIDTH", k_conv1d, NULL},
+    {"ssd", 6, 0, NEED_GPU, "TOKENS HEADS HEAD_DIM STATE GROUPS CHUNK", k_ssd, NULL},
     {"allreduce", 3, 0, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_allreduce},
     {"allgather", 3, 0, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_allgather},
     {"reducescatter", 3, 0, NEED_CLUSTER, "BYTES NODES GPUS_PER_NODE", NULL, rt_reducescatter},
@@ -95,11 +105,15 @@ const char cli_usage_op[] =
     "  softmax ROWS L              softmax over ROWS rows of L\n"
     "  attention B L HEADS HEAD_DIM        unfused causal attention (bmm, softmax, bmm)\n"
     "  flash_attention B L HEADS HEAD_DIM  FlashAttention-2, causal\n"
+    "  flash_attention_ex B L HEADS KV_HEADS HEAD_DIM V_HEAD_DIM WINDOW  causal, a value head dim of\n"
+    "                              its own (MLA), a sliding window of WINDOW keys (0: none)\n"
     "  layernorm TOKENS HIDDEN     rmsnorm TOKENS HIDDEN\n"
     "  gelu ELEMENTS               swiglu ELEMENTS (of the output)    add ELEMENTS\n"
     "  rope TOKENS HEADS HEAD_DIM  embedding TOKENS ROWS HIDDEN       cross_entropy TOKENS VOCAB\n"
     "  adam PARAMS [TENSORS]       one optimizer step over PARAMS parameters in TENSORS\n"
     "                              parameter tensors (default 1) (FWD_US; BWD_US is 0)\n"
+    "  conv1d TOKENS CHANNELS WIDTH       Mamba-2's causal depthwise conv1d (uncalibrated)\n"
+    "  ssd TOKENS HEADS HEAD_DIM STATE GROUPS CHUNK  Mamba-2's SSD scan (uncalibrated)\n"
     "collectives (with --cluster; BYTES is the full tensor: the reduced tensor, the gathered\n"
     "output, the message sent):\n"
     "  allreduce | allgather | reducescatter | alltoall | p2p  BYTES NODES GPUS_PER_NODE\n"

@@ -27,7 +27,7 @@ static const char *const e_vendor[] = {"nvidia", "amd", NULL};
 static const char *const e_span[] = {"node", "system", NULL};
 static const char *const e_topology[] = {"switch", "ring", "mesh", "fat_tree", "dragonfly", NULL};
 static const char *const e_norm[] = {"layernorm", "rmsnorm", NULL};
-static const char *const e_activation[] = {"gelu", "swiglu", "geglu", "relu", "silu", NULL};
+static const char *const e_activation[] = {"gelu", "swiglu", "geglu", "relu", "silu", "relu2", NULL};
 static const char *const e_position[] = {"learned", "rotary", "alibi", "none", NULL};
 static const char *const e_attention[] = {"flash", "unfused", NULL};
 static const char *const e_dtype[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "mxfp8", "nvfp4", NULL};
@@ -58,7 +58,8 @@ static const FieldDef f_gpu[] = {
     POSQTY("peak_fp16", FLOPS, F_REQ), POSQTY("peak_bf16", FLOPS, 0), POSQTY("peak_fp32", FLOPS, 0),
     POSQTY("peak_tf32", FLOPS, 0), POSQTY("peak_fp8", FLOPS, 0), POSQTY("peak_fp4", FLOPS, 0),
     POSQTY("l2_cache", BYTES, 0), REAL("sustained_compute", 0, 1, F_MIN_OPEN),
-    REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN), ENUM("vendor", e_vendor, 0),
+    REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp4", 0, 1, F_MIN_OPEN),
+    ENUM("vendor", e_vendor, 0),
     STRING("calibration"),
     STRING("description"), STRING("source"), END};
 
@@ -82,6 +83,10 @@ static const FieldDef f_model[] = {
     ENUM("attention", e_attention, 0), BOOL("parallel_residual"), BOOL("bias"),
     BOOL("tied_embeddings"), COUNT("experts", 0), COUNT("top_k", 0), COUNT("moe_ffn", 0),
     COUNT0("shared_experts", 0),
+    COUNT("q_lora_rank", 0), COUNT("kv_lora_rank", 0), COUNT("qk_rope_head_dim", 0), COUNT("v_head_dim", 0),
+    COUNT("sliding_window", 0), COUNT("mamba_heads", 0), COUNT("mamba_head_dim", 0), COUNT("mamba_state", 0),
+    COUNT("mamba_groups", 0), COUNT("mamba_chunk", 0), COUNT("mamba_conv", 0), BOOL("frozen"), COUNT0("lora_rank", 0),
+    COUNT("document", 0),
     {"capacity_factor", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_MIN_OPEN, 0, 0},
     {"moe_imbalance", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 1, 0},
     REF("embedding", DK_BLOCK, 0), REF("layer", DK_BLOCK, 0), REF("head", DK_BLOCK, 0),
@@ -121,7 +126,7 @@ static const FieldDef f_block[] = {STRING("description"), END};
  * overheads, the plans it can run, and per-GPU calibration (docs/frameworks.md). */
 static const FieldDef f_fw_gpu[] = {
     REAL("sustained_compute", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN),
-    REAL("sustained_attention", 0, 2, F_MIN_OPEN), STRING("calibration"), STRING("description"), STRING("source"),
+    REAL("sustained_compute_fp4", 0, 1, F_MIN_OPEN), REAL("sustained_attention", 0, 2, F_MIN_OPEN), STRING("calibration"), STRING("description"), STRING("source"),
     END};
 static const Schema s_fw_gpu = {"gpu calibration", DK_UNKNOWN, f_fw_gpu, NULL};
 static const FieldDef f_framework[] = {
@@ -130,7 +135,7 @@ static const FieldDef f_framework[] = {
     COUNT("prefetch_elements", 0), ENUM("backward_prefetch", e_bwd_prefetch, 0), COUNT("max_live_parameters", 0),
     BOOL("overlap_tp"), BOOL("overlap_dp"), BOOL("overlap_pp"), BOOL("overlap_param_gather"),
     ENUM("tp_overlap_span", e_tp_span, 0), BOOL("tp_backward_overlap"), COUNT0("tp_overlap_sms", 0),
-    BOOL("dp_overlap_with_pp"),
+    BOOL("dp_overlap_with_pp"), BOOL("moe_grouped_gemm"),
     ENUM("grad_dtype", e_dtype, 0), ENUM("layer_partition", e_partition, 0), COUNT("dp_bucket_elements", 0),
     ENUM("schedule", e_schedule, 0), ENUM("attention", e_attention, 0), ENUM("optimizer_kernel", e_opt_kernel, 0),
     {"fused_kernels", FT_ENUMLIST, {{0}}, e_fused, DK_UNKNOWN, 0, 0, 0},
@@ -196,11 +201,13 @@ const SubDef *schema_sub(const Schema *s, const char *word) {
 #define POSQ(n, d) {n, FT_QTY, d, NULL, DK_UNKNOWN, F_REQ | F_POS | F_HAS_MIN, 0, 0}
 #define POSE(n, e) {n, FT_ENUM, {{0}}, e, DK_UNKNOWN, F_REQ | F_POS, 0, 0}
 static const FieldDef p_linear[] = {POS("tokens"), POS("in"), POS("out"),
-                                    ENUM("split", e_split, 0), BOOL("bias"), END};
+                                    ENUM("split", e_split, 0), BOOL("bias"), BOOL("frozen"),
+                                    COUNT0("lora_rank", 0), END};
 static const FieldDef p_bmm[] = {POS("batch"), POS("m"), POS("k"), POS("n"), END};
 static const FieldDef p_attention[] = {POS("batch"), POS("heads"), POS("seq"), POS("head_dim"),
                                        BOOL("causal"), COUNT("kv_heads", 0),
-                                       ENUM("impl", e_attention, 0), BOOL("dropout"), END};
+                                       ENUM("impl", e_attention, 0), BOOL("dropout"), COUNT("v_head_dim", 0),
+                                       COUNT0("window", 0), BOOL("sinks"), COUNT0("document", 0), END};
 static const FieldDef p_softmax[] = {POS("rows"), POS("cols"), BOOL("causal"), END};
 static const FieldDef p_norm[] = {POSE("kind", e_norm), POS("tokens"), POS("hidden"), END};
 static const FieldDef p_activation[] = {POSE("kind", e_activation), POS("elements"), END};
@@ -213,6 +220,9 @@ static const FieldDef p_router[] = {POS("tokens"), POS("hidden"), POS("experts")
                                     ENUM("score", e_score, 0), END};
 static const FieldDef p_experts[] = {POS("tokens"), POS("hidden"), POS("ffn"), POS("experts"),
                                      POS("top_k"), ENUM("activation", e_activation, 0), END};
+static const FieldDef p_conv1d[] = {POS("tokens"), POS("channels"), POS("width"), END};
+static const FieldDef p_ssd[] = {POS("batch"), POS("seq"), POS("heads"), POS("head_dim"), POS("state"),
+                                 POS("groups"), POS("chunk"), END};
 static const FieldDef p_collective[] = {POSQ("bytes", BYTES), POSE("group", e_groups), END};
 
 const OpDef op_defs[OPK_N] = {

@@ -169,6 +169,7 @@ static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
   sema_number(h->s, decl, "l2_cache", &g.l2_cache);
   sema_number(h->s, decl, "sustained_compute", &g.sustained_compute);
   sema_number(h->s, decl, "sustained_compute_fp8", &g.sustained_fp8);
+  sema_number(h->s, decl, "sustained_compute_fp4", &g.sustained_fp4);
   bool failed;
   g.calib = load_calib(h, decl, &failed);
   if (failed) return NULL;
@@ -243,12 +244,13 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
 const RtCluster *hw_cluster_variant(HwSet *h, const RtCluster *c, const RtGpu *g) {
   const RtGpu *o = c->gpu;
   if (g->calib == o->calib && g->sustained_compute == o->sustained_compute && g->sustained_fp8 == o->sustained_fp8 &&
-      g->attention_rate == o->attention_rate && g->fused == o->fused)
+      g->sustained_fp4 == o->sustained_fp4 && g->attention_rate == o->attention_rate && g->fused == o->fused)
     return c;
   for (int i = 0; i + 1 < h->variants.n; i += 2) { /* made from c before, the same */
     const RtGpu *v = h->variants.v[i].item;
     if (h->variants.v[i + 1].key == c && v->calib == g->calib && v->sustained_compute == g->sustained_compute &&
-        v->sustained_fp8 == g->sustained_fp8 && v->attention_rate == g->attention_rate && v->fused == g->fused)
+        v->sustained_fp8 == g->sustained_fp8 && v->sustained_fp4 == g->sustained_fp4 &&
+        v->attention_rate == g->attention_rate && v->fused == g->fused)
       return h->variants.v[i + 1].item;
   }
   RtGpu *gp = built_add(&h->variants, NULL, (void *)g, sizeof *g);

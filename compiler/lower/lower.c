@@ -144,13 +144,14 @@ static void stack_calibration(Lower *L, HwSet *hw) {
   Decl *fw = L->st.decl;
   r->framework = fw ? sema_decl_name(fw) : NULL;
   r->framework_version = fw ? sema_word(L->s, fw, "version") : NULL;
-  r->sustained_from = r->sustained_fp8_from = r->tables_from = NULL;
+  r->sustained_from = r->sustained_fp8_from = r->sustained_fp4_from = r->tables_from = NULL;
   if (!fw) return;
   RtGpu g = *L->rc->gpu;
   g.fused = L->st.fused;
   const char *from;
   if (stack_figure(L, "sustained_compute", &g.sustained_compute, &from)) r->sustained_from = from;
   if (stack_figure(L, "sustained_compute_fp8", &g.sustained_fp8, &from)) r->sustained_fp8_from = from;
+  if (stack_figure(L, "sustained_compute_fp4", &g.sustained_fp4, &from)) r->sustained_fp4_from = from;
   if (stack_figure(L, "sustained_attention", &g.attention_rate, &from))
     r->attention_rate = g.attention_rate, r->attention_from = from;
   for (Decl *f = fw; f && !r->tables_from; f = sema_parent(f))
@@ -182,6 +183,7 @@ static void report_names(Lower *L) {
   r->gpu = L->gpu->name;
   r->capacity = L->gpu->memory;
   r->sustained = rt_sustained(L->gpu, RT_BF16), r->sustained_fp8 = rt_sustained(L->gpu, RT_FP8);
+  r->sustained_fp4 = rt_sustained(L->gpu, RT_NVFP4);
   double x;
   if (sema_nsubs(sc, "measured") > 0) {
     if (sema_sub_number(s, sc, "measured", 0, "iteration", &x)) {

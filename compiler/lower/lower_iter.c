@@ -42,6 +42,8 @@ typedef struct Iter {
   GId tensors;                      /* the tensors holding params */
   GId eparams0, eparamsl, eparams;  /* of which the experts' (-1: a model without experts) */
   GId etensors;                     /* the tensors holding eparams */
+  GId train0, trainl, train;        /* of params, the trained ones (LoRA: not frozen) */
+  GId etrain0, etrainl, etrain;     /* of eparams, the trained ones (-1: no experts) */
   GId shard;                        /* ranks that hold the same dense weights (dp x cp) */
   GId bucket, grad_el, w_el;        /* gradient bucket elements; bytes per gradient, weight */
   GId z1, z2, z3;                   /* ZeRO stage >= 1, >= 2, == 3 */
@@ -258,10 +260,24 @@ static void iter_params(Lower *L, Iter *it) {
   GFIELD(it, eparams, x);
   GId e0 = gsum(L, it, it->l0, x), el = gsum(L, it, it->ll, x);
   it->eparams0 = it->eparamsl = it->eparams = it->etensors = -1;
+  /* the trained parameters (all but frozen ones): gradients, optimizer state and the dp
+   * reduction are theirs; a frozen model's experts are frozen with it */
+  GFIELD(it, trainable, x);
+  GId t0 = ADD(L, ADD(L, gsum(L, it, it->l0, x), E->trainable), g_select(g, one_dev, tied ? z : H->trainable, z));
+  GId tl = ADD(L, gsum(L, it, it->ll, x), H->trainable);
+  it->train0 = t0, it->trainl = tl, it->train = g_select(g, one_dev, t0, MAX(L, t0, tl));
+  if (cv(L, it->train) == 0)
+    lower_err(L, L->at,
+              "scenario `%s`: model `%s` trains no parameter (frozen = true and no LoRA adapters: lora_rank = 0)",
+              sema_decl_name(L->scenario), sema_decl_name(L->model));
+  else if (isnan(cv(L, it->train))) /* a sweep's point */
+    lower_check(L, g_bin(g, GN_GT, it->train, z), "the model trains no parameter (frozen, lora_rank = 0)");
+  it->etrain0 = it->etrainl = it->etrain = -1;
   if (kf(L, e0) && kf(L, el)) return;
   GFIELD(it, etensors, x);
   it->eparams0 = e0, it->eparamsl = el, it->eparams = g_select(g, first, e0, el);
   it->etensors = g_select(g, first, gsum(L, it, it->l0, x), gsum(L, it, it->ll, x));
+  it->etrain0 = L->frozen ? z : e0, it->etrainl = L->frozen ? z : el, it->etrain = L->frozen ? z : it->eparams;
 }
 
 /* Of P parameters of which E are the experts' (E < 0: none), those a rank keeps when ZeRO
@@ -314,7 +330,7 @@ static DpBuf dp_buffer(Lower *L, Iter *it, GId P, GId size, int group) {
  * (Megatron-Core's expert-data-parallel group; distributed_data_parallel.py). */
 static void iter_dp(Lower *L, Iter *it) {
   Graph *g = L->g;
-  GId z = it->z, params = it->params;
+  GId z = it->z, params = it->train;
   GId dev_f = gsum(L, it, it->nl, it->lf), dev_b = gsum(L, it, it->nl, it->lb); /* the device's layers, once */
   it->grad_el = K(L, lower_grad_bytes(L));
   it->w_el = L->bytes_act; /* weights are stored as the activations are */
@@ -323,12 +339,12 @@ static void iter_dp(Lower *L, Iter *it) {
   it->shard = MUL(L, L->dp, L->cp); /* ranks that hold the same weights: ZeRO shards over them */
   it->z3 = EQ(L, L->zero, 3), it->z1 = GE(L, L->zero, 1), it->z2 = GE(L, L->zero, 2);
   DpBuf d;
-  if (it->eparams < 0) {
+  if (it->etrain < 0) {
     d = dp_buffer(L, it, params, size, G_DPCP);
   } else { /* both buffers' buckets, the dense one's last (the embedding's) left exposed */
-    GId has = g_bin(g, GN_GT, it->eparams, K(L, 0));
-    DpBuf e = dp_buffer(L, it, MAX(L, it->eparams, K(L, 1)), size, G_EDP);
-    d = dp_buffer(L, it, SUB(L, params, it->eparams), size, G_DPCP);
+    GId has = g_bin(g, GN_GT, it->etrain, K(L, 0));
+    DpBuf e = dp_buffer(L, it, MAX(L, it->etrain, K(L, 1)), size, G_EDP);
+    d = dp_buffer(L, it, SUB(L, params, it->etrain), size, G_DPCP);
     d.red = ADD(L, d.red, PICK(L, has, e.red, z));
     d.gather = ADD(L, d.gather, PICK(L, has, e.gather, z));
   }
@@ -358,9 +374,9 @@ static void iter_dp(Lower *L, Iter *it) {
  * iteration: makespan, exposed data-parallel communication, optimizer. */
 static void iter_optimizer(Lower *L, Iter *it) {
   Graph *g = L->g;
-  GId params = it->params, shard = it->shard, z1 = it->z1, tensors = it->tensors;
+  GId params = it->train, shard = it->shard, z1 = it->z1, tensors = it->tensors;
   bool sgd = !strcmp(word_or(L, L->plan, "optimizer", "adam"), "sgd");
-  GId opt_params = PICK(L, z1, shard_of(L, it, params, it->eparams), params);
+  GId opt_params = PICK(L, z1, shard_of(L, it, params, it->etrain), params);
   /* ZeRO 1 and 2 (Megatron's distributed optimizer): a rank steps one fp32 shard tensor per
    * parameter whose range overlaps its 1/shard of the flat gradient buffer, about
    * tensors/shard of them (a tensor split at a shard boundary counts once; the experts'
@@ -445,14 +461,17 @@ static void iter_memory(Lower *L, Iter *it) {
   GId mem0[RM_N], meml[RM_N];
   GId pdev[2] = {params0, g_select(g, one_dev, params0, paramsl)};
   GId edev[2] = {it->eparams0, it->eparams < 0 ? -1 : g_select(g, one_dev, it->eparams0, it->eparamsl)};
+  GId tdev[2] = {it->train0, g_select(g, one_dev, it->train0, it->trainl)};
+  GId etdev[2] = {it->etrain0, it->etrain < 0 ? -1 : g_select(g, one_dev, it->etrain0, it->etrainl)};
   const GId *ldev[2] = {it->l0, it->ll};
   GId *mem[2] = {mem0, meml};
   for (int d = 0; d < 2; d++) {
     GId dev = d == 0 ? z : SUB(L, L->pp, K(L, 1));
     GId P = pdev[d], Ps = shard_of(L, it, P, edev[d]); /* the rank's shard of them */
     mem[d][RM_WEIGHTS] = MUL(L, PICK(L, z3, Ps, P), w_el);
-    mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, Ps, P), grad_el);
-    mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, Ps, P), opt_el);
+    GId T = tdev[d], Ts = shard_of(L, it, T, etdev[d]); /* the trained ones */
+    mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, Ts, T), grad_el);
+    mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, Ts, T), opt_el);
     GId fl = in_flight(L, dev);
     GId per_chunk[RT_MAX_GROUPS] = {0};
     for (int k = 0; k < ng; k++) per_chunk[k] = DIV(L, ldev[d][k], L->vs);

@@ -32,9 +32,10 @@ static void whole(Lower *L, GId total, GId active) {
 
 /* --- arguments ----------------------------------------------------------------------- */
 
-/* One operator's call, bound to its definition's parameters. */
+/* One operator's call, bound to its definition's parameters (attention has 12). */
+enum { ARGS_MAX = 16 };
 typedef struct Args {
-  AstNode *node[12]; /* per parameter of the operator, NULL if not given */
+  AstNode *node[ARGS_MAX]; /* per parameter of the operator, NULL if not given */
   const OpDef *def;
   int kind;     /* OpKind (ops.def) */
   GId dto;      /* the other operators' dtype (L->dt_other), as a node */
@@ -54,8 +55,8 @@ static void bind_args(AstNode *call, const OpDef *od, Args *a) {
   for (AstNode *x = call->u.list.first; x; x = x->next) {
     if (x->kind == AST_NAMEDARG) {
       int i = param_index(od, x->name);
-      if (i >= 0 && i < 12) a->node[i] = x->u.bin.rhs;
-    } else if (k < 12) {
+      if (i >= 0 && i < ARGS_MAX) a->node[i] = x->u.bin.rhs;
+    } else if (k < ARGS_MAX) {
       a->node[k++] = x;
     }
   }
@@ -157,6 +158,15 @@ static GId local_elems(Lower *L, GId elems) {
   return L->sharded ? DIV(L, elems, L->tp) : PICK(L, L->sp, DIV(L, elems, L->tp), elems);
 }
 
+/* Adds n parameters to the block, and to its trainable ones unless frozen; trainable shares
+ * params's nodes while the two agree (a model without frozen weights builds no node more). */
+static void params_add(Lower *L, GId n, bool frozen) {
+  Acc *A = L->acc;
+  bool same = A->trainable == A->params;
+  A->params = ADD(L, A->params, n);
+  if (!frozen) A->trainable = same ? A->params : ADD(L, A->trainable, n);
+}
+
 /* --- operators, one function per kind ------------------------------------------------ */
 
 /* a->in_saved: the bytes of the output that the operator before it keeps (flash attention's
@@ -164,38 +174,78 @@ static GId local_elems(Lower *L, GId elems) {
  * 32-bit training it keeps that same tensor, not a copy, and keeps it under selective
  * recompute too (where the attention would not); with fp8 it keeps its fp8 cast, as for any
  * input. */
+/* An unsplit linear (split = none) outside the tensor-parallel region holds its whole weight
+ * on every tp rank and runs on this rank's tokens: all of them, or t / tp under sequence
+ * parallelism (Megatron-Core MLA's linear_q_down_proj and linear_kv_down_proj, TE Linear with
+ * parallel_mode = duplicated).
+ * frozen (the argument, else model.frozen): no weight-gradient GEMM (backward is the data
+ * gradient alone, dY W^T, a linear(t, out, in)), no gradient, no optimizer state, and no saved
+ * input unless an adapter needs it.  lora_rank r (the argument; in a layer block, else
+ * model.lora_rank): LoRA adapters (Hu et al. 2021, arXiv 2106.09685) x A B beside the weight,
+ * A in x r and B r x out, each split as the base's input and output are; two small GEMMs
+ * forward, their data and weight gradients backward, trained.  A row linear's x A partial sums
+ * would need a t x r all-reduce: r / out of the base's own reduction, not costed. */
 static void op_linear(Lower *L, const char *name, Args *a) {
   GId in_saved = a->in_saved;
   GId t = arg_num(L, a, "tokens", 0), in = arg_num(L, a, "in", 0), out = arg_num(L, a, "out", 0);
   const char *split = arg_word(L, a, "split", "none");
   bool bias = arg_bool(L, a, "bias", false);
+  bool frozen = arg_bool(L, a, "frozen", L->frozen);
+  int ri = param_index(a->def, "lora_rank");
+  GId r = a->node[ri]                ? arg_num(L, a, "lora_rank", 0)
+          : lower_is_layer(L->which) ? lower_field(L, L->model, "model", "lora_rank", 0)
+                                     : K(L, 0);
   bool col = !strcmp(split, "column"), row = !strcmp(split, "row");
   GId k = row ? DIV(L, in, L->tp) : in, n = col ? DIV(L, out, L->tp) : out;
-  GId c = lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), t, k, n, K(L, bias));
+  /* unsplit (every tp rank holds it): the tokens it runs, and those its model FLOPs count on
+   * this rank (once over tp) */
+  bool dup = !(col || row || L->sharded);
+  GId tl = dup ? PICK(L, L->sp, DIV(L, t, L->tp), t) : t, tf = dup ? DIV(L, t, L->tp) : t;
+  GId c = lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), tl, k, n, K(L, bias));
+  GId cbw = frozen ? lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), tl, n, k, K(L, 0)) : c + 1;
   double tp1;
   bool single = g_is_const(L->g, L->tp, &tp1) && tp1 == 1;
   /* Overlapped TP exchanges that run as bulk or pipelined transfers (Transformer Engine: a row
    * linear's forward reduce-scatter, a column linear's backward gather and reduce-scatter)
    * take tp_overlap_sms of the SMs from the GEMM they overlap; ring exchanges take none. */
-  GId cf = c, cb = c + 1;
+  GId cf = c, cb = cbw;
   double sms = L->gpu->sms, steal = L->st.tp_overlap_sms;
   if ((col || row) && !single && steal > 0 && !kf(L, L->overlap_tp)) { /* steal < sms: stack_rules */
     GId slow = K(L, sms / (sms - steal)), on = AND(L, L->overlap_tp, g_bin(L->g, GN_GT, L->tp, K(L, 1)));
     if (row) cf = PICK(L, on, MUL(L, c, slow), c); /* one rank exchanges nothing (a sweep's tp = 1) */
-    if (col) cb = PICK(L, on, MUL(L, c + 1, slow), c + 1);
+    if (col) cb = PICK(L, on, MUL(L, cbw, slow), cbw);
+  }
+  Acc *A = L->acc;
+  bool lora = !kt(L, EQ(L, r, 0));
+  if (lora) { /* the adapters: x A (t, k, r), then (x A) B (t, r, n) */
+    GId ca = lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), tl, k, r, K(L, 0));
+    GId cb2 = lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), tl, r, n, K(L, 0));
+    GId on = g_bin(L->g, GN_GT, r, K(L, 0)), z = K(L, 0);
+    GId af = PICK(L, on, ADD(L, ca, cb2), z), ab = PICK(L, on, ADD(L, ca + 1, cb2 + 1), z);
+    cf = ADD(L, cf, af);
+    cb = ADD(L, cb, ab);
+    A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), ab));
+    GId lp = ADD(L, MUL(L, k, r), MUL(L, r, n));
+    A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), tf, lp));
+    params_add(L, lp, false);
+    whole(L, MUL(L, r, ADD(L, in, out)), -1);
+    A->tensors = ADD(L, A->tensors, PICK(L, on, K(L, 2), z));
+    A->act = ADD(L, A->act, MUL3(L, tl, r, L->bytes_act)); /* x A, for B's weight gradient */
+    A->launches += 2;
   }
   compute_fb(L, name, cf, cb);
-  Acc *A = L->acc;
-  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), cb)); /* the weight-gradient GEMM: half the FLOPs */
-  A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), t, MUL(L, k, n)));
-  A->params = ADD(L, A->params, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)));
+  if (!frozen) A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), cb)); /* the weight-gradient GEMM: half the FLOPs */
+  A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), tf, MUL(L, k, n)));
+  params_add(L, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)), frozen);
   A->tensors = ADD(L, A->tensors, K(L, bias ? 2 : 1));
   whole(L, ADD(L, MUL(L, in, out), bias ? out : K(L, 0)), -1);
   /* saved input: a column linear's input is replicated over tp (sharded with SP) */
   GId in_el = col   ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in))
               : row ? MUL(L, t, k)
                     : local_elems(L, MUL(L, t, in));
-  if (in_saved < 0 || col || rt_dtype_quantized(L->dt_gemm)) /* a column linear's input is not O */
+  if (frozen && !lora) /* the data gradient needs the weight alone */
+    ;
+  else if (in_saved < 0 || col || rt_dtype_quantized(L->dt_gemm)) /* a column linear's input is not O */
     A->act = ADD(L, A->act, MUL(L, in_el, gemm_in_bytes(L)));
   else
     A->act_sel = SUB(L, A->act_sel, in_saved);
@@ -219,8 +269,8 @@ static void op_linear(Lower *L, const char *name, Args *a) {
     /* overlap_tp (userbuffers) hides a collective behind its own GEMM; without it, a stack
      * with asynchronous backward collectives hides the dgrad's behind the wgrad GEMM (half) */
     f = exposed(L, f, cf, L->overlap_tp);
-    b = PICK(L, L->overlap_tp, exposed(L, b, cb, K(L, 1)),
-             exposed(L, b, MUL(L, K(L, 0.5), c + 1), K(L, L->st.tp_bwd_overlap)));
+    GId wgrad = frozen ? K(L, 0) : MUL(L, K(L, 0.5), c + 1);
+    b = PICK(L, L->overlap_tp, exposed(L, b, cb, K(L, 1)), exposed(L, b, wgrad, K(L, L->st.tp_bwd_overlap)));
     const char *what = !kt(L, sp) ? "tp allreduce" : col ? "tp allgather" : "tp reducescatter";
     comm(L, CM_TP, name, kf(L, sp) || kt(L, sp) ? what : "tp collective", f, b);
   }
@@ -228,18 +278,44 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   if (row) L->sharded = false;
 }
 
+/* Attention.  v_head_dim: the value head dim, if not head_dim (MLA: head_dim is the query/key
+ * dim).  window w > 0: each query attends its w latest keys (sliding window); sinks: a learned
+ * logit per head in each softmax (GPT-OSS), h parameters per layer and a few bytes, no FLOPs.
+ * document D (the argument, else model.document; 0: none): packed sequences of documents of D
+ * tokens on average, each attending within itself, as flash attention's variable-length (THD)
+ * kernels run them: s / D sequences of D tokens.  Model FLOPs count the score pairs attended,
+ * s^2 per sequence (causal too, as Megatron's formula does), 2 s w - w^2 with a window, D^2 per
+ * document.  The unfused path computes the whole s x s score matrix and masks it: a window or
+ * documents save it no time.  It expands K and V to the query heads (repeat_interleave) and
+ * keeps the expanded copies for its products' backward. */
 static void op_attention(Lower *L, const char *name, Args *a) {
+  Graph *g = L->g;
   GId b = arg_num(L, a, "batch", 0), heads = arg_num(L, a, "heads", 0), s = arg_num(L, a, "seq", 0);
   GId dh = arg_num(L, a, "head_dim", 0);
   int i = param_index(a->def, "kv_heads");
   GId kv = a->node[i] ? arg_num(L, a, "kv_heads", 0) : heads;
+  i = param_index(a->def, "v_head_dim");
+  GId dv = a->node[i] ? arg_num(L, a, "v_head_dim", 0) : dh;
+  GId w = arg_num(L, a, "window", 0);
+  i = param_index(a->def, "document");
+  GId doc = a->node[i] ? arg_num(L, a, "document", 0) : lower_field(L, L->model, "model", "document", 0);
   bool causal = arg_bool(L, a, "causal", true), drop = arg_bool(L, a, "dropout", false);
+  bool sinks = arg_bool(L, a, "sinks", false);
   const char *impl = arg_word(L, a, "impl", "flash");
   bool flash = !strcmp(impl, "flash");
+  double sv = cv(L, s), dvv = cv(L, doc);
+  if (dvv > sv) {
+    lower_err_blk(L, a->node[i] ? a->node[i] : a->node[param_index(a->def, "seq")],
+                  "attention `%s`: document = %g tokens is longer than the sequence, seq = %g", name, dvv, sv);
+    return;
+  }
+  GId packed = g_bin(g, GN_GT, doc, K(L, 0)), windowed = g_bin(g, GN_GT, w, K(L, 0));
+  GId lq = PICK(L, packed, doc, s);                       /* a sequence as the kernel sees it */
+  GId bq = PICK(L, packed, DIV(L, MUL(L, b, s), doc), b); /* and how many */
   GId h = DIV(L, heads, L->tp), kvr = MAX(L, K(L, 1), DIV(L, kv, L->tp));
   GId dt = K(L, L->dt_attn);
-  GId c = flash ? lower_call(L, RTK_FLASH, name, 7, dt, b, s, h, kvr, dh, K(L, causal))
-                : lower_call(L, RTK_ATTENTION, name, 6, dt, b, s, h, dh, K(L, causal));
+  GId c = flash ? lower_call(L, RTK_FLASH, name, 10, dt, bq, lq, h, kvr, dh, K(L, causal), dv, w, K(L, sinks))
+                : lower_call(L, RTK_ATTENTION, name, 8, dt, b, s, h, dh, K(L, causal), kvr, dv);
   /* context parallelism: each rank computes 1/cp of the (load-balanced) score matrix */
   GId f = DIV(L, c, L->cp), bw = DIV(L, c + 1, L->cp);
   if (drop && !flash) { /* dropout over the probabilities: one element-wise pass over b*h*s*s */
@@ -254,15 +330,21 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   A->sel = ADD(L, A->sel, f);
   add_op(L, name, NULL, 'c', f, bw);
   GId sl = DIV(L, s, L->cp); /* this rank's tokens of each sequence */
-  GId af = DIV(L, MUL(L, MUL3(L, K(L, 4), b, MUL(L, s, s)), MUL(L, h, dh)), L->cp);
+  GId wl = g_min(g, w, lq);
+  GId pairs =
+      MUL(L, DIV(L, s, lq), PICK(L, windowed, SUB(L, MUL3(L, K(L, 2), lq, wl), MUL(L, wl, wl)), MUL(L, lq, lq)));
+  GId dm = dv == dh ? dh : MUL(L, K(L, 0.5), ADD(L, dh, dv)); /* QK^T over dh, PV over dv */
+  GId af = DIV(L, MUL(L, MUL3(L, K(L, 4), b, pairs), MUL(L, h, dm)), L->cp);
   A->flops = ADD(L, A->flops, af);
   A->sel_flops = ADD(L, A->sel_flops, af);
-  GId qkv = MUL3(L, b, sl, MUL(L, ADD(L, h, MUL(L, K(L, 2), kvr)), dh));
+  GId kvk = flash ? kvr : h; /* the K and V heads kept: the unfused path keeps the expanded ones */
+  GId qkv = dv == dh ? MUL3(L, b, sl, MUL(L, ADD(L, h, MUL(L, K(L, 2), kvk)), dh))
+                     : MUL3(L, b, sl, ADD(L, MUL(L, h, dh), MUL(L, kvk, ADD(L, dh, dv))));
   /* in fp8 (TE's fp8 attention) Q, K, V and O are kept in fp8, a byte an element */
   GId el = L->dt_attn == RT_FP8 ? K(L, 1) : L->bytes_act;
   GId saved = MUL(L, qkv, el), extra;
   if (flash) { /* O and the fp32 log-sum-exp */
-    GId o = MUL(L, MUL3(L, b, sl, MUL(L, h, dh)), el);
+    GId o = MUL(L, MUL3(L, b, sl, MUL(L, h, dv)), el);
     extra = ADD(L, o, MUL(L, K(L, 4), MUL3(L, b, h, sl)));
     L->out_saved = o;
   } else { /* softmax output; with dropout its mask (1 byte) and output */
@@ -272,13 +354,34 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   }
   A->act = ADD(L, A->act, ADD(L, saved, extra));
   A->act_sel = ADD(L, A->act_sel, extra);
+  if (sinks) { /* one fp32-trained logit per local head */
+    params_add(L, h, L->frozen);
+    whole(L, heads, -1);
+    A->tensors = ADD(L, A->tensors, K(L, 1));
+  }
   double cp;
   if (!(g_is_const(L->g, L->cp, &cp) && cp == 1)) { /* ring exchange of K and V */
-    GId kvbytes = MUL(L, MUL3(L, K(L, 2), b, MUL3(L, sl, kvr, dh)), L->bytes_act);
+    GId kvbytes = dv == dh ? MUL(L, MUL3(L, K(L, 2), b, MUL3(L, sl, kvr, dh)), L->bytes_act)
+                           : MUL(L, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))), L->bytes_act);
     GId one = lower_coll(L, RTK_P2P, kvbytes, G_CP, name);
     GId steps = SUB(L, L->cp, K(L, 1));
     GId cf = MUL(L, one, steps), cb = MUL(L, K(L, 2), cf);
     comm(L, CM_CP, name, "cp kv exchange", exposed(L, cf, f, true), exposed(L, cb, bw, true));
+  }
+}
+
+/* The local experts' GEMMs, el of them, each per tokens x k x n: with moe_grouped_gemm
+ * (Megatron-Core --moe-grouped-gemm: TE GroupedLinear / CUTLASS grouped GEMM) one launch whose
+ * tiles of all the experts share the waves over the SMs, costed as a batched GEMM; without it
+ * (SequentialMLP) el GEMMs one after the other, each with its own waves and launch.  f and b:
+ * forward and backward seconds. */
+static void expert_gemm(Lower *L, const char *name, GId el, GId per, GId k, GId n, GId *f, GId *b) {
+  if (L->st.grouped_gemm) {
+    GId c = lower_call(L, RTK_BMM, name, 5, K(L, L->dt_gemm), el, per, k, n);
+    *f = c, *b = c + 1;
+  } else {
+    GId c = lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), per, k, n, K(L, 0));
+    *f = MUL(L, el, c), *b = MUL(L, el, c + 1);
   }
 }
 
@@ -342,16 +445,25 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   GId tr = DIV(L, t, L->tp), el = DIV(L, e, L->ep), pairs = MUL(L, tr, k);
   GId recv = MUL(L, pairs, load), pe = MUL(L, recv, L->etp), per = DIV(L, pe, el);
   GId up = gated ? MUL(L, K(L, 2), ffn) : ffn, upl = DIV(L, up, L->etp), fl = DIV(L, ffn, L->etp);
-  GId c1 = lower_call(L, RTK_BMM, name, 5, K(L, L->dt_gemm), el, per, hid, upl);
+  /* Token permutation (Megatron-Core's moe_permute/moe_unpermute, fused in Transformer Engine):
+   * the rank's tokens copied into expert order before the experts, and back (summed with the
+   * router's weights) after, rows of h contiguous elements; the backward moves the same bytes.
+   * A copy of pairs*h elements reads and writes each once: the element-wise add's three
+   * passes over 2/3 of them, at its calibrated bandwidth. */
+  GId perm = lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL3(L, K(L, 2.0 / 3), pairs, hid));
+  compute(L, arena_printf(&L->out->names, "%s permute", name), perm);
+  GId c1, c1b, c3, c3b;
+  expert_gemm(L, name, el, per, hid, upl, &c1, &c1b);
   GId c2 = lower_call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, K(L, L->dt_other), MUL(L, pe, fl));
-  GId c3 = lower_call(L, RTK_BMM, name, 5, K(L, L->dt_gemm), el, per, fl, hid);
+  expert_gemm(L, name, el, per, fl, hid, &c3, &c3b);
   Acc *A = L->acc;
-  GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1 + 1, c2 + 1), c3 + 1);
+  GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1b, c2 + 1), c3b);
   A->launches += 3;
   A->fc = ADD(L, A->fc, f);
   A->bc = ADD(L, A->bc, b);
-  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), ADD(L, c1 + 1, c3 + 1)));
+  A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), ADD(L, c1b, c3b)));
   add_op(L, name, NULL, 'c', f, b);
+  compute(L, arena_printf(&L->out->names, "%s unpermute", name), perm);
   /* model FLOP: the mean rank's pairs (a capacity's padding included), not the busiest's */
   GId mean = capped ? MUL(L, pairs, load) : pairs, w = ADD(L, MUL(L, hid, up), MUL(L, ffn, hid));
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), mean, w));
@@ -500,6 +612,60 @@ static void op_router(Lower *L, const char *name, Args *a) {
   A->act = ADD(L, A->act, ADD(L, MUL3(L, t, h, K(L, L->dt_router_bytes)), MUL3(L, t, e, K(L, 4))));
 }
 
+/* Mamba-2's causal depthwise conv1d over `channels` (Megatron-Core's MambaMixer: between the
+ * column-parallel in_proj and the row-parallel out_proj, on the local channels / tp), width
+ * taps; its weight and bias per channel. */
+static void op_conv1d(Lower *L, const char *name, Args *a) {
+  Acc *A = L->acc;
+  GId t = arg_num(L, a, "tokens", 0), ch = arg_num(L, a, "channels", 0), w = arg_num(L, a, "width", 0);
+  GId tl = L->sharded ? t : PICK(L, L->sp, DIV(L, t, L->tp), t);
+  GId chl = L->sharded ? DIV(L, ch, L->tp) : ch;
+  compute(L, name, lower_call(L, RTK_CONV1D, name, 4, a->dto, tl, chl, w));
+  A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), MUL(L, tl, chl), w));
+  A->act = ADD(L, A->act, MUL3(L, tl, chl, L->bytes_act));
+  params_add(L, MUL(L, chl, ADD(L, w, K(L, 1))), L->frozen);
+  whole(L, MUL(L, ch, ADD(L, w, K(L, 1))), -1);
+  A->tensors = ADD(L, A->tensors, K(L, 2));
+}
+
+/* Mamba-2's SSD scan (rt_ssd) of batch sequences of seq tokens, on the local heads and groups:
+ * Megatron-Core's MambaMixer splits both over tp (it requires heads and groups to divide).  It
+ * keeps its inputs x, B, C and the fp32 dt for backward, and holds A_log, D and dt_bias per
+ * head.  Context parallelism would pass the chunk states between ranks: not modelled. */
+static void op_ssd(Lower *L, const char *name, Args *a) {
+  Acc *A = L->acc;
+  GId b = arg_num(L, a, "batch", 0), s = arg_num(L, a, "seq", 0), heads = arg_num(L, a, "heads", 0);
+  GId p = arg_num(L, a, "head_dim", 0), n = arg_num(L, a, "state", 0), groups = arg_num(L, a, "groups", 0);
+  GId q = arg_num(L, a, "chunk", 0);
+  double tp = cv(L, L->tp), cp = cv(L, L->cp), hv = cv(L, heads), gv = cv(L, groups);
+  AstNode *at = a->node[param_index(a->def, "heads")];
+  if (cp > 1) {
+    lower_err_blk(L, at, "ssd `%s`: context parallelism (plan.cp = %g) over a Mamba-2 scan is not modelled", name, cp);
+    return;
+  }
+  if (tp > 1 && (fmod(hv, tp) != 0 || fmod(gv, tp) != 0)) {
+    lower_err_blk(L, at,
+                  "ssd `%s`: heads = %g and groups = %g must be multiples of plan.tp = %g (MambaMixer splits both)",
+                  name, hv, gv, tp);
+    return;
+  }
+  if (isnan(tp) || isnan(cp) || isnan(hv) || isnan(gv)) /* a sweep's point: the same rules */
+    lower_check(L, AND(L, EQ(L, L->cp, 1), AND(L, DIVIDES(L, heads, L->tp), DIVIDES(L, groups, L->tp))),
+                "ssd: mamba heads or groups do not divide by tp, or cp > 1");
+  GId t = MUL(L, b, s), h = DIV(L, heads, L->tp), gr = DIV(L, groups, L->tp);
+  compute(L, name, lower_call(L, RTK_SSD, name, 7, a->dto, t, h, p, n, gr, q));
+  /* rt_ssd_flops: 2TQNG + 2TQPH + 4TNPH + 2(T/Q)NPH */
+  GId pn = MUL(L, p, n);
+  GId fl = ADD(L, ADD(L, MUL3(L, K(L, 2), MUL(L, t, q), MUL(L, n, gr)), MUL3(L, K(L, 2), MUL(L, t, q), MUL(L, p, h))),
+               ADD(L, MUL3(L, K(L, 4), t, MUL(L, pn, h)), MUL3(L, K(L, 2), DIV(L, t, q), MUL(L, pn, h))));
+  A->flops = ADD(L, A->flops, fl);
+  GId in = ADD(L, MUL(L, h, p), MUL3(L, K(L, 2), gr, n));
+  A->act = ADD(L, A->act, ADD(L, MUL3(L, t, in, L->bytes_act), MUL3(L, t, h, K(L, 4))));
+  params_add(L, MUL(L, K(L, 3), h), L->frozen);
+  whole(L, MUL(L, K(L, 3), heads), -1);
+  A->tensors = ADD(L, A->tensors, K(L, 3));
+}
+
 static void op_collective(Lower *L, const char *name, Args *a) {
   static const RtKernel km[] = {RTK_ALLREDUCE, RTK_ALLGATHER, RTK_REDUCESCATTER, RTK_ALLTOALL, RTK_P2P};
   GId bytes = arg_num(L, a, "bytes", 0);
@@ -518,7 +684,8 @@ static OpLower *const op_fns[OPK_N] = {
     [OPK_LINEAR] = op_linear, [OPK_BMM] = op_bmm, [OPK_ATTENTION] = op_attention, [OPK_SOFTMAX] = op_softmax,
     [OPK_NORM] = op_norm, [OPK_ACTIVATION] = op_activation, [OPK_ADD] = op_add, [OPK_DROPOUT] = op_dropout,
     [OPK_ROPE] = op_rope, [OPK_EMBEDDING] = op_embedding, [OPK_CROSS_ENTROPY] = op_cross_entropy,
-    [OPK_ROUTER] = op_router, [OPK_EXPERTS] = op_experts, [OPK_ALLREDUCE] = op_collective,
+    [OPK_ROUTER] = op_router, [OPK_EXPERTS] = op_experts, [OPK_CONV1D] = op_conv1d, [OPK_SSD] = op_ssd,
+    [OPK_ALLREDUCE] = op_collective,
     [OPK_ALLGATHER] = op_collective, [OPK_REDUCESCATTER] = op_collective, [OPK_ALLTOALL] = op_collective,
     [OPK_P2P] = op_collective};
 /* clang-format on */
@@ -534,8 +701,18 @@ static void lower_op(Lower *L, AstNode *op) {
   a.kind = (int)(od - op_defs);
   a.in_saved = L->out_saved;
   L->out_saved = -1;
+  Acc *A = L->acc;
+  GId p0 = A->params, t0 = A->trainable, wg0 = A->wg;
   op_fns[a.kind](L, op->name, &a);
   L->prev_kind = a.kind;
+  /* linear and attention track their trained parameters themselves */
+  if (a.kind == OPK_LINEAR || a.kind == OPK_ATTENTION || A->params == p0) return;
+  if (!L->frozen) /* the op's parameters are trained */
+    A->trainable = t0 == p0 ? A->params : ADD(L, t0, SUB(L, A->params, p0));
+  else if (a.kind != OPK_BMM) { /* frozen weights: no weight-gradient time (a bmm's is an activation's) */
+    A->bc = SUB(L, A->bc, SUB(L, A->wg, wg0));
+    A->wg = wg0;
+  }
 }
 
 /* --- blocks --------------------------------------------------------------------------- */
@@ -543,6 +720,7 @@ static void lower_op(Lower *L, AstNode *op) {
 static void acc_init(Lower *L, Acc *a) {
   GId z = K(L, 0);
   a->fc = a->bc = a->wg = a->sel = a->act = a->act_sel = a->in_bytes = a->params = a->flops = z;
+  a->trainable = z;
   a->tensors = a->eparams = a->etensors = z;
   a->sel_flops = z;
   a->wtotal = a->wactive = a->wtied = z;
@@ -577,6 +755,7 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   if (!blk) return;
   L->row_skip = 0;
   L->prev_kind = -1;
+  L->frozen = bool_or(L, L->model, "frozen", false);
   if (lower_is_layer(which) && L->st.fused_residual && bool_or(L, L->model, "parallel_residual", false))
     for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
       L->row_skip += c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL && is_row_linear(c);
@@ -595,14 +774,16 @@ void lower_zero3(Lower *L, Acc *ly, int which) {
   if (kf(L, z3)) return;
   L->which = which;
   L->acc = ly;
-  /* dense parameters over dp x cp, the experts' over edp */
+  /* dense parameters over dp x cp, the experts' over edp; the gradients of the trained ones */
   GId dense = kf(L, ly->eparams) ? ly->params : SUB(L, ly->params, ly->eparams), gel = K(L, lower_grad_bytes(L));
+  GId etrain = L->frozen ? K(L, 0) : ly->eparams;
+  GId dtrain = kf(L, ly->eparams) ? ly->trainable : SUB(L, ly->trainable, etrain);
   GId ag =
       lower_coll(L, RTK_ALLGATHER, MUL(L, dense, L->bytes_act), G_DPCP, "zero3 gather"); /* weights as activations */
-  GId rs = lower_coll(L, RTK_REDUCESCATTER, MUL(L, dense, gel), G_DPCP, "zero3 reduce");
+  GId rs = lower_coll(L, RTK_REDUCESCATTER, MUL(L, dtrain, gel), G_DPCP, "zero3 reduce");
   if (!kf(L, ly->eparams)) {
     ag = ADD(L, ag, lower_coll(L, RTK_ALLGATHER, MUL(L, ly->eparams, L->bytes_act), G_EDP, "zero3 gather"));
-    rs = ADD(L, rs, lower_coll(L, RTK_REDUCESCATTER, MUL(L, ly->eparams, gel), G_EDP, "zero3 reduce"));
+    rs = ADD(L, rs, lower_coll(L, RTK_REDUCESCATTER, MUL(L, etrain, gel), G_EDP, "zero3 reduce"));
   }
   const Stack *st = &L->st;
   /* The gather of the next layer is issued while this one computes, for the share q of its

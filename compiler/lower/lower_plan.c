@@ -44,6 +44,8 @@ static void add_check(Lower *L, GId ok, const char *reason) {
   o->checks[o->nchecks++] = (LowerCheck){ok, reason};
 }
 
+void lower_check(Lower *L, GId ok, const char *reason) { add_check(L, ok, reason); }
+
 void lower_let_divisor(Lower *L, GId divisor) {
   GId ok = g_bin(L->g, GN_NE, divisor, K(L, 0));
   if (kt(L, ok)) return;
@@ -242,6 +244,7 @@ void lower_read_stack(Lower *L) {
   st->tp_bwd_overlap = fw_bool(L, "tp_backward_overlap", false);
   st->tp_overlap_sms = fw_num(L, "tp_overlap_sms", 0);
   st->dp_overlap_pp = fw_bool(L, "dp_overlap_with_pp", true);
+  st->grouped_gemm = fw_bool(L, "moe_grouped_gemm", true);
   st->multi_tensor = !strcmp(fw_word(L, "optimizer_kernel", "per_tensor"), "multi_tensor");
   st->launch = fw_num(L, "launch_overhead", 0);
   st->mb_overhead = fw_num(L, "micro_batch_overhead", 0);

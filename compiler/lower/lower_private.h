@@ -32,6 +32,7 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId act_sel;                    /* of which selective recompute does not keep */
   GId in_bytes;                   /* the block's input (what full recompute keeps) */
   GId params;                     /* parameters on this rank */
+  GId trainable;                  /* of which trained (not frozen): gradients, optimizer, dp */
   GId wtotal, wactive;            /* the block's parameters in the whole model, and those a token uses */
   GId wtied;                      /* of which a vocabulary-parallel embedding's (a tied head's) */
   GId tensors;                    /* the parameter tensors (weights, biases) holding them */
@@ -57,6 +58,7 @@ typedef struct Stack {
   bool tp_bwd_overlap;    /* backward TP collectives overlap without overlap_tp */
   double tp_overlap_sms;  /* SMs a bulk or pipelined overlapped TP exchange takes from its GEMM */
   bool dp_overlap_pp;     /* the DP reduction may overlap with pp > 1 */
+  bool grouped_gemm;      /* moe_grouped_gemm: one grouped GEMM over the local experts */
   bool multi_tensor;      /* optimizer_kernel = multi_tensor */
   double launch;          /* seconds of host time per kernel launch */
   double mb_overhead;     /* seconds of host time per micro-batch */
@@ -133,6 +135,7 @@ typedef struct Lower {
   bool sharded; /* between a column- and a row-parallel linear */
   int row_skip;  /* row linears left whose reduction a fused parallel residual defers */
   int prev_kind; /* the OpKind of the block's operator before, or -1 */
+  bool frozen;   /* model.frozen: the model's own weights are not trained (LoRA) */
 } Lower;
 
 /* G_DPCP: the dp x cp ranks that hold the same dense weights.  The expert layers fold etp x ep
@@ -216,6 +219,8 @@ void lower_read_stack(Lower *L);
 /* A divisor in a sweep's `let` (L->sweep_let): a check that it is not zero, whose reason
  * names the let and its line. */
 void lower_let_divisor(Lower *L, GId divisor);
+/* A sweep's check node (ok: true where the point is valid), with the reason a point fails. */
+void lower_check(Lower *L, GId ok, const char *reason);
 bool lower_read_plan(Lower *L);
 /* The block (LB_*) that lowers group g of the layers. */
 static inline int lower_group_block(int g) { return g == 0 ? LB_LAYER : LB_GROUP1 + g - 1; }

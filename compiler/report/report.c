@@ -267,9 +267,11 @@ static void print_table(W *w, const Report *r) {
   if (rest < 1)
     w_printf(w, "; tensor-core rate x %.3f (sustained_compute%s)", rest,
              factor_of(msg, sizeof msg, r, r->sustained_from));
-  if (r->dtype && rt_dtype_quantized((RtDtype)rt_dtype_lookup(r->dtype)) && fp8 < 1 && fp8 != rest)
-    w_printf(w, "%s %s GEMMs x %.3f (sustained_compute_fp8%s)", rest < 1 ? "," : ";", r->dtype, fp8,
-             factor_of(msg, sizeof msg, r, r->sustained_fp8_from));
+  bool fp4 = r->dtype && rt_dtype_lookup(r->dtype) == RT_NVFP4 && r->sustained_fp4_from;
+  if (fp4) fp8 = applied(r->sustained_fp4);
+  if (r->dtype && rt_dtype_quantized((RtDtype)rt_dtype_lookup(r->dtype)) && fp8 < 1)
+    w_printf(w, "%s %s GEMMs x %.3f (sustained_compute_%s%s)", rest < 1 ? "," : ";", r->dtype, fp8, fp4 ? "fp4" : "fp8",
+             factor_of(msg, sizeof msg, r, fp4 ? r->sustained_fp4_from : r->sustained_fp8_from));
   if (r->attention_rate > 0 && r->attention_rate != 1)
     w_printf(w, "; flash attention x %.3f (sustained_attention of %s on %s)", r->attention_rate,
              str(r->attention_from ? r->attention_from : r->framework), str(r->gpu));
@@ -336,10 +338,13 @@ static void print_json(W *w, const Report *r) {
   j_int(&j, "calibrated_calls", r->calibrated_calls);
   j_num(&j, "sustained_compute", applied(r->sustained));
   j_num(&j, "sustained_compute_fp8", applied(r->sustained_fp8));
+  j_num(&j, "sustained_compute_fp4", applied(r->sustained_fp4));
   j_str(&j, "framework", r->framework);
   j_str(&j, "framework_version", r->framework_version);
   j_str(&j, "sustained_compute_from", r->sustained_from ? r->sustained_from : r->gpu);
   j_str(&j, "sustained_compute_fp8_from", r->sustained_fp8_from ? r->sustained_fp8_from : r->gpu);
+  j_str(&j, "sustained_compute_fp4_from",
+        r->sustained_fp4_from ? r->sustained_fp4_from : r->sustained_fp8_from ? r->sustained_fp8_from : r->gpu);
   j_str(&j, "tables_from", r->tables_from ? r->tables_from : r->gpu);
   j_num(&j, "sustained_attention", r->attention_rate > 0 ? r->attention_rate : 1);
   j_close(&j, '}');

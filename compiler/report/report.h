@@ -89,11 +89,11 @@ typedef struct Report {
    * GPU's sustained figures (rt_sustained()) that scaled its tensor-core rate, for bf16 and
    * the other types and for fp8: 1 (or 0, not set) where the GPU has none. */
   int calls, calibrated_calls;
-  double sustained, sustained_fp8;
+  double sustained, sustained_fp8, sustained_fp4;
   /* The software stack the scenario names (NULL: none), its version, and the stack whose
    * calibration set each sustained figure (NULL: the gpu's own). */
   const char *framework, *framework_version;
-  const char *sustained_from, *sustained_fp8_from;
+  const char *sustained_from, *sustained_fp8_from, *sustained_fp4_from;
   const char *tables_from; /* the stack whose operator tables replaced the gpu's, or NULL */
   double attention_rate;   /* the stack's sustained_attention on this gpu; 0: none */
   const char *attention_from; /* the stack that sets it */

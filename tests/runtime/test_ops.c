@@ -310,6 +310,16 @@ TEST(bad_arguments) {
   assert_bad(rt_flash_attention(g, RT_FP16, 1, 64, 8, 16, 64, 1));
   /* attention's rows overflow to infinity */
   assert_bad(rt_attention(g, RT_FP16, 1e300, 1e10, 1, 64, 1));
+  /* the kernels of issue 33's operators */
+  assert_bad(rt_attention_ex(g, RT_FP16, 1, 64, 8, 16, 64, 64, 1));             /* kv_heads > heads */
+  assert_bad(rt_attention_ex(g, RT_FP16, 1, 64, 8, 8, 64, 0, 1));               /* v_head_dim < 1 */
+  assert_bad(rt_flash_attention_ex(g, RT_FP16, 1, 64, 8, 8, 64, 64, 1, -1, 0)); /* window < 0 */
+  assert_bad(rt_flash_attention_ex(g, RT_FP16, 1, 64, 8, 8, 64, 64, 1, 16, 2)); /* sinks not 0/1 */
+  assert_bad(rt_flash_attention_ex(g, RT_FP16, 1, 64, 8, 8, 64, NAN, 1, 16, 0));
+  assert_bad(rt_conv1d(g, RT_FP16, 0, 64, 4));
+  assert_bad(rt_conv1d(g, RT_FP16, 64, 64, INFINITY));
+  assert_bad(rt_ssd(g, RT_FP16, 4096, 8, 64, 128, 0, 256));
+  assert_bad(rt_ssd(g, RT_FP16, 4096, 8, 64, 128, 1, NAN));
 }
 
 /* --- results recorded bit for bit ------------------------------------------------------ */
@@ -486,6 +496,19 @@ TEST(sustained_fp8_scales_fp8_work_only) {
   assert_true(f.fwd == s.fwd && f.bwd == s.bwd);
 }
 
+/* sustained_compute_fp4 replaces the fp8 figure for nvfp4 work only; unset, nvfp4 takes
+ * sustained_compute_fp8. */
+TEST(sustained_fp4_scales_nvfp4_only) {
+  const RtGpu *gb = gpu("gb200");
+  RtGpu set = *gb, unset = *gb;
+  set.sustained_fp8 = unset.sustained_fp8 = 0.8, set.sustained_fp4 = 0.4, unset.sustained_fp4 = 0;
+  RtCost a = rt_linear(&set, RT_NVFP4, 16384, 16384, 16384, 0), b = rt_linear(&unset, RT_NVFP4, 16384, 16384, 16384, 0);
+  assert_true(a.fwd > 1.99 * b.fwd && a.fwd <= 2 * b.fwd);
+  a = rt_linear(&set, RT_MXFP8, 16384, 16384, 16384, 0), b = rt_linear(&unset, RT_MXFP8, 16384, 16384, 16384, 0);
+  assert_true(a.fwd == b.fwd && a.bwd == b.bwd);
+  assert_true(rt_sustained(&set, RT_NVFP4) == 0.4 && rt_sustained(&unset, RT_NVFP4) == 0.8);
+}
+
 /* The block-scaled formats: their bytes carry the scales (mxfp8: an E8M0 byte per 32
  * elements, nvfp4: 4 bits plus an E4M3 byte per 16), mxfp8 runs at the fp8 peak and nvfp4 at
  * the fp4 one (GB200: 5 and 10 PFLOP/s dense), so a compute-bound GEMM takes as long in mxfp8
@@ -633,8 +656,14 @@ TEST(kernel_why) {
   why_is(RTK_LINEAR, a100, (const double[]){RT_NDTYPES, 64, 64, 64, 1}, "`dtype` = 7 is no dtype code (0 to 6)");
   why_is(RTK_LINEAR, a100, (const double[]){RT_FP16, 64, 0, 64, 1}, "`k` = 0: a size is a finite number of at least 1");
   why_is(RTK_GELU, a100, (const double[]){RT_FP16, NAN}, "`elements` = nan: a size is a finite number of at least 1");
-  why_is(RTK_FLASH, a100, (const double[]){RT_BF16, 1, 2048, 8, 16, 128, 1},
+  why_is(RTK_FLASH, a100, (const double[]){RT_BF16, 1, 2048, 8, 16, 128, 1, 128, 0, 0},
          "`kv_heads` = 16 is more than `heads` = 8");
+  why_is(RTK_FLASH, a100, (const double[]){RT_BF16, 1, 2048, 8, 8, 128, 1, 128, -1, 0},
+         "`window` = -1: a size is a finite number of at least 1");
+  why_is(RTK_ATTENTION, a100, (const double[]){RT_BF16, 1, 2048, 8, 128, 1, 16, 128},
+         "`kv_heads` = 16 is more than `heads` = 8");
+  why_is(RTK_SSD, a100, (const double[]){RT_BF16, 4096, 8, 64, 128, 0, 256},
+         "`groups` = 0: a size is a finite number of at least 1");
   why_is(RTK_ADD, &none, (const double[]){RT_BF16, 1e6}, "gpu `a100_sxm4_80gb` has no peak FLOP/s for bf16");
   const RtCluster *selene = rt_cluster_builtin("selene");
   assert_non_null(selene);
@@ -668,6 +697,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(bad_arguments),
       cmocka_unit_test(sustained_compute_scales_tensor_work),
       cmocka_unit_test(sustained_fp8_scales_fp8_work_only),
+      cmocka_unit_test(sustained_fp4_scales_nvfp4_only),
       cmocka_unit_test(block_scaled_formats),
       cmocka_unit_test(recorded_values),
       cmocka_unit_test(bound_below_physics),

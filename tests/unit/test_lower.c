@@ -538,12 +538,12 @@ TEST(operators_llama_layer) {
 
 TEST(operators_moe_layer) {
   Fx *x = ops_of("mixtral", MOE_SIZES, "tp = 1; micro_batch = 1; global_batch = 8");
-  EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "rot", "attn", "proj", "add1", "ln2", "gate", "moe", "add2");
+  EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "rot", "attn", "proj", "add1", "ln2", "gate", "moe permute", "moe", "moe unpermute", "add2");
   assert_int_equal(count_calls(&x->l, RTK_ALLTOALL), 0);
   fx_close(x);
   /* ep = 2 (of dp = 8): the experts' all-to-all */
   x = ops_of("mixtral", MOE_SIZES, "tp = 1; ep = 2; micro_batch = 1; global_batch = 8");
-  EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "rot", "attn", "proj", "add1", "ln2", "gate", "moe", "moe ep all-to-all",
+  EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "rot", "attn", "proj", "add1", "ln2", "gate", "moe permute", "moe", "moe unpermute", "moe ep all-to-all",
              "add2");
   GId a2a = find_call(&x->l, RTK_ALLTOALL, "moe");
   assert_true(const_arg(&x->l, a2a, 1) == 2); /* over ep */
@@ -552,7 +552,7 @@ TEST(operators_moe_layer) {
   /* tp = 2, sp, ep = 2 (dp = 4) */
   x = ops_of("mixtral", MOE_SIZES, "tp = 2; ep = 2; sequence_parallel = true; micro_batch = 1; global_batch = 4");
   EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "qkv tp allgather", "rot", "attn", "proj", "proj tp reducescatter", "add1",
-             "ln2", "gate", "moe", "moe ep all-to-all", "add2");
+             "ln2", "gate", "moe permute", "moe", "moe unpermute", "moe ep all-to-all", "add2");
   /* the all-to-all runs over ep, folded over tp x dp with etp = 1 innermost: ep's stride is
    * etp = 1 (the two ranks of a tp group), not dp's */
   a2a = find_call(&x->l, RTK_ALLTOALL, "moe");
@@ -627,7 +627,7 @@ TEST(moe_allgather_dispatcher) {
   Fx *x =
       run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; moe_token_dispatcher = allgather");
   EXPECT_OPS(&x->l, LB_LAYER, "ln1", "qkv", "qkv tp allgather", "rot", "attn", "proj", "proj tp reducescatter", "add1",
-             "ln2", "gate", "moe", "moe ep allgather", "add2");
+             "ln2", "gate", "moe permute", "moe", "moe unpermute", "moe ep allgather", "add2");
   assert_int_equal(count_calls(&x->l, RTK_ALLTOALL), 0);
   double all = 8.0 * 256;
   expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 8, 1), all * 1024 * 2, "token gather");
