@@ -266,12 +266,16 @@ static void iter_params(Lower *L, Iter *it) {
   GId t0 = ADD(L, ADD(L, gsum(L, it, it->l0, x), E->trainable), g_select(g, one_dev, tied ? z : H->trainable, z));
   GId tl = ADD(L, gsum(L, it, it->ll, x), H->trainable);
   it->train0 = t0, it->trainl = tl, it->train = g_select(g, one_dev, t0, MAX(L, t0, tl));
-  if (cv(L, it->train) == 0)
+  /* whether any block trains a parameter: arithmetic on the axes (a sweep's check), not the
+   * device counts (a layout's are kernel calls) */
+  GId any = ADD(L, E->trainable, H->trainable);
+  for (int k = 0; k < it->ng; k++) any = ADD(L, any, it->Ly[k].trainable);
+  if (cv(L, any) == 0)
     lower_err(L, L->at,
               "scenario `%s`: model `%s` trains no parameter (frozen = true and no LoRA adapters: lora_rank = 0)",
               sema_decl_name(L->scenario), sema_decl_name(L->model));
-  else if (isnan(cv(L, it->train))) /* a sweep's point */
-    lower_check(L, g_bin(g, GN_GT, it->train, z), "the model trains no parameter (frozen, lora_rank = 0)");
+  else if (isnan(cv(L, any))) /* a sweep's point */
+    lower_check(L, g_bin(g, GN_GT, any, z), "the model trains no parameter (frozen, lora_rank = 0)");
   it->etrain0 = it->etrainl = it->etrain = -1;
   if (kf(L, e0) && kf(L, el)) return;
   GFIELD(it, etensors, x);
