@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """generate.py - Megatron-Bridge's performance summary as llmp scenarios.
 
-    python3 generate.py [--framework | --no-framework] CSV OUT_DIR
-    python3 generate.py --check [--framework | --no-framework] CSV DIR
+    python3 generate.py --llmp LLMP [--framework | --no-framework] CSV OUT_DIR
+    python3 generate.py --check --llmp LLMP [--framework | --no-framework] CSV DIR
     python3 generate.py --needs CSV DIR
-    python3 generate.py --have=FEATURE,... CSV OUT_DIR   (as if HAVE listed them)
+    python3 generate.py --llmp LLMP --have=FEATURE,... CSV OUT_DIR   (as if HAVE listed them)
 
 CSV is shared/data/published/megatron_bridge_perf_summary_2509_2602.csv (NVIDIA Megatron-Bridge's
 docs/performance-summary-archive.md, containers 25.09 to 26.02.01).  Writes into OUT_DIR one
@@ -13,6 +13,9 @@ table of README.md between its `<!-- rows -->` markers: every row of the CSV, in
 why.  The files are committed; this script is how they were made, and --check (CTest
 validation.megatron_bridge_generated) fails unless the files in DIR, and README.md's table,
 are what it makes from the CSV today.  Python's standard library only.
+
+LLMP is the llmp binary (build/llmp): which recompute a row's plan assumes is what llmp's
+memory model says fits (below), so writing and --check need it, and fail without it.
 
 --framework writes `import "stdlib/frameworks"` and `framework = megatron_core` into each
 scenario (the software stack, issue 31); --no-framework leaves them out.  The default is
@@ -47,8 +50,19 @@ fsdp > 0 is Megatron-FSDP over all dp ranks (zero = 3), otherwise the distribute
 balanced, and where there are fewer layers than chunks, the first chunk holds the embedding
 alone and the last the loss (stage_layers, feature layout), as Megatron-Bridge's recipes count
 them.  Assumed, as ../nemo_h100 assumes for NeMo (Megatron-Bridge's recipes are not in the
-data): sequence parallelism where tp > 1, no activation recompute, data-, tensor- and
-pipeline-parallel communication overlapped, Adam, flash attention, expert tensor parallelism 1.
+data): sequence parallelism where tp > 1, data-, tensor- and pipeline-parallel communication
+overlapped, Adam, flash attention, expert tensor parallelism 1.
+
+Recompute: the data does not say what each run recomputes; Megatron-Bridge's recipes set
+Megatron's --recompute-granularity (selective or full) where memory needs it, and every row
+was measured, so its plan fitted.  The rule: each row's plan is tried with recompute = none,
+then selective, then full, and the first that llmp's memory model says fits (`LLMP run
+--format json FILE`, its "fits"; LLMP_DATA the repository root, -I OUT_DIR for models.llmp)
+is written, its recompute line saying why where it is not none ("# assumed: none does not fit
+(llmp's memory model)"; "none and selective do not fit" for full).  Only the rows that do not
+fit with none are tried again.  A row that fits with none of the three stays `none`, its
+comment says so, and `llmp validate` reports it as not fitting (the plan's memory breakdown
+says which parts overflow).
 
 Checked per row, in or out: iteration = gbs x seq / (tokens/s per GPU x GPUs) is the CSV's
 step_time_s_derived (to 1e-3), and the model's shapes give the row's model FLOP per token (its
@@ -56,9 +70,12 @@ model TFLOP/s over tokens/s) within 1 % by Megatron-Core's count (flop_per_token
 count is not the shapes' own, FLOP_NOTES says why and the scenario gives both).
 """
 import csv
+import json
 import os
 import re
+import subprocess
 import sys
+import tempfile
 import textwrap
 
 FRAMEWORK = True  # llmp has the `framework` kind and stdlib/frameworks/
@@ -84,9 +101,7 @@ FEATURES = {
     "mamba": ("h-ops", "Mamba-2, squared-ReLU MoE and hybrid layers"),
     "qk_norm": ("h-ops", "QK-norm layers, for stdlib/models/qwen3.llmp"),
 }
-# b300, gb200, gb300, mxfp8 and nvfp4 are in llmp (h-hw); their rows wait for megatron_core's
-# figures on those GPUs, which their calibration rows (README.md) fit.
-HAVE = {"ep_fold", "pattern", "layout", "mtp"}
+HAVE = {"ep_fold", "pattern", "layout", "mtp", "b300", "gb200", "gb300", "mxfp8", "nvfp4", "mla", "swa", "mamba", "qk_norm"}
 
 # system -> (short name, cluster declaration, import, GPUs per node, feature (None: llmp has it)).
 # A GB200/GB300 node is a compute tray of 4 GPUs (hw/systems/gb*_nvl72.llmp, checked below).
@@ -338,7 +353,20 @@ def nodes_of(row, p):
     return p["gpus"] // per_node
 
 
-def scenario(row, n, p, framework):
+# Recompute, tried in this order (the docstring's rule): the plan's comment and the header's
+# words for each, where it fits; RECOMPUTE_NONE_FITS where none of them fits.
+RECOMPUTE = {
+    "none": ("assumed", "no recompute"),
+    "selective": ("assumed: none does not fit (llmp's memory model)",
+                  "selective recompute (none does not fit, by llmp's memory model)"),
+    "full": ("assumed: none and selective do not fit (llmp's memory model)",
+             "full recompute (neither none nor selective fits, by llmp's memory model)"),
+}
+RECOMPUTE_NONE_FITS = ("assumed: selective and full do not fit either (llmp's memory model)",
+                       "no recompute (none, selective and full all overflow llmp's memory model)")
+
+
+def scenario(row, n, p, framework, recompute="none", fits=True):
     short, cluster, imp, per_node, _ = SYSTEMS[row["system"]]
     container = row["container"].replace(".", "")
     mname = p["model"] + ("_nomtp" if p["mtp"] == 0 else "")
@@ -370,6 +398,7 @@ def scenario(row, n, p, framework):
             f"The count above is Megatron-Core's, which the row reports; the shapes' own is {p['own'] / 1e9:.2f} "
             f"GFLOP per token: {FLOP_NOTES[p['model']]}", width=92)]
     prec = row["precision"].split(" (")[0]
+    rc_comment, rc_words = RECOMPUTE[recompute] if fits else RECOMPUTE_NONE_FITS
     per_stage = p["gbs"] // (p["mbs"] * p["dp"])
     lines = [
         f"# Megatron-Bridge performance summary, container {row['container']}: {row['model']} on {p['gpus']}",
@@ -387,7 +416,7 @@ def scenario(row, n, p, framework):
         f"# dp = {p['gpus']} / (tp {p['tp']} x pp {p['pp']} x cp {p['cp']}) = {p['dp']}; {per_stage} micro-batches"
         " per step.",
     ] + flop_note + ["# " + t for t in textwrap.wrap(
-        "Assumed (README.md): sequence parallel with tp > 1, no recompute, " +
+        "Assumed (README.md): sequence parallel with tp > 1, " + rc_words + ", " +
         ("Megatron-FSDP (zero 3), " if p["fsdp"] else "the distributed optimizer (zero 1), ") +
         ("overlapped dp/tp/pp communication (the stack's, megatron_core)" if framework
          else "overlapped dp/tp/pp communication") + routing + (
@@ -423,7 +452,7 @@ def scenario(row, n, p, framework):
         fields.append(("layer_partition", "balanced",
                        f"{layers(m)} layers do not divide into {chunks} chunks"))
     fields += [("sequence_parallel", "true" if p["tp"] > 1 else "false", "assumed" if p["tp"] > 1 else None),
-               ("recompute", "none", "assumed"),
+               ("recompute", recompute, rc_comment),
                ("zero", 3 if p["fsdp"] else 1,
                 "the row's fsdp: Megatron-FSDP" if p["fsdp"] else "assumed: distributed optimizer"),
                ("optimizer", "adam", None)]
@@ -465,7 +494,7 @@ def roles(entries):
     return out
 
 
-def table(entries, plans):
+def table(entries, plans, chosen):
     role = roles(entries)
     out = [ROWS_BEGIN, "| system | model | rows in | the features its rows need (where they are built) |",
            "|---|---|---|---|"]
@@ -481,10 +510,20 @@ def table(entries, plans):
         par = "/".join(row[k] for k in ("tp", "pp", "cp", "vp", "ep"))
         out.append(f"| {n} | {row['container']} | {row['system']} | {row['model']} | {prec} | {row['n_gpus']} | "
                    f"{par} | {row['fsdp']} | {row['mbs']}/{row['gbs']} | {row['step_time_s_derived']} | "
-                   + (f"in | `{stem}.llmp` ({role[stem]}) |" if stem else f"out | {'; '.join(why)} |"))
+                   + (f"in | `{stem}.llmp` ({role[stem]}{rc_note(chosen[stem])}) |" if stem
+                      else f"out | {'; '.join(why)} |"))
     n_in = sum(1 for e in entries if e[2])
     out += ["", f"{len(entries)} rows: {n_in} in, {len(entries) - n_in} out.", ROWS_END]
     return "\n".join(out)
+
+
+def rc_note(choice):
+    """The table's word on a row's recompute, where it is not none or nothing fits."""
+    rc, fits, _ = choice
+    if not fits:
+        return "; does not fit in llmp's memory model with any recompute"
+    return {"none": "", "selective": "; selective recompute: none does not fit",
+            "full": "; full recompute: none and selective do not fit"}[rc]
 
 
 def need_groups(entries, plans):
@@ -510,6 +549,55 @@ def needs_report(entries, plans):
     print(f"{len(entries)} rows: {sum(1 for e in entries if e[2])} in today, {full} with every feature of FEATURES")
 
 
+def fits_by_llmp(llmp, texts, import_dirs):
+    """{stem: fits} for each scenario text, by `llmp run --format json` (its "fits"), the
+    files written to a temporary folder and run together; LLMP_DATA is this repository."""
+    if not texts:
+        return {}
+    env = dict(os.environ, LLMP_DATA=ROOT)
+    with tempfile.TemporaryDirectory(prefix="mb_recompute_") as tmp:
+        paths = []
+        for stem, text in texts.items():
+            paths.append(os.path.join(tmp, stem + ".llmp"))
+            with open(paths[-1], "w", encoding="utf-8") as fh:
+                fh.write(text)
+        cmd = [llmp, "run", "--format", "json"] + [a for d in import_dirs for a in ("-I", d)] + paths
+        try:
+            r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        except OSError as e:
+            fail(f"--llmp {llmp}: {e}")
+    if r.returncode != 0:
+        fail(f"{llmp} run failed (exit {r.returncode}):\n{r.stderr.strip()}")
+    out = {}
+    for line in r.stdout.splitlines():
+        if line.strip():
+            d = json.loads(line)
+            out[d["scenario"]] = d["fits"]
+    missing = sorted(set(texts) - set(out))
+    if missing:
+        fail(f"{llmp} run gave no result for {', '.join(missing)}")
+    return out
+
+
+def choose_recompute(llmp, rows_in, framework, import_dirs):
+    """{stem: (recompute, fits, text)}: per row, the first of none, selective, full whose plan
+    llmp's memory model says fits; none (fits False) where none of them does.  rows_in: stem ->
+    (row, line, plan).  Only the rows that do not fit are tried with the next."""
+    chosen, left = {}, dict(rows_in)
+    for rc in RECOMPUTE:
+        texts = {stem: scenario(row, n, p, framework, rc)[1] for stem, (row, n, p) in left.items()}
+        fits = fits_by_llmp(llmp, texts, import_dirs)
+        for stem in list(left):
+            if fits[stem]:
+                chosen[stem] = (rc, True, texts[stem])
+                del left[stem]
+        if not left:
+            break
+    for stem, (row, n, p) in left.items():
+        chosen[stem] = ("none", False, scenario(row, n, p, framework, "none", fits=False)[1])
+    return chosen
+
+
 def main():
     args = sys.argv[1:]
     check = "--check" in args
@@ -521,6 +609,18 @@ def main():
                     fail(f"--have: no feature {f!r} (FEATURES: {', '.join(FEATURES)})")
                 HAVE.add(f)
     args = [a for a in args if not a.startswith("--have=")]
+    llmp = None
+    for i, a in enumerate(args):
+        if a.startswith("--llmp="):
+            llmp = a[len("--llmp="):]
+            del args[i]
+            break
+        if a == "--llmp":
+            if i + 1 >= len(args):
+                fail("--llmp needs the llmp binary's path")
+            llmp = args[i + 1]
+            del args[i:i + 2]
+            break
     framework = FRAMEWORK
     if "--framework" in args:
         framework = True
@@ -528,11 +628,16 @@ def main():
         framework = False
     args = [a for a in args if a not in ("--check", "--needs", "--framework", "--no-framework")]
     if len(args) != 2:
-        fail("usage: generate.py [--check] [--framework | --no-framework] CSV OUT_DIR")
+        fail("usage: generate.py [--check] --llmp LLMP [--framework | --no-framework] CSV OUT_DIR")
     path, out_dir = args
+    if not report and not llmp:
+        fail("--llmp LLMP (the llmp binary, e.g. build/llmp) is needed to write or --check the folder: each "
+             "row's recompute is the first of none, selective, full that llmp's memory model says fits")
+    if llmp and not (os.path.isfile(llmp) and os.access(llmp, os.X_OK)):
+        fail(f"--llmp {llmp}: not an executable file")
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    files, entries, plans, stems = {}, [], [], set()
+    files, entries, plans, stems, rows_in = {}, [], [], set(), {}
     for n, row in enumerate(rows, start=2):  # line number in the CSV (header is line 1)
         if row["source"] != SOURCE_URL:
             fail(f"line {n}: source {row['source']}, not {SOURCE_URL}")
@@ -544,13 +649,21 @@ def main():
         if why:
             stem = None
         else:
-            files[stem + ".llmp"] = text
+            rows_in[stem] = (row, n, p)
         entries.append((n, row, stem, why))
         plans.append(p)
     if report:
         needs_report(entries, plans)
         return
-    rows_md = table(entries, plans)
+    here = os.path.dirname(os.path.abspath(__file__))
+    chosen = choose_recompute(llmp, rows_in, framework, [out_dir] + ([here] if os.path.abspath(out_dir) != here else []))
+    for stem in rows_in:
+        files[stem + ".llmp"] = chosen[stem][2]
+    rows_md = table(entries, plans, chosen)
+    counts = {}
+    for stem, (rc, fits, _) in sorted(chosen.items()):
+        counts.setdefault(rc if fits else "nothing fits", []).append(stem)
+    rc_summary = "; ".join(f"{k}: {len(v)}" for k, v in counts.items())
     readme = os.path.join(out_dir, "README.md")
     text = open(readme, encoding="utf-8").read() if os.path.exists(readme) else ""
     if ROWS_BEGIN not in text or ROWS_END not in text:
@@ -567,7 +680,7 @@ def main():
         if stale:
             fail(f"{', '.join(stale)} in {out_dir} differ from what {path} makes: run generate.py CSV DIR")
         print(f"generate.py: the {len(files)} scenarios and README.md's table of {out_dir} are what {path} makes "
-              f"({len(entries)} rows, {len(files)} in)")
+              f"({len(entries)} rows, {len(files)} in; recompute {rc_summary})")
         return
     for f in existing - set(files):
         os.remove(os.path.join(out_dir, f))
@@ -576,7 +689,10 @@ def main():
             fh.write(t)
     with open(readme, "w", encoding="utf-8") as fh:
         fh.write(new_readme)
-    print(f"generate.py: wrote {len(files)} scenarios of {len(entries)} rows to {out_dir}")
+    print(f"generate.py: wrote {len(files)} scenarios of {len(entries)} rows to {out_dir} (recompute {rc_summary})")
+    for k, v in counts.items():
+        if k != "none":
+            print(f"  {k}: {', '.join(v)}")
 
 
 if __name__ == "__main__":
