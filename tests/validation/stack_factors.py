@@ -39,6 +39,7 @@ LO, HI, STEP, COARSE = 0.400, 1.000, 0.005, 0.05
 MAX_PASSES = 8
 HI_ATTENTION = 2.000  # sustained_attention may exceed 1: the stack's kernel may be faster
 SETS = "tests/validation/scenarios"
+ROOT = "."  # the repository (main sets it)
 
 
 def mosaicml(gpu, fp8, max_seq=None, min_seq=None):
@@ -52,6 +53,18 @@ def mosaicml(gpu, fp8, max_seq=None, min_seq=None):
 
 def every(name):
     return True
+
+
+def megatron_bridge(gpu, dtypes):
+    """Megatron-Bridge rows of one GPU (generate.py's name: mbCONTAINER_GPU_...) whose plan's
+    dtype is one of dtypes (read from the scenario's file)."""
+    def keep(name):
+        if not re.match(r"mb\d+_" + gpu + "_", name):
+            return False
+        path = os.path.join(ROOT, SETS, "megatron_bridge", name + ".llmp")
+        m = re.search(r"^\s*dtype\s*=\s*(\w+)", open(path, encoding="utf-8").read(), re.M)
+        return bool(m) and m.group(1) in dtypes
+    return keep
 
 
 # (stack file, stack, gpu, field, [(set folder, selector)]): fitted in this order.
@@ -76,9 +89,15 @@ FACTORS = [
      [(f"{SETS}/mosaicml", mosaicml("a100_40g", False, min_seq=4096))]),
     ("stdlib/frameworks/megatron.llmp", "megatron_core", "h100_sxm", "sustained_attention",
      [(f"{SETS}/nemo_long_context", every)]),
-    ("stdlib/frameworks/megatron.llmp", "megatron_core", "b200", "sustained_compute",
-     [(f"{SETS}/megatron_bridge", lambda name: "_b200_" in name)]),
 ]
+# Megatron-Core on Blackwell, from Megatron-Bridge's published rows: each GPU's bf16 figure on
+# its bf16 rows, then the quantized one on its fp8 and mxfp8 rows, then nvfp4's on its nvfp4
+# rows (the B200 and the B300 have no nvfp4 rows: their nvfp4 takes the fp8 figure).
+for _gpu, _fields in (("b200", 2), ("b300", 2), ("gb200", 3), ("gb300", 3)):
+    for _field, _dtypes in (("sustained_compute", ("bf16",)), ("sustained_compute_fp8", ("fp8", "mxfp8")),
+                            ("sustained_compute_fp4", ("nvfp4",)))[:_fields]:
+        FACTORS.append(("stdlib/frameworks/megatron.llmp", "megatron_core", _gpu, _field,
+                        [(f"{SETS}/megatron_bridge", megatron_bridge(_gpu, _dtypes))]))
 
 # Every set reported, with the factors' calibration rows marked.
 REPORTED = ["examples/megatron", f"{SETS}/h100_weak_scaling", f"{SETS}/nemo_h100", f"{SETS}/mosaicml",
@@ -115,9 +134,10 @@ def mean_error(llmp, data, sets, root):
     for folder, keep in sets:
         rows = validate(llmp, data, os.path.join(root, folder))
         for name in calibration_rows(rows, keep):
-            if rows[name] is None:
-                sys.exit(f"calibration row {name} of {folder} has no prediction")
-            errs.append(abs(rows[name]))
+            if rows[name] is not None:  # a plan that does not fit has no prediction: skipped
+                errs.append(abs(rows[name]))
+    if not errs:
+        sys.exit(f"no calibration row of {sets} has a prediction")
     return sum(errs) / len(errs), len(errs)
 
 
@@ -168,6 +188,34 @@ def report(llmp, root):
             e = [abs(v) for n, v in rows.items() if (n in cal.get(folder, ())) == which and v is not None]
             parts.append(f"{len(e):4d}: {sum(e) / len(e):5.2f} % mean {max(e):6.2f} % max" if e else f"{'-':>28}")
         print(f"{folder:42} {parts[0]:>28} {parts[1]:>28}")
+    by_group(llmp, root, cal)
+
+
+FAMILIES = ("llama3", "qwen3_30b", "qwen3_235b", "deepseek_v3", "kimi_k2", "gpt_oss", "nemotron3_nano")
+
+
+def by_group(llmp, root, cal):
+    """Megatron-Bridge's rows by GPU and by model family: calibration and validation errors,
+    and the rows with no prediction (plans that do not fit)."""
+    folder = f"{SETS}/megatron_bridge"
+    if not os.path.isdir(os.path.join(root, folder)):
+        return
+    rows = validate(llmp, root, os.path.join(root, folder))
+
+    def line(label, names):
+        parts = []
+        for which in (True, False):
+            e = [abs(rows[n]) for n in names if (n in cal.get(folder, ())) == which and rows[n] is not None]
+            parts.append(f"{len(e):4d}: {sum(e) / len(e):5.2f} % mean {max(e):6.2f} % max" if e else f"{'-':>28}")
+        nofit = sum(rows[n] is None for n in names)
+        print(f"  {label:40} {parts[0]:>28} {parts[1]:>28} {nofit:4d}")
+
+    print(f"\n{folder}, by GPU and by model family ({'calibration rows':>26} {'validation rows':>28} no fit)")
+    gpus = sorted({n.split("_")[1] for n in rows})
+    for g in gpus:
+        line(g, [n for n in rows if n.split("_")[1] == g])
+    for fam in FAMILIES:
+        line(fam, [n for n in rows if "_".join(n.split("_")[2:]).startswith(fam)])
 
 
 def main():
@@ -175,6 +223,8 @@ def main():
     if len(args) != 2:
         sys.exit(__doc__.strip().splitlines()[-4])
     llmp, root = os.path.abspath(args[0]), os.path.abspath(args[1])
+    global ROOT
+    ROOT = root
     if "--report" in sys.argv:
         report(llmp, root)
         return
