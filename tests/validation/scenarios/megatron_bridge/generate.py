@@ -60,9 +60,10 @@ then selective, then full, and the first that llmp's memory model says fits (`LL
 --format json FILE`, its "fits"; LLMP_DATA the repository root, -I OUT_DIR for models.llmp)
 is written, its recompute line saying why where it is not none ("# assumed: none does not fit
 (llmp's memory model)"; "none and selective do not fit" for full).  Only the rows that do not
-fit with none are tried again.  A row that fits with none of the three stays `none`, its
-comment says so, and `llmp validate` reports it as not fitting (the plan's memory breakdown
-says which parts overflow).
+fit with none are tried again.  A row that fits with none of the three is out: as the row
+states its plan, it cannot have run (26.02.01's Llama 3 70B NVFP4 on 64 GB300s, fsdp 0 with
+tp = pp = 1: its unsharded weights and gradients alone exceed the GPU; the same plan's FP8
+rows say fsdp 64).
 
 Checked per row, in or out: iteration = gbs x seq / (tokens/s per GPU x GPUs) is the CSV's
 step_time_s_derived (to 1e-3), and the model's shapes give the row's model FLOP per token (its
@@ -657,6 +658,11 @@ def main():
         return
     here = os.path.dirname(os.path.abspath(__file__))
     chosen = choose_recompute(llmp, rows_in, framework, [out_dir] + ([here] if os.path.abspath(out_dir) != here else []))
+    for i, (n, row, stem, why) in enumerate(entries):  # a plan that fits under no recompute is out
+        if stem and not chosen[stem][1]:
+            entries[i] = (n, row, None, "its plan fits in llmp's memory model under no recompute (none, selective, "
+                          "full): as the row states it, it cannot have run")
+            del rows_in[stem], chosen[stem]
     for stem in rows_in:
         files[stem + ".llmp"] = chosen[stem][2]
     rows_md = table(entries, plans, chosen)
