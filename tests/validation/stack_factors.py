@@ -110,16 +110,20 @@ def field_re(stack, gpu, field):
                       r" \{[^}]*?\n    " + field + r" += )([0-9.]+)", re.S)
 
 
-def validate(llmp, data, folder):
-    """{scenario: (file, error %)} of `llmp validate` on folder with data folder `data`."""
+def validate(llmp, data, folder, files=None):
+    """{scenario: error %} of `llmp validate` on folder (or on its files) with data folder
+    `data`; files, where given, also gets each scenario's file."""
     env = dict(os.environ, LLMP_DATA=data)
-    out = subprocess.run([llmp, "validate", "--no-jit", "--format", "csv", folder], capture_output=True, text=True,
+    paths = folder if isinstance(folder, list) else [folder]
+    out = subprocess.run([llmp, "validate", "--no-jit", "--format", "csv"] + paths, capture_output=True, text=True,
                          env=env)
     if out.returncode not in (0, 1) or not out.stdout:
         sys.exit(f"llmp validate {folder} failed ({out.returncode}): {out.stderr}")
     rows = {}
     for r in csv.DictReader(io.StringIO(out.stdout)):
         rows[r["scenario"]] = float(r["error_pct"]) if r.get("error_pct") not in (None, "", "-") else None
+        if files is not None:
+            files[r["scenario"]] = r["file"]
     return rows
 
 
@@ -129,11 +133,20 @@ def calibration_rows(rows, keep):
     return set(chosen[0::2])
 
 
+CALIBRATION_FILES = {}  # (folder, selector): (calibration rows, their files), found once
+
+
 def mean_error(llmp, data, sets, root):
     errs = []
     for folder, keep in sets:
-        rows = validate(llmp, data, os.path.join(root, folder))
-        for name in calibration_rows(rows, keep):
+        key = (folder, keep)
+        if key not in CALIBRATION_FILES:  # the whole set once, then only its calibration rows' files
+            files = {}
+            names = calibration_rows(validate(llmp, data, os.path.join(root, folder), files), keep)
+            CALIBRATION_FILES[key] = (names, sorted({files[n] for n in names}))
+        names, paths = CALIBRATION_FILES[key]
+        rows = validate(llmp, data, paths)
+        for name in names:
             if rows[name] is not None:  # a plan that does not fit has no prediction: skipped
                 errs.append(abs(rows[name]))
     if not errs:
