@@ -34,6 +34,7 @@
 #include "front/sema.h"
 
 #include "support.h"
+#include "support_lower.h"
 
 /* Relative 1e-12 (the figures below are exact integers or dyadic; the tolerance only
  * absorbs an evaluation order that differs from the formula's). */
@@ -43,80 +44,6 @@ static void expect_near(double got, double want, const char *what) {
 }
 
 /* --- a scenario from text ---------------------------------------------------------------- */
-
-typedef struct Fx {
-  Diag d;
-  Cap cap;        /* diagnostics, short format */
-  SemaOptions so; /* sema and the HwSet keep pointers to it: Fx does not move */
-  Sema *s;
-  HwSet *hw;
-  char *text;
-  Lowered l;
-  double *vals;
-  Report r;
-  int rc; /* lower_scenario's result */
-} Fx;
-
-static const char *diag_text(Fx *x) { return cap_text(&x->cap); }
-
-/* Checks text (which must be clean) as the root file "test.llmp"; stdlib/ and hw/ come from
- * the source tree. */
-static Fx *fx_open(const char *text) {
-  Fx *x = calloc(1, sizeof *x);
-  assert_non_null(x);
-  x->text = strdup(text);
-  assert_non_null(x->text);
-  diag_init(&x->d, NULL);
-  diag_set_writer(&x->d, cap_write, &x->cap);
-  x->d.format = DIAG_SHORT;
-  x->d.buffered = true;
-  x->so = (SemaOptions){NULL, 0, LLMP_SOURCE_DIR};
-  x->s = sema_new(&x->d, &x->so);
-  assert_non_null(x->s);
-  int errors = sema_run_text(x->s, "test.llmp", x->text);
-  diag_flush(&x->d);
-  if (errors) fail_msg("the scenario text has %d error(s):\n%s--- text:\n%s", errors, diag_text(x), x->text);
-  x->hw = hw_new(x->s, &x->d, &x->so);
-  assert_non_null(x->hw);
-  return x;
-}
-
-static void fx_unlower(Fx *x) {
-  free(x->vals);
-  x->vals = NULL;
-  lower_free(&x->l);
-}
-
-/* Lowers scenario `name`; when that succeeds, evaluates the graph and fills x->r. */
-static int fx_lower(Fx *x, const char *name) {
-  fx_unlower(x);
-  Decl *sc = sema_find(x->s, name, DK_SCENARIO);
-  if (!sc) fail_msg("no scenario `%s` in:\n%s", name, x->text);
-  x->rc = lower_scenario(x->s, x->hw, sc, &x->d, &x->l);
-  diag_flush(&x->d);
-  if (x->rc == 0) {
-    x->vals = malloc((size_t)(x->l.g.nn ? x->l.g.nn : 1) * sizeof *x->vals);
-    assert_non_null(x->vals);
-    graph_eval(&x->l.g, NULL, x->vals);
-    lower_report(&x->l, x->vals, &x->r);
-  }
-  return x->rc;
-}
-
-/* Lowers and evaluates; lowering must succeed. */
-static void fx_eval(Fx *x, const char *name) {
-  if (fx_lower(x, name) != 0) fail_msg("lowering `%s` failed:\n%s--- text:\n%s", name, diag_text(x), x->text);
-}
-
-static void fx_close(Fx *x) {
-  fx_unlower(x);
-  hw_free(x->hw);
-  sema_free(x->s);
-  diag_free(&x->d);
-  free(x->cap.p);
-  free(x->text);
-  free(x);
-}
 
 /* The text of one scenario `s`: model m extends `base` with `model`, plan p with `plan`, on
  * `cluster` (an expression: `selene { nodes = 1 }`), after the imports and `extra`. */

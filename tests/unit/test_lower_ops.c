@@ -35,68 +35,14 @@
 #include "report/report.h"
 
 #include "support.h"
+#include "support_lower.h"
 
 static void expect_near(double got, double want, double rel, const char *what) {
   if (!(fabs(got - want) <= rel * fabs(want)))
     fail_msg("%s: got %.17g, want %.17g (difference %.3g)", what, got, want, got - want);
 }
 
-/* --- a scenario from text (as test_lower.c) ------------------------------------------------ */
-
-typedef struct Fx {
-  Diag d;
-  Cap cap;
-  SemaOptions so;
-  Sema *s;
-  HwSet *hw;
-  char *text;
-  Lowered l;
-  double *vals;
-  Report r;
-} Fx;
-
-static Fx *fx_open(const char *text) {
-  Fx *x = calloc(1, sizeof *x);
-  assert_non_null(x);
-  x->text = strdup(text);
-  diag_init(&x->d, NULL);
-  diag_set_writer(&x->d, cap_write, &x->cap);
-  x->d.format = DIAG_SHORT;
-  x->d.buffered = true;
-  x->so = (SemaOptions){NULL, 0, LLMP_SOURCE_DIR};
-  x->s = sema_new(&x->d, &x->so);
-  int errors = sema_run_text(x->s, "test.llmp", x->text);
-  diag_flush(&x->d);
-  if (errors) fail_msg("the scenario text has %d error(s):\n%s--- text:\n%s", errors, cap_text(&x->cap), x->text);
-  x->hw = hw_new(x->s, &x->d, &x->so);
-  assert_non_null(x->hw);
-  return x;
-}
-
-/* Lowers scenario `s`; 0 on success (then the graph is evaluated into x->r). */
-static int fx_lower(Fx *x) {
-  Decl *sc = sema_find(x->s, "s", DK_SCENARIO);
-  assert_non_null(sc);
-  int rc = lower_scenario(x->s, x->hw, sc, &x->d, &x->l);
-  diag_flush(&x->d);
-  if (rc == 0) {
-    x->vals = malloc((size_t)(x->l.g.nn ? x->l.g.nn : 1) * sizeof *x->vals);
-    graph_eval(&x->l.g, NULL, x->vals);
-    lower_report(&x->l, x->vals, &x->r);
-  }
-  return rc;
-}
-
-static void fx_close(Fx *x) {
-  free(x->vals);
-  lower_free(&x->l);
-  hw_free(x->hw);
-  sema_free(x->s);
-  diag_free(&x->d);
-  free(x->cap.p);
-  free(x->text);
-  free(x);
-}
+/* --- a scenario from text (support_lower.h) ------------------------------------------------ */
 
 /* Scenario `s`: model m { base fields; layers = L } on one Eos node (8 H100s), plan p, with
  * `extra` declarations before (a framework, ...) and `scen` fields in the scenario. */
@@ -109,7 +55,7 @@ static Fx *run(const char *model, int layers, const char *plan, const char *extr
            "scenario s { model = m; cluster = eos { nodes = 1 }; plan = p; %s }\n",
            extra, model, layers, plan, scen);
   Fx *x = fx_open(t);
-  if (fx_lower(x) != 0) fail_msg("lowering failed:\n%s--- text:\n%s", cap_text(&x->cap), t);
+  if (fx_lower(x, "s") != 0) fail_msg("lowering failed:\n%s--- text:\n%s", cap_text(&x->cap), t);
   return x;
 }
 
@@ -243,7 +189,7 @@ TEST(mla_deepseek_v3_parameters) {
            "scenario s { model = m; cluster = eos { nodes = 64 }; plan = p }\n",
            DSV3);
   Fx *x = fx_open(t);
-  assert_int_equal(fx_lower(x), 0);
+  assert_int_equal(fx_lower(x, "s"), 0);
   expect_near(x->r.params_total, total, 1e-12, "DeepSeek-V3 parameters");
   expect_near(x->r.params_active, active, 1e-12, "DeepSeek-V3 active parameters");
   assert_true(fabs(total / 671e9 - 1) < 0.001 && fabs(active / 37e9 - 1) < 0.02); /* the published figures */
@@ -469,7 +415,7 @@ static void lowering_fails(const char *model, const char *plan, const char *want
            "scenario s { model = m; cluster = eos { nodes = 1 }; plan = p }\n",
            model, plan);
   Fx *x = fx_open(t);
-  assert_int_not_equal(fx_lower(x), 0);
+  assert_int_not_equal(fx_lower(x, "s"), 0);
   if (!strstr(cap_text(&x->cap), want)) fail_msg("want `%s`, got:\n%s", want, cap_text(&x->cap));
   fx_close(x);
 }
@@ -491,7 +437,7 @@ TEST(mamba2_errors) {
                   "plan p { tp = 4; pp = 1; micro_batch = 1; global_batch = 8; dtype = bf16 }\n"
                   "scenario s { model = m; cluster = eos { nodes = 1 }; plan = p }\n";
   Fx *x = fx_open(t);
-  assert_int_not_equal(fx_lower(x), 0);
+  assert_int_not_equal(fx_lower(x, "s"), 0);
   if (!strstr(cap_text(&x->cap), "heads = 128 and groups = 2 must be multiples of plan.tp = 4"))
     fail_msg("got:\n%s", cap_text(&x->cap));
   fx_close(x);
