@@ -434,6 +434,11 @@ static void iter_throughput(Lower *L, Iter *it) {
   GFIELD(it, wactive, x);
   GId active = ADD(L, ADD(L, gsum(L, it, L->gcount, x), E->wactive), H->wactive);
   if (tied) total = SUB(L, total, E->wtied), active = SUB(L, active, E->wtied);
+  /* the vocabulary as published, not as padded for tp (Megatron's 128 * tp multiple): the
+   * embedding's extra rows, and the head's too where it has its own */
+  GId pad = MAX(L, z, SUB(L, E->wtied, MUL(L, lower_field(L, L->model, "model", "vocab", 0), L->hidden)));
+  if (!tied && sema_ref(L->s, L->model, "head")) pad = MUL(L, K(L, 2), pad);
+  total = SUB(L, total, pad), active = SUB(L, active, pad);
   emit(L, O_PARAMS, total);
   emit(L, O_ACTIVE, active);
   emit(L, O_MODEL_FLOPS, model_flops);
