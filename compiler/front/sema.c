@@ -710,9 +710,24 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw
   const char *part = word_of(s, p, "layer_partition");
   if (!part && fw) part = word_of(s, fw, "layer_partition"); /* the stack's default */
   bool balanced = part && !strcmp(part, partitions[PART_BALANCED]);
-  double sl;
-  bool layout = count_of(s, p, "first_stage_layers", -1) >= 0 || count_of(s, p, "last_stage_layers", -1) >= 0 ||
-                sema_count_list(s, p, "stage_layers", &sl, 1) >= 0; /* lowering checks an explicit layout */
+  double first = count_of(s, p, "first_stage_layers", -1), last = count_of(s, p, "last_stage_layers", -1);
+  double sl[1024];
+  int nsl = sema_count_list(s, p, "stage_layers", sl, 1024);
+  bool layout = first >= 0 || last >= 0 || nsl >= 0; /* an explicit layout replaces the even split */
+  if (nsl >= 0) {
+    double sum = 0;
+    for (int i = 0; i < nsl && i < 1024; i++) sum += sl[i];
+    if (nsl != pp * vs)
+      err_at(s, f, at, "scenario `%s`: plan.stage_layers lists %d model chunks; pp * virtual_stages = %g*%g = %g", n,
+             nsl, pp, vs, pp * vs);
+    else if (sum != layers)
+      err_at(s, f, at, "scenario `%s`: plan.stage_layers places %g layers; model.layers = %g", n, sum, layers);
+  } else if ((first >= 0 || last >= 0) && pp < 2) {
+    err_at(s, f, at, "scenario `%s`: first_stage_layers and last_stage_layers need pp >= 2; pp = %g", n, pp);
+  } else if ((first > 0 ? first : 0) + (last > 0 ? last : 0) > layers) {
+    err_at(s, f, at, "scenario `%s`: first_stage_layers + last_stage_layers = %g exceed model.layers = %g", n,
+           (first > 0 ? first : 0) + (last > 0 ? last : 0), layers);
+  }
   if (!layout && !balanced && fmod(layers, pp * vs))
     err_at(s, f, at,
            "scenario `%s`: model.layers = %g does not divide by plan.pp * plan.virtual_stages = %g*%g = %g"
