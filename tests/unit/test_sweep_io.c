@@ -403,6 +403,19 @@ static int read_text(const char *text, SweepDoc *doc, char **errtext) {
   return rc;
 }
 
+/* text reads without error and is written again as the same bytes (JSON Lines). */
+static void expect_written_again(const char *text) {
+  SweepDoc doc;
+  char *err;
+  if (read_text(text, &doc, &err)) fail_msg("%s\n%s", err, text);
+  char *again = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_JSONL);
+  assert_string_equal(again, text);
+  free(again);
+  free(err);
+  sweep_doc_free(&doc);
+}
+
+
 TEST(jsonl_round_trip_is_bit_exact) {
   /* clang-format off */
   static const double odd[] = {0.1, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e21, 1e-7,
@@ -465,15 +478,8 @@ TEST(jsonl_invalid_utf8_becomes_u_fffd_and_round_trips) {
   assert_non_null(strstr(text, "{\"r " R "\":0}"));
   assert_non_null(strstr(text, "\"w" R "\":\"bad " R "( " R R R "\""));
 #undef R
-  SweepDoc doc;
-  char *err;
-  if (read_text(text, &doc, &err)) fail_msg("%s\n%s", err, text);
-  char *again = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_JSONL);
-  assert_string_equal(again, text);
-  free(again);
+  expect_written_again(text);
   free(text);
-  free(err);
-  sweep_doc_free(&doc);
 }
 
 TEST(reader_accepts_escapes_and_blank_lines) {
@@ -919,14 +925,7 @@ TEST(reader_takes_invalid_utf8_as_it_is_written) {
   assert_int_equal(merge_texts(t, 4, SWEEP_JSONL, &out, &err), 0);
   assert_string_equal(err, "");
   assert_non_null(strstr(out, "\"nev\xef\xbf\xbdr\":0,\"never\":0}"));
-  SweepDoc doc;
-  char *e;
-  if (read_text(out, &doc, &e)) fail_msg("%s\n%s", e, out);
-  char *again = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_JSONL);
-  assert_string_equal(again, out);
-  free(again);
-  free(e);
-  sweep_doc_free(&doc);
+  expect_written_again(out);
   free(out);
   free(err);
   free(a);

@@ -22,8 +22,8 @@ scenario (the software stack, issue 31); --no-framework leaves them out.  The de
 FRAMEWORK below (True).
 
 Which rows are in (README.md says the same, with each row's reason):
-- A row is in when llmp has every feature it needs (FEATURES: what, and where it is built;
-  HAVE: what llmp has) and its own figures agree.  `--needs` prints, per system and model,
+- A row is in when llmp has every feature it needs (FEATURES: what each is; HAVE: what llmp
+  has) and its own figures agree.  `--needs` prints, per system and model,
   the rows in and the features the others need.
 - GPU: DGX-H100 (hw/systems/eos), DGX-B200 (dgx_b200), DGX-B300 (dgx_b300), DGX-GB200 and
   DGX-GB300 (gb200_nvl72, gb300_nvl72: racks of 4-GPU trays; the system files' gpus_per_node
@@ -85,22 +85,22 @@ SOURCE_URL = ("https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8
               "docs/performance-summary-archive.md")
 CSV_NAME = "shared/data/published/megatron_bridge_perf_summary_2509_2602.csv"
 
-# What each row needs that llmp may lack: feature -> (where it is built, what it is).  HAVE
-# lists those llmp has; a row needing one outside HAVE is out, and the table says which.
+# What each row needs that llmp may lack: feature -> what it is.  HAVE lists those llmp has; a
+# row needing one outside HAVE is out, and the table says which.
 FEATURES = {
-    "b300": ("h-hw", "the B300 and hw/systems/dgx_b300"),
-    "gb200": ("h-hw", "the GB200 and hw/systems/gb200_nvl72"),
-    "gb300": ("h-hw", "the GB300 and hw/systems/gb300_nvl72"),
-    "mxfp8": ("h-hw", "the mxfp8 dtype"),
-    "nvfp4": ("h-hw", "the nvfp4 dtype"),
-    "ep_fold": ("h-moe", "ep folded over tp x cp x dp"),
-    "pattern": ("main", "layer patterns"),
-    "layout": ("main", "explicit stage layouts (stage_layers)"),
-    "mtp": ("main", "mtp_layers"),
-    "mla": ("h-ops", "multi-head latent attention layers"),
-    "swa": ("h-ops", "sliding-window attention with sinks"),
-    "mamba": ("h-ops", "Mamba-2, squared-ReLU MoE and hybrid layers"),
-    "qk_norm": ("h-ops", "QK-norm layers, for stdlib/models/qwen3.llmp"),
+    "b300": "the B300 and hw/systems/dgx_b300",
+    "gb200": "the GB200 and hw/systems/gb200_nvl72",
+    "gb300": "the GB300 and hw/systems/gb300_nvl72",
+    "mxfp8": "the mxfp8 dtype",
+    "nvfp4": "the nvfp4 dtype",
+    "ep_fold": "ep folded over tp x cp x dp",
+    "pattern": "layer patterns",
+    "layout": "explicit stage layouts (stage_layers)",
+    "mtp": "mtp_layers",
+    "mla": "multi-head latent attention layers",
+    "swa": "sliding-window attention with sinks",
+    "mamba": "Mamba-2, squared-ReLU MoE and hybrid layers",
+    "qk_norm": "QK-norm layers, for stdlib/models/qwen3.llmp",
 }
 HAVE = {"ep_fold", "pattern", "layout", "mtp", "b300", "gb200", "gb300", "mxfp8", "nvfp4", "mla", "swa", "mamba", "qk_norm"}
 
@@ -321,7 +321,7 @@ def classify(row, n):
         fail(f"line {n}: {model} at {seq}: {ours / 1e9:.2f} GFLOP per token, the row {theirs / 1e9:.2f}")
     missing = [f for f in needs if f not in HAVE]
     if missing:
-        why.append("needs " + ", ".join(f"{FEATURES[f][1]} ({FEATURES[f][0]})" for f in missing))
+        why.append("needs " + ", ".join(FEATURES[f] for f in missing))
     return dict(model=model, dtype=dtype, suffix=suffix, mtp=mtp, routing=routing, gpus=gpus, tp=tp, pp=pp,
                 cp=cp, dp=dp, vp=vp, ep=ep, mbs=mbs, gbs=gbs, seq=seq, fsdp=fsdp, needs=needs,
                 it=float(row["step_time_s_derived"]), ours=ours, own=own, theirs=theirs), why
@@ -497,10 +497,10 @@ def roles(entries):
 
 def table(entries, plans, chosen):
     role = roles(entries)
-    out = [ROWS_BEGIN, "| system | model | rows in | the features its rows need (where they are built) |",
+    out = [ROWS_BEGIN, "| system | model | rows in | the features its rows need |",
            "|---|---|---|---|"]
     for (system, model), (total, n_in, needs) in sorted(need_groups(entries, plans).items()):
-        need = ", ".join(f"{f} ({FEATURES[f][0]}{'' if f not in HAVE else ', in'})" for f in sorted(needs)) or "-"
+        need = ", ".join(f"{f}{'' if f not in HAVE else ' (in)'}" for f in sorted(needs)) or "-"
         out.append(f"| {system} | {model} | {n_in} of {total} | {need} |")
     out += ["",
            "| line | container | system | model | precision | GPUs | tp/pp/cp/vp/ep | fsdp | mbs/gbs | step (s) | "
@@ -544,7 +544,7 @@ def need_groups(entries, plans):
 def needs_report(entries, plans):
     """What the rows out for a missing feature need, by system and model (--needs)."""
     for (system, model), (total, n_in, needs) in sorted(need_groups(entries, plans).items()):
-        need = ", ".join(f"{f} ({FEATURES[f][0]})" for f in sorted(needs)) or "-"
+        need = ", ".join(sorted(needs)) or "-"
         print(f"{system:10} {model:16} {n_in:3}/{total:<3} in; needs: {need}")
     full = sum(1 for (n, row, stem, why) in entries if all(w.startswith("needs ") for w in why))
     print(f"{len(entries)} rows: {sum(1 for e in entries if e[2])} in today, {full} with every feature of FEATURES")
