@@ -1240,12 +1240,18 @@ RtPipeResult rt_pipeline(const RtPipeline *p, RtPipeEvent *events, int maxevents
   return r;
 }
 
+/* n items over k bins: uniform (must divide) or balanced (the first ones get the extra);
+ * false if they do not divide. */
+static bool spread(int n, int k, int balanced, int *out, int step) {
+  if (k < 1 || n < 0 || (!balanced && n % k)) return false;
+  for (int i = 0; i < k; i++) out[i * step] = n / k + (i < n % k);
+  return true;
+}
+
 int rt_partition_layers(int layers, int stages, int chunks, int balanced, int *out) {
   if (!out || layers < 1 || stages < 1 || chunks < 1 || stages > INT_MAX / chunks) return -1;
   int n = stages * chunks;
-  if (layers < n || (!balanced && layers % n != 0)) return -1;
-  for (int c = 0; c < n; c++) out[c] = layers / n + (c < layers % n);
-  return 0;
+  return layers >= n && spread(layers, n, balanced, out, 1) ? 0 : -1;
 }
 
 /* --- layouts -------------------------------------------------------------------------- */
@@ -1286,14 +1292,6 @@ int rt_layout_register(const RtLayout *l) {
   }
   pthread_mutex_unlock(&layouts_lock);
   return id;
-}
-
-/* n items over k bins: uniform (must divide) or balanced (the first ones get the extra);
- * false if they do not divide. */
-static bool spread(int n, int k, int balanced, int *out, int step) {
-  if (k < 1 || n < 0 || (!balanced && n % k)) return false;
-  for (int i = 0; i < k; i++) out[i * step] = n / k + (i < n % k);
-  return true;
 }
 
 /* Layers per model chunk under l: explicit, by first/last stage, or by rt_partition_layers. */

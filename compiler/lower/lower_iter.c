@@ -458,14 +458,16 @@ static void iter_memory(Lower *L, Iter *it) {
   GId z1 = it->z1, z2 = it->z2, z3 = it->z3;
   bool sgd = it->sgd;
   int ng = it->ng;
-  GId act_layer[RT_MAX_GROUPS], work = z, lparams = z; /* work: one layer rematerialised in backward, the largest */
+  /* per kind of layer, what it keeps; work: the largest layer rematerialised in backward;
+   * lparams: the largest layer's parameters */
+  GId act_layer[RT_MAX_GROUPS], work = z, lparams = z;
   for (int k = 0; k < ng; k++) {
     Acc *Ly = &it->Ly[k];
     act_layer[k] = PICK(L, full, Ly->in_bytes, PICK(L, sel, SUB(L, Ly->act, Ly->act_sel), Ly->act));
-    work = MAX(L, work, PICK(L, full, Ly->act, PICK(L, sel, Ly->act_sel, z)));
-    lparams = MAX(L, lparams, Ly->params);
+    GId wk = PICK(L, full, Ly->act, PICK(L, sel, Ly->act_sel, z));
+    work = k ? MAX(L, work, wk) : wk;
+    lparams = k ? MAX(L, lparams, Ly->params) : Ly->params;
   }
-  if (ng == 1) work = PICK(L, full, it->Ly[0].act, PICK(L, sel, it->Ly[0].act_sel, z)), lparams = it->Ly[0].params;
   GId opt_el = K(L, (L->dt_plan == RT_FP32 || L->dt_plan == RT_TF32 ? 8 : 12) - (sgd ? 4 : 0));
   GId mem0[RM_N], meml[RM_N];
   GId pdev[2] = {params0, g_select(g, one_dev, params0, paramsl)};
@@ -482,9 +484,12 @@ static void iter_memory(Lower *L, Iter *it) {
     mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, Ts, T), grad_el);
     mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, Ts, T), opt_el);
     GId fl = in_flight(L, dev);
-    GId per_chunk[RT_MAX_GROUPS] = {0};
-    for (int k = 0; k < ng; k++) per_chunk[k] = DIV(L, ldev[d][k], L->vs);
-    GId a = ADD(L, ng == 1 ? MUL3(L, fl, per_chunk[0], act_layer[0]) : MUL(L, fl, gsum(L, it, per_chunk, act_layer)), work);
+    GId a = z; /* each kind's layers of a chunk, times the chunks in flight */
+    for (int k = 0; k < ng; k++) {
+      GId kept = MUL3(L, fl, DIV(L, ldev[d][k], L->vs), act_layer[k]);
+      a = k ? ADD(L, a, kept) : kept;
+    }
+    a = ADD(L, a, work);
     if (d == 0) a = ADD(L, a, MUL(L, first_chunk_in_flight(L), E->act));
     GId head_act = MUL(L, last_chunk_in_flight(L), H->act);
     a = ADD(L, a, d == 1 ? head_act : g_select(g, one_dev, head_act, z));
@@ -496,7 +501,7 @@ static void iter_memory(Lower *L, Iter *it) {
     GId x[RT_MAX_GROUPS] = {0};
     GFIELD(it, params, x);
     GId live = st->reshard ? MUL(L, K(L, 1 + (st->prefetch > 1 ? st->prefetch : 1)), lparams)
-                           : (ng == 1 ? MUL(L, ldev[d][0], lparams) : gsum(L, it, ldev[d], x));
+                           : gsum(L, it, ldev[d], x);
     if (!isinf(st->max_live)) live = g_min(g, live, MAX(L, K(L, st->max_live), lparams));
     buf = PICK(L, z3, ADD(L, buf, MUL(L, live, w_el)), buf);
     mem[d][RM_BUFFERS] = buf;

@@ -109,10 +109,8 @@ static void plan_model_checks(Lower *L) {
  * entry per model chunk; first/last_stage_layers leave layers that divide over the other
  * stages, and each stage's over its chunks (unless balanced). */
 static bool layout_holds(Lower *L, GId chunks, GId uniform) {
-  double st[1], first = -1, last = -1;
-  int nst = sema_count_list(L->s, L->plan, "stage_layers", st, 1);
-  sema_number(L->s, L->plan, "first_stage_layers", &first);
-  sema_number(L->s, L->plan, "last_stage_layers", &last);
+  int nst = L->nstage;
+  double first = L->first, last = L->last;
   if (nst >= 0)
     return need(L, EQ(L, chunks, nst), "stage_layers does not list pp * virtual_stages chunks",
                 "plan.stage_layers lists %d model chunks; pp * virtual_stages = %g", nst, cv(L, chunks));
@@ -170,7 +168,7 @@ static bool plan_holds(Lower *L, GId gpus, GId ranks, GId chunks, GId part, GId 
             "global_batch = %g does not divide by micro_batch * dp = %g*%g", cv(L, gb), cv(L, mb), cv(L, dp)))
     return false;
   *uniform = EQ(L, part, 0);
-  if (L->explicit_layout) {
+  if (lower_explicit_layout(L)) {
     if (!layout_holds(L, chunks, *uniform)) return false;
   } else {
   if (!need(L, g_bin(L->g, GN_OR, g_un(L->g, GN_NOT, *uniform), DIVIDES(L, layers, chunks)),
@@ -466,7 +464,8 @@ static bool read_layers(Lower *L) {
   int nst = sema_count_list(s, L->plan, "stage_layers", st, RT_MAX_CHUNKS);
   sema_number(s, L->plan, "first_stage_layers", &first);
   sema_number(s, L->plan, "last_stage_layers", &last);
-  bool explicit_layout = nst >= 0 || first >= 0 || last >= 0;
+  L->nstage = nst, L->first = first, L->last = last;
+  bool explicit_layout = lower_explicit_layout(L);
   if (nst > RT_MAX_CHUNKS) {
     lower_err(L, L->at, "scenario `%s`: plan.stage_layers has %d entries; llmp simulates at most %d model chunks",
               sema_decl_name(L->scenario), nst, RT_MAX_CHUNKS);
@@ -485,7 +484,6 @@ static bool read_layers(Lower *L) {
     ok = false;
   }
   L->layout = 0;
-  L->explicit_layout = explicit_layout;
   if (ok && (L->ngroups > 1 || explicit_layout) && n < 1) {
     lower_err(L, L->at, "`model.layers` cannot be varied: the model's pattern or the plan's stage layout fixes them");
     ok = false;
@@ -506,6 +504,7 @@ static bool read_layers(Lower *L) {
 /* The plan's values as nodes, with the checks that need them evaluated; false after an
  * error. */
 bool lower_read_plan(Lower *L) {
+  L->nstage = -1, L->first = L->last = -1; /* no explicit layout until read_layers reads one */
   L->tp = lower_plan_field(L, "tp"), L->pp = lower_plan_field(L, "pp");
   L->cp = lower_plan_field(L, "cp"), L->ep = lower_plan_field(L, "ep"), L->etp = lower_plan_field(L, "etp");
   L->vs = lower_plan_field(L, "virtual_stages"), L->mb = lower_plan_field(L, "micro_batch");

@@ -116,7 +116,8 @@ typedef struct Lower {
   Decl *gblk[RT_MAX_GROUPS];
   GId gcount[RT_MAX_GROUPS]; /* layers of each group in the model */
   int layout;                /* rt_layout id; 0: one block placed by rt_partition_layers */
-  bool explicit_layout;      /* the plan sets stage_layers or first/last_stage_layers */
+  int nstage;                /* plan.stage_layers' entries, or -1 */
+  double first, last;        /* plan.first/last_stage_layers, or -1 */
   double mtp;                /* multi-token prediction depth */
   /* sweeps */
   const LowerAxes *ax;
@@ -225,6 +226,8 @@ bool lower_read_plan(Lower *L);
 /* The block (LB_*) that lowers group g of the layers. */
 static inline int lower_group_block(int g) { return g == 0 ? LB_LAYER : LB_GROUP1 + g - 1; }
 static inline bool lower_is_layer(int which) { return which == LB_LAYER || which >= LB_GROUP1; }
+/* The plan sets stage_layers or first/last_stage_layers (read by lower_read_plan). */
+static inline bool lower_explicit_layout(const Lower *L) { return L->nstage >= 0 || L->first >= 0 || L->last >= 0; }
 double lower_grad_bytes(Lower *L);
 
 /* lower_iter.c: the iteration from the three blocks, as the graph's named outputs: those

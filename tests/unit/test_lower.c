@@ -1946,8 +1946,7 @@ TEST(multi_token_prediction) {
   char s1[256];
   snprintf(s1, sizeof s1, "%s; mtp_layers = 1", sizes);
   Fx *b = run_scenario(extra, "llama", s1, PAT_CLUSTER, plan);
-  double layer = a->r.params_total, hidden = 1024;
-  (void)layer;
+  double hidden = 1024;
   /* one llama layer: 4 h^2 (q, k, v, o with kv_heads = heads) + 3 h ffn + 2 h (norms); the
    * MTP block: 2 h (norms) + 2 h^2 */
   double ffn = 256 * ceil(floor(8 * hidden / 3) / 256);
