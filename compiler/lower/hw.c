@@ -241,16 +241,18 @@ const RtCluster *hw_cluster_decl(HwSet *h, Decl *decl) {
   return built_add(&h->clusters, decl, &c, sizeof c);
 }
 
+/* Whether two gpus carry the same stack calibration (tables, sustained figures, fusions). */
+static bool same_tuning(const RtGpu *a, const RtGpu *b) {
+  return a->calib == b->calib && a->sustained_compute == b->sustained_compute && a->sustained_fp8 == b->sustained_fp8 &&
+         a->sustained_fp4 == b->sustained_fp4 && a->attention_rate == b->attention_rate && a->fused == b->fused;
+}
+
 const RtCluster *hw_cluster_variant(HwSet *h, const RtCluster *c, const RtGpu *g) {
   const RtGpu *o = c->gpu;
-  if (g->calib == o->calib && g->sustained_compute == o->sustained_compute && g->sustained_fp8 == o->sustained_fp8 &&
-      g->sustained_fp4 == o->sustained_fp4 && g->attention_rate == o->attention_rate && g->fused == o->fused)
-    return c;
+  if (same_tuning(g, o)) return c;
   for (int i = 0; i + 1 < h->variants.n; i += 2) { /* made from c before, the same */
     const RtGpu *v = h->variants.v[i].item;
-    if (h->variants.v[i + 1].key == c && v->calib == g->calib && v->sustained_compute == g->sustained_compute &&
-        v->sustained_fp8 == g->sustained_fp8 && v->sustained_fp4 == g->sustained_fp4 &&
-        v->attention_rate == g->attention_rate && v->fused == g->fused)
+    if (h->variants.v[i + 1].key == c && same_tuning(v, g))
       return h->variants.v[i + 1].item;
   }
   RtGpu *gp = built_add(&h->variants, NULL, (void *)g, sizeof *g);

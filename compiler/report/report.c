@@ -263,14 +263,15 @@ static void print_table(W *w, const Report *r) {
     w_printf(w, "  measured %s TFLOP/s per GPU\n", fixed(a, sizeof a, r->measured_tflops / 1e12, 1));
   w_printf(w, "  kernels: %d of %d calls calibrated", r->calibrated_calls, r->calls);
   if (r->tables_from) w_printf(w, " (tables of %s on %s)", r->tables_from, str(r->gpu));
-  double rest = applied(r->sustained), fp8 = applied(r->sustained_fp8);
+  double rest = applied(r->sustained);
   if (rest < 1)
     w_printf(w, "; tensor-core rate x %.3f (sustained_compute%s)", rest,
              factor_of(msg, sizeof msg, r, r->sustained_from));
+  /* the quantized GEMMs' figure: nvfp4's own where a stack sets one, else the fp8 one */
   bool fp4 = r->dtype && rt_dtype_lookup(r->dtype) == RT_NVFP4 && r->sustained_fp4_from;
-  if (fp4) fp8 = applied(r->sustained_fp4);
-  if (r->dtype && rt_dtype_quantized((RtDtype)rt_dtype_lookup(r->dtype)) && fp8 < 1)
-    w_printf(w, "%s %s GEMMs x %.3f (sustained_compute_%s%s)", rest < 1 ? "," : ";", r->dtype, fp8, fp4 ? "fp4" : "fp8",
+  double q = applied(fp4 ? r->sustained_fp4 : r->sustained_fp8);
+  if (r->dtype && rt_dtype_quantized((RtDtype)rt_dtype_lookup(r->dtype)) && q < 1)
+    w_printf(w, "%s %s GEMMs x %.3f (sustained_compute_%s%s)", rest < 1 ? "," : ";", r->dtype, q, fp4 ? "fp4" : "fp8",
              factor_of(msg, sizeof msg, r, fp4 ? r->sustained_fp4_from : r->sustained_fp8_from));
   if (r->attention_rate > 0 && r->attention_rate != 1)
     w_printf(w, "; flash attention x %.3f (sustained_attention of %s on %s)", r->attention_rate,
