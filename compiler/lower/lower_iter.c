@@ -244,15 +244,19 @@ static void iter_params(Lower *L, Iter *it) {
   Acc *E = it->E, *H = it->H;
   GId one_dev = it->one_dev, z = it->z;
   bool tied = bool_or(L, L->model, "tied_embeddings", false);
-  GId hparams = H->params, x[RT_MAX_GROUPS] = {0};
-  GFIELD(it, params, x);
-  GId params0 = ADD(L, ADD(L, gsum(L, it, it->l0, x), E->params), g_select(g, one_dev, tied ? z : hparams, z));
-  GId paramsl = ADD(L, gsum(L, it, it->ll, x), hparams);
+  GId x[RT_MAX_GROUPS] = {0}, params0, paramsl, tensors0, tensorsl, t0, tl;
+  /* per device, its layers' share; the first holds the embedding (and a head that is not tied
+   * to it, with one stage), the last the head */
+#define ON_ENDS(f, d0, dl) \
+  do { \
+    GFIELD(it, f, x); \
+    d0 = ADD(L, ADD(L, gsum(L, it, it->l0, x), E->f), g_select(g, one_dev, tied ? z : H->f, z)); \
+    dl = ADD(L, gsum(L, it, it->ll, x), H->f); \
+  } while (0)
+  ON_ENDS(params, params0, paramsl);
   GId params = g_select(g, one_dev, params0, MAX(L, params0, paramsl));
   /* and the tensors that hold them (the optimizer step's per-tensor cost), counted alike */
-  GFIELD(it, tensors, x);
-  GId tensors0 = ADD(L, ADD(L, gsum(L, it, it->l0, x), E->tensors), g_select(g, one_dev, tied ? z : H->tensors, z));
-  GId tensorsl = ADD(L, gsum(L, it, it->ll, x), H->tensors);
+  ON_ENDS(tensors, tensors0, tensorsl);
   GId first = g_select(g, one_dev, K(L, 1), g_bin(g, GN_GE, params0, paramsl)); /* the device reduced */
   it->tensors = g_select(g, first, tensors0, tensorsl);
   it->params0 = params0, it->paramsl = paramsl, it->params = params;
@@ -262,9 +266,8 @@ static void iter_params(Lower *L, Iter *it) {
   it->eparams0 = it->eparamsl = it->eparams = it->etensors = -1;
   /* the trained parameters (all but frozen ones): gradients, optimizer state and the dp
    * reduction are theirs; a frozen model's experts are frozen with it */
-  GFIELD(it, trainable, x);
-  GId t0 = ADD(L, ADD(L, gsum(L, it, it->l0, x), E->trainable), g_select(g, one_dev, tied ? z : H->trainable, z));
-  GId tl = ADD(L, gsum(L, it, it->ll, x), H->trainable);
+  ON_ENDS(trainable, t0, tl);
+#undef ON_ENDS
   it->train0 = t0, it->trainl = tl, it->train = g_select(g, one_dev, t0, MAX(L, t0, tl));
   /* whether any block trains a parameter: arithmetic on the axes (a sweep's check), not the
    * device counts (a layout's are kernel calls) */
