@@ -39,7 +39,7 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId eparams, etensors;          /* of which the experts': replicated over edp, not dp x cp */
   GId flops;                      /* model FLOP of the forward on this rank */
   GId sel_flops;                  /* of which selective recompute re-runs (attention) */
-  double launches;                /* kernel launches of the forward (the backward: twice) */
+  GId launches;                   /* kernel launches of the forward (the backward: twice) */
 } Acc;
 
 /* The software stack's semantics (the scenario's `framework`; docs/frameworks.md), with the
@@ -109,6 +109,7 @@ typedef struct Lower {
   GId zero;              /* ZeRO stage 0..3 */
   GId sched;             /* RtSchedule */
   GId rec_full, rec_sel; /* recompute = full, selective */
+  GId rec_frac;          /* of the layers, the share full recompute re-runs (recompute_layers) */
   GId balanced;          /* layer_partition = balanced */
   GId layers;
   /* the layers: one block, or a pattern's (groups), and where they go */

@@ -276,6 +276,9 @@ static void print_table(W *w, const Report *r) {
   if (r->attention_rate > 0 && r->attention_rate != 1)
     w_printf(w, "; flash attention x %.3f (sustained_attention of %s on %s)", r->attention_rate,
              str(r->attention_from ? r->attention_from : r->framework), str(r->gpu));
+  if (r->launch_overhead > 0)
+    w_printf(w, "; host %s per kernel launch (launch_overhead of %s%s%s)", report_time(a, sizeof a, r->launch_overhead),
+             str(r->launch_from ? r->launch_from : r->framework), r->launch_from ? " on " : "", r->launch_from ? str(r->gpu) : "");
   w_putc(w, '\n');
 }
 
@@ -348,6 +351,7 @@ static void print_json(W *w, const Report *r) {
         r->sustained_fp4_from ? r->sustained_fp4_from : r->sustained_fp8_from ? r->sustained_fp8_from : r->gpu);
   j_str(&j, "tables_from", r->tables_from ? r->tables_from : r->gpu);
   j_num(&j, "sustained_attention", r->attention_rate > 0 ? r->attention_rate : 1);
+  j_num(&j, "launch_overhead_s", r->launch_overhead);
   j_close(&j, '}');
   w_putc(w, '\n');
 }

@@ -97,6 +97,8 @@ typedef struct Report {
   const char *tables_from; /* the stack whose operator tables replaced the gpu's, or NULL */
   double attention_rate;   /* the stack's sustained_attention on this gpu; 0: none */
   const char *attention_from; /* the stack that sets it */
+  double launch_overhead;     /* host seconds per kernel launch (the stack's; 0: not modelled) */
+  const char *launch_from;    /* the stack whose gpu block sets it, or NULL (the stack's own field) */
 } Report;
 
 typedef enum { REPORT_TABLE, REPORT_JSON, REPORT_CSV } ReportFormat;
