@@ -20,6 +20,7 @@ editors/vscode/test/tokenize.js) wrote for the texts --inputs listed.
 usage: grammar_check.py ROOT                  check, with the engine here
        grammar_check.py ROOT --inputs FILE     write the texts to tokenize, {name: text}
        grammar_check.py ROOT --tokens FILE     check vscode-textmate's tokens of those texts
+       grammar_check.py ROOT --tokens FILE --vim   check Vim's syntax groups of them
 exits 0 when every check passes
 """
 import json
@@ -389,12 +390,38 @@ def check_indentation(chk, root, files):
                 chk.fail(rel, f"decreaseIndentPattern {'matches' if dec.search(nline) else 'misses'} `{nline.strip()}`")
 
 
-def per_char(tokens, text):
-    """vscode-textmate's tokens of each line as one scope list per character."""
+# editors/vim/syntax/llmp.vim's groups, as the grammar's scopes they stand for
+VIM = {
+    "llmpComment": "comment.line.number-sign.llmp", "llmpTodo": "comment.line.number-sign.llmp",
+    "llmpString": "string.quoted.double.llmp", "llmpEscape": "string.quoted.double.llmp constant.character.escape.llmp",
+    "llmpBadEscape": "string.quoted.double.llmp invalid.illegal.escape.llmp",
+    "llmpImport": "keyword.control.import.llmp", "llmpStatement": "keyword.control.llmp",
+    "llmpLet": "keyword.other.let.llmp", "llmpOpKw": "keyword.other.op.llmp",
+    "llmpLogical": "keyword.operator.logical.llmp", "llmpExtends": "storage.modifier.extends.llmp",
+    "llmpBoolean": "constant.language.boolean.llmp", "llmpKind": "storage.type.llmp",
+    "llmpDeclName": "entity.name.type.llmp", "llmpParent": "entity.other.inherited-class.llmp",
+    "llmpNumber": "constant.numeric.llmp", "llmpUnit": "keyword.other.unit.llmp",
+    "llmpBadUnit": "invalid.illegal.unit.llmp", "llmpEnum": "support.constant.enum.llmp",
+    "llmpOpCall": "support.function.operator.llmp", "llmpBuiltin": "support.function.builtin.llmp",
+    "llmpCall": "entity.name.function.llmp", "llmpField": "variable.other.property.llmp",
+    "llmpMember": "variable.other.member.llmp", "llmpLetName": "variable.other.let.llmp",
+    "llmpOpName": "entity.name.function.op.llmp", "llmpName": "variable.other.llmp",
+    "llmpDelimiter": "punctuation.llmp", "llmpOperator": "keyword.operator.llmp",
+    "llmpError": "invalid.illegal.character.llmp",
+}
+
+
+def per_char(tokens, text, vim):
+    """An engine's tokens of each line, [start, end, scopes], as one scope list per character;
+    Vim's are its syntax groups, read as the scopes in VIM."""
     lines = []
     for src, row in zip(text.split("\n"), tokens):
         scopes = [[] for _ in src]
         for a, b, sc in row:
+            if vim:
+                if sc[0] and sc[0] not in VIM:
+                    raise SystemExit(f"grammar_check.py: syntax group {sc[0]} is not in VIM")
+                sc = ["source.llmp"] + (VIM[sc[0]].split() if sc[0] else [])
             for i in range(a, min(b, len(src))):
                 scopes[i] = sc
         lines.append(scopes)
@@ -403,6 +430,8 @@ def per_char(tokens, text):
 
 def main():
     args = sys.argv[1:]
+    vim = args[-1:] == ["--vim"]
+    args = args[:-1] if vim else args
     if not args or args[0].startswith("-") or len(args) not in (1, 3) or args[1:2] not in ([], ["--inputs"], ["--tokens"]):
         sys.exit(__doc__.split("\n\n")[-1].strip())
     root = args[0]
@@ -417,8 +446,8 @@ def main():
         return
     if args[1:2] == ["--tokens"]:
         tokens = json.load(open(args[2], encoding="utf-8"))
-        engine = "vscode-textmate"
-        tokenize = lambda name, text: per_char(tokens[name], text)  # noqa: E731
+        engine = "Neovim's syntax groups" if vim else "vscode-textmate"
+        tokenize = lambda name, text: per_char(tokens[name], text, vim)  # noqa: E731
     else:
         engine = "grammar_check.py's engine"
         tokenize = lambda name, text: g.tokenize(text)  # noqa: E731
