@@ -2,8 +2,10 @@
 -- filetype llmp (ftdetect), the syntax, ftplugin and indent files load without an error, a few
 -- positions of examples/quickstart.llmp get their syntax groups, `gg=G` leaves every shipped
 -- file as `llmp fmt` laid it out, and the syntax group of every character of the texts that
--- grammar_check.py --inputs lists is written out for grammar_check.py --tokens --vim.
--- run by vim_syntax.sh: nvim --headless -u NONE with LLMP_ROOT, LLMP_INPUTS, LLMP_OUT set
+-- grammar_check.py --inputs lists is written out for grammar_check.py --tokens --vim; and
+-- editors/nvim/llmp.lua starts the language server for a .llmp buffer.
+-- run by vim_syntax.sh: nvim --headless -u NONE with LLMP_ROOT, LLMP_INPUTS, LLMP_OUT,
+-- LLMP_STUB (lsp_stub.py) and LLMP_STUB_LOG set
 local root, inputs_path, out_path = os.getenv('LLMP_ROOT'), os.getenv('LLMP_INPUTS'), os.getenv('LLMP_OUT')
 local failures = {}
 
@@ -105,9 +107,37 @@ local function check_inputs()
   vim.fn.writefile({ vim.fn.json_encode(out) }, out_path)
 end
 
+-- editors/nvim/llmp.lua starts `$llmp_path lsp` for a .llmp buffer, at the repository's root,
+-- and the client attaches: a stub server (lsp_stub.py) records what it was given.
+local function check_lsp_config()
+  dofile(root .. '/editors/nvim/llmp.lua')
+  vim.g.llmp_path = os.getenv('LLMP_STUB')
+  local file = root .. '/stdlib/transformer.llmp'
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  local log = os.getenv('LLMP_STUB_LOG')
+  local uri = vim.uri_from_fname(vim.fn.fnamemodify(file, ':p'))
+  local function logged()
+    return vim.fn.filereadable(log) == 1 and table.concat(vim.fn.readfile(log), '\n') or ''
+  end
+  local seen = vim.wait(10000, function() return logged():find(uri, 1, true) ~= nil end, 50)
+  local attached = vim.lsp.buf_get_clients(buf)
+  local names = {}
+  for _, c in pairs(attached) do names[#names + 1] = c.name end
+  if not seen or table.concat(names, ',') ~= 'llmp' then
+    return fail('editors/nvim/llmp.lua: clients ' .. vim.inspect(names) .. '; the server logged: ' .. logged())
+  end
+  local want = { '{"argv": ["lsp"]}', '{"rootUri": "' .. vim.uri_from_fname(vim.fn.resolve(root)) .. '"}' }
+  for _, w in ipairs(want) do
+    if not logged():find(w, 1, true) then fail('editors/nvim/llmp.lua: the server did not log ' .. w .. ': ' .. logged()) end
+  end
+  vim.lsp.stop_client(vim.lsp.get_active_clients())
+end
+
 local ok, err = pcall(function()
   check_quickstart()
   check_inputs()
+  check_lsp_config()
 end)
 if not ok then fail('error: ' .. tostring(err)) end
 if vim.v.errmsg ~= '' then fail('an error was reported: ' .. vim.v.errmsg) end
