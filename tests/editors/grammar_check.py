@@ -91,8 +91,11 @@ class Grammar:
         lines = []
         for line in text.split("\n"):
             scopes = [[self.scope] for _ in line]
-            pos = 0
+            pos, steps = 0, 0
             while pos <= len(line):
+                steps += 1
+                if steps > 4 * len(line) + 64:
+                    raise SystemExit(f"grammar_check.py: the grammar loops on `{line}`")
                 rule, base = stack[-1]
                 best = None
                 cands = ([(rule.end, "end")] if rule.end else []) + [(r, "rule") for r in rule.patterns()]
@@ -192,6 +195,7 @@ def lex(text, units, keywords):
         m = TOKEN.match(text, pos)
         k = m.lastgroup
         if k == "nl":
+            add("nl", pos, pos)
             line, col0 = line + 1, m.end()
         elif k == "digits" and len(m.group()) > len(re.match(NUM, m.group()).group()):
             w = m.group()
@@ -258,27 +262,23 @@ class Checker:
                 return
 
 
-def kinds_of(tokens, keywords):
-    """Marks the kind and name of each declaration: IDENT IDENT [extends IDENT] { at depth 0."""
+def kinds_of(tokens):
+    """Marks the kind and name of each declaration and labelled nested block, as the parser
+    reads them: NAME NAME [extends NAME] { at the start of a statement."""
     out = list(tokens)
-    depth = 0
-    code = [i for i, t in enumerate(out) if t[0] not in ("comment",)]
-    for n, i in enumerate(code):
-        t = out[i]
-        if t[0] == "op" and t[1] == "{":
-            depth += 1
-        elif t[0] == "op" and t[1] == "}":
-            depth -= 1
-        elif depth == 0 and t[0] == "id" and n + 1 < len(code) and out[code[n + 1]][0] == "id":
-            prev = out[code[n - 1]] if n else None
-            if prev is None or prev[0] in ("nl",) or prev[1] in ("}", ";") or prev[0] == "string":
-                out[i] = ("kind",) + t[1:]
-                out[code[n + 1]] = ("decl",) + out[code[n + 1]][1:]
+    code = [i for i, t in enumerate(out) if t[0] != "comment"]
+    for n in range(len(code) - 2):
+        t, u, v = (out[code[n + k]] for k in range(3))
+        prev = out[code[n - 1]] if n else None
+        starts = prev is None or prev[0] == "nl" or prev[1] in ("{", "}", ";")
+        if starts and t[0] == u[0] == "id" and (v[1] == "{" or v[1] == "extends"):
+            out[code[n]] = ("kind",) + t[1:]
+            out[code[n + 1]] = ("decl",) + u[1:]
     return out
 
 
 def check_file(chk, path, text, lines, units, keywords):
-    toks = kinds_of(lex(text, units, keywords), keywords)
+    toks = kinds_of(lex(text, units, keywords))
     rel = path
     for kind, tx, ln, a, b in toks:
         where = f"{rel}:{ln + 1}:{a + 1}"
