@@ -333,7 +333,12 @@ def samples(keywords, units, ops, kinds, words, subs):
     out.append(("schedule = 1f1b; x = 80GiB", [("1f1b", 0, "enum"), ("80", 0, "number"), ("GiB", 0, "unit")]))
     # the lexer's own edge cases: a word after a number that is no unit, and units elsewhere
     out.append(("x = 4 * s + b", [("4", 0, "number")]))
-    out.append(("memory = 80 GIB", [("GIB", 0, None)]))
+    # what check reports as an error shows as one, and ends where the lexer ends it
+    out.append(("memory = 80 GIB", [("GIB", 0, "invalid.illegal.unit.llmp")]))
+    out.append(('x = "a\\qb"', [("\\q", 0, "invalid.illegal.escape.llmp")]))
+    out.append(("x = !a", [("!", 0, "invalid.illegal.character.llmp")]))
+    out.append(('x = "open\ny = 2', [('"open', 0, "string"), ("y", 0, "variable.other.property.llmp"),
+                                      ("2", 0, "number")]))
     return out
 
 
@@ -348,13 +353,15 @@ def check_samples(tokenize, chk, tables):
                 at = text.find(tx, at + 1)
                 while at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_"):
                     at = text.find(tx, at + 1)
-            scopes = lines[0][at:at + len(tx)]
-            if kind is None:
-                chk.token(f"sample `{text}`", scopes, "unit", tx, ("invalid.illegal.unit.llmp",))
-            else:
+            ln = text.count("\n", 0, at)
+            col = at - (text.rfind("\n", 0, at) + 1)
+            scopes = lines[ln][col:col + len(tx)]
+            if kind in WANT:
                 chk.token(f"sample `{text}`", scopes, kind, tx)
-        # the sample's own tokens, as in a shipped file (the wrong-case unit aside)
-        if "GIB" not in text:
+            else:
+                chk.token(f"sample `{text}`", scopes, "token", tx, (kind,))
+        # the sample's own names, as in a shipped file (the error samples aside)
+        if not any(kind.startswith("invalid.") for _, _, kind in wants):
             for kind, tx, ln, a, b in lex(text, units, keywords):
                 if kind == "id":
                     for s in lines[ln][a:b]:

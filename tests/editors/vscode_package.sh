@@ -29,6 +29,7 @@ if ! cmp -s "$stage/package-lock.json" "$stage/node_modules/.llmp-installed-lock
   (cd "$stage" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error)
   cp "$stage/package-lock.json" "$stage/node_modules/.llmp-installed-lock.json"
 fi
+node --check "$stage/extension.js"
 (cd "$stage" && npx --no-install vsce package --allow-missing-repository --out llmp.vsix </dev/null)
 
 # The package holds the extension, its grammar and configuration, and vscode-languageclient;
