@@ -229,7 +229,7 @@ static void print_params(W *w, const Report *r) {
   if (r->params_active < r->params_total) w_printf(w, ", %s active per token", report_count(a, sizeof a, r->params_active));
   if (isfinite(r->params_per_gpu) && r->params_per_gpu > 0 && r->gpus > 1)
     w_printf(w, ", %s per GPU", report_count(a, sizeof a, r->params_per_gpu));
-  if (r->pp > 1 && isfinite(r->params_first_stage) && isfinite(r->params_last_stage)) {
+  if (r->pp > 1 && r->params_first_stage > 0 && r->params_last_stage > 0) {
     w_printf(w, "; first stage %s", report_count(a, sizeof a, r->params_first_stage));
     w_printf(w, ", last stage %s", report_count(a, sizeof a, r->params_last_stage));
   }
