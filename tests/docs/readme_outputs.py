@@ -4,7 +4,8 @@
 Each document is read top to bottom, in a folder of its own that holds the source folder's
 top-level entries (as links), so that paths read as in the source folder:
 - a fenced block whose first line is `# file: NAME` is written there as NAME (the README's
-  walkthrough writes its model, cluster and plan this way, then runs them);
+  walkthrough writes its model, cluster and plan this way, then runs them), and must be in
+  `llmp fmt`'s layout;
 - a fenced block whose first line is `$ build/llmp ARGS...` shows a command and its output:
   this runs `LLMP ARGS...` there (stdout, then stderr) and compares its output, line for line,
   with the rest of the block.  A change to llmp's figures then fails here until the document
@@ -77,6 +78,10 @@ def check(llmp, src, path, update):
                     raise SystemExit(f"{name}:{line}: `# file: {what}` must name a new file in the folder")
                 with open(target, "w", encoding="utf-8") as f:
                     f.write("\n".join(body) + "\n")
+                fmt = subprocess.run([llmp, "fmt", "--check", what], cwd=work, capture_output=True, text=True)
+                if what.endswith(".llmp") and fmt.returncode != 0:
+                    print(f"{name}:{line}: `{what}` is not in llmp fmt's layout:\n{fmt.stdout}{fmt.stderr}")
+                    stale += 1
                 continue
             run = subprocess.run([llmp] + what, cwd=work, capture_output=True, text=True)
             got = (run.stdout + run.stderr).rstrip("\n").split("\n")
