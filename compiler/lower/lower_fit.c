@@ -99,7 +99,7 @@ static void try_candidate(Search *q, const int *pick) {
   char change[96];
   if (q->base && q->base->n > 64 - F_N - 1) return;
   int na = axes_of(q, pick, ax, change, sizeof change);
-  LowerAxes axes = {ax, na, NULL};
+  LowerAxes axes = {ax, na, q->base ? q->base->sweep : NULL}; /* a sweep's lets derive as for its point */
   Lowered l;
   if (lower_with_axes(q->s, q->hw, q->sc, &axes, &q->quiet, &l) == 0) {
     bool ok = true;
@@ -147,7 +147,8 @@ void lower_fit_changes(Sema *s, HwSet *hw, Decl *scenario, const LowerAxes *axes
       try_candidate(&q, pick);
       for (int g = f + 1; g < F_N; g++)
         for (int j = 0; j < q.nopt[g]; j++) {
-          if (f == F_TP && g == F_PP && r->dp % (int)(q.opt[f][i].value * q.opt[g][j].value / (r->tp * r->pp))) continue;
+          if (f == F_TP && g == F_PP && r->dp % (int)(q.opt[f][i].value * q.opt[g][j].value / (r->tp * r->pp)))
+            continue;
           pick[g] = j;
           try_candidate(&q, pick);
           pick[g] = -1;

@@ -296,7 +296,8 @@ static void print_table(W *w, const Report *r) {
       row(w, 4, memory_info[i].label, report_bytes(a, sizeof a, r->memory[i]), percent(r->memory[i], r->peak));
   w_printf(w, "  peak %s of %s (stage %d), %s", report_bytes(a, sizeof a, r->peak),
            report_bytes(b, sizeof b, r->capacity), r->peak_stage, r->fits ? "fits" : "does not fit");
-  if (!r->fits && isfinite(r->peak - r->capacity)) w_printf(w, " by %s", report_bytes(a, sizeof a, r->peak - r->capacity));
+  if (!r->fits && isfinite(r->peak - r->capacity))
+    w_printf(w, " by %s", report_bytes(a, sizeof a, r->peak - r->capacity));
   w_putc(w, '\n');
   if (!r->fits) print_fixes(w, r);
   if (r->fits && r->train_tokens > 0) print_training(w, r);
