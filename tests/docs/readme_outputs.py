@@ -78,8 +78,9 @@ def check(llmp, src, path, update):
                     raise SystemExit(f"{name}:{line}: `# file: {what}` must name a new file in the folder")
                 with open(target, "w", encoding="utf-8") as f:
                     f.write("\n".join(body) + "\n")
-                fmt = subprocess.run([llmp, "fmt", "--check", what], cwd=work, capture_output=True, text=True)
-                if what.endswith(".llmp") and fmt.returncode != 0:
+                fmt = what.endswith(".llmp") and subprocess.run([llmp, "fmt", "--check", what], cwd=work,
+                                                                capture_output=True, text=True)
+                if fmt and fmt.returncode != 0:
                     print(f"{name}:{line}: `{what}` is not in llmp fmt's layout:\n{fmt.stdout}{fmt.stderr}")
                     stale += 1
                 continue
