@@ -11,6 +11,7 @@
 #define SECONDS {{0, 1, 0}}
 #define BANDWIDTH {{1, -1, 0}}
 #define FLOPS {{0, -1, 1}}
+#define POWER {{0, -1, 0, 1}}
 
 /* Field constructors, to keep the tables one line a field. */
 #define COUNT(n, fl) {n, FT_COUNT, {{0}}, NULL, DK_UNKNOWN, (fl) | F_HAS_MIN, 1, 0}
@@ -57,7 +58,7 @@ static const FieldDef f_gpu[] = {
     POSQTY("memory", BYTES, F_REQ), POSQTY("memory_bandwidth", BANDWIDTH, F_REQ), COUNT("sms", F_REQ),
     POSQTY("peak_fp16", FLOPS, F_REQ), POSQTY("peak_bf16", FLOPS, 0), POSQTY("peak_fp32", FLOPS, 0),
     POSQTY("peak_tf32", FLOPS, 0), POSQTY("peak_fp8", FLOPS, 0), POSQTY("peak_fp4", FLOPS, 0),
-    POSQTY("l2_cache", BYTES, 0), REAL("sustained_compute", 0, 1, F_MIN_OPEN),
+    POSQTY("l2_cache", BYTES, 0), POSQTY("tdp", POWER, 0), REAL("sustained_compute", 0, 1, F_MIN_OPEN),
     REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp4", 0, 1, F_MIN_OPEN),
     ENUM("vendor", e_vendor, 0),
     STRING("calibration"),

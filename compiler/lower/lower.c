@@ -46,6 +46,7 @@
 
 #include "alloc.h"
 #include "lower_private.h"
+#include "strbuf.h"
 
 /* --- errors ---------------------------------------------------------------------------- */
 
@@ -185,6 +186,8 @@ static void report_names(Lower *L) {
   r->cluster = sema_decl_name(L->cluster);
   r->gpu = L->gpu->name;
   r->capacity = L->gpu->memory;
+  Decl *gpu = sema_ref(s, L->cluster, "gpu");
+  if (!gpu || !sema_number(s, gpu, "tdp", &r->tdp)) r->tdp = 0;
   r->sustained = rt_sustained(L->gpu, RT_BF16), r->sustained_fp8 = rt_sustained(L->gpu, RT_FP8);
   r->sustained_fp4 = rt_sustained(L->gpu, RT_NVFP4);
   double x;
@@ -292,6 +295,19 @@ static double output(const Lowered *l, const double *vals, OutputId o) {
   return out_val(l, vals, lower_output_names[o]);
 }
 
+/* Adds "kernel (label)" to the report's uncalibrated calls unless it is there already; false
+ * when it does not fit (the caller counts those). */
+static bool uncalibrated_add(Report *r, size_t *len, const char *kernel, const char *label) {
+  char one[160];
+  snprintf(one, sizeof one, label && *label ? "%s (%s)" : "%s", kernel, label);
+  size_t n = strlen(one);
+  for (const char *p = r->uncalibrated; (p = strstr(p, one)); p += n)
+    if ((p == r->uncalibrated || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0')) return true;
+  if (*len + n + 2 >= sizeof r->uncalibrated) return false;
+  str_appendf(r->uncalibrated, sizeof r->uncalibrated, len, "%s%s", *len ? ", " : "", one);
+  return true;
+}
+
 void lower_report(const Lowered *l, const double *vals, Report *r) {
   *r = l->meta;
   r->iteration = output(l, vals, O_ITERATION);
@@ -309,13 +325,23 @@ void lower_report(const Lowered *l, const double *vals, Report *r) {
   r->peak_stage = ps >= 0 && ps <= INT_MAX ? (int)ps : 0;
   r->fits = r->peak <= r->capacity;
   if (r->has_measured_iteration) r->error_pct = 100 * (r->iteration - r->measured_iteration) / r->measured_iteration;
+  r->tokens_per_iteration = output(l, vals, O_TOKENS_ITER);
+  r->params_first_stage = output(l, vals, O_PARAMS_FIRST);
+  r->params_last_stage = output(l, vals, O_PARAMS_LAST);
+  r->params_per_gpu = output(l, vals, O_PARAMS_GPU);
   r->calls = r->calibrated_calls = 0;
+  size_t len = 0;
+  int left_out = 0;
+  r->uncalibrated[0] = '\0';
   for (int i = 0; i < l->g.nn; i++) {
     const GNode *x = &l->g.n[i];
     if (x->op != GN_CALL || rt_kernels[x->kernel].target == 'N') continue;
     r->calls++;
-    r->calibrated_calls += ((unsigned)vals[i + 2] & RT_CALIBRATED) != 0;
+    bool calibrated = ((unsigned)vals[i + 2] & RT_CALIBRATED) != 0;
+    r->calibrated_calls += calibrated;
+    if (!calibrated) left_out += !uncalibrated_add(r, &len, rt_kernels[x->kernel].name, x->label);
   }
+  r->uncalibrated_more = left_out;
 }
 
 int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out) {

@@ -412,6 +412,24 @@ static void iter_optimizer(Lower *L, Iter *it) {
   it->sgd = sgd, it->iteration = iteration;
 }
 
+/* The model's parameters on the first and on the last pipeline stage (all of their ranks;
+ * the whole model with one stage; the head's copy of a tied embedding on the last), and on
+ * the GPU that holds most (iter_params'). */
+static void iter_stage_params(Lower *L, Iter *it) {
+  Graph *g = L->g;
+  Acc *E = it->E, *H = it->H;
+  GId x[RT_MAX_GROUPS] = {0};
+  GFIELD(it, wtotal, x);
+  GId pad = MAX(L, it->z, SUB(L, E->wtied, MUL(L, lower_field(L, L->model, "model", "vocab", 0), L->hidden)));
+  GId first = SUB(L, ADD(L, gsum(L, it, it->l0, x), E->wtotal), pad);
+  GId last = ADD(L, gsum(L, it, it->ll, x), H->wtotal);
+  if (sema_ref(L->s, L->model, "head")) last = SUB(L, last, pad);
+  GId total = graph_find_output(g, lower_output_names[O_PARAMS]);
+  graph_output(g, lower_output_names[O_PARAMS_FIRST], g_select(g, it->one_dev, total, first));
+  graph_output(g, lower_output_names[O_PARAMS_LAST], g_select(g, it->one_dev, total, last));
+  emit(L, O_PARAMS_GPU, it->params);
+}
+
 /* Throughput: tokens a second, model and hardware FLOPs (recompute included), per GPU, MFU. */
 static void iter_throughput(Lower *L, Iter *it) {
   Acc *E = it->E, *H = it->H;
@@ -444,6 +462,8 @@ static void iter_throughput(Lower *L, Iter *it) {
   total = SUB(L, total, pad), active = SUB(L, active, pad);
   emit(L, O_PARAMS, total);
   emit(L, O_ACTIVE, active);
+  emit(L, O_TOKENS_ITER, tokens);
+  iter_stage_params(L, it);
   emit(L, O_MODEL_FLOPS, model_flops);
   emit(L, O_HW_FLOPS, hw_flops);
   emit(L, O_TFLOPS, per_gpu);

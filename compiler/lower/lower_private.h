@@ -239,7 +239,8 @@ double lower_grad_bytes(Lower *L);
   X(MFU, "mfu") \
   X(TFLOPS, "tflops_per_gpu") \
   X(MODEL_FLOPS, "model_flops") X(HW_FLOPS, "hardware_flops") X(PEAK, "memory.peak") \
-  X(PARAMS, "params.total") X(ACTIVE, "params.active") \
+  X(PARAMS, "params.total") X(ACTIVE, "params.active") X(PARAMS_FIRST, "params.first_stage") \
+  X(PARAMS_LAST, "params.last_stage") X(PARAMS_GPU, "params.per_gpu") X(TOKENS_ITER, "tokens_per_iteration") \
       X(PEAK_STAGE, "memory.peak_stage") X(MAKESPAN, "pipeline.makespan") X(DP_TIME, "dp.exposed") \
           X(OPT_TIME, "optimizer")
 typedef enum {
