@@ -14,7 +14,9 @@ where attention is most of the time, after the compute figures). The rule, writt
 2. The value is the one on a grid of STEP in [LO, HI] that gives the calibration rows the
    least mean |error|. The mean |error| is unimodal in the factor (each row's time is a + b/s
    for s the factor), so the grid is searched coarse (0.05) then fine (STEP) around the best
-   coarse value, which finds the same minimiser as the full grid.
+   coarse value, which finds the same minimiser as the full grid. A value whose mean |error|
+   is within TIE (0.05 points) of the minimiser's is kept where it is: in a flat valley (two
+   figures fitted on overlapping rows) the fit stops instead of trading one for the other.
 3. Factors are fitted in the order below, each with the others at their current values (a
    stack's bf16 figure before its fp8 figure: fp8 runs keep their attention in bf16), and the
    pass is repeated from the values it found until a pass moves none (at most MAX_PASSES):
@@ -24,6 +26,13 @@ where attention is most of the time, after the compute figures). The rule, writt
    on a grid of LAUNCH_STEP in [0, LAUNCH_HI] microseconds (coarse LAUNCH_COARSE), first for
    each GPU, on the calibration rows of all of that GPU's other figures together (the union of
    each dtype's even positions), so it adds no calibration row of its own.
+5. A GPU's `sustained_compute` (the rate of its bf16 kernels) is fitted on all of that GPU's
+   calibration rows, not only its bf16 rows: fp8 and fp4 runs keep their attention, output
+   layer and other GEMMs in bf16, and a GPU whose bf16 rows are all of one model family (the
+   B200's and the B300's are gpt-oss 120B's) would otherwise take that family's error as its
+   bf16 rate. (Added after the first fits, when the B200's and the B300's bf16 figures sat at
+   the grid's floor, 0.400, and made DeepSeek-V3's bf16 output layer the pipeline's
+   bottleneck.)
 
 usage: stack_factors.py LLMP REPO_ROOT [--write] [--report]
   (no flag)  fails unless every shipped factor is its minimiser (CTest:
@@ -44,6 +53,7 @@ LO, HI, STEP, COARSE = 0.400, 1.000, 0.005, 0.05
 MAX_PASSES = 8
 HI_ATTENTION = 2.000  # sustained_attention may exceed 1: the stack's kernel may be faster
 LAUNCH_HI, LAUNCH_STEP, LAUNCH_COARSE = 150.0, 1.0, 10.0  # launch_overhead, microseconds
+TIE = 0.05  # percentage points of mean |error| within which a shipped value is a minimiser
 SETS = "tests/validation/scenarios"
 ROOT = "."  # the repository (main sets it)
 
@@ -117,8 +127,11 @@ for _gpu, _fields in (("h100_sxm", 2), ("b200", 2), ("b300", 2), ("gb200", 3), (
                     [(f"{SETS}/megatron_bridge", union(*(megatron_bridge(_short, d) for d in MB_DTYPES[:_fields])))]))
     for _field, _dtypes in (("sustained_compute", ("bf16",)), ("sustained_compute_fp8", ("fp8", "mxfp8")),
                             ("sustained_compute_fp4", ("nvfp4",)))[:_fields]:
+        _rows = megatron_bridge(_short, _dtypes)
+        if _field == "sustained_compute":  # rule 5: every row runs bf16 kernels
+            _rows = union(*(megatron_bridge(_short, d) for d in MB_DTYPES[:_fields]))
         FACTORS.append(("stdlib/frameworks/megatron.llmp", "megatron_bridge", _gpu, _field,
-                        [(f"{SETS}/megatron_bridge", megatron_bridge(_short, _dtypes))]))
+                        [(f"{SETS}/megatron_bridge", _rows)]))
 
 # Every set reported, with the factors' calibration rows marked.
 REPORTED = ["examples/megatron", f"{SETS}/h100_weak_scaling", f"{SETS}/nemo_h100", f"{SETS}/mosaicml",
@@ -281,6 +294,13 @@ def main():
                 shipped = float(m.group(2))
                 best, seen = fit(llmp, tmp, root, fw, pattern, sets)
                 step = LAUNCH_STEP if field == "launch_overhead" else STEP
+                key = round(shipped, 3)
+                if key not in seen:
+                    patch(os.path.join(tmp, fw), pattern, shipped)
+                    seen[key] = mean_error(llmp, tmp, sets, root)
+                if seen[key][0] - seen[best][0] <= TIE:  # a flat valley: the shipped value stays
+                    best = key
+                patch(os.path.join(tmp, fw), pattern, best)
                 near = [f"{s:.3f}: {e:.2f} %" for s, (e, n) in sorted(seen.items()) if abs(s - best) <= 2.5 * step]
                 print(f"{stack} on {gpu}, {field} ({seen[best][1]} calibration rows): " + ", ".join(near))
                 print(f"  minimiser {best:.3f} ({seen[best][0]:.2f} %), {'was' if write else 'shipped'} {shipped:.3f}")
