@@ -81,9 +81,17 @@ void html_fill(W *w, const HtmlStyle *s) {
     w_printf(w, " fill=\"%s\"", palette[s->colour]);
 }
 
+/* A coordinate: one decimal, none where it is whole (a timeline has thousands). */
+static const char *coord(char *buf, size_t n, double v) {
+  snprintf(buf, n, fabs(v - round(v)) < 0.05 ? "%.0f" : "%.1f", v);
+  return buf;
+}
+
 void html_rect(W *w, double x, double y, double width, double height, const HtmlStyle *s, double opacity,
                const char *tip) {
-  w_printf(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"", x, y, width, height);
+  char a[32], b[32], c[32], d[32];
+  w_printf(w, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\"", coord(a, sizeof a, x), coord(b, sizeof b, y),
+           coord(c, sizeof c, width), coord(d, sizeof d, height));
   if (s)
     html_fill(w, s);
   else
@@ -218,6 +226,17 @@ static void scenario_figures(W *w, const Report *r) {
   w_puts(w, "<dl class=\"fig\">\n");
   snprintf(line, sizeof line, "%s on %s (%d x %s)", str(r->model), str(r->cluster), r->gpus, str(r->gpu));
   figure(w, "model", line);
+  if (isfinite(r->params_total)) {
+    report_count(a, sizeof a, r->params_total);
+    report_count(b, sizeof b, r->params_active);
+    snprintf(line, sizeof line, r->params_active < r->params_total ? "%s, %s active per token" : "%s", a, b);
+    figure(w, "parameters", line);
+  }
+  if (r->framework) {
+    snprintf(line, sizeof line, "%s%s%s%s", r->framework, r->framework_version ? " (version " : "",
+             r->framework_version ? r->framework_version : "", r->framework_version ? ")" : "");
+    figure(w, "stack", line);
+  }
   snprintf(line, sizeof line, "tp=%d pp=%d dp=%d cp=%d ep=%d, micro_batch=%d global_batch=%d (%d micro-batches), "
                               "%s, schedule %s, recompute %s, zero %d",
            r->tp, r->pp, r->dp, r->cp, r->ep, r->micro_batch, r->global_batch, r->micro_batches, str(r->dtype),
@@ -395,11 +414,7 @@ static void tl_row(W *w, const Timeline *t, int stage, int stream, double y, dou
       if (k2 != k || (int)ceil(4 * (b2 > 1 ? 1 : b2) - 1e-9) != level) break;
       end++;
     }
-    if (k >= 0 && level > 0) {
-      char tip[96];
-      snprintf(tip, sizeof tip, "stage %d: %s", stage, tk_labels[k]);
-      html_rect(w, TL_LEFT + px, y, end - px, height, &tk_styles[k], level / 4.0, tip);
-    }
+    if (k >= 0 && level > 0) html_rect(w, TL_LEFT + px, y, end - px, height, &tk_styles[k], level / 4.0, NULL);
     px = end;
   }
 }
@@ -438,7 +453,7 @@ static void timeline_draw(W *w, const Timeline *t) {
       if (!t->used[s]) continue;
       double ry = y + row++ * (lane + 2);
       snprintf(name, sizeof name, "stage %d %s", d, report_trace_threads[s]);
-      html_rect(w, TL_LEFT, ry, TL_W, lane, NULL, 1, NULL); /* the lane's ground */
+      html_rect(w, TL_LEFT, ry, TL_W, lane, NULL, 1, name); /* the lane's ground */
       tl_row(w, t, d, s, ry, lane);
       if (lane >= 12 || s == TRACE_COMPUTE) html_text(w, TL_LEFT - 6, ry + lane - 3, "end", false, name);
     }

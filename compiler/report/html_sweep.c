@@ -207,11 +207,11 @@ static void sweep_scatter(W *w, const SweepMeta *m, const SweepRow *rows, int n)
   } else {
     int nf = pareto(rows, n, x, y, front);
     Scale sx = scale_of(x0, x1, SC_L, SC_W - SC_R), sy = scale_of(y0, y1, SC_H - SC_B, SC_T);
-    char line[256];
-    snprintf(line, sizeof line, "Each kept plan (%d) is a dot, a plan that does not fit a cross. The %d plans on the "
-                                "Pareto front (no other kept plan is both faster and smaller) are circled and joined; "
-                                "#1 to #5 are the best by the objective.",
-             n, nf);
+    char line[512];
+    snprintf(line, sizeof line, "Each kept plan (%d%s) is a dot, a plan that does not fit a cross. The %d plans on "
+                                "the Pareto front (no other kept plan is both faster and smaller) are circled and "
+                                "joined; #1 to #5 are the best by the objective.",
+             n, (uint64_t)n < m->kept ? ", the sweep's `keep`: raise it to see more" : "", nf);
     html_tag(w, "p class=\"note\"", line);
     html_svg_begin(w, "sweep-scatter", SC_W, SC_H, "iteration time against peak memory");
     scatter_axes(w, &sx, &sy);
@@ -267,24 +267,29 @@ static int axis_values(const SweepRow *rows, int n, const char *key, AxisValue *
 
 enum { AX_W = 470 }; /* two charts side by side */
 
-static void axis_chart(W *w, const SweepMeta *m, const char *key, const AxisValue *v, int k) {
-  double top = 0;
-  for (int i = 0; i < k; i++) top = fmax(top, fabs(v[i].best));
-  if (!(top > 0)) top = 1;
+/* A dot per value at its best objective, on the scale [lo, hi] that every axis's chart
+ * shares, so that the spread of the dots compares the axes' effect; the best plan's dot is
+ * filled dark and ringed. */
+static void axis_chart(W *w, const SweepMeta *m, const char *key, const AxisValue *v, int k, double lo, double hi) {
+  enum { X0 = 104, X1 = AX_W - 16 };
   char title[160], t[96], tip[512];
   snprintf(title, sizeof title, "best %s by %s", m->objective ? m->objective : "objective", key);
-  html_svg_begin(w, "axis-effect", AX_W, 18 * k + 24, title);
+  html_svg_begin(w, "axis-effect", AX_W, 18 * k + 40, title);
   html_text(w, 4, 14, "start", true, key);
-  static const HtmlStyle bar = {HC_SKY, false}, best = {HC_BLUE, false};
   for (int i = 0; i < k; i++) {
-    double y = 20 + 18 * i, wd = (AX_W - 250) * fabs(v[i].best) / top;
-    html_text(w, 96, y + 12, "end", false, value_text(t, sizeof t, v[i].f));
+    double y = 26 + 18 * i, x = X0 + (X1 - X0) * (hi > lo ? (v[i].best - lo) / (hi - lo) : 0.5);
+    html_text(w, X0 - 8, y + 4, "end", false, value_text(t, sizeof t, v[i].f));
+    html_line(w, X0, y, X1, y, "#ddd", 1, false);
     snprintf(tip, sizeof tip, "%s = %s: best %s (rank %d), %d kept plans", key, t,
              objective_text(title, sizeof title, m, v[i].best), v[i].rank, v[i].count);
-    html_rect(w, 104, y, wd, 15, v[i].rank == 1 ? &best : &bar, 1, tip);
-    snprintf(tip, sizeof tip, "%s (rank %d)", objective_text(t, sizeof t, m, v[i].best), v[i].rank);
-    html_text(w, 110 + wd, y + 12, "start", false, tip);
+    w_printf(w, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"#000\" stroke-width=\"%s\"><title>",
+             x, y, v[i].rank == 1 ? "#0072B2" : "#56B4E9", v[i].rank == 1 ? "2" : "0.6");
+    html_esc(w, tip);
+    w_puts(w, "</title></circle>\n");
   }
+  double base = 26 + 18 * k;
+  html_text(w, X0, base + 8, "start", false, objective_text(t, sizeof t, m, lo));
+  html_text(w, X1, base + 8, "end", false, objective_text(t, sizeof t, m, hi));
   html_svg_end(w);
 }
 
@@ -294,13 +299,19 @@ static void sweep_axes(W *w, const SweepMeta *m, const SweepRow *rows, int n, co
   char line[256], t[96];
   html_tag(w, "h3", "How each axis moves the objective");
   snprintf(line, sizeof line, "For each value of each axis, the best %s among the kept plans with that value "
-                              "(%s is better; the dark bar is the best plan's).",
-           m->objective ? m->objective : "objective", m->maximize ? "longer" : "shorter");
+                              "(%s is better; the dark, ringed dot is the best plan's). Every axis has the same scale.",
+           m->objective ? m->objective : "objective", m->maximize ? "right" : "left");
   html_tag(w, "p class=\"note\"", line);
+  double lo = INFINITY, hi = -INFINITY; /* one scale for every axis */
+  for (int a = 0; a < naxes; a++) {
+    int k = axis_values(rows, n, axes[a], v, MAXV);
+    for (int i = 0; i < k; i++)
+      if (isfinite(v[i].best)) lo = fmin(lo, v[i].best), hi = fmax(hi, v[i].best);
+  }
   w_puts(w, "<div data-part=\"axes\">\n");
   for (int a = 0; a < naxes; a++) {
     int k = axis_values(rows, n, axes[a], v, MAXV);
-    if (k) axis_chart(w, m, axes[a], v, k);
+    if (k) axis_chart(w, m, axes[a], v, k, lo, hi);
   }
   w_puts(w, "</div>\n<table data-table=\"axes\"><tr><th>axis</th><th>value</th><th class=\"n\">best</th>"
             "<th class=\"n\">its rank</th><th class=\"n\">kept plans</th></tr>\n");
