@@ -146,7 +146,7 @@ static const char page_style[] =
     "table{border-collapse:collapse;margin:6px 0 18px;font-variant-numeric:tabular-nums;display:block;"
     "overflow-x:auto;max-width:100%}"
     "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left;vertical-align:top}"
-    "th{background:#eee}.n{text-align:right}\n"
+    "th{background:#eee}.n{text-align:right;white-space:nowrap}.path{font-size:12px;color:#444}\n"
     "figure{margin:8px 0 4px}svg.chart{display:block;max-width:100%;height:auto}"
     "svg text{font:12px system-ui,sans-serif;fill:#111}"
     ".lbl{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}\n"

@@ -462,7 +462,18 @@ static void validate_mark(W *w, double px, double py, double err, int number, co
   w_puts(w, a <= 5 ? "circle>\n" : a <= 10 ? "rect>\n" : "path>\n");
 }
 
-enum { LABEL_ALL = 40 }; /* up to this many points, each is labelled; beyond, those past 10 % */
+enum { LABEL_ALL = 40, LABEL_WORST = 12 }; /* up to LABEL_ALL points, each is labelled; beyond,
+                                               the LABEL_WORST farthest from equality */
+
+/* Whether point i is among the LABEL_WORST with the largest |error| (ties: the first). */
+static bool among_worst(const HtmlPoint *p, int n, int i) {
+  int above = 0;
+  for (int j = 0; j < n && above < LABEL_WORST; j++)
+    if (p[j].fits && j != i &&
+        (fabs(p[j].error_pct) > fabs(p[i].error_pct) || (fabs(p[j].error_pct) == fabs(p[i].error_pct) && j < i)))
+      above++;
+  return above < LABEL_WORST;
+}
 
 static void validate_chart(W *w, const HtmlPoint *p, int n) {
   double lo = INFINITY, hi = -INFINITY;
@@ -485,7 +496,7 @@ static void validate_chart(W *w, const HtmlPoint *p, int n) {
     snprintf(tip, sizeof tip, "%d %s: error %+.2f %%", i + 1, p[i].scenario, p[i].error_pct);
     validate_mark(w, px, py, p[i].error_pct, i + 1, tip);
     snprintf(num, sizeof num, "%d", i + 1);
-    if (n <= LABEL_ALL || fabs(p[i].error_pct) > 10) html_text(w, px + 7, py - 5, "start", true, n <= 20 ? p[i].scenario : num);
+    if (n <= LABEL_ALL || among_worst(p, n, i)) html_text(w, px + 7, py - 5, "start", true, n <= 20 ? p[i].scenario : num);
   }
   html_svg_end(w);
   static const HtmlStyle keys[3] = {{HC_BLUE, false}, {HC_ORANGE, false}, {HC_VERMILLION, false}};
@@ -496,20 +507,21 @@ static void validate_chart(W *w, const HtmlPoint *p, int n) {
 
 static void validate_table(W *w, const HtmlPoint *p, int n) {
   char a[48], b[48];
-  w_puts(w, "<table data-table=\"validate\"><tr><th class=\"n\">#</th><th>scenario</th><th>file</th>"
+  w_puts(w, "<table data-table=\"validate\"><tr><th class=\"n\">#</th><th>scenario</th>"
             "<th class=\"n\">GPUs</th><th>tp/pp/dp</th><th class=\"n\">predicted</th><th class=\"n\">measured</th>"
-            "<th class=\"n\">error</th></tr>\n");
+            "<th class=\"n\">error</th><th>file</th></tr>\n");
   for (int i = 0; i < n; i++) {
     w_printf(w, "<tr><td class=\"n\">%d</td>", i + 1);
     html_tag(w, "td", p[i].scenario);
-    html_tag(w, "td", p[i].file);
     w_printf(w, "<td class=\"n\">%d</td><td>%d/%d/%d</td>", p[i].gpus, p[i].tp, p[i].pp, p[i].dp);
     if (p[i].fits)
-      w_printf(w, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%+.2f %%</td></tr>\n",
+      w_printf(w, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%+.2f %%</td>",
                report_time(a, sizeof a, p[i].predicted), report_time(b, sizeof b, p[i].measured), p[i].error_pct);
     else
-      w_printf(w, "<td class=\"n\">does not fit</td><td class=\"n\">%s</td><td class=\"n\">-</td></tr>\n",
+      w_printf(w, "<td class=\"n\">does not fit</td><td class=\"n\">%s</td><td class=\"n\">-</td>",
                report_time(b, sizeof b, p[i].measured));
+    html_tag(w, "td class=\"path\"", p[i].file);
+    w_puts(w, "</tr>\n");
   }
   w_puts(w, "</table>\n");
 }
@@ -532,8 +544,8 @@ void html_validate(Html *h, double mean_abs_error, double max_abs_error) {
                                         "Points are labelled as in the table."
                                       : "Each scenario with `measured { iteration }` is a point at (measured, predicted) "
                                         "on log axes; the dashed line is equality, the bands +-5 % and +-10 % around it. "
-                                        "Points beyond 10 % carry their number in the table; every point names itself "
-                                        "in its tooltip.");
+                                        "The 12 farthest from equality carry their number in the table; every point "
+                                        "names itself in its tooltip.");
   validate_chart(w, h->pts, h->npts);
   validate_table(w, h->pts, h->npts);
   w_puts(w, "</section>\n");

@@ -2,7 +2,7 @@
 """The HTML report (--html) in a real browser: headless Chromium loads the page llmp wrote,
 takes a screenshot and dumps the DOM it rendered, with a net log of every request.
 
-  check_html.py LLMP SOURCE_DIR WORK_DIR KIND [--keep-screenshot PNG]
+  check_html.py LLMP SOURCE_DIR WORK_DIR KIND
 
 KIND is scenario (llmp run), sweep, validate, or detector: a control page with an image
 from the network and no Content-Security-Policy, which the net-log check must catch (so that
@@ -220,7 +220,6 @@ def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
     ll, src, work, kind = sys.argv[1:5]
-    keep = sys.argv[6] if len(sys.argv) > 6 and sys.argv[5] == "--keep-screenshot" else None
     browser = chromium()
     if not browser:
         print("SKIP: Chromium is not installed (Debian: apt-get install chromium; scripts/bootstrap.sh "
@@ -236,8 +235,6 @@ def main():
     requests = list(check(ll, os.path.abspath(src), work, browser, png))
     for url in requests:
         problem("%s: the page requested %s" % (kind, url))
-    if keep and not PROBLEMS:
-        shutil.copy(png, keep)
     for p in PROBLEMS:
         print("FAIL:", p)
     if not PROBLEMS:
