@@ -91,8 +91,12 @@ enum { OPT_NO_JIT, OPT_DUMP_IR, OPT_SCENARIO, OPT_FORMAT, OPT_TRACE, OPT_MAX_ERR
 /* Each command's own options.  All three also take -I, --error-format, --color and --
  * (graph's and validate's usage texts name fewer of them). */
 static const CliOption run_options[] = {
-    {"--no-jit", OPT_NO_JIT, 0},        {"--dump=ir", OPT_DUMP_IR, 0},    {"--scenario", OPT_SCENARIO, CLI_NEXT},
-    {"--format", OPT_FORMAT, CLI_NEXT}, {"--trace", OPT_TRACE, CLI_NEXT}, {"--html", OPT_HTML, CLI_NEXT},
+    {"--no-jit", OPT_NO_JIT, 0},
+    {"--dump=ir", OPT_DUMP_IR, 0},
+    {"--scenario", OPT_SCENARIO, CLI_NEXT},
+    {"--format", OPT_FORMAT, CLI_NEXT},
+    {"--trace", OPT_TRACE, CLI_NEXT},
+    {"--html", OPT_HTML, CLI_NEXT},
     {NULL, 0, 0},
 };
 static const CliOption graph_options[] = {

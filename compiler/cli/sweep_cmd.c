@@ -60,9 +60,8 @@ typedef struct SweepCli {
   SweepOptions opt;
 } SweepCli;
 
-enum {
-  OPT_NO_JIT, OPT_NO_PRUNE, OPT_DUMP_IR, OPT_NO_PROGRESS, OPT_SWEEP, OPT_THREADS, OPT_FORMAT, OPT_OUT, OPT_SHARD, OPT_HTML
-};
+enum { OPT_NO_JIT, OPT_NO_PRUNE, OPT_DUMP_IR, OPT_NO_PROGRESS, OPT_SWEEP, OPT_THREADS, OPT_FORMAT, OPT_OUT, OPT_SHARD };
+enum { OPT_HTML = OPT_SHARD + 1 };
 
 static const CliOption sweep_options[] = {
     {"--no-jit", OPT_NO_JIT, 0},        {"--no-prune", OPT_NO_PRUNE, 0},

@@ -63,8 +63,9 @@ void html_tag(W *w, const char *tag, const char *text) {
 }
 
 void html_svg_begin(W *w, const char *kind, int width, int height, const char *title) {
-  w_printf(w, "<figure><svg class=\"chart\" data-chart=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
-              "role=\"img\" aria-label=\"",
+  w_printf(w,
+           "<figure><svg class=\"chart\" data-chart=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+           "role=\"img\" aria-label=\"",
            kind, width, height, width, height);
   html_esc(w, title);
   w_puts(w, "\"><title>");
@@ -199,15 +200,15 @@ int html_close(Html *h) {
 /* --- a scenario: figures ---------------------------------------------------------------------- */
 
 #define LABEL(e, k, l) l,
-static const char *const part_labels[RP_N] = {REPORT_PARTS(LABEL)};   /* ORDER ReportPart */
+static const char *const part_labels[RP_N] = {REPORT_PARTS(LABEL)};    /* ORDER ReportPart */
 static const char *const memory_labels[RM_N] = {REPORT_MEMORY(LABEL)}; /* ORDER ReportMemory */
 #undef LABEL
 
 /* ORDER ReportPart: forward, backward, recompute, tp, cp, ep, pp, host, bubble, dp, optimizer */
 static const HtmlStyle part_styles[RP_N] = {
-    {HC_BLUE, false},   {HC_ORANGE, false}, {HC_SKY, true},    {HC_VERMILLION, false},
+    {HC_BLUE, false},      {HC_ORANGE, false}, {HC_SKY, true},    {HC_VERMILLION, false},
     {HC_VERMILLION, true}, {HC_PURPLE, false}, {HC_GREEN, false}, {HC_BLACK, true},
-    {HC_YELLOW, true},  {HC_PURPLE, true},  {HC_BLACK, false},
+    {HC_YELLOW, true},     {HC_PURPLE, true},  {HC_BLACK, false},
 };
 /* ORDER ReportMemory: weights, gradients, optimizer state, activations, buffers, reserve */
 static const HtmlStyle memory_styles[RM_N] = {
@@ -237,8 +238,9 @@ static void scenario_figures(W *w, const Report *r) {
              r->framework_version ? r->framework_version : "", r->framework_version ? ")" : "");
     figure(w, "stack", line);
   }
-  snprintf(line, sizeof line, "tp=%d pp=%d dp=%d cp=%d ep=%d, micro_batch=%d global_batch=%d (%d micro-batches), "
-                              "%s, schedule %s, recompute %s, zero %d",
+  snprintf(line, sizeof line,
+           "tp=%d pp=%d dp=%d cp=%d ep=%d, micro_batch=%d global_batch=%d (%d micro-batches), "
+           "%s, schedule %s, recompute %s, zero %d",
            r->tp, r->pp, r->dp, r->cp, r->ep, r->micro_batch, r->global_batch, r->micro_batches, str(r->dtype),
            str(r->schedule), str(r->recompute), r->zero);
   figure(w, "plan", line);
@@ -299,8 +301,9 @@ static void breakdown_table(W *w, const Report *r) {
 
 static void scenario_breakdown(W *w, const Report *r) {
   html_tag(w, "h3", "Iteration breakdown");
-  html_tag(w, "p class=\"note\"", "The critical path of one iteration, on the busiest pipeline device: its parts "
-                                  "add up to the iteration time.");
+  html_tag(w, "p class=\"note\"",
+           "The critical path of one iteration, on the busiest pipeline device: its parts "
+           "add up to the iteration time.");
   html_svg_begin(w, "breakdown", CHART_W, 80, "iteration breakdown");
   double x = PLOT_X, sum = 0;
   for (int i = 0; i < RP_N; i++) sum += r->part[i] > 0 ? r->part[i] : 0;
@@ -333,12 +336,13 @@ static void scenario_breakdown(W *w, const Report *r) {
 
 /* The kinds of span the timeline draws; each has its row (stream) in a stage. */
 enum { TK_F, TK_B, TK_R, TK_W, TK_OPT, TK_TP, TK_PP, TK_DP, TK_N };
-static const char *const tk_labels[TK_N] = {"forward",    "backward",      "recompute",    "weight gradient",
-                                            "optimizer step", "tp/cp/ep communication", "pipeline send",
-                                            "dp gradient reduction"};
-static const HtmlStyle tk_styles[TK_N] = {{HC_BLUE, false},   {HC_ORANGE, false}, {HC_SKY, true},
-                                          {HC_GREEN, true},   {HC_BLACK, false},  {HC_VERMILLION, false},
-                                          {HC_GREEN, false},  {HC_PURPLE, false}};
+static const char *const tk_labels[TK_N] = {"forward",        "backward",
+                                            "recompute",      "weight gradient",
+                                            "optimizer step", "tp/cp/ep communication",
+                                            "pipeline send",  "dp gradient reduction"};
+static const HtmlStyle tk_styles[TK_N] = {{HC_BLUE, false},  {HC_ORANGE, false}, {HC_SKY, true},
+                                          {HC_GREEN, true},  {HC_BLACK, false},  {HC_VERMILLION, false},
+                                          {HC_GREEN, false}, {HC_PURPLE, false}};
 static const int tk_stream[TK_N] = {TRACE_COMPUTE, TRACE_COMPUTE, TRACE_COMPUTE, TRACE_COMPUTE,
                                     TRACE_COMPUTE, TRACE_TP,      TRACE_PP,      TRACE_DP};
 
@@ -346,10 +350,10 @@ enum { TL_LEFT = 150, TL_W = CHART_W - TL_LEFT - 10 };
 
 typedef struct Timeline {
   int stages;
-  long long end;  /* ns: the last span's end */
-  double ns_bin;  /* ns per pixel */
-  float *cover;   /* [stage][kind][pixel]: ns of the kind in the pixel */
-  double *busy;   /* [stage][kind]: seconds */
+  long long end; /* ns: the last span's end */
+  double ns_bin; /* ns per pixel */
+  float *cover;  /* [stage][kind][pixel]: ns of the kind in the pixel */
+  double *busy;  /* [stage][kind]: seconds */
   bool used[TRACE_THREADS];
 } Timeline;
 
@@ -523,8 +527,9 @@ static void scenario_memory(W *w, const Lowered *l, const double *vals, const Re
   }
   top *= 1.08;
   html_tag(w, "h3", "Memory per GPU by stage");
-  html_tag(w, "p class=\"note\"", "The first and the last pipeline stage, the two the model computes (the report's "
-                                  "peak is the larger), against the GPU's memory.");
+  html_tag(w, "p class=\"note\"",
+           "The first and the last pipeline stage, the two the model computes (the report's "
+           "peak is the larger), against the GPU's memory.");
   html_svg_begin(w, "memory", CHART_W, 50 * n + 40, "memory per stage against capacity");
   for (int d = 0; d < n; d++) {
     double x = 90, y = 8 + 50 * d;

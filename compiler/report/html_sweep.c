@@ -179,8 +179,9 @@ static void scatter_front(W *w, int n, const double *x, const double *y, const b
   w_puts(w, "\"/>\n");
   for (int i = 0; i < n; i++)
     if (front[i])
-      w_printf(w, "<circle data-mark=\"front\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"none\" stroke=\"#E69F00\" "
-                  "stroke-width=\"2\"/>\n",
+      w_printf(w,
+               "<circle data-mark=\"front\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"none\" stroke=\"#E69F00\" "
+               "stroke-width=\"2\"/>\n",
                sx->a + sx->b * x[i], sy->a + sy->b * y[i]);
   for (int i = 0; i < n && i < 5; i++) { /* one label where several of them coincide: the best's */
     char t[16];
@@ -208,9 +209,10 @@ static void sweep_scatter(W *w, const SweepMeta *m, const SweepRow *rows, int n)
     int nf = pareto(rows, n, x, y, front);
     Scale sx = scale_of(x0, x1, SC_L, SC_W - SC_R), sy = scale_of(y0, y1, SC_H - SC_B, SC_T);
     char line[512];
-    snprintf(line, sizeof line, "Each kept plan (%d%s) is a dot, a plan that does not fit a cross. The %d plans on "
-                                "the Pareto front (no other kept plan is both faster and smaller) are circled and "
-                                "joined; #1 to #5 are the best by the objective.",
+    snprintf(line, sizeof line,
+             "Each kept plan (%d%s) is a dot, a plan that does not fit a cross. The %d plans on "
+             "the Pareto front (no other kept plan is both faster and smaller) are circled and "
+             "joined; #1 to #5 are the best by the objective.",
              n, (uint64_t)n < m->kept ? ", the sweep's `keep`: raise it to see more" : "", nf);
     html_tag(w, "p class=\"note\"", line);
     html_svg_begin(w, "sweep-scatter", SC_W, SC_H, "iteration time against peak memory");
@@ -282,8 +284,8 @@ static void axis_chart(W *w, const SweepMeta *m, const char *key, const AxisValu
     html_line(w, X0, y, X1, y, "#ddd", 1, false);
     snprintf(tip, sizeof tip, "%s = %s: best %s (rank %d), %d kept plans", key, t,
              objective_text(title, sizeof title, m, v[i].best), v[i].rank, v[i].count);
-    w_printf(w, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"#000\" stroke-width=\"%s\"><title>",
-             x, y, v[i].rank == 1 ? "#0072B2" : "#56B4E9", v[i].rank == 1 ? "2" : "0.6");
+    w_printf(w, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"#000\" stroke-width=\"%s\"><title>", x, y,
+             v[i].rank == 1 ? "#0072B2" : "#56B4E9", v[i].rank == 1 ? "2" : "0.6");
     html_esc(w, tip);
     w_puts(w, "</title></circle>\n");
   }
@@ -298,8 +300,9 @@ static void sweep_axes(W *w, const SweepMeta *m, const SweepRow *rows, int n, co
   AxisValue v[MAXV];
   char line[256], t[96];
   html_tag(w, "h3", "How each axis moves the objective");
-  snprintf(line, sizeof line, "For each value of each axis, the best %s among the kept plans with that value "
-                              "(%s is better; the dark, ringed dot is the best plan's). Every axis has the same scale.",
+  snprintf(line, sizeof line,
+           "For each value of each axis, the best %s among the kept plans with that value "
+           "(%s is better; the dark, ringed dot is the best plan's). Every axis has the same scale.",
            m->objective ? m->objective : "objective", m->maximize ? "right" : "left");
   html_tag(w, "p class=\"note\"", line);
   double lo = INFINITY, hi = -INFINITY; /* one scale for every axis */
@@ -340,8 +343,9 @@ static void sweep_dropped(W *w, const SweepMeta *m) {
     html_tag(w, "p class=\"note\"", "No point was dropped.");
     return;
   }
-  html_tag(w, "p class=\"note\"", "Points whose plan does not divide, or that fail a require, are dropped before "
-                                  "their figures are kept: they are counted here by reason.");
+  html_tag(w, "p class=\"note\"",
+           "Points whose plan does not divide, or that fail a require, are dropped before "
+           "their figures are kept: they are counted here by reason.");
   static const HtmlStyle bar = {HC_VERMILLION, true};
   html_svg_begin(w, "dropped", SC_W, 22 * k + 8, "dropped points per reason");
   int row = 0;
@@ -441,8 +445,9 @@ static void validate_axes(W *w, const Scale *s, double lo, double hi) {
       }
     }
   html_text(w, (left + right) / 2, bottom + 44, "middle", false, "measured iteration time");
-  w_printf(w, "<text transform=\"translate(16 %.0f) rotate(-90)\" text-anchor=\"middle\">predicted iteration time"
-              "</text>\n",
+  w_printf(w,
+           "<text transform=\"translate(16 %.0f) rotate(-90)\" text-anchor=\"middle\">predicted iteration time"
+           "</text>\n",
            (top + bottom) / 2);
 }
 
@@ -462,7 +467,10 @@ static void validate_mark(W *w, double px, double py, double err, int number, co
   w_puts(w, a <= 5 ? "circle>\n" : a <= 10 ? "rect>\n" : "path>\n");
 }
 
-enum { LABEL_ALL = 40, LABEL_WORST = 12 }; /* up to LABEL_ALL points, each is labelled; beyond,
+enum {
+  LABEL_ALL = 40,
+  LABEL_WORST = 12
+}; /* up to LABEL_ALL points, each is labelled; beyond,
                                                the LABEL_WORST farthest from equality */
 
 /* Whether point i is among the LABEL_WORST with the largest |error| (ties: the first). */
@@ -496,7 +504,8 @@ static void validate_chart(W *w, const HtmlPoint *p, int n) {
     snprintf(tip, sizeof tip, "%d %s: error %+.2f %%", i + 1, p[i].scenario, p[i].error_pct);
     validate_mark(w, px, py, p[i].error_pct, i + 1, tip);
     snprintf(num, sizeof num, "%d", i + 1);
-    if (n <= LABEL_ALL || among_worst(p, n, i)) html_text(w, px + 7, py - 5, "start", true, n <= 20 ? p[i].scenario : num);
+    if (n <= LABEL_ALL || among_worst(p, n, i))
+      html_text(w, px + 7, py - 5, "start", true, n <= 20 ? p[i].scenario : num);
   }
   html_svg_end(w);
   static const HtmlStyle keys[3] = {{HC_BLUE, false}, {HC_ORANGE, false}, {HC_VERMILLION, false}};
@@ -534,18 +543,19 @@ void html_validate(Html *h, double mean_abs_error, double max_abs_error) {
   char line[256];
   w_puts(w, "<section class=\"validate\">\n");
   html_tag(w, "h2", "Predicted against measured");
-  snprintf(line, sizeof line, "%d scenarios: mean |error| %.2f %%, max |error| %.2f %%; %d within 5 %%, %d within "
-                              "10 %%.",
+  snprintf(line, sizeof line,
+           "%d scenarios: mean |error| %.2f %%, max |error| %.2f %%; %d within 5 %%, %d within "
+           "10 %%.",
            rows, mean_abs_error, max_abs_error, within5, within10);
   html_tag(w, "p", line);
-  html_tag(w, "p class=\"note\"", h->npts <= LABEL_ALL
-                                      ? "Each scenario with `measured { iteration }` is a point at (measured, predicted) "
-                                        "on log axes; the dashed line is equality, the bands +-5 % and +-10 % around it. "
-                                        "Points are labelled as in the table."
-                                      : "Each scenario with `measured { iteration }` is a point at (measured, predicted) "
-                                        "on log axes; the dashed line is equality, the bands +-5 % and +-10 % around it. "
-                                        "The 12 farthest from equality carry their number in the table; every point "
-                                        "names itself in its tooltip.");
+  html_tag(w, "p class=\"note\"",
+           h->npts <= LABEL_ALL ? "Each scenario with `measured { iteration }` is a point at (measured, predicted) "
+                                  "on log axes; the dashed line is equality, the bands +-5 % and +-10 % around it. "
+                                  "Points are labelled as in the table."
+                                : "Each scenario with `measured { iteration }` is a point at (measured, predicted) "
+                                  "on log axes; the dashed line is equality, the bands +-5 % and +-10 % around it. "
+                                  "The 12 farthest from equality carry their number in the table; every point "
+                                  "names itself in its tooltip.");
   validate_chart(w, h->pts, h->npts);
   validate_table(w, h->pts, h->npts);
   w_puts(w, "</section>\n");

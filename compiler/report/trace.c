@@ -81,8 +81,8 @@ static void walk_ops(Walk *k, const RtPipeEvent *e, Ns start, Ns end) {
     if (next < at) next = at;
     if (next > end) next = end;
     if (next > at) {
-      TraceSpan s = {str(ops[i].name), "op", e->device, ops[i].stream == 't' ? TRACE_TP : TRACE_COMPUTE,
-                     at, next - at, e->micro, c, x, -1};
+      int thread = ops[i].stream == 't' ? TRACE_TP : TRACE_COMPUTE;
+      TraceSpan s = {str(ops[i].name), "op", e->device, thread, at, next - at, e->micro, c, x, -1};
       k->visit(k->ctx, &s);
     }
     at = next;
