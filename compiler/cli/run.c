@@ -2,9 +2,11 @@
  *
  *   run:      check -> for each scenario: lower -> evaluate -> report (table, json, csv)
  *             [--trace FILE: the Chrome trace of one scenario's iteration]
+ *             [--html FILE: the HTML report, a section per scenario (report/html.h)]
  *   graph:    check -> lower one scenario -> evaluate -> the cost graph as dot or JSON
  *   validate: every scenario with `measured { iteration }` in the files and folders given ->
  *             one row each (predicted, measured, error), then mean and maximum |error|
+ *             [--html FILE: predicted against measured on log axes]
  *
  * Each FILE is its own compilation.  Exit status: 0; 1 when a file has errors, a scenario
  * cannot be evaluated, or (validate) an error passes --max-error; 2 for a bad command line. */
