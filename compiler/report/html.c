@@ -134,7 +134,7 @@ double html_tick_step(double lo, double hi, int n) {
   double span = hi - lo;
   if (!(span > 0) || !isfinite(span)) return 1;
   double raw = span / (n > 0 ? n : 1), p = pow(10, floor(log10(raw))), f = raw / p;
-  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+  return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p; /* the nice step nearest raw */
 }
 
 /* --- the page ------------------------------------------------------------------------------- */

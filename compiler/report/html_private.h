@@ -55,7 +55,7 @@ void html_fill(W *w, const HtmlStyle *s);
 /* A legend: a swatch and a label per entry. */
 void html_legend(W *w, const HtmlStyle *styles, const char *const *labels, int n);
 
-/* Axis ticks: a step of 1, 2 or 5 times a power of ten giving about n ticks over [lo, hi]. */
+/* Axis ticks: the step of 1, 2 or 5 times a power of ten nearest (hi - lo) / n. */
 double html_tick_step(double lo, double hi, int n);
 
 #endif
