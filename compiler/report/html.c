@@ -423,10 +423,27 @@ static void tl_row(W *w, const Timeline *t, int stage, int stream, double y, dou
   }
 }
 
-static void timeline_table(W *w, const Timeline *t) {
-  bool show[TK_N] = {0};
+/* The kinds of span the timeline has: show[k]. */
+static void tl_kinds(const Timeline *t, bool *show) {
+  for (int k = 0; k < TK_N; k++) show[k] = false;
   for (int d = 0; d < t->stages; d++)
     for (int k = 0; k < TK_N; k++) show[k] |= t->busy[d * TK_N + k] > 0;
+}
+
+static void timeline_legend(W *w, const Timeline *t) {
+  bool show[TK_N];
+  const char *labels[TK_N];
+  HtmlStyle styles[TK_N];
+  int n = 0;
+  tl_kinds(t, show);
+  for (int k = 0; k < TK_N; k++)
+    if (show[k]) styles[n] = tk_styles[k], labels[n++] = tk_labels[k];
+  html_legend(w, styles, labels, n);
+}
+
+static void timeline_table(W *w, const Timeline *t) {
+  bool show[TK_N];
+  tl_kinds(t, show);
   w_puts(w, "<table data-table=\"timeline\"><tr><th>stage</th>");
   for (int k = 0; k < TK_N; k++)
     if (show[k]) html_tag(w, "th class=\"n\"", tk_labels[k]);
@@ -484,7 +501,7 @@ static void scenario_timeline(W *w, const Lowered *l, const double *vals, const 
              "One iteration as the trace (--trace) shows it: a row per stage and stream. A lighter pixel is one "
              "where the stream is busy for part of its time.");
     timeline_draw(w, &t);
-    html_legend(w, tk_styles, tk_labels, TK_N);
+    timeline_legend(w, &t);
     html_tag(w, "p class=\"note\"", "Busy time per stage and kind of span (sums of the trace's spans):");
     timeline_table(w, &t);
     free(t.cover);

@@ -120,7 +120,7 @@ static int pareto(const SweepRow *rows, int n, const double *x, const double *y,
 static void scatter_axes(W *w, const Scale *sx, const Scale *sy) {
   char t[48];
   const double gib = 1024.0 * 1024 * 1024; /* memory ticks at round GiB */
-  double step = html_tick_step(sx->lo / gib, sx->hi / gib, 8) * gib;
+  double step = html_tick_step(sx->lo / gib, sx->hi / gib, 6) * gib;
   html_line(w, SC_L, SC_H - SC_B, SC_W - SC_R, SC_H - SC_B, "#333", 1, false);
   html_line(w, SC_L, SC_T, SC_L, SC_H - SC_B, "#333", 1, false);
   for (double v = ceil(sx->lo / step) * step; v <= sx->hi; v += step) {
