@@ -49,10 +49,12 @@ def load(browser, page, work, png):
     netlog = os.path.join(work, "netlog.json")
     args = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--disable-dev-shm-usage",
             "--user-data-dir=" + profile, "--hide-scrollbars", "--window-size=1040,1400",
             "--log-net-log=" + netlog, "--net-log-capture-mode=Everything",
             "--screenshot=" + png, "--dump-dom", "file://" + os.path.abspath(page)]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=90)
+    env = dict(os.environ, HOME=work, XDG_CONFIG_HOME=work, XDG_CACHE_HOME=work)  # nothing outside WORK_DIR
+    p = subprocess.run(args, capture_output=True, text=True, timeout=90, env=env)
     if p.returncode != 0 or "</html>" not in p.stdout:
         problem("chromium failed (%d) on %s: %s" % (p.returncode, page, p.stderr[-2000:]))
     with open(png, "rb") as f:
