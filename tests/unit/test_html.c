@@ -170,19 +170,23 @@ static void sweep_section(void **state) {
   mem_free(&m);
 }
 
-/* Pareto: a plan both slower and bigger than another is off the front. */
+/* Pareto: a plan both slower and bigger than another is off the front, and so is one that
+ * does not fit (a cross), however fast and small. */
 static void sweep_pareto_drops_dominated(void **state) {
   (void)state;
-  SweepField f[2][2] = {{{"iteration_s", 1, NULL}, {"memory.peak", 1e9, NULL}},
-                        {{"iteration_s", 2, NULL}, {"memory.peak", 2e9, NULL}}};
-  SweepRow rows[2] = {{0, 1, 2, f[0]}, {1, 2, 2, f[1]}};
-  SweepMeta meta = {"s", "f", NULL, "iteration", false, 2, 2, 0, 1, 2, 2, 0, NULL, NAN};
+  SweepField f[3][3] = {{{"iteration_s", 1, NULL}, {"memory.peak", 1e9, NULL}, {"fits", NAN, "yes"}},
+                        {{"iteration_s", 2, NULL}, {"memory.peak", 2e9, NULL}, {"fits", NAN, "yes"}},
+                        {{"iteration_s", 0.5, NULL}, {"memory.peak", 0.5e9, NULL}, {"fits", NAN, "no"}}};
+  SweepRow rows[3] = {{2, 0.5, 3, f[2]}, {0, 1, 3, f[0]}, {1, 2, 3, f[1]}};
+  SweepMeta meta = {"s", "f", NULL, "iteration", false, 3, 3, 0, 1, 3, 3, 0, NULL, NAN};
   Mem m;
   Html *h = html_open(mem_open(&m), "t");
-  html_sweep(h, &meta, rows, 2, NULL, 0);
+  html_sweep(h, &meta, rows, 3, NULL, 0);
   assert_int_equal(html_close(h), 0);
-  assert_int_equal(count(mem_text(&m), "data-mark=\"front\""), 1);
-  assert_non_null(strstr(mem_text(&m), "No point was dropped."));
+  const char *t = mem_text(&m);
+  assert_int_equal(count(t, "data-mark=\"front\""), 1);
+  assert_int_equal(count(t, "<path d=\"M"), 1); /* the cross */
+  assert_non_null(strstr(t, "No point was dropped."));
   mem_free(&m);
 }
 
