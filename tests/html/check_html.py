@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree
 
 SKIP = 77
 PROBLEMS = []
@@ -42,8 +43,23 @@ def llmp(args, cwd):
     return p.stdout
 
 
-def load(browser, page, work, png):
-    """Loads the page: its rendered DOM (text) and the URLs of requests a page initiated."""
+def well_formed(page):
+    """The page as written: its body parses as XML (every element closed and nested, every
+    attribute quoted, no stray `<` or `&`), which a browser would repair silently."""
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    body = text.split("<body>", 1)[-1].split("</body>", 1)[0]
+    try:
+        xml.etree.ElementTree.fromstring("<body>" + body + "</body>")
+    except xml.etree.ElementTree.ParseError as e:
+        problem("%s is not well formed: %s" % (os.path.basename(page), e))
+
+
+def load(browser, page, work, png, llmps=True):
+    """Loads the page (one llmp wrote, unless not llmps): its rendered DOM (text) and the URLs
+    of requests a page initiated."""
+    if llmps:
+        well_formed(page)
     profile = os.path.join(work, "profile")
     shutil.rmtree(profile, ignore_errors=True)
     netlog = os.path.join(work, "netlog.json")
@@ -206,7 +222,7 @@ def check_detector(ll, src, work, browser, png):
     with open(page, "w") as f:
         f.write("<!DOCTYPE html><html><body><p>%s</p><img src=\"http://127.0.0.1:9/pixel.png\"></body></html>\n"
                 % ("control " * 4000))
-    text, requests = load(browser, page, work, png)
+    text, requests = load(browser, page, work, png, llmps=False)
     if not any("127.0.0.1:9" in u for u in requests):
         problem("the net log shows no request from a page that makes one: the check cannot fail")
     dom = Dom(text)
