@@ -12,9 +12,10 @@ cd "$(dirname "$0")/.."
 # sampling harness hw/probe/ (Python with PyTorch on a GPU node), and python3-torch (Debian's
 # PyTorch 1.13, CPU) so that its measuring code, not only its grid, order, budget and CSV
 # writer, runs in the tests: every operator timed on the CPU, collectives over gloo; and
-# python3-pyflakes, which checks the harness's code that only a GPU node runs in full.
+# python3-pyflakes, which checks the harness's code that only a GPU node runs in full;
+# chromium, in which tests/html loads the HTML report (--html) headless.
 PKGS="gcc make cmake flex bison libcmocka-dev llvm-19-dev clang-14 libclang-rt-14-dev python3
-      python3-torch python3-pyflakes"
+      python3-torch python3-pyflakes chromium"
 
 missing=""
 for p in $PKGS; do

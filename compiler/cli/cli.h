@@ -3,6 +3,12 @@
 #ifndef LLMP_CLI_H
 #define LLMP_CLI_H
 
+#include <stdbool.h>
+
+#include "fileio.h"
+#include "front/diag.h"
+#include "report/html.h"
+
 enum {                         /* CliCommand.needs */
        NEED_LLVM_SHUTDOWN = 1, /* may compile with the JIT: main shuts LLVM down after the command
                                    (jit_shutdown).  The JIT sets LLVM's native target up itself, once,
@@ -27,6 +33,18 @@ int cli_sweep(int argc, char **argv, const CliCommand *c); /* sweep_cmd.c */
 int cli_merge(int argc, char **argv, const CliCommand *c); /* merge_cmd.c */
 int cli_op(int argc, char **argv, const CliCommand *c);    /* op.c */
 int cli_fit(int argc, char **argv, const CliCommand *c);   /* fit_cmd.c */
+
+/* --html FILE (html_out.c): the page of run, sweep or validate, titled with the command and
+ * its operands.  cli_html_open returns 0, or 1 after reporting that FILE cannot be written;
+ * cli_html_close ends the page and renames it over FILE when `complete` (else FILE stays as
+ * it was, with a note): 0, or 1 after reporting a failed write.  A page never opened: 0. */
+typedef struct CliHtml {
+  AtomicFile file;
+  Html *page; /* NULL: no --html */
+  const char *path;
+} CliHtml;
+int cli_html_open(Diag *d, const char *path, const char *cmd, const char *const *operands, int n, CliHtml *out);
+int cli_html_close(Diag *d, CliHtml *h, bool complete);
 
 extern const char cli_usage_check[], cli_usage_fmt[], cli_usage_run[], cli_usage_graph[], cli_usage_validate[],
     cli_usage_sweep[], cli_usage_merge[], cli_usage_op[], cli_usage_fit[];

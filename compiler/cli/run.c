@@ -2,9 +2,11 @@
  *
  *   run:      check -> for each scenario: lower -> evaluate -> report (table, json, csv)
  *             [--trace FILE: the Chrome trace of one scenario's iteration]
+ *             [--html FILE: the HTML report, a section per scenario (report/html.h)]
  *   graph:    check -> lower one scenario -> evaluate -> the cost graph as dot or JSON
  *   validate: every scenario with `measured { iteration }` in the files and folders given ->
  *             one row each (predicted, measured, error), then mean and maximum |error|
+ *             [--html FILE: predicted against measured on log axes]
  *
  * Each FILE is its own compilation.  Exit status: 0; 1 when a file has errors, a scenario
  * cannot be evaluated, or (validate) an error passes --max-error; 2 for a bad command line. */
@@ -44,6 +46,8 @@ const char cli_usage_run[] = "usage: llmp run [OPTIONS] FILE...\n"
                              "  --trace FILE      write a Chrome trace-event JSON of one iteration of the scenario\n"
                              "                    (with several scenarios, name one with --scenario); open it in\n"
                              "                    Perfetto (ui.perfetto.dev) or chrome://tracing\n"
+                             "  --html FILE       also write a self-contained HTML report with charts: breakdown,\n"
+                             "                    pipeline schedule, memory per stage, kernel calls (docs/report.md)\n"
                              "  --no-jit          evaluate with the interpreter instead of the JIT (same results)\n"
                              "  --dump=ir         print the LLVM module the JIT compiles (after optimisation)\n"
                              "  -I DIR            also look for imports in DIR; may be repeated\n"
@@ -72,6 +76,8 @@ const char cli_usage_validate[] =
     "  --max-error PCT   exit 1 if any scenario's absolute error exceeds PCT percent\n"
     "  --mean-error PCT  exit 1 if the mean absolute error exceeds PCT percent\n"
     "  --format FORMAT   table (default) or csv\n"
+    "  --html FILE       also write a self-contained HTML report: predicted against measured\n"
+    "                    on log axes with the +-5 % and +-10 % bands (docs/report.md)\n"
     "  --no-jit          evaluate with the interpreter instead of the JIT (same results;\n"
     "                    faster for a few evaluations of many scenarios)\n"
     "  -I DIR            also look for imports in DIR\n"
@@ -79,19 +85,26 @@ const char cli_usage_validate[] =
 
 typedef struct RunOptions {
   CliArgs a; /* the files, -I, the diagnostics' form */
-  const char *scenario, *trace, *format;
+  const char *scenario, *trace, *format, *html;
   double max_error, mean_error; /* percent; -1: not given */
   double tokens;                /* --tokens; 0: not given */
   bool no_jit, dump_ir;
 } RunOptions;
 
-enum { OPT_NO_JIT, OPT_DUMP_IR, OPT_SCENARIO, OPT_FORMAT, OPT_TRACE, OPT_MAX_ERROR, OPT_MEAN_ERROR, OPT_TOKENS };
+enum {
+  OPT_NO_JIT, OPT_DUMP_IR, OPT_SCENARIO, OPT_FORMAT, OPT_TRACE, OPT_MAX_ERROR, OPT_MEAN_ERROR, OPT_TOKENS, OPT_HTML
+};
 
 /* Each command's own options.  All three also take -I, --error-format, --color and --
  * (graph's and validate's usage texts name fewer of them). */
 static const CliOption run_options[] = {
-    {"--no-jit", OPT_NO_JIT, 0},        {"--dump=ir", OPT_DUMP_IR, 0},    {"--scenario", OPT_SCENARIO, CLI_NEXT},
-    {"--format", OPT_FORMAT, CLI_NEXT}, {"--trace", OPT_TRACE, CLI_NEXT}, {"--tokens", OPT_TOKENS, CLI_NEXT},
+    {"--no-jit", OPT_NO_JIT, 0},
+    {"--dump=ir", OPT_DUMP_IR, 0},
+    {"--scenario", OPT_SCENARIO, CLI_NEXT},
+    {"--format", OPT_FORMAT, CLI_NEXT},
+    {"--trace", OPT_TRACE, CLI_NEXT},
+    {"--tokens", OPT_TOKENS, CLI_NEXT},
+    {"--html", OPT_HTML, CLI_NEXT},
     {NULL, 0, 0},
 };
 static const CliOption graph_options[] = {
@@ -107,6 +120,7 @@ static const CliOption validate_options[] = {
     {"--format", OPT_FORMAT, CLI_NEXT},
     {"--max-error", OPT_MAX_ERROR, CLI_NEXT},
     {"--mean-error", OPT_MEAN_ERROR, CLI_NEXT},
+    {"--html", OPT_HTML, CLI_NEXT},
     {NULL, 0, 0},
 };
 
@@ -132,6 +146,7 @@ static int run_option(void *ctx, int id, const char *value) {
   case OPT_SCENARIO: o->scenario = value; break;
   case OPT_FORMAT: o->format = value; break;
   case OPT_TRACE: o->trace = value; break;
+  case OPT_HTML: o->html = value; break;
   case OPT_TOKENS:
     o->tokens = token_count(value);
     if (o->tokens < 0)
@@ -312,6 +327,7 @@ typedef struct RunState { /* across the files of one llmp run */
   ReportFormat fmt;
   int failed, printed;
   bool traced; /* --trace is written for the first scenario evaluated */
+  CliHtml html; /* --html: a section per scenario */
 } RunState;
 
 /* Writes the Chrome trace of one evaluated scenario; 1 after reporting a failure, else 0. */
@@ -349,6 +365,7 @@ static void run_file(Comp *u, const char *path, RunState *st) {
       if (st->fmt == REPORT_TABLE && st->printed) fputc('\n', stdout);
       report_print(stdout, &e.r, st->fmt);
       st->printed++;
+      if (st->html.page) html_scenario(st->html.page, &e.l, e.vals, &e.r);
       if (o->trace && !st->traced) {
         st->failed += run_trace(u->d, o->trace, &e);
         st->traced = true;
@@ -364,7 +381,11 @@ static void run_file(Comp *u, const char *path, RunState *st) {
 static int run_files(const RunOptions *o) {
   Diag d;
   cli_diag_init(&d, &o->a);
-  RunState st = {REPORT_TABLE, 0, 0, false};
+  RunState st = {.fmt = REPORT_TABLE};
+  if (o->html && cli_html_open(&d, o->html, "run", o->a.args, o->a.nargs, &st.html)) {
+    diag_free(&d);
+    return 1;
+  }
   if (o->format && !strcmp(o->format, "json"))
     st.fmt = REPORT_JSON;
   else if (o->format && !strcmp(o->format, "csv"))
@@ -378,6 +399,8 @@ static int run_files(const RunOptions *o) {
       st.failed++;
     comp_close(&u);
   }
+  st.failed += cli_html_close(&d, &st.html, !st.failed);
+  diag_flush(&d);
   diag_free(&d);
   return st.failed ? 1 : 0;
 }
@@ -476,6 +499,8 @@ typedef struct ValState { /* across the scenarios of one llmp validate */
   bool csv;
   int failed, rows;
   double sum, worst; /* of |error| in percent, over the rows that fit */
+  int errors;        /* files or scenarios that could not be evaluated (no row) */
+  CliHtml html;      /* --html: every row */
 } ValState;
 
 /* Prints one scenario's row: predicted, measured, error (or why it does not fit). */
@@ -514,8 +539,10 @@ static void validate_file(Comp *u, const char *path, ValState *st) {
     if (eval_open(u, list[k], &e) == 0) {
       diag_flush(u->d);
       validate_row(&e.r, st);
+      if (st->html.page) html_validate_add(st->html.page, &e.r);
     } else {
       st->failed++;
+      st->errors++;
     }
     eval_close(&e);
   }
@@ -558,7 +585,13 @@ static int validate_paths(const RunOptions *o) {
       push_path(&files, o->a.args[i]);
     }
   }
-  ValState st = {o->format && !strcmp(o->format, "csv"), 0, 0, 0, 0};
+  ValState st = {.csv = o->format && !strcmp(o->format, "csv")};
+  if (o->html && cli_html_open(&d, o->html, "validate", o->a.args, o->a.nargs, &st.html)) {
+    for (int i = 0; i < files.n; i++) free(files.v[i]);
+    free(files.v);
+    diag_free(&d);
+    return 1;
+  }
   if (st.csv)
     puts("scenario,file,gpus,tp,pp,dp,predicted_s,measured_s,error_pct");
   else
@@ -568,16 +601,19 @@ static int validate_paths(const RunOptions *o) {
     if (comp_open(&u, &d, o, files.v[i]))
       validate_file(&u, files.v[i], &st);
     else
-      st.failed++;
+      st.failed++, st.errors++;
     comp_close(&u);
   }
   st.failed += unreadable;
+  st.errors += unreadable;
   if (!st.rows && !st.failed) {
     fprintf(stderr, "llmp validate: no scenario with `measured { iteration }` to compare\n");
     st.failed++;
   }
+  if (st.html.page) html_validate(st.html.page, st.rows ? st.sum / st.rows : 0, st.worst);
+  int html_rc = cli_html_close(&d, &st.html, !st.errors && st.rows); /* rows that do not fit are shown */
   diag_flush(&d);
-  int rc = validate_verdict(o, &st);
+  int rc = validate_verdict(o, &st) | html_rc;
   for (int i = 0; i < files.n; i++) free(files.v[i]);
   free(files.v);
   diag_free(&d);

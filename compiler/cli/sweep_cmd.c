@@ -35,6 +35,8 @@ const char cli_usage_sweep[] =
     "  --shard K/N       evaluate the K-th (from 0) of N slices of the points; write JSON\n"
     "                    Lines and combine the N outputs with `llmp merge`\n"
     "  --shard auto      K and N from Slurm (job array or tasks), Open MPI or PMI\n"
+    "  --html FILE       also write a self-contained HTML report: time against memory with\n"
+    "                    the Pareto front, how each axis moves the objective (docs/report.md)\n"
     "  --no-jit          evaluate with the interpreter instead of the JIT (same results)\n"
     "  --no-prune        simulate every passing point's pipeline schedule, even where its lower\n"
     "                    bound shows it cannot be kept (same results, slower)\n"
@@ -53,19 +55,21 @@ static int threads_of(const char *text) {
 
 typedef struct SweepCli {
   CliArgs a; /* -I, the diagnostics' form */
-  const char *file, *name, *format, *out, *shard;
+  const char *file, *name, *format, *out, *shard, *html;
   SweepFormat fmt; /* from --format, else from --out's extension */
   SweepOptions opt;
 } SweepCli;
 
 enum { OPT_NO_JIT, OPT_NO_PRUNE, OPT_DUMP_IR, OPT_NO_PROGRESS, OPT_SWEEP, OPT_THREADS, OPT_FORMAT, OPT_OUT, OPT_SHARD };
+enum { OPT_HTML = OPT_SHARD + 1 };
 
 static const CliOption sweep_options[] = {
     {"--no-jit", OPT_NO_JIT, 0},        {"--no-prune", OPT_NO_PRUNE, 0},
     {"--dump=ir", OPT_DUMP_IR, 0},      {"--no-progress", OPT_NO_PROGRESS, 0},
     {"--sweep", OPT_SWEEP, CLI_NEXT},   {"-j", OPT_THREADS, CLI_NEXT | CLI_JOINED},
     {"--format", OPT_FORMAT, CLI_NEXT}, {"--out", OPT_OUT, CLI_NEXT},
-    {"--shard", OPT_SHARD, CLI_NEXT},   {NULL, 0, 0},
+    {"--shard", OPT_SHARD, CLI_NEXT},   {"--html", OPT_HTML, CLI_NEXT},
+    {NULL, 0, 0},
 };
 
 static int sweep_option(void *ctx, int id, const char *value) {
@@ -79,6 +83,7 @@ static int sweep_option(void *ctx, int id, const char *value) {
   case OPT_FORMAT: o->format = value; break;
   case OPT_OUT: o->out = value; break;
   case OPT_SHARD: o->shard = value; break;
+  case OPT_HTML: o->html = value; break;
   case OPT_THREADS:
     if ((o->opt.threads = threads_of(value)) < 0)
       return cli_usage_error("sweep", "-j needs a number of threads from 1 to 4096, not `%s`", value);
@@ -149,6 +154,29 @@ static int sweep_output(Diag *d, const SweepCli *o, AtomicFile *out, const Sweep
   return 0;
 }
 
+/* Whether a row's key ("plan.tp") is the axis field ("tp"). */
+static bool key_is_axis(const char *key, const char *field) {
+  size_t k = strlen(key), f = strlen(field);
+  return k > f && key[k - f - 1] == '.' && !strcmp(key + k - f, field);
+}
+
+/* The page of --html: the sweep's rows, and its axes in the rows' order (sweep_loop names
+ * the fields the loops vary, in loop order). */
+static void sweep_html(Html *page, const Sweep *sw, const SweepMeta *meta, const SweepRow *rows, int nrows) {
+  int nax = sweep_levels(sw), n = 0;
+  const char **axes = xcalloc((size_t)(nax ? nax : 1), sizeof *axes);
+  for (int f = 0; nrows && f < rows[0].nfields && n < nax; f++)
+    for (int k = 0; k < nax; k++) {
+      int values, nodes, calls;
+      if (key_is_axis(rows[0].fields[f].key, sweep_loop(sw, k, &values, &nodes, &calls))) {
+        axes[n++] = rows[0].fields[f].key;
+        break;
+      }
+    }
+  html_sweep(page, meta, rows, nrows, axes, n);
+  free(axes);
+}
+
 /* Checks FILE, then builds, runs and writes its sweep: 0, or 1 after reporting. */
 static int sweep_file(const SweepCli *o) {
   Diag d;
@@ -158,6 +186,13 @@ static int sweep_file(const SweepCli *o) {
   const char *why;
   if (o->out && atomic_open(&out, o->out, &why) != 0) { /* before the work, not after it */
     diag_plain(&d, o->out, "cannot write the result: %s", why);
+    diag_flush(&d);
+    diag_free(&d);
+    return 1;
+  }
+  CliHtml html = {0};
+  if (o->html && cli_html_open(&d, o->html, "sweep", &o->file, 1, &html)) {
+    if (out.fp) atomic_abort(&out);
     diag_flush(&d);
     diag_free(&d);
     return 1;
@@ -175,10 +210,12 @@ static int sweep_file(const SweepCli *o) {
     if (sw && sweep_run(sw, &o->opt, &meta, &rows, &nrows) == 0) {
       diag_flush(&d);
       rc = sweep_output(&d, o, &out, &meta, rows, nrows);
+      if (html.page) sweep_html(html.page, sw, &meta, rows, nrows);
     }
     sweep_free(sw);
   }
   if (out.fp) atomic_abort(&out); /* not written: the target untouched */
+  rc |= cli_html_close(&d, &html, rc == 0);
   hw_free(hw);
   sema_free(s);
   diag_flush(&d);

@@ -296,6 +296,15 @@ static double output(const Lowered *l, const double *vals, OutputId o) {
   return out_val(l, vals, lower_output_names[o]);
 }
 
+/* Whether node i is a kernel call the report counts (a cost kernel, not the schedule's
+ * arithmetic: target 'N'), and whether a calibration table corrected its answer. */
+static bool counted_call(const Lowered *l, const double *vals, GId i, bool *calibrated) {
+  const GNode *x = &l->g.n[i];
+  if (x->op != GN_CALL || rt_kernels[x->kernel].target == 'N') return false;
+  *calibrated = ((unsigned)vals[i + 2] & RT_CALIBRATED) != 0;
+  return true;
+}
+
 /* Adds "kernel (label)" to the report's uncalibrated calls unless it is there already; false
  * when it does not fit (the caller counts those). */
 static bool uncalibrated_add(Report *r, size_t *len, const char *kernel, const char *label) {
@@ -334,67 +343,98 @@ void lower_report(const Lowered *l, const double *vals, Report *r) {
   size_t len = 0;
   int left_out = 0;
   r->uncalibrated[0] = '\0';
-  for (int i = 0; i < l->g.nn; i++) {
+  bool calibrated;
+  for (GId i = 0; i < l->g.nn; i++) {
+    if (!counted_call(l, vals, i, &calibrated)) continue;
     const GNode *x = &l->g.n[i];
-    if (x->op != GN_CALL || rt_kernels[x->kernel].target == 'N') continue;
     r->calls++;
-    bool calibrated = ((unsigned)vals[i + 2] & RT_CALIBRATED) != 0;
     r->calibrated_calls += calibrated;
     if (!calibrated) left_out += !uncalibrated_add(r, &len, rt_kernels[x->kernel].name, x->label);
   }
   r->uncalibrated_more = left_out;
 }
 
-int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out) {
+int lower_calls(const Lowered *l, const double *vals, LowerCall **out) {
+  int n = 0;
+  bool calibrated;
+  for (GId i = 0; i < l->g.nn; i++) n += counted_call(l, vals, i, &calibrated);
+  *out = xcalloc((size_t)(n ? n : 1), sizeof **out);
+  n = 0;
+  for (GId i = 0; i < l->g.nn; i++)
+    if (counted_call(l, vals, i, &calibrated)) {
+      const GNode *x = &l->g.n[i];
+      (*out)[n++] = (LowerCall){rt_kernels[x->kernel].name, x->label ? x->label : "", calibrated, vals[i]};
+    }
+  return n;
+}
+
+void lower_stage_memory(const Lowered *l, const double *vals, double mem[2][RM_N]) {
+  for (int d = 0; d < 2; d++)
+    for (int i = 0; i < RM_N; i++) mem[d][i] = l->stage_memory[d][i] >= 0 ? vals[l->stage_memory[d][i]] : NAN;
+}
+
+int lower_trace_open(const Lowered *l, const double *vals, const Report *r, LowerTrace *t) {
   const GNode *pn = &l->g.n[l->pipe];
   double a[28];
   for (int i = 0; i < 28; i++) a[i] = vals[l->g.args[pn->arg0 + i]];
-  int(*counts)[RT_MAX_GROUPS] = xmalloc((size_t)RT_MAX_CHUNKS * sizeof *counts);
-  double *buf = xmalloc(4 * (size_t)RT_MAX_CHUNKS * sizeof *buf);
+  *t = (LowerTrace){0};
+  t->counts = xmalloc((size_t)RT_MAX_CHUNKS * sizeof *t->counts);
+  t->buf = xmalloc(4 * (size_t)RT_MAX_CHUNKS * sizeof *t->buf);
   RtPipeline p;
-  if (rt_pipeline_of_args(a, &p, buf) < 0 || /* checks the counts before they are ints */
-      rt_layout_counts((int)a[15], (int)a[4], p.stages, p.chunks, a[5] != 0, counts) < 0) {
-    free(buf);
-    free(counts);
+  if (rt_pipeline_of_args(a, &p, t->buf) < 0 || /* checks the counts before they are ints */
+      rt_layout_counts((int)a[15], (int)a[4], p.stages, p.chunks, a[5] != 0, t->counts) < 0) {
+    lower_trace_close(t);
     return -1;
   }
   int stages = p.stages, chunks = p.chunks, n = stages * chunks;
   int nev = 0;
   rt_pipeline(&p, NULL, 0, &nev);
-  RtPipeEvent *ev = xmalloc((size_t)(nev > 0 ? nev : 1) * sizeof *ev);
+  t->events = xmalloc((size_t)(nev > 0 ? nev : 1) * sizeof *t->events);
   /* per chunk: embedding ops, its layers' ops (group by group), head and MTP ops */
-  TraceOp **ops = xcalloc((size_t)n, sizeof *ops);
-  int *nops = xcalloc((size_t)n, sizeof *nops);
-  rt_pipeline(&p, ev, nev, &nev);
+  t->ops = xcalloc((size_t)n, sizeof *t->ops);
+  t->nops = xcalloc((size_t)n, sizeof *t->nops);
+  t->nchunks = n;
+  rt_pipeline(&p, t->events, nev, &nev);
   static const int order[] = {LB_EMBEDDING, LB_LAYER, LB_GROUP1, LB_GROUP2, LB_GROUP3, LB_HEAD, LB_MTP};
   for (int c = 0; c < n; c++) {
     int reps[LB_N] = {0}, cnt = 0;
     reps[LB_EMBEDDING] = c == 0, reps[LB_HEAD] = reps[LB_MTP] = c == n - 1;
-    for (int g = 0; g < RT_MAX_GROUPS; g++) reps[g == 0 ? LB_LAYER : LB_GROUP1 + g - 1] = counts[c][g];
+    for (int g = 0; g < RT_MAX_GROUPS; g++) reps[g == 0 ? LB_LAYER : LB_GROUP1 + g - 1] = t->counts[c][g];
     for (int b = 0; b < LB_N; b++) cnt += reps[b] * l->nops[b];
-    ops[c] = xcalloc((size_t)(cnt > 0 ? cnt : 1), sizeof **ops);
+    t->ops[c] = xcalloc((size_t)(cnt > 0 ? cnt : 1), sizeof **t->ops);
     int k = 0;
     for (int oi = 0; oi < LB_N; oi++) {
       int blk = order[oi];
       for (int rep = 0; rep < reps[blk]; rep++)
         for (int i = 0; i < l->nops[blk]; i++) {
           const LowerOp *o = &l->ops[blk][i];
-          ops[c][k++] = (TraceOp){o->name, o->stream, vals[o->fwd], vals[o->bwd]};
+          t->ops[c][k++] = (TraceOp){o->name, o->stream, vals[o->fwd], vals[o->bwd]};
         }
     }
-    nops[c] = k;
+    t->nops[c] = k;
   }
   /* clang-format off */
-  TraceInput t = {r, ev, nev, stages, chunks, (const TraceOp *const *)ops, nops, a[14],
-                  output(l, vals, O_MAKESPAN), output(l, vals, O_DP_TIME),
-                  output(l, vals, O_MAKESPAN) + output(l, vals, O_DP_TIME), output(l, vals, O_OPT_TIME)};
+  t->in = (TraceInput){r, t->events, nev, stages, chunks, (const TraceOp *const *)t->ops, t->nops, a[14],
+                       output(l, vals, O_MAKESPAN), output(l, vals, O_DP_TIME),
+                       output(l, vals, O_MAKESPAN) + output(l, vals, O_DP_TIME), output(l, vals, O_OPT_TIME)};
   /* clang-format on */
-  int rc2 = report_trace(out, &t);
-  for (int c = 0; c < n; c++) free(ops[c]);
-  free(ops);
-  free(nops);
-  free(ev);
-  free(buf);
-  free(counts);
-  return rc2;
+  return 0;
+}
+
+void lower_trace_close(LowerTrace *t) {
+  for (int c = 0; t->ops && c < t->nchunks; c++) free(t->ops[c]);
+  free(t->ops);
+  free(t->nops);
+  free(t->events);
+  free(t->buf);
+  free(t->counts);
+  *t = (LowerTrace){0};
+}
+
+int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out) {
+  LowerTrace t;
+  if (lower_trace_open(l, vals, r, &t) < 0) return -1;
+  int rc = report_trace(out, &t.in);
+  lower_trace_close(&t);
+  return rc;
 }

@@ -65,6 +65,7 @@ typedef struct Lowered {
   LowerOp *ops[LB_N]; /* per block, in execution order */
   int nops[LB_N], capops[LB_N];
   GId pipe;           /* the pipeline kernel call */
+  GId stage_memory[2][RM_N]; /* memory by part of the first and of the last stage */
   Arena names;        /* the op names */
   LowerCheck *checks; /* with axes: in the order they are tested */
   int nchecks, capchecks;
@@ -97,5 +98,32 @@ void lower_fit_changes(Sema *s, HwSet *hw, Decl *scenario, const LowerAxes *axes
 /* The trace of one iteration (report_trace), from the evaluated values.  0, or -1 if the
  * file could not be written. */
 int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out);
+
+/* What lower_trace writes, as report_trace's input (`in`) and the storage it points to: 0,
+ * or -1 if the pipeline's arguments are not a schedule; lower_trace_close after either. */
+typedef struct LowerTrace {
+  TraceInput in;
+  RtPipeEvent *events;
+  TraceOp **ops; /* per chunk */
+  int *nops, nchunks;
+  double *buf;
+  int (*counts)[RT_MAX_GROUPS];
+} LowerTrace;
+int lower_trace_open(const Lowered *l, const double *vals, const Report *r, LowerTrace *t);
+void lower_trace_close(LowerTrace *t);
+
+/* The kernel calls the report counts (Report.calls), in graph order: the kernel, the call's
+ * label, whether a calibration table corrected it, and its value (seconds, for a time). */
+typedef struct LowerCall {
+  const char *kernel, *label;
+  bool calibrated;
+  double value;
+} LowerCall;
+/* Returns the count; *out is malloc'd (the strings are the graph's and the kernels'). */
+int lower_calls(const Lowered *l, const double *vals, LowerCall **out);
+
+/* Memory per GPU, by part, of the first ([0]) and the last ([1]) pipeline stage, the two the
+ * model computes (Report.memory is the larger of them). */
+void lower_stage_memory(const Lowered *l, const double *vals, double mem[2][RM_N]);
 
 #endif

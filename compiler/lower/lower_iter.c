@@ -543,6 +543,8 @@ static void iter_memory(Lower *L, Iter *it) {
     peak0 = ADD(L, peak0, mem0[i]);
     peakl = ADD(L, peakl, meml[i]);
   }
+  memcpy(L->out->stage_memory[0], mem0, sizeof mem0);
+  memcpy(L->out->stage_memory[1], meml, sizeof meml);
   GId last_more = g_bin(g, GN_GT, peakl, peak0);
   for (int i = 0; i < RM_N; i++) graph_output(g, lower_memory_outputs[i], g_select(g, last_more, meml[i], mem0[i]));
   emit(L, O_PEAK, MAX(L, peak0, peakl));

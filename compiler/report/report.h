@@ -170,4 +170,26 @@ typedef struct TraceInput {
  * left out; stages < 1 means as many as the events' devices. */
 int report_trace(FILE *out, const TraceInput *t);
 
+/* The trace's threads in each stage, in order. */
+enum { TRACE_COMPUTE, TRACE_TP, TRACE_PP, TRACE_DP, TRACE_THREADS };
+extern const char *const report_trace_threads[TRACE_THREADS]; /* "compute", "tp/cp/ep comm", .. */
+
+typedef struct TraceSpan { /* one event of the trace, as placed */
+  const char *name;        /* "F mb0 chunk1", "layer qkv", "send F mb0 to stage 1" (valid
+                              during the visit only) */
+  const char *cat;         /* "forward", "backward", "recompute", "weight gradient", "op",
+                              "pp", "dp", "optimizer" */
+  int stage, thread;       /* TRACE_* */
+  long long start, dur;    /* nanoseconds */
+  int micro, chunk;        /* -1 for the data-parallel reduction and the optimizer step */
+  double time_s;           /* an operator's own seconds for one micro-batch; NaN otherwise */
+  int to_chunk;            /* a send's destination chunk; -1 otherwise */
+} TraceSpan;
+
+/* Hands each event of the trace to visit, in the file's order: each schedule event, its
+ * operators and its send, then the reduction and the optimizer step of each stage. */
+void report_trace_walk(const TraceInput *t, void (*visit)(void *ctx, const TraceSpan *s), void *ctx);
+/* The stages the trace shows: t->stages, or as many as the events' devices. */
+int report_trace_stages(const TraceInput *t);
+
 #endif

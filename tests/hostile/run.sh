@@ -61,6 +61,12 @@ fmt_full_disk) # a write that fails leaves the file as it was
   [ "$rc" -eq 0 ] || fail "fmt exited $rc"
   [ "$(stat -c %a big.llmp)" = 640 ] || fail "fmt changed the file's mode to $(stat -c %a big.llmp)"
   [ "$(ls | grep -c 'big.llmp.')" -eq 0 ] || fail "a temporary file is left: $(ls)" ;;
+html_full_disk) # an --html page that cannot be written whole leaves the file as it was
+  printf 'an earlier report\n' >report.html
+  (ulimit -f 1; timeout 60 "$LLMP" run --html report.html "$Q" >/dev/null 2>err); rc=$?
+  expect 1 "report.html: error: cannot write the HTML report"
+  [ "$(cat report.html)" = "an earlier report" ] || fail "report.html changed after a failed write"
+  [ "$(ls | grep -c 'report.html.')" -eq 0 ] || fail "a temporary file is left: $(ls)" ;;
 sweep_out_early) # an --out that cannot be created fails before the sweep runs
   start=$(date +%s)
   timeout 60 "$LLMP" sweep "$SRC/examples/sweeps/gpt3_175b_selene.llmp" --out no/such/dir/out.csv 2>err; rc=$?
