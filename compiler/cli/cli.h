@@ -27,8 +27,9 @@ int cli_sweep(int argc, char **argv, const CliCommand *c); /* sweep_cmd.c */
 int cli_merge(int argc, char **argv, const CliCommand *c); /* merge_cmd.c */
 int cli_op(int argc, char **argv, const CliCommand *c);    /* op.c */
 int cli_fit(int argc, char **argv, const CliCommand *c);   /* fit_cmd.c */
+int cli_lsp(int argc, char **argv, const CliCommand *c);   /* lsp_cmd.c */
 
 extern const char cli_usage_check[], cli_usage_fmt[], cli_usage_run[], cli_usage_graph[], cli_usage_validate[],
-    cli_usage_sweep[], cli_usage_merge[], cli_usage_op[], cli_usage_fit[];
+    cli_usage_sweep[], cli_usage_merge[], cli_usage_op[], cli_usage_fit[], cli_usage_lsp[];
 
 #endif
