@@ -13,8 +13,9 @@ cd "$(dirname "$0")/.."
 # PyTorch 1.13, CPU) so that its measuring code, not only its grid, order, budget and CSV
 # writer, runs in the tests: every operator timed on the CPU, collectives over gloo; and
 # python3-pyflakes, which checks the harness's code that only a GPU node runs in full.
+# llmp lsp: cJSON (libcjson-dev, found with pkg-config); its test drives Neovim's client (neovim).
 PKGS="gcc make cmake flex bison libcmocka-dev llvm-19-dev clang-14 libclang-rt-14-dev python3
-      python3-torch python3-pyflakes"
+      python3-torch python3-pyflakes libcjson-dev pkg-config neovim"
 
 missing=""
 for p in $PKGS; do
