@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""protocol.py LLMP FILE: feeds `llmp lsp` malformed and out-of-order messages and checks
+each reply: framing errors, bodies that are not JSON or not requests, requests before
+initialize and after shutdown, unknown methods, bad params, positions past the end, and the
+exit status of each way to end.  With --time FILE, prints how long a diagnostic takes after
+an edit of FILE instead."""
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+
+LLMP = sys.argv[1]
+FAILURES = []
+
+
+class Server:
+    def __init__(self):
+        self.p = subprocess.Popen([LLMP, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.buf = b""
+        self.next_id = 100
+
+    def raw(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def send(self, obj):
+        body = json.dumps(obj).encode()
+        self.raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def request(self, method, params=None):
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.next_id
+
+    def notify(self, method, params=None):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+
+    def _fill(self, timeout):
+        r, _, _ = select.select([self.p.stdout], [], [], timeout)
+        if not r:
+            raise TimeoutError("no reply in %d s" % timeout)
+        chunk = os.read(self.p.stdout.fileno(), 65536)
+        if not chunk:
+            raise EOFError("the server closed its output")
+        self.buf += chunk
+
+    def recv(self, timeout=30):
+        while b"\r\n\r\n" not in self.buf:
+            self._fill(timeout)
+        head, rest = self.buf.split(b"\r\n\r\n", 1)
+        n = int(head.split(b":")[1])
+        while len(rest) < n:
+            self._fill(timeout)
+            rest = self.buf.split(b"\r\n\r\n", 1)[1]
+        self.buf = rest[n:]
+        return json.loads(rest[:n])
+
+    def recv_response(self):
+        """The next response, skipping notifications (publishDiagnostics)."""
+        while True:
+            m = self.recv()
+            if "method" not in m:
+                return m
+
+    def ping(self):
+        """A sync point: an unknown method's error, which must be the next response."""
+        i = self.request("llmp/ping")
+        m = self.recv_response()
+        expect("ping answered in order", m.get("id") == i and m["error"]["code"] == -32601, m)
+
+    def wait(self):
+        self.p.stdin.close()
+        return self.p.wait(timeout=30)
+
+
+def expect(what, ok, got=None):
+    if not ok:
+        FAILURES.append(what)
+        print("FAIL: %s: got %s" % (what, json.dumps(got)[:400]))
+
+
+def error_of(m, code, id_):
+    return m.get("id") == id_ and "error" in m and m["error"]["code"] == code
+
+
+def lifecycle(uri, text):
+    s = Server()
+    # Before initialize: requests get ServerNotInitialized, notifications are dropped.
+    i = s.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
+    expect("request before initialize", error_of(s.recv(), -32002, i))
+    s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "llmp", "version": 1, "text": text}})
+    # Framing: no Content-Length, a bad one, one too large, bytes that are no header.
+    s.raw(b"Content-Type: application/vscode-jsonrpc\r\n\r\n")
+    m = s.recv()
+    expect("header block without Content-Length", error_of(m, -32700, None), m)
+    s.raw(b"Content-Length: twelve\r\n\r\n")
+    m = s.recv()
+    expect("Content-Length not a number", error_of(m, -32700, None) and "whole number" in m["error"]["message"], m)
+    s.raw(b"Content-Length: 99999999999\r\n\r\n")
+    m = s.recv()
+    expect("Content-Length over the limit", error_of(m, -32700, None) and "64 MiB" in m["error"]["message"], m)
+    s.raw(b"this is not a header\r\n\r\n")
+    expect("a line that is not a header", error_of(s.recv(), -32700, None))
+    # Bodies: not JSON, nested past cJSON's limit, JSON that is not a request, a bad id.
+    for body, code, what in [(b"{\"jsonrpc\": \"2.0\", \"id\": 1, ", -32700, "truncated JSON"),
+                             (b"[" * 100000, -32700, "JSON nested 100000 deep"),
+                             (b"[1, 2, 3]", -32600, "a JSON array"),
+                             (b"42", -32600, "a JSON number"),
+                             (b"{\"jsonrpc\": \"2.0\", \"id\": {}, \"method\": \"initialize\"}", -32600, "an object as id"),
+                             (b"{\"jsonrpc\": \"2.0\", \"id\": 7}", -32600, "a request without a method")]:
+        s.raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        m = s.recv()
+        expect(what, error_of(m, code, None) or error_of(m, code, 7), m)
+    # Garbage glued to the next message's header: skipped, and the message still read.
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}).encode()
+    s.raw(b"garbage without newline" + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    expect("garbage before a header reported", error_of(s.recv(), -32700, None))
+    m = s.recv()
+    caps = m.get("result", {}).get("capabilities", {})
+    expect("initialize after garbage", m.get("id") == 1 and caps.get("hoverProvider") and caps.get("completionProvider"), m)
+    s.notify("initialized", {})
+    i = s.request("initialize", {})
+    expect("a second initialize", error_of(s.recv(), -32600, i))
+    # The didOpen sent before initialize was dropped: the document is not open.
+    i = s.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
+    m = s.recv()
+    expect("a document opened before initialize is not open", error_of(m, -32602, i) and "not open" in m["error"]["message"], m)
+    s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "llmp", "version": 1, "text": text}})
+    m = s.recv()
+    expect("diagnostics on open", m.get("method") == "textDocument/publishDiagnostics" and
+           m["params"]["diagnostics"][0]["message"].startswith("unknown field `dtyp`"), m)
+    # Bad params, unknown methods, notifications sent as requests and back.
+    for method, params, code in [("textDocument/hover", None, -32602),
+                                 ("textDocument/hover", {"textDocument": {"uri": 5}}, -32602),
+                                 ("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": "x"}}, -32602),
+                                 ("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": -1, "character": 0}}, -32602),
+                                 ("textDocument/codeAction", {"textDocument": {"uri": uri}}, -32602),
+                                 ("textDocument/hover", [1, 2], -32602),
+                                 ("textDocument/hover", "params", -32602),
+                                 ("textDocument/didOpen", {}, -32601),
+                                 ("workspace/symbol", {"query": ""}, -32601)]:
+        i = s.request(method, params)
+        m = s.recv_response()
+        expect("%s with params %s" % (method, json.dumps(params)), error_of(m, code, i), m)
+    s.notify("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
+    s.notify("$/cancelRequest", {"id": 3})
+    s.notify("textDocument/didChange", {"textDocument": {"uri": "file:///nowhere.llmp", "version": 2}})
+    s.ping()
+    # Positions past the end of a line and of the file answer, and do not crash.
+    for line, ch in [(0, 10 ** 6), (10 ** 6, 0), (10 ** 12, 10 ** 12), (3, 1e300)]:
+        pos = {"line": line, "character": ch}
+        for method in ["textDocument/hover", "textDocument/definition", "textDocument/completion"]:
+            i = s.request(method, {"textDocument": {"uri": uri}, "position": pos, "context": {"includeDeclaration": True}})
+            m = s.recv_response()
+            expect("%s at %s" % (method, pos), m.get("id") == i and "result" in m, m)
+    # An edit that breaks the syntax: the diagnostic follows, and formatting refuses.
+    s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
+                                        "contentChanges": [{"text": text.replace("plan small {", "plan small {{")}]})
+    m = s.recv()
+    expect("diagnostics after an edit", m.get("method") == "textDocument/publishDiagnostics" and
+           m["params"]["version"] == 3 and m["params"]["diagnostics"], m)
+    i = s.request("textDocument/formatting", {"textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}})
+    m = s.recv_response()
+    expect("formatting a file with syntax errors", error_of(m, -32803, i) and "syntax" in m["error"]["message"], m)
+    i = s.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 6, "character": 3}})
+    expect("hover in a file with syntax errors", s.recv_response().get("id") == i)
+    # An incremental change, which the server did not ask for, is refused and changes nothing.
+    s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 4},
+                                        "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
+                                                                      "end": {"line": 0, "character": 0}}, "text": "x"}]})
+    s.ping()
+    s.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    m = s.recv()
+    expect("didClose clears the diagnostics", m.get("method") == "textDocument/publishDiagnostics" and
+           m["params"]["diagnostics"] == [], m)
+    # After shutdown only exit is accepted; exit then ends with status 0.
+    i = s.request("shutdown")
+    m = s.recv()
+    expect("shutdown", m.get("id") == i and m.get("result", 1) is None, m)
+    i = s.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
+    expect("request after shutdown", error_of(s.recv(), -32600, i))
+    s.notify("exit")
+    expect("exit after shutdown: status 0", s.wait() == 0)
+
+
+def endings(uri, text):
+    s = Server()
+    s.request("initialize", {})
+    s.recv()
+    s.notify("exit")
+    expect("exit without shutdown: status 1", s.wait() == 1)
+    s = Server()
+    s.request("initialize", {})
+    s.recv()
+    s.raw(b"Content-Length: 100\r\n\r\n{\"jsonrpc\"")
+    expect("input ending inside a body: status 1", s.wait() == 1)
+    s = Server()
+    expect("empty input: status 1", s.wait() == 1)
+
+
+def unicode_positions(uri):
+    """Positions count UTF-16 code units: a character outside the BMP counts two."""
+    s = Server()
+    s.request("initialize", {})
+    s.recv()
+    text = 'plan p {\n  description = "\U0001F600\u00e9"; micro_batch = 1\n  global_batch = 8\n}\n'
+    s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "llmp", "version": 1, "text": text}})
+    s.recv()
+    # `micro_batch` starts after `  description = "` (17), the emoji (2), é (1) and `"; ` (3):
+    # at 23 (in bytes it would be 26, in code points 22).
+    i = s.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 25}})
+    m = s.recv_response()
+    r = m.get("result") or {}
+    expect("hover after a character outside the BMP",
+           "`micro_batch`" in r.get("contents", {}).get("value", "") and r["range"]["start"]["character"] == 23, m)
+    s.request("shutdown")
+    s.recv()
+    s.notify("exit")
+    s.wait()
+
+
+def timing(path):
+    """The time from an edit (didChange) of path to its diagnostics, best of 5, and the same
+    with the edit adding an error."""
+    s = Server()
+    uri = "file://" + os.path.abspath(path)
+    text = open(path).read()
+    s.request("initialize", {})
+    s.recv()
+    s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "llmp", "version": 1, "text": text}})
+    s.recv()
+    for label, new in [("clean edit", text + "\n# edited\n"), ("edit with an error", text + "\nplan zz { tq = 1 }\n")]:
+        best = []
+        for v in range(5):
+            t0 = time.perf_counter()
+            s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2 + v},
+                                                "contentChanges": [{"text": new + " " * v}]})
+            m = s.recv()
+            best.append(time.perf_counter() - t0)
+        print("%s: %s (%d bytes, %d lines): diagnostics in %.1f ms (best of 5; worst %.1f ms), %d diagnostics" %
+              (label, path, len(text), text.count("\n"), 1e3 * min(best), 1e3 * max(best), len(m["params"]["diagnostics"])))
+    s.request("shutdown")
+    s.recv()
+    s.notify("exit")
+    s.wait()
+
+
+def main():
+    if len(sys.argv) > 3 and sys.argv[2] == "--time":
+        timing(sys.argv[3])
+        return 0
+    path = os.path.abspath(sys.argv[2])
+    uri = "file://" + path
+    text = open(path).read()
+    lifecycle(uri, text)
+    endings(uri, text)
+    unicode_positions("file://" + os.path.join(os.path.dirname(path), "unicode.llmp"))
+    if FAILURES:
+        print("%d failure(s)" % len(FAILURES))
+        return 1
+    print("lsp protocol test: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
