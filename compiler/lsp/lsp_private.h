@@ -96,6 +96,13 @@ const char *lsp_field_doc(const FieldDef *f, char *buf, size_t n);
 /* A number with its dimension in units that read well ("74.5 GiB", "2 TB/s"). */
 const char *lsp_quantity(double v, Dim d, bool is_int, char *buf, size_t n);
 
+/* A row of docs/language.md's field tables (query.c's field_docs.h, generated): the names
+ * of a declaration kind's fields, or of a block's operators. */
+typedef struct LspFieldDoc {
+  const char *kind, *name, *type, *deflt, *notes; /* markdown; "" where the table has none */
+} LspFieldDoc;
+const LspFieldDoc *lsp_field_notes(const char *kind, const char *name);
+
 /* edit.c */
 cJSON *lsp_completion(Server *sv, cJSON *params, LspError *e);
 cJSON *lsp_formatting(Server *sv, cJSON *params, LspError *e);

@@ -15,7 +15,15 @@
 #include "report/report.h"
 #include "strbuf.h"
 
-typedef enum { HIT_NONE, HIT_DECL, HIT_NAME, HIT_FIELD, HIT_IMPORT } HitKind;
+#include "field_docs.h" /* lsp_field_docs[], from docs/language.md */
+
+const LspFieldDoc *lsp_field_notes(const char *kind, const char *name) {
+  for (size_t i = 0; i < sizeof lsp_field_docs / sizeof lsp_field_docs[0]; i++)
+    if (!strcmp(lsp_field_docs[i].name, name) && !strcmp(lsp_field_docs[i].kind, kind)) return &lsp_field_docs[i];
+  return NULL;
+}
+
+typedef enum { HIT_NONE, HIT_DECL, HIT_NAME, HIT_FIELD, HIT_IMPORT, HIT_OP } HitKind;
 
 typedef struct Hit {
   HitKind kind;
@@ -78,9 +86,14 @@ static void find_in(AstNode *n, unsigned off, Hit *h) {
     }
     break;
   case AST_NAME: hit(h, HIT_NAME, n, n->name); break;
+  case AST_CALL:
+    if (within(n->name_span, off))
+      hit(h, HIT_OP, n, NULL);
+    else
+      find_list(n->u.list.first, off, h);
+    break;
   case AST_FILE:
-  case AST_LIST:
-  case AST_CALL: find_list(n->u.list.first, off, h); break;
+  case AST_LIST: find_list(n->u.list.first, off, h); break;
   case AST_NUM:
   case AST_STR:
   case AST_BOOL: break;
@@ -220,6 +233,8 @@ static void scenario_figures(Server *sv, Analysis *an, Decl *sc, StrBuf *b) {
     else
       strbuf_printf(b, "\n\n**memory peak** %s of %s · does not fit", report_bytes(p, sizeof p, r.peak),
                     report_bytes(c, sizeof c, r.capacity));
+    if (r.fits && r.has_measured_iteration)
+      strbuf_printf(b, " · measured %s (%+.1f %%)", report_time(t, sizeof t, r.measured_iteration), r.error_pct);
     strbuf_printf(b, "\n\n%s", report_fit_message(fit, sizeof fit, &r));
     free(vals);
     lower_free(&l);
@@ -273,6 +288,9 @@ static void field_hover(Analysis *an, Hit *h, StrBuf *b) {
   char doc[700], val[256], place[600];
   if (!fd) return;
   strbuf_printf(b, "**`%s`**: %s field, %s", fd->name, where, lsp_field_doc(fd, doc, sizeof doc));
+  const LspFieldDoc *notes = lsp_field_notes(where, fd->name);
+  if (notes && notes->deflt[0]) strbuf_printf(b, "; default %s", notes->deflt);
+  if (notes && notes->notes[0]) strbuf_printf(b, "\n\n%s", notes->notes);
   if (h->sub) return;
   int i = schema_field_index(sc, fd);
   value_text(s, d, i, val, sizeof val);
@@ -288,6 +306,22 @@ static void field_hover(Analysis *an, Hit *h, StrBuf *b) {
   }
 }
 
+/* An operator of a block: its parameters from the schema, and the reference's notes. */
+static void op_hover(Hit *h, StrBuf *b) {
+  const OpDef *od = op_lookup(h->node->name);
+  if (!od) return;
+  strbuf_printf(b, "**`%s`**: %s operator (", od->name, od->collective ? "collective" : "compute");
+  const char *sep = "";
+  for (const FieldDef *p = od->params; p->name; p++) { /* positional, then named */
+    bool first_named = !(p->flags & F_POS) && p > od->params && (p[-1].flags & F_POS);
+    strbuf_printf(b, "%s%s", first_named ? "; " : sep, p->name);
+    sep = ", ";
+  }
+  strbuf_puts(b, ")");
+  const LspFieldDoc *notes = lsp_field_notes("block", od->name);
+  if (notes) strbuf_printf(b, "\n\n%s", notes->type);
+}
+
 cJSON *lsp_hover(Server *sv, cJSON *params, LspError *e) {
   Hit h;
   Doc *doc = locate(sv, params, &h, e);
@@ -295,6 +329,8 @@ cJSON *lsp_hover(Server *sv, cJSON *params, LspError *e) {
   StrBuf b = {0};
   if (h.kind == HIT_FIELD) {
     field_hover(doc->an, &h, &b);
+  } else if (h.kind == HIT_OP) {
+    op_hover(&h, &b);
   } else {
     Decl *d = sema_decl_named(doc->an->s, h.name);
     if (d) decl_hover(sv, doc->an, d, &b);
@@ -303,7 +339,7 @@ cJSON *lsp_hover(Server *sv, cJSON *params, LspError *e) {
   cJSON *r = cJSON_CreateObject(), *c = cJSON_AddObjectToObject(r, "contents");
   cJSON_AddStringToObject(c, "kind", "markdown");
   cJSON_AddStringToObject(c, "value", b.p);
-  cJSON_AddItemToObject(r, "range", lsp_range(doc->text, doc->len, h.node->kind == AST_DECL || h.kind == HIT_FIELD ? h.node->name_span : h.node->span));
+  cJSON_AddItemToObject(r, "range", lsp_range(doc->text, doc->len, h.node->kind == AST_DECL || h.kind == HIT_FIELD || h.kind == HIT_OP ? h.node->name_span : h.node->span));
   strbuf_free(&b);
   return r;
 }

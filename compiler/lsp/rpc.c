@@ -99,15 +99,16 @@ static char *find_length(char *line) {
 static long read_headers(FILE *in, const char **why, bool *skipped) {
   char line[MAX_LINE];
   long length = -2;
-  bool any, junk = false;
+  bool any, junk = false, seen = false;
   *skipped = false;
   *why = "a message without a Content-Length header";
   for (;;) {
     if (!read_line(in, line, sizeof line, &any)) return -1;
     if (!line[0]) {
-      if (length >= 0 || junk) break;
+      if (seen) break;
       continue; /* blank lines between messages */
     }
+    seen = true;
     char *h = find_length(line);
     if (!h) {
       size_t w = strspn(line, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-");
