@@ -3,8 +3,9 @@
 -- across an import), references, completion, symbols and formatting; applies the quick fix,
 -- which the client sends as didChange, checks the diagnostics clear and hovers the scenario
 -- for its evaluated figures.  Exits 1 on the first wrong answer.
--- Environment: LLMP (the llmp binary), LSP_FILE (the file to open).
-local llmp, file = os.getenv('LLMP'), os.getenv('LSP_FILE')
+-- Then runs docs/editors.md's key mappings and presses K and gd through them.
+-- Environment: LLMP (the llmp binary), LSP_FILE (the file to open), LSP_DOCS (editors.md).
+local llmp, file, docs = os.getenv('LLMP'), os.getenv('LSP_FILE'), os.getenv('LSP_DOCS')
 local T = 20000
 
 local function fail(msg)
@@ -63,6 +64,10 @@ check(d[1].severity == vim.diagnostic.severity.ERROR, 'diagnostic severity')
 local h = request('textDocument/hover', { position = at('hidden') })
 check(h and h.contents.value:find('count ≥ 1, required', 1, true), 'hover hidden: ' .. vim.inspect(h))
 check(h.contents.value:find('value in `tiny`: 1024', 1, true), 'hover hidden value: ' .. h.contents.value)
+-- ... with docs/language.md's notes and default.
+h = request('textDocument/hover', { position = at('tp ') })
+check(h.contents.value:find('default 1', 1, true) and h.contents.value:find('tensor, pipeline, context, expert parallel', 1, true),
+      'hover tp: ' .. h.contents.value)
 -- ... and where an overridden value came from through extends.
 h = request('textDocument/hover', { position = at('norm') })
 check(h.contents.value:find('overrides `norm` of `gpt`', 1, true), 'hover norm: ' .. h.contents.value)
@@ -109,6 +114,31 @@ check(vim.wait(T, function() return #vim.diagnostic.get(buf) == 0 end), 'diagnos
 h = request('textDocument/hover', { position = at('tiny_perlmutter') })
 check(h.contents.value:find('**iteration** ', 1, true) and h.contents.value:find(' · fits', 1, true),
       'hover scenario: ' .. h.contents.value)
+
+-- docs/editors.md's Neovim lines: the first Lua block of its "## Neovim" section.
+local md = table.concat(vim.fn.readfile(docs), '\n')
+local block = md:match('\n## Neovim\n.-```lua\n(.-)```')
+check(block, 'no Lua block under "## Neovim" in ' .. docs)
+assert(loadstring(block, 'docs/editors.md'))()
+vim.bo[buf].filetype = 'llmp'
+check(vim.bo[buf].omnifunc == 'v:lua.vim.lsp.omnifunc', 'the docs lines did not set omnifunc')
+local function floats()
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(w).relative ~= '' then return w end
+  end
+end
+p = at('hidden')
+vim.api.nvim_win_set_cursor(0, { p.line + 1, p.character })
+vim.cmd('normal K')
+check(vim.wait(T, floats), 'K opened no hover window')
+local shown = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(floats()), 0, -1, false), '\n')
+check(shown:find('count ≥ 1', 1, true), 'the hover window shows: ' .. shown)
+vim.api.nvim_win_close(floats(), true)
+p = inside('= tiny', 'tiny')
+vim.api.nvim_win_set_cursor(0, { p.line + 1, p.character })
+vim.cmd('normal gd')
+check(vim.wait(T, function() return vim.api.nvim_win_get_cursor(0)[1] == at('model tiny').line + 1 end),
+      'gd did not move to `model tiny`')
 
 vim.lsp.stop_client(id)
 vim.wait(T, function() return vim.lsp.get_client_by_id(id) == nil end)
