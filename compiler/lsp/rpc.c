@@ -70,25 +70,26 @@ static void respond_error(Server *sv, const cJSON *id, int code, const char *msg
 
 /* --- framing ---------------------------------------------------------------------------- */
 
-/* One line of input without its "\r\n", cut at MAX_LINE; false at the end of the input. */
-static bool read_line(FILE *in, char *buf, size_t cap, bool *any) {
-  size_t n = 0;
+/* One line of input without its "\r\n", cut at MAX_LINE, into buf; its length in *n (it may
+ * hold NUL bytes).  False at the end of the input. */
+static bool read_line(FILE *in, char *buf, size_t cap, size_t *n) {
   int c;
-  *any = false;
+  bool any = false;
+  *n = 0;
   while ((c = getc(in)) != EOF) {
-    *any = true;
+    any = true;
     if (c == '\n') break;
-    if (n + 1 < cap) buf[n++] = (char)c;
+    if (*n + 1 < cap) buf[(*n)++] = (char)c;
   }
-  if (n && buf[n - 1] == '\r') n--;
-  buf[n] = '\0';
-  return *any;
+  if (*n && buf[*n - 1] == '\r') (*n)--;
+  buf[*n] = '\0';
+  return any;
 }
 
-/* The first "content-length:" in line, in any case, or NULL. */
-static char *find_length(char *line) {
-  for (char *p = line; *p; p++)
-    if (strncasecmp(p, "content-length:", 15) == 0) return p;
+/* The first "content-length:" in the n bytes of line, in any case, or NULL. */
+static char *find_length(char *line, size_t n) {
+  for (size_t i = 0; i + 15 <= n; i++)
+    if (strncasecmp(line + i, "content-length:", 15) == 0) return line + i;
   return NULL;
 }
 
@@ -99,17 +100,18 @@ static char *find_length(char *line) {
 static long read_headers(FILE *in, const char **why, bool *skipped) {
   char line[MAX_LINE];
   long length = -2;
-  bool any, junk = false, seen = false;
+  size_t n;
+  bool junk = false, seen = false;
   *skipped = false;
   *why = "a message without a Content-Length header";
   for (;;) {
-    if (!read_line(in, line, sizeof line, &any)) return -1;
-    if (!line[0]) {
+    if (!read_line(in, line, sizeof line, &n)) return -1;
+    if (!n) {
       if (seen) break;
       continue; /* blank lines between messages */
     }
     seen = true;
-    char *h = find_length(line);
+    char *h = find_length(line, n);
     if (!h) {
       size_t w = strspn(line, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-");
       if (!w || line[w] != ':') junk = *skipped = true; /* another header (Content-Type) is fine */
@@ -118,13 +120,13 @@ static long read_headers(FILE *in, const char **why, bool *skipped) {
     if (h != line) *skipped = true;
     char *v = h + 15, *end;
     while (*v == ' ' || *v == '\t') v++;
-    long n = isdigit((unsigned char)*v) ? strtol(v, &end, 10) : -1;
-    if (n < 0 || *end || n > MAX_BODY) {
+    long len = isdigit((unsigned char)*v) ? strtol(v, &end, 10) : -1;
+    if (len < 0 || end != line + n || len > MAX_BODY) {
       length = -2;
-      *why = n > MAX_BODY ? "a Content-Length over 64 MiB" : "a Content-Length that is not a whole number";
+      *why = len > MAX_BODY ? "a Content-Length over 64 MiB" : "a Content-Length that is not a whole number";
       junk = true;
     } else {
-      length = n;
+      length = len;
     }
   }
   if (length < 0 && junk && strcmp(*why, "a message without a Content-Length header") == 0)

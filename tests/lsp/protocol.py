@@ -121,7 +121,7 @@ def lifecycle(uri, text):
         expect(what, error_of(m, code, None) or error_of(m, code, 7), m)
     # Garbage glued to the next message's header: skipped, and the message still read.
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}).encode()
-    s.raw(b"garbage without newline" + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    s.raw(b"garbage, \x00 and all, without a newline" + b"Content-Length: %d\r\n\r\n" % len(body) + body)
     expect("garbage before a header reported", error_of(s.recv(), -32700, None))
     m = s.recv()
     caps = m.get("result", {}).get("capabilities", {})
