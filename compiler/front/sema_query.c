@@ -29,13 +29,16 @@ SemaValue sema_field_value(Sema *s, Decl *d, int i) {
   r.num = v.num;
   r.dim = v.dim;
   r.is_int = v.is_int;
+  r.text = v.str;
+  r.decl = v.decl;
+  r.count = v.t == T_LIST && v.list ? v.list->u.list.count : 0;
   switch (v.t) {
   case T_NUM: r.kind = SV_NUMBER; break;
   case T_BOOL: r.kind = SV_BOOL; break;
-  case T_STR: r.kind = SV_STRING, r.text = v.str; break;
-  case T_ENUM: r.kind = SV_WORD, r.text = v.str; break;
-  case T_LIST: r.kind = SV_LIST, r.count = v.list ? v.list->u.list.count : 0; break;
-  case T_DECL: r.kind = SV_DECL, r.decl = v.decl; break;
+  case T_STR: r.kind = SV_STRING; break;
+  case T_ENUM: r.kind = SV_WORD; break;
+  case T_LIST: r.kind = SV_LIST; break;
+  case T_DECL: r.kind = SV_DECL; break;
   default: break;
   }
   return r;

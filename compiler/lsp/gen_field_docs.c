@@ -14,7 +14,7 @@ enum { MAX_CELLS = 8, LINE = 1 << 16 };
 /* Writes s as the inside of a C string: quotes, backslashes and '?' (trigraphs) escaped,
  * markdown's "\|" read as "|", surrounding spaces dropped. */
 static void put_c(FILE *out, const char *s, size_t n) {
-  while (n && *s == ' ') s++, n--;
+  for (; n && *s == ' '; n--) s++;
   while (n && s[n - 1] == ' ') n--;
   fputc('"', out);
   for (size_t i = 0; i < n; i++) {
@@ -55,12 +55,14 @@ int main(int argc, char **argv) {
   while (fgets(line, sizeof line, in)) {
     line[strcspn(line, "\n")] = '\0';
     size_t st[MAX_CELLS], en[MAX_CELLS];
-    if (!strncmp(line, "## ", 3)) kind[0] = '\0', cols = 0;
-    if (sscanf(line, "### `%63[a-z]`", kind) == 1) cols = 0;
+    if (!strncmp(line, "## ", 3)) kind[0] = '\0';
+    if (line[0] == '#') cols = 0; /* a heading ends a table */
+    sscanf(line, "### `%63[a-z]`", kind);
     if (!kind[0] || line[0] != '|') continue;
     int n = cells(line, st, en);
     if (!cols) { /* the header row */
-      cols = n, deflt = -1;
+      cols = n;
+      deflt = -1;
       for (int k = 0; k < n; k++)
         if (!strncmp(line + st[k], " default ", 9)) deflt = k;
       continue;

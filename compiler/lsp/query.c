@@ -120,14 +120,17 @@ static Doc *locate(Server *sv, cJSON *params, Hit *h, LspError *e) {
 static const char *si(double v, const char *unit, char *buf, size_t n) {
   static const char *const pre[] = {"", "K", "M", "G", "T", "P", "E"};
   int k = 0;
-  while (k < 6 && fabs(v) >= 1000) v /= 1000, k++;
+  for (; k < 6 && fabs(v) >= 1000; k++) v /= 1000;
   snprintf(buf, n, "%.4g %s%s", v, pre[k], unit);
   return buf;
 }
 
 const char *lsp_quantity(double v, Dim d, bool is_int, char *buf, size_t n) {
   char num[STR_NUM_MAX], dimbuf[96];
-  if (dim_is_none(d)) return snprintf(buf, n, "%s", is_int ? str_number(num, sizeof num, v) : str_brief(num, sizeof num, v)), buf;
+  if (dim_is_none(d)) {
+    snprintf(buf, n, "%s", is_int ? str_number(num, sizeof num, v) : str_brief(num, sizeof num, v));
+    return buf;
+  }
   if (dim_eq(d, dim_make(1, 0, 0))) {
     char b[64];
     snprintf(buf, n, "%s (%s B)", report_bytes(b, sizeof b, v), str_number(num, sizeof num, v));
@@ -156,9 +159,9 @@ const char *lsp_field_doc(const FieldDef *f, char *buf, size_t n) {
   StrBuf b = {0};
   char words[512], dim[96];
   switch (f->type) {
-  case FT_COUNT: strbuf_puts(&b, "count"), range_text(f, &b); break;
-  case FT_QTY: strbuf_puts(&b, dim_describe(f->dim, dim, sizeof dim)), range_text(f, &b); break;
-  case FT_REAL: strbuf_puts(&b, "number"), range_text(f, &b); break;
+  case FT_COUNT: strbuf_puts(&b, "count"); break;
+  case FT_QTY: strbuf_puts(&b, dim_describe(f->dim, dim, sizeof dim)); break;
+  case FT_REAL: strbuf_puts(&b, "number"); break;
   case FT_BOOL: strbuf_puts(&b, "`true` or `false`"); break;
   case FT_STRING: strbuf_puts(&b, "string"); break;
   case FT_ENUM: strbuf_printf(&b, "one of %s", enum_list(f->enums, words, sizeof words)); break;
@@ -169,6 +172,7 @@ const char *lsp_field_doc(const FieldDef *f, char *buf, size_t n) {
   case FT_COUNTLIST: strbuf_puts(&b, "list of whole numbers ≥ 0"); break;
   case FT_ANY: break;
   }
+  if (f->type == FT_COUNT || f->type == FT_QTY || f->type == FT_REAL) range_text(f, &b);
   if (f->flags & F_REQ) strbuf_puts(&b, ", required");
   if (f->flags & F_DERIVED) strbuf_puts(&b, ", derived: read, not set");
   snprintf(buf, n, "%s", b.p ? b.p : "");
@@ -282,7 +286,8 @@ static void field_hover(Analysis *an, Hit *h, StrBuf *b) {
   if (h->sub) {
     const SubDef *sd = schema_sub(sc, h->sub->name);
     if (!sd) return;
-    sc = sd->schema, where = sd->word;
+    sc = sd->schema;
+    where = sd->word;
   }
   const FieldDef *fd = schema_field(sc, h->node->name);
   char doc[700], val[256], place[600];

@@ -70,10 +70,12 @@ cJSON *lsp_position(const char *text, size_t len, unsigned off) {
   long line = 0, col = 0;
   if (off > len) off = (unsigned)len;
   for (size_t i = 0; i < off; i++) {
-    if (text[i] == '\n')
-      line++, col = 0;
-    else
+    if (text[i] == '\n') {
+      line++;
+      col = 0;
+    } else {
       col += units16((unsigned char)text[i]);
+    }
   }
   cJSON *p = cJSON_CreateObject();
   cJSON_AddNumberToObject(p, "line", (double)line);
