@@ -2,17 +2,23 @@
 """protocol.py LLMP FILE: feeds `llmp lsp` malformed and out-of-order messages and checks
 each reply: framing errors, bodies that are not JSON or not requests, requests before
 initialize and after shutdown, unknown methods, bad params, positions past the end, and the
-exit status of each way to end.  With --time FILE, prints how long a diagnostic takes after
-an edit of FILE instead."""
+exit status of each way to end; then completion, definition, references, symbols and
+formatting across an import.
+  protocol.py LLMP --parity DIR: each .llmp file of DIR (the golden tests) gets the same
+diagnostics from the server as from `llmp check --error-format=short`: messages, places, notes.
+  protocol.py LLMP --time FILE: how long a diagnostic takes after an edit of FILE."""
 import json
 import os
+import re
 import select
 import subprocess
 import sys
 import time
+import urllib.parse
 
-LLMP = sys.argv[1]
+LLMP = os.path.abspath(sys.argv[1]) if "/" in sys.argv[1] else sys.argv[1]
 FAILURES = []
+CHECK = []
 
 
 class Server:
@@ -325,10 +331,95 @@ def timing(path):
     s.wait()
 
 
+def parse_check(stderr, folder):
+    """`llmp check --error-format=short`'s lines as (file, line, col, level, message)."""
+    out = []
+    for line in stderr.decode("utf-8", "replace").splitlines():
+        m = re.match(r"(.*?):(\d+):(\d+): (error|warning|note): (.*)$", line) or \
+            re.match(r"(.*?): (error|warning|note): (.*)$", line)
+        if m and len(m.groups()) == 5:
+            out.append((os.path.abspath(os.path.join(folder, m[1])), int(m[2]), int(m[3]), m[4], m[5]))
+        elif m:
+            out.append((os.path.abspath(os.path.join(folder, m[1])), 0, 0, m[2], m[3]))
+    return out
+
+
+def check_all(folder, names):
+    """`llmp check`'s diagnostics of each file: one run for the files that import nothing
+    (each line names its file), one run each for the others (their imports' lines too)."""
+    run = lambda files: subprocess.run([LLMP, "check", "--error-format=short", "--color=never"] + files,
+                                       capture_output=True, cwd=folder, timeout=120).stderr
+    alone = [n for n in names if not re.search(rb"^import", open(os.path.join(folder, n), "rb").read(), re.M)]
+    by_file = {os.path.join(folder, n): [] for n in names}
+    for d in parse_check(run(alone), folder):
+        by_file[d[0]].append(d)
+    for n in names:
+        if n not in alone:
+            by_file[os.path.join(folder, n)] = parse_check(run([os.path.join(folder, n)]), folder)
+    return by_file
+
+
+def server_lines(path, diags):
+    """The server's diagnostics in check's terms: 1-based places, errors of other files from
+    the message's own `file:line:col:`, notes from related information."""
+    level = {1: "error", 2: "warning", 3: "note"}
+    out = []
+    for d in diags:
+        msg, here = d["message"], (path, d["range"]["start"]["line"] + 1, d["range"]["start"]["character"] + 1)
+        m = re.match(r"(/.*?):(\d+):(\d+): (.*)$", msg, re.S)
+        if m:
+            here, msg = (m[1], int(m[2]), int(m[3])), m[4]
+        elif d["range"]["start"] == d["range"]["end"] == {"line": 0, "character": 0} and \
+                not any(c[0] == path and c[1] == 1 and c[4] == msg for c in CHECK):
+            here = (path, 0, 0)  # a diagnostic with no position
+        out.append(here + (level[d["severity"]], msg))
+        for r in d.get("relatedInformation", []):
+            if r["message"] == msg:
+                continue  # the place of an error in an imported file
+            loc = r["location"]
+            out.append((urllib.parse.unquote(loc["uri"][7:]), loc["range"]["start"]["line"] + 1,
+                        loc["range"]["start"]["character"] + 1, "note", r["message"]))
+    return out
+
+
+def parity(folder):
+    global CHECK
+    s = Server()
+    s.request("initialize", {})
+    s.recv()
+    texts = {}
+    for name in sorted(os.listdir(folder)):
+        try:
+            text = open(os.path.join(folder, name), "rb").read().decode("utf-8") if name.endswith(".llmp") else "\0"
+        except UnicodeDecodeError:
+            continue  # an editor sends text: the files that are not UTF-8 are check's alone
+        if "\0" not in text:
+            texts[name] = text
+    expected = check_all(folder, sorted(texts))
+    for name, text in sorted(texts.items()):
+        path = os.path.join(folder, name)
+        CHECK = expected[path]
+        got = server_lines(path, open_doc(s, "file://" + urllib.parse.quote(path), text))
+        s.notify("textDocument/didClose", {"textDocument": {"uri": "file://" + urllib.parse.quote(path)}})
+        s.recv()
+        expect("the server's diagnostics of %s are check's" % name, sorted(got) == sorted(CHECK),
+               {"check": sorted(CHECK), "server": sorted(got)})
+    print("%d files compared, %d diagnostics" % (len(texts), sum(len(v) for v in expected.values())))
+    s.request("shutdown")
+    s.recv()
+    s.notify("exit")
+    s.wait()
+
+
 def main():
     if len(sys.argv) > 3 and sys.argv[2] == "--time":
         timing(sys.argv[3])
         return 0
+    if len(sys.argv) > 3 and sys.argv[2] == "--parity":
+        parity(os.path.abspath(sys.argv[3]))
+        if FAILURES:
+            print("%d failure(s)" % len(FAILURES))
+        return 1 if FAILURES else 0
     path = os.path.abspath(sys.argv[2])
     uri = "file://" + path
     text = open(path).read()
