@@ -46,7 +46,7 @@ int cli_lsp(int argc, char **argv, const CliCommand *c) {
   int rc = cli_parse(&spec, argc, argv, &a);
   if (rc < 0) {
     SemaOptions so = {a.incdirs, a.nincdirs, NULL};
-    rc = lsp_serve(stdin, stdout, &so);
+    rc = lsp_serve(stdin, stdout, &so, NULL); /* check runs nothing after sema (check.c) */
   }
   cli_args_free(&a);
   return rc;

@@ -1,5 +1,5 @@
-/* analyze.c - a document's compilation: the same front end as `llmp check` (imports, sema)
- * over the editor's text, its diagnostics collected as data and published.
+/* analyze.c - a document's compilation: what `llmp check` runs (imports, sema, and check's
+ * further checks) over the editor's text, its diagnostics collected as data and published.
  *
  * A diagnostic in the document gets its own range; one in a file the document imports is
  * shown at the document's first import, naming its place, with that place as related
@@ -87,6 +87,7 @@ void lsp_analyze(Server *sv, Doc *doc) {
   diag_set_sink(&an->d, sink, an);
   an->s = sema_new(&an->d, &sv->so);
   an->errors = sema_run_buffer(an->s, doc->path, doc->text, doc->len);
+  if (!an->errors && sv->more) an->errors = sv->more(an->s, &an->d, &sv->so);
   an->root = an->d.nfiles ? an->d.files[0] : NULL;
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "uri", doc->uri);

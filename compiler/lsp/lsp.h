@@ -11,7 +11,13 @@
 
 #include "front/sema.h"
 
-/* Returns the exit status: 0 after `shutdown` then `exit`, 1 otherwise (LSP's rule). */
-int lsp_serve(FILE *in, FILE *out, const SemaOptions *opt);
+/* What `llmp check` runs on a file after sema finds no error (cli/check.c), so that the
+ * server reports what check reports; returns the errors it reported to d. */
+typedef int (*LspCheckFn)(Sema *s, Diag *d, const SemaOptions *opt);
+
+/* Serves until `exit` or the end of in.  more: check's further checks, or NULL when check
+ * has none.  Returns the exit status: 0 after `shutdown` then `exit`, 1 otherwise (LSP's
+ * rule). */
+int lsp_serve(FILE *in, FILE *out, const SemaOptions *opt, LspCheckFn more);
 
 #endif

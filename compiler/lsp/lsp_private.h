@@ -14,6 +14,7 @@
 
 #include "front/diag.h"
 #include "front/sema.h"
+#include "lsp.h"
 
 typedef struct LspDiag { /* one diagnostic as the sink gave it */
   DiagLevel level;
@@ -43,6 +44,7 @@ typedef struct Doc {
 typedef struct Server {
   FILE *in, *out;
   SemaOptions so;
+  LspCheckFn more; /* check's checks after sema, or NULL */
   int state; /* 0 before initialize, 1 running, 2 after shutdown */
   Doc **docs;
   int ndocs, capdocs;

@@ -319,8 +319,8 @@ static int handle(Server *sv, cJSON *msg) {
   return -1; /* an unknown notification ($/cancelRequest, $/setTrace, ...) is ignored */
 }
 
-int lsp_serve(FILE *in, FILE *out, const SemaOptions *opt) {
-  Server sv = {in, out, *opt, 0, NULL, 0, 0};
+int lsp_serve(FILE *in, FILE *out, const SemaOptions *opt, LspCheckFn more) {
+  Server sv = {in, out, *opt, more, 0, NULL, 0, 0};
   int rc = -1;
   while (rc < 0) {
     const char *why;
