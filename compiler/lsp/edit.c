@@ -335,8 +335,9 @@ cJSON *lsp_code_action(Server *sv, cJSON *params, LspError *e) {
     return NULL;
   }
 #define CLAMP(j) ((long)((j)->valuedouble < 0 ? 0 : (j)->valuedouble < 1e9 ? (j)->valuedouble : 1e9))
-  unsigned from = lsp_offset(doc->text, doc->len, CLAMP(sl), CLAMP(sc));
-  unsigned to = lsp_offset(doc->text, doc->len, CLAMP(el), CLAMP(ec));
+  /* The diagnostics on the range's lines, as clients send the cursor's line's. */
+  unsigned from = lsp_offset(doc->text, doc->len, CLAMP(sl), 0);
+  unsigned to = lsp_offset(doc->text, doc->len, CLAMP(el), 1000000000L); /* the line's end */
 #undef CLAMP
   cJSON *out = cJSON_CreateArray();
   for (int i = 0; doc->an && i < doc->an->ndiags; i++) {

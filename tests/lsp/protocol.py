@@ -296,6 +296,22 @@ def completions_and_imports(folder):
     i = s.request("textDocument/formatting", {"textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}})
     m = s.recv_response()
     expect("formatting", m.get("id") == i and len(m["result"]) == 1 and "  nodes = 2\n" in m["result"][0]["newText"], m)
+    # Quick fixes: a unit in the wrong case, an enumeration word, a field name.
+    text = "gpu g {\n  memory = 80 GIB\n  memory_bandwidth = 2 TB/s\n  sms = 10\n  peak_fp16 = 1 PFLOP/s\n" \
+           "  vendor = nvidai\n  l2_cahce = 40 MB\n}\n"
+    diags = open_doc(s, uri, text)
+    expect("three diagnostics with fixes", len(diags) == 3 and all("did you mean" in d["message"] for d in diags), diags)
+    for line, old, new in [(1, "GIB", "GiB"), (5, "nvidai", "nvidia"), (6, "l2_cahce", "l2_cache")]:
+        pos = {"line": line, "character": 4}
+        i = s.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": {"start": pos, "end": pos},
+                                                  "context": {"diagnostics": []}})
+        m = s.recv_response()
+        acts = m.get("result") or []
+        edit = acts[0]["edit"]["changes"][uri][0] if len(acts) == 1 else {}
+        col = text.split("\n")[line].index(old)
+        expect("quick fix %s -> %s" % (old, new), acts and acts[0]["title"] == "Replace `%s` with `%s`" % (old, new) and
+               edit["newText"] == new and edit["range"] == {"start": {"line": line, "character": col},
+                                                           "end": {"line": line, "character": col + len(old)}}, m)
     s.request("shutdown")
     s.recv()
     s.notify("exit")
