@@ -28,9 +28,6 @@ void lsp_analysis_free(Analysis *an) {
   free(an);
 }
 
-int lsp_file_count(Analysis *an) { return an->d.nfiles; }
-const SrcFile *lsp_file(Analysis *an, int i) { return i >= 0 && i < an->d.nfiles ? an->d.files[i] : NULL; }
-
 /* Where a diagnostic of another file shows in the document: its first import. */
 static Span first_import(Analysis *an) {
   AstNode *root = sema_file_root(an->s, 0);

@@ -85,8 +85,6 @@ Doc *lsp_doc_of(Server *sv, cJSON *params, LspError *e);
 /* analyze.c */
 void lsp_analyze(Server *sv, Doc *doc); /* compiles the document and publishes its diagnostics */
 void lsp_analysis_free(Analysis *an);
-int lsp_file_count(Analysis *an);
-const SrcFile *lsp_file(Analysis *an, int i);
 
 /* query.c */
 cJSON *lsp_hover(Server *sv, cJSON *params, LspError *e);
@@ -95,8 +93,6 @@ cJSON *lsp_references(Server *sv, cJSON *params, LspError *e);
 cJSON *lsp_symbols(Server *sv, cJSON *params, LspError *e);
 /* A field's documentation from the schema: "count ≥ 1, required" and the like, into buf. */
 const char *lsp_field_doc(const FieldDef *f, char *buf, size_t n);
-/* A number with its dimension in units that read well ("74.5 GiB", "2 TB/s"). */
-const char *lsp_quantity(double v, Dim d, bool is_int, char *buf, size_t n);
 
 /* A row of docs/language.md's field tables (query.c's field_docs.h, generated): the names
  * of a declaration kind's fields, or of a block's operators. */

@@ -125,7 +125,8 @@ static const char *si(double v, const char *unit, char *buf, size_t n) {
   return buf;
 }
 
-const char *lsp_quantity(double v, Dim d, bool is_int, char *buf, size_t n) {
+/* A number with its dimension in units that read well ("74.5 GiB (80000000000 B)", "2 TB/s"). */
+static const char *quantity(double v, Dim d, bool is_int, char *buf, size_t n) {
   char num[STR_NUM_MAX], dimbuf[96];
   if (dim_is_none(d)) {
     snprintf(buf, n, "%s", is_int ? str_number(num, sizeof num, v) : str_brief(num, sizeof num, v));
@@ -183,7 +184,7 @@ const char *lsp_field_doc(const FieldDef *f, char *buf, size_t n) {
 static void value_text(Sema *s, Decl *d, int i, char *buf, size_t n) {
   SemaValue v = sema_field_value(s, d, i);
   switch (v.kind) {
-  case SV_NUMBER: lsp_quantity(v.num, v.dim, v.is_int, buf, n); break;
+  case SV_NUMBER: quantity(v.num, v.dim, v.is_int, buf, n); break;
   case SV_BOOL: snprintf(buf, n, "%s", v.num ? "true" : "false"); break;
   case SV_STRING: snprintf(buf, n, "\"%.200s\"", v.text); break;
   case SV_WORD: snprintf(buf, n, "%s", v.text); break;
