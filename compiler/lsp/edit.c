@@ -40,6 +40,7 @@ typedef struct Ctx {
   int depth;            /* open braces */
   const char *stmt;     /* the statement so far, up to the cursor */
   size_t nstmt;
+  bool in_comment, in_string; /* the cursor is inside one */
 } Ctx;
 
 static const char *skip_ws(const char *s, const char *end) {
@@ -79,16 +80,18 @@ static void scan(const char *text, unsigned off, Ctx *c) {
   const char *heads[MAX_NEST], *stmt = text;
   const char *ends[MAX_NEST];
   int depth = 0;
+  bool in_comment = false, in_string = false;
   for (unsigned i = 0; i < off; i++) {
     char ch = text[i];
     if (ch == '#') {
       while (i < off && text[i] != '\n') i++;
-      stmt = text + i + 1;
+      in_comment = i == off;
+      stmt = text + i + !in_comment;
     } else if (ch == '"') {
       for (i++; i < off && text[i] != '"' && text[i] != '\n'; i++)
         if (text[i] == '\\' && i + 1 < off) i++;
-      if (i >= off) break;
-      if (text[i] == '\n') stmt = text + i + 1;
+      in_string = i >= off;
+      if (i < off && text[i] == '\n') stmt = text + i + 1;
     } else if (ch == '{') {
       if (depth < MAX_NEST) heads[depth] = stmt, ends[depth] = text + i;
       depth++;
@@ -102,6 +105,8 @@ static void scan(const char *text, unsigned off, Ctx *c) {
   }
   memset(c, 0, sizeof *c);
   c->depth = depth;
+  c->in_comment = in_comment;
+  c->in_string = in_string;
   const Schema *s = NULL;
   for (int k = 0; k < depth && k < MAX_NEST; k++) {
     s = inner_schema(c, s, heads[k], ends[k]);
@@ -226,8 +231,8 @@ cJSON *lsp_completion(Server *sv, cJSON *params, LspError *e) {
   const char *s = c.stmt, *end = c.stmt + c.nstmt;
   size_t w = ident_len(s, end);
   const char *after = skip_ws(s + w, end);
-  if (w == 6 && !strncmp(s, "import", 6) && after < end && *after == '"' && !memchr(after + 1, '"', (size_t)(end - after - 1))) {
-    import_items(sv, doc, items);
+  if (c.in_comment || c.in_string) {
+    if (c.in_string && w == 6 && !strncmp(s, "import", 6) && after < end && *after == '"') import_items(sv, doc, items);
   } else if (w && after < end && *after == '=' && c.schema) {
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)(w < 63 ? w : 63), s);

@@ -256,7 +256,8 @@ def completions_and_imports(folder):
     uri = "file://" + os.path.join(folder, "unsaved.llmp")
     text = ('import "hw/systems/perlmutter"\n|TOP|\ngpu g {\n  memory = 80 G|MEM|\n  memory_bandwidth = 2 T|BW|\n'
             '  vendor = |VENDOR|\n}\ncluster c extends perlmutter {\n  gpu = |GPU|\n  tier t {\n    |TIER|\n  }\n}\n'
-            'scenario s {\n  cluster = perlmutter { |EXT| }\n}\nimport "hw/sys|IMPORT|\n')
+            'scenario s {\n  cluster = perlmutter { |EXT| }\n  description = "a |STR|"\n}\n# a |COMMENT|\n'
+            'import "hw/sys|IMPORT|\n')
     for marker, want, unwanted in [("|TOP|", {"model", "plan", "import"}, {"hidden"}),
                                    ("|MEM|", {"GB", "GiB", "TB"}, {"GB/s", "s"}),
                                    ("|BW|", {"TB/s", "Gb/s"}, {"TB", "ms"}),
@@ -264,9 +265,11 @@ def completions_and_imports(folder):
                                    ("|GPU|", {"a100_sxm4_80gb"}, {"perlmutter"}),
                                    ("|TIER|", {"span", "bandwidth", "latency"}, {"nodes"}),
                                    ("|EXT|", {"nodes", "gpus_per_node"}, {"hidden"}),
-                                   ("|IMPORT|", {"hw/systems/perlmutter", "stdlib/transformer", "hw/gpus"}, set())]:
+                                   ("|IMPORT|", {"hw/systems/perlmutter", "stdlib/transformer", "hw/gpus"}, set()),
+                                   ("|STR|", set(), {"perlmutter", "model", "nodes"}),
+                                   ("|COMMENT|", set(), {"perlmutter", "model", "import"})]:
         clean = text
-        for other in ["|TOP|", "|MEM|", "|BW|", "|VENDOR|", "|GPU|", "|TIER|", "|EXT|", "|IMPORT|"]:
+        for other in ["|TOP|", "|MEM|", "|BW|", "|VENDOR|", "|GPU|", "|TIER|", "|EXT|", "|IMPORT|", "|STR|", "|COMMENT|"]:
             if other != marker:
                 clean = clean.replace(other, "")
         s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "llmp", "version": 1,
