@@ -40,8 +40,9 @@ static cJSON *related(Analysis *an, const LspDiag *x, const char *uri_doc) {
   cJSON *r = cJSON_CreateObject();
   SrcFile *f = x->file >= 0 ? an->d.files[x->file] : NULL;
   char *uri = f && f != an->root ? lsp_path_to_uri(f->path) : NULL;
-  cJSON_AddItemToObject(r, "location", f ? lsp_location(uri ? uri : uri_doc, f->text, f->len, x->span)
-                                         : lsp_location(uri_doc, "", 0, (Span){0, 0}));
+  cJSON_AddItemToObject(r, "location",
+                        f ? lsp_location(uri ? uri : uri_doc, f->text, f->len, x->span)
+                          : lsp_location(uri_doc, "", 0, (Span){0, 0}));
   cJSON_AddStringToObject(r, "message", x->msg);
   free(uri);
   return r;
@@ -73,7 +74,8 @@ static cJSON *to_json(Analysis *an, const LspDiag *x, const Doc *doc) {
   cJSON_AddStringToObject(j, "source", "llmp");
   cJSON_AddStringToObject(j, "message", msg);
   free(msg);
-  if (f && f != an->root) cJSON_AddItemToArray(cJSON_AddArrayToObject(j, "relatedInformation"), related(an, x, doc->uri));
+  if (f && f != an->root)
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(j, "relatedInformation"), related(an, x, doc->uri));
   return j;
 }
 

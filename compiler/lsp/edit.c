@@ -20,8 +20,17 @@
 enum { MAX_NEST = 32, MAX_ITEMS = 2000 };
 
 /* CompletionItemKind */
-enum { CK_TEXT = 1, CK_FIELD = 5, CK_MODULE = 9, CK_UNIT = 11, CK_VALUE = 12, CK_KEYWORD = 14, CK_FILE = 17,
-       CK_REFERENCE = 18, CK_ENUM_MEMBER = 20 };
+enum {
+  CK_TEXT = 1,
+  CK_FIELD = 5,
+  CK_MODULE = 9,
+  CK_UNIT = 11,
+  CK_VALUE = 12,
+  CK_KEYWORD = 14,
+  CK_FILE = 17,
+  CK_REFERENCE = 18,
+  CK_ENUM_MEMBER = 20
+};
 
 static void item(cJSON *items, const char *label, int kind, const char *detail) {
   if (cJSON_GetArraySize(items) >= MAX_ITEMS) return;
@@ -153,7 +162,8 @@ static void unit_items(cJSON *items, const FieldDef *f) {
 
 static bool listed(cJSON *items, const char *label) {
   cJSON *it;
-  cJSON_ArrayForEach(it, items) if (!strcmp(cJSON_GetObjectItemCaseSensitive(it, "label")->valuestring, label)) return true;
+  cJSON_ArrayForEach(it,
+                     items) if (!strcmp(cJSON_GetObjectItemCaseSensitive(it, "label")->valuestring, label)) return true;
   return false;
 }
 
@@ -215,8 +225,8 @@ static void value_items(cJSON *items, Doc *doc, const FieldDef *f) {
 
 /* Statement words of a declaration's body besides its fields. */
 static void statement_items(cJSON *items, DeclKind k) {
-  static const char *const block[] = {"let", "op", NULL}, *const sweep[] = {"vary", "let", "require", "minimize",
-                                                                             "maximize", "keep", NULL};
+  static const char *const block[] = {"let", "op", NULL}, *const sweep[] = {"vary",     "let",  "require", "minimize",
+                                                                            "maximize", "keep", NULL};
   const char *const *w = k == DK_BLOCK ? block : k == DK_SWEEP ? sweep : NULL;
   for (; w && *w; w++) item(items, *w, CK_KEYWORD, NULL);
 }

@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
         if (!strncmp(line + st[k], " default ", 9)) deflt = k;
       continue;
     }
-    if (n != cols || line[st[0] + 1] != '`') continue; /* the |---| row, or a ragged one */
+    if (n != cols || line[st[0] + 1] != '`') continue;      /* the |---| row, or a ragged one */
     for (const char *p = line + st[0]; p < line + en[0];) { /* each `name` of the first cell */
       const char *a = strchr(p, '`'), *b = a ? strchr(a + 1, '`') : NULL;
       if (!b || b > line + en[0]) break;

@@ -25,7 +25,7 @@ typedef struct LspDiag { /* one diagnostic as the sink gave it */
 } LspDiag;
 
 typedef struct Analysis {
-  Diag d;   /* its sink appends to diags */
+  Diag d; /* its sink appends to diags */
   Sema *s;
   SrcFile *root; /* the document as compiled */
   LspDiag *diags;
@@ -45,7 +45,7 @@ typedef struct Server {
   FILE *in, *out;
   SemaOptions so;
   LspCheckFn more; /* check's checks after sema, or NULL */
-  int state; /* 0 before initialize, 1 running, 2 after shutdown */
+  int state;       /* 0 before initialize, 1 running, 2 after shutdown */
   Doc **docs;
   int ndocs, capdocs;
 } Server;

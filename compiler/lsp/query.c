@@ -167,7 +167,9 @@ const char *lsp_field_doc(const FieldDef *f, char *buf, size_t n) {
   case FT_STRING: strbuf_puts(&b, "string"); break;
   case FT_ENUM: strbuf_printf(&b, "one of %s", enum_list(f->enums, words, sizeof words)); break;
   case FT_ENUMLIST: strbuf_printf(&b, "list of %s, each at most once", enum_list(f->enums, words, sizeof words)); break;
-  case FT_REF: strbuf_printf(&b, "a %s: its name, or `name { field = value }` to extend it here", decl_kind_names[f->ref]); break;
+  case FT_REF:
+    strbuf_printf(&b, "a %s: its name, or `name { field = value }` to extend it here", decl_kind_names[f->ref]);
+    break;
   case FT_SPAN: strbuf_printf(&b, "%s, or a count of nodes", enum_list(f->enums, words, sizeof words)); break;
   case FT_PATTERN: strbuf_puts(&b, "list of blocks: a block, `N * item`, or a list `[a, b]` of items"); break;
   case FT_COUNTLIST: strbuf_puts(&b, "list of whole numbers ≥ 0"); break;
@@ -345,7 +347,11 @@ cJSON *lsp_hover(Server *sv, cJSON *params, LspError *e) {
   cJSON *r = cJSON_CreateObject(), *c = cJSON_AddObjectToObject(r, "contents");
   cJSON_AddStringToObject(c, "kind", "markdown");
   cJSON_AddStringToObject(c, "value", b.p);
-  cJSON_AddItemToObject(r, "range", lsp_range(doc->text, doc->len, h.node->kind == AST_DECL || h.kind == HIT_FIELD || h.kind == HIT_OP ? h.node->name_span : h.node->span));
+  cJSON_AddItemToObject(r, "range",
+                        lsp_range(doc->text, doc->len,
+                                  h.node->kind == AST_DECL || h.kind == HIT_FIELD || h.kind == HIT_OP
+                                      ? h.node->name_span
+                                      : h.node->span));
   strbuf_free(&b);
   return r;
 }
