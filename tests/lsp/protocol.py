@@ -299,6 +299,16 @@ def completions_and_imports(folder):
     i = s.request("textDocument/formatting", {"textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}})
     m = s.recv_response()
     expect("formatting", m.get("id") == i and len(m["result"]) == 1 and "  nodes = 2\n" in m["result"][0]["newText"], m)
+    # An error in an imported file shows at the import that names the file, linked to its place.
+    golden = os.path.join(os.path.dirname(folder), "golden")
+    guri = "file://" + os.path.join(golden, "unsaved.llmp")
+    diags = open_doc(s, guri, 'import "lib/tiny_hw"\nimport "lib/unimported_use"\ngpu g { sms = 1 }\n')
+    d = diags[0] if len(diags) == 1 else {}
+    rel = d.get("relatedInformation", [{}])[0]
+    expect("an imported file's error at its import", d.get("range", {}).get("start") == {"line": 1, "character": 0} and
+           d["message"].endswith("/lib/unimported_use.llmp:3:19: `tiny` is declared in %s/lib/tiny_hw.llmp, which this "
+                                 "file does not import" % golden) and rel.get("location", {}).get("uri", "").endswith(
+               "/lib/unimported_use.llmp") and rel["location"]["range"]["start"] == {"line": 2, "character": 18}, diags)
     # Quick fixes: a unit in the wrong case, an enumeration word, a field name.
     text = "gpu g {\n  memory = 80 GIB\n  memory_bandwidth = 2 TB/s\n  sms = 10\n  peak_fp16 = 1 PFLOP/s\n" \
            "  vendor = nvidai\n  l2_cahce = 40 MB\n}\n"
