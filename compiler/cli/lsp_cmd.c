@@ -1,4 +1,5 @@
 /* lsp_cmd.c - `llmp lsp`: the language server on standard input and output (compiler/lsp/). */
+#include <signal.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -46,6 +47,7 @@ int cli_lsp(int argc, char **argv, const CliCommand *c) {
   int rc = cli_parse(&spec, argc, argv, &a);
   if (rc < 0) {
     SemaOptions so = {a.incdirs, a.nincdirs, NULL};
+    signal(SIGPIPE, SIG_IGN);                 /* a client that goes away ends the server through a failed write */
     rc = lsp_serve(stdin, stdout, &so, NULL); /* check runs nothing after sema (check.c) */
   }
   cli_args_free(&a);

@@ -46,6 +46,7 @@ typedef struct Server {
   SemaOptions so;
   LspCheckFn more; /* check's checks after sema, or NULL */
   int state;       /* 0 before initialize, 1 running, 2 after shutdown */
+  bool gone;       /* the output failed: no one reads the answers */
   Doc **docs;
   int ndocs, capdocs;
 } Server;

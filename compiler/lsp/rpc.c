@@ -32,7 +32,7 @@ static void send_json(Server *sv, cJSON *msg) {
   char *text = cJSON_PrintUnformatted(msg);
   if (!text) alloc_fail("JSON text");
   fprintf(sv->out, "Content-Length: %zu\r\n\r\n%s", strlen(text), text);
-  fflush(sv->out);
+  if (fflush(sv->out) != 0 || ferror(sv->out)) sv->gone = true; /* the client closed its end */
   cJSON_free(text);
 }
 
@@ -320,9 +320,9 @@ static int handle(Server *sv, cJSON *msg) {
 }
 
 int lsp_serve(FILE *in, FILE *out, const SemaOptions *opt, LspCheckFn more) {
-  Server sv = {in, out, *opt, more, 0, NULL, 0, 0};
+  Server sv = {in, out, *opt, more, 0, false, NULL, 0, 0};
   int rc = -1;
-  while (rc < 0) {
+  while (rc < 0 && !sv.gone) {
     const char *why;
     bool skipped;
     long n = read_headers(in, &why, &skipped);

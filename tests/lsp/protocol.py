@@ -210,6 +210,17 @@ def endings(uri, text):
     expect("input ending inside a body: status 1", s.wait() == 1)
     s = Server()
     expect("empty input: status 1", s.wait() == 1)
+    # A client that stops reading: the first failed write ends the server, with status 1.
+    p = subprocess.Popen([LLMP, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).encode()
+    try:
+        p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        p.stdin.flush()
+    except BrokenPipeError:
+        pass
+    err = p.stderr.read().decode()
+    expect("output closed: status 1, said", p.wait(timeout=30) == 1 and "cannot write standard output" in err, err)
 
 
 def unicode_positions(uri):
