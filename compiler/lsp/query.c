@@ -341,7 +341,10 @@ cJSON *lsp_hover(Server *sv, cJSON *params, LspError *e) {
     op_hover(&h, &b);
   } else {
     Decl *d = sema_decl_named(doc->an->s, h.name);
-    if (d) decl_hover(sv, doc->an, d, &b);
+    if (d)
+      decl_hover(sv, doc->an, d, &b);
+    else if (h.node->kind == AST_NAME)
+      field_hover(doc->an, &h, &b); /* a field of the declaration read by name: `4 * hidden` */
   }
   if (!b.p) return cJSON_CreateNull();
   cJSON *r = cJSON_CreateObject(), *c = cJSON_AddObjectToObject(r, "contents");

@@ -289,8 +289,14 @@ def completions_and_imports(folder):
         got = labels_at(s, uri, clean, marker)
         expect("completion at %s: %s" % (marker, sorted(want)), want <= got and not (unwanted & got), sorted(got)[:40])
     # A clean, unformatted document that uses a cluster and a gpu from its import.
-    text = 'import "hw/systems/perlmutter"\ncluster c extends perlmutter {\n  nodes=2\n  gpu = a100_sxm4_80gb\n}\n'
+    text = ('import "hw/systems/perlmutter"\ncluster c extends perlmutter {\n  nodes=2\n  gpu = a100_sxm4_80gb\n'
+            '  gpus_per_node = 2 * nodes\n}\n')
     expect("a clean document", open_doc(s, uri, text) == [])
+    i = s.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 4, "character": 23}})
+    m = s.recv_response()
+    v = (m.get("result") or {}).get("contents", {}).get("value", "")
+    expect("hover on a field read by name", m.get("id") == i and v.startswith("**`nodes`**: cluster field") and
+           "value in `c`: 2" in v and "overrides `nodes` of `perlmutter`" in v, m)
     i = s.request("textDocument/definition", {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 22}})
     m = s.recv_response()
     expect("definition across an import", m.get("id") == i and m["result"]["uri"].endswith("/hw/systems/perlmutter.llmp")
@@ -306,10 +312,10 @@ def completions_and_imports(folder):
     i = s.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
     m = s.recv_response()
     expect("document symbols", m.get("id") == i and [(x["name"], x["detail"], [c["name"] for c in x["children"]])
-                                                     for x in m["result"]] == [("c", "cluster extends perlmutter", ["nodes", "gpu"])], m)
+                                                     for x in m["result"]] == [("c", "cluster extends perlmutter", ["nodes", "gpu", "gpus_per_node"])], m)
     i = s.request("textDocument/formatting", {"textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}})
     m = s.recv_response()
-    expect("formatting", m.get("id") == i and len(m["result"]) == 1 and "  nodes = 2\n" in m["result"][0]["newText"], m)
+    expect("formatting", m.get("id") == i and len(m["result"]) == 1 and "  nodes         = 2\n  gpu           = a100_sxm4_80gb\n" in m["result"][0]["newText"], m)
     # An error in an imported file shows at the import that names the file, linked to its place.
     golden = os.path.join(os.path.dirname(folder), "golden")
     guri = "file://" + os.path.join(golden, "unsaved.llmp")
