@@ -115,10 +115,10 @@ h = request('textDocument/hover', { position = at('tiny_perlmutter') })
 check(h.contents.value:find('**iteration** ', 1, true) and h.contents.value:find(' · fits', 1, true),
       'hover scenario: ' .. h.contents.value)
 
--- docs/editors.md's Neovim lines: the first Lua block of its "## Neovim" section.
+-- docs/editors.md's Neovim lines: the first Lua block of its "## The language server in Neovim" section.
 local md = table.concat(vim.fn.readfile(docs), '\n')
-local block = md:match('\n## Neovim\n.-```lua\n(.-)```')
-check(block, 'no Lua block under "## Neovim" in ' .. docs)
+local block = md:match('\n## The language server in Neovim\n.-```lua\n(.-)```')
+check(block, 'no Lua block under "## The language server in Neovim" in ' .. docs)
 assert(loadstring(block, 'docs/editors.md'))()
 vim.bo[buf].filetype = 'llmp'
 check(vim.bo[buf].omnifunc == 'v:lua.vim.lsp.omnifunc', 'the docs lines did not set omnifunc')
