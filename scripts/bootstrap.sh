@@ -14,8 +14,9 @@ cd "$(dirname "$0")/.."
 # writer, runs in the tests: every operator timed on the CPU, collectives over gloo; and
 # python3-pyflakes, which checks the harness's code that only a GPU node runs in full;
 # chromium, in which tests/html loads the HTML report (--html) headless.
+# llmp lsp: cJSON (libcjson-dev, found with pkg-config); its test drives Neovim's client (neovim).
 PKGS="gcc make cmake flex bison libcmocka-dev llvm-19-dev clang-14 libclang-rt-14-dev python3
-      python3-torch python3-pyflakes chromium"
+      python3-torch python3-pyflakes chromium libcjson-dev pkg-config neovim"
 
 missing=""
 for p in $PKGS; do

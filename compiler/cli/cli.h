@@ -33,6 +33,7 @@ int cli_sweep(int argc, char **argv, const CliCommand *c); /* sweep_cmd.c */
 int cli_merge(int argc, char **argv, const CliCommand *c); /* merge_cmd.c */
 int cli_op(int argc, char **argv, const CliCommand *c);    /* op.c */
 int cli_fit(int argc, char **argv, const CliCommand *c);   /* fit_cmd.c */
+int cli_lsp(int argc, char **argv, const CliCommand *c);   /* lsp_cmd.c */
 
 /* --html FILE (html_out.c): the page of run, sweep or validate, titled with the command and
  * its operands.  cli_html_open returns 0, or 1 after reporting that FILE cannot be written;
@@ -47,6 +48,6 @@ int cli_html_open(Diag *d, const char *path, const char *cmd, const char *const 
 int cli_html_close(Diag *d, CliHtml *h, bool complete);
 
 extern const char cli_usage_check[], cli_usage_fmt[], cli_usage_run[], cli_usage_graph[], cli_usage_validate[],
-    cli_usage_sweep[], cli_usage_merge[], cli_usage_op[], cli_usage_fit[];
+    cli_usage_sweep[], cli_usage_merge[], cli_usage_op[], cli_usage_fit[], cli_usage_lsp[];
 
 #endif

@@ -7,6 +7,7 @@
  *   llmp merge SHARD...     the JSON Lines of a sweep's shards -> one result  (merge_cmd.c)
  *   llmp op KIND ARGS...    hw/ -> one cost kernel's answer   (op.c)
  *   llmp fit SAMPLES_DIR    hw/ and measured samples -> calibration tables  (fit_cmd.c)
+ *   llmp lsp                the language server on stdin and stdout (lsp_cmd.c, lsp/)
  *
  * Exit status: 0 when clean, 1 when an input has errors (or, for fmt --check, is not
  * formatted), 2 for a bad command line. */
@@ -37,6 +38,7 @@ static const char usage_main[] =
     "  merge    combine the outputs of a sweep's shards (--shard K/N) into one result\n"
     "  op       the predicted time of one operator or collective (the cost kernels)\n"
     "  fit      calibration tables for a gpu or cluster from measured samples\n"
+    "  lsp      the language server for editors (Language Server Protocol on stdio)\n"
     "\n"
     "options:\n"
     "  -h, --help     this text; `llmp COMMAND --help` describes a command\n"
@@ -52,6 +54,7 @@ static const CliCommand commands[] = {
     {"merge", cli_merge, cli_usage_merge, 0},
     {"op", cli_op, cli_usage_op, 0},
     {"fit", cli_fit, cli_usage_fit, 0},
+    {"lsp", cli_lsp, cli_usage_lsp, 0},
 };
 
 static int version(void) {

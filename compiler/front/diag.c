@@ -45,6 +45,21 @@ void diag_set_writer(Diag *d, DiagWriteFn fn, void *user) {
   d->colour = 0;
 }
 
+void diag_set_sink(Diag *d, DiagSinkFn fn, void *user) {
+  d->sink = fn;
+  d->sink_user = user;
+}
+
+/* Hands one diagnostic to the sink as data and counts it. */
+static void to_sink(Diag *d, DiagLevel lv, SrcFile *f, Span sp, const char *path, const char *fmt, va_list ap) {
+  StrBuf b = {0};
+  strbuf_vprintf(&b, fmt, ap);
+  d->sink(d->sink_user, lv, f, sp, path, b.p ? b.p : "");
+  free(b.p);
+  if (lv == DIAG_ERROR) d->errors++;
+  if (lv == DIAG_WARNING) d->warnings++;
+}
+
 typedef struct DiagEntry {
   int file; /* -1 for a diagnostic with no position */
   unsigned off;
@@ -221,6 +236,10 @@ static void put_excerpt(Diag *d, StrBuf *b, SrcFile *f, Span sp, unsigned line, 
 }
 
 void diag_vreport(Diag *d, DiagLevel lv, SrcFile *f, Span sp, const char *fmt, va_list ap) {
+  if (d->sink) {
+    to_sink(d, lv, f, sp, f ? f->path : NULL, fmt, ap);
+    return;
+  }
   StrBuf b = {0};
   unsigned line = 0, col = 0;
   if (f) srcfile_locate(f, sp.start, &line, &col);
@@ -266,6 +285,10 @@ void diag_note(Diag *d, SrcFile *f, Span sp, const char *fmt, ...) {
 }
 
 static void plain(Diag *d, DiagLevel lv, const char *path, const char *fmt, va_list ap) {
+  if (d->sink) {
+    to_sink(d, lv, NULL, (Span){0, 0}, path, fmt, ap);
+    return;
+  }
   StrBuf b = {0};
   if (path) strbuf_printf(&b, "%s: ", path);
   strbuf_printf(&b, "%s%s:%s ", d->colour ? level_info[lv].colour : "", level_info[lv].label, d->colour ? "\033[0m" : "");

@@ -32,6 +32,9 @@ typedef enum { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
 typedef enum { DIAG_HUMAN, DIAG_SHORT } DiagFormat;
 
 typedef void (*DiagWriteFn)(void *user, const char *text, size_t len);
+/* A diagnostic as data (the language server's): f NULL for one with no position, then path
+ * names the file or is NULL. */
+typedef void (*DiagSinkFn)(void *user, DiagLevel lv, SrcFile *f, Span sp, const char *path, const char *msg);
 
 typedef struct Diag {
   SrcFile **files;
@@ -44,10 +47,13 @@ typedef struct Diag {
   bool buffered; /* hold diagnostics until diag_flush(), which sorts them */
   struct DiagEntry *queue;
   int nqueue, capqueue;
+  DiagSinkFn sink; /* when set, diagnostics go to it instead of being written */
+  void *sink_user;
 } Diag;
 
 void diag_init(Diag *d, FILE *out); /* writes to out (stderr usually) */
 void diag_set_writer(Diag *d, DiagWriteFn fn, void *user);
+void diag_set_sink(Diag *d, DiagSinkFn fn, void *user);
 void diag_free(Diag *d);
 /* Writes held diagnostics in source order (file, then position); each note stays with the
  * error it belongs to. */

@@ -174,6 +174,24 @@ static int import_cycle(Sema *s, int i, int from, AstNode *at) {
   return -1;
 }
 
+/* Parses file i, then reads what it imports (recursively); returns i. */
+static int parse_loaded(Sema *s, int i, unsigned depth) {
+  SrcFile *src = s->files[i].src;
+  Parser p;
+  s->files[i].root = parse_file(&p, &s->arena, &s->in, s->diag, src);
+  if (!s->files[i].root || p.syntax_errors) s->broken = true;
+  if (!s->files[i].root) {
+    s->files[i].state = 2;
+    return i;
+  }
+  s->files[i].state = 1;
+  char *dir = dir_of(src->path);
+  load_imports(s, i, dir, depth);
+  free(dir);
+  s->files[i].state = 2;
+  return i;
+}
+
 /* Reads path (imported by file `from` at `at`, or the root when from is -1) and, recursively,
  * what it imports; returns its file index, or -1. */
 static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth) {
@@ -200,22 +218,20 @@ static int load(Sema *s, const char *path, int from, AstNode *at, unsigned depth
   }
   i = add_file(s, src, real);
   free(real);
-  Parser p;
-  s->files[i].root = parse_file(&p, &s->arena, &s->in, s->diag, src);
-  if (!s->files[i].root || p.syntax_errors) s->broken = true;
-  if (!s->files[i].root) {
-    s->files[i].state = 2;
-    return i;
-  }
-  s->files[i].state = 1;
-  char *dir = dir_of(src->path);
-  load_imports(s, i, dir, depth);
-  free(dir);
-  s->files[i].state = 2;
-  return i;
+  return parse_loaded(s, i, depth);
 }
 
 int load_root(Sema *s, const char *path) { return load(s, path, -1, NULL, 0); }
+
+/* An editor's buffer for path: its imports resolve as the file's would; a file that imports
+ * the root back reads the buffer, not the disk. */
+int load_root_buffer(Sema *s, const char *path, const char *text, size_t len) {
+  char *real = realpath(path, NULL);
+  SrcFile *src = diag_add_file(s->diag, path, text, len);
+  int i = add_file(s, src, real ? real : path);
+  free(real);
+  return parse_loaded(s, i, 0);
+}
 
 /* A root that is not a file (llmp op's list of imports): it has no folder, so the current
  * one is never searched. */

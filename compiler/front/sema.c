@@ -927,6 +927,11 @@ int sema_run_text(Sema *s, const char *name, const char *text) {
   return check_loaded(s, load_root_text(s, name, text), true, before);
 }
 
+int sema_run_buffer(Sema *s, const char *path, const char *text, size_t len) {
+  int before = s->diag->errors;
+  return check_loaded(s, load_root_buffer(s, path, text, len), true, before);
+}
+
 static int check_loaded(Sema *s, int root, bool check, int before) {
   if (root < 0 || !check || s->broken) return s->diag->errors - before;
   if (s->files[root].root && !s->files[root].root->u.list.first) {

@@ -32,6 +32,9 @@ int sema_run(Sema *s, const char *path, bool check);
 AstNode *sema_root(Sema *s, SrcFile **file);
 /* Parses and checks an in-memory root file (e.g. a list of imports) named `name`. */
 int sema_run_text(Sema *s, const char *name, const char *text);
+/* Parses and checks path as sema_run does, with text in place of the file's contents (an
+ * editor's unsaved buffer). */
+int sema_run_buffer(Sema *s, const char *path, const char *text, size_t len);
 
 /* Reading a checked compilation (after sema_run without errors).  Values come in base units
  * (bytes, seconds, FLOP).  A field that is unset, or not known statically, reads as absent:
@@ -79,6 +82,29 @@ int sema_nfiles(Sema *s);
 /* File i (0 .. sema_nfiles - 1) of the compilation: the root file and what it imports, in
  * the order they were loaded; NULL for one that could not be read. */
 const SrcFile *sema_file(Sema *s, int i);
+
+/* What an editor asks (sema_query.c), after sema_run with or without errors.  Names given
+ * must be interned ones (an AstNode's name). */
+AstNode *sema_file_root(Sema *s, int i);              /* NULL for a file that did not parse */
+Decl *sema_decl_named(Sema *s, const char *name);     /* the declaration of that name, any kind */
+Decl *sema_decl_of(const AstNode *n);                 /* of an AST_DECL or AST_EXTEND node, or NULL */
+DeclKind sema_decl_kind(const Decl *d);
+const Schema *sema_decl_schema(const Decl *d);
+bool sema_decl_assembled(const Decl *d); /* its extends resolved: its fields can be read */
+/* Field i of d's schema: the statement that sets it, inherited or its own (NULL: unset), and
+ * in *owner the declaration that wrote it. */
+AstNode *sema_field_stmt(Decl *d, int i, Decl **owner);
+typedef enum { SV_UNKNOWN, SV_NUMBER, SV_BOOL, SV_STRING, SV_WORD, SV_LIST, SV_DECL } SemaValueKind;
+typedef struct SemaValue {
+  SemaValueKind kind; /* SV_UNKNOWN: unset, not known statically, or in error */
+  double num;         /* SV_NUMBER (base units), SV_BOOL */
+  Dim dim;            /* SV_NUMBER */
+  bool is_int;
+  const char *text; /* SV_STRING, SV_WORD */
+  Decl *decl;       /* SV_DECL */
+  unsigned count;   /* SV_LIST: items */
+} SemaValue;
+SemaValue sema_field_value(Sema *s, Decl *d, int i);
 
 /* Resolves an import path as sema_run does (from_dir NULL: no importing file's folder);
  * returns a malloc'd path or NULL. */

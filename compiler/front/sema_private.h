@@ -142,8 +142,9 @@ void eval_deferred(Sema *s, Deferred *list, unsigned n);
 const char *eval_describe(Value v, char *buf, size_t n); /* "a count", "the word `x`" */
 
 /* load.c */
-int load_root(Sema *s, const char *path);                        /* file index or -1 */
-int load_root_text(Sema *s, const char *name, const char *text); /* no folder: not from "." */
+int load_root(Sema *s, const char *path);                                      /* file index or -1 */
+int load_root_text(Sema *s, const char *name, const char *text);               /* no folder: not from "." */
+int load_root_buffer(Sema *s, const char *path, const char *text, size_t len); /* path's text in memory */
 void load_reach(Sema *s);
 
 #endif

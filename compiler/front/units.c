@@ -32,6 +32,8 @@ static const Unit *find(const char *t, size_t n) {
   return NULL;
 }
 
+const char *unit_name(int i) { return i >= 0 && (size_t)i < sizeof units / sizeof units[0] ? units[i].name : NULL; }
+
 bool unit_is_name(const char *text, size_t n) { return find(text, n) != NULL; }
 
 const char *unit_case_fix(const char *text, size_t n) {

@@ -25,6 +25,7 @@ typedef struct Unit {
 /* Looks up a unit name, with an optional "/s" suffix (n counts the whole text). */
 bool unit_lookup(const char *text, size_t n, Unit *out);
 bool unit_is_name(const char *text, size_t n); /* without "/s" */
+const char *unit_name(int i);                  /* the table's i-th unit (B, KB, ...), NULL past the last */
 /* A literal's value in base units: `value unit` (unit NULL: a plain number, dimension none);
  * the unit's dimension into *dim when dim is not NULL.  An unknown unit scales by 1. */
 double unit_value(double value, const char *unit, Dim *dim);

@@ -509,6 +509,55 @@ TEST(init_with_file_is_not_coloured) {
   fclose(tmp);
 }
 
+/* --- diagnostics as data (llmp lsp) -------------------------------------------------- */
+
+typedef struct Got {
+  int n;
+  DiagLevel lv[4];
+  SrcFile *f[4];
+  Span sp[4];
+  char path[4][32], msg[4][64];
+} Got;
+
+static void got_sink(void *user, DiagLevel lv, SrcFile *f, Span sp, const char *path, const char *msg) {
+  Got *g = user;
+  assert_true(g->n < 4);
+  g->lv[g->n] = lv;
+  g->f[g->n] = f;
+  g->sp[g->n] = sp;
+  snprintf(g->path[g->n], sizeof g->path[0], "%s", path ? path : "-");
+  snprintf(g->msg[g->n], sizeof g->msg[0], "%s", msg);
+  g->n++;
+}
+
+TEST(sink_receives_diagnostics_as_data) {
+  Diag d;
+  Cap c;
+  Got g = {0};
+  setup(&d, &c);
+  diag_set_sink(&d, got_sink, &g);
+  SrcFile *f = add(&d, "t.llmp", "hiden = 1\n");
+  diag_error(&d, f, (Span){0, 5}, "unknown field `%s`", "hiden");
+  diag_note(&d, f, (Span){8, 9}, "here");
+  diag_plain(&d, "other.llmp", "cannot read file: %s", "gone");
+  assert_int_equal(g.n, 3);
+  assert_int_equal(d.errors, 2);
+  assert_int_equal(g.lv[0], DIAG_ERROR);
+  assert_ptr_equal(g.f[0], f);
+  assert_int_equal(g.sp[0].start, 0);
+  assert_int_equal(g.sp[0].end, 5);
+  assert_string_equal(g.path[0], "t.llmp");
+  assert_string_equal(g.msg[0], "unknown field `hiden`");
+  assert_int_equal(g.lv[1], DIAG_NOTE);
+  assert_int_equal(g.sp[1].start, 8);
+  assert_null(g.f[2]);
+  assert_string_equal(g.path[2], "other.llmp");
+  assert_string_equal(g.msg[2], "cannot read file: gone");
+  diag_flush(&d);
+  assert_null(c.p); /* nothing written as text */
+  teardown(&d, &c);
+}
+
 TEST(span_join_covers_both) {
   Span a = {3, 7}, b = {5, 12};
   Span j = span_join(a, b);
@@ -547,6 +596,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(colour_off_when_captured),
       cmocka_unit_test(init_with_file_is_not_coloured),
       cmocka_unit_test(span_join_covers_both),
+      cmocka_unit_test(sink_receives_diagnostics_as_data),
   };
   return RUN_TESTS(tests);
 }

@@ -145,6 +145,68 @@ static void divides(const char *model, const char *plan, const char *msg) {
 
 /* --- tests ------------------------------------------------------------------------------ */
 
+/* --- what an editor asks (sema_run_buffer, sema_query.c) ---------------------------- */
+
+/* The editor's text replaces the file's, and its imports resolve beside the file. */
+TEST(buffer_replaces_the_file_beside_its_imports) {
+  S *x = new_s();
+  write_at(x->src, "lib.llmp", GPU);
+  write_at(x->src, "main.llmp", "gpu broken { nonsense = 1 }\n");
+  char path[512];
+  snprintf(path, sizeof path, "%s/main.llmp", x->src);
+  const char *text = "import \"lib\"\n" CLUSTER;
+  diag_init(&x->d, NULL);
+  diag_set_writer(&x->d, cap_write, &x->cap);
+  SemaOptions opt = {NULL, 0, x->data};
+  Sema *s = sema_new(&x->d, &opt);
+  int errors = sema_run_buffer(s, path, text, strlen(text));
+  if (errors) fail_msg("%d error(s):\n%s", errors, out(x));
+  assert_int_equal(sema_nfiles(s), 2);
+  AstNode *root = sema_file_root(s, 0);
+  AstNode *decl = root->u.list.first->next; /* after the import */
+  assert_int_equal(decl->kind, AST_DECL);
+  Decl *c = sema_decl_of(decl);
+  assert_ptr_equal(c, sema_decl_named(s, decl->name));
+  assert_int_equal(sema_decl_kind(c), DK_CLUSTER);
+  sema_free(s);
+  diag_free(&x->d);
+  free_s(x);
+}
+
+/* A field's statement, owner and value through extends, with late binding. */
+TEST(query_reads_fields_through_extends) {
+  S *x = new_s();
+  check(x, GPU "model m1 { " MODEL " }\nmodel m2 extends m1 { hidden = 2048 }\n");
+  expect_errors(x, 0);
+  diag_init(&x->d, NULL);
+  diag_set_writer(&x->d, cap_write, &x->cap);
+  SemaOptions opt = {NULL, 0, x->data};
+  Sema *s = sema_new(&x->d, &opt);
+  char path[512];
+  snprintf(path, sizeof path, "%s/main.llmp", x->src);
+  assert_int_equal(sema_run(s, path, true), 0);
+  Decl *m1 = sema_find(s, "m1", DK_MODEL), *m2 = sema_find(s, "m2", DK_MODEL), *owner = NULL;
+  const Schema *sc = sema_decl_schema(m2);
+  int hidden = schema_field_index(sc, schema_field(sc, "hidden")),
+      ffn = schema_field_index(sc, schema_field(sc, "ffn"));
+  assert_non_null(sema_field_stmt(m2, hidden, &owner));
+  assert_ptr_equal(owner, m2);
+  assert_non_null(sema_field_stmt(m2, ffn, &owner));
+  assert_ptr_equal(owner, m1);
+  SemaValue v = sema_field_value(s, m2, ffn);
+  assert_int_equal(v.kind, SV_NUMBER);
+  assert_true(v.num == 8192 && dim_is_none(v.dim)); /* m1's 4 * hidden with m2's hidden */
+  Decl *g = sema_find(s, "g", DK_GPU);
+  const Schema *gs = sema_decl_schema(g);
+  v = sema_field_value(s, g, schema_field_index(gs, schema_field(gs, "memory")));
+  assert_true(v.kind == SV_NUMBER && v.num == 80.0 * 1073741824.0 && dim_eq(v.dim, dim_make(1, 0, 0)));
+  v = sema_field_value(s, g, schema_field_index(gs, schema_field(gs, "l2_cache")));
+  assert_int_equal(v.kind, SV_UNKNOWN); /* unset */
+  sema_free(s);
+  diag_free(&x->d);
+  free_s(x);
+}
+
 TEST(complete_scenario_is_clean) {
   S *x = new_s();
   scenario(x, MODEL, PLAN);
@@ -956,6 +1018,8 @@ TEST(errors_in_imported_file_are_reported_there) {
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(complete_scenario_is_clean),
+      cmocka_unit_test(buffer_replaces_the_file_beside_its_imports),
+      cmocka_unit_test(query_reads_fields_through_extends),
       cmocka_unit_test(unknown_field_with_suggestion),
       cmocka_unit_test(unknown_declaration_kind_with_suggestion),
       cmocka_unit_test(missing_required_field_at_use),
