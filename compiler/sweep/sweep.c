@@ -651,6 +651,14 @@ double sweep_jit_seconds(const Sweep *sw) {
   return sw->set ? sweep_set_jit_seconds(sw->set) : sw->jit && !sw->shared_jit ? jit_compile_seconds(sw->jit) : 0;
 }
 uint64_t sweep_part_pruned(const Sweep *sw) { return sw->pruned; }
+int sweep_best(const Sweep *sw, const SweepRow **rows, const char **axes) {
+  return sw->set ? sweep_set_best(sw->set, rows, axes) : 0;
+}
+int sweep_structures(const Sweep *sw, int *compiled, double *lower_seconds) {
+  if (sw->set) return sweep_set_structures(sw->set, compiled, lower_seconds);
+  *compiled = 1, *lower_seconds = 0;
+  return 1;
+}
 const char *const *sweep_part_reasons(const Sweep *sw, int *n) { return *n = sw->nreasons, sw->reasons; }
 int sweep_part_ncheck(const Sweep *sw) { return sw->ncheck_reasons; }
 Decl *sweep_part_scenario(const Sweep *sw) { return sw->scenario; }

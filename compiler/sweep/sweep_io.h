@@ -140,6 +140,11 @@ SweepFormat sweep_format_of_path(const char *path, SweepFormat dflt);
  *   byte that is not UTF-8 becomes U+FFFD in JSON. */
 int sweep_write(FILE *out, SweepFormat fmt, const SweepMeta *m, const SweepRow *rows, int n);
 
+/* A second table under the first (the best point of each structural value of a sweep,
+ * sweep.h's sweep_best): a blank line, the title, then the rows as the table writes them
+ * (numbered from 1).  Nothing when n is 0.  Returns 0, or -1 if writing failed. */
+int sweep_write_best(FILE *out, const char *title, const SweepRow *rows, int n);
+
 /* --- reading JSON Lines back --------------------------------------------------------------- */
 
 typedef struct SweepDoc {

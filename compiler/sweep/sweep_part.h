@@ -67,6 +67,7 @@ int sweep_set_structures(const SweepSet *set, int *compiled, double *lower_secon
  * numbering; the first part that lowered. */
 Sweep *sweep_set_part(const SweepSet *set, uint64_t point, uint64_t *inner);
 Sweep *sweep_set_first(const SweepSet *set);
+int sweep_set_best(SweepSet *set, const SweepRow **rows, const char **axes);
 double sweep_set_point_objective(SweepSet *set, uint64_t point, int *reason);
 
 #endif

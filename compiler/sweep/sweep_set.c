@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "strbuf.h"
 #include "front/units.h"
 #include "lower/lower.h"
 #include "sweep_part.h"
@@ -47,6 +48,9 @@ struct SweepSet {
   int nvary;   /* the sweep's `vary` statements */
   bool gpus;   /* a structural axis sets the cluster: the rows show cluster.gpus */
   uint64_t pruned;
+  SweepRow *best; /* each structure's best point of the last run, where it kept one */
+  int *best_of;   /* its structure */
+  int nbest;
   int compiled;         /* distinct graphs compiled */
   double lower_seconds; /* deriving and lowering every structure */
   double jit_seconds;   /* compiling every distinct graph, summed */
@@ -322,6 +326,8 @@ void sweep_set_free(SweepSet *set) {
     if (set->part[i] && sweep_part_shares(set->part[i])) sweep_free(set->part[i]), set->part[i] = NULL;
   for (int i = 0; set->part && i < set->n; i++) sweep_free(set->part[i]);
   free(set->part);
+  free(set->best);
+  free(set->best_of);
   arena_free(&set->arena);
   free(set);
 }
@@ -337,6 +343,15 @@ int sweep_set_structures(const SweepSet *set, int *compiled, double *lower_secon
 Sweep *sweep_set_part(const SweepSet *set, uint64_t point, uint64_t *inner) {
   *inner = point % set->inner;
   return set->part[point / set->inner];
+}
+
+int sweep_set_best(SweepSet *set, const SweepRow **rows, const char **axes) {
+  StrBuf b = {0};
+  for (int a = 0; a < set->nax; a++) strbuf_printf(&b, "%s%s", a ? ", " : "", set->ax[a].key);
+  *axes = arena_strdup(&set->arena, b.p ? b.p : "");
+  strbuf_free(&b);
+  *rows = set->best;
+  return set->nbest;
 }
 
 Sweep *sweep_set_first(const SweepSet *set) {
@@ -396,6 +411,11 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
   SweepTop *top = sweep_top_new(meta->keep, set->maximize);
   double elapsed = 0;
   set->pruned = 0;
+  free(set->best);
+  free(set->best_of);
+  set->best = xcalloc((size_t)set->n, sizeof *set->best);
+  set->best_of = xcalloc((size_t)set->n, sizeof *set->best_of);
+  set->nbest = 0;
   for (int i = 0; i < set->n; i++) {
     uint64_t lo = (uint64_t)i * set->inner, hi = lo + set->inner;
     if (hi <= begin || lo >= end) continue;
@@ -420,6 +440,7 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
       SweepRow g = {got[j].point + lo, got[j].objective, 0, NULL};
       if (sweep_top_wants(top, g.objective, g.point)) sweep_top_push(top, &g);
     }
+    if (nk) set->best_of[set->nbest] = i, set->best[set->nbest++] = (SweepRow){got[0].point, got[0].objective, 0, NULL};
     free(got);
     sweep_top_free(part);
   }
@@ -438,6 +459,22 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
     set_row(set, i, row);
   }
   sweep_top_free(top);
+  for (int j = 0; j < set->nbest; j++) { /* in structure order */
+    SweepRow *row = &set->best[j];
+    int i = set->best_of[j];
+    if (sweep_part_row(set->part[i], row) < 0) {
+      rc = -1;
+      continue;
+    }
+    set_row(set, i, row);
+    double tps = NAN; /* and the days 10^12 tokens take at its rate */
+    for (int k = 0; k < row->nfields; k++)
+      if (!strcmp(row->fields[k].key, "tokens_per_s")) tps = row->fields[k].num;
+    SweepField *f = arena_alloc(&set->arena, (size_t)(row->nfields + 1) * sizeof *f);
+    memcpy(f, row->fields, (size_t)row->nfields * sizeof *f);
+    f[row->nfields++] = (SweepField){"days_per_1T_tokens", 1e12 / tps / 86400, NULL};
+    row->fields = f;
+  }
   meta->objective = set->objective;
   meta->maximize = set->maximize;
   meta->points = set->points;

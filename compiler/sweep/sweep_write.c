@@ -133,11 +133,11 @@ static void table_put(FILE *out, const char *text, size_t width, bool right, boo
     fprintf(out, "%s%*s", text, pad, "");
 }
 
-static void table_rows(FILE *out, const SweepRow *rows, int n) {
+static void table_rows(FILE *out, const SweepRow *rows, int n, const char *first) {
   int nf = rows[0].nfields;
   size_t *w = xmalloc((size_t)(nf + 1) * sizeof *w);
   table_widths(rows, n, nf, w);
-  table_put(out, "rank", w[0], true, nf == 0, true);
+  table_put(out, first, w[0], true, nf == 0, true);
   for (int j = 0; j < nf; j++)
     table_put(out, rows[0].fields[j].key ? rows[0].fields[j].key : "", w[j + 1], !rows[0].fields[j].str, j == nf - 1,
               false);
@@ -159,9 +159,16 @@ static void write_table(FILE *out, const SweepMeta *m, const SweepRow *rows, int
   table_header(out, m);
   fputc('\n', out);
   if (n > 0)
-    table_rows(out, rows, n);
+    table_rows(out, rows, n, "rank");
   else
     fputs(m->keep ? "no point met every require\n" : "keep 0: no rows\n", out);
+}
+
+int sweep_write_best(FILE *out, const char *title, const SweepRow *rows, int n) {
+  if (n <= 0) return 0;
+  fprintf(out, "\n%s\n", title);
+  table_rows(out, rows, n, "#");
+  return ferror(out) ? -1 : 0;
 }
 
 /* --- CSV and JSON Lines ---------------------------------------------------------------------- */
