@@ -338,7 +338,7 @@ Decl *sema_derive(Sema *s, Decl *base, const char *field, AstNode *value, Decl *
   if (!fd || (value == NULL) == (ref == NULL)) return NULL;
   if (ref) { /* the declaration as an inline extension already made */
     AstNode *x = arena_alloc(&s->arena, sizeof *x);
-    *x = (AstNode){.kind = AST_EXTEND, .span = owner->node->name_span, .name = ref->name, .aux = ref};
+    *x = (AstNode){.kind = AST_EXTEND, .span = ref->node->name_span, .name = ref->name, .aux = ref};
     value = x;
   }
   AstNode *f = arena_alloc(&s->arena, sizeof *f);
