@@ -149,26 +149,14 @@ static int sweep_output(Diag *d, const SweepCli *o, AtomicFile *out, const Sweep
   return 0;
 }
 
-/* With fields that change the graph among the axes: on a terminal, how long their graphs
- * took; and in a table of the whole sweep, the best point at each of their values. */
-static int sweep_output_best(Diag *d, const SweepCli *o, const Sweep *sw) {
+/* With fields that change the graph among the axes, on a terminal: how long their graphs took. */
+static void sweep_graphs_note(const SweepCli *o, const Sweep *sw) {
   int compiled;
   double lower_s, jit_s = sweep_jit_seconds(sw);
   int n = sweep_structures(sw, &compiled, &lower_s);
   if (n > 1 && o->opt.progress && isatty(2))
     fprintf(stderr, "llmp sweep: %d graphs lowered in %.2f s; %d distinct compiled in %.2f s (%.0f ms a graph)\n", n,
             lower_s, compiled, jit_s, compiled ? 1e3 * jit_s / compiled : 0.0);
-  const SweepRow *best;
-  const char *axes;
-  int nbest = sweep_best(sw, &best, &axes);
-  if (!nbest || o->fmt != SWEEP_TABLE || o->opt.shard_n > 1 || o->out) return 0;
-  char title[512];
-  snprintf(title, sizeof title, "best at each %s:", axes);
-  if (sweep_write_best(stdout, title, best, nbest) < 0) {
-    diag_plain(d, "<stdout>", "cannot write the result");
-    return 1;
-  }
-  return 0;
 }
 
 /* Checks FILE, then builds, runs and writes its sweep: 0, or 1 after reporting. */
@@ -198,7 +186,7 @@ static int sweep_file(const SweepCli *o) {
       diag_flush(&d);
       rc = sweep_output(&d, o, &out, &meta, rows, nrows);
     }
-    if (sw && !rc) rc = sweep_output_best(&d, o, sw);
+    if (sw && !rc) sweep_graphs_note(o, sw);
     sweep_free(sw);
   }
   if (out.fp) atomic_abort(&out); /* not written: the target untouched */

@@ -997,7 +997,8 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   sw->rows = NULL, sw->nrows = 0;
   if (sw->set) {
     *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->hash, NULL, false, sw->keep, 0,
-                        opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1, 0, 0, 0, NULL, 0};
+                        opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1, 0, 0, 0, NULL, 0,
+                        0, NULL, NULL, NULL};
     int rc = sweep_set_run(sw->set, opt, meta, &sw->rows, &sw->nrows);
     *rows = sw->rows, *nrows = sw->nrows;
     return rc;
@@ -1011,7 +1012,7 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   /* clang-format off */
   *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->hash, sw->objective, sw->l.maximize,
                       sw->keep, sw->points, opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1,
-                      end - begin, kept, sw->nreasons, sw->drops, elapsed};
+                      end - begin, kept, sw->nreasons, sw->drops, elapsed, 0, NULL, NULL, NULL};
   /* clang-format on */
   *rows = sw->rows;
   *nrows = sw->nrows;

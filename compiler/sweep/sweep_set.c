@@ -49,7 +49,8 @@ struct SweepSet {
   bool gpus;   /* a structural axis sets the cluster: the rows show cluster.gpus */
   uint64_t pruned;
   SweepRow *best; /* each structure's best point of the last run, where it kept one */
-  int *best_of;   /* its structure */
+  uint64_t *best_of; /* its structure */
+  const char *best_axes;
   int nbest;
   int compiled;         /* distinct graphs compiled */
   double lower_seconds; /* deriving and lowering every structure */
@@ -346,10 +347,7 @@ Sweep *sweep_set_part(const SweepSet *set, uint64_t point, uint64_t *inner) {
 }
 
 int sweep_set_best(SweepSet *set, const SweepRow **rows, const char **axes) {
-  StrBuf b = {0};
-  for (int a = 0; a < set->nax; a++) strbuf_printf(&b, "%s%s", a ? ", " : "", set->ax[a].key);
-  *axes = arena_strdup(&set->arena, b.p ? b.p : "");
-  strbuf_free(&b);
+  *axes = set->best_axes;
   *rows = set->best;
   return set->nbest;
 }
@@ -415,6 +413,12 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
   free(set->best_of);
   set->best = xcalloc((size_t)set->n, sizeof *set->best);
   set->best_of = xcalloc((size_t)set->n, sizeof *set->best_of);
+  if (!set->best_axes) {
+    StrBuf b = {0};
+    for (int a = 0; a < set->nax; a++) strbuf_printf(&b, "%s%s", a ? ", " : "", set->ax[a].key);
+    set->best_axes = arena_strdup(&set->arena, b.p ? b.p : "");
+    strbuf_free(&b);
+  }
   set->nbest = 0;
   for (int i = 0; i < set->n; i++) {
     uint64_t lo = (uint64_t)i * set->inner, hi = lo + set->inner;
@@ -440,7 +444,7 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
       SweepRow g = {got[j].point + lo, got[j].objective, 0, NULL};
       if (sweep_top_wants(top, g.objective, g.point)) sweep_top_push(top, &g);
     }
-    if (nk) set->best_of[set->nbest] = i, set->best[set->nbest++] = (SweepRow){got[0].point, got[0].objective, 0, NULL};
+    if (nk) set->best_of[set->nbest] = (uint64_t)i, set->best[set->nbest++] = (SweepRow){got[0].point, got[0].objective, 0, NULL};
     free(got);
     sweep_top_free(part);
   }
@@ -461,7 +465,7 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
   sweep_top_free(top);
   for (int j = 0; j < set->nbest; j++) { /* in structure order */
     SweepRow *row = &set->best[j];
-    int i = set->best_of[j];
+    int i = (int)set->best_of[j];
     if (sweep_part_row(set->part[i], row) < 0) {
       rc = -1;
       continue;
@@ -483,5 +487,6 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
   meta->ndropped = set->nreasons;
   meta->dropped = drops;
   meta->elapsed = elapsed;
+  meta->nbest = set->nbest, meta->best = set->best, meta->best_of = set->best_of, meta->best_axes = set->best_axes;
   return rc;
 }
