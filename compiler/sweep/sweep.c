@@ -37,7 +37,7 @@ struct Sweep {
   SweepSet *set;  /* with structural axes: the graphs it runs, and this is their union */
   Arena arena;
   Axis *ax;
-  int nax;
+  int nax, nlower; /* axes, and those lowering takes (nax is 1 more where the sweep has none) */
   LowerAxis *la;
   Lowered l;
   /* the loop nest: position k loops over axis order[k]; point = sum digit[k] * stride[k] */
@@ -116,8 +116,9 @@ static bool read_axes(Sweep *sw) {
                MAX_AXES);
     return false;
   }
-  sw->ax = arena_alloc(&sw->arena, (size_t)sw->nax * sizeof *sw->ax);
-  sw->la = arena_alloc(&sw->arena, (size_t)sw->nax * sizeof *sw->la);
+  sw->nlower = sw->nax;
+  sw->ax = arena_alloc(&sw->arena, (size_t)(sw->nax + 1) * sizeof *sw->ax);
+  sw->la = arena_alloc(&sw->arena, (size_t)(sw->nax + 1) * sizeof *sw->la);
   int i = 0;
   sw->points = 1;
   for (AstNode *c = sema_block_body(sw->decl).first; c; c = c->next) {
@@ -158,6 +159,11 @@ static bool read_axes(Sweep *sw) {
     sw->points *= (uint64_t)a->n;
     sw->la[i] = (LowerAxis){a->root, a->field, i, 0};
     i++;
+  }
+  if (!sw->nax) { /* a structure of a sweep that varies only what changes the graph: one loop of one point */
+    static const double zero = 0;
+    sw->ax[0] = (Axis){"", "", 1, (double *)&zero, NULL};
+    sw->nax = 1;
   }
   return true;
 }
@@ -537,7 +543,7 @@ Sweep *sweep_part_new(Sema *s, HwSet *hw, Decl *decl, Decl *scenario, Diag *d) {
   sw->s = s, sw->hw = hw, sw->d = d, sw->decl = decl, sw->scenario = scenario;
   arena_init(&sw->arena);
   if (!read_axes(sw) || !read_keep(sw)) goto fail;
-  LowerAxes axes = {sw->la, sw->nax, decl};
+  LowerAxes axes = {sw->la, sw->nlower, decl};
   if (lower_with_axes(s, hw, scenario, &axes, d, &sw->l) < 0) goto fail;
   collect_reasons(sw);
   sweep_hash(sw); /* after lowering, which loads the tables */
@@ -812,8 +818,8 @@ static int point_report(Sweep *sw, uint64_t point, Report *r, double *objective,
   int idx[MAX_AXES];
   point_values(sw, point, idx);
   LowerAxis la[MAX_AXES];
-  for (int a = 0; a < sw->nax; a++) la[a] = (LowerAxis){sw->ax[a].root, sw->ax[a].field, -1, sw->ax[a].vals[idx[a]]};
-  LowerAxes axes = {la, sw->nax, sw->decl};
+  for (int a = 0; a < sw->nlower; a++) la[a] = (LowerAxis){sw->ax[a].root, sw->ax[a].field, -1, sw->ax[a].vals[idx[a]]};
+  LowerAxes axes = {la, sw->nlower, sw->decl};
   Lowered l;
   if (lower_with_axes(sw->s, sw->hw, sw->scenario, &axes, sw->d, &l) < 0) {
     lower_free(&l);
@@ -866,13 +872,13 @@ static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
   point_values(sw, row->point, idx);
   SweepField *f = arena_alloc(&sw->arena, (size_t)(sw->nax + 16) * sizeof *f);
   int n = 0;
-  for (int a = 0; a < sw->nax; a++) {
+  for (int a = 0; a < sw->nlower; a++) {
     const Axis *ax = &sw->ax[a];
     const char *key = arena_printf(&sw->arena, "%s.%s", ax->root, ax->field);
     f[n++] = ax->words ? (SweepField){key, NAN, ax->words[idx[a]]} : num_field(key, ax->vals[idx[a]]);
   }
   bool has_dp = false;
-  for (int a = 0; a < sw->nax; a++) has_dp |= !strcmp(sw->ax[a].field, "dp") && !strcmp(sw->ax[a].root, "plan");
+  for (int a = 0; a < sw->nlower; a++) has_dp |= !strcmp(sw->ax[a].field, "dp") && !strcmp(sw->ax[a].root, "plan");
   if (!has_dp) f[n++] = num_field("plan.dp", r->dp);
   f[n++] = num_field("micro_batches", r->micro_batches);
   f[n++] = num_field("iteration_s", r->iteration);
