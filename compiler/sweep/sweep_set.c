@@ -155,7 +155,8 @@ static Decl *structure_decl(SweepSet *set, int i, Diag *d) {
   return d->errors ? NULL : sc;
 }
 
-/* What a structure's diagnostics say: the first error's message, without its place. */
+/* What a structure's diagnostics say: the first error's message, without its place or the
+ * sweep's name (the reason counts the sweep's own points). */
 typedef struct Caught {
   char *first;
 } Caught;
@@ -166,6 +167,9 @@ static void catch_write(void *user, const char *text, size_t len) {
   const char *e = strstr(text, "error: ");
   if (!e) return;
   e += 7;
+  const char *tick = strstr(e, "`: ");
+  if ((!strncmp(e, "sweep `", 7) || !strncmp(e, "scenario `", 10)) && tick && !memchr(e, '\n', (size_t)(tick - e)))
+    e = tick + 3;
   size_t n = (size_t)(text + len - e);
   const char *nl = memchr(e, '\n', n);
   c->first = strndup(e, nl ? (size_t)(nl - e) : n);
@@ -245,9 +249,9 @@ static int compile_all(SweepSet *set, const SweepOptions *opt, Diag *d) {
   } else {
     int T = opt->threads < c.ntodo ? opt->threads : c.ntodo, started = 0;
     pthread_t *th = xcalloc((size_t)(T > 0 ? T : 1), sizeof *th);
-    for (; started < T; started++)
+    for (; started < T - 1; started++)
       if (pthread_create(&th[started], NULL, compile_main, &c)) break;
-    compile_main(&c); /* this thread too, and all of it where no thread started */
+    compile_main(&c); /* this thread is the T-th, and does it all where no thread started */
     for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
     free(th);
   }
