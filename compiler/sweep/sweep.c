@@ -609,6 +609,7 @@ void sweep_part_share(Sweep *sw, const Sweep *from) {
 }
 
 Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *opt) {
+  if (!sweep_lets_ok(s, decl, d)) return NULL;
   if (sweep_set_wanted(s, decl)) {
     Sweep *sw = xcalloc(1, sizeof *sw);
     sw->s = s, sw->hw = hw, sw->d = d, sw->decl = sw->scenario = decl;

@@ -51,6 +51,9 @@ int sweep_part_row(Sweep *sw, SweepRow *row);
 /* Whether a `vary` statement of decl is structural; whether decl has one. */
 bool sweep_vary_structural(Sema *s, Decl *decl, AstNode *vary);
 bool sweep_set_wanted(Sema *s, Decl *decl);
+/* Whether decl's `let`s set only fields a graph takes per point (not cluster.nodes,
+ * plan.dtype, ...: those a `vary` sets, one graph per value); false after reporting to d. */
+bool sweep_lets_ok(Sema *s, Decl *decl, Diag *d);
 /* Derives, lowers and compiles (opt->jit; in parallel, once per distinct graph) every
  * structure.  NULL after reporting. */
 SweepSet *sweep_set_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *opt);

@@ -69,6 +69,24 @@ bool sweep_vary_structural(Sema *s, Decl *decl, AstNode *vary) {
   return !lower_axis_is_input(s, decl, p->u.bin.lhs->name, p->name);
 }
 
+bool sweep_lets_ok(Sema *s, Decl *decl, Diag *d) {
+  bool ok = true;
+  for (AstNode *c = sema_block_body(decl).first; c; c = c->next) {
+    if (c->kind != AST_LET || !sweep_vary_structural(s, decl, c)) continue;
+    SrcFile *f;
+    Span at;
+    sema_decl_at(s, decl, &f, &at);
+    const char *path = f && c->u.bin.lhs->span.end <= f->len ? f->text + c->u.bin.lhs->span.start : "?";
+    int n = f ? (int)(c->u.bin.lhs->span.end - c->u.bin.lhs->span.start) : 1;
+    diag_error(d, f, c->u.bin.lhs->span,
+               "`let %.*s` cannot set a field that changes the graph point by point: write `vary %.*s in [VALUE]`, "
+               "or set it in the scenario",
+               n, path, n, path);
+    ok = false;
+  }
+  return ok;
+}
+
 bool sweep_set_wanted(Sema *s, Decl *decl) {
   for (AstNode *c = sema_block_body(decl).first; c; c = c->next)
     if (c->kind == AST_VARY && sweep_vary_structural(s, decl, c)) return true;
