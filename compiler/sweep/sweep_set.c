@@ -15,7 +15,7 @@
 #include "sweep_part.h"
 
 /* Each structure is a graph to lower and compile: more are refused at the `vary`. */
-enum { MAX_STRUCTURES = 4096, MAX_DEPTH = 8 };
+enum { MAX_STRUCTURES = 4096, MAX_STRUCTURAL = 64, MAX_DEPTH = 8 };
 
 typedef struct SAxis {
   AstNode *vary;
@@ -108,6 +108,14 @@ static bool read_structural(SweepSet *set, Diag *d) {
     set->nvary += c->kind == AST_VARY;
     set->nax += c->kind == AST_VARY && sweep_vary_structural(set->s, set->decl, c);
   }
+  if (set->nax > MAX_STRUCTURAL) {
+    SrcFile *f;
+    Span at;
+    sema_decl_at(set->s, set->decl, &f, &at);
+    diag_error(d, f, at, "sweep `%s` varies %d fields that change its graph; llmp varies at most %d",
+               sema_decl_name(set->decl), set->nax, MAX_STRUCTURAL);
+    return false;
+  }
   set->ax = arena_alloc(&set->arena, (size_t)set->nax * sizeof *set->ax);
   set->n = 1;
   int i = 0;
@@ -116,8 +124,15 @@ static bool read_structural(SweepSet *set, Diag *d) {
     SAxis *a = &set->ax[i++];
     a->vary = c;
     AstNode *chain[MAX_DEPTH];
-    for (AstNode *x = c->u.bin.lhs; x && a->depth < MAX_DEPTH; x = x->kind == AST_MEMBER ? x->u.bin.lhs : NULL)
-      chain[a->depth++] = x;
+    AstNode *up = c->u.bin.lhs;
+    for (; up && a->depth < MAX_DEPTH; up = up->kind == AST_MEMBER ? up->u.bin.lhs : NULL) chain[a->depth++] = up;
+    if (up) {
+      SrcFile *f;
+      Span at;
+      sema_decl_at(set->s, set->decl, &f, &at);
+      diag_error(d, f, c->u.bin.lhs->span, "a sweep varies a path of at most %d names", MAX_DEPTH);
+      return false;
+    }
     for (int k = 0; k < a->depth; k++) a->path[k] = chain[a->depth - 1 - k];
     a->key = src_text(set, c->u.bin.lhs);
     set->gpus |= !strcmp(a->path[0]->name, "cluster");
@@ -164,7 +179,7 @@ static Decl *derive_chain(SweepSet *set, Decl *base, AstNode *const *path, int d
 /* Structure i's declaration: the sweep with each structural axis's value set, whole
  * declarations (`vary cluster`) before their fields.  NULL after reporting to d. */
 static Decl *structure_decl(SweepSet *set, int i, Diag *d) {
-  int digit[64], r = i;
+  int digit[MAX_STRUCTURAL], r = i;
   for (int a = set->nax - 1; a >= 0; a--) digit[a] = r % set->ax[a].n, r /= set->ax[a].n;
   Decl *sc = set->decl;
   for (int depth = 1; depth <= MAX_DEPTH && sc; depth++)
@@ -397,7 +412,7 @@ double sweep_set_point_objective(SweepSet *set, uint64_t point, int *reason) {
  * declaration order, the structural ones from the structure's values, cluster.gpus where the
  * cluster changes, then the part's figures; the point made the set's. */
 static void set_row(SweepSet *set, int i, SweepRow *row) {
-  int digit[64], r = i, ninput = set->nvary - set->nax;
+  int digit[MAX_STRUCTURAL], r = i, ninput = set->nvary - set->nax;
   for (int a = set->nax - 1; a >= 0; a--) digit[a] = r % set->ax[a].n, r /= set->ax[a].n;
   SweepField *f = arena_alloc(&set->arena, (size_t)(row->nfields + set->nax + 1) * sizeof *f);
   int n = 0, a = 0, k = 0;
