@@ -658,6 +658,11 @@ double sweep_jit_seconds(const Sweep *sw) {
   return sw->set ? sweep_set_jit_seconds(sw->set) : sw->jit && !sw->shared_jit ? jit_compile_seconds(sw->jit) : 0;
 }
 uint64_t sweep_part_pruned(const Sweep *sw) { return sw->pruned; }
+Sweep *sweep_point_owner(Sweep *sw, uint64_t point, uint64_t *local) {
+  if (!sw->set) return *local = point, sw;
+  return sweep_set_part(sw->set, point, local);
+}
+
 int sweep_best(const Sweep *sw, const SweepRow **rows, const char **axes) {
   return sw->set ? sweep_set_best(sw->set, rows, axes) : 0;
 }
@@ -854,6 +859,7 @@ static int point_report(Sweep *sw, uint64_t point, Report *r, double *objective,
 
 void sweep_point_inputs(const Sweep *sw, uint64_t point, double *inputs) {
   if (sw->set) sw = sweep_set_part(sw->set, point, &point);
+  if (!sw) return; /* a structure that could not be lowered has no inputs */
   int idx[MAX_AXES];
   point_values(sw, point, idx);
   for (int a = 0; a < sw->nax; a++) inputs[a] = sw->ax[a].vals[idx[a]];

@@ -74,6 +74,11 @@ int sweep_best(const Sweep *sw, const SweepRow **rows, const char **axes);
  * seconds deriving and lowering them took; 1, 1 and 0 without structural axes. */
 int sweep_structures(const Sweep *sw, int *compiled, double *lower_seconds);
 
+/* The sweep of one graph that evaluates point (sw itself without structural axes, NULL where
+ * the point's structure could not be lowered), and the point in its numbering: what a caller
+ * that lowers a kept point alone (--explain, --emit) asks about it. */
+Sweep *sweep_point_owner(Sweep *sw, uint64_t point, uint64_t *local);
+
 /* Figures for benchmarks and tests. */
 uint64_t sweep_points(const Sweep *sw);
 int sweep_levels(const Sweep *sw);
