@@ -58,12 +58,6 @@ AstList sema_block_body(Decl *d);
 /* Where a declaration is written (its name; for an inline extension, the declaration it
  * extends), for errors found after checking. */
 void sema_decl_at(Sema *s, Decl *d, SrcFile **file, Span *span);
-/* A declaration extending base with one field set: to value, an expression written in the
- * file of owner (a sweep's `vary` element), or to ref, a declaration.  Its fields are
- * evaluated, and a scenario's or sweep's plan checked against its gpu, reporting to d (not
- * the Sema's sink): a sweep's structural point (cluster.nodes, plan.dtype, the cluster).
- * NULL if base has no such field. */
-Decl *sema_derive(Sema *s, Decl *base, const char *field, AstNode *value, Decl *ref, Decl *owner, Diag *d);
 /* The root file's declarations of a kind, in source order: writes up to max, returns the count. */
 int sema_root_decls(Sema *s, DeclKind kind, Decl **out, int max);
 
@@ -89,5 +83,12 @@ const SrcFile *sema_file(Sema *s, int i);
 /* Resolves an import path as sema_run does (from_dir NULL: no importing file's folder);
  * returns a malloc'd path or NULL. */
 char *sema_resolve_import(const SemaOptions *opt, const char *from_dir, const char *path);
+
+/* A declaration extending base with one field set: to value, an expression written in the
+ * file of owner (a sweep's `vary` element), or to ref, a declaration.  Its fields are
+ * evaluated, and a scenario's or sweep's plan checked against its gpu, reporting to d (not
+ * the Sema's sink): a sweep's structural point (cluster.nodes, plan.dtype, the cluster).
+ * NULL if base has no such field. */
+Decl *sema_derive(Sema *s, Decl *base, const char *field, AstNode *value, Decl *ref, Decl *owner, Diag *d);
 
 #endif

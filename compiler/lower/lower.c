@@ -72,21 +72,11 @@ void lower_err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
 
 /* --- entry points ---------------------------------------------------------------------- */
 
-bool lower_axis_is_input(Sema *s, Decl *scenario, const char *root, const char *field) {
-  /* clang-format off */
-  static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "etp", "virtual_stages", "micro_batch",
-                                            "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
-                                            "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "layer_partition", NULL};
-  /* clang-format on */
-  if (!strcmp(root, "plan")) {
-    for (int i = 0; plan_fields[i]; i++)
-      if (!strcmp(plan_fields[i], field)) return true;
-    return false;
-  }
-  Decl *model = sema_ref(s, scenario, "model");
-  double x;
-  return !strcmp(root, "model") && model &&
-         (sema_number(s, model, field, &x) || (!sema_word(s, model, field) && !sema_ref(s, model, field)));
+/* The fields a sweep can vary: numbers, flags and the coded enumerations of the plan that
+ * lowering reads as nodes, and any number of the model.  Others (dtype, placement, the
+ * cluster) shape the graph itself. */
+static bool axis_supported(Lower *L, const LowerAxis *a) {
+  return lower_axis_is_input(L->s, L->scenario, a->root, a->field);
 }
 
 /* A sweep's requires and objective, over the lowered outputs. */
@@ -235,9 +225,13 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   if (L.errors) return -1;
   L.gpu = L.rc->gpu;
   for (int i = 0; axes && i < axes->n; i++)
-    if (!lower_axis_is_input(s, sc, axes->axis[i].root, axes->axis[i].field)) {
-      lower_err(&L, L.at, "`%s.%s` changes the graph: a sweep lowers one graph per value of it (internal error)",
-                axes->axis[i].root, axes->axis[i].field);
+    if (!axis_supported(&L, &axes->axis[i])) {
+      lower_err(
+          &L, L.at,
+          "`%s.%s` cannot be varied: a sweep varies numbers of the model, and the plan's parallel sizes, "
+          "micro_batch, global_batch, zero, dp_bucket_elements, sequence_parallel, overlap_tp, overlap_dp, overlap_pp, schedule, "
+          "recompute and layer_partition",
+          axes->axis[i].root, axes->axis[i].field);
       return -1;
     }
   graph_init(&out->g, L.gpu, L.rc);
@@ -361,4 +355,21 @@ int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out
   free(buf);
   free(counts);
   return rc2;
+}
+
+bool lower_axis_is_input(Sema *s, Decl *scenario, const char *root, const char *field) {
+  /* clang-format off */
+  static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "etp", "virtual_stages", "micro_batch",
+                                            "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
+                                            "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "layer_partition", NULL};
+  /* clang-format on */
+  if (!strcmp(root, "plan")) {
+    for (int i = 0; plan_fields[i]; i++)
+      if (!strcmp(plan_fields[i], field)) return true;
+    return false;
+  }
+  Decl *model = sema_ref(s, scenario, "model");
+  double x;
+  return !strcmp(root, "model") && model &&
+         (sema_number(s, model, field, &x) || (!sema_word(s, model, field) && !sema_ref(s, model, field)));
 }
