@@ -264,11 +264,10 @@ static void pruning_keeps_the_same_points(void **state) {
   }
 }
 
-/* A field that shapes the graph cannot be an axis: an error, no sweep. */
 /* Fields that change the graph (cluster.nodes, plan.dtype): one graph per structure, the
  * structures that cannot run (fp8 on an A100) dropped whole under sema's reason, equal graphs
- * (two placements that lay the ranks out alike) compiled once; every point equal to itself lowered alone,
- * and shards adding up to the whole, as for one graph. */
+ * (two placements that lay the ranks out alike) compiled once; every point equal to itself
+ * lowered alone, and shards adding up to the whole, as for one graph. */
 static void structural_axes(void **state) {
   (void)state;
   Fixture f;
