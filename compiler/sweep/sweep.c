@@ -915,9 +915,11 @@ static void run_workers(Worker *w, int T, bool bar, atomic_uint_fast64_t *done, 
   SweepProgress pr;
   if (bar && started) {
     sweep_progress_start(&pr, span);
+    long nap = 1000000; /* 1 ms, doubling to 20: a graph of a few points ends within a millisecond */
     while (atomic_load(done) < span) {
       sweep_progress_update(&pr, atomic_load(done));
-      nanosleep(&(struct timespec){0, 20000000}, NULL);
+      nanosleep(&(struct timespec){0, nap}, NULL);
+      if (nap < 20000000) nap = nap * 2 < 20000000 ? nap * 2 : 20000000;
     }
     sweep_progress_finish(&pr);
   }
