@@ -331,6 +331,40 @@ Decl *sema_inline_decl(Sema *s, Env *e, AstNode *n) {
   return d;
 }
 
+static void check_scenario(Sema *s, Decl *d);
+
+Decl *sema_derive(Sema *s, Decl *base, const char *field, AstNode *value, Decl *ref, Decl *owner, Diag *d) {
+  const FieldDef *fd = schema_field(base->schema, field);
+  if (!fd || (value == NULL) == (ref == NULL)) return NULL;
+  if (ref) { /* the declaration as an inline extension already made */
+    AstNode *x = arena_alloc(&s->arena, sizeof *x);
+    *x = (AstNode){.kind = AST_EXTEND, .span = ref->node->name_span, .name = ref->name, .aux = ref};
+    value = x;
+  }
+  AstNode *f = arena_alloc(&s->arena, sizeof *f);
+  *f = (AstNode){.kind = AST_FIELD, .span = value->span, .name = intern_cstr(&s->in, field), .name_span = value->span};
+  f->u.bin.rhs = value;
+  AstNode *n = arena_alloc(&s->arena, sizeof *n);
+  *n = (AstNode){.kind = AST_EXTEND, .span = value->span, .name = base->name, .name_span = value->span};
+  n->u.list = ast_list1(f);
+  Decl *x = decl_new(s, n, base->kind, owner->file);
+  x->name = base->name;
+  x->parent = base;
+  inherit(s, x, base);
+  assemble(s, x);
+  x->ext_state = 2;
+  x->checked = true; /* the value was checked at the `vary`; the rest as any declaration */
+  Diag *diag = s->diag;
+  uint64_t *seen = s->seen;
+  unsigned seencap = s->seencap, nseen = s->nseen;
+  s->diag = d, s->seen = NULL, s->seencap = s->nseen = 0; /* each derivation reports its own */
+  int nf = schema_nfields(x->schema);
+  for (int i = 0; i < nf; i++) eval_field(s, x, i);
+  if (x->kind == DK_SCENARIO || x->kind == DK_SWEEP) check_scenario(s, x);
+  s->diag = diag, s->seen = seen, s->seencap = seencap, s->nseen = nseen;
+  return x;
+}
+
 /* --- statements of a declaration --------------------------------------------------- */
 
 static bool only_in(Sema *s, Decl *d, AstNode *c, DeclKind k1, DeclKind k2, const char *what) {
@@ -480,9 +514,13 @@ static const FieldDef *sweep_path(Sema *s, Decl *d, AstNode *p, const Schema **o
   int n = 0;
   for (AstNode *x = p; x && n < 16; x = x->kind == AST_MEMBER ? x->u.bin.lhs : NULL) chain[n++] = x;
   AstNode *root = chain[n - 1];
-  if (root->kind != AST_NAME || n < 2 || !enum_has(eval_block_roots, root->name)) {
+  if (root->kind != AST_NAME || !enum_has(eval_block_roots, root->name)) {
     err_at(s, file_of(s, d), p->span, "a sweep sets fields of the scenario: `plan.X`, `model.X` or `cluster.X`");
     return NULL;
+  }
+  if (n == 1) { /* the declaration itself: `vary cluster in [eos, selene]` */
+    *owner = d->schema;
+    return schema_field(d->schema, root->name);
   }
   const Schema *sc = eval_root(root->name).schema;
   const FieldDef *fd = NULL;

@@ -110,4 +110,11 @@ SemaValue sema_field_value(Sema *s, Decl *d, int i);
  * returns a malloc'd path or NULL. */
 char *sema_resolve_import(const SemaOptions *opt, const char *from_dir, const char *path);
 
+/* A declaration extending base with one field set: to value, an expression written in the
+ * file of owner (a sweep's `vary` element), or to ref, a declaration.  Its fields are
+ * evaluated, and a scenario's or sweep's plan checked against its gpu, reporting to d (not
+ * the Sema's sink): a sweep's structural point (cluster.nodes, plan.dtype, the cluster).
+ * NULL if base has no such field. */
+Decl *sema_derive(Sema *s, Decl *base, const char *field, AstNode *value, Decl *ref, Decl *owner, Diag *d);
+
 #endif

@@ -77,20 +77,7 @@ void lower_err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
  * lowering reads as nodes, and any number of the model.  Others (dtype, placement, the
  * cluster) shape the graph itself. */
 static bool axis_supported(Lower *L, const LowerAxis *a) {
-  /* clang-format off */
-  static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "etp", "virtual_stages", "micro_batch",
-                                            "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
-                                            "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "recompute_layers",
-                                            "layer_partition", NULL};
-  /* clang-format on */
-  if (!strcmp(a->root, "plan")) {
-    for (int i = 0; plan_fields[i]; i++)
-      if (!strcmp(plan_fields[i], a->field)) return true;
-    return false;
-  }
-  double x;
-  return !strcmp(a->root, "model") &&
-         (sema_number(L->s, L->model, a->field, &x) || !sema_word(L->s, L->model, a->field));
+  return lower_axis_is_input(L->s, L->scenario, a->root, a->field);
 }
 
 /* A sweep's requires and objective, over the lowered outputs. */
@@ -437,4 +424,22 @@ int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out
   int rc = report_trace(out, &t.in);
   lower_trace_close(&t);
   return rc;
+}
+
+bool lower_axis_is_input(Sema *s, Decl *scenario, const char *root, const char *field) {
+  /* clang-format off */
+  static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "etp", "virtual_stages", "micro_batch",
+                                            "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
+                                            "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "recompute_layers",
+                                            "layer_partition", NULL};
+  /* clang-format on */
+  if (!strcmp(root, "plan")) {
+    for (int i = 0; plan_fields[i]; i++)
+      if (!strcmp(plan_fields[i], field)) return true;
+    return false;
+  }
+  Decl *model = sema_ref(s, scenario, "model");
+  double x;
+  return !strcmp(root, "model") && model &&
+         (sema_number(s, model, field, &x) || (!sema_word(s, model, field) && !sema_ref(s, model, field)));
 }

@@ -80,6 +80,12 @@ int lower_scenario(Sema *s, HwSet *hw, Decl *scenario, Diag *d, Lowered *out);
 /* The same with axes: a sweep's graph (inputs), or one of its points (constants). */
 int lower_with_axes(Sema *s, HwSet *hw, Decl *scenario, const LowerAxes *axes, Diag *d, Lowered *out);
 
+/* Whether a sweep's `vary root.field` can be a graph input: the plan's parallel sizes,
+ * batches, zero, bucket, flags and coded enumerations, and a number of the model.  Any other
+ * field (plan.dtype, placement, cluster.nodes, the cluster itself) changes the graph: a sweep
+ * lowers one graph per value of those (sweep_struct.c). */
+bool lower_axis_is_input(Sema *s, Decl *scenario, const char *root, const char *field);
+
 /* The number an axis value stands for: numbers as they are, true/false 1/0, and the words
  * of the enumerations a sweep can vary (schedule, recompute, layer_partition).  False if
  * `word` is not something plan.<field> can be varied over. */

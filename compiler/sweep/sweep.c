@@ -17,6 +17,7 @@
 #include "lower/lower.h"
 #include "report/report.h"
 #include "front/units.h"
+#include "sweep_part.h"
 
 enum { MAX_AXES = 64 };
 
@@ -32,9 +33,11 @@ struct Sweep {
   HwSet *hw;
   Diag *d;
   Decl *decl;
+  Decl *scenario; /* what is lowered: decl, or a structural point's (sweep_set.c) */
+  SweepSet *set;  /* with structural axes: the graphs it runs, and this is their union */
   Arena arena;
   Axis *ax;
-  int nax;
+  int nax, nlower; /* axes, and those lowering takes (nax is 1 more where the sweep has none) */
   LowerAxis *la;
   Lowered l;
   /* the loop nest: position k loops over axis order[k]; point = sum digit[k] * stride[k] */
@@ -61,6 +64,7 @@ struct Sweep {
   int keep;
   char hash[17]; /* what it evaluates (sweep_hash), in hexadecimal */
   Jit *jit;
+  bool shared_jit; /* another structure's graph, equal to this one's: its Jit */
   JitLevelFn *fns;
   /* the result of sweep_run */
   SweepRow *rows;
@@ -106,24 +110,21 @@ static bool read_axes(Sweep *sw) {
   Span at;
   sema_decl_at(sw->s, sw->decl, &f, &at);
   for (AstNode *c = sema_block_body(sw->decl).first; c; c = c->next)
-    if (c->kind == AST_VARY) sw->nax++;
+    if (c->kind == AST_VARY && !sweep_vary_structural(sw->s, sw->decl, c)) sw->nax++;
   if (sw->nax > MAX_AXES) {
     diag_error(sw->d, f, at, "sweep `%s` has %d axes; llmp sweeps at most %d", sema_decl_name(sw->decl), sw->nax,
                MAX_AXES);
     return false;
   }
-  sw->ax = arena_alloc(&sw->arena, (size_t)sw->nax * sizeof *sw->ax);
-  sw->la = arena_alloc(&sw->arena, (size_t)sw->nax * sizeof *sw->la);
+  sw->nlower = sw->nax;
+  sw->ax = arena_alloc(&sw->arena, (size_t)(sw->nax + 1) * sizeof *sw->ax);
+  sw->la = arena_alloc(&sw->arena, (size_t)(sw->nax + 1) * sizeof *sw->la);
   int i = 0;
   sw->points = 1;
   for (AstNode *c = sema_block_body(sw->decl).first; c; c = c->next) {
-    if (c->kind != AST_VARY) continue;
+    if (c->kind != AST_VARY || sweep_vary_structural(sw->s, sw->decl, c)) continue;
     AstNode *p = c->u.bin.lhs, *list = c->u.bin.rhs;
     Axis *a = &sw->ax[i];
-    if (p->kind != AST_MEMBER || p->u.bin.lhs->kind != AST_NAME) {
-      diag_error(sw->d, f, p->span, "a sweep varies `plan.X` or `model.X`");
-      return false;
-    }
     a->root = p->u.bin.lhs->name;
     a->field = p->name;
     a->n = list->u.list.count;
@@ -158,6 +159,11 @@ static bool read_axes(Sweep *sw) {
     sw->points *= (uint64_t)a->n;
     sw->la[i] = (LowerAxis){a->root, a->field, i, 0};
     i++;
+  }
+  if (!sw->nax) { /* a structure of a sweep that varies only what changes the graph: one loop of one point */
+    static const double zero = 0;
+    sw->ax[0] = (Axis){"", "", 1, (double *)&zero, NULL};
+    sw->nax = 1;
   }
   return true;
 }
@@ -512,12 +518,12 @@ static void sweep_hash(Sweep *sw) {
   snprintf(sw->hash, sizeof sw->hash, "%016" PRIx64, h);
 }
 
-Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *opt) {
-  Sweep *sw = xcalloc(1, sizeof *sw);
-  sw->s = s, sw->hw = hw, sw->d = d, sw->decl = decl;
-  arena_init(&sw->arena);
+/* The sweep's `keep` (default 20): false after reporting. */
+static bool read_keep(Sweep *sw) {
+  Sema *s = sw->s;
+  Decl *decl = sw->decl;
+  Diag *d = sw->d;
   sw->keep = 20;
-  if (!read_axes(sw)) goto fail;
   for (AstNode *c = sema_block_body(decl).first; c; c = c->next)
     if (c->kind == AST_KEEP) { /* sema checked one count to SEMA_KEEP_MAX; a sweep takes it as a literal */
       if (c->u.bin.rhs->kind != AST_NUM) {
@@ -525,37 +531,111 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
         Span at;
         sema_decl_at(s, decl, &f, &at);
         diag_error(d, f, c->u.bin.rhs->span, "`keep` takes a number, like `keep 20`");
-        goto fail;
+        return false;
       }
       sw->keep = (int)fmin(c->u.bin.rhs->u.num.value, SEMA_KEEP_MAX);
     }
-  LowerAxes axes = {sw->la, sw->nax, decl};
-  if (lower_with_axes(s, hw, decl, &axes, d, &sw->l) < 0) goto fail;
+  return true;
+}
+
+Sweep *sweep_part_new(Sema *s, HwSet *hw, Decl *decl, Decl *scenario, Diag *d) {
+  Sweep *sw = xcalloc(1, sizeof *sw);
+  sw->s = s, sw->hw = hw, sw->d = d, sw->decl = decl, sw->scenario = scenario;
+  arena_init(&sw->arena);
+  if (!read_axes(sw) || !read_keep(sw)) goto fail;
+  LowerAxes axes = {sw->la, sw->nlower, decl};
+  if (lower_with_axes(s, hw, scenario, &axes, d, &sw->l) < 0) goto fail;
   collect_reasons(sw);
   sweep_hash(sw); /* after lowering, which loads the tables */
   stage(sw);
-  if (opt->jit) {
-    char *msg = NULL;
-    sw->jit = jit_compile(&sw->l.g, sw->lv, 4 * sw->nax, opt->dump_ir ? JIT_IR_OPT : 0, &msg);
-    if (!sw->jit) {
-      diag_plain(d, sema_decl_path(s, decl), "the JIT could not compile sweep `%s`: %s", sema_decl_name(decl),
-                 msg ? msg : "unknown error");
-      free(msg);
-      goto fail;
-    }
-    if (opt->dump_ir) fputs(jit_ir(sw->jit, JIT_IR_OPT), opt->dump_ir);
-    sw->fns = xcalloc(4 * (size_t)sw->nax, sizeof *sw->fns);
-    for (int k = 0; k < 4 * sw->nax; k++) sw->fns[k] = jit_level(sw->jit, k);
-  }
   return sw;
 fail:
   sweep_free(sw);
   return NULL;
 }
 
+char *sweep_part_compile(Sweep *sw, FILE *dump_ir) {
+  char *msg = NULL;
+  sw->jit = jit_compile(&sw->l.g, sw->lv, 4 * sw->nax, dump_ir ? JIT_IR_OPT : 0, &msg);
+  if (!sw->jit) return msg ? msg : xstrdup("unknown error");
+  if (dump_ir) fputs(jit_ir(sw->jit, JIT_IR_OPT), dump_ir);
+  sw->fns = xcalloc(4 * (size_t)sw->nax, sizeof *sw->fns);
+  for (int k = 0; k < 4 * sw->nax; k++) sw->fns[k] = jit_level(sw->jit, k);
+  return NULL;
+}
+
+/* Whether two arrays of n nodes hold the same lists. */
+static bool same_ids(const GId *a, const GId *b, int n) { return !n || !memcmp(a, b, (size_t)n * sizeof *a); }
+
+/* The hardware the compiled code reads: the same figures (pointers to equal tables). */
+static bool same_hw(const Graph *a, const Graph *b) {
+  const RtCluster *x = a->cluster, *y = b->cluster;
+  const RtGpu *g = a->gpu, *h = b->gpu;
+  if (memcmp(g, h, sizeof *g)) return false;
+  RtCluster u = *x, v = *y;
+  if (memcmp(u.gpu, v.gpu, sizeof *u.gpu)) return false;
+  u.gpu = v.gpu = NULL;
+  return !memcmp(&u, &v, sizeof u);
+}
+
+bool sweep_part_same(const Sweep *a, const Sweep *b) {
+  const Graph *g = &a->l.g, *h = &b->l.g;
+  if (a->nax != b->nax || g->nn != h->nn || g->nargs != h->nargs || g->ninputs != h->ninputs || g->nout != h->nout ||
+      !same_ids(g->args, h->args, g->nargs) || !same_hw(g, h))
+    return false;
+  for (int i = 0; i < g->nn; i++) {
+    const GNode *x = &g->n[i], *y = &h->n[i];
+    if (x->op != y->op || x->kernel != y->kernel || x->nargs != y->nargs || x->a != y->a || x->b != y->b ||
+        x->c != y->c || x->arg0 != y->arg0 || memcmp(&x->k, &y->k, sizeof x->k))
+      return false;
+  }
+  for (int i = 0; i < g->nout; i++)
+    if (g->out[i].id != h->out[i].id || strcmp(g->out[i].name, h->out[i].name)) return false;
+  for (int k = 0; k < 4 * a->nax; k++) {
+    const GLevel *x = &a->lv[k], *y = &b->lv[k];
+    if (x->nguard != y->nguard || x->nchecks != y->nchecks || x->nbody != y->nbody ||
+        !same_ids(x->guard, y->guard, x->nguard) || !same_ids(x->checks, y->checks, x->nchecks) ||
+        !same_ids(x->body, y->body, x->nbody))
+      return false;
+  }
+  return true;
+}
+
+void sweep_part_share(Sweep *sw, const Sweep *from) {
+  sw->shared_jit = true;
+  sw->jit = from->jit;
+  sw->fns = xcalloc(4 * (size_t)sw->nax, sizeof *sw->fns);
+  memcpy(sw->fns, from->fns, 4 * (size_t)sw->nax * sizeof *sw->fns);
+}
+
+Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *opt) {
+  if (!sweep_lets_ok(s, decl, d)) return NULL;
+  if (sweep_set_wanted(s, decl)) {
+    Sweep *sw = xcalloc(1, sizeof *sw);
+    sw->s = s, sw->hw = hw, sw->d = d, sw->decl = sw->scenario = decl;
+    arena_init(&sw->arena);
+    if (!read_keep(sw) || !(sw->set = sweep_set_new(s, hw, decl, d, opt))) {
+      sweep_free(sw);
+      return NULL;
+    }
+    sweep_hash(sw); /* after every graph is lowered */
+    return sw;
+  }
+  Sweep *sw = sweep_part_new(s, hw, decl, decl, d);
+  char *msg = sw && opt->jit ? sweep_part_compile(sw, opt->dump_ir) : NULL;
+  if (msg) {
+    diag_plain(d, sema_decl_path(s, decl), "the JIT could not compile sweep `%s`: %s", sema_decl_name(decl), msg);
+    free(msg);
+    sweep_free(sw);
+    return NULL;
+  }
+  return sw;
+}
+
 void sweep_free(Sweep *sw) {
   if (!sw) return;
-  if (sw->jit) jit_free(sw->jit);
+  sweep_set_free(sw->set);
+  if (sw->jit && !sw->shared_jit) jit_free(sw->jit);
   free(sw->fns);
   for (int k = 0; sw->reason_of && k < sw->nax; k++) free(sw->reason_of[k]);
   free(sw->reason_of);
@@ -568,14 +648,38 @@ void sweep_free(Sweep *sw) {
   free(sw);
 }
 
-uint64_t sweep_points(const Sweep *sw) { return sw->points; }
+/* With structural axes, the figures of one graph are the first structure's. */
+#define FIRST(sw) ((sw)->set ? sweep_set_first((sw)->set) : (sw))
+uint64_t sweep_points(const Sweep *sw) { return sw->set ? sweep_set_points(sw->set) : sw->points; }
 const char *sweep_hash_text(const Sweep *sw) { return sw->hash; }
-int sweep_levels(const Sweep *sw) { return sw->nax; }
-uint64_t sweep_pruned(const Sweep *sw) { return sw->pruned; }
-double sweep_jit_seconds(const Sweep *sw) { return sw->jit ? jit_compile_seconds(sw->jit) : 0; }
-const Graph *sweep_graph(const Sweep *sw) { return &sw->l.g; }
+int sweep_levels(const Sweep *sw) { return FIRST(sw)->nax; }
+uint64_t sweep_pruned(const Sweep *sw) { return sw->set ? sweep_set_pruned(sw->set) : sw->pruned; }
+double sweep_jit_seconds(const Sweep *sw) {
+  return sw->set ? sweep_set_jit_seconds(sw->set) : sw->jit && !sw->shared_jit ? jit_compile_seconds(sw->jit) : 0;
+}
+uint64_t sweep_part_pruned(const Sweep *sw) { return sw->pruned; }
+Sweep *sweep_point_owner(Sweep *sw, uint64_t point, uint64_t *local) {
+  if (!sw->set) return *local = point, sw;
+  return sweep_set_part(sw->set, point, local);
+}
+
+int sweep_best(const Sweep *sw, const SweepRow **rows, const char **axes) {
+  return sw->set ? sweep_set_best(sw->set, rows, axes) : 0;
+}
+int sweep_structures(const Sweep *sw, int *compiled, double *lower_seconds) {
+  if (sw->set) return sweep_set_structures(sw->set, compiled, lower_seconds);
+  *compiled = 1, *lower_seconds = 0;
+  return 1;
+}
+const char *const *sweep_part_reasons(const Sweep *sw, int *n) { return *n = sw->nreasons, sw->reasons; }
+int sweep_part_ncheck(const Sweep *sw) { return sw->ncheck_reasons; }
+Decl *sweep_part_scenario(const Sweep *sw) { return sw->scenario; }
+bool sweep_part_shares(const Sweep *sw) { return sw->shared_jit; }
+void sweep_part_diag(Sweep *sw, Diag *d) { sw->d = d; }
+const Graph *sweep_graph(const Sweep *sw) { return &FIRST(sw)->l.g; }
 
 const char *sweep_loop(const Sweep *sw, int k, int *values, int *nodes, int *calls) {
+  sw = FIRST(sw);
   const GLevel *v = &sw->lv[k];
   *values = (int)sw->radix[k];
   *nodes = v->nguard + v->nbody;
@@ -720,10 +824,10 @@ static int point_report(Sweep *sw, uint64_t point, Report *r, double *objective,
   int idx[MAX_AXES];
   point_values(sw, point, idx);
   LowerAxis la[MAX_AXES];
-  for (int a = 0; a < sw->nax; a++) la[a] = (LowerAxis){sw->ax[a].root, sw->ax[a].field, -1, sw->ax[a].vals[idx[a]]};
-  LowerAxes axes = {la, sw->nax, sw->decl};
+  for (int a = 0; a < sw->nlower; a++) la[a] = (LowerAxis){sw->ax[a].root, sw->ax[a].field, -1, sw->ax[a].vals[idx[a]]};
+  LowerAxes axes = {la, sw->nlower, sw->decl};
   Lowered l;
-  if (lower_with_axes(sw->s, sw->hw, sw->decl, &axes, sw->d, &l) < 0) {
+  if (lower_with_axes(sw->s, sw->hw, sw->scenario, &axes, sw->d, &l) < 0) {
     lower_free(&l);
     return -1;
   }
@@ -754,12 +858,15 @@ static int point_report(Sweep *sw, uint64_t point, Report *r, double *objective,
 }
 
 void sweep_point_inputs(const Sweep *sw, uint64_t point, double *inputs) {
+  if (sw->set) sw = sweep_set_part(sw->set, point, &point);
+  if (!sw) return; /* a structure that could not be lowered has no inputs */
   int idx[MAX_AXES];
   point_values(sw, point, idx);
   for (int a = 0; a < sw->nax; a++) inputs[a] = sw->ax[a].vals[idx[a]];
 }
 
 double sweep_point_objective(Sweep *sw, uint64_t point, int *reason) {
+  if (sw->set) return sweep_set_point_objective(sw->set, point, reason);
   double obj = NAN;
   if (point_report(sw, point, NULL, &obj, reason) < 0) *reason = -2;
   return *reason == -1 ? obj : NAN;
@@ -772,13 +879,13 @@ static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
   point_values(sw, row->point, idx);
   SweepField *f = arena_alloc(&sw->arena, (size_t)(sw->nax + 16) * sizeof *f);
   int n = 0;
-  for (int a = 0; a < sw->nax; a++) {
+  for (int a = 0; a < sw->nlower; a++) {
     const Axis *ax = &sw->ax[a];
     const char *key = arena_printf(&sw->arena, "%s.%s", ax->root, ax->field);
     f[n++] = ax->words ? (SweepField){key, NAN, ax->words[idx[a]]} : num_field(key, ax->vals[idx[a]]);
   }
   bool has_dp = false;
-  for (int a = 0; a < sw->nax; a++) has_dp |= !strcmp(sw->ax[a].field, "dp") && !strcmp(sw->ax[a].root, "plan");
+  for (int a = 0; a < sw->nlower; a++) has_dp |= !strcmp(sw->ax[a].field, "dp") && !strcmp(sw->ax[a].root, "plan");
   if (!has_dp) f[n++] = num_field("plan.dp", r->dp);
   f[n++] = num_field("micro_batches", r->micro_batches);
   f[n++] = num_field("iteration_s", r->iteration);
@@ -808,9 +915,11 @@ static void run_workers(Worker *w, int T, bool bar, atomic_uint_fast64_t *done, 
   SweepProgress pr;
   if (bar && started) {
     sweep_progress_start(&pr, span);
+    long nap = 1000000; /* 1 ms, doubling to 20: a graph of a few points ends within a millisecond */
     while (atomic_load(done) < span) {
       sweep_progress_update(&pr, atomic_load(done));
-      nanosleep(&(struct timespec){0, 20000000}, NULL);
+      nanosleep(&(struct timespec){0, nap}, NULL);
+      if (nap < 20000000) nap = nap * 2 < 20000000 ? nap * 2 : 20000000;
     }
     sweep_progress_finish(&pr);
   }
@@ -840,6 +949,23 @@ static SweepTop *merge_workers(Sweep *sw, Worker *w, int T, uint64_t *kept) {
   return top;
 }
 
+int sweep_part_row(Sweep *sw, SweepRow *row) {
+  Report r;
+  double obj;
+  int reason;
+  if (point_report(sw, row->point, &r, &obj, &reason) < 0 || reason >= 0) {
+    diag_plain(sw->d, sema_decl_path(sw->s, sw->decl), "internal error: kept point %llu fails when evaluated alone",
+               (unsigned long long)row->point);
+    return -1;
+  }
+  if (memcmp(&obj, &row->objective, sizeof obj) != 0)
+    diag_plain(sw->d, sema_decl_path(sw->s, sw->decl),
+               "internal error: point %llu's objective evaluated alone (%.17g) differs from the sweep's (%.17g)",
+               (unsigned long long)row->point, obj, row->objective);
+  fill_row(sw, row, &r);
+  return 0;
+}
+
 /* The kept points, ranked, each with its report's figures (sw->rows): every point is lowered
  * again alone, and its objective must be the sweep's, bit for bit.  Returns 0, or -1 after
  * reporting a point that fails alone. */
@@ -848,31 +974,15 @@ static int report_rows(Sweep *sw, SweepTop *top) {
   sw->rows = xcalloc((size_t)n, sizeof *sw->rows);
   sw->nrows = sweep_top_rows(top, sw->rows);
   int rc = 0;
-  for (int i = 0; i < sw->nrows; i++) { /* rows point into top: copy what is kept */
-    Report r;
-    double obj;
-    int reason;
-    if (point_report(sw, sw->rows[i].point, &r, &obj, &reason) < 0 || reason >= 0) {
-      diag_plain(sw->d, sema_decl_path(sw->s, sw->decl), "internal error: kept point %llu fails when evaluated alone",
-                 (unsigned long long)sw->rows[i].point);
-      rc = -1;
-      continue;
-    }
-    if (memcmp(&obj, &sw->rows[i].objective, sizeof obj) != 0)
-      diag_plain(sw->d, sema_decl_path(sw->s, sw->decl),
-                 "internal error: point %llu's objective evaluated alone (%.17g) differs from the sweep's (%.17g)",
-                 (unsigned long long)sw->rows[i].point, obj, sw->rows[i].objective);
-    fill_row(sw, &sw->rows[i], &r);
-  }
+  for (int i = 0; i < sw->nrows; i++) /* rows point into top: fill_row copies what is kept */
+    rc |= sweep_part_row(sw, &sw->rows[i]);
   return rc;
 }
 
-int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows) {
-  free(sw->rows); /* a previous run's result */
+SweepTop *sweep_part_eval(Sweep *sw, const SweepOptions *opt, uint64_t begin, uint64_t end, uint64_t *kept,
+                          double *elapsed) {
   free(sw->drops);
-  sw->rows = NULL, sw->drops = NULL, sw->nrows = 0, sw->pruned = 0;
-  uint64_t begin = 0, end = sw->points;
-  if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
+  sw->drops = NULL, sw->pruned = 0;
   int T = opt->threads < 1 ? 1 : opt->threads;
   atomic_uint_fast64_t next = begin, done = 0;
   uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32); /* the most: 32 chunks a thread at least */
@@ -888,15 +998,36 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   }
   double t0 = now();
   run_workers(w, T, opt->progress && isatty(2), &done, span);
-  double elapsed = now() - t0;
-  uint64_t kept;
-  SweepTop *top = merge_workers(sw, w, T, &kept);
+  *elapsed = now() - t0;
+  return merge_workers(sw, w, T, kept);
+}
+
+const SweepDrop *sweep_part_drops(const Sweep *sw, int *n, bool *maximize, const char **objective) {
+  *n = sw->nreasons, *maximize = sw->l.maximize, *objective = sw->objective;
+  return sw->drops;
+}
+
+int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows) {
+  free(sw->rows); /* a previous run's result */
+  sw->rows = NULL, sw->nrows = 0;
+  if (sw->set) {
+    *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->hash, NULL, false, sw->keep, 0,
+                        opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1, 0, 0, 0, NULL, 0,
+                        0, NULL, NULL, NULL};
+    int rc = sweep_set_run(sw->set, opt, meta, &sw->rows, &sw->nrows);
+    *rows = sw->rows, *nrows = sw->nrows;
+    return rc;
+  }
+  uint64_t begin = 0, end = sw->points, kept;
+  if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
+  double elapsed;
+  SweepTop *top = sweep_part_eval(sw, opt, begin, end, &kept, &elapsed);
   int rc = report_rows(sw, top);
   sweep_top_free(top);
   /* clang-format off */
   *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->hash, sw->objective, sw->l.maximize,
                       sw->keep, sw->points, opt->shard_n > 1 ? opt->shard_k : 0, opt->shard_n > 1 ? opt->shard_n : 1,
-                      span, kept, nr, sw->drops, elapsed};
+                      end - begin, kept, sw->nreasons, sw->drops, elapsed, 0, NULL, NULL, NULL};
   /* clang-format on */
   *rows = sw->rows;
   *nrows = sw->nrows;

@@ -64,6 +64,21 @@ uint64_t sweep_chunk_next(uint64_t chunk, double seconds, uint64_t max);
  * the compilation and the calibration tables lowering loaded. */
 const char *sweep_hash_text(const Sweep *sw);
 
+/* With fields that change the graph among the axes (cluster.nodes, plan.dtype, placement,
+ * the cluster: sweep_part.h), the last run's best point of each of their values (each
+ * structure, in point order; those that kept a point), with the rows' fields and the days
+ * 10^12 tokens take at its rate; *axes names those fields ("cluster.nodes, plan.dtype").
+ * Without such fields, 0. */
+int sweep_best(const Sweep *sw, const SweepRow **rows, const char **axes);
+/* The graphs lowered (one per structure), *compiled of them distinct (JIT-compiled), and the
+ * seconds deriving and lowering them took; 1, 1 and 0 without structural axes. */
+int sweep_structures(const Sweep *sw, int *compiled, double *lower_seconds);
+
+/* The sweep of one graph that evaluates point (sw itself without structural axes, NULL where
+ * the point's structure could not be lowered), and the point in its numbering: what a caller
+ * that lowers a kept point alone (--explain, --emit) asks about it. */
+Sweep *sweep_point_owner(Sweep *sw, uint64_t point, uint64_t *local);
+
 /* Figures for benchmarks and tests. */
 uint64_t sweep_points(const Sweep *sw);
 int sweep_levels(const Sweep *sw);

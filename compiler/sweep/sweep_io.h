@@ -77,6 +77,13 @@ typedef struct SweepMeta {
   const SweepDrop *dropped;
   double elapsed; /* seconds of evaluation, NaN when unknown (a merge); only
                                    the table shows it, and no comparison uses it */
+  /* A sweep over fields that change the graph (sweep.h's sweep_best): the best point of each
+   * structure in this slice, by structure (best_of, ascending), and the fields that make a
+   * structure ("cluster.nodes, plan.dtype").  nbest 0 otherwise. */
+  int nbest;
+  const SweepRow *best;
+  const uint64_t *best_of;
+  const char *best_axes;
 } SweepMeta;
 
 /* The ranking: < 0 when a ranks before b, > 0 after, 0 only for the same point index. */
@@ -133,7 +140,10 @@ SweepFormat sweep_format_of_path(const char *path, SweepFormat dflt);
  *    "points":P,"shard":[K,N],"evaluated":E,"kept":K,"dropped":{"REASON":COUNT,...}}
  *   (version 1, written by older llmps, is the same without "hash": it is written so when
  *   m->hash is NULL, and CSV's `# llmp_sweep:` follows),
- *   then a line per row {"rank":R,"point":I,"objective":X,"KEY":VALUE,...} in field order.
+ *   then a line per row {"rank":R,"point":I,"objective":X,"KEY":VALUE,...} in field order,
+ *   then a line per m->best row {"best":S,"axes":A,"point":I,"objective":X,"KEY":VALUE,...}
+ *   (S its structure, A m->best_axes).  The table shows the best rows as a second table,
+ *   "best at each A:", numbered from 1 ("#"), under the first; CSV leaves them out.
  *   Numbers are the shortest text that reads back as the same double, NaN null, infinities
  *   1e999 and -1e999 (which JSON readers take as the largest double or infinity), so that a
  *   row read back compares bit for bit.  Strings and CSV fields follow emit.h (report/): a
@@ -148,6 +158,9 @@ typedef struct SweepDoc {
   SweepDrop *dropped; /* meta.dropped */
   SweepRow *rows;     /* malloc'd; fields and strings in the arena */
   int nrows;
+  SweepRow *best;    /* meta.best, malloc'd */
+  uint64_t *best_of; /* meta.best_of, malloc'd */
+  int nbest, capbest;
   int meta_line, row_line; /* the lines of the metadata and of the first row */
 } SweepDoc;
 
@@ -173,6 +186,8 @@ typedef struct SweepMerge {
   int ndocs;
   int *order;       /* the docs by shard */
   SweepDrop *drops; /* meta.dropped */
+  SweepRow *best;   /* meta.best: each structure's best of the shards' */
+  uint64_t *best_of;
 } SweepMerge;
 
 /* Reads the shards' JSON Lines files, checks they are shards 0 .. N-1 of one sweep, each once

@@ -19,6 +19,35 @@ void sweep_merge_free(SweepMerge *m) {
   free(m->order);
   free(m->drops);
   free(m->rows);
+  free(m->best);
+  free(m->best_of);
+}
+
+/* Each structure's best point: the best of the shards' (the shards cut a structure's points
+ * into slices, each with its own best). */
+static void merge_best(SweepMerge *m) {
+  int cap = 0, n = 0;
+  for (int i = 0; i < m->ndocs; i++) cap += m->docs[i].nbest;
+  m->best = xmalloc((size_t)(cap ? cap : 1) * sizeof *m->best);
+  m->best_of = xmalloc((size_t)(cap ? cap : 1) * sizeof *m->best_of);
+  m->meta.best_axes = NULL;
+  for (int i = 0; i < m->ndocs; i++) {
+    const SweepDoc *d = &m->docs[m->order[i]];
+    if (d->nbest && !m->meta.best_axes) m->meta.best_axes = d->meta.best_axes;
+    for (int b = 0; b < d->nbest; b++) {
+      int at = 0;
+      while (at < n && m->best_of[at] < d->best_of[b]) at++;
+      if (at < n && m->best_of[at] == d->best_of[b]) {
+        if (sweep_row_cmp(&d->best[b], &m->best[at], m->meta.maximize) < 0) m->best[at] = d->best[b];
+        continue;
+      }
+      memmove(&m->best[at + 1], &m->best[at], (size_t)(n - at) * sizeof *m->best);
+      memmove(&m->best_of[at + 1], &m->best_of[at], (size_t)(n - at) * sizeof *m->best_of);
+      m->best[at] = d->best[b], m->best_of[at] = d->best_of[b];
+      n++;
+    }
+  }
+  m->meta.nbest = n, m->meta.best = m->best, m->meta.best_of = m->best_of;
 }
 
 /* Doc i against doc 0: the same sweep, split the same way, with the same fields. */
@@ -157,6 +186,7 @@ static void merge_combine(SweepMerge *m) {
     for (int r = 0; r < m->docs[i].nrows; r++) m->rows[n++] = m->docs[i].rows[r];
   sweep_sort_rows(m->rows, n, m->meta.maximize);
   m->nrows = n < (size_t)m->meta.keep ? (int)n : m->meta.keep;
+  merge_best(m);
 }
 
 int sweep_merge_load(SweepMerge *m, const char *const *paths, int npaths, FILE *err) {

@@ -581,6 +581,46 @@ static int read_row(Reader *r) {
   return 0;
 }
 
+/* {"best":S,"axes":A,"point":I,"objective":X,...} after the rows: structure S's best point
+ * (sweep_io.h), by structure, each once. */
+static int read_best(Reader *r) {
+  SweepDoc *d = r->doc;
+  const JLine *j = &r->j;
+  char buf[64];
+  if ((uint64_t)d->nrows < r->expect) return rfail(r, "a `best` line before the last row");
+  if (j->ntop < 4 || strcmp(jkey(j, &j->top[1]), "axes") || strcmp(jkey(j, &j->top[2]), "point") ||
+      strcmp(jkey(j, &j->top[3]), "objective") || j->top[1].kind != JN_STR)
+    return rfail(r, "a `best` line is {\"best\":S,\"axes\":TEXT,\"point\":I,\"objective\":X,...}");
+  uint64_t at;
+  SweepRow row = {0, NAN, j->ntop - 4, NULL};
+  if (!jitem_u64(j, &j->top[0], &at) || (d->nbest && at <= d->best_of[d->nbest - 1]))
+    return rfail(r, "`best` is %s: best lines are written by structure, each once", jshow(j, &j->top[0], buf, sizeof buf));
+  if (!jitem_u64(j, &j->top[2], &row.point) || row.point < r->begin || row.point >= r->end)
+    return rfail(r, "`point` %s is not in [%" PRIu64 ", %" PRIu64 "), the points of shard %d/%d",
+                 jshow(j, &j->top[2], buf, sizeof buf), r->begin, r->end, d->meta.shard_k, d->meta.shard_n);
+  if (!jitem_num(j, &j->top[3], &row.objective)) return rfail(r, "`objective` is not a number or null");
+  d->meta.best_axes = intern_item(r, &j->top[1]);
+  row.fields = arena_alloc(&d->arena, (size_t)(row.nfields ? row.nfields : 1) * sizeof *row.fields);
+  for (int i = 4; i < j->ntop; i++) {
+    SweepField *f = &row.fields[i - 4];
+    const char *key = jkey(j, &j->top[i]);
+    *f = (SweepField){intern(&r->in, key, strlen(key)), NAN, NULL};
+    if (j->top[i].kind == JN_STR)
+      f->str = intern_item(r, &j->top[i]);
+    else if (!jitem_num(j, &j->top[i], &f->num))
+      return rfail(r, "`%.60s` is not a number, a string or null", key);
+  }
+  int cap = d->capbest;
+  XGROW(d->best, d->nbest + 1, d->capbest);
+  if (d->capbest != cap) d->best_of = xrealloc(d->best_of, (size_t)d->capbest * sizeof *d->best_of);
+  d->best_of[d->nbest] = at;
+  d->best[d->nbest++] = row;
+  return 0;
+}
+
+static bool best_line(const Reader *r) { return r->j.ntop > 0 && !strcmp(jkey(&r->j, &r->j.top[0]), "best"); }
+static bool best_begun(const Reader *r) { return r->doc->nbest > 0; }
+
 /* Reads one line (without its newline) into *buf, NUL-terminated: 1, 0 at the end of the
  * input, -1 for a line longer than LINE_LIMIT, -2 for one holding a NUL byte. */
 static int read_line(FILE *in, char **buf, size_t *cap, size_t *len) {
@@ -618,7 +658,7 @@ static int read_lines(Reader *r, FILE *in) {
     else if (got == -2) rc = rfail(r, "a NUL byte in the line");
     else if (blank(line)) continue;
     else if (jline_parse(&r->j, line, len)) rc = rfail(r, "%s", r->j.msg);
-    else rc = have_meta ? read_row(r) : read_meta(r);
+    else rc = !have_meta ? read_meta(r) : best_line(r) ? read_best(r) : best_begun(r) ? rfail(r, "a row after the `best` lines") : read_row(r);
     /* clang-format on */
     have_meta = true;
   }
@@ -647,6 +687,7 @@ int sweep_read(FILE *in, const char *name, SweepDoc *doc, FILE *err) {
   r.doc = doc;
   intern_init(&r.in, &doc->arena);
   int rc = read_lines(&r, in);
+  doc->meta.nbest = doc->nbest, doc->meta.best = doc->best, doc->meta.best_of = doc->best_of;
   strbuf_free(&r.j.sb);
   free(r.j.top);
   free(r.j.kids);
@@ -658,5 +699,7 @@ void sweep_doc_free(SweepDoc *doc) {
   if (!doc) return;
   arena_free(&doc->arena);
   free(doc->rows);
+  free(doc->best);
+  free(doc->best_of);
   memset(doc, 0, sizeof *doc);
 }

@@ -133,11 +133,11 @@ static void table_put(FILE *out, const char *text, size_t width, bool right, boo
     fprintf(out, "%s%*s", text, pad, "");
 }
 
-static void table_rows(FILE *out, const SweepRow *rows, int n) {
+static void table_rows(FILE *out, const SweepRow *rows, int n, const char *first) {
   int nf = rows[0].nfields;
   size_t *w = xmalloc((size_t)(nf + 1) * sizeof *w);
   table_widths(rows, n, nf, w);
-  table_put(out, "rank", w[0], true, nf == 0, true);
+  table_put(out, first, w[0], true, nf == 0, true);
   for (int j = 0; j < nf; j++)
     table_put(out, rows[0].fields[j].key ? rows[0].fields[j].key : "", w[j + 1], !rows[0].fields[j].str, j == nf - 1,
               false);
@@ -159,9 +159,13 @@ static void write_table(FILE *out, const SweepMeta *m, const SweepRow *rows, int
   table_header(out, m);
   fputc('\n', out);
   if (n > 0)
-    table_rows(out, rows, n);
+    table_rows(out, rows, n, "rank");
   else
     fputs(m->keep ? "no point met every require\n" : "keep 0: no rows\n", out);
+  if (m->nbest > 0) {
+    fprintf(out, "\nbest at each %s:\n", m->best_axes ? m->best_axes : "structure");
+    table_rows(out, m->best, m->nbest, "#");
+  }
 }
 
 /* --- CSV and JSON Lines ---------------------------------------------------------------------- */
@@ -205,6 +209,22 @@ static void write_csv(FILE *out, const SweepMeta *m, const SweepRow *rows, int n
   }
 }
 
+/* A row's members after its first ones. */
+static void jsonl_fields(FILE *out, const SweepRow *row) {
+  char buf[40];
+  for (int j = 0; j < row->nfields; j++) {
+    const SweepField *f = &row->fields[j];
+    fputc(',', out);
+    emit_json_string(out, f->key);
+    fputc(':', out);
+    if (f->str)
+      emit_json_string(out, f->str);
+    else
+      fputs(num_text(buf, sizeof buf, f->num, true), out);
+  }
+  fputs("}\n", out);
+}
+
 static void write_jsonl(FILE *out, const SweepMeta *m, const SweepRow *rows, int n) {
   fprintf(out, "{\"llmp_sweep\":%d,\"sweep\":", m->hash ? 2 : 1);
   emit_json_string(out, m->sweep);
@@ -229,17 +249,14 @@ static void write_jsonl(FILE *out, const SweepMeta *m, const SweepRow *rows, int
   for (int i = 0; i < n; i++) {
     fprintf(out, "{\"rank\":%d,\"point\":%" PRIu64 ",\"objective\":%s", i + 1, rows[i].point,
             num_text(buf, sizeof buf, rows[i].objective, true));
-    for (int j = 0; j < rows[i].nfields; j++) {
-      const SweepField *f = &rows[i].fields[j];
-      fputc(',', out);
-      emit_json_string(out, f->key);
-      fputc(':', out);
-      if (f->str)
-        emit_json_string(out, f->str);
-      else
-        fputs(num_text(buf, sizeof buf, f->num, true), out);
-    }
-    fputs("}\n", out);
+    jsonl_fields(out, &rows[i]);
+  }
+  for (int i = 0; i < m->nbest; i++) {
+    fprintf(out, "{\"best\":%" PRIu64 ",\"axes\":", m->best_of[i]);
+    emit_json_string(out, m->best_axes ? m->best_axes : "");
+    fprintf(out, ",\"point\":%" PRIu64 ",\"objective\":%s", m->best[i].point,
+            num_text(buf, sizeof buf, m->best[i].objective, true));
+    jsonl_fields(out, &m->best[i]);
   }
 }
 

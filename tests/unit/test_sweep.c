@@ -264,15 +264,60 @@ static void pruning_keeps_the_same_points(void **state) {
   }
 }
 
-/* A field that shapes the graph cannot be an axis: an error, no sweep. */
-static void unsupported_axis(void **state) {
+/* Fields that change the graph (cluster.nodes, plan.dtype): one graph per structure, the
+ * structures that cannot run (fp8 on an A100) dropped whole under sema's reason, equal graphs
+ * (two placements that lay the ranks out alike) compiled once; every point equal to itself
+ * lowered alone, and shards adding up to the whole, as for one graph. */
+static void structural_axes(void **state) {
   (void)state;
   Fixture f;
-  Decl *decl = open_sweep(&f, LLMP_SOURCE_DIR "/tests/sweep/bad_axis.llmp", "by_dtype");
-  SweepOptions o = {1, false, 0, 1, false, NULL, false};
-  int before = f.d.errors;
-  assert_null(sweep_new(f.s, f.hw, decl, &f.d, &o));
-  assert_true(f.d.errors > before);
+  Decl *decl = open_sweep(&f, SMALL, "tiny_scaling");
+  SweepOptions o = {2, true, 0, 1, false, NULL, false};
+  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
+  assert_non_null(sw);
+  int compiled;
+  double lowering;
+  assert_int_equal(sweep_structures(sw, &compiled, &lowering), 12);
+  assert_int_equal(compiled, 3);
+  Result r;
+  run_into(sw, 2, true, 0, 1, &r);
+  uint64_t P = sweep_points(sw), kept = 0, drops[64] = {0};
+  assert_int_equal(P, 72);
+  for (uint64_t p = 0; p < P; p++) {
+    int reason;
+    double obj = sweep_point_objective(sw, p, &reason);
+    assert_true(reason >= -1 && reason < r.ndrop);
+    if (reason >= 0) {
+      drops[reason]++;
+      continue;
+    }
+    kept++;
+    int j = 0;
+    while (j < r.nrows && r.point[j] != p) j++;
+    assert_true(j < r.nrows);
+    assert_memory_equal(&obj, &r.obj[j], sizeof obj);
+  }
+  assert_int_equal(kept, r.kept);
+  for (int i = 0; i < r.ndrop; i++) assert_int_equal(drops[i], r.drops[i]);
+  const SweepRow *best;
+  const char *axes;
+  assert_int_equal(sweep_best(sw, &best, &axes), 4); /* 3 nodes divide no split of the batch */
+  assert_string_equal(axes, "cluster.nodes, plan.dtype, plan.placement");
+  for (int n = 2; n <= 7; n += 5) {
+    uint64_t evaluated = 0, skept = 0, sdrops[64] = {0};
+    for (int k = 0; k < n; k++) {
+      Result s;
+      run_into(sw, 1, k % 2 == 0, k, n, &s);
+      evaluated += s.evaluated, skept += s.kept;
+      for (int i = 0; i < s.ndrop; i++) sdrops[i] += s.drops[i];
+      result_free(&s);
+    }
+    assert_int_equal(evaluated, P);
+    assert_int_equal(skept, r.kept);
+    for (int i = 0; i < r.ndrop; i++) assert_int_equal(sdrops[i], r.drops[i]);
+  }
+  result_free(&r);
+  sweep_free(sw);
   close_fixture(&f);
 }
 
@@ -397,7 +442,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(jit_interpreter_threads_agree),
       cmocka_unit_test(shards_add_up),
       cmocka_unit_test(pruning_keeps_the_same_points),
-      cmocka_unit_test(unsupported_axis),
+      cmocka_unit_test(structural_axes),
       cmocka_unit_test(chunks_take_a_fraction_of_a_second),
       cmocka_unit_test(hash_is_of_what_is_evaluated),
   };

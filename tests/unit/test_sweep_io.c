@@ -70,7 +70,9 @@ static void fixture_build(Fixture *fx, uint64_t points, int k, int n, int keep, 
                          points,    k,
                          n,         end - begin,
                          0,         NREASONS,
-                         fx->drops, NAN};
+                         fx->drops, NAN,
+                         0,         NULL,
+                         NULL,      NULL};
   size_t span = (size_t)(end - begin);
   fx->rows = calloc(span + 1, sizeof *fx->rows);
   fx->fields = calloc((span + 1) * NFIELDS, sizeof *fx->fields);
@@ -268,7 +270,7 @@ static SweepField small_fields[3][6] = {
 static const SweepRow small_rows[] = {
     {7, 1.5, 6, small_fields[0]}, {2, 1.5, 6, small_fields[1]}, {3, INFINITY, 6, small_fields[2]}};
 static const SweepMeta small_meta = {"search", "f.llmp", HASH, "iteration", false, 3,           10,
-                                     0,        1,        10,   4,           3,     small_drops, NAN};
+                                     0,        1,        10,   4,           3,     small_drops, NAN, 0, NULL, NULL, NULL};
 
 TEST(table_exact) {
   char *t = write_text(&small_meta, small_rows, 3, SWEEP_TABLE);
@@ -435,7 +437,7 @@ TEST(jsonl_round_trip_is_bit_exact) {
   }
   sweep_sort(rows, NODD, true);
   static SweepDrop drops[] = {{"a \"q\"", 3}, {"\xe2\x82\xac", 0}};
-  SweepMeta m = {"s\"w", "dir/f \\ .llmp", HASH, "tokens \"per\" s", true, NODD, 50, 0, 1, 50, 47, 2, drops, NAN};
+  SweepMeta m = {"s\"w", "dir/f \\ .llmp", HASH, "tokens \"per\" s", true, NODD, 50, 0, 1, 50, 47, 2, drops, NAN, 0, NULL, NULL, NULL};
   char *text = write_text(&m, rows, NODD, SWEEP_JSONL);
   SweepDoc doc;
   char *err;
@@ -465,13 +467,57 @@ TEST(jsonl_round_trip_is_bit_exact) {
   sweep_doc_free(&doc);
 }
 
+static char *replaced(const char *text, const char *from, const char *to);
+
+/* A sweep over fields that change the graph writes each structure's best point after the
+ * rows ("best" lines); they read back and are written again the same, the table shows them
+ * under the rows, and a best line among the rows, or out of structure order, is an error. */
+TEST(best_lines_round_trip) {
+  SweepField f[3][2] = {{{"cluster.nodes", 8, NULL}, {"plan.dtype", NAN, "fp8"}},
+                        {{"cluster.nodes", 16, NULL}, {"plan.dtype", NAN, "bf16"}},
+                        {{"cluster.nodes", 16, NULL}, {"plan.dtype", NAN, "fp8"}}};
+  SweepRow rows[1] = {{5, 1.25, 2, f[2]}}, best[2] = {{1, 2.5, 2, f[0]}, {5, 1.25, 2, f[2]}};
+  static const uint64_t of[2] = {0, 1};
+  static SweepDrop drops[] = {{"r", 2}};
+  SweepMeta m = {"s", "f.llmp", HASH, "iteration", false, 1, 8, 0, 1, 8, 6, 1, drops, NAN, 2, best, of, "cluster.nodes, plan.dtype"};
+  char *text = write_text(&m, rows, 1, SWEEP_JSONL);
+  assert_non_null(strstr(text, "\n{\"best\":1,\"axes\":\"cluster.nodes, plan.dtype\",\"point\":5,\"objective\":1.25,"));
+  SweepDoc doc;
+  char *err;
+  if (read_text(text, &doc, &err)) fail_msg("%s\n%s", err, text);
+  assert_int_equal(doc.meta.nbest, 2);
+  assert_string_equal(doc.meta.best_axes, "cluster.nodes, plan.dtype");
+  assert_rows_equal(doc.meta.best, best, 2);
+  char *again = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_JSONL);
+  assert_string_equal(again, text);
+  char *table = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_TABLE);
+  assert_non_null(strstr(table, "\nbest at each cluster.nodes, plan.dtype:\n   #  cluster.nodes  plan.dtype\n   1              8  fp8\n   2             16  fp8\n"));
+  free(table);
+  free(again);
+  free(err);
+  sweep_doc_free(&doc);
+  char *early = replaced(text, "{\"rank\":1,", "{\"best\":0,\"axes\":\"x\",\"point\":1,\"objective\":2,\"a\":1}\n{\"rank\":1,");
+  assert_int_not_equal(read_text(early, &doc, &err), 0);
+  assert_non_null(strstr(err, ":2: error: a `best` line before the last row"));
+  free(err);
+  sweep_doc_free(&doc);
+  char *twice = replaced(text, "{\"best\":1,", "{\"best\":0,");
+  assert_int_not_equal(read_text(twice, &doc, &err), 0);
+  assert_non_null(strstr(err, ":4: error: `best` is 0: best lines are written by structure, each once"));
+  free(err);
+  sweep_doc_free(&doc);
+  free(early);
+  free(twice);
+  free(text);
+}
+
 /* Bytes that are not UTF-8 are written U+FFFD (emit.h), so the output is valid JSON, and a
  * file read back is written again byte for byte: a merge writes what one machine wrote. */
 TEST(jsonl_invalid_utf8_becomes_u_fffd_and_round_trips) {
   SweepField f[1] = {{"w\xff", NAN, "bad \xc3( \xed\xa0\x80"}};
   SweepRow rows[1] = {{0, 1.5, 1, f}};
   static SweepDrop drops[] = {{"r \x80", 0}};
-  SweepMeta m = {"s\xfe", "f.llmp", HASH, "o", false, 1, 1, 0, 1, 1, 1, 1, drops, NAN};
+  SweepMeta m = {"s\xfe", "f.llmp", HASH, "o", false, 1, 1, 0, 1, 1, 1, 1, drops, NAN, 0, NULL, NULL, NULL};
   char *text = write_text(&m, rows, 1, SWEEP_JSONL);
 #define R "\xef\xbf\xbd"
   assert_non_null(strstr(text, "\"sweep\":\"s" R "\""));
@@ -1279,6 +1325,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(write_failure_returns_minus_one),
       cmocka_unit_test(jsonl_round_trip_is_bit_exact),
       cmocka_unit_test(jsonl_invalid_utf8_becomes_u_fffd_and_round_trips),
+      cmocka_unit_test(best_lines_round_trip),
       cmocka_unit_test(reader_accepts_escapes_and_blank_lines),
       cmocka_unit_test(merge_equals_unsharded),
       cmocka_unit_test(merged_table_leaves_out_elapsed),
