@@ -154,7 +154,7 @@ static void sweep_section(void **state) {
   }
   sweep_sort(rows, N, false);
   SweepDrop drops[2] = {{"memory.peak <= 80 GiB", 5}, {"never", 0}};
-  SweepMeta meta = {"s<1>", "f.llmp", NULL, "iteration", false, 4, 9, 0, 1, 9, 4, 2, drops, NAN};
+  SweepMeta meta = {"s<1>", "f.llmp", NULL, "iteration", false, 4, 9, 0, 1, 9, 4, 2, drops, NAN, 0, NULL, NULL, NULL};
   const char *axes[1] = {"plan.tp"};
   Mem m;
   Html *h = html_open(mem_open(&m), "t");
@@ -178,7 +178,7 @@ static void sweep_pareto_drops_dominated(void **state) {
                         {{"iteration_s", 2, NULL}, {"memory.peak", 2e9, NULL}, {"fits", NAN, "yes"}},
                         {{"iteration_s", 0.5, NULL}, {"memory.peak", 0.5e9, NULL}, {"fits", NAN, "no"}}};
   SweepRow rows[3] = {{2, 0.5, 3, f[2]}, {0, 1, 3, f[0]}, {1, 2, 3, f[1]}};
-  SweepMeta meta = {"s", "f", NULL, "iteration", false, 3, 3, 0, 1, 3, 3, 0, NULL, NAN};
+  SweepMeta meta = {"s", "f", NULL, "iteration", false, 3, 3, 0, 1, 3, 3, 0, NULL, NAN, 0, NULL, NULL, NULL};
   Mem m;
   Html *h = html_open(mem_open(&m), "t");
   html_sweep(h, &meta, rows, 3, NULL, 0);
