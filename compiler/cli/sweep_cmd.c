@@ -98,7 +98,7 @@ static int sweep_operand(void *ctx, const char *arg) {
  * the exit status. */
 static int sweep_parse(const CliCommand *c, int argc, char **argv, SweepCli *o) {
   long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-  o->opt = (SweepOptions){(int)(nproc > 0 ? nproc : 1), true, 0, 1, true, NULL, false};
+  o->opt = (SweepOptions){(int)(nproc > 0 ? nproc : 1), true, 0, 1, true, NULL, false, false, false};
   CliSpec spec = {c, CLI_INCLUDE | CLI_INCLUDE_JOINED | CLI_DIAG, sweep_options, NULL, sweep_option, sweep_operand, o};
   int rc = cli_parse(&spec, argc, argv, &o->a);
   if (rc >= 0) return rc;

@@ -25,7 +25,19 @@ typedef struct Axis {
   int n;
   double *vals;       /* the values, coded (lower_axis_code) */
   const char **words; /* their words for enumerations and flags, else NULL */
+  bool flags;         /* every value is true or false */
 } Axis;
+
+/* An axis without effect at a point (equiv_setup): where `cond` holds (always: cond < 0), a
+ * value other than the one of digit `canon` gives the plan of canon; dropped as `reason`. */
+typedef struct Equiv {
+  int axis, pos;    /* the axis, and its loop position */
+  int canon;        /* its canonical value's index */
+  int distinct;     /* a value that stays apart, or -1 */
+  const char *size; /* the output that is 1 where the axis has no effect: "plan.tp" */
+  GId cond;
+  int reason;
+} Equiv;
 
 struct Sweep {
   Sema *s;
@@ -51,6 +63,9 @@ struct Sweep {
   GId *req;
   int nreq;
   GId obj;
+  int fit_reason; /* the reason of a plan that does not fit (its require is req[nreq - 1]); -1 */
+  Equiv *eq;      /* axes without effect at some points */
+  int neq;
   /* pruning (see prune_setup): the objective with each pipeline simulation replaced by its
    * lower bound, and the signs it needs (conds[i] >= 0, or > 0 where strict[i]); -1: none */
   GId obj_bound;
@@ -132,14 +147,17 @@ static bool read_axes(Sweep *sw) {
     for (AstNode *x = list->u.list.first; x; x = x->next, k++) {
       if (x->kind == AST_NUM) {
         a->vals[k] = unit_value(x->u.num.value, x->u.num.unit, NULL);
+        a->flags = false;
         continue;
       }
       if (!a->words) a->words = arena_alloc(&sw->arena, (size_t)a->n * sizeof *a->words);
       if (x->kind == AST_BOOL) {
+        a->flags = k == 0 || a->flags;
         a->vals[k] = x->u.boolean;
         a->words[k] = x->u.boolean ? "true" : "false";
       } else if (x->kind == AST_NAME && lower_axis_code(a->field, x->name, &a->vals[k])) {
         a->words[k] = x->name;
+        a->flags = false;
       } else {
         diag_error(sw->d, f, x->span,
                    "`%s.%s` cannot be varied over `%s`: a sweep varies numbers, true/false, "
@@ -340,6 +358,8 @@ static unsigned char *stage_live(Sweep *sw) {
   unsigned char *live = xcalloc((size_t)g->nn, 1);
   for (int r = 0; r < sw->nreq; r++) live[sw->req[r]] = 1;
   for (int c = 0; c < sw->l.nchecks; c++) live[sw->l.checks[c].ok] = 1;
+  for (int q = 0; q < sw->neq; q++)
+    if (sw->eq[q].cond >= 0) live[sw->eq[q].cond] = 1;
   mark_operands(g, live, 1);
   if (!live[sw->obj]) live[sw->obj] = 2;
   mark_operands(g, live, 2);
@@ -497,6 +517,108 @@ static void collect_reasons(Sweep *sw) {
   }
 }
 
+/* --- plans that do not fit, and equivalent plans ----------------------------------------- */
+
+/* Appends a drop reason; returns its index. */
+static int add_reason(Sweep *sw, const char *text) {
+  const char **r = arena_alloc(&sw->arena, (size_t)(sw->nreasons + 1) * sizeof *r);
+  memcpy(r, sw->reasons, (size_t)sw->nreasons * sizeof *r);
+  r[sw->nreasons] = text;
+  sw->reasons = r;
+  return sw->nreasons++;
+}
+
+/* A plan that does not fit in its GPU's memory is dropped after the requires, under its own
+ * reason, as a last require: memory.peak <= the GPU's memory. */
+static void fit_setup(Sweep *sw) {
+  Graph *g = &sw->l.g;
+  GId peak = graph_find_output(g, "memory.peak");
+  if (peak < 0) return;
+  GId fit = g_bin(g, GN_LE, peak, g_const(g, sw->l.meta.capacity));
+  graph_output(g, "sweep.fits", fit);
+  GId *req = arena_alloc(&sw->arena, (size_t)(sw->nreq + 1) * sizeof *req);
+  memcpy(req, sw->req, (size_t)sw->nreq * sizeof *req);
+  req[sw->nreq++] = fit;
+  sw->req = req;
+  char cap[32];
+  sw->fit_reason = add_reason(sw, arena_printf(&sw->arena, "does not fit: memory.peak over the GPU's %s",
+                                               report_bytes(cap, sizeof cap, sw->l.meta.capacity)));
+}
+
+/* Axes without effect where a plan size is 1: at such a point every value but `canon` (and
+ * `distinct`, whose figures differ) gives canon's plan, the same figures at most a rounding
+ * apart (tests/sweep/equivalent.llmp checks each).  Virtual stages without the interleaved
+ * schedule need no rule: a check drops them. */
+static const struct {
+  const char *field, *size, *canon, *distinct;
+} inert[] = {
+    {"sequence_parallel", "plan.tp", "false", NULL},
+    {"overlap_tp", "plan.tp", "false", NULL},
+    {"overlap_pp", "plan.pp", "false", NULL},
+    {"overlap_dp", "plan.dp", "false", NULL},
+    {"virtual_stages", "plan.pp", "1", NULL},
+    {"schedule", "plan.pp", "1f1b", "gpipe"}, /* gpipe holds every micro-batch's activations */
+};
+
+/* The index of the value `word` in axis a, or -1. */
+static int axis_index(const Axis *a, const char *word) {
+  double code;
+  if (!strcmp(word, "true") || !strcmp(word, "false"))
+    code = !strcmp(word, "true");
+  else if (!lower_axis_code(a->field, word, &code))
+    code = strtod(word, NULL);
+  for (int k = 0; k < a->n; k++)
+    if (a->vals[k] == code) return k;
+  return -1;
+}
+
+/* Whether a rule on field f would be unsafe: a require or the objective names the field (the
+ * canonical plan might fail it where another passes), or, for the schedule, the stack runs
+ * some schedules only. */
+static bool equiv_unsafe(const Sweep *sw, const char *f) {
+  for (int r = sw->ncheck_reasons; r < sw->ncheck_reasons + sw->l.nrequires; r++)
+    if (strstr(sw->reasons[r], f)) return true;
+  if (sw->objective && strstr(sw->objective, f)) return true;
+  for (int c = 0; c < sw->ncheck_reasons && !strcmp(f, "schedule"); c++)
+    if (strstr(sw->reasons[c], "pipeline schedule")) return true;
+  return false;
+}
+
+/* The rules of inert[] that apply to this sweep's axes, their conditions as graph outputs. */
+static void equiv_setup(Sweep *sw) {
+  Graph *g = &sw->l.g;
+  int n = (int)(sizeof inert / sizeof inert[0]);
+  sw->eq = arena_alloc(&sw->arena, (size_t)n * sizeof *sw->eq);
+  for (int i = 0; i < n; i++)
+    for (int a = 0; a < sw->nax; a++) {
+      const Axis *ax = &sw->ax[a];
+      GId size = graph_find_output(g, inert[i].size);
+      int canon = axis_index(ax, inert[i].canon);
+      if (strcmp(ax->root, "plan") || strcmp(ax->field, inert[i].field) || canon < 0 || size < 0 ||
+          equiv_unsafe(sw, ax->field))
+        continue;
+      double k;
+      GId cond = g_bin(g, GN_EQ, size, g_const(g, 1));
+      if (g_is_const(g, cond, &k) && k == 0) continue;
+      if (g_is_const(g, cond, &k)) cond = -1;
+      else graph_output(g, arena_printf(&sw->arena, "sweep.equivalent.%d", sw->neq), cond);
+      int distinct = inert[i].distinct ? axis_index(ax, inert[i].distinct) : -1;
+      const char *why = arena_printf(&sw->arena, "equivalent to %s = %s (no effect at %s = 1)", ax->field,
+                                     inert[i].canon, inert[i].size + 5);
+      sw->eq[sw->neq++] = (Equiv){a, -1, canon, distinct, inert[i].size, cond, add_reason(sw, why)};
+    }
+}
+
+/* The reason an otherwise kept point is dropped as equivalent to another, or -1. */
+static int equivalent(const Sweep *sw, const double *vals, const int *digit) {
+  for (int q = 0; q < sw->neq; q++) {
+    const Equiv *e = &sw->eq[q];
+    int d = digit[e->pos];
+    if (d != e->canon && d != e->distinct && (e->cond < 0 || vals[e->cond] != 0)) return e->reason;
+  }
+  return -1;
+}
+
 /* The identity of what the sweep evaluates, which `llmp merge` compares between shards:
  * FNV-1a over llmp's version, the sweep's name, every file of the compilation (its length and
  * bytes, in load order) and the calibration tables its hardware loaded. */
@@ -532,8 +654,17 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
   LowerAxes axes = {sw->la, sw->nax, decl};
   if (lower_with_axes(s, hw, decl, &axes, d, &sw->l) < 0) goto fail;
   collect_reasons(sw);
+  sw->fit_reason = -1;
+  if (!opt->keep_unfit) fit_setup(sw);
+  if (!opt->keep_equivalent) equiv_setup(sw);
   sweep_hash(sw); /* after lowering, which loads the tables */
   stage(sw);
+  for (int q = 0; q < sw->neq; q++) /* axis -> loop position */
+    for (int k = 0; k < sw->nax; k++)
+      if (sw->order[k] == sw->eq[q].axis) {
+        sw->eq[q].pos = k;
+        break;
+      }
   if (opt->jit) {
     char *msg = NULL;
     sw->jit = jit_compile(&sw->l.g, sw->lv, 4 * sw->nax, opt->dump_ir ? JIT_IR_OPT : 0, &msg);
@@ -660,10 +791,12 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
       set_inputs(sw, digit, from, w->inputs);
       continue;
     }
-    int r = 0;
+    int r = 0, eq = -1;
     while (r < sw->nreq && w->vals[sw->req[r]] != 0) r++;
     if (r < sw->nreq) {
       w->dropped[sw->ncheck_reasons + r]++;
+    } else if (sw->neq && (eq = equivalent(sw, w->vals, digit)) >= 0) {
+      w->dropped[eq]++;
     } else {
       w->kept++;
       for (; lazy[0] < L; lazy[0]++) eval_level(w, L + lazy[0]);
@@ -742,6 +875,13 @@ static int point_report(Sweep *sw, uint64_t point, Report *r, double *objective,
       snprintf(name, sizeof name, "require.%d", q);
       if (vals[graph_find_output(&l.g, name)] == 0) *reason = sw->ncheck_reasons + q;
     }
+    GId peak = graph_find_output(&l.g, "memory.peak");
+    if (*reason < 0 && sw->fit_reason >= 0 && peak >= 0 && !(vals[peak] <= l.meta.capacity)) *reason = sw->fit_reason;
+    for (int q = 0; q < sw->neq && *reason < 0; q++) { /* as equivalent() */
+      const Equiv *e = &sw->eq[q];
+      GId size = graph_find_output(&l.g, e->size);
+      if (idx[e->axis] != e->canon && idx[e->axis] != e->distinct && size >= 0 && vals[size] == 1) *reason = e->reason;
+    }
     GId o = graph_find_output(&l.g, "objective");
     *objective = vals[o >= 0 ? o : graph_find_output(&l.g, "iteration")];
     if (r) lower_report(&l, vals, r);
@@ -765,7 +905,7 @@ double sweep_point_objective(Sweep *sw, uint64_t point, int *reason) {
   return *reason == -1 ? obj : NAN;
 }
 
-static SweepField num_field(const char *key, double x) { return (SweepField){key, x, NULL}; }
+static SweepField num_field(const char *key, double x) { return (SweepField){key, x, NULL, false}; }
 
 static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
   int idx[MAX_AXES];
@@ -775,7 +915,9 @@ static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
   for (int a = 0; a < sw->nax; a++) {
     const Axis *ax = &sw->ax[a];
     const char *key = arena_printf(&sw->arena, "%s.%s", ax->root, ax->field);
-    f[n++] = ax->words ? (SweepField){key, NAN, ax->words[idx[a]]} : num_field(key, ax->vals[idx[a]]);
+    f[n++] = ax->flags   ? (SweepField){key, ax->vals[idx[a]], NULL, true}
+             : ax->words ? (SweepField){key, NAN, ax->words[idx[a]], false}
+                         : num_field(key, ax->vals[idx[a]]);
   }
   bool has_dp = false;
   for (int a = 0; a < sw->nax; a++) has_dp |= !strcmp(sw->ax[a].field, "dp") && !strcmp(sw->ax[a].root, "plan");
@@ -788,7 +930,7 @@ static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
   f[n++] = num_field("bubble_s", r->part[RP_BUBBLE]);
   f[n++] = num_field("dp_comm_s", r->part[RP_DP_COMM]);
   f[n++] = num_field("memory.peak", r->peak);
-  f[n++] = (SweepField){"fits", NAN, r->fits ? "yes" : "no"};
+  f[n++] = (SweepField){"fits", r->fits, NULL, true};
   row->fields = f;
   row->nfields = n;
 }

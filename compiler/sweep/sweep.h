@@ -39,6 +39,8 @@ typedef struct SweepOptions {
   FILE *dump_ir;        /* print the JIT's module here (NULL: no) */
   bool no_prune;        /* simulate every point's pipeline, even where its lower bound
                                    shows it cannot be kept (benchmarks, tests) */
+  bool keep_unfit;      /* rank plans that do not fit in memory (default: dropped) */
+  bool keep_equivalent; /* rank plans equivalent to another (default: dropped) */
 } SweepOptions;
 
 /* Lowers and stages a sweep, and compiles it when opt->jit.  Returns NULL after reporting

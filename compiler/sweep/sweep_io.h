@@ -47,6 +47,7 @@ typedef struct SweepField {
   const char *key; /* "plan.tp", "iteration_s", "memory.peak", "mfu" */
   double num;      /* the value when str is NULL; NaN: none (null, empty) */
   const char *str; /* a text value ("full"), or NULL for a number */
+  bool flag;       /* num is a flag, 0 or 1: JSON's and CSV's false and true */
 } SweepField;
 
 typedef struct SweepRow {
@@ -124,16 +125,18 @@ SweepFormat sweep_format_of_path(const char *path, SweepFormat dflt);
  *   that start with "memory." or hold "bytes": GiB with one decimal ("19.2 GiB"); the key
  *   "mfu" (or ending ".mfu", "_mfu"): percent with one decimal ("41.2 %"); other numbers:
  *   integers as integers, others with 4 significant digits ("15.88", "0.5501"), whole from
- *   10000 on.  Numbers are right-aligned, text left-aligned.
+ *   10000 on; flags "true" or "false".  Numbers are right-aligned, text and flags left-aligned.
  * csv: `# key: value` comment lines of metadata (no elapsed time), a header line
  *   `rank,point,objective,KEY...` and a line per row; numbers the shortest text that reads
- *   back as the same double, empty for NaN, inf/-inf; RFC 4180 quoting where needed.
+ *   back as the same double, empty for NaN, inf/-inf; flags true or false; RFC 4180 quoting
+ *   where needed.
  * jsonl: a line of metadata,
  *   {"llmp_sweep":2,"sweep":S,"file":F,"hash":H,"objective":O,"sense":"minimize","keep":N,
  *    "points":P,"shard":[K,N],"evaluated":E,"kept":K,"dropped":{"REASON":COUNT,...}}
  *   (version 1, written by older llmps, is the same without "hash": it is written so when
  *   m->hash is NULL, and CSV's `# llmp_sweep:` follows),
  *   then a line per row {"rank":R,"point":I,"objective":X,"KEY":VALUE,...} in field order.
+ *   Flags are JSON's true and false.
  *   Numbers are the shortest text that reads back as the same double, NaN null, infinities
  *   1e999 and -1e999 (which JSON readers take as the largest double or infinity), so that a
  *   row read back compares bit for bit.  Strings and CSV fields follow emit.h (report/): a

@@ -68,6 +68,7 @@ static void one_decimal(char *buf, size_t n, double v, const char *unit) {
 static const char *table_cell(char *buf, size_t n, const SweepField *f) {
   const char *key = f->key ? f->key : "";
   if (f->str) return f->str;
+  if (f->flag) return f->num != 0 ? "true" : "false";
   double v = f->num;
   if (isnan(v)) return "-";
   /* clang-format off */
@@ -139,7 +140,7 @@ static void table_rows(FILE *out, const SweepRow *rows, int n) {
   table_widths(rows, n, nf, w);
   table_put(out, "rank", w[0], true, nf == 0, true);
   for (int j = 0; j < nf; j++)
-    table_put(out, rows[0].fields[j].key ? rows[0].fields[j].key : "", w[j + 1], !rows[0].fields[j].str, j == nf - 1,
+    table_put(out, rows[0].fields[j].key ? rows[0].fields[j].key : "", w[j + 1], !rows[0].fields[j].str && !rows[0].fields[j].flag, j == nf - 1,
               false);
   fputc('\n', out);
   char buf[64];
@@ -148,7 +149,7 @@ static void table_rows(FILE *out, const SweepRow *rows, int n) {
     table_put(out, buf, w[0], true, nf == 0, true);
     for (int j = 0; j < nf; j++) {
       const char *text = j < rows[i].nfields ? table_cell(buf, sizeof buf, &rows[i].fields[j]) : "-";
-      table_put(out, text, w[j + 1], !rows[0].fields[j].str, j == nf - 1, false);
+      table_put(out, text, w[j + 1], !rows[0].fields[j].str && !rows[0].fields[j].flag, j == nf - 1, false);
     }
     fputc('\n', out);
   }
@@ -198,6 +199,8 @@ static void write_csv(FILE *out, const SweepMeta *m, const SweepRow *rows, int n
       const SweepField *f = &rows[i].fields[j];
       if (f->str)
         emit_csv_field(out, f->str);
+      else if (f->flag)
+        fputs(f->num != 0 ? "true" : "false", out);
       else
         fputs(num_text(buf, sizeof buf, f->num, false), out);
     }
@@ -236,6 +239,8 @@ static void write_jsonl(FILE *out, const SweepMeta *m, const SweepRow *rows, int
       fputc(':', out);
       if (f->str)
         emit_json_string(out, f->str);
+      else if (f->flag)
+        fputs(f->num != 0 ? "true" : "false", out);
       else
         fputs(num_text(buf, sizeof buf, f->num, true), out);
     }
