@@ -677,7 +677,7 @@ TEST(merge_rejects_malformed_files) {
       {replaced(s[1], "\"mfu\":", "\"mfu\":1e,\"x\":"), "s1.jsonl:2: error: a malformed number"},
       {replaced(s[1], "\"mfu\":", "\"mfu\":nan,\"x\":"), "s1.jsonl:2: error: expected a string, a number, true, false or null"},
       {replaced(s[1], "\"mfu\":", "\"mfu\":tru,\"x\":"), "s1.jsonl:2: error: expected a string, a number, true, false or null"},
-      {replaced(s[1], "\"mfu\":", "\"mfu\":[1],\"x\":"), "s1.jsonl:2: error: `mfu` is not a number, a string or null"},
+      {replaced(s[1], "\"mfu\":", "\"mfu\":[1],\"x\":"), "s1.jsonl:2: error: `mfu` is not a number, a string, a flag or null"},
       {replaced(s[1], "\"dropped\":{", "\"dropped\":{\"a\":[1],"), "s1.jsonl:1: error: nested too deep"},
       {replaced(s[1], "\"keep\":5", "\"keep\":-5"), "s1.jsonl:1: error: `keep` is -5, not a whole number"},
       {replaced(s[1], "\"keep\":5", "\"keep\":5.0"), "s1.jsonl:1: error: `keep` is 5.0, not a whole number"},
