@@ -13,10 +13,12 @@
 
 #include "alloc.h"
 #include "hash.h"
+#include "strbuf.h"
 #include "jit/jit.h"
 #include "lower/lower.h"
 #include "report/report.h"
 #include "front/units.h"
+#include "sweep_io_internal.h"
 
 enum { MAX_AXES = 64 };
 
@@ -34,7 +36,7 @@ typedef struct Equiv {
   int axis, pos;    /* the axis, and its loop position */
   int canon;        /* its canonical value's index */
   int distinct;     /* a value that stays apart, or -1 */
-  const char *size; /* the output that is 1 where the axis has no effect: "plan.tp" */
+  const char *size, *size2; /* the outputs that are 1 where the axis has no effect: "plan.tp" */
   GId cond;
   int reason;
 } Equiv;
@@ -81,7 +83,8 @@ struct Sweep {
   SweepRow *rows;
   int nrows;
   SweepDrop *drops;
-  uint64_t pruned; /* points whose objective's bound skipped the rest */
+  uint64_t pruned;        /* points whose objective's bound skipped the rest */
+  double est_s, est_rate; /* the run's estimated time and measured rate (sweep_estimate) */
 };
 
 static double now(void) {
@@ -550,14 +553,15 @@ static void fit_setup(Sweep *sw) {
  * apart (tests/sweep/equivalent.llmp checks each).  Virtual stages without the interleaved
  * schedule need no rule: a check drops them. */
 static const struct {
-  const char *field, *size, *canon, *distinct;
+  const char *field, *size, *size2, *canon, *distinct; /* size2: NULL, or another that must be 1 */
 } inert[] = {
-    {"sequence_parallel", "plan.tp", "false", NULL},
-    {"overlap_tp", "plan.tp", "false", NULL},
-    {"overlap_pp", "plan.pp", "false", NULL},
-    {"overlap_dp", "plan.dp", "false", NULL},
-    {"virtual_stages", "plan.pp", "1", NULL},
-    {"schedule", "plan.pp", "1f1b", "gpipe"}, /* gpipe holds every micro-batch's activations */
+    {"sequence_parallel", "plan.tp", NULL, "false", NULL},
+    {"overlap_tp", "plan.tp", NULL, "false", NULL},
+    {"overlap_pp", "plan.pp", NULL, "false", NULL},
+    {"overlap_dp", "plan.dp", NULL, "false", NULL},
+    {"virtual_stages", "plan.pp", NULL, "1", NULL},
+    {"schedule", "plan.pp", NULL, "1f1b", "gpipe"}, /* gpipe holds every micro-batch's activations, */
+    {"schedule", "plan.pp", "plan.micro_batches", "1f1b", NULL}, /* unless there is one */
 };
 
 /* The index of the value `word` in axis a, or -1. */
@@ -573,15 +577,13 @@ static int axis_index(const Axis *a, const char *word) {
 }
 
 /* Whether a rule on field f would be unsafe: a require or the objective names the field (the
- * canonical plan might fail it where another passes), or, for the schedule, the stack runs
- * some schedules only. */
+ * canonical plan might fail it where another passes).  The checks are not: where a rule
+ * applies, each passes for the canonical value if for any (a stack's schedules bind at
+ * pp > 1 only). */
 static bool equiv_unsafe(const Sweep *sw, const char *f) {
   for (int r = sw->ncheck_reasons; r < sw->ncheck_reasons + sw->l.nrequires; r++)
     if (strstr(sw->reasons[r], f)) return true;
-  if (sw->objective && strstr(sw->objective, f)) return true;
-  for (int c = 0; c < sw->ncheck_reasons && !strcmp(f, "schedule"); c++)
-    if (strstr(sw->reasons[c], "pipeline schedule")) return true;
-  return false;
+  return sw->objective && strstr(sw->objective, f);
 }
 
 /* The rules of inert[] that apply to this sweep's axes, their conditions as graph outputs. */
@@ -592,20 +594,21 @@ static void equiv_setup(Sweep *sw) {
   for (int i = 0; i < n; i++)
     for (int a = 0; a < sw->nax; a++) {
       const Axis *ax = &sw->ax[a];
-      GId size = graph_find_output(g, inert[i].size);
+      GId size = graph_find_output(g, inert[i].size), size2 = inert[i].size2 ? graph_find_output(g, inert[i].size2) : -2;
       int canon = axis_index(ax, inert[i].canon);
-      if (strcmp(ax->root, "plan") || strcmp(ax->field, inert[i].field) || canon < 0 || size < 0 ||
+      if (strcmp(ax->root, "plan") || strcmp(ax->field, inert[i].field) || canon < 0 || size < 0 || size2 == -1 ||
           equiv_unsafe(sw, ax->field))
         continue;
       double k;
       GId cond = g_bin(g, GN_EQ, size, g_const(g, 1));
+      if (size2 >= 0) cond = g_bin(g, GN_AND, cond, g_bin(g, GN_EQ, size2, g_const(g, 1)));
       if (g_is_const(g, cond, &k) && k == 0) continue;
       if (g_is_const(g, cond, &k)) cond = -1;
       else graph_output(g, arena_printf(&sw->arena, "sweep.equivalent.%d", sw->neq), cond);
       int distinct = inert[i].distinct ? axis_index(ax, inert[i].distinct) : -1;
-      const char *why = arena_printf(&sw->arena, "equivalent to %s = %s (no effect at %s = 1)", ax->field,
-                                     inert[i].canon, inert[i].size + 5);
-      sw->eq[sw->neq++] = (Equiv){a, -1, canon, distinct, inert[i].size, cond, add_reason(sw, why)};
+      const char *why = arena_printf(&sw->arena, "equivalent to %s = %s (no effect at %s = 1%s)", ax->field,
+                                     inert[i].canon, inert[i].size + 5, size2 >= 0 ? " and 1 micro-batch" : "");
+      sw->eq[sw->neq++] = (Equiv){a, -1, canon, distinct, inert[i].size, inert[i].size2, cond, add_reason(sw, why)};
     }
 }
 
@@ -700,6 +703,15 @@ void sweep_free(Sweep *sw) {
 }
 
 uint64_t sweep_points(const Sweep *sw) { return sw->points; }
+Sema *sweep_sema(const Sweep *sw) { return sw->s; }
+Decl *sweep_decl(const Sweep *sw) { return sw->decl; }
+Diag *sweep_diag(const Sweep *sw) { return sw->d; }
+int sweep_axes(const Sweep *sw) { return sw->nax; }
+
+double sweep_estimate(const Sweep *sw, double *rate) {
+  *rate = sw->est_rate;
+  return sw->est_s;
+}
 const char *sweep_hash_text(const Sweep *sw) { return sw->hash; }
 int sweep_levels(const Sweep *sw) { return sw->nax; }
 uint64_t sweep_pruned(const Sweep *sw) { return sw->pruned; }
@@ -732,6 +744,8 @@ typedef struct Worker {
   uint64_t kept, pruned;
   atomic_uint_fast64_t *next, *done;
   uint64_t end, max_chunk;
+  atomic_bool *stop;    /* set: leave the loop now */
+  atomic_int *running; /* the workers still running */
 } Worker;
 
 static void set_inputs(const Sweep *sw, const int *digit, int from, double *inputs) {
@@ -768,8 +782,13 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
   for (int k = 0; k < L; k++) digit[k] = (int)((b / sw->stride[k]) % sw->radix[k]);
   set_inputs(sw, digit, 0, w->inputs);
   int from = 0;
-  uint64_t i = b;
+  uint64_t i = b, told = b; /* the points added to w->done */
   while (i < e) {
+    if (i - told >= 256) { /* the progress, within a chunk: a chunk may skip fast then crawl */
+      atomic_fetch_add_explicit(w->done, i - told, memory_order_relaxed);
+      told = i;
+      if (atomic_load_explicit(w->stop, memory_order_relaxed)) return;
+    }
     int failed = -1, code = 0;
     for (int part = 0; part < 3; part++)
       if (from < lazy[part]) lazy[part] = from;
@@ -819,6 +838,7 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
     from = k;
     if (i < e) set_inputs(sw, digit, from, w->inputs);
   }
+  atomic_fetch_add_explicit(w->done, e - told, memory_order_relaxed);
 }
 
 uint64_t sweep_chunk_next(uint64_t chunk, double seconds, uint64_t max) {
@@ -831,15 +851,15 @@ uint64_t sweep_chunk_next(uint64_t chunk, double seconds, uint64_t max) {
 static void *worker_main(void *arg) {
   Worker *w = arg;
   uint64_t chunk = 1;
-  for (;;) {
+  while (!atomic_load(w->stop)) {
     uint64_t b = atomic_fetch_add(w->next, chunk);
     if (b >= w->end) break;
     uint64_t e = chunk < w->end - b ? b + chunk : w->end;
     double t0 = now();
     run_range(w, b, e);
-    atomic_fetch_add(w->done, e - b);
     chunk = sweep_chunk_next(chunk, now() - t0, w->max_chunk);
   }
+  atomic_fetch_sub(w->running, 1);
   return NULL;
 }
 
@@ -879,8 +899,10 @@ static int point_report(Sweep *sw, uint64_t point, Report *r, double *objective,
     if (*reason < 0 && sw->fit_reason >= 0 && peak >= 0 && !(vals[peak] <= l.meta.capacity)) *reason = sw->fit_reason;
     for (int q = 0; q < sw->neq && *reason < 0; q++) { /* as equivalent() */
       const Equiv *e = &sw->eq[q];
-      GId size = graph_find_output(&l.g, e->size);
-      if (idx[e->axis] != e->canon && idx[e->axis] != e->distinct && size >= 0 && vals[size] == 1) *reason = e->reason;
+      GId size = graph_find_output(&l.g, e->size), size2 = e->size2 ? graph_find_output(&l.g, e->size2) : -1;
+      if (idx[e->axis] != e->canon && idx[e->axis] != e->distinct && size >= 0 && vals[size] == 1 &&
+          (!e->size2 || (size2 >= 0 && vals[size2] == 1)))
+        *reason = e->reason;
     }
     GId o = graph_find_output(&l.g, "objective");
     *objective = vals[o >= 0 ? o : graph_find_output(&l.g, "iteration")];
@@ -893,10 +915,28 @@ static int point_report(Sweep *sw, uint64_t point, Report *r, double *objective,
   return 0;
 }
 
+const char *sweep_axis_at(const Sweep *sw, int a, uint64_t point, const char **root, const char **field, char *buf,
+                          size_t n) {
+  int idx[MAX_AXES];
+  point_values(sw, point, idx);
+  const Axis *ax = &sw->ax[a];
+  *root = ax->root, *field = ax->field;
+  if (ax->words) return ax->words[idx[a]];
+  char num[40];
+  snprintf(buf, n, "%s", str_number(num, sizeof num, ax->vals[idx[a]]));
+  return buf;
+}
+
 void sweep_point_inputs(const Sweep *sw, uint64_t point, double *inputs) {
   int idx[MAX_AXES];
   point_values(sw, point, idx);
   for (int a = 0; a < sw->nax; a++) inputs[a] = sw->ax[a].vals[idx[a]];
+}
+
+int sweep_point_report(Sweep *sw, uint64_t point, Report *r) {
+  double obj;
+  int reason;
+  return point_report(sw, point, r, &obj, &reason);
 }
 
 double sweep_point_objective(Sweep *sw, uint64_t point, int *reason) {
@@ -935,29 +975,55 @@ static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
   row->nfields = n;
 }
 
+/* After half a second, the whole run's time at the rate so far: past opt->max_seconds the
+ * workers stop; past 10 s it is said on opt->notes.  Returns whether to go on. */
+static bool run_estimate(Sweep *sw, const SweepOptions *opt, uint64_t done, uint64_t span, double elapsed) {
+  sw->est_rate = (double)done / elapsed;
+  sw->est_s = (double)span / sw->est_rate;
+  char a[32], b[32], c[32];
+  if (opt->notes && sw->est_s > 10 && !(opt->max_seconds > 0 && sw->est_s > opt->max_seconds))
+    fprintf(opt->notes, "llmp sweep: %s points, about %s at %s points/s\n", sweep_grouped(a, span),
+            sweep_duration_text(b, sw->est_s), sweep_rate_text(c, sw->est_rate));
+  return !(opt->max_seconds > 0 && sw->est_s > opt->max_seconds);
+}
+
 /* Runs the workers: on threads, while this one draws the progress bar (on a terminal) of
- * the span points they share; on this thread alone when one worker and no bar will do. */
-static void run_workers(Worker *w, int T, bool bar, atomic_uint_fast64_t *done, uint64_t span) {
-  if (T == 1 && !bar) {
+ * the span points they share and estimates the time (run_estimate); on this thread alone
+ * when one worker and neither will do.  Returns -2 when the estimate stopped them, else 0. */
+static int run_workers(Sweep *sw, const SweepOptions *opt, Worker *w, int T, bool bar, atomic_uint_fast64_t *done,
+                       uint64_t span) {
+  if (T == 1 && !bar && !(opt->max_seconds > 0) && !opt->notes) {
     worker_main(&w[0]);
-    return;
+    return 0;
   }
   pthread_t *th = xcalloc((size_t)T, sizeof *th);
   int started = 0;
   for (; started < T; started++)
     if (pthread_create(&th[started], NULL, worker_main, &w[started])) break;
-  if (!started) worker_main(&w[0]); /* no thread could start: evaluate here */
+  atomic_fetch_sub(w[0].running, T - started); /* those that did not start */
+  if (!started) worker_main(&w[0]);               /* no thread could start: evaluate here */
   SweepProgress pr;
-  if (bar && started) {
-    sweep_progress_start(&pr, span);
-    while (atomic_load(done) < span) {
-      sweep_progress_update(&pr, atomic_load(done));
-      nanosleep(&(struct timespec){0, 20000000}, NULL);
+  sweep_progress_start_on(&pr, span, stderr, bar && isatty(2), NULL);
+  double t0 = now();
+  bool estimated = false;
+  int rc = 0;
+  while (atomic_load(w[0].running) > 0) {
+    uint64_t d = atomic_load(done);
+    double t = now() - t0;
+    if (!estimated && t >= 0.5 && d > 0) {
+      estimated = true;
+      if (!run_estimate(sw, opt, d, span, t)) {
+        atomic_store(w[0].stop, true);
+        rc = -2;
+      }
     }
-    sweep_progress_finish(&pr);
+    sweep_progress_update(&pr, d);
+    nanosleep(&(struct timespec){0, 20000000}, NULL);
   }
+  sweep_progress_finish(&pr);
   for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
   free(th);
+  return rc;
 }
 
 /* Merges the workers' kept points into one heap, their counts into sw->drops, *kept and
@@ -1017,6 +1083,9 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
   int T = opt->threads < 1 ? 1 : opt->threads;
   atomic_uint_fast64_t next = begin, done = 0;
+  atomic_bool stop = false;
+  atomic_int running = T;
+  sw->est_s = sw->est_rate = 0;
   uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32); /* the most: 32 chunks a thread at least */
   if (chunk < 1) chunk = 1;
   Worker *w = xcalloc((size_t)T, sizeof *w);
@@ -1025,15 +1094,15 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
     /* clang-format off */
     w[t] = (Worker){sw, sw->jit != NULL, !opt->no_prune, xcalloc((size_t)sw->l.g.nn, sizeof(double)),
                     xcalloc((size_t)sw->nax + 1, sizeof(double)), sweep_top_new(sw->keep, sw->l.maximize),
-                    xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk};
+                    xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk, &stop, &running};
     /* clang-format on */
   }
   double t0 = now();
-  run_workers(w, T, opt->progress && isatty(2), &done, span);
+  int stopped = run_workers(sw, opt, w, T, opt->progress && isatty(2), &done, span);
   double elapsed = now() - t0;
   uint64_t kept;
   SweepTop *top = merge_workers(sw, w, T, &kept);
-  int rc = report_rows(sw, top);
+  int rc = stopped ? stopped : report_rows(sw, top);
   sweep_top_free(top);
   /* clang-format off */
   *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->hash, sw->objective, sw->l.maximize,

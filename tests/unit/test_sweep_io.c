@@ -271,7 +271,7 @@ static const SweepMeta small_meta = {"search", "f.llmp", HASH, "iteration", fals
                                      0,        1,        10,   4,           3,     small_drops, NAN};
 
 TEST(table_exact) {
-  char *t = write_text(&small_meta, small_rows, 3, SWEEP_TABLE);
+  char *t = write_text(&small_meta, small_rows, 3, SWEEP_TABLE_WIDE);
   assert_string_equal(t, "sweep search (f.llmp): minimize iteration, keep 3\n"
                          "  10 points: 10 evaluated, 4 kept, 6 dropped\n"
                          "  dropped: 5 `memory.peak <= cluster.gpu.memory`, 1 `model.layers % plan.pp == 0`\n"
@@ -314,7 +314,7 @@ TEST(table_cells_by_key) {
   SweepRow r = {0, 1, 6, f};
   SweepMeta m = small_meta;
   m.ndropped = 0;
-  char *t = write_text(&m, &r, 1, SWEEP_TABLE);
+  char *t = write_text(&m, &r, 1, SWEEP_TABLE_WIDE);
   assert_contains(t, "rank  bytes_sent   x.mfu     big       tiny  neg   huge\n"
                      "   1     3.0 GiB  50.0 %  123457  1.235e-05   -3  1e+20\n");
   free(t);
@@ -364,18 +364,27 @@ TEST(formats_by_name_and_extension) {
   assert_int_equal(sweep_format_parse("csv", &f), 0);
   assert_int_equal(f, SWEEP_CSV);
   assert_int_equal(sweep_format_parse("json", &f), 0);
-  assert_int_equal(f, SWEEP_JSONL);
+  assert_int_equal(f, SWEEP_JSON);
   assert_int_equal(sweep_format_parse("jsonl", &f), 0);
+  assert_int_equal(f, SWEEP_JSONL);
+  assert_int_equal(sweep_format_parse("wide", &f), 0);
+  assert_int_equal(f, SWEEP_TABLE_WIDE);
   assert_int_equal(sweep_format_parse("table", &f), 0);
   assert_int_equal(f, SWEEP_TABLE);
   assert_int_equal(sweep_format_parse("xml", &f), -1);
   assert_int_equal(sweep_format_parse(NULL, &f), -1);
-  assert_int_equal(sweep_format_of_path("a/b.csv", SWEEP_TABLE), SWEEP_CSV);
-  assert_int_equal(sweep_format_of_path("shard-3.jsonl", SWEEP_TABLE), SWEEP_JSONL);
-  assert_int_equal(sweep_format_of_path("x.json", SWEEP_TABLE), SWEEP_JSONL);
-  assert_int_equal(sweep_format_of_path("x.txt", SWEEP_CSV), SWEEP_CSV);
-  assert_int_equal(sweep_format_of_path("dir.csv/x", SWEEP_TABLE), SWEEP_TABLE);
-  assert_int_equal(sweep_format_of_path(NULL, SWEEP_TABLE), SWEEP_TABLE);
+  static const struct {
+    const char *path;
+    int rc;
+    SweepFormat f;
+  } paths[] = {{"a/b.csv", 0, SWEEP_CSV},        {"shard-3.jsonl", 0, SWEEP_JSONL}, {"x.json", 0, SWEEP_JSON},
+               {"x.txt", 0, SWEEP_TABLE},        {"dir.csv/x", 0, SWEEP_CSV},       {".hidden", 0, SWEEP_CSV},
+               {"x.xlsx", -1, SWEEP_CSV},        {"x.JSON", -1, SWEEP_CSV},         {NULL, 0, SWEEP_CSV}};
+  for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+    f = SWEEP_CSV; /* left as it is without an extension */
+    assert_int_equal(sweep_format_of_path(paths[i].path, &f), paths[i].rc);
+    assert_int_equal(f, paths[i].f);
+  }
 }
 
 TEST(write_failure_returns_minus_one) {
@@ -534,7 +543,7 @@ static void check_merge(uint64_t points, int n, int keep, bool maximize) {
   }
   Fixture whole;
   fixture_build(&whole, points, 0, 1, keep, maximize, false);
-  for (SweepFormat fmt = SWEEP_TABLE; fmt <= SWEEP_JSONL; fmt++) {
+  for (SweepFormat fmt = SWEEP_TABLE; fmt <= SWEEP_TABLE_WIDE; fmt++) {
     char *want = write_text(&whole.meta, whole.rows, whole.nrows, fmt);
     Mem out, err;
     int rc = sweep_merge(paths, n, fmt, mem_open(&out), mem_open(&err));
@@ -897,7 +906,7 @@ TEST(merge_of_version_1_shards_warns) {
   Fixture whole;
   fixture_build(&whole, 100, 0, 1, 5, false, false);
   whole.meta.hash = NULL;
-  for (SweepFormat fmt = SWEEP_TABLE; fmt <= SWEEP_JSONL; fmt++) {
+  for (SweepFormat fmt = SWEEP_TABLE; fmt <= SWEEP_TABLE_WIDE; fmt++) {
     char *want = write_text(&whole.meta, whole.rows, whole.nrows, fmt), *out, *err;
     assert_int_equal(merge_texts(t, 4, fmt, &out, &err), 0);
     assert_string_equal(out, want);
@@ -1210,7 +1219,12 @@ TEST(progress_text) {
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 1234567, 2700000, 54.0),
                       "[#########...........]  45%  1,234,567/2,700,000 points  22.9 k/s  1m04s left");
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 10, 1000000, 2.0),
-                      "[....................]   0%  10/1,000,000 points  5/s  55h33m left");
+                      "[....................]   0%  10/1,000,000 points  5/s  2d07h left");
+  /* a slow start on a huge sweep: a rate below 1 a second, and an ETA in years */
+  assert_string_equal(sweep_progress_text(buf, sizeof buf, 3, 1000000000000000ull, 25.0),
+                      "[....................]   0%  3/1,000,000,000,000,000 points  0.12/s  2.64e+08 years left");
+  assert_string_equal(sweep_progress_text(buf, sizeof buf, 7200, 10000, 1.0),
+                      "[##############......]  72%  7,200/10,000 points  7.2 k/s  0s left");
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 0, 100, 2.0),
                       "[....................]   0%  0/100 points  0/s");
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 100, 100, 2.0),
