@@ -8,7 +8,7 @@
  *   scenario search_1 {
  *     model   = gpt3_175b
  *     cluster = selene { nodes = 128 }
- *     plan    = base_plan { tp = 8  pp = 8  dp = 16 }
+ *     plan    = base_plan { tp = 8; pp = 8; dp = 16 }
  *   }
  *
  * A `let`'s value is the one the point's report echoes; a let of a field the report does not
@@ -69,7 +69,7 @@ static int point_overrides(Sweep *sw, uint64_t point, const Report *r, const cha
   for (int a = 0; a < sweep_axes(sw); a++) {
     const char *root, *field, *v = sweep_axis_at(sw, a, point, &root, &field, buf, sizeof buf);
     if (strcmp(root, part)) continue;
-    strbuf_printf(b, "%s%s = %s", b->n ? "  " : "", field, v);
+    strbuf_printf(b, "%s%s = %s", b->n ? "; " : "", field, v);
   }
   for (AstNode *c = sema_block_body(sweep_decl(sw)).first; c; c = c->next) {
     AstNode *p = c->kind == AST_LET ? c->u.bin.lhs : NULL;
@@ -82,7 +82,7 @@ static int point_overrides(Sweep *sw, uint64_t point, const Report *r, const cha
                  part, p->name);
       return -1;
     }
-    strbuf_printf(b, "%s%s = %s", b->n ? "  " : "", p->name, buf);
+    strbuf_printf(b, "%s%s = %s", b->n ? "; " : "", p->name, buf);
   }
   return 0;
 }
@@ -105,7 +105,7 @@ static int emit_part(Sweep *sw, uint64_t point, const Report *r, const char *par
     if (!set.n) {
       put_text(out, f, v->span);
     } else {
-      strbuf_printf(out, "%s {", v->name);
+      strbuf_printf(out, "%s { ", v->name);
       for (AstNode *x = v->kind == AST_EXTEND ? v->u.list.first : NULL; x; x = x->next) {
         bool overridden = false; /* by a field the point sets */
         for (int a = 0; a < sweep_axes(sw) && x->kind == AST_FIELD; a++) {
@@ -118,10 +118,10 @@ static int emit_part(Sweep *sw, uint64_t point, const Report *r, const char *par
           overridden |= l->kind == AST_LET && l->u.bin.lhs->kind == AST_MEMBER && !strcmp(l->u.bin.lhs->name, x->name) &&
                         !strcmp(l->u.bin.lhs->u.bin.lhs->name, part);
         if (overridden) continue;
-        strbuf_put(out, "  ", 2);
         put_text(out, f, x->span);
+        strbuf_put(out, "; ", 2);
       }
-      strbuf_printf(out, "  %s }", set.p);
+      strbuf_printf(out, "%s }", set.p);
     }
     strbuf_put(out, "\n", 1);
   }
