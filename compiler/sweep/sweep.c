@@ -352,8 +352,9 @@ static unsigned char *prune_setup(Sweep *sw, unsigned char *live) {
   return live;
 }
 
-/* live = 1: what the checks and the requires need, 2: what only the objective needs (the
- * lazy part of its level: a point that fails a require never pays for it); nothing else is
+/* live = 1: what the checks and the requires need, 2: what only the objective and the
+ * equivalence rules need (the lazy part of its level: a point that fails a require never
+ * pays for it); nothing else is
  * evaluated (a kept point's report comes from lowering it again alone).  A pipeline whose
  * makespan with free sends is not needed simulates once. */
 static unsigned char *stage_live(Sweep *sw) {
@@ -361,10 +362,10 @@ static unsigned char *stage_live(Sweep *sw) {
   unsigned char *live = xcalloc((size_t)g->nn, 1);
   for (int r = 0; r < sw->nreq; r++) live[sw->req[r]] = 1;
   for (int c = 0; c < sw->l.nchecks; c++) live[sw->l.checks[c].ok] = 1;
-  for (int q = 0; q < sw->neq; q++)
-    if (sw->eq[q].cond >= 0) live[sw->eq[q].cond] = 1;
   mark_operands(g, live, 1);
   if (!live[sw->obj]) live[sw->obj] = 2;
+  for (int q = 0; q < sw->neq; q++)
+    if (sw->eq[q].cond >= 0 && !live[sw->eq[q].cond]) live[sw->eq[q].cond] = 2;
   mark_operands(g, live, 2);
   for (int i = 0; i < g->nn; i++)
     if (live[i] && g->n[i].op == GN_CALL && g->n[i].kernel == RTK_PIPELINE && !live[i + 1])
@@ -812,13 +813,16 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
     }
     int r = 0, eq = -1;
     while (r < sw->nreq && w->vals[sw->req[r]] != 0) r++;
+    if (r == sw->nreq) {
+      for (; lazy[0] < L; lazy[0]++) eval_level(w, L + lazy[0]);
+      if (sw->neq) eq = equivalent(sw, w->vals, digit);
+    }
     if (r < sw->nreq) {
       w->dropped[sw->ncheck_reasons + r]++;
-    } else if (sw->neq && (eq = equivalent(sw, w->vals, digit)) >= 0) {
+    } else if (eq >= 0) {
       w->dropped[eq]++;
     } else {
       w->kept++;
-      for (; lazy[0] < L; lazy[0]++) eval_level(w, L + lazy[0]);
       bool skip = false;
       if (bound) {
         for (; lazy[1] < L; lazy[1]++) eval_level(w, 2 * L + lazy[1]);
