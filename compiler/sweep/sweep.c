@@ -354,9 +354,8 @@ static unsigned char *prune_setup(Sweep *sw, unsigned char *live) {
 
 /* live = 1: what the checks and the requires need, 2: what only the objective and the
  * equivalence rules need (the lazy part of its level: a point that fails a require never
- * pays for it); nothing else is
- * evaluated (a kept point's report comes from lowering it again alone).  A pipeline whose
- * makespan with free sends is not needed simulates once. */
+ * pays for it); nothing else is evaluated (a kept point's report comes from lowering it
+ * again alone).  A pipeline whose makespan with free sends is not needed simulates once. */
 static unsigned char *stage_live(Sweep *sw) {
   Graph *g = &sw->l.g;
   unsigned char *live = xcalloc((size_t)g->nn, 1);
@@ -551,7 +550,7 @@ static void fit_setup(Sweep *sw) {
 
 /* Axes without effect where a plan size is 1: at such a point every value but `canon` (and
  * `distinct`, whose figures differ) gives canon's plan, the same figures at most a rounding
- * apart (tests/sweep/equivalent.llmp checks each).  Virtual stages without the interleaved
+ * apart (tests/sweep/roundtrip.py checks each).  Virtual stages without the interleaved
  * schedule need no rule: a check drops them. */
 static const struct {
   const char *field, *size, *size2, *canon, *distinct; /* size2: NULL, or another that must be 1 */
