@@ -46,6 +46,7 @@
 
 #include "alloc.h"
 #include "lower_private.h"
+#include "strbuf.h"
 
 /* --- errors ---------------------------------------------------------------------------- */
 
@@ -79,7 +80,7 @@ static bool axis_supported(Lower *L, const LowerAxis *a) {
   return lower_axis_is_input(L->s, L->scenario, a->root, a->field);
 }
 
-/* A sweep's requires and objective, over the lowered outputs. */
+/* A sweep's requires and objective, over the lowered outputs, and its plan's sizes. */
 static void lower_sweep_outputs(Lower *L) {
   Lowered *o = L->out;
   L->results = true;
@@ -102,6 +103,11 @@ static void lower_sweep_outputs(Lower *L) {
     }
   }
   L->results = false;
+  /* the plan's sizes as evaluated per point: what a sweep reads to find axes without effect */
+  graph_output(L->g, "plan.tp", L->tp);
+  graph_output(L->g, "plan.pp", L->pp);
+  graph_output(L->g, "plan.dp", L->dp);
+  graph_output(L->g, "plan.micro_batches", L->m);
 }
 
 /* Whether a stack's `gpu NAME { }` block is for the scenario's gpu: NAME is that gpu, or a gpu
@@ -132,7 +138,8 @@ static void stack_calibration(Lower *L, HwSet *hw) {
   Decl *fw = L->st.decl;
   r->framework = fw ? sema_decl_name(fw) : NULL;
   r->framework_version = fw ? sema_word(L->s, fw, "version") : NULL;
-  r->sustained_from = r->sustained_fp8_from = r->sustained_fp4_from = r->tables_from = NULL;
+  r->sustained_from = r->sustained_fp8_from = r->sustained_fp4_from = r->tables_from = r->launch_from = NULL;
+  r->launch_overhead = L->st.launch;
   if (!fw) return;
   RtGpu g = *L->rc->gpu;
   g.fused = L->st.fused;
@@ -140,6 +147,8 @@ static void stack_calibration(Lower *L, HwSet *hw) {
   if (stack_figure(L, "sustained_compute", &g.sustained_compute, &from)) r->sustained_from = from;
   if (stack_figure(L, "sustained_compute_fp8", &g.sustained_fp8, &from)) r->sustained_fp8_from = from;
   if (stack_figure(L, "sustained_compute_fp4", &g.sustained_fp4, &from)) r->sustained_fp4_from = from;
+  if (stack_figure(L, "launch_overhead", &L->st.launch, &from)) r->launch_from = from;
+  r->launch_overhead = L->st.launch;
   if (stack_figure(L, "sustained_attention", &g.attention_rate, &from))
     r->attention_rate = g.attention_rate, r->attention_from = from;
   for (Decl *f = fw; f && !r->tables_from; f = sema_parent(f))
@@ -170,6 +179,8 @@ static void report_names(Lower *L) {
   r->cluster = sema_decl_name(L->cluster);
   r->gpu = L->gpu->name;
   r->capacity = L->gpu->memory;
+  Decl *gpu = sema_ref(s, L->cluster, "gpu");
+  if (!gpu || !sema_number(s, gpu, "tdp", &r->tdp)) r->tdp = 0;
   r->sustained = rt_sustained(L->gpu, RT_BF16), r->sustained_fp8 = rt_sustained(L->gpu, RT_FP8);
   r->sustained_fp4 = rt_sustained(L->gpu, RT_NVFP4);
   double x;
@@ -192,9 +203,9 @@ static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool para
 #define F(x) dst->x = ADD(L, dst->x, MUL(L, k, src->x))
   F(fc), F(bc), F(wg), F(sel), F(act), F(act_sel), F(flops), F(sel_flops);
   for (int i = 0; i < CM_N; i++) F(comm_f[i]), F(comm_b[i]);
+  F(launches);
   if (params) F(params), F(tensors), F(eparams), F(etensors), F(wtotal), F(wactive);
 #undef F
-  dst->launches += times * src->launches;
 }
 
 int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
@@ -277,6 +288,19 @@ static double output(const Lowered *l, const double *vals, OutputId o) {
   return out_val(l, vals, lower_output_names[o]);
 }
 
+/* Adds "kernel (label)" to the report's uncalibrated calls unless it is there already; false
+ * when it does not fit (the caller counts those). */
+static bool uncalibrated_add(Report *r, size_t *len, const char *kernel, const char *label) {
+  char one[160];
+  snprintf(one, sizeof one, label && *label ? "%s (%s)" : "%s", kernel, label);
+  size_t n = strlen(one);
+  for (const char *p = r->uncalibrated; (p = strstr(p, one)); p += n)
+    if ((p == r->uncalibrated || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0')) return true;
+  if (*len + n + 2 >= sizeof r->uncalibrated) return false;
+  str_appendf(r->uncalibrated, sizeof r->uncalibrated, len, "%s%s", *len ? ", " : "", one);
+  return true;
+}
+
 void lower_report(const Lowered *l, const double *vals, Report *r) {
   *r = l->meta;
   r->iteration = output(l, vals, O_ITERATION);
@@ -294,13 +318,23 @@ void lower_report(const Lowered *l, const double *vals, Report *r) {
   r->peak_stage = ps >= 0 && ps <= INT_MAX ? (int)ps : 0;
   r->fits = r->peak <= r->capacity;
   if (r->has_measured_iteration) r->error_pct = 100 * (r->iteration - r->measured_iteration) / r->measured_iteration;
+  r->tokens_per_iteration = output(l, vals, O_TOKENS_ITER);
+  r->params_first_stage = output(l, vals, O_PARAMS_FIRST);
+  r->params_last_stage = output(l, vals, O_PARAMS_LAST);
+  r->params_per_gpu = output(l, vals, O_PARAMS_GPU);
   r->calls = r->calibrated_calls = 0;
+  size_t len = 0;
+  int left_out = 0;
+  r->uncalibrated[0] = '\0';
   for (int i = 0; i < l->g.nn; i++) {
     const GNode *x = &l->g.n[i];
     if (x->op != GN_CALL || rt_kernels[x->kernel].target == 'N') continue;
     r->calls++;
-    r->calibrated_calls += ((unsigned)vals[i + 2] & RT_CALIBRATED) != 0;
+    bool calibrated = ((unsigned)vals[i + 2] & RT_CALIBRATED) != 0;
+    r->calibrated_calls += calibrated;
+    if (!calibrated) left_out += !uncalibrated_add(r, &len, rt_kernels[x->kernel].name, x->label);
   }
+  r->uncalibrated_more = left_out;
 }
 
 int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out) {
