@@ -395,7 +395,8 @@ bool lower_axis_is_input(Sema *s, Decl *scenario, const char *root, const char *
   /* clang-format off */
   static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "etp", "virtual_stages", "micro_batch",
                                             "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
-                                            "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "layer_partition", NULL};
+                                            "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "recompute_layers",
+                                            "layer_partition", NULL};
   /* clang-format on */
   if (!strcmp(root, "plan")) {
     for (int i = 0; plan_fields[i]; i++)
