@@ -15,6 +15,8 @@
 #include "front/parse.h"
 #include "front/sema.h"
 #include "options.h"
+#include "strbuf.h"
+#include "sweep/sweep_io.h"
 
 const char cli_usage_check[] =
     "usage: llmp check [OPTIONS] FILE...\n"
@@ -100,6 +102,31 @@ static int check_main(const CliSpec *spec, int argc, char **argv, int (*run)(con
   return rc;
 }
 
+/* Each sweep's size, the product of its axes: "  sweep search: 34,560 points (5 x 6 x 4 x 3 x 4 x 2)". */
+static void print_sweep_sizes(Sema *s) {
+  int n = sema_root_decls(s, DK_SWEEP, NULL, 0);
+  Decl **all = xcalloc((size_t)(n ? n : 1), sizeof *all);
+  sema_root_decls(s, DK_SWEEP, all, n);
+  for (int i = 0; i < n; i++) {
+    double points = 1;
+    StrBuf axes = {0};
+    for (AstNode *c = sema_block_body(all[i]).first; c; c = c->next)
+      if (c->kind == AST_VARY && c->u.bin.rhs->kind == AST_LIST) {
+        points *= c->u.bin.rhs->u.list.count;
+        strbuf_printf(&axes, "%s%u", axes.n ? " x " : "", c->u.bin.rhs->u.list.count);
+      }
+    char text[32];
+    if (points < 1e19)
+      sweep_grouped(text, (uint64_t)points);
+    else
+      snprintf(text, sizeof text, "%.3g", points);
+    printf("  sweep %s: %s point%s%s%s%s\n", sema_decl_name(all[i]), text, points == 1 ? "" : "s", axes.n ? " (" : "",
+           axes.n ? axes.p : "", axes.n ? ")" : "");
+    strbuf_free(&axes);
+  }
+  free(all);
+}
+
 static int check_files(const CheckOptions *o) {
   Diag d;
   cli_diag_init(&d, &o->a);
@@ -117,6 +144,7 @@ static int check_files(const CheckOptions *o) {
     if (!errors && !o->quiet && !o->dump_ast && !o->dump_sema)
       printf("%s: ok (%d declaration%s in %d file%s)\n", o->a.args[i], sema_ndecls(s), sema_ndecls(s) == 1 ? "" : "s",
              sema_nfiles(s), sema_nfiles(s) == 1 ? "" : "s");
+    if (!errors && !o->quiet && !o->dump_ast && !o->dump_sema) print_sweep_sizes(s);
     sema_free(s);
   }
   if (failed && d.format == DIAG_HUMAN)

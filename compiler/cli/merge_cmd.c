@@ -66,9 +66,12 @@ int cli_merge(int argc, char **argv, const CliCommand *c) {
   CliSpec spec = {c, CLI_DASHDASH, merge_options, NULL, merge_option, NULL, &o};
   int rc = cli_parse(&spec, argc, argv, &o.a);
   if (rc < 0 && !o.a.nargs) rc = cli_usage_error(c->name, "%s", "no input files");
-  SweepFormat fmt = o.out ? sweep_format_of_path(o.out, SWEEP_TABLE) : SWEEP_TABLE;
+  SweepFormat fmt = SWEEP_TABLE;
   if (rc < 0 && o.format && sweep_format_parse(o.format, &fmt) < 0)
-    rc = cli_usage_error(c->name, "unknown format `%s` (table, csv or json)", o.format);
+    rc = cli_usage_error(c->name, "unknown format `%s` (table, wide, csv, json or jsonl)", o.format);
+  if (rc < 0 && !o.format && o.out && sweep_format_of_path(o.out, &fmt) < 0)
+    rc = cli_usage_error(c->name, "--out `%s`: unknown extension (.txt, .csv, .json or .jsonl), or name one with --format",
+                         o.out);
   if (rc < 0) {
     SweepMerge m;
     rc = sweep_merge_load(&m, o.a.args, o.a.nargs, stderr) ? 1 : merge_write(&m, fmt, o.out);

@@ -80,7 +80,7 @@ static bool axis_supported(Lower *L, const LowerAxis *a) {
   return lower_axis_is_input(L->s, L->scenario, a->root, a->field);
 }
 
-/* A sweep's requires and objective, over the lowered outputs. */
+/* A sweep's requires and objective, over the lowered outputs, and its plan's sizes. */
 static void lower_sweep_outputs(Lower *L) {
   Lowered *o = L->out;
   L->results = true;
@@ -103,6 +103,11 @@ static void lower_sweep_outputs(Lower *L) {
     }
   }
   L->results = false;
+  /* the plan's sizes as evaluated per point: what a sweep reads to find axes without effect */
+  graph_output(L->g, "plan.tp", L->tp);
+  graph_output(L->g, "plan.pp", L->pp);
+  graph_output(L->g, "plan.dp", L->dp);
+  graph_output(L->g, "plan.micro_batches", L->m);
 }
 
 /* Whether a stack's `gpu NAME { }` block is for the scenario's gpu: NAME is that gpu, or a gpu

@@ -13,10 +13,12 @@
 
 #include "alloc.h"
 #include "hash.h"
+#include "strbuf.h"
 #include "jit/jit.h"
 #include "lower/lower.h"
 #include "report/report.h"
 #include "front/units.h"
+#include "sweep_io_internal.h"
 #include "sweep_part.h"
 
 enum { MAX_AXES = 64 };
@@ -26,7 +28,19 @@ typedef struct Axis {
   int n;
   double *vals;       /* the values, coded (lower_axis_code) */
   const char **words; /* their words for enumerations and flags, else NULL */
+  bool flags;         /* every value is true or false */
 } Axis;
+
+/* An axis without effect at a point (equiv_setup): where `cond` holds (always: cond < 0), a
+ * value other than the one of digit `canon` gives the plan of canon; dropped as `reason`. */
+typedef struct Equiv {
+  int axis, pos;    /* the axis, and its loop position */
+  int canon;        /* its canonical value's index */
+  int distinct;     /* a value that stays apart, or -1 */
+  const char *size, *size2; /* the outputs that are 1 where the axis has no effect: "plan.tp" */
+  GId cond;
+  int reason;
+} Equiv;
 
 struct Sweep {
   Sema *s;
@@ -54,6 +68,9 @@ struct Sweep {
   GId *req;
   int nreq;
   GId obj;
+  int fit_reason; /* the reason of a plan that does not fit (its require is req[nreq - 1]); -1 */
+  Equiv *eq;      /* axes without effect at some points */
+  int neq;
   /* pruning (see prune_setup): the objective with each pipeline simulation replaced by its
    * lower bound, and the signs it needs (conds[i] >= 0, or > 0 where strict[i]); -1: none */
   GId obj_bound;
@@ -70,7 +87,9 @@ struct Sweep {
   SweepRow *rows;
   int nrows;
   SweepDrop *drops;
-  uint64_t pruned; /* points whose objective's bound skipped the rest */
+  uint64_t pruned;        /* points whose objective's bound skipped the rest */
+  double est_s, est_rate; /* the run's estimated time and measured rate (sweep_estimate) */
+  uint64_t est_span;       /* the points that estimate is of: this graph's and the structures' after it */
 };
 
 static double now(void) {
@@ -133,14 +152,17 @@ static bool read_axes(Sweep *sw) {
     for (AstNode *x = list->u.list.first; x; x = x->next, k++) {
       if (x->kind == AST_NUM) {
         a->vals[k] = unit_value(x->u.num.value, x->u.num.unit, NULL);
+        a->flags = false;
         continue;
       }
       if (!a->words) a->words = arena_alloc(&sw->arena, (size_t)a->n * sizeof *a->words);
       if (x->kind == AST_BOOL) {
+        a->flags = k == 0 || a->flags;
         a->vals[k] = x->u.boolean;
         a->words[k] = x->u.boolean ? "true" : "false";
       } else if (x->kind == AST_NAME && lower_axis_code(a->field, x->name, &a->vals[k])) {
         a->words[k] = x->name;
+        a->flags = false;
       } else {
         diag_error(sw->d, f, x->span,
                    "`%s.%s` cannot be varied over `%s`: a sweep varies numbers, true/false, "
@@ -162,7 +184,7 @@ static bool read_axes(Sweep *sw) {
   }
   if (!sw->nax) { /* a structure of a sweep that varies only what changes the graph: one loop of one point */
     static const double zero = 0;
-    sw->ax[0] = (Axis){"", "", 1, (double *)&zero, NULL};
+    sw->ax[0] = (Axis){"", "", 1, (double *)&zero, NULL, false};
     sw->nax = 1;
   }
   return true;
@@ -337,10 +359,10 @@ static unsigned char *prune_setup(Sweep *sw, unsigned char *live) {
   return live;
 }
 
-/* live = 1: what the checks and the requires need, 2: what only the objective needs (the
- * lazy part of its level: a point that fails a require never pays for it); nothing else is
- * evaluated (a kept point's report comes from lowering it again alone).  A pipeline whose
- * makespan with free sends is not needed simulates once. */
+/* live = 1: what the checks and the requires need, 2: what only the objective and the
+ * equivalence rules need (the lazy part of its level: a point that fails a require never
+ * pays for it); nothing else is evaluated (a kept point's report comes from lowering it
+ * again alone).  A pipeline whose makespan with free sends is not needed simulates once. */
 static unsigned char *stage_live(Sweep *sw) {
   Graph *g = &sw->l.g;
   unsigned char *live = xcalloc((size_t)g->nn, 1);
@@ -348,6 +370,8 @@ static unsigned char *stage_live(Sweep *sw) {
   for (int c = 0; c < sw->l.nchecks; c++) live[sw->l.checks[c].ok] = 1;
   mark_operands(g, live, 1);
   if (!live[sw->obj]) live[sw->obj] = 2;
+  for (int q = 0; q < sw->neq; q++)
+    if (sw->eq[q].cond >= 0 && !live[sw->eq[q].cond]) live[sw->eq[q].cond] = 2;
   mark_operands(g, live, 2);
   for (int i = 0; i < g->nn; i++)
     if (live[i] && g->n[i].op == GN_CALL && g->n[i].kernel == RTK_PIPELINE && !live[i + 1])
@@ -503,6 +527,108 @@ static void collect_reasons(Sweep *sw) {
   }
 }
 
+/* --- plans that do not fit, and equivalent plans ----------------------------------------- */
+
+/* Appends a drop reason; returns its index. */
+static int add_reason(Sweep *sw, const char *text) {
+  const char **r = arena_alloc(&sw->arena, (size_t)(sw->nreasons + 1) * sizeof *r);
+  memcpy(r, sw->reasons, (size_t)sw->nreasons * sizeof *r);
+  r[sw->nreasons] = text;
+  sw->reasons = r;
+  return sw->nreasons++;
+}
+
+/* A plan that does not fit in its GPU's memory is dropped after the requires, under its own
+ * reason, as a last require: memory.peak <= the GPU's memory. */
+static void fit_setup(Sweep *sw) {
+  Graph *g = &sw->l.g;
+  GId peak = graph_find_output(g, "memory.peak");
+  if (peak < 0) return;
+  GId fit = g_bin(g, GN_LE, peak, g_const(g, sw->l.meta.capacity));
+  graph_output(g, "sweep.fits", fit);
+  GId *req = arena_alloc(&sw->arena, (size_t)(sw->nreq + 1) * sizeof *req);
+  memcpy(req, sw->req, (size_t)sw->nreq * sizeof *req);
+  req[sw->nreq++] = fit;
+  sw->req = req;
+  char cap[32];
+  sw->fit_reason = add_reason(sw, arena_printf(&sw->arena, "does not fit: memory.peak over the GPU's %s",
+                                               report_bytes(cap, sizeof cap, sw->l.meta.capacity)));
+}
+
+/* Axes without effect where a plan size is 1: at such a point every value but `canon` (and
+ * `distinct`, whose figures differ) gives canon's plan, the same figures at most a rounding
+ * apart (tests/sweep/roundtrip.py checks each).  Virtual stages without the interleaved
+ * schedule need no rule: a check drops them. */
+static const struct {
+  const char *field, *size, *size2, *canon, *distinct; /* size2: NULL, or another that must be 1 */
+} inert[] = {
+    {"sequence_parallel", "plan.tp", NULL, "false", NULL},
+    {"overlap_tp", "plan.tp", NULL, "false", NULL},
+    {"overlap_pp", "plan.pp", NULL, "false", NULL},
+    {"overlap_dp", "plan.dp", NULL, "false", NULL},
+    {"virtual_stages", "plan.pp", NULL, "1", NULL},
+    {"schedule", "plan.pp", NULL, "1f1b", "gpipe"}, /* gpipe holds every micro-batch's activations, */
+    {"schedule", "plan.pp", "plan.micro_batches", "1f1b", NULL}, /* unless there is one */
+};
+
+/* The index of the value `word` in axis a, or -1. */
+static int axis_index(const Axis *a, const char *word) {
+  double code;
+  if (!strcmp(word, "true") || !strcmp(word, "false"))
+    code = !strcmp(word, "true");
+  else if (!lower_axis_code(a->field, word, &code))
+    code = strtod(word, NULL);
+  for (int k = 0; k < a->n; k++)
+    if (a->vals[k] == code) return k;
+  return -1;
+}
+
+/* Whether a rule on field f would be unsafe: a require or the objective names the field (the
+ * canonical plan might fail it where another passes).  The checks are not: where a rule
+ * applies, each passes for the canonical value if for any (a stack's schedules bind at
+ * pp > 1 only). */
+static bool equiv_unsafe(const Sweep *sw, const char *f) {
+  for (int r = sw->ncheck_reasons; r < sw->ncheck_reasons + sw->l.nrequires; r++)
+    if (strstr(sw->reasons[r], f)) return true;
+  return sw->objective && strstr(sw->objective, f);
+}
+
+/* The rules of inert[] that apply to this sweep's axes, their conditions as graph outputs. */
+static void equiv_setup(Sweep *sw) {
+  Graph *g = &sw->l.g;
+  int n = (int)(sizeof inert / sizeof inert[0]);
+  sw->eq = arena_alloc(&sw->arena, (size_t)n * sizeof *sw->eq);
+  for (int i = 0; i < n; i++)
+    for (int a = 0; a < sw->nax; a++) {
+      const Axis *ax = &sw->ax[a];
+      GId size = graph_find_output(g, inert[i].size), size2 = inert[i].size2 ? graph_find_output(g, inert[i].size2) : -2;
+      int canon = axis_index(ax, inert[i].canon);
+      if (strcmp(ax->root, "plan") || strcmp(ax->field, inert[i].field) || canon < 0 || size < 0 || size2 == -1 ||
+          equiv_unsafe(sw, ax->field))
+        continue;
+      double k;
+      GId cond = g_bin(g, GN_EQ, size, g_const(g, 1));
+      if (size2 >= 0) cond = g_bin(g, GN_AND, cond, g_bin(g, GN_EQ, size2, g_const(g, 1)));
+      if (g_is_const(g, cond, &k) && k == 0) continue;
+      if (g_is_const(g, cond, &k)) cond = -1;
+      else graph_output(g, arena_printf(&sw->arena, "sweep.equivalent.%d", sw->neq), cond);
+      int distinct = inert[i].distinct ? axis_index(ax, inert[i].distinct) : -1;
+      const char *why = arena_printf(&sw->arena, "equivalent to %s = %s (no effect at %s = 1%s)", ax->field,
+                                     inert[i].canon, inert[i].size + 5, size2 >= 0 ? " and 1 micro-batch" : "");
+      sw->eq[sw->neq++] = (Equiv){a, -1, canon, distinct, inert[i].size, inert[i].size2, cond, add_reason(sw, why)};
+    }
+}
+
+/* The reason an otherwise kept point is dropped as equivalent to another, or -1. */
+static int equivalent(const Sweep *sw, const double *vals, const int *digit) {
+  for (int q = 0; q < sw->neq; q++) {
+    const Equiv *e = &sw->eq[q];
+    int d = digit[e->pos];
+    if (d != e->canon && d != e->distinct && (e->cond < 0 || vals[e->cond] != 0)) return e->reason;
+  }
+  return -1;
+}
+
 /* The identity of what the sweep evaluates, which `llmp merge` compares between shards:
  * FNV-1a over llmp's version, the sweep's name, every file of the compilation (its length and
  * bytes, in load order) and the calibration tables its hardware loaded. */
@@ -538,7 +664,7 @@ static bool read_keep(Sweep *sw) {
   return true;
 }
 
-Sweep *sweep_part_new(Sema *s, HwSet *hw, Decl *decl, Decl *scenario, Diag *d) {
+Sweep *sweep_part_new(Sema *s, HwSet *hw, Decl *decl, Decl *scenario, Diag *d, const SweepOptions *opt) {
   Sweep *sw = xcalloc(1, sizeof *sw);
   sw->s = s, sw->hw = hw, sw->d = d, sw->decl = decl, sw->scenario = scenario;
   arena_init(&sw->arena);
@@ -546,8 +672,17 @@ Sweep *sweep_part_new(Sema *s, HwSet *hw, Decl *decl, Decl *scenario, Diag *d) {
   LowerAxes axes = {sw->la, sw->nlower, decl};
   if (lower_with_axes(s, hw, scenario, &axes, d, &sw->l) < 0) goto fail;
   collect_reasons(sw);
+  sw->fit_reason = -1;
+  if (!opt->keep_unfit) fit_setup(sw);
+  if (!opt->keep_equivalent) equiv_setup(sw);
   sweep_hash(sw); /* after lowering, which loads the tables */
   stage(sw);
+  for (int q = 0; q < sw->neq; q++) /* axis -> loop position */
+    for (int k = 0; k < sw->nax; k++)
+      if (sw->order[k] == sw->eq[q].axis) {
+        sw->eq[q].pos = k;
+        break;
+      }
   return sw;
 fail:
   sweep_free(sw);
@@ -621,7 +756,7 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
     sweep_hash(sw); /* after every graph is lowered */
     return sw;
   }
-  Sweep *sw = sweep_part_new(s, hw, decl, decl, d);
+  Sweep *sw = sweep_part_new(s, hw, decl, decl, d, opt);
   char *msg = sw && opt->jit ? sweep_part_compile(sw, opt->dump_ir) : NULL;
   if (msg) {
     diag_plain(d, sema_decl_path(s, decl), "the JIT could not compile sweep `%s`: %s", sema_decl_name(decl), msg);
@@ -651,6 +786,16 @@ void sweep_free(Sweep *sw) {
 /* With structural axes, the figures of one graph are the first structure's. */
 #define FIRST(sw) ((sw)->set ? sweep_set_first((sw)->set) : (sw))
 uint64_t sweep_points(const Sweep *sw) { return sw->set ? sweep_set_points(sw->set) : sw->points; }
+Sema *sweep_sema(const Sweep *sw) { return sw->s; }
+Decl *sweep_decl(const Sweep *sw) { return sw->decl; }
+Diag *sweep_diag(const Sweep *sw) { return sw->d; }
+int sweep_axes(const Sweep *sw) { return sw->set ? sweep_set_axes(sw->set) : sw->nlower; }
+
+double sweep_estimate(const Sweep *sw, double *rate) {
+  if (sw->set && (sw = sweep_set_estimated(sw->set)) == NULL) return *rate = 0, 0;
+  *rate = sw->est_rate;
+  return sw->est_s;
+}
 const char *sweep_hash_text(const Sweep *sw) { return sw->hash; }
 int sweep_levels(const Sweep *sw) { return FIRST(sw)->nax; }
 uint64_t sweep_pruned(const Sweep *sw) { return sw->set ? sweep_set_pruned(sw->set) : sw->pruned; }
@@ -705,6 +850,8 @@ typedef struct Worker {
   uint64_t kept, pruned;
   atomic_uint_fast64_t *next, *done;
   uint64_t end, max_chunk;
+  atomic_bool *stop;    /* set: leave the loop now */
+  atomic_int *running; /* the workers still running */
 } Worker;
 
 static void set_inputs(const Sweep *sw, const int *digit, int from, double *inputs) {
@@ -741,8 +888,13 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
   for (int k = 0; k < L; k++) digit[k] = (int)((b / sw->stride[k]) % sw->radix[k]);
   set_inputs(sw, digit, 0, w->inputs);
   int from = 0;
-  uint64_t i = b;
+  uint64_t i = b, told = b; /* the points added to w->done */
   while (i < e) {
+    if (i - told >= 256) { /* the progress, within a chunk: a chunk may skip fast then crawl */
+      atomic_fetch_add_explicit(w->done, i - told, memory_order_relaxed);
+      told = i;
+      if (atomic_load_explicit(w->stop, memory_order_relaxed)) return;
+    }
     int failed = -1, code = 0;
     for (int part = 0; part < 3; part++)
       if (from < lazy[part]) lazy[part] = from;
@@ -764,13 +916,18 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
       set_inputs(sw, digit, from, w->inputs);
       continue;
     }
-    int r = 0;
+    int r = 0, eq = -1;
     while (r < sw->nreq && w->vals[sw->req[r]] != 0) r++;
+    if (r == sw->nreq) {
+      for (; lazy[0] < L; lazy[0]++) eval_level(w, L + lazy[0]);
+      if (sw->neq) eq = equivalent(sw, w->vals, digit);
+    }
     if (r < sw->nreq) {
       w->dropped[sw->ncheck_reasons + r]++;
+    } else if (eq >= 0) {
+      w->dropped[eq]++;
     } else {
       w->kept++;
-      for (; lazy[0] < L; lazy[0]++) eval_level(w, L + lazy[0]);
       bool skip = false;
       if (bound) {
         for (; lazy[1] < L; lazy[1]++) eval_level(w, 2 * L + lazy[1]);
@@ -790,6 +947,7 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
     from = k;
     if (i < e) set_inputs(sw, digit, from, w->inputs);
   }
+  atomic_fetch_add_explicit(w->done, e - told, memory_order_relaxed);
 }
 
 uint64_t sweep_chunk_next(uint64_t chunk, double seconds, uint64_t max) {
@@ -802,15 +960,15 @@ uint64_t sweep_chunk_next(uint64_t chunk, double seconds, uint64_t max) {
 static void *worker_main(void *arg) {
   Worker *w = arg;
   uint64_t chunk = 1;
-  for (;;) {
+  while (!atomic_load(w->stop)) {
     uint64_t b = atomic_fetch_add(w->next, chunk);
     if (b >= w->end) break;
     uint64_t e = chunk < w->end - b ? b + chunk : w->end;
     double t0 = now();
     run_range(w, b, e);
-    atomic_fetch_add(w->done, e - b);
     chunk = sweep_chunk_next(chunk, now() - t0, w->max_chunk);
   }
+  atomic_fetch_sub(w->running, 1);
   return NULL;
 }
 
@@ -846,6 +1004,15 @@ static int point_report(Sweep *sw, uint64_t point, Report *r, double *objective,
       snprintf(name, sizeof name, "require.%d", q);
       if (vals[graph_find_output(&l.g, name)] == 0) *reason = sw->ncheck_reasons + q;
     }
+    GId peak = graph_find_output(&l.g, "memory.peak");
+    if (*reason < 0 && sw->fit_reason >= 0 && peak >= 0 && !(vals[peak] <= l.meta.capacity)) *reason = sw->fit_reason;
+    for (int q = 0; q < sw->neq && *reason < 0; q++) { /* as equivalent() */
+      const Equiv *e = &sw->eq[q];
+      GId size = graph_find_output(&l.g, e->size), size2 = e->size2 ? graph_find_output(&l.g, e->size2) : -1;
+      if (idx[e->axis] != e->canon && idx[e->axis] != e->distinct && size >= 0 && vals[size] == 1 &&
+          (!e->size2 || (size2 >= 0 && vals[size2] == 1)))
+        *reason = e->reason;
+    }
     GId o = graph_find_output(&l.g, "objective");
     *objective = vals[o >= 0 ? o : graph_find_output(&l.g, "iteration")];
     if (r) lower_report(&l, vals, r);
@@ -857,12 +1024,32 @@ static int point_report(Sweep *sw, uint64_t point, Report *r, double *objective,
   return 0;
 }
 
+const char *sweep_axis_at(const Sweep *sw, int a, uint64_t point, const char **root, const char **field, char *buf,
+                          size_t n) {
+  if (sw->set) return sweep_set_axis_at(sw->set, a, point, root, field, buf, n);
+  int idx[MAX_AXES];
+  point_values(sw, point, idx);
+  const Axis *ax = &sw->ax[a];
+  *root = ax->root, *field = ax->field;
+  if (ax->words) return ax->words[idx[a]];
+  char num[40];
+  snprintf(buf, n, "%s", str_number(num, sizeof num, ax->vals[idx[a]]));
+  return buf;
+}
+
 void sweep_point_inputs(const Sweep *sw, uint64_t point, double *inputs) {
   if (sw->set) sw = sweep_set_part(sw->set, point, &point);
   if (!sw) return; /* a structure that could not be lowered has no inputs */
   int idx[MAX_AXES];
   point_values(sw, point, idx);
   for (int a = 0; a < sw->nax; a++) inputs[a] = sw->ax[a].vals[idx[a]];
+}
+
+int sweep_point_report(Sweep *sw, uint64_t point, Report *r) {
+  double obj;
+  int reason;
+  if (sw->set && (sw = sweep_set_part(sw->set, point, &point)) == NULL) return -1;
+  return point_report(sw, point, r, &obj, &reason);
 }
 
 double sweep_point_objective(Sweep *sw, uint64_t point, int *reason) {
@@ -872,7 +1059,7 @@ double sweep_point_objective(Sweep *sw, uint64_t point, int *reason) {
   return *reason == -1 ? obj : NAN;
 }
 
-static SweepField num_field(const char *key, double x) { return (SweepField){key, x, NULL}; }
+static SweepField num_field(const char *key, double x) { return (SweepField){key, x, NULL, false}; }
 
 static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
   int idx[MAX_AXES];
@@ -882,7 +1069,9 @@ static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
   for (int a = 0; a < sw->nlower; a++) {
     const Axis *ax = &sw->ax[a];
     const char *key = arena_printf(&sw->arena, "%s.%s", ax->root, ax->field);
-    f[n++] = ax->words ? (SweepField){key, NAN, ax->words[idx[a]]} : num_field(key, ax->vals[idx[a]]);
+    f[n++] = ax->flags   ? (SweepField){key, ax->vals[idx[a]], NULL, true}
+             : ax->words ? (SweepField){key, NAN, ax->words[idx[a]], false}
+                         : num_field(key, ax->vals[idx[a]]);
   }
   bool has_dp = false;
   for (int a = 0; a < sw->nlower; a++) has_dp |= !strcmp(sw->ax[a].field, "dp") && !strcmp(sw->ax[a].root, "plan");
@@ -895,36 +1084,62 @@ static void fill_row(Sweep *sw, SweepRow *row, const Report *r) {
   f[n++] = num_field("bubble_s", r->part[RP_BUBBLE]);
   f[n++] = num_field("dp_comm_s", r->part[RP_DP_COMM]);
   f[n++] = num_field("memory.peak", r->peak);
-  f[n++] = (SweepField){"fits", NAN, r->fits ? "yes" : "no"};
+  f[n++] = (SweepField){"fits", r->fits, NULL, true};
   row->fields = f;
   row->nfields = n;
 }
 
+/* After half a second, the whole run's time at the rate so far: past opt->max_seconds the
+ * workers stop; past 10 s it is said on opt->notes.  Returns whether to go on. */
+static bool run_estimate(Sweep *sw, const SweepOptions *opt, uint64_t done, uint64_t span, double elapsed) {
+  sw->est_rate = (double)done / elapsed;
+  sw->est_s = (double)span / sw->est_rate;
+  char a[32], b[32], c[32];
+  if (opt->notes && sw->est_s > 10 && !(opt->max_seconds > 0 && sw->est_s > opt->max_seconds))
+    fprintf(opt->notes, "llmp sweep: %s points, about %s at %s points/s\n", sweep_grouped(a, span),
+            sweep_duration_text(b, sw->est_s), sweep_rate_text(c, sw->est_rate));
+  return !(opt->max_seconds > 0 && sw->est_s > opt->max_seconds);
+}
+
 /* Runs the workers: on threads, while this one draws the progress bar (on a terminal) of
- * the span points they share; on this thread alone when one worker and no bar will do. */
-static void run_workers(Worker *w, int T, bool bar, atomic_uint_fast64_t *done, uint64_t span) {
-  if (T == 1 && !bar) {
+ * the span points they share and estimates the time (run_estimate); on this thread alone
+ * when one worker and neither will do.  Returns -2 when the estimate stopped them, else 0. */
+static int run_workers(Sweep *sw, const SweepOptions *opt, Worker *w, int T, bool bar, atomic_uint_fast64_t *done,
+                       uint64_t span) {
+  if (T == 1 && !bar && !(opt->max_seconds > 0) && !opt->notes) {
     worker_main(&w[0]);
-    return;
+    return 0;
   }
   pthread_t *th = xcalloc((size_t)T, sizeof *th);
   int started = 0;
   for (; started < T; started++)
     if (pthread_create(&th[started], NULL, worker_main, &w[started])) break;
-  if (!started) worker_main(&w[0]); /* no thread could start: evaluate here */
+  atomic_fetch_sub(w[0].running, T - started); /* those that did not start */
+  if (!started) worker_main(&w[0]);               /* no thread could start: evaluate here */
   SweepProgress pr;
-  if (bar && started) {
-    sweep_progress_start(&pr, span);
-    long nap = 1000000; /* 1 ms, doubling to 20: a graph of a few points ends within a millisecond */
-    while (atomic_load(done) < span) {
-      sweep_progress_update(&pr, atomic_load(done));
-      nanosleep(&(struct timespec){0, nap}, NULL);
-      if (nap < 20000000) nap = nap * 2 < 20000000 ? nap * 2 : 20000000;
+  sweep_progress_start_on(&pr, span, stderr, bar && isatty(2), NULL);
+  double t0 = now();
+  bool estimated = false;
+  int rc = 0;
+  long nap = 1000000; /* 1 ms, doubling to 20: a graph of a few points ends within a millisecond */
+  while (atomic_load(w[0].running) > 0) {
+    uint64_t d = atomic_load(done);
+    double t = now() - t0;
+    if (!estimated && t >= 0.5 && d > 0) {
+      estimated = true;
+      if (!run_estimate(sw, opt, d, sw->est_span > span ? sw->est_span : span, t)) {
+        atomic_store(w[0].stop, true);
+        rc = -2;
+      }
     }
-    sweep_progress_finish(&pr);
+    sweep_progress_update(&pr, d);
+    nanosleep(&(struct timespec){0, nap}, NULL);
+    if (nap < 20000000) nap = nap * 2 < 20000000 ? nap * 2 : 20000000;
   }
+  sweep_progress_finish(&pr);
   for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
   free(th);
+  return rc;
 }
 
 /* Merges the workers' kept points into one heap, their counts into sw->drops, *kept and
@@ -979,12 +1194,15 @@ static int report_rows(Sweep *sw, SweepTop *top) {
   return rc;
 }
 
-SweepTop *sweep_part_eval(Sweep *sw, const SweepOptions *opt, uint64_t begin, uint64_t end, uint64_t *kept,
-                          double *elapsed) {
+SweepTop *sweep_part_eval(Sweep *sw, const SweepOptions *opt, uint64_t begin, uint64_t end, uint64_t whole,
+                          uint64_t *kept, double *elapsed, int *status) {
   free(sw->drops);
-  sw->drops = NULL, sw->pruned = 0;
+  sw->drops = NULL, sw->pruned = 0, sw->est_span = whole;
   int T = opt->threads < 1 ? 1 : opt->threads;
   atomic_uint_fast64_t next = begin, done = 0;
+  atomic_bool stop = false;
+  atomic_int running = T;
+  sw->est_s = sw->est_rate = 0;
   uint64_t span = end - begin, chunk = span / ((uint64_t)T * 32); /* the most: 32 chunks a thread at least */
   if (chunk < 1) chunk = 1;
   Worker *w = xcalloc((size_t)T, sizeof *w);
@@ -993,12 +1211,13 @@ SweepTop *sweep_part_eval(Sweep *sw, const SweepOptions *opt, uint64_t begin, ui
     /* clang-format off */
     w[t] = (Worker){sw, sw->jit != NULL, !opt->no_prune, xcalloc((size_t)sw->l.g.nn, sizeof(double)),
                     xcalloc((size_t)sw->nax + 1, sizeof(double)), sweep_top_new(sw->keep, sw->l.maximize),
-                    xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk};
+                    xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk, &stop, &running};
     /* clang-format on */
   }
   double t0 = now();
-  run_workers(w, T, opt->progress && isatty(2), &done, span);
+  int stopped = run_workers(sw, opt, w, T, opt->progress && isatty(2), &done, span);
   *elapsed = now() - t0;
+  *status = stopped;
   return merge_workers(sw, w, T, kept);
 }
 
@@ -1021,8 +1240,9 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   uint64_t begin = 0, end = sw->points, kept;
   if (opt->shard_n > 1) sweep_shard_range(sw->points, opt->shard_k, opt->shard_n, &begin, &end);
   double elapsed;
-  SweepTop *top = sweep_part_eval(sw, opt, begin, end, &kept, &elapsed);
-  int rc = report_rows(sw, top);
+  int stopped;
+  SweepTop *top = sweep_part_eval(sw, opt, begin, end, end - begin, &kept, &elapsed, &stopped);
+  int rc = stopped ? stopped : report_rows(sw, top);
   sweep_top_free(top);
   /* clang-format off */
   *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->hash, sw->objective, sw->l.maximize,

@@ -26,6 +26,7 @@
 
 #include "lower/graph.h"
 #include "lower/hw.h"
+#include "report/report.h"
 #include "front/sema.h"
 #include "sweep_io.h"
 
@@ -39,6 +40,11 @@ typedef struct SweepOptions {
   FILE *dump_ir;        /* print the JIT's module here (NULL: no) */
   bool no_prune;        /* simulate every point's pipeline, even where its lower bound
                                    shows it cannot be kept (benchmarks, tests) */
+  bool keep_unfit;      /* rank plans that do not fit in memory (default: dropped) */
+  bool keep_equivalent; /* rank plans equivalent to another (default: dropped) */
+  double max_seconds;   /* > 0: stop a run whose rate, measured over its first half second,
+                                   says it takes longer (sweep_run returns -2); 0: no limit */
+  FILE *notes;          /* where a run estimated at more than 10 s says so (NULL: nowhere) */
 } SweepOptions;
 
 /* Lowers and stages a sweep, and compiles it when opt->jit.  Returns NULL after reporting
@@ -51,6 +57,11 @@ void sweep_free(Sweep *sw);
  * reporting a kept point that could not be evaluated alone.  A run replaces the previous
  * run's rows. */
 int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRow **rows, int *nrows);
+/* The last run's estimate of its whole time in seconds, and the rate it was measured at in
+ * points per second (both 0 when the run ended before it could measure). */
+double sweep_estimate(const Sweep *sw, double *rate);
+/* The report `llmp run` prints for a point, lowered alone.  Returns 0, or -1 after reporting. */
+int sweep_point_report(Sweep *sw, uint64_t point, Report *r);
 
 /* Chunks: each thread takes the points a chunk at a time, and sizes its next chunk from how
  * long its last took: chunk points took `seconds`, so the next is about SWEEP_CHUNK_SECONDS'
@@ -78,6 +89,22 @@ int sweep_structures(const Sweep *sw, int *compiled, double *lower_seconds);
  * the point's structure could not be lowered), and the point in its numbering: what a caller
  * that lowers a kept point alone (--explain, --emit) asks about it. */
 Sweep *sweep_point_owner(Sweep *sw, uint64_t point, uint64_t *local);
+
+/* What a writer of a sweep's plans reads (sweep_emit.c): its compilation, its declaration,
+ * where it reports, and axis a (declaration order) at a point: its root ("plan"), field, and
+ * value as a `vary` list writes it ("4", "interleaved", "true"), into buf; returns buf. */
+Sema *sweep_sema(const Sweep *sw);
+Decl *sweep_decl(const Sweep *sw);
+Diag *sweep_diag(const Sweep *sw);
+int sweep_axes(const Sweep *sw);
+const char *sweep_axis_at(const Sweep *sw, int a, uint64_t point, const char **root, const char **field, char *buf,
+                          size_t n);
+
+/* Writes the plans of rows (the last run's) as .llmp scenarios (sweep_emit.c): to a file
+ * ending in .llmp, one scenario a plan (NAME_1, NAME_2, ...), or to a folder (one that exists,
+ * or a path ending in '/'), a file a plan (NAME_1.llmp, ...), each through a temporary file
+ * and a rename.  Returns 0, or -1 after reporting. */
+int sweep_emit(Sweep *sw, const SweepRow *rows, int n, const char *path);
 
 /* Figures for benchmarks and tests. */
 uint64_t sweep_points(const Sweep *sw);

@@ -47,6 +47,7 @@ typedef struct SweepField {
   const char *key; /* "plan.tp", "iteration_s", "memory.peak", "mfu" */
   double num;      /* the value when str is NULL; NaN: none (null, empty) */
   const char *str; /* a text value ("full"), or NULL for a number */
+  bool flag;       /* num is a flag, 0 or 1: JSON's and CSV's false and true */
 } SweepField;
 
 typedef struct SweepRow {
@@ -115,26 +116,33 @@ int sweep_top_rows(const SweepTop *t, SweepRow *out);
 
 /* --- writing -------------------------------------------------------------------------------- */
 
-typedef enum { SWEEP_TABLE, SWEEP_CSV, SWEEP_JSONL } SweepFormat;
+/* ORDER SweepFormat: the names of sweep_format_parse */
+typedef enum { SWEEP_TABLE, SWEEP_CSV, SWEEP_JSONL, SWEEP_JSON, SWEEP_TABLE_WIDE } SweepFormat;
 
-/* "table", "csv", "json" or "jsonl"; returns 0, or -1 for another name. */
+/* "table", "csv", "jsonl", "json" or "wide"; returns 0, or -1 for another name. */
 int sweep_format_parse(const char *name, SweepFormat *f);
-/* The format a file name asks for: .csv CSV, .jsonl or .json JSON Lines, else dflt. */
-SweepFormat sweep_format_of_path(const char *path, SweepFormat dflt);
+/* The format a file name asks for: .csv CSV, .jsonl JSON Lines, .json JSON, .txt the table;
+ * a name without an extension leaves *f.  Returns 0, or -1 for another extension. */
+int sweep_format_of_path(const char *path, SweepFormat *f);
 
 /* Writes the metadata and the rows (already ranked: sweep_sort or sweep_top_rows; the rank
  * written is the position, from 1).  Returns 0, or -1 if writing failed.
  *
- * table: for people.  A title line, a line of counts, one of dropped points per reason (those
- *   with a count), one of elapsed time and rate where m->elapsed is known; a blank line; then
- *   the rows aligned under their keys, rank first.  Cells: text as is; no value "-"; keys
+ * table: for people, in 100 columns where it can.  A title line, a line of counts, a line per
+ *   reason points were dropped for (those with a count), one of elapsed time and rate where
+ *   m->elapsed is known, one of the plan's fields that are the same in every row; a blank
+ *   line; then the rows aligned under short names (plan.micro_batch "mb"), rank first: the
+ *   plan's fields that differ between rows, then the figures, most asked for first
+ *   (iteration, tokens/s, MFU, memory), as many as fit in 100 columns.  Times with units.
+ * wide: every field under its key, and the dropped points on one line.  Cells: text as is; no value "-"; keys
  *   that start with "memory." or hold "bytes": GiB with one decimal ("19.2 GiB"); the key
  *   "mfu" (or ending ".mfu", "_mfu"): percent with one decimal ("41.2 %"); other numbers:
  *   integers as integers, others with 4 significant digits ("15.88", "0.5501"), whole from
- *   10000 on.  Numbers are right-aligned, text left-aligned.
+ *   10000 on; flags "true" or "false".  Numbers are right-aligned, text and flags left-aligned.
  * csv: `# key: value` comment lines of metadata (no elapsed time), a header line
  *   `rank,point,objective,KEY...` and a line per row; numbers the shortest text that reads
- *   back as the same double, empty for NaN, inf/-inf; RFC 4180 quoting where needed.
+ *   back as the same double, empty for NaN, inf/-inf; flags true or false; RFC 4180 quoting
+ *   where needed.
  * jsonl: a line of metadata,
  *   {"llmp_sweep":2,"sweep":S,"file":F,"hash":H,"objective":O,"sense":"minimize","keep":N,
  *    "points":P,"shard":[K,N],"evaluated":E,"kept":K,"dropped":{"REASON":COUNT,...}}
@@ -142,12 +150,15 @@ SweepFormat sweep_format_of_path(const char *path, SweepFormat dflt);
  *   m->hash is NULL, and CSV's `# llmp_sweep:` follows),
  *   then a line per row {"rank":R,"point":I,"objective":X,"KEY":VALUE,...} in field order,
  *   then a line per m->best row {"best":S,"axes":A,"point":I,"objective":X,"KEY":VALUE,...}
- *   (S its structure, A m->best_axes).  The table shows the best rows as a second table,
- *   "best at each A:", numbered from 1 ("#"), under the first; CSV leaves them out.
+ *   (S its structure, A m->best_axes).  Flags are JSON's true and false.  The tables show the
+ *   best rows as a second table, "best at each A:", numbered from 1 ("#"), under the first;
+ *   CSV leaves them out.
  *   Numbers are the shortest text that reads back as the same double, NaN null, infinities
  *   1e999 and -1e999 (which JSON readers take as the largest double or infinity), so that a
  *   row read back compares bit for bit.  Strings and CSV fields follow emit.h (report/): a
- *   byte that is not UTF-8 becomes U+FFFD in JSON. */
+ *   byte that is not UTF-8 becomes U+FFFD in JSON.
+ * json: one JSON document: the metadata line's object with a member "rows", the array of
+ *   the row objects, and "best", the array of the best lines' objects where m->nbest > 0. */
 int sweep_write(FILE *out, SweepFormat fmt, const SweepMeta *m, const SweepRow *rows, int n);
 
 /* --- reading JSON Lines back --------------------------------------------------------------- */
@@ -225,6 +236,16 @@ int sweep_shard_parse_env(const char *spec, SweepGetenv env, int *k, int *n, Str
  * computed without overflow for any points.  The n slices tile [0, points); when points < n
  * some are empty.  Needs 0 <= k < n. */
 void sweep_shard_range(uint64_t points, int k, int n, uint64_t *begin, uint64_t *end);
+
+/* --- numbers for people ------------------------------------------------------------------ */
+
+/* 1234567 -> "1,234,567" (buf: at least 32 bytes). */
+const char *sweep_grouped(char *buf, uint64_t v);
+/* A rate with a metric prefix: "950", "12.3 k", "1.2 M", and below 10 two significant
+ * digits: "0.42" (buf: at least 32 bytes). */
+const char *sweep_rate_text(char *buf, double r);
+/* A duration: "42s", "1m05s", "3h07m", "4d05h", "31.7 years" (buf: at least 32 bytes). */
+const char *sweep_duration_text(char *buf, double seconds);
 
 /* --- progress ----------------------------------------------------------------------------------- */
 

@@ -20,7 +20,7 @@ typedef struct SweepSet SweepSet;
 /* Lowers and stages the sweep decl over its graph-input axes, lowering `scenario` (decl, or a
  * declaration derived from it) with decl's lets, requires and objective.  NULL after
  * reporting to d. */
-Sweep *sweep_part_new(Sema *s, HwSet *hw, Decl *decl, Decl *scenario, Diag *d);
+Sweep *sweep_part_new(Sema *s, HwSet *hw, Decl *decl, Decl *scenario, Diag *d, const SweepOptions *opt);
 /* JIT-compiles it: NULL, or the error (malloc'd).  Safe on several parts at once. */
 char *sweep_part_compile(Sweep *sw, FILE *dump_ir);
 /* Whether the two compile to the same code: the same graph node for node (labels aside), the
@@ -29,9 +29,11 @@ bool sweep_part_same(const Sweep *a, const Sweep *b);
 /* Uses from's compiled code: the graphs are the same, node for node. */
 void sweep_part_share(Sweep *sw, const Sweep *from);
 /* Evaluates its points [begin, end) (its own numbering); returns the best `keep` (rows with
- * no fields yet), *kept and *elapsed; the drops per reason are sweep_part_drops'. */
-SweepTop *sweep_part_eval(Sweep *sw, const SweepOptions *opt, uint64_t begin, uint64_t end, uint64_t *kept,
-                          double *elapsed);
+ * no fields yet), *kept, *elapsed and *status (-2: stopped, estimated past opt->max_seconds
+ * for the `whole` points left to run, this part's and the structures' after it); the drops per
+ * reason are sweep_part_drops'. */
+SweepTop *sweep_part_eval(Sweep *sw, const SweepOptions *opt, uint64_t begin, uint64_t end, uint64_t whole,
+                          uint64_t *kept, double *elapsed, int *status);
 const SweepDrop *sweep_part_drops(const Sweep *sw, int *n, bool *maximize, const char **objective);
 uint64_t sweep_part_pruned(const Sweep *sw);
 /* Its reasons (the checks' first, ncheck of them, then the requires'), its declaration lowered,
@@ -71,6 +73,13 @@ int sweep_set_structures(const SweepSet *set, int *compiled, double *lower_secon
 Sweep *sweep_set_part(const SweepSet *set, uint64_t point, uint64_t *inner);
 Sweep *sweep_set_first(const SweepSet *set);
 int sweep_set_best(SweepSet *set, const SweepRow **rows, const char **axes);
+/* sweep.h's sweep_axes and sweep_axis_at over every axis, the structural ones included (a
+ * field NULL for a whole declaration, "gpu.memory" for a deeper path; the value as written);
+ * the part whose rate estimated the run (NULL before a run). */
+int sweep_set_axes(const SweepSet *set);
+const char *sweep_set_axis_at(const SweepSet *set, int a, uint64_t point, const char **root, const char **field,
+                              char *buf, size_t n);
+Sweep *sweep_set_estimated(const SweepSet *set);
 double sweep_set_point_objective(SweepSet *set, uint64_t point, int *reason);
 
 #endif

@@ -17,17 +17,20 @@ static double monotonic_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* "42s", "1m05s", "3h07m" (buf: at least 32 bytes). */
-static const char *duration_text(char *buf, double s) {
-  double r = floor(s + 0.5);
-  if (r > 99999 * 3600.0) r = 99999 * 3600.0;
-  long t = (long)r;
+const char *sweep_duration_text(char *buf, double s) {
+  if (s >= 100 * 86400.0 || !(s >= 0)) { /* NaN too */
+    snprintf(buf, 32, "%.3g years", s / (365.25 * 86400));
+    return buf;
+  }
+  long t = (long)floor(s + 0.5);
   if (t < 60)
     snprintf(buf, 32, "%lds", t);
   else if (t < 3600)
     snprintf(buf, 32, "%ldm%02lds", t / 60, t % 60);
-  else
+  else if (t < 86400)
     snprintf(buf, 32, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  else
+    snprintf(buf, 32, "%ldd%02ldh", t / 86400, t / 3600 % 24);
   return buf;
 }
 
@@ -43,7 +46,7 @@ const char *sweep_progress_text(char *buf, size_t n, uint64_t done, uint64_t tot
   int len = snprintf(buf, n, "[%s] %3d%%  %s/%s points  %s/s", bar, pct, sweep_grouped(a, done),
                      sweep_grouped(b, total), sweep_rate_text(c, rate));
   if (rate > 0 && done < total && len >= 0 && (size_t)len < n)
-    snprintf(buf + len, n - (size_t)len, "  %s left", duration_text(d, (double)(total - done) / rate));
+    snprintf(buf + len, n - (size_t)len, "  %s left", sweep_duration_text(d, (double)(total - done) / rate));
   return buf;
 }
 

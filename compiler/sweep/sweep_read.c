@@ -27,7 +27,7 @@
 
 enum { LINE_LIMIT = 16 << 20, MSG_MAX = 320 };
 
-typedef enum { JN_NULL, JN_NUM, JN_STR, JN_OBJ, JN_ARR } JKind;
+typedef enum { JN_NULL, JN_NUM, JN_STR, JN_OBJ, JN_ARR, JN_BOOL } JKind;
 
 typedef struct JItem {
   JKind kind;
@@ -191,7 +191,7 @@ static int jnumber(JLine *j, size_t *at, size_t *len) {
   return 0;
 }
 
-/* scalar = string | number | null */
+/* scalar = string | number | null | true | false */
 static int jscalar(JLine *j, JItem *it) {
   int c = jpeek(j);
   if (c == '"') {
@@ -207,7 +207,17 @@ static int jscalar(JLine *j, JItem *it) {
     j->i += 4;
     return 0;
   }
-  return jexpected(j, "a string, a number or null");
+  for (int b = 0; b < 2; b++) { /* a flag: its value in `at` */
+    const char *w = b ? "true" : "false";
+    size_t n = strlen(w);
+    if (j->n - j->i >= n && !memcmp(j->s + j->i, w, n)) {
+      it->kind = JN_BOOL;
+      it->at = (size_t)b;
+      j->i += n;
+      return 0;
+    }
+  }
+  return jexpected(j, "a string, a number, true, false or null");
 }
 
 static void push_item(JItem **v, int *n, int *cap, const JItem *it) {
@@ -319,7 +329,11 @@ static const char *jshow(const JLine *j, const JItem *it, char *buf, size_t n) {
   else if (it->kind == JN_STR)
     snprintf(buf, n, "\"%.40s\"", jstr(j, it));
   else
-    snprintf(buf, n, "%s", it->kind == JN_NULL ? "null" : it->kind == JN_OBJ ? "an object" : "an array");
+    snprintf(buf, n, "%s",
+             it->kind == JN_NULL   ? "null"
+             : it->kind == JN_BOOL ? (it->at ? "true" : "false")
+             : it->kind == JN_OBJ  ? "an object"
+                                   : "an array");
   return buf;
 }
 
@@ -544,10 +558,13 @@ static int row_field(Reader *r, const JItem *it, SweepField *f) {
   f->key = r->keys[it - r->j.top];
   f->str = NULL;
   f->num = NAN;
+  f->flag = it->kind == JN_BOOL;
   if (it->kind == JN_STR)
     f->str = intern_item(r, it);
+  else if (f->flag)
+    f->num = (double)it->at;
   else if (!jitem_num(&r->j, it, &f->num))
-    return rfail(r, "`%.60s` is not a number, a string or null", f->key);
+    return rfail(r, "`%.60s` is not a number, a string, a flag or null", f->key);
   return 0;
 }
 
@@ -604,11 +621,13 @@ static int read_best(Reader *r) {
   for (int i = 4; i < j->ntop; i++) {
     SweepField *f = &row.fields[i - 4];
     const char *key = jkey(j, &j->top[i]);
-    *f = (SweepField){intern(&r->in, key, strlen(key)), NAN, NULL};
+    *f = (SweepField){intern(&r->in, key, strlen(key)), NAN, NULL, j->top[i].kind == JN_BOOL};
     if (j->top[i].kind == JN_STR)
       f->str = intern_item(r, &j->top[i]);
+    else if (f->flag)
+      f->num = (double)j->top[i].at;
     else if (!jitem_num(j, &j->top[i], &f->num))
-      return rfail(r, "`%.60s` is not a number, a string or null", key);
+      return rfail(r, "`%.60s` is not a number, a string, a flag or null", key);
   }
   int cap = d->capbest;
   XGROW(d->best, d->nbest + 1, d->capbest);

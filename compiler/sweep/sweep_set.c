@@ -25,6 +25,7 @@ typedef struct SAxis {
   int n;
   AstNode **vals;
   const char **words; /* the values as written, or NULL for numbers (nums) */
+  const char **texts; /* the values as written */
   double *nums;
 } SAxis;
 
@@ -48,6 +49,8 @@ struct SweepSet {
   int nvary;   /* the sweep's `vary` statements */
   bool gpus;   /* a structural axis sets the cluster: the rows show cluster.gpus */
   uint64_t pruned;
+  const SweepOptions *opt; /* sweep_set_new's */
+  Sweep *estimated;        /* the part whose rate estimated the last run */
   SweepRow *best; /* each structure's best point of the last run, where it kept one */
   uint64_t *best_of; /* its structure */
   const char *best_axes;
@@ -139,18 +142,17 @@ static bool read_structural(SweepSet *set, Diag *d) {
     a->n = c->u.bin.rhs->u.list.count;
     a->vals = arena_alloc(&set->arena, (size_t)a->n * sizeof *a->vals);
     a->nums = arena_alloc(&set->arena, (size_t)a->n * sizeof *a->nums);
+    a->texts = arena_alloc(&set->arena, (size_t)a->n * sizeof *a->texts);
     int k = 0, words = 0;
     for (AstNode *x = c->u.bin.rhs->u.list.first; x; x = x->next, k++) {
       a->vals[k] = x;
+      a->texts[k] = src_text(set, x);
       if (x->kind == AST_NUM)
         a->nums[k] = unit_value(x->u.num.value, x->u.num.unit, NULL);
       else
         words++;
     }
-    if (words) {
-      a->words = arena_alloc(&set->arena, (size_t)a->n * sizeof *a->words);
-      for (k = 0; k < a->n; k++) a->words[k] = src_text(set, a->vals[k]);
-    }
+    if (words) a->words = a->texts;
     if ((double)set->n * a->n > MAX_STRUCTURES) {
       SrcFile *f;
       Span at;
@@ -211,7 +213,7 @@ static void catch_write(void *user, const char *text, size_t len) {
 /* Lowers structure i, its diagnostics to d; NULL after reporting. */
 static Sweep *structure_lower(SweepSet *set, int i, Diag *d) {
   Decl *sc = structure_decl(set, i, d);
-  return sc ? sweep_part_new(set->s, set->hw, set->decl, sc, d) : NULL;
+  return sc ? sweep_part_new(set->s, set->hw, set->decl, sc, d, set->opt) : NULL;
 }
 
 /* --- reasons ---------------------------------------------------------------------------------- */
@@ -310,7 +312,7 @@ static int compile_all(SweepSet *set, const SweepOptions *opt, Diag *d) {
 
 SweepSet *sweep_set_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *opt) {
   SweepSet *set = xcalloc(1, sizeof *set);
-  set->s = s, set->hw = hw, set->decl = decl;
+  set->s = s, set->hw = hw, set->decl = decl, set->opt = opt;
   arena_init(&set->arena);
   if (!read_structural(set, d)) goto fail;
   set->part = xcalloc((size_t)set->n, sizeof *set->part);
@@ -383,6 +385,33 @@ Sweep *sweep_set_part(const SweepSet *set, uint64_t point, uint64_t *inner) {
   return set->part[point / set->inner];
 }
 
+int sweep_set_axes(const SweepSet *set) { return set->nvary; }
+Sweep *sweep_set_estimated(const SweepSet *set) { return set->estimated; }
+
+const char *sweep_set_axis_at(const SweepSet *set, int a, uint64_t point, const char **root, const char **field,
+                              char *buf, size_t n) {
+  int i = (int)(point / set->inner), digit[MAX_STRUCTURAL], r = i, s = 0, k = 0;
+  *root = *field = "";
+  for (int x = set->nax - 1; x >= 0; x--) digit[x] = r % set->ax[x].n, r /= set->ax[x].n;
+  for (AstNode *c = sema_block_body(set->decl).first; c; c = c->next) {
+    if (c->kind != AST_VARY) continue;
+    if (s < set->nax && set->ax[s].vary == c) {
+      const SAxis *x = &set->ax[s];
+      if (a-- == 0) {
+        *root = x->path[0]->name;
+        *field = x->depth == 1 ? NULL : x->depth == 2 ? x->path[1]->name : x->key + strlen(*root) + 1;
+        return x->texts[digit[s]];
+      }
+      s++;
+    } else if (a-- == 0) {
+      return set->part[i] ? sweep_axis_at(set->part[i], k, point % set->inner, root, field, buf, n) : "?";
+    } else {
+      k++;
+    }
+  }
+  return "?";
+}
+
 int sweep_set_best(SweepSet *set, const SweepRow **rows, const char **axes) {
   *axes = set->best_axes;
   *rows = set->best;
@@ -420,7 +449,8 @@ static void set_row(SweepSet *set, int i, SweepRow *row) {
     if (c->kind != AST_VARY) continue;
     if (a < set->nax && set->ax[a].vary == c) {
       const SAxis *x = &set->ax[a];
-      f[n++] = x->words ? (SweepField){x->key, NAN, x->words[digit[a]]} : (SweepField){x->key, x->nums[digit[a]], NULL};
+      f[n++] = x->words ? (SweepField){x->key, NAN, x->words[digit[a]], false}
+                        : (SweepField){x->key, x->nums[digit[a]], NULL, false};
       a++;
     } else if (k < ninput && k < row->nfields) {
       f[n++] = row->fields[k++];
@@ -430,7 +460,7 @@ static void set_row(SweepSet *set, int i, SweepRow *row) {
     double g = NAN;
     Decl *c = sema_ref(set->s, sweep_part_scenario(set->part[i]), "cluster");
     if (c) sema_number(set->s, c, "gpus", &g);
-    f[n++] = (SweepField){"cluster.gpus", g, NULL};
+    f[n++] = (SweepField){"cluster.gpus", g, NULL, false};
   }
   for (; k < row->nfields; k++) f[n++] = row->fields[k];
   row->fields = f;
@@ -445,7 +475,8 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
   for (int r = 0; r < set->nreasons; r++) drops[r].reason = set->reasons[r];
   SweepTop *top = sweep_top_new(meta->keep, set->maximize);
   double elapsed = 0;
-  set->pruned = 0;
+  int stopped = 0;
+  set->pruned = 0, set->estimated = NULL;
   free(set->best);
   free(set->best_of);
   set->best = xcalloc((size_t)set->n, sizeof *set->best);
@@ -467,7 +498,10 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
     }
     uint64_t k;
     double t;
-    SweepTop *part = sweep_part_eval(set->part[i], opt, b, e, &k, &t);
+    SweepOptions first = *opt; /* the first graph run estimates the whole slice's time */
+    if (set->estimated) first.max_seconds = 0, first.notes = NULL;
+    else set->estimated = set->part[i];
+    SweepTop *part = sweep_part_eval(set->part[i], &first, b, e, end - (lo + b), &k, &t, &stopped);
     kept += k, elapsed += t, set->pruned += sweep_part_pruned(set->part[i]);
     int nr;
     bool mx;
@@ -484,10 +518,12 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
     if (nk) set->best_of[set->nbest] = (uint64_t)i, set->best[set->nbest++] = (SweepRow){got[0].point, got[0].objective, 0, NULL};
     free(got);
     sweep_top_free(part);
+    if (stopped) break;
   }
-  int n = sweep_top_count(top), rc = 0;
+  int n = stopped ? 0 : sweep_top_count(top), rc = stopped;
   *rows = xcalloc((size_t)n + 1, sizeof **rows);
-  *nrows = sweep_top_rows(top, *rows);
+  *nrows = stopped ? 0 : sweep_top_rows(top, *rows);
+  if (stopped) set->nbest = 0;
   for (int j = 0; j < *nrows; j++) { /* the rows point into top until each is filled */
     SweepRow *row = &(*rows)[j];
     int i = (int)(row->point / set->inner);
@@ -513,7 +549,7 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
       if (!strcmp(row->fields[k].key, "tokens_per_s")) tps = row->fields[k].num;
     SweepField *f = arena_alloc(&set->arena, (size_t)(row->nfields + 1) * sizeof *f);
     memcpy(f, row->fields, (size_t)row->nfields * sizeof *f);
-    f[row->nfields++] = (SweepField){"days_per_1T_tokens", 1e12 / tps / 86400, NULL};
+    f[row->nfields++] = (SweepField){"days_per_1T_tokens", 1e12 / tps / 86400, NULL, false};
     row->fields = f;
   }
   meta->objective = set->objective;

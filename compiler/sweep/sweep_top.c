@@ -78,7 +78,7 @@ static void slot_copy(TopSlot *s, const SweepRow *row) {
     const SweepField *src = &row->fields[i];
     size_t kl = strlen(src->key ? src->key : "") + 1;
     memcpy(p, src->key ? src->key : "", kl);
-    f[i] = (SweepField){p, src->num, NULL};
+    f[i] = (SweepField){p, src->num, NULL, src->flag};
     p += kl;
     if (src->str) {
       size_t sl = strlen(src->str) + 1;

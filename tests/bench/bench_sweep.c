@@ -26,7 +26,7 @@
 
 /* Best elapsed seconds of `reps` whole-sweep runs on one thread. */
 static double best_run(Sweep *sw, bool jit, bool prune, int reps, SweepMeta *meta, const SweepRow **rows, int *nrows) {
-  SweepOptions o = {1, jit, 0, 1, false, NULL, !prune};
+  SweepOptions o = {1, jit, 0, 1, false, NULL, !prune, false, false, 0, NULL};
   double best = INFINITY;
   for (int r = 0; r < reps; r++) {
     rt_pipeline_memo_clear(); /* each run starts cold, as `llmp sweep` does */
@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_sweep: %s has no sweep%s%s\n", file, name ? " named " : "", name ? name : "");
     return 1;
   }
-  SweepOptions oj = {1, true, 0, 1, false, NULL, false}, oi = {1, false, 0, 1, false, NULL, false};
+  SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL}, oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
   double t0 = bench_now();
   Sweep *sj = sweep_new(s, hw, decl, &d, &oj);
   double tj = bench_now() - t0;

@@ -192,7 +192,7 @@ static int check_file(const char *path, int *ndecls, bool evaluate) {
      * evaluated by the interpreter and the kept ones lowered again alone */
     n = sema_root_decls(s, DK_SWEEP, list, 16);
     for (int i = 0; i < n && i < 4; i++) {
-      SweepOptions o = {1, false, 0, 1, false, NULL, false};
+      SweepOptions o = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
       Sweep *sw = sweep_new(s, hw, list[i], &d, &o);
       if (sw && sweep_points(sw) <= 512) {
         SweepMeta m;

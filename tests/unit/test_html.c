@@ -138,7 +138,7 @@ static void scenario_section(void **state) {
   fx_close(x);
 }
 
-static SweepField field(const char *key, double num) { return (SweepField){key, num, NULL}; }
+static SweepField field(const char *key, double num) { return (SweepField){key, num, NULL, false}; }
 
 /* A sweep: the scatter with its Pareto front (the plans no other beats on both time and
  * memory), an axis chart per axis, the dropped reasons escaped. */
@@ -174,9 +174,9 @@ static void sweep_section(void **state) {
  * does not fit (a cross), however fast and small. */
 static void sweep_pareto_drops_dominated(void **state) {
   (void)state;
-  SweepField f[3][3] = {{{"iteration_s", 1, NULL}, {"memory.peak", 1e9, NULL}, {"fits", NAN, "yes"}},
-                        {{"iteration_s", 2, NULL}, {"memory.peak", 2e9, NULL}, {"fits", NAN, "yes"}},
-                        {{"iteration_s", 0.5, NULL}, {"memory.peak", 0.5e9, NULL}, {"fits", NAN, "no"}}};
+  SweepField f[3][3] = {{{"iteration_s", 1, NULL, false}, {"memory.peak", 1e9, NULL, false}, {"fits", NAN, "yes", false}},
+                        {{"iteration_s", 2, NULL, false}, {"memory.peak", 2e9, NULL, false}, {"fits", NAN, "yes", false}},
+                        {{"iteration_s", 0.5, NULL, false}, {"memory.peak", 0.5e9, NULL, false}, {"fits", NAN, "no", false}}};
   SweepRow rows[3] = {{2, 0.5, 3, f[2]}, {0, 1, 3, f[0]}, {1, 2, 3, f[1]}};
   SweepMeta meta = {"s", "f", NULL, "iteration", false, 3, 3, 0, 1, 3, 3, 0, NULL, NAN, 0, NULL, NULL, NULL};
   Mem m;

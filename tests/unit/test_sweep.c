@@ -60,7 +60,7 @@ typedef struct Result {
 } Result;
 
 static void run_pruned(Sweep *sw, int threads, bool jit, int k, int n, bool prune, Result *r) {
-  SweepOptions o = {threads, jit, k, n, false, NULL, !prune};
+  SweepOptions o = {threads, jit, k, n, false, NULL, !prune, false, false, 0, NULL};
   SweepMeta m;
   const SweepRow *rows;
   int nrows;
@@ -109,7 +109,7 @@ static void every_point_alone(void **state) {
   (void)state;
   Fixture f;
   Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions o = {1, true, 0, 1, false, NULL, false};
+  SweepOptions o = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL};
   Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
   assert_non_null(sw);
   /* the sweep evaluates only what its objective, requires and checks need: its pipeline
@@ -161,7 +161,7 @@ static void jit_interpreter_threads_agree(void **state) {
   (void)state;
   Fixture f;
   Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions oj = {1, true, 0, 1, false, NULL, false}, oi = {1, false, 0, 1, false, NULL, false};
+  SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL}, oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
   Sweep *sj = sweep_new(f.s, f.hw, decl, &f.d, &oj), *si = sweep_new(f.s, f.hw, decl, &f.d, &oi);
   assert_non_null(sj);
   assert_non_null(si);
@@ -187,7 +187,7 @@ static void shards_add_up(void **state) {
   (void)state;
   Fixture f;
   Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions o = {2, true, 0, 1, false, NULL, false};
+  SweepOptions o = {2, true, 0, 1, false, NULL, false, false, false, 0, NULL};
   Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
   assert_non_null(sw);
   Result whole;
@@ -233,7 +233,7 @@ static void pruning_keeps_the_same_points(void **state) {
   for (size_t i = 0; i < sizeof sweeps / sizeof *sweeps; i++) {
     Fixture f;
     Decl *decl = open_sweep(&f, LLMP_SOURCE_DIR "/tests/sweep/prune.llmp", sweeps[i].name);
-    SweepOptions oj = {1, true, 0, 1, false, NULL, false}, oi = {1, false, 0, 1, false, NULL, false};
+    SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL}, oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
     Sweep *sj = sweep_new(f.s, f.hw, decl, &f.d, &oj), *si = sweep_new(f.s, f.hw, decl, &f.d, &oi);
     assert_non_null(sj);
     assert_non_null(si);
@@ -272,7 +272,7 @@ static void structural_axes(void **state) {
   (void)state;
   Fixture f;
   Decl *decl = open_sweep(&f, SMALL, "tiny_scaling");
-  SweepOptions o = {2, true, 0, 1, false, NULL, false};
+  SweepOptions o = {2, true, 0, 1, false, NULL, false, false, false, 0, NULL};
   Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
   assert_non_null(sw);
   int compiled;
@@ -325,7 +325,7 @@ static void structural_axes(void **state) {
 static char *hash_of(const char *path, const char *name, char **json) {
   Fixture f;
   Decl *decl = open_sweep(&f, path, name);
-  SweepOptions o = {1, false, 0, 1, false, NULL, false};
+  SweepOptions o = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
   Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
   assert_non_null(sw);
   char *h = strdup(sweep_hash_text(sw));

@@ -25,8 +25,8 @@
 
 /* --- a synthetic sweep ---------------------------------------------------------------------- */
 
-static const char *const recompute_words[] = {"none", "selective", "full"};
-static const char *const reasons[] = {"memory.peak <= cluster.gpu.memory", "model.layers % plan.pp == 0", "never"};
+static const char *const recompute_words[] = {"none", "selective", "full", false};
+static const char *const reasons[] = {"memory.peak <= cluster.gpu.memory", "model.layers % plan.pp == 0", "never", false};
 enum { NREASONS = 3, NFIELDS = 6 };
 
 /* Point i's fate: the reason it is dropped for (-1: kept) and its objective (many ties, a
@@ -38,12 +38,12 @@ static double point_objective(uint64_t i) {
 }
 
 static void point_fields(uint64_t i, SweepField *f) {
-  f[0] = (SweepField){"plan.tp", (double)(1u << (i % 4)), NULL};
-  f[1] = (SweepField){"plan.recompute", NAN, recompute_words[i % 3]};
-  f[2] = (SweepField){"iteration_s", point_objective(i), NULL};
-  f[3] = (SweepField){"mfu", 0.3 + (double)i * 1e-3, NULL};
-  f[4] = (SweepField){"memory.peak", (double)i * 1e9, NULL};
-  f[5] = (SweepField){"tokens_per_s", 1e5 / (1.0 + (double)i), NULL};
+  f[0] = (SweepField){"plan.tp", (double)(1u << (i % 4)), NULL, false};
+  f[1] = (SweepField){"plan.recompute", NAN, recompute_words[i % 3], false};
+  f[2] = (SweepField){"iteration_s", point_objective(i), NULL, false};
+  f[3] = (SweepField){"mfu", 0.3 + (double)i * 1e-3, NULL, false};
+  f[4] = (SweepField){"memory.peak", (double)i * 1e9, NULL, false};
+  f[5] = (SweepField){"tokens_per_s", 1e5 / (1.0 + (double)i), NULL, false};
 }
 
 /* The hash of the synthetic sweep (a sweep's identity: sweep.c computes it). */
@@ -199,7 +199,7 @@ TEST(top_matches_a_full_sort) {
 
 TEST(top_copies_what_it_keeps) {
   char key[16] = "plan.tp", word[16] = "full";
-  SweepField f[2] = {{key, 4, NULL}, {"plan.recompute", NAN, word}};
+  SweepField f[2] = {{key, 4, NULL, false}, {"plan.recompute", NAN, word, false}};
   SweepRow row = {5, 1.0, 2, f};
   SweepTop *t = sweep_top_new(2, false);
   assert_true(sweep_top_push(t, &row));
@@ -225,7 +225,7 @@ TEST(top_copies_what_it_keeps) {
   char longword[200];
   memset(longword, 'w', sizeof longword - 1);
   longword[sizeof longword - 1] = '\0';
-  SweepField g = {"k", NAN, longword};
+  SweepField g = {"k", NAN, longword, false};
   row = (SweepRow){1, 0.25, 1, &g};
   assert_true(sweep_top_push(t, &row));
   assert_int_equal(sweep_top_rows(t, got), 2);
@@ -259,12 +259,12 @@ static const SweepDrop small_drops[] = {
     {"memory.peak <= cluster.gpu.memory", 5}, {"model.layers % plan.pp == 0", 1}, {"never", 0}};
 static SweepField small_fields[3][6] = {
     /* clang-format off */
-    {{"plan.tp", 4, NULL}, {"plan.recompute", NAN, "full"}, {"iteration_s", 1.5, NULL}, {"mfu", 0.412, NULL},
-     {"memory.peak", 20615843021.0, NULL}, {"tokens_per_s", 66043.21, NULL}},
-    {{"plan.tp", 8, NULL}, {"plan.recompute", NAN, "selective"}, {"iteration_s", 1.5, NULL}, {"mfu", 0.4, NULL},
-     {"memory.peak", 17179869184.0, NULL}, {"tokens_per_s", 1234.5678, NULL}},
-    {{"plan.tp", 2, NULL}, {"plan.recompute", NAN, "a, \"b\""}, {"iteration_s", 0.1, NULL}, {"mfu", NAN, NULL},
-     {"memory.peak", 1e9, NULL}, {"tokens_per_s", 12, NULL}},
+    {{"plan.tp", 4, NULL, false}, {"plan.recompute", NAN, "full", false}, {"iteration_s", 1.5, NULL, false}, {"mfu", 0.412, NULL, false},
+     {"memory.peak", 20615843021.0, NULL, false}, {"tokens_per_s", 66043.21, NULL, false}},
+    {{"plan.tp", 8, NULL, false}, {"plan.recompute", NAN, "selective", false}, {"iteration_s", 1.5, NULL, false}, {"mfu", 0.4, NULL, false},
+     {"memory.peak", 17179869184.0, NULL, false}, {"tokens_per_s", 1234.5678, NULL, false}},
+    {{"plan.tp", 2, NULL, false}, {"plan.recompute", NAN, "a, \"b\"", false}, {"iteration_s", 0.1, NULL, false}, {"mfu", NAN, NULL, false},
+     {"memory.peak", 1e9, NULL, false}, {"tokens_per_s", 12, NULL, false}},
     /* clang-format on */
 };
 static const SweepRow small_rows[] = {
@@ -273,7 +273,7 @@ static const SweepMeta small_meta = {"search", "f.llmp", HASH, "iteration", fals
                                      0,        1,        10,   4,           3,     small_drops, NAN, 0, NULL, NULL, NULL};
 
 TEST(table_exact) {
-  char *t = write_text(&small_meta, small_rows, 3, SWEEP_TABLE);
+  char *t = write_text(&small_meta, small_rows, 3, SWEEP_TABLE_WIDE);
   assert_string_equal(t, "sweep search (f.llmp): minimize iteration, keep 3\n"
                          "  10 points: 10 evaluated, 4 kept, 6 dropped\n"
                          "  dropped: 5 `memory.peak <= cluster.gpu.memory`, 1 `model.layers % plan.pp == 0`\n"
@@ -307,16 +307,16 @@ TEST(table_exact) {
 }
 
 TEST(table_cells_by_key) {
-  SweepField f[] = {{"bytes_sent", 3.0 * 1024 * 1024 * 1024, NULL},
-                    {"x.mfu", 0.5, NULL},
-                    {"big", 123456.7, NULL},
-                    {"tiny", 1.234567e-5, NULL},
-                    {"neg", -3, NULL},
-                    {"huge", 1e20, NULL}};
+  SweepField f[] = {{"bytes_sent", 3.0 * 1024 * 1024 * 1024, NULL, false},
+                    {"x.mfu", 0.5, NULL, false},
+                    {"big", 123456.7, NULL, false},
+                    {"tiny", 1.234567e-5, NULL, false},
+                    {"neg", -3, NULL, false},
+                    {"huge", 1e20, NULL, false}};
   SweepRow r = {0, 1, 6, f};
   SweepMeta m = small_meta;
   m.ndropped = 0;
-  char *t = write_text(&m, &r, 1, SWEEP_TABLE);
+  char *t = write_text(&m, &r, 1, SWEEP_TABLE_WIDE);
   assert_contains(t, "rank  bytes_sent   x.mfu     big       tiny  neg   huge\n"
                      "   1     3.0 GiB  50.0 %  123457  1.235e-05   -3  1e+20\n");
   free(t);
@@ -366,18 +366,27 @@ TEST(formats_by_name_and_extension) {
   assert_int_equal(sweep_format_parse("csv", &f), 0);
   assert_int_equal(f, SWEEP_CSV);
   assert_int_equal(sweep_format_parse("json", &f), 0);
-  assert_int_equal(f, SWEEP_JSONL);
+  assert_int_equal(f, SWEEP_JSON);
   assert_int_equal(sweep_format_parse("jsonl", &f), 0);
+  assert_int_equal(f, SWEEP_JSONL);
+  assert_int_equal(sweep_format_parse("wide", &f), 0);
+  assert_int_equal(f, SWEEP_TABLE_WIDE);
   assert_int_equal(sweep_format_parse("table", &f), 0);
   assert_int_equal(f, SWEEP_TABLE);
   assert_int_equal(sweep_format_parse("xml", &f), -1);
   assert_int_equal(sweep_format_parse(NULL, &f), -1);
-  assert_int_equal(sweep_format_of_path("a/b.csv", SWEEP_TABLE), SWEEP_CSV);
-  assert_int_equal(sweep_format_of_path("shard-3.jsonl", SWEEP_TABLE), SWEEP_JSONL);
-  assert_int_equal(sweep_format_of_path("x.json", SWEEP_TABLE), SWEEP_JSONL);
-  assert_int_equal(sweep_format_of_path("x.txt", SWEEP_CSV), SWEEP_CSV);
-  assert_int_equal(sweep_format_of_path("dir.csv/x", SWEEP_TABLE), SWEEP_TABLE);
-  assert_int_equal(sweep_format_of_path(NULL, SWEEP_TABLE), SWEEP_TABLE);
+  static const struct {
+    const char *path;
+    int rc;
+    SweepFormat f;
+  } paths[] = {{"a/b.csv", 0, SWEEP_CSV},        {"shard-3.jsonl", 0, SWEEP_JSONL}, {"x.json", 0, SWEEP_JSON},
+               {"x.txt", 0, SWEEP_TABLE},        {"dir.csv/x", 0, SWEEP_CSV},       {".hidden", 0, SWEEP_CSV},
+               {"x.xlsx", -1, SWEEP_CSV},        {"x.JSON", -1, SWEEP_CSV},         {NULL, 0, SWEEP_CSV}};
+  for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+    f = SWEEP_CSV; /* left as it is without an extension */
+    assert_int_equal(sweep_format_of_path(paths[i].path, &f), paths[i].rc);
+    assert_int_equal(f, paths[i].f);
+  }
 }
 
 TEST(write_failure_returns_minus_one) {
@@ -429,10 +438,10 @@ TEST(jsonl_round_trip_is_bit_exact) {
   static const char *const words[] = {"plain", "quote \" back \\ slash", "line\nbreak\ttab\x01\x1f",
                                       "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "/"};
   for (int i = 0; i < NODD; i++) {
-    f[i][0] = (SweepField){"x", odd[i], NULL};
-    f[i][1] = (SweepField){"w \"k\"", NAN, words[i % 5]};
-    f[i][2] = (SweepField){"y", odd[(i + 3) % NODD], NULL};
-    f[i][3] = (SweepField){"e", NAN, ""};
+    f[i][0] = (SweepField){"x", odd[i], NULL, false};
+    f[i][1] = (SweepField){"w \"k\"", NAN, words[i % 5], false};
+    f[i][2] = (SweepField){"y", odd[(i + 3) % NODD], NULL, false};
+    f[i][3] = (SweepField){"e", NAN, "", false};
     rows[i] = (SweepRow){(uint64_t)i * 3, odd[(i + 5) % NODD], 4, f[i]};
   }
   sweep_sort(rows, NODD, true);
@@ -473,9 +482,9 @@ static char *replaced(const char *text, const char *from, const char *to);
  * rows ("best" lines); they read back and are written again the same, the table shows them
  * under the rows, and a best line among the rows, or out of structure order, is an error. */
 TEST(best_lines_round_trip) {
-  SweepField f[3][2] = {{{"cluster.nodes", 8, NULL}, {"plan.dtype", NAN, "fp8"}},
-                        {{"cluster.nodes", 16, NULL}, {"plan.dtype", NAN, "bf16"}},
-                        {{"cluster.nodes", 16, NULL}, {"plan.dtype", NAN, "fp8"}}};
+  SweepField f[3][2] = {{{"cluster.nodes", 8, NULL, false}, {"plan.dtype", NAN, "fp8", false}},
+                        {{"cluster.nodes", 16, NULL, false}, {"plan.dtype", NAN, "bf16", false}},
+                        {{"cluster.nodes", 16, NULL, false}, {"plan.dtype", NAN, "fp8", false}}};
   SweepRow rows[1] = {{5, 1.25, 2, f[2]}}, best[2] = {{1, 2.5, 2, f[0]}, {5, 1.25, 2, f[2]}};
   static const uint64_t of[2] = {0, 1};
   static SweepDrop drops[] = {{"r", 2}};
@@ -490,7 +499,7 @@ TEST(best_lines_round_trip) {
   assert_rows_equal(doc.meta.best, best, 2);
   char *again = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_JSONL);
   assert_string_equal(again, text);
-  char *table = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_TABLE);
+  char *table = write_text(&doc.meta, doc.rows, doc.nrows, SWEEP_TABLE_WIDE);
   assert_non_null(strstr(table, "\nbest at each cluster.nodes, plan.dtype:\n   #  cluster.nodes  plan.dtype\n   1              8  fp8\n   2             16  fp8\n"));
   free(table);
   free(again);
@@ -514,7 +523,7 @@ TEST(best_lines_round_trip) {
 /* Bytes that are not UTF-8 are written U+FFFD (emit.h), so the output is valid JSON, and a
  * file read back is written again byte for byte: a merge writes what one machine wrote. */
 TEST(jsonl_invalid_utf8_becomes_u_fffd_and_round_trips) {
-  SweepField f[1] = {{"w\xff", NAN, "bad \xc3( \xed\xa0\x80"}};
+  SweepField f[1] = {{"w\xff", NAN, "bad \xc3( \xed\xa0\x80", false}};
   SweepRow rows[1] = {{0, 1.5, 1, f}};
   static SweepDrop drops[] = {{"r \x80", 0}};
   SweepMeta m = {"s\xfe", "f.llmp", HASH, "o", false, 1, 1, 0, 1, 1, 1, 1, drops, NAN, 0, NULL, NULL, NULL};
@@ -580,7 +589,7 @@ static void check_merge(uint64_t points, int n, int keep, bool maximize) {
   }
   Fixture whole;
   fixture_build(&whole, points, 0, 1, keep, maximize, false);
-  for (SweepFormat fmt = SWEEP_TABLE; fmt <= SWEEP_JSONL; fmt++) {
+  for (SweepFormat fmt = SWEEP_TABLE; fmt <= SWEEP_TABLE_WIDE; fmt++) {
     char *want = write_text(&whole.meta, whole.rows, whole.nrows, fmt);
     Mem out, err;
     int rc = sweep_merge(paths, n, fmt, mem_open(&out), mem_open(&err));
@@ -721,9 +730,9 @@ TEST(merge_rejects_malformed_files) {
        "s1.jsonl:2: error: a malformed number at column"},
       {replaced(s[1], "\"mfu\":", "\"mfu\":-,\"x\":"), "s1.jsonl:2: error: a malformed number"},
       {replaced(s[1], "\"mfu\":", "\"mfu\":1e,\"x\":"), "s1.jsonl:2: error: a malformed number"},
-      {replaced(s[1], "\"mfu\":", "\"mfu\":nan,\"x\":"), "s1.jsonl:2: error: expected a string, a number or null"},
-      {replaced(s[1], "\"mfu\":", "\"mfu\":true,\"x\":"), "s1.jsonl:2: error: expected a string, a number or null"},
-      {replaced(s[1], "\"mfu\":", "\"mfu\":[1],\"x\":"), "s1.jsonl:2: error: `mfu` is not a number, a string or null"},
+      {replaced(s[1], "\"mfu\":", "\"mfu\":nan,\"x\":"), "s1.jsonl:2: error: expected a string, a number, true, false or null"},
+      {replaced(s[1], "\"mfu\":", "\"mfu\":tru,\"x\":"), "s1.jsonl:2: error: expected a string, a number, true, false or null"},
+      {replaced(s[1], "\"mfu\":", "\"mfu\":[1],\"x\":"), "s1.jsonl:2: error: `mfu` is not a number, a string, a flag or null"},
       {replaced(s[1], "\"dropped\":{", "\"dropped\":{\"a\":[1],"), "s1.jsonl:1: error: nested too deep"},
       {replaced(s[1], "\"keep\":5", "\"keep\":-5"), "s1.jsonl:1: error: `keep` is -5, not a whole number"},
       {replaced(s[1], "\"keep\":5", "\"keep\":5.0"), "s1.jsonl:1: error: `keep` is 5.0, not a whole number"},
@@ -943,7 +952,7 @@ TEST(merge_of_version_1_shards_warns) {
   Fixture whole;
   fixture_build(&whole, 100, 0, 1, 5, false, false);
   whole.meta.hash = NULL;
-  for (SweepFormat fmt = SWEEP_TABLE; fmt <= SWEEP_JSONL; fmt++) {
+  for (SweepFormat fmt = SWEEP_TABLE; fmt <= SWEEP_TABLE_WIDE; fmt++) {
     char *want = write_text(&whole.meta, whole.rows, whole.nrows, fmt), *out, *err;
     assert_int_equal(merge_texts(t, 4, fmt, &out, &err), 0);
     assert_string_equal(out, want);
@@ -1133,9 +1142,9 @@ TEST(shard_k_of_n) {
                      "`0/123456789012345678901234567890123456789012345678901234567890`: K and N are at most");
   expect_shard_error("x1234567890123456789012345678901234567890123456789/4", NULL,
                      "`x1234567890123456789012345678901234567890123456789/4`: expected K/N");
-  static const char *const big_rank[] = {"SLURM_PROCID=18446744073709551615", "SLURM_NTASKS=4", NULL};
+  static const char *const big_rank[] = {"SLURM_PROCID=18446744073709551615", "SLURM_NTASKS=4", NULL, false};
   expect_shard_error("auto", big_rank, "--shard auto: SLURM_PROCID=18446744073709551615 is more than 2147483647");
-  static const char *const long_size[] = {"PMI_RANK=0", "PMI_SIZE=4x234567890123456789012345678901234567890123", NULL};
+  static const char *const long_size[] = {"PMI_RANK=0", "PMI_SIZE=4x234567890123456789012345678901234567890123", NULL, false};
   expect_shard_error("auto", long_size, "PMI_SIZE=4x234567890123456789012345678901234567890123 is not a whole number");
   /* the process environment: without launcher variables, auto fails */
   int k, n;
@@ -1160,9 +1169,9 @@ TEST(shard_auto_launchers) {
                                      "SLURM_ARRAY_TASK_ID=",
                                      NULL}; /* set but empty: not there */
   expect_shard("auto", ompi, 5, 6);
-  static const char *const pmi[] = {"PMI_RANK=0", "PMI_SIZE=1", NULL};
+  static const char *const pmi[] = {"PMI_RANK=0", "PMI_SIZE=1", NULL, false};
   expect_shard("auto", pmi, 0, 1);
-  static const char *const pmi2[] = {"PMI_RANK=9", "PMI_SIZE=10", NULL};
+  static const char *const pmi2[] = {"PMI_RANK=9", "PMI_SIZE=10", NULL, false};
   expect_shard("auto", pmi2, 9, 10);
   /* the explicit form ignores the environment */
   expect_shard("1/3", tasks, 1, 3);
@@ -1175,9 +1184,9 @@ TEST(shard_auto_errors) {
   expect_shard_error("auto", none, "OMPI_COMM_WORLD_RANK (Open MPI, with OMPI_COMM_WORLD_SIZE)");
   expect_shard_error("auto", none, "PMI_RANK (MPICH, with PMI_SIZE)");
   expect_shard_error("auto", NULL, "no launcher found");
-  static const char *const no_count[] = {"SLURM_ARRAY_TASK_ID=3", "SLURM_ARRAY_TASK_MIN=0", NULL};
+  static const char *const no_count[] = {"SLURM_ARRAY_TASK_ID=3", "SLURM_ARRAY_TASK_MIN=0", NULL, false};
   expect_shard_error("auto", no_count, "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not");
-  static const char *const no_min[] = {"SLURM_ARRAY_TASK_ID=3", "SLURM_ARRAY_TASK_COUNT=4", NULL};
+  static const char *const no_min[] = {"SLURM_ARRAY_TASK_ID=3", "SLURM_ARRAY_TASK_COUNT=4", NULL, false};
   expect_shard_error("auto", no_min, "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_MIN is not");
   static const char *const stepped[] = {"SLURM_ARRAY_TASK_ID=6", "SLURM_ARRAY_TASK_MIN=0", "SLURM_ARRAY_TASK_COUNT=4",
                                         NULL}; /* --array=0-6:2 */
@@ -1189,15 +1198,15 @@ TEST(shard_auto_errors) {
   expect_shard_error("auto", below_min, "= -1 is not in [0,");
   static const char *const no_ntasks[] = {"SLURM_PROCID=0", NULL};
   expect_shard_error("auto", no_ntasks, "SLURM_PROCID is set but SLURM_NTASKS is not");
-  static const char *const rank_past[] = {"SLURM_PROCID=4", "SLURM_NTASKS=4", NULL};
+  static const char *const rank_past[] = {"SLURM_PROCID=4", "SLURM_NTASKS=4", NULL, false};
   expect_shard_error("auto", rank_past, "--shard auto: SLURM_PROCID=4 is not below SLURM_NTASKS=4");
-  static const char *const zero[] = {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=0", NULL};
+  static const char *const zero[] = {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=0", NULL, false};
   expect_shard_error("auto", zero, "OMPI_COMM_WORLD_SIZE=0: there must be at least one shard");
-  static const char *const junk[] = {"PMI_RANK=x", "PMI_SIZE=4", NULL};
+  static const char *const junk[] = {"PMI_RANK=x", "PMI_SIZE=4", NULL, false};
   expect_shard_error("auto", junk, "--shard auto: PMI_RANK=x is not a whole number");
-  static const char *const neg[] = {"PMI_RANK=1", "PMI_SIZE=-4", NULL};
+  static const char *const neg[] = {"PMI_RANK=1", "PMI_SIZE=-4", NULL, false};
   expect_shard_error("auto", neg, "PMI_SIZE=-4 is not a whole number");
-  static const char *const big[] = {"PMI_RANK=1", "PMI_SIZE=99999999999", NULL};
+  static const char *const big[] = {"PMI_RANK=1", "PMI_SIZE=99999999999", NULL, false};
   expect_shard_error("auto", big, "PMI_SIZE=99999999999 is more than 2147483647");
 }
 
@@ -1256,7 +1265,12 @@ TEST(progress_text) {
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 1234567, 2700000, 54.0),
                       "[#########...........]  45%  1,234,567/2,700,000 points  22.9 k/s  1m04s left");
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 10, 1000000, 2.0),
-                      "[....................]   0%  10/1,000,000 points  5/s  55h33m left");
+                      "[....................]   0%  10/1,000,000 points  5/s  2d07h left");
+  /* a slow start on a huge sweep: a rate below 1 a second, and an ETA in years */
+  assert_string_equal(sweep_progress_text(buf, sizeof buf, 3, 1000000000000000ull, 25.0),
+                      "[....................]   0%  3/1,000,000,000,000,000 points  0.12/s  2.64e+08 years left");
+  assert_string_equal(sweep_progress_text(buf, sizeof buf, 7200, 10000, 1.0),
+                      "[##############......]  72%  7,200/10,000 points  7.2 k/s  0s left");
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 0, 100, 2.0),
                       "[....................]   0%  0/100 points  0/s");
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 100, 100, 2.0),
