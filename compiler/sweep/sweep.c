@@ -532,11 +532,17 @@ static int add_reason(Sweep *sw, const char *text) {
 }
 
 /* A plan that does not fit in its GPU's memory is dropped after the requires, under its own
- * reason, as a last require: memory.peak <= the GPU's memory. */
+ * reason, as a last require: memory.peak <= the GPU's memory; unless a require says as much
+ * already (`require memory.peak <= cluster.gpu.memory`: no node more to evaluate a point). */
 static void fit_setup(Sweep *sw) {
   Graph *g = &sw->l.g;
   GId peak = graph_find_output(g, "memory.peak");
   if (peak < 0) return;
+  for (int r = 0; r < sw->nreq; r++) {
+    const GNode *x = &g->n[sw->req[r]];
+    double k;
+    if (x->op == GN_LE && x->a == peak && g_is_const(g, x->b, &k) && k <= sw->l.meta.capacity) return;
+  }
   GId fit = g_bin(g, GN_LE, peak, g_const(g, sw->l.meta.capacity));
   graph_output(g, "sweep.fits", fit);
   GId *req = arena_alloc(&sw->arena, (size_t)(sw->nreq + 1) * sizeof *req);
