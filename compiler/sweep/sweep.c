@@ -630,8 +630,9 @@ static int equivalent(const Sweep *sw, const double *vals, const int *digit) {
 
 /* The identity of what the sweep evaluates, which `llmp merge` compares between shards:
  * FNV-1a over llmp's version, the sweep's name, every file of the compilation (its length and
- * bytes, in load order) and the calibration tables its hardware loaded. */
-static void sweep_hash(Sweep *sw) {
+ * bytes, in load order), the calibration tables its hardware loaded, and the options that
+ * change which plans are kept (--keep-unfit, --keep-equivalent), where given. */
+static void sweep_hash(Sweep *sw, const SweepOptions *opt) {
   uint64_t h = hash_str(HASH_BASIS, "llmp " LLMP_VERSION);
   h = hash_str(hash_word(h, 0), sema_decl_name(sw->decl));
   for (int i = 0; i < sema_nfiles(sw->s); i++) {
@@ -640,6 +641,7 @@ static void sweep_hash(Sweep *sw) {
     if (f) h = hash_bytes(h, f->text, f->len);
   }
   h = hw_tables_hash(sw->hw, h);
+  if (opt->keep_unfit || opt->keep_equivalent) h = hash_word(h, (uint64_t)opt->keep_unfit | (uint64_t)opt->keep_equivalent << 1);
   snprintf(sw->hash, sizeof sw->hash, "%016" PRIx64, h);
 }
 
@@ -666,7 +668,7 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
   sw->fit_reason = -1;
   if (!opt->keep_unfit) fit_setup(sw);
   if (!opt->keep_equivalent) equiv_setup(sw);
-  sweep_hash(sw); /* after lowering, which loads the tables */
+  sweep_hash(sw, opt); /* after lowering, which loads the tables */
   stage(sw);
   for (int q = 0; q < sw->neq; q++) /* axis -> loop position */
     for (int k = 0; k < sw->nax; k++)

@@ -868,7 +868,7 @@ TEST(merge_names_both_files_of_another_hash_or_version) {
   assert_int_equal(merge_texts(t, 4, SWEEP_JSONL, &out, &err), -1);
   assert_string_equal(out, "");
   assert_string_equal(err, "DIR/s2.jsonl:1: error: hash fedcba9876543210, but DIR/s0.jsonl's is " HASH
-                           " (another file, import, calibration table or llmp version): not shards of one sweep\n");
+                           " (another file, import, calibration table, llmp version, or --keep-unfit or --keep-equivalent): not shards of one sweep\n");
   free(out);
   free(err);
   free(other);
