@@ -33,9 +33,9 @@ typedef struct Axis {
 /* An axis without effect at a point (equiv_setup): where `cond` holds (always: cond < 0), a
  * value other than the one of digit `canon` gives the plan of canon; dropped as `reason`. */
 typedef struct Equiv {
-  int axis, pos;    /* the axis, and its loop position */
-  int canon;        /* its canonical value's index */
-  int distinct;     /* a value that stays apart, or -1 */
+  int axis, pos;            /* the axis, and its loop position */
+  int canon;                /* its canonical value's index */
+  int distinct;             /* a value that stays apart, or -1 */
   const char *size, *size2; /* the outputs that are 1 where the axis has no effect: "plan.tp" */
   GId cond;
   int reason;
@@ -566,7 +566,7 @@ static const struct {
     {"overlap_pp", "plan.pp", NULL, "false", NULL},
     {"overlap_dp", "plan.dp", NULL, "false", NULL},
     {"virtual_stages", "plan.pp", NULL, "1", NULL},
-    {"schedule", "plan.pp", NULL, "1f1b", "gpipe"}, /* gpipe holds every micro-batch's activations, */
+    {"schedule", "plan.pp", NULL, "1f1b", "gpipe"},              /* gpipe holds every micro-batch's activations, */
     {"schedule", "plan.pp", "plan.micro_batches", "1f1b", NULL}, /* unless there is one */
 };
 
@@ -600,7 +600,8 @@ static void equiv_setup(Sweep *sw) {
   for (int i = 0; i < n; i++)
     for (int a = 0; a < sw->nax; a++) {
       const Axis *ax = &sw->ax[a];
-      GId size = graph_find_output(g, inert[i].size), size2 = inert[i].size2 ? graph_find_output(g, inert[i].size2) : -2;
+      GId size = graph_find_output(g, inert[i].size),
+          size2 = inert[i].size2 ? graph_find_output(g, inert[i].size2) : -2;
       int canon = axis_index(ax, inert[i].canon);
       if (strcmp(ax->root, "plan") || strcmp(ax->field, inert[i].field) || canon < 0 || size < 0 || size2 == -1 ||
           equiv_unsafe(sw, ax->field))
@@ -609,8 +610,10 @@ static void equiv_setup(Sweep *sw) {
       GId cond = g_bin(g, GN_EQ, size, g_const(g, 1));
       if (size2 >= 0) cond = g_bin(g, GN_AND, cond, g_bin(g, GN_EQ, size2, g_const(g, 1)));
       if (g_is_const(g, cond, &k) && k == 0) continue;
-      if (g_is_const(g, cond, &k)) cond = -1;
-      else graph_output(g, arena_printf(&sw->arena, "sweep.equivalent.%d", sw->neq), cond);
+      if (g_is_const(g, cond, &k))
+        cond = -1;
+      else
+        graph_output(g, arena_printf(&sw->arena, "sweep.equivalent.%d", sw->neq), cond);
       int distinct = inert[i].distinct ? axis_index(ax, inert[i].distinct) : -1;
       const char *why = arena_printf(&sw->arena, "equivalent to %s = %s (no effect at %s = 1%s)", ax->field,
                                      inert[i].canon, inert[i].size + 5, size2 >= 0 ? " and 1 micro-batch" : "");
@@ -641,7 +644,8 @@ static void sweep_hash(Sweep *sw, const SweepOptions *opt) {
     if (f) h = hash_bytes(h, f->text, f->len);
   }
   h = hw_tables_hash(sw->hw, h);
-  if (opt->keep_unfit || opt->keep_equivalent) h = hash_word(h, (uint64_t)opt->keep_unfit | (uint64_t)opt->keep_equivalent << 1);
+  if (opt->keep_unfit || opt->keep_equivalent)
+    h = hash_word(h, (uint64_t)opt->keep_unfit | (uint64_t)opt->keep_equivalent << 1);
   snprintf(sw->hash, sizeof sw->hash, "%016" PRIx64, h);
 }
 
@@ -752,7 +756,7 @@ typedef struct Worker {
   uint64_t kept, pruned;
   atomic_uint_fast64_t *next, *done;
   uint64_t end, max_chunk;
-  atomic_bool *stop;    /* set: leave the loop now */
+  atomic_bool *stop;   /* set: leave the loop now */
   atomic_int *running; /* the workers still running */
 } Worker;
 
@@ -1012,7 +1016,7 @@ static int run_workers(Sweep *sw, const SweepOptions *opt, Worker *w, int T, boo
   for (; started < T; started++)
     if (pthread_create(&th[started], NULL, worker_main, &w[started])) break;
   atomic_fetch_sub(w[0].running, T - started); /* those that did not start */
-  if (!started) worker_main(&w[0]);               /* no thread could start: evaluate here */
+  if (!started) worker_main(&w[0]);            /* no thread could start: evaluate here */
   SweepProgress pr;
   sweep_progress_start_on(&pr, span, stderr, bar && isatty(2), NULL);
   double t0 = now();
