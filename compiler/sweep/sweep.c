@@ -1022,6 +1022,7 @@ static int run_workers(Sweep *sw, const SweepOptions *opt, Worker *w, int T, boo
   double t0 = now();
   bool estimated = false;
   int rc = 0;
+  long nap = 1000000; /* ns: short at first, so that a small sweep ends when its workers do */
   while (atomic_load(w[0].running) > 0) {
     uint64_t d = atomic_load(done);
     double t = now() - t0;
@@ -1033,7 +1034,8 @@ static int run_workers(Sweep *sw, const SweepOptions *opt, Worker *w, int T, boo
       }
     }
     sweep_progress_update(&pr, d);
-    nanosleep(&(struct timespec){0, 20000000}, NULL);
+    nanosleep(&(struct timespec){0, nap}, NULL);
+    if (nap < 20000000) nap *= 2;
   }
   sweep_progress_finish(&pr);
   for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
