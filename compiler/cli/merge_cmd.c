@@ -70,8 +70,8 @@ int cli_merge(int argc, char **argv, const CliCommand *c) {
   if (rc < 0 && o.format && sweep_format_parse(o.format, &fmt) < 0)
     rc = cli_usage_error(c->name, "unknown format `%s` (table, wide, csv, json or jsonl)", o.format);
   if (rc < 0 && !o.format && o.out && sweep_format_of_path(o.out, &fmt) < 0)
-    rc = cli_usage_error(c->name, "--out `%s`: unknown extension (.txt, .csv, .json or .jsonl), or name one with --format",
-                         o.out);
+    rc = cli_usage_error(
+        c->name, "--out `%s`: unknown extension (.txt, .csv, .json or .jsonl), or name one with --format", o.out);
   if (rc < 0) {
     SweepMerge m;
     rc = sweep_merge_load(&m, o.a.args, o.a.nargs, stderr) ? 1 : merge_write(&m, fmt, o.out);

@@ -69,7 +69,7 @@ typedef struct SweepCli {
   CliArgs a; /* -I, the diagnostics' form */
   const char *file, *name, *format, *out, *shard, *emit, *html;
   bool wide;
-  int explain; /* the rank to explain, from 1; 0: none */
+  int explain;     /* the rank to explain, from 1; 0: none */
   SweepFormat fmt; /* from --format, else from --out's extension */
   SweepOptions opt;
 } SweepCli;
@@ -138,8 +138,7 @@ static int sweep_option(void *ctx, int id, const char *value) {
       return cli_usage_error("sweep", "--max-time needs a time: seconds, or 30m, 2h, 1d; 0 for no limit; not `%s`",
                              value);
     break;
-  case OPT_EXPLAIN:
-  {
+  case OPT_EXPLAIN: {
     char *end;
     long k = strtol(value, &end, 10);
     if (!*value || *end || k < 1 || k > 1000000)
@@ -175,8 +174,8 @@ static int sweep_parse(const CliCommand *c, int argc, char **argv, SweepCli *o) 
   if (o->format && sweep_format_parse(o->format, &o->fmt) < 0)
     return cli_usage_error("sweep", "unknown format `%s` (table, wide, csv, json or jsonl)", o->format);
   if (!o->format && o->out && sweep_format_of_path(o->out, &o->fmt) < 0)
-    return cli_usage_error("sweep", "--out `%s`: unknown extension (.txt, .csv, .json or .jsonl), or name one with --format",
-                           o->out);
+    return cli_usage_error(
+        "sweep", "--out `%s`: unknown extension (.txt, .csv, .json or .jsonl), or name one with --format", o->out);
   if (o->wide && o->fmt == SWEEP_TABLE) o->fmt = SWEEP_TABLE_WIDE;
   StrBuf msg = {0};
   if (o->shard && sweep_shard_parse(o->shard, &o->opt.shard_k, &o->opt.shard_n, &msg) < 0) {
@@ -261,9 +260,8 @@ static void sweep_refused(Diag *d, const SweepCli *o, Sweep *sw, const SweepMeta
              "sweep `%s`: %s points would take about %s at %s points/s on %d thread%s, more than --max-time %s: run "
              "it in shards on several machines (--shard K/N, then `llmp merge`), narrow its axes, or lift the limit "
              "(--max-time 0)",
-             m->sweep, sweep_grouped(pts, m->evaluated), sweep_duration_text(t, est),
-             sweep_rate_text(r, rate), o->opt.threads, o->opt.threads == 1 ? "" : "s",
-             sweep_duration_text(lim, o->opt.max_seconds));
+             m->sweep, sweep_grouped(pts, m->evaluated), sweep_duration_text(t, est), sweep_rate_text(r, rate),
+             o->opt.threads, o->opt.threads == 1 ? "" : "s", sweep_duration_text(lim, o->opt.max_seconds));
 }
 
 /* --explain K: the K-th plan's report, as `llmp run` prints it.  0, or 1 after reporting. */

@@ -34,9 +34,9 @@ typedef struct Axis {
 /* An axis without effect at a point (equiv_setup): where `cond` holds (always: cond < 0), a
  * value other than the one of digit `canon` gives the plan of canon; dropped as `reason`. */
 typedef struct Equiv {
-  int axis, pos;    /* the axis, and its loop position */
-  int canon;        /* its canonical value's index */
-  int distinct;     /* a value that stays apart, or -1 */
+  int axis, pos;            /* the axis, and its loop position */
+  int canon;                /* its canonical value's index */
+  int distinct;             /* a value that stays apart, or -1 */
   const char *size, *size2; /* the outputs that are 1 where the axis has no effect: "plan.tp" */
   GId cond;
   int reason;
@@ -539,11 +539,17 @@ static int add_reason(Sweep *sw, const char *text) {
 }
 
 /* A plan that does not fit in its GPU's memory is dropped after the requires, under its own
- * reason, as a last require: memory.peak <= the GPU's memory. */
+ * reason, as a last require: memory.peak <= the GPU's memory; unless a require says as much
+ * already (`require memory.peak <= cluster.gpu.memory`: no node more to evaluate a point). */
 static void fit_setup(Sweep *sw) {
   Graph *g = &sw->l.g;
   GId peak = graph_find_output(g, "memory.peak");
   if (peak < 0) return;
+  for (int r = 0; r < sw->nreq; r++) {
+    const GNode *x = &g->n[sw->req[r]];
+    double k;
+    if (x->op == GN_LE && x->a == peak && g_is_const(g, x->b, &k) && k <= sw->l.meta.capacity) return;
+  }
   GId fit = g_bin(g, GN_LE, peak, g_const(g, sw->l.meta.capacity));
   graph_output(g, "sweep.fits", fit);
   GId *req = arena_alloc(&sw->arena, (size_t)(sw->nreq + 1) * sizeof *req);
@@ -567,7 +573,7 @@ static const struct {
     {"overlap_pp", "plan.pp", NULL, "false", NULL},
     {"overlap_dp", "plan.dp", NULL, "false", NULL},
     {"virtual_stages", "plan.pp", NULL, "1", NULL},
-    {"schedule", "plan.pp", NULL, "1f1b", "gpipe"}, /* gpipe holds every micro-batch's activations, */
+    {"schedule", "plan.pp", NULL, "1f1b", "gpipe"},              /* gpipe holds every micro-batch's activations, */
     {"schedule", "plan.pp", "plan.micro_batches", "1f1b", NULL}, /* unless there is one */
 };
 
@@ -601,7 +607,8 @@ static void equiv_setup(Sweep *sw) {
   for (int i = 0; i < n; i++)
     for (int a = 0; a < sw->nax; a++) {
       const Axis *ax = &sw->ax[a];
-      GId size = graph_find_output(g, inert[i].size), size2 = inert[i].size2 ? graph_find_output(g, inert[i].size2) : -2;
+      GId size = graph_find_output(g, inert[i].size),
+          size2 = inert[i].size2 ? graph_find_output(g, inert[i].size2) : -2;
       int canon = axis_index(ax, inert[i].canon);
       if (strcmp(ax->root, "plan") || strcmp(ax->field, inert[i].field) || canon < 0 || size < 0 || size2 == -1 ||
           equiv_unsafe(sw, ax->field))
@@ -610,8 +617,10 @@ static void equiv_setup(Sweep *sw) {
       GId cond = g_bin(g, GN_EQ, size, g_const(g, 1));
       if (size2 >= 0) cond = g_bin(g, GN_AND, cond, g_bin(g, GN_EQ, size2, g_const(g, 1)));
       if (g_is_const(g, cond, &k) && k == 0) continue;
-      if (g_is_const(g, cond, &k)) cond = -1;
-      else graph_output(g, arena_printf(&sw->arena, "sweep.equivalent.%d", sw->neq), cond);
+      if (g_is_const(g, cond, &k))
+        cond = -1;
+      else
+        graph_output(g, arena_printf(&sw->arena, "sweep.equivalent.%d", sw->neq), cond);
       int distinct = inert[i].distinct ? axis_index(ax, inert[i].distinct) : -1;
       const char *why = arena_printf(&sw->arena, "equivalent to %s = %s (no effect at %s = 1%s)", ax->field,
                                      inert[i].canon, inert[i].size + 5, size2 >= 0 ? " and 1 micro-batch" : "");
@@ -631,8 +640,9 @@ static int equivalent(const Sweep *sw, const double *vals, const int *digit) {
 
 /* The identity of what the sweep evaluates, which `llmp merge` compares between shards:
  * FNV-1a over llmp's version, the sweep's name, every file of the compilation (its length and
- * bytes, in load order) and the calibration tables its hardware loaded. */
-static void sweep_hash(Sweep *sw) {
+ * bytes, in load order), the calibration tables its hardware loaded, and the options that
+ * change which plans are kept (--keep-unfit, --keep-equivalent), where given. */
+static void sweep_hash(Sweep *sw, const SweepOptions *opt) {
   uint64_t h = hash_str(HASH_BASIS, "llmp " LLMP_VERSION);
   h = hash_str(hash_word(h, 0), sema_decl_name(sw->decl));
   for (int i = 0; i < sema_nfiles(sw->s); i++) {
@@ -641,6 +651,8 @@ static void sweep_hash(Sweep *sw) {
     if (f) h = hash_bytes(h, f->text, f->len);
   }
   h = hw_tables_hash(sw->hw, h);
+  if (opt->keep_unfit || opt->keep_equivalent)
+    h = hash_word(h, (uint64_t)opt->keep_unfit | (uint64_t)opt->keep_equivalent << 1);
   snprintf(sw->hash, sizeof sw->hash, "%016" PRIx64, h);
 }
 
@@ -675,7 +687,7 @@ Sweep *sweep_part_new(Sema *s, HwSet *hw, Decl *decl, Decl *scenario, Diag *d, c
   sw->fit_reason = -1;
   if (!opt->keep_unfit) fit_setup(sw);
   if (!opt->keep_equivalent) equiv_setup(sw);
-  sweep_hash(sw); /* after lowering, which loads the tables */
+  sweep_hash(sw, opt); /* after lowering, which loads the tables */
   stage(sw);
   for (int q = 0; q < sw->neq; q++) /* axis -> loop position */
     for (int k = 0; k < sw->nax; k++)
@@ -850,7 +862,7 @@ typedef struct Worker {
   uint64_t kept, pruned;
   atomic_uint_fast64_t *next, *done;
   uint64_t end, max_chunk;
-  atomic_bool *stop;    /* set: leave the loop now */
+  atomic_bool *stop;   /* set: leave the loop now */
   atomic_int *running; /* the workers still running */
 } Worker;
 
@@ -1115,7 +1127,7 @@ static int run_workers(Sweep *sw, const SweepOptions *opt, Worker *w, int T, boo
   for (; started < T; started++)
     if (pthread_create(&th[started], NULL, worker_main, &w[started])) break;
   atomic_fetch_sub(w[0].running, T - started); /* those that did not start */
-  if (!started) worker_main(&w[0]);               /* no thread could start: evaluate here */
+  if (!started) worker_main(&w[0]);            /* no thread could start: evaluate here */
   SweepProgress pr;
   sweep_progress_start_on(&pr, span, stderr, bar && isatty(2), NULL);
   double t0 = now();

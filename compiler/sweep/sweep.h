@@ -72,7 +72,8 @@ uint64_t sweep_chunk_next(uint64_t chunk, double seconds, uint64_t max);
 
 /* What the sweep evaluates, the SweepMeta.hash sweep_run writes and `llmp merge` compares:
  * 16 hex digits of FNV-1a over llmp's version, the sweep's name, the text of every file of
- * the compilation and the calibration tables lowering loaded. */
+ * the compilation, the calibration tables lowering loaded, and keep_unfit and
+ * keep_equivalent where set. */
 const char *sweep_hash_text(const Sweep *sw);
 
 /* With fields that change the graph among the axes (cluster.nodes, plan.dtype, placement,

@@ -45,8 +45,8 @@ static void put_text(StrBuf *b, const SrcFile *f, Span sp) {
 
 /* A `let`'s value for a point, from its report: 0, or -1 if the report does not echo it. */
 static int let_value(const Report *r, const char *field, char *buf, size_t n) {
-  static const char *const ints[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch", "global_batch",
-                                     "zero"};
+  static const char *const ints[] = {"tp",          "pp",           "dp",  "cp", "ep", "virtual_stages",
+                                     "micro_batch", "global_batch", "zero"};
   const int vals[] = {r->tp, r->pp, r->dp, r->cp, r->ep, r->virtual_stages, r->micro_batch, r->global_batch, r->zero};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
     if (!strcmp(field, ints[i])) {
@@ -121,8 +121,8 @@ static int emit_part(Sweep *sw, uint64_t point, const Report *r, const char *par
           overridden |= !strcmp(root, part) && !strcmp(field, x->name);
         }
         for (AstNode *l = sema_block_body(sweep_decl(sw)).first; l && x->kind == AST_FIELD; l = l->next)
-          overridden |= l->kind == AST_LET && l->u.bin.lhs->kind == AST_MEMBER && !strcmp(l->u.bin.lhs->name, x->name) &&
-                        !strcmp(l->u.bin.lhs->u.bin.lhs->name, part);
+          overridden |= l->kind == AST_LET && l->u.bin.lhs->kind == AST_MEMBER &&
+                        !strcmp(l->u.bin.lhs->name, x->name) && !strcmp(l->u.bin.lhs->u.bin.lhs->name, part);
         if (overridden) continue;
         put_text(out, f, x->span);
         strbuf_put(out, "; ", 2);
@@ -140,7 +140,7 @@ static int emit_plan(Sweep *sw, const SweepRow *row, int rank, StrBuf *out) {
   Report r;
   if (sweep_point_report(sw, row->point, &r) < 0) return -1;
   strbuf_printf(out, "\n# plan %d of sweep %s, point %llu\nscenario %s_%d {\n", rank, sema_decl_name(sweep_decl(sw)),
-                 (unsigned long long)row->point, sema_decl_name(sweep_decl(sw)), rank);
+                (unsigned long long)row->point, sema_decl_name(sweep_decl(sw)), rank);
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     if (emit_part(sw, row->point, &r, parts[i], out) < 0) return -1;
   strbuf_put(out, "}\n", 2);
@@ -151,9 +151,10 @@ static int emit_plan(Sweep *sw, const SweepRow *row, int rank, StrBuf *out) {
 static void emit_head(Sweep *sw, StrBuf *out) {
   const char *path = sema_decl_path(sweep_sema(sw), sweep_decl(sw));
   char *full = realpath(path, NULL);
-  strbuf_printf(out, "# Plans of sweep %s (%s), written by `llmp sweep --emit`: `llmp run` on this file\n"
-                      "# gives each plan's figures as the sweep ranked them.\nimport \"%s\"\n",
-                 sema_decl_name(sweep_decl(sw)), path, full ? full : path);
+  strbuf_printf(out,
+                "# Plans of sweep %s (%s), written by `llmp sweep --emit`: `llmp run` on this file\n"
+                "# gives each plan's figures as the sweep ranked them.\nimport \"%s\"\n",
+                sema_decl_name(sweep_decl(sw)), path, full ? full : path);
   free(full);
 }
 
@@ -187,7 +188,7 @@ int sweep_emit(Sweep *sw, const SweepRow *rows, int n, const char *path) {
     if (rc == 0 && dir) {
       StrBuf name = {0};
       strbuf_printf(&name, "%s%s%s_%d.llmp", path, path[len - 1] == '/' ? "" : "/", sema_decl_name(sweep_decl(sw)),
-                     i + 1);
+                    i + 1);
       rc = write_file(sw, name.p, &text);
       strbuf_free(&name);
       text.n = 0;

@@ -72,7 +72,7 @@ static int merge_same(const SweepMerge *m, int i, FILE *err) {
     strbuf_printf(&what, "%s, but %s %s", y->hash ? "hash" : "no hash (llmp_sweep 1, an older llmp)", p0,
                   x->hash ? "has a hash" : "has none (llmp_sweep 1, an older llmp)");
   else if (x->hash && strcmp(x->hash, y->hash))
-    strbuf_printf(&what, "hash %s, but %s's is %s (another file, import, calibration table or llmp version)", y->hash,
+    strbuf_printf(&what, "hash %s, but %s's is %s (another file, import, calibration table, llmp version, or --keep-unfit or --keep-equivalent)", y->hash,
                   p0, x->hash);
   if (what.p) {
     fprintf(err, "%s:%d: error: %s: not shards of one sweep\n", p, b->meta_line, what.p);

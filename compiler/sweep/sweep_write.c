@@ -151,8 +151,8 @@ static void table_rows(FILE *out, const SweepRow *rows, int n, const char *first
   table_widths(rows, n, nf, w);
   table_put(out, first, w[0], true, nf == 0, true);
   for (int j = 0; j < nf; j++)
-    table_put(out, rows[0].fields[j].key ? rows[0].fields[j].key : "", w[j + 1], !rows[0].fields[j].str && !rows[0].fields[j].flag, j == nf - 1,
-              false);
+    table_put(out, rows[0].fields[j].key ? rows[0].fields[j].key : "", w[j + 1],
+              !rows[0].fields[j].str && !rows[0].fields[j].flag, j == nf - 1, false);
   fputc('\n', out);
   char buf[64];
   for (int i = 0; i < n; i++) {
@@ -197,8 +197,8 @@ static const struct {
 
 /* Short names of the plan's fields; others lose their "plan." only. */
 static const char *const short_names[][2] = {
-    {"plan.micro_batch", "mb"},    {"plan.sequence_parallel", "sp"}, {"plan.virtual_stages", "vs"},
-    {"plan.global_batch", "gbs"},  {"plan.overlap_tp", "ovl_tp"},    {"plan.overlap_pp", "ovl_pp"},
+    {"plan.micro_batch", "mb"},    {"plan.sequence_parallel", "sp"},      {"plan.virtual_stages", "vs"},
+    {"plan.global_batch", "gbs"},  {"plan.overlap_tp", "ovl_tp"},         {"plan.overlap_pp", "ovl_pp"},
     {"plan.overlap_dp", "ovl_dp"}, {"plan.dp_bucket_elements", "bucket"},
 };
 

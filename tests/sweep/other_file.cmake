@@ -27,7 +27,7 @@ run(b1 b 1)
 run(c1 c 1)
 execute_process(COMMAND ${LLMP} merge ${OUT}/a0.jsonl ${OUT}/b1.jsonl RESULT_VARIABLE rc ERROR_VARIABLE err
                 OUTPUT_VARIABLE out)
-set(want "^[^\n]*/b1\\.jsonl:1: error: hash [0-9a-f]+, but [^\n]*/a0\\.jsonl's is [0-9a-f]+ \\(another file, import, calibration table or llmp version\\): not shards of one sweep\n$")
+set(want "^[^\n]*/b1\\.jsonl:1: error: hash [0-9a-f]+, but [^\n]*/a0\\.jsonl's is [0-9a-f]+ \\(another file, import, calibration table, llmp version, or --keep-unfit or --keep-equivalent\\): not shards of one sweep\n$")
 if(NOT rc EQUAL 1 OR NOT err MATCHES "${want}" OR NOT out STREQUAL "")
   message(FATAL_ERROR "merging shards of two files: exit ${rc}, expected 1 with the hashes; stderr:\n${err}stdout:\n${out}")
 endif()

@@ -161,7 +161,8 @@ static void jit_interpreter_threads_agree(void **state) {
   (void)state;
   Fixture f;
   Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL}, oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
+  SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL},
+               oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
   Sweep *sj = sweep_new(f.s, f.hw, decl, &f.d, &oj), *si = sweep_new(f.s, f.hw, decl, &f.d, &oi);
   assert_non_null(sj);
   assert_non_null(si);
@@ -233,7 +234,8 @@ static void pruning_keeps_the_same_points(void **state) {
   for (size_t i = 0; i < sizeof sweeps / sizeof *sweeps; i++) {
     Fixture f;
     Decl *decl = open_sweep(&f, LLMP_SOURCE_DIR "/tests/sweep/prune.llmp", sweeps[i].name);
-    SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL}, oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
+    SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL},
+                 oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
     Sweep *sj = sweep_new(f.s, f.hw, decl, &f.d, &oj), *si = sweep_new(f.s, f.hw, decl, &f.d, &oi);
     assert_non_null(sj);
     assert_non_null(si);

@@ -26,7 +26,8 @@
 /* --- a synthetic sweep ---------------------------------------------------------------------- */
 
 static const char *const recompute_words[] = {"none", "selective", "full", false};
-static const char *const reasons[] = {"memory.peak <= cluster.gpu.memory", "model.layers % plan.pp == 0", "never", false};
+static const char *const reasons[] = {"memory.peak <= cluster.gpu.memory", "model.layers % plan.pp == 0", "never",
+                                      false};
 enum { NREASONS = 3, NFIELDS = 6 };
 
 /* Point i's fate: the reason it is dropped for (-1: kept) and its objective (many ties, a
@@ -379,9 +380,9 @@ TEST(formats_by_name_and_extension) {
     const char *path;
     int rc;
     SweepFormat f;
-  } paths[] = {{"a/b.csv", 0, SWEEP_CSV},        {"shard-3.jsonl", 0, SWEEP_JSONL}, {"x.json", 0, SWEEP_JSON},
-               {"x.txt", 0, SWEEP_TABLE},        {"dir.csv/x", 0, SWEEP_CSV},       {".hidden", 0, SWEEP_CSV},
-               {"x.xlsx", -1, SWEEP_CSV},        {"x.JSON", -1, SWEEP_CSV},         {NULL, 0, SWEEP_CSV}};
+  } paths[] = {{"a/b.csv", 0, SWEEP_CSV}, {"shard-3.jsonl", 0, SWEEP_JSONL}, {"x.json", 0, SWEEP_JSON},
+               {"x.txt", 0, SWEEP_TABLE}, {"dir.csv/x", 0, SWEEP_CSV},       {".hidden", 0, SWEEP_CSV},
+               {"x.xlsx", -1, SWEEP_CSV}, {"x.JSON", -1, SWEEP_CSV},         {NULL, 0, SWEEP_CSV}};
   for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
     f = SWEEP_CSV; /* left as it is without an extension */
     assert_int_equal(sweep_format_of_path(paths[i].path, &f), paths[i].rc);
@@ -425,7 +426,6 @@ static void expect_written_again(const char *text) {
   free(err);
   sweep_doc_free(&doc);
 }
-
 
 TEST(jsonl_round_trip_is_bit_exact) {
   /* clang-format off */
@@ -730,9 +730,12 @@ TEST(merge_rejects_malformed_files) {
        "s1.jsonl:2: error: a malformed number at column"},
       {replaced(s[1], "\"mfu\":", "\"mfu\":-,\"x\":"), "s1.jsonl:2: error: a malformed number"},
       {replaced(s[1], "\"mfu\":", "\"mfu\":1e,\"x\":"), "s1.jsonl:2: error: a malformed number"},
-      {replaced(s[1], "\"mfu\":", "\"mfu\":nan,\"x\":"), "s1.jsonl:2: error: expected a string, a number, true, false or null"},
-      {replaced(s[1], "\"mfu\":", "\"mfu\":tru,\"x\":"), "s1.jsonl:2: error: expected a string, a number, true, false or null"},
-      {replaced(s[1], "\"mfu\":", "\"mfu\":[1],\"x\":"), "s1.jsonl:2: error: `mfu` is not a number, a string, a flag or null"},
+      {replaced(s[1], "\"mfu\":", "\"mfu\":nan,\"x\":"),
+       "s1.jsonl:2: error: expected a string, a number, true, false or null"},
+      {replaced(s[1], "\"mfu\":", "\"mfu\":tru,\"x\":"),
+       "s1.jsonl:2: error: expected a string, a number, true, false or null"},
+      {replaced(s[1], "\"mfu\":", "\"mfu\":[1],\"x\":"),
+       "s1.jsonl:2: error: `mfu` is not a number, a string, a flag or null"},
       {replaced(s[1], "\"dropped\":{", "\"dropped\":{\"a\":[1],"), "s1.jsonl:1: error: nested too deep"},
       {replaced(s[1], "\"keep\":5", "\"keep\":-5"), "s1.jsonl:1: error: `keep` is -5, not a whole number"},
       {replaced(s[1], "\"keep\":5", "\"keep\":5.0"), "s1.jsonl:1: error: `keep` is 5.0, not a whole number"},
@@ -913,8 +916,10 @@ TEST(merge_names_both_files_of_another_hash_or_version) {
   const char *t[4] = {s[0], s[1], other, s[3]};
   assert_int_equal(merge_texts(t, 4, SWEEP_JSONL, &out, &err), -1);
   assert_string_equal(out, "");
-  assert_string_equal(err, "DIR/s2.jsonl:1: error: hash fedcba9876543210, but DIR/s0.jsonl's is " HASH
-                           " (another file, import, calibration table or llmp version): not shards of one sweep\n");
+  assert_string_equal(
+      err,
+      "DIR/s2.jsonl:1: error: hash fedcba9876543210, but DIR/s0.jsonl's is " HASH
+      " (another file, import, calibration table, llmp version, or --keep-unfit or --keep-equivalent): not shards of one sweep\n");
   free(out);
   free(err);
   free(other);
@@ -1144,7 +1149,8 @@ TEST(shard_k_of_n) {
                      "`x1234567890123456789012345678901234567890123456789/4`: expected K/N");
   static const char *const big_rank[] = {"SLURM_PROCID=18446744073709551615", "SLURM_NTASKS=4", NULL, false};
   expect_shard_error("auto", big_rank, "--shard auto: SLURM_PROCID=18446744073709551615 is more than 2147483647");
-  static const char *const long_size[] = {"PMI_RANK=0", "PMI_SIZE=4x234567890123456789012345678901234567890123", NULL, false};
+  static const char *const long_size[] = {"PMI_RANK=0", "PMI_SIZE=4x234567890123456789012345678901234567890123", NULL,
+                                          false};
   expect_shard_error("auto", long_size, "PMI_SIZE=4x234567890123456789012345678901234567890123 is not a whole number");
   /* the process environment: without launcher variables, auto fails */
   int k, n;
