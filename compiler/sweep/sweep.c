@@ -765,7 +765,7 @@ Sweep *sweep_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOptions *op
       sweep_free(sw);
       return NULL;
     }
-    sweep_hash(sw); /* after every graph is lowered */
+    sweep_hash(sw, opt); /* after every graph is lowered */
     return sw;
   }
   Sweep *sw = sweep_part_new(s, hw, decl, decl, d, opt);
