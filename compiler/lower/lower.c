@@ -57,15 +57,52 @@ void lower_err(Lower *L, Span sp, const char *fmt, ...) {
   L->errors++;
 }
 
-/* An error inside a block: reported at the operator, with a note at the scenario. */
+/* Where an error about the user's input goes: the model when it is the user's, else the
+ * scenario (both outside the data folder's stdlib/ and hw/). */
+static Decl *user_decl(Lower *L) { return sema_in_data_dir(L->s, L->model) ? L->scenario : L->model; }
+
+/* An error inside a block: reported at the operator, with a note at the scenario.  A block of
+ * the installed stdlib is not the user's to change: the error goes to the user's declaration
+ * that led there, with a note at the operator. */
 void lower_err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
   SrcFile *f;
   Span sp;
-  sema_decl_at(L->s, L->blk ? L->blk : L->scenario, &f, &sp);
+  Decl *blk = L->blk ? L->blk : L->scenario;
+  sema_decl_at(L->s, blk, &f, &sp);
+  bool stdlib = L->blk && n && sema_in_data_dir(L->s, L->blk) && !sema_in_data_dir(L->s, user_decl(L));
   va_list ap;
   va_start(ap, fmt);
-  diag_vreport(L->d, DIAG_ERROR, f, n ? n->span : sp, fmt, ap);
+  if (stdlib) {
+    SrcFile *uf;
+    Span us;
+    sema_decl_at(L->s, user_decl(L), &uf, &us);
+    diag_vreport(L->d, DIAG_ERROR, uf, us, fmt, ap);
+    diag_note(L->d, f, n->span, "in block `%s`, which %s `%s` uses", sema_decl_name(L->blk),
+              user_decl(L) == L->model ? "model" : "scenario", sema_decl_name(user_decl(L)));
+  } else {
+    diag_vreport(L->d, DIAG_ERROR, f, n ? n->span : sp, fmt, ap);
+  }
   va_end(ap);
+  if (!stdlib || user_decl(L) != L->scenario)
+    diag_note(L->d, L->file, L->at, "in scenario `%s`", sema_decl_name(L->scenario));
+  L->errors++;
+}
+
+void lower_missing_field(Lower *L, AstNode *n, const char *field) {
+  L->missing++;
+  for (int i = 0; i < L->nmissing_seen; i++)
+    if (!strcmp(L->missing_seen[i], field)) return;
+  if (L->nmissing_seen < 16) L->missing_seen[L->nmissing_seen++] = field;
+  SrcFile *f, *bf;
+  Span sp, bs;
+  sema_decl_at(L->s, L->model, &f, &sp);
+  const char *blk = L->blk ? sema_decl_name(L->blk) : "?";
+  diag_error(L->d, f, sp,
+             "model `%s` does not set `%s`, which its block `%s` reads: set it, or extend a base model that "
+             "sets the architecture (`extends llama` or `extends gpt`, from stdlib/transformer)",
+             sema_decl_name(L->model), field, blk);
+  sema_decl_at(L->s, L->blk ? L->blk : L->scenario, &bf, &bs);
+  diag_note(L->d, bf, n ? n->span : bs, "`%s` read here", field);
   diag_note(L->d, L->file, L->at, "in scenario `%s`", sema_decl_name(L->scenario));
   L->errors++;
 }
@@ -89,6 +126,17 @@ static bool axis_supported(Lower *L, const LowerAxis *a) {
   double x;
   return !strcmp(a->root, "model") &&
          (sema_number(L->s, L->model, a->field, &x) || !sema_word(L->s, L->model, a->field));
+}
+
+/* The sweep's `vary` line of axis a (the path it varies), else the scenario's name. */
+static Span vary_at(Lower *L, const LowerAxis *a) {
+  for (AstNode *c = L->ax->sweep ? sema_block_body(L->ax->sweep).first : NULL; c; c = c->next) {
+    AstNode *p = c->kind == AST_VARY ? c->u.bin.lhs : NULL;
+    if (p && p->kind == AST_MEMBER && p->u.bin.lhs->kind == AST_NAME && !strcmp(p->name, a->field) &&
+        !strcmp(p->u.bin.lhs->name, a->root))
+      return p->span;
+  }
+  return L->at;
 }
 
 /* A sweep's requires and objective, over the lowered outputs. */
@@ -239,7 +287,7 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   for (int i = 0; axes && i < axes->n; i++)
     if (!axis_supported(&L, &axes->axis[i])) {
       lower_err(
-          &L, L.at,
+          &L, vary_at(&L, &axes->axis[i]),
           "`%s.%s` cannot be varied: a sweep varies numbers of the model, and the plan's parallel sizes, "
           "micro_batch, global_batch, zero, dp_bucket_elements, sequence_parallel, overlap_tp, overlap_dp, overlap_pp, schedule, "
           "recompute and layer_partition",
