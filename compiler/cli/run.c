@@ -19,6 +19,7 @@
 #include "alloc.h"
 #include "cli.h"
 #include "fileio.h"
+#include "front/schema.h"
 #include "front/sema.h"
 #include "jit/jit.h"
 #include "lower/hw.h"
@@ -269,6 +270,24 @@ static void eval_close(Eval *e) {
   lower_free(&e->l);
 }
 
+/* --scenario NAME that the file does not declare: the name meant, or the names it has. */
+static void no_such_scenario(Diag *d, const char *path, const char *name, Decl **all, int total) {
+  Suggest sg;
+  suggest_init(&sg, name);
+  char list[512] = "";
+  size_t len = 0;
+  for (int i = 0; i < total; i++) {
+    suggest_offer(&sg, sema_decl_name(all[i]));
+    str_appendf(list, sizeof list, &len, "%s`%s`", i ? ", " : "", sema_decl_name(all[i]));
+  }
+  if (*suggest_hint(&sg, false))
+    diag_plain(d, path, "no scenario named `%s`%s", name, suggest_hint(&sg, false));
+  else if (total)
+    diag_plain(d, path, "no scenario named `%s`; the file's scenarios: %s", name, list);
+  else
+    diag_plain(d, path, "no scenario named `%s`: the file declares no scenario", name);
+}
+
 /* The scenarios of a file (only the one named `only`, if given); with `required`, a file
  * without any is an error.  The list is malloc'd. */
 static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path, bool required) {
@@ -280,7 +299,7 @@ static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path, 
     *n = 0;
     for (int i = 0; i < total; i++)
       if (!strcmp(sema_decl_name(all[i]), only)) all[(*n)++] = all[i];
-    if (!*n) diag_plain(u->d, path, "no scenario named `%s`", only);
+    if (!*n) no_such_scenario(u->d, path, only, all, total);
   } else if (!total && required) {
     diag_plain(u->d, path, "declares no scenario to run");
   }
@@ -452,13 +471,18 @@ static bool collect(Diag *d, PathList *out, const char *dir, int depth) {
 }
 
 typedef struct ValState { /* across the scenarios of one llmp validate */
-  bool csv;
+  bool csv, header; /* header: printed (before the first row) */
   int failed, rows;
   double sum, worst; /* of |error| in percent, over the rows that fit */
 } ValState;
 
 /* Prints one scenario's row: predicted, measured, error (or why it does not fit). */
 static void validate_row(const Report *r, ValState *st) {
+  if (!st->header && st->csv)
+    puts("scenario,file,gpus,tp,pp,dp,predicted_s,measured_s,error_pct");
+  else if (!st->header)
+    printf("%-34s %6s %-14s %12s %12s %8s\n", "scenario", "gpus", "tp/pp/dp", "predicted", "measured", "error");
+  st->header = true;
   char par[48];
   snprintf(par, sizeof par, "%d/%d/%d", r->tp, r->pp, r->dp);
   if (!r->fits) { /* no prediction: in CSV, empty predicted and error fields */
@@ -504,7 +528,7 @@ static void validate_file(Comp *u, const char *path, ValState *st) {
 /* The summary line, and the exit status: 1 on a failure or past --max-error or --mean-error. */
 static int validate_verdict(const RunOptions *o, const ValState *st) {
   double mean = st->rows ? st->sum / st->rows : 0;
-  if (!st->csv)
+  if (!st->csv && st->header)
     printf("%d scenario%s: mean |error| %.2f %%, max |error| %.2f %%\n", st->rows, st->rows == 1 ? "" : "s", mean,
            st->worst);
   int rc = st->failed ? 1 : 0;
@@ -537,11 +561,7 @@ static int validate_paths(const RunOptions *o) {
       push_path(&files, o->a.args[i]);
     }
   }
-  ValState st = {o->format && !strcmp(o->format, "csv"), 0, 0, 0, 0};
-  if (st.csv)
-    puts("scenario,file,gpus,tp,pp,dp,predicted_s,measured_s,error_pct");
-  else
-    printf("%-34s %6s %-14s %12s %12s %8s\n", "scenario", "gpus", "tp/pp/dp", "predicted", "measured", "error");
+  ValState st = {o->format && !strcmp(o->format, "csv"), false, 0, 0, 0, 0};
   for (int i = 0; i < files.n; i++) {
     Comp u;
     if (comp_open(&u, &d, o, files.v[i]))
@@ -552,7 +572,9 @@ static int validate_paths(const RunOptions *o) {
   }
   st.failed += unreadable;
   if (!st.rows && !st.failed) {
-    fprintf(stderr, "llmp validate: no scenario with `measured { iteration }` to compare\n");
+    fprintf(stderr, "llmp validate: no scenario with `measured { iteration }` to compare in the files given: add the "
+                    "measured time to a scenario (`measured { iteration = 1.5 s }`), or predict without comparing "
+                    "with `llmp run`\n");
     st.failed++;
   }
   diag_flush(&d);

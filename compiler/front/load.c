@@ -150,10 +150,23 @@ static void load_imports(Sema *s, int i, const char *dir, unsigned depth) {
   }
 }
 
+static bool is_folder(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* A file that cannot be read (errno says why), reported at the import that named it. */
 static int load_failed(Sema *s, const char *path, SrcFile *fromsrc, AstNode *at, const char *why) {
   if (fromsrc)
     diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, why);
+  else if (is_folder(path)) {
+    int n = (int)strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--;
+    diag_plain(s->diag, path,
+               "is a folder: llmp reads .llmp files; name them (`%.*s/*.llmp`), or run `llmp validate %s`, which "
+               "reads the files of a folder",
+               n, path, path);
+  }
   else
     diag_plain(s->diag, path, "cannot read file: %s", why);
   s->broken = true;
