@@ -242,8 +242,10 @@ static Decl *find_parent(Sema *s, Decl *d, bool *ok) {
     Suggest sg;
     suggest_init(&sg, d->parent_name);
     sema_suggest_decls(s, &sg, d->kind);
+    char hint[1200];
+    const char *imp = sema_import_hint(s, d->schema->name, d->parent_name, hint, sizeof hint);
     err_at(s, file_of(s, d), d->parent_span, "%s extends `%s`, which is not declared%s", decl_title(d, t, sizeof t),
-           d->parent_name, suggest_hint(&sg, false));
+           d->parent_name, imp ? imp : suggest_hint(&sg, false));
   } else if (p && !kinds_compatible(d->kind, p->kind)) {
     if (d->kind == DK_SWEEP && p->kind == DK_SWEEP)
       err_at(s, file_of(s, d), d->parent_span,
