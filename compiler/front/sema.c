@@ -354,6 +354,20 @@ static void dup_check(Sema *s, Decl *d, AstNode *first, AstNode *c, const char *
   }
 }
 
+/* Whether a field of body that sc does not know is a misspelling of `field` (hiden for
+ * hidden): the unknown field is reported with its fix, and the required field it leaves
+ * unset is its consequence, not reported again. */
+static bool misspelt(AstList body, const Schema *sc, const char *field) {
+  for (AstNode *c = body.first; c; c = c->next) {
+    if (c->kind != AST_FIELD || schema_field(sc, c->name)) continue;
+    Suggest sg;
+    suggest_init(&sg, c->name);
+    for (const FieldDef *f = sc->fields; f->name; f++) suggest_offer(&sg, f->name);
+    if (sg.best && !strcmp(sg.best, field)) return true;
+  }
+  return false;
+}
+
 static void unknown_field(Sema *s, Decl *d, AstNode *c, const Schema *sc) {
   Suggest sg;
   suggest_init(&sg, c->name);
@@ -414,7 +428,7 @@ static void check_sub(Sema *s, Decl *d, AstNode *c) {
     if (!(fd->flags & F_REQ)) continue;
     AstNode *f = c->u.sub.body.first;
     while (f && !(f->kind == AST_FIELD && !strcmp(f->name, fd->name))) f = f->next;
-    if (!f)
+    if (!f && !misspelt(c->u.sub.body, sc, fd->name))
       err_at(s, file_of(s, d), c->name_span, "`%s%s%s` is missing required field `%s`", c->name,
              c->u.sub.label ? " " : "", c->u.sub.label ? c->u.sub.label : "", fd->name);
   }
@@ -636,6 +650,12 @@ static bool complete(Sema *s, Decl *d, Decl *user, Span use) {
     Decl *at = d->node->kind == AST_EXTEND ? d->parent : d;
     while (at && at->node->kind == AST_EXTEND) at = at->parent;
     if (!at) at = d;
+    bool typo = false;
+    for (Decl *x = d; x && !typo; x = x->parent) typo = misspelt(body_of(x), x->schema, fd->name);
+    if (typo) {
+      ok = false;
+      continue;
+    }
     if (err_at(s, file_of(s, at), at->node->name_span, "%s is missing required field `%s`", decl_title(at, t, sizeof t),
                fd->name) &&
         at != user)
