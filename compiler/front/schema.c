@@ -86,6 +86,7 @@ static const FieldDef f_model[] = {
     COUNT("q_lora_rank", 0), COUNT("kv_lora_rank", 0), COUNT("qk_rope_head_dim", 0), COUNT("v_head_dim", 0),
     COUNT("sliding_window", 0), COUNT("mamba_heads", 0), COUNT("mamba_head_dim", 0), COUNT("mamba_state", 0),
     COUNT("mamba_groups", 0), COUNT("mamba_chunk", 0), COUNT("mamba_conv", 0), BOOL("frozen"), COUNT0("lora_rank", 0),
+    BOOL("layers_only"),
     COUNT("document", 0),
     {"capacity_factor", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_MIN_OPEN, 0, 0},
     {"moe_imbalance", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 1, 0},

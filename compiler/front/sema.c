@@ -354,6 +354,25 @@ static void dup_check(Sema *s, Decl *d, AstNode *first, AstNode *c, const char *
   }
 }
 
+/* A tier's field set to a literal word or boolean, or NULL. */
+static AstNode *tier_field(AstList body, const char *name, AstKind kind) {
+  for (AstNode *f = body.first; f; f = f->next)
+    if (f->kind == AST_FIELD && !strcmp(f->name, name) && f->u.bin.rhs->kind == kind) return f;
+  return NULL;
+}
+
+/* A ring or a mesh has no switch to reduce in: switch_reduction = true there is refused (and
+ * lowering gives such a tier no in-switch reduction). */
+static void tier_topology(Sema *s, Decl *d, AstList body) {
+  AstNode *topo = tier_field(body, "topology", AST_NAME), *red = tier_field(body, "switch_reduction", AST_BOOL);
+  if (topo && red && red->u.bin.rhs->u.boolean &&
+      (!strcmp(topo->u.bin.rhs->name, "ring") || !strcmp(topo->u.bin.rhs->name, "mesh")))
+    err_at(s, file_of(s, d), red->span,
+           "`switch_reduction = true` on a tier whose topology is `%s`: a %s has no switch to reduce in; remove "
+           "one of them",
+           topo->u.bin.rhs->name, topo->u.bin.rhs->name);
+}
+
 /* Whether a field of body that sc does not know is a misspelling of `field` (hiden for
  * hidden): the unknown field is reported with its fix, and the required field it leaves
  * unset is its consequence, not reported again. */
@@ -424,6 +443,7 @@ static void check_sub(Sema *s, Decl *d, AstNode *c) {
     dup_check(s, d, c->u.sub.body.first, f, f->name, f->name_span, "field");
     eval_check(s, &e, f->u.bin.rhs, fd, f->name);
   }
+  if (!strcmp(sd->word, "tier")) tier_topology(s, d, c->u.sub.body);
   for (const FieldDef *fd = sc->fields; fd->name; fd++) {
     if (!(fd->flags & F_REQ)) continue;
     AstNode *f = c->u.sub.body.first;

@@ -246,6 +246,8 @@ static bool tier_of(HwSet *h, Decl *decl, int i, RtTier *t) {
   sema_sub_number(h->s, decl, "tier", i, "efficiency", &t->efficiency);
   bool red;
   if (sema_sub_bool(h->s, decl, "tier", i, "switch_reduction", &red)) t->switch_reduction = red ? 1 : -1;
+  const char *topo = sema_sub_word(h->s, decl, "tier", i, "topology"); /* a ring or mesh: no switch */
+  if (topo && (!strcmp(topo, "ring") || !strcmp(topo, "mesh"))) t->switch_reduction = -1;
   return true;
 }
 

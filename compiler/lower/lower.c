@@ -257,6 +257,63 @@ static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool para
   dst->launches += times * src->launches;
 }
 
+/* The model's embedding and head blocks: without them the vocabulary (its GEMM, loss and
+ * weights) would be left out of the times and the memory, so a model names both, or says
+ * with layers_only that it is its layers alone (a layer measured on its own). */
+static bool has_ends(Lower *L) {
+  static const char *const ends[] = {"embedding", "head"};
+  bool only = bool_or(L, L->model, "layers_only", false), ok = true;
+  SrcFile *f;
+  Span sp;
+  sema_decl_at(L->s, L->model, &f, &sp);
+  for (int i = 0; i < 2; i++) {
+    bool has = sema_ref(L->s, L->model, ends[i]) != NULL;
+    if (has != only) continue;
+    if (only)
+      diag_error(L->d, f, sp, "model `%s` has layers_only = true and a `%s` block: remove one of them",
+                 sema_decl_name(L->model), ends[i]);
+    else
+      diag_error(L->d, f, sp,
+                 "model `%s` has no `%s` block, so its vocabulary would not be costed: set `%s = %s` "
+                 "(stdlib/transformer), extend a base model (`extends llama` or `extends gpt`), or, for its layers "
+                 "alone, set `layers_only = true`",
+                 sema_decl_name(L->model), ends[i], ends[i], i ? "gpt_head" : "token_embedding");
+    diag_note(L->d, L->file, L->at, "in scenario `%s`", sema_decl_name(L->scenario));
+    L->errors++;
+    ok = false;
+  }
+  return ok;
+}
+
+/* Whether a block calls operator `op`. */
+static bool block_calls(Decl *blk, const char *op) {
+  for (AstNode *c = blk ? sema_block_body(blk).first : NULL; c; c = c->next)
+    if (c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL && !strcmp(c->u.bin.rhs->name, op)) return true;
+  return false;
+}
+
+/* model.position against the layers the blocks cost: a layer that calls `rope` rotates, so a
+ * model whose position is not rotary has the wrong layer.  (A rotary model whose own layer
+ * has no `rope`, as a test layer, is its author's choice: the rotation is small.) */
+static bool position_holds(Lower *L) {
+  const char *pos = sema_word(L->s, L->model, "position");
+  int rope = -1;
+  for (int g = 0; g < L->ngroups && rope < 0; g++)
+    if (block_calls(L->gblk[g], "rope")) rope = g;
+  if (!pos || !strcmp(pos, "rotary") || rope < 0) return true;
+  SrcFile *f, *uf; /* at the field when the user's file sets it, else at the user's declaration */
+  Span sp, us;
+  sema_decl_at(L->s, user_decl(L), &uf, &us);
+  if (!sema_field_at(L->s, L->model, "position", &f, &sp) || f != uf) f = uf, sp = us;
+  diag_error(L->d, f, sp,
+             "model `%s` has position = %s, but its layer block `%s` calls `rope` (rotary positions): set "
+             "position = rotary, or use a layer without `rope`",
+             sema_decl_name(L->model), pos, sema_decl_name(L->gblk[rope]));
+  diag_note(L->d, L->file, L->at, "in scenario `%s`", sema_decl_name(L->scenario));
+  L->errors++;
+  return false;
+}
+
 int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
   return lower_with_axes(s, hw, sc, NULL, d, out);
 }
@@ -297,7 +354,7 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   graph_init(&out->g, L.gpu, L.rc);
   L.g = &out->g;
   report_names(&L);
-  if (!lower_read_plan(&L)) return -1;
+  if (!lower_read_plan(&L) || !has_ends(&L) || !position_holds(&L)) return -1;
   Acc E, H, Ly[RT_MAX_GROUPS], M;
   lower_block(&L, sema_ref(s, L.model, "embedding"), LB_EMBEDDING, &E);
   for (int g = 0; g < L.ngroups; g++) lower_block(&L, L.gblk[g], lower_group_block(g), &Ly[g]);
