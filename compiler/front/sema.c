@@ -387,7 +387,22 @@ static bool misspelt(AstList body, const Schema *sc, const char *field) {
   return false;
 }
 
+/* Fields llmp once had, with what replaces them. */
+static const struct {
+  const char *schema, *field, *instead;
+} removed_fields[] = {
+    {"model", "moe_every",
+     "a model whose layers alternate dense and MoE lists them as a `pattern`, e.g. `pattern = [(layers / 2) * "
+     "[llama_layer, moe_layer]]` (docs/language.md)"},
+};
+
 static void unknown_field(Sema *s, Decl *d, AstNode *c, const Schema *sc) {
+  for (size_t i = 0; i < sizeof removed_fields / sizeof removed_fields[0]; i++)
+    if (!strcmp(sc->name, removed_fields[i].schema) && !strcmp(c->name, removed_fields[i].field)) {
+      err_at(s, file_of(s, d), c->name_span, "unknown field `%s` in %s: %s", c->name, sc->name,
+             removed_fields[i].instead);
+      return;
+    }
   Suggest sg;
   suggest_init(&sg, c->name);
   for (const FieldDef *f = sc->fields; f->name; f++) suggest_offer(&sg, f->name);

@@ -97,10 +97,21 @@ void lower_missing_field(Lower *L, AstNode *n, const char *field) {
   Span sp, bs;
   sema_decl_at(L->s, L->model, &f, &sp);
   const char *blk = L->blk ? sema_decl_name(L->blk) : "?";
-  diag_error(L->d, f, sp,
-             "model `%s` does not set `%s`, which its block `%s` reads: set it, or extend a base model that "
-             "sets the architecture (`extends llama` or `extends gpt`, from stdlib/transformer)",
-             sema_decl_name(L->model), field, blk);
+  Decl *base = sema_parent(L->model);
+  SrcFile *ff;
+  Span fs;
+  if (sema_field_at(L->s, L->model, field, &ff, &fs)) {
+    diag_error(L->d, f, sp, "model `%s`'s `%s`, which its block `%s` reads, has no value: it is computed from fields "
+               "the model leaves unset", sema_decl_name(L->model), field, blk);
+    diag_note(L->d, ff, fs, "`%s` set here", field);
+  } else if (base)
+    diag_error(L->d, f, sp, "model `%s` does not set `%s`, which its block `%s` reads (nor does `%s`, which it extends): set it",
+               sema_decl_name(L->model), field, blk, sema_decl_name(base));
+  else
+    diag_error(L->d, f, sp,
+               "model `%s` does not set `%s`, which its block `%s` reads: set it, or extend a base model that "
+               "sets the architecture (`extends llama` or `extends gpt`, from stdlib/transformer)",
+               sema_decl_name(L->model), field, blk);
   sema_decl_at(L->s, L->blk ? L->blk : L->scenario, &bf, &bs);
   diag_note(L->d, bf, n ? n->span : bs, "`%s` read here", field);
   diag_note(L->d, L->file, L->at, "in scenario `%s`", sema_decl_name(L->scenario));
