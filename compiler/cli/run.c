@@ -242,6 +242,43 @@ static void bad_value_why(const Graph *g, const double *vals, char *why, size_t 
   snprintf(why, n, "%s", "a figure computed from the kernels' times is beyond a double");
 }
 
+/* The approximations that move a scenario's figures by more than a few per cent, as notes at
+ * the scenario.  llmp gives NVLink SHARP (in-switch reduction) to the all-reduce only: where
+ * an all-reduce of the largest all-gather's or reduce-scatter's bytes over its group is
+ * faster with it, those collectives (sequence parallelism's, ZeRO's) may be overestimated. */
+static void approximation_notes(Comp *u, Decl *sc, const Eval *e) {
+  const Graph *g = &e->l.g;
+  const RtCluster *c = g->cluster;
+  GId big = -1;
+  for (GId i = 0; c && i < g->nn; i++) {
+    const GNode *x = &g->n[i];
+    if (x->op == GN_CALL && (x->kernel == RTK_ALLGATHER || x->kernel == RTK_REDUCESCATTER) &&
+        (big < 0 || e->vals[g->args[x->arg0]] > e->vals[g->args[g->n[big].arg0]]))
+      big = i;
+  }
+  if (big < 0) return;
+  const GNode *x = &g->n[big];
+  double bytes = e->vals[g->args[x->arg0]];
+  int nodes, gpn;
+  if (rt_group_layout((int)e->vals[g->args[x->arg0 + 1]], (int)e->vals[g->args[x->arg0 + 2]], c->gpus_per_node, &nodes,
+                      &gpn) < 0)
+    return;
+  RtCluster off = *c;
+  for (int t = 0; t < off.ntiers; t++) off.tiers[t].switch_reduction = -1;
+  double with = rt_allreduce(c, bytes, nodes, gpn).fwd, without = rt_allreduce(&off, bytes, nodes, gpn).fwd;
+  if (!(without > 1.05 * with)) return;
+  SrcFile *f;
+  Span sp;
+  sema_decl_at(u->s, sc, &f, &sp);
+  diag_note(u->d, f, sp,
+            "scenario `%s`: llmp gives NVLink SHARP (in-switch reduction) to all-reduces only, not to all-gathers "
+            "and reduce-scatters (sequence parallelism's, ZeRO's); for the largest here, `%s` (%s of %.3g MB over %d "
+            "GPUs), an all-reduce takes %.3g ms with it and %.3g ms without: such collectives may be overestimated by "
+            "up to %.0f %%",
+            sema_decl_name(sc), x->label ? x->label : "", rt_kernels[x->kernel].name, bytes / 1e6, nodes * gpn,
+            1e3 * with, 1e3 * without, 100 * (without / with - 1));
+}
+
 /* Lowers and evaluates one scenario.  Returns 0, or -1 after reporting; eval_close() after
  * either. */
 static int eval_open(Comp *u, Decl *sc, Eval *e) {
@@ -343,6 +380,7 @@ static void run_file(Comp *u, const char *path, RunState *st) {
   for (int k = 0; k < n; k++) {
     Eval e;
     if (eval_open(u, list[k], &e) == 0) {
+      approximation_notes(u, list[k], &e);
       diag_flush(u->d);
       if (st->fmt == REPORT_TABLE && st->printed) fputc('\n', stdout);
       report_print(stdout, &e.r, st->fmt);
