@@ -114,7 +114,7 @@ bool sema_in_data_dir(Sema *s, const Decl *d) {
   char *dir = realpath(sema_data_dir(&s->opt), NULL);
   const char *real = s->files[d->file].real;
   size_t n = dir ? strlen(dir) : 0;
-  bool in = dir && real && !strncmp(real, dir, n) && real[n] == '/';
+  bool in = dir && real && !strncmp(real, dir, n) && (!strncmp(real + n, "/stdlib/", 8) || !strncmp(real + n, "/hw/", 4));
   free(dir);
   return in;
 }
