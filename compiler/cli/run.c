@@ -242,14 +242,15 @@ static void bad_value_why(const Graph *g, const double *vals, char *why, size_t 
   snprintf(why, n, "%s", "a figure computed from the kernels' times is beyond a double");
 }
 
-/* The approximations that move a scenario's figures by more than a few per cent, as notes at
- * the scenario.  llmp gives NVLink SHARP (in-switch reduction) to the all-reduce only: where
+/* The approximations that move a fitting scenario's times by more than a few per cent, as
+ * notes at the scenario.  llmp gives NVLink SHARP (in-switch reduction) to the all-reduce only: where
  * an all-reduce of the largest all-gather's or reduce-scatter's bytes over its group is
  * faster with it, those collectives (sequence parallelism's, ZeRO's) may be overestimated. */
 static void approximation_notes(Comp *u, Decl *sc, const Eval *e) {
   const Graph *g = &e->l.g;
   const RtCluster *c = g->cluster;
   GId big = -1;
+  if (!e->r.fits) return; /* no time to move */
   for (GId i = 0; c && i < g->nn; i++) {
     const GNode *x = &g->n[i];
     if (x->op == GN_CALL && (x->kernel == RTK_ALLGATHER || x->kernel == RTK_REDUCESCATTER) &&
@@ -271,12 +272,11 @@ static void approximation_notes(Comp *u, Decl *sc, const Eval *e) {
   Span sp;
   sema_decl_at(u->s, sc, &f, &sp);
   diag_note(u->d, f, sp,
-            "scenario `%s`: llmp gives NVLink SHARP (in-switch reduction) to all-reduces only, not to all-gathers "
-            "and reduce-scatters (sequence parallelism's, ZeRO's); for the largest here, `%s` (%s of %.3g MB over %d "
-            "GPUs), an all-reduce takes %.3g ms with it and %.3g ms without: such collectives may be overestimated by "
-            "up to %.0f %%",
+            "scenario `%s`: all-gathers and reduce-scatters are modelled without the NVLink SHARP that all-reduces "
+            "get; `%s` (%s, %.3g MB over %d GPUs) may be overestimated by up to %.0f %% (an all-reduce of its bytes: "
+            "%.3g ms with SHARP, %.3g ms without)",
             sema_decl_name(sc), x->label ? x->label : "", rt_kernels[x->kernel].name, bytes / 1e6, nodes * gpn,
-            1e3 * with, 1e3 * without, 100 * (without / with - 1));
+            100 * (without / with - 1), 1e3 * with, 1e3 * without);
 }
 
 /* Lowers and evaluates one scenario.  Returns 0, or -1 after reporting; eval_close() after
