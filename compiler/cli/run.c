@@ -543,14 +543,16 @@ static void validate_row(const Report *r, ValState *st) {
   if (fabs(r->error_pct) > st->worst) st->worst = fabs(r->error_pct);
 }
 
-/* The rows of one checked file: its scenarios with `measured { iteration }` (a file of models
- * only has none and is skipped). */
+/* The rows of one checked file: its scenarios with `measured { iteration }` or `{ tokens_per_s }`
+ * (a file of models only has none and is skipped). */
 static void validate_file(Comp *u, const char *path, ValState *st) {
   int n;
   Decl **list = scenarios_of(u, NULL, &n, path, false);
   for (int k = 0; k < n; k++) {
     double x;
-    if (!sema_nsubs(list[k], "measured") || !sema_sub_number(u->s, list[k], "measured", 0, "iteration", &x)) continue;
+    if (!sema_nsubs(list[k], "measured") || (!sema_sub_number(u->s, list[k], "measured", 0, "iteration", &x) &&
+                                              !sema_sub_number(u->s, list[k], "measured", 0, "tokens_per_s", &x)))
+      continue;
     Eval e;
     if (eval_open(u, list[k], &e) == 0) {
       diag_flush(u->d);

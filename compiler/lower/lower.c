@@ -256,6 +256,37 @@ static void report_names(Lower *L) {
   }
 }
 
+/* measured { tokens_per_s } and { mfu } as the iteration and the TFLOP/s per GPU they state,
+ * which the report compares; given together with those, they must agree to 1 %. */
+static void measured_derived(Lower *L) {
+  Report *r = &L->out->meta;
+  Decl *sc = L->scenario;
+  double tps, mfu, tokens = cv(L, L->gb) * cv(L, L->seq);
+  double peak = L->gpu->peak[L->dt_plan] > 0 ? L->gpu->peak[L->dt_plan] : L->gpu->peak[RT_FP16]; /* as MFU's */
+  if (sema_nsubs(sc, "measured") <= 0) return;
+  if (sema_sub_number(L->s, sc, "measured", 0, "tokens_per_s", &tps) && isfinite(tokens)) {
+    double it = tokens / tps;
+    if (!r->has_measured_iteration)
+      r->has_measured_iteration = true, r->measured_iteration = it;
+    else if (fabs(it - r->measured_iteration) > 0.01 * r->measured_iteration)
+      lower_err(L, L->at,
+                "scenario `%s`: measured tokens_per_s = %g states an iteration of %.4g s (global_batch x seq / "
+                "tokens_per_s), but measured iteration = %.4g s",
+                sema_decl_name(sc), tps, it, r->measured_iteration);
+  }
+  if (sema_sub_number(L->s, sc, "measured", 0, "mfu", &mfu)) {
+    double tf = mfu * peak;
+    if (!r->has_measured_tflops)
+      r->has_measured_tflops = true, r->measured_tflops = tf;
+    else if (fabs(tf - r->measured_tflops) > 0.01 * r->measured_tflops)
+      lower_err(L, L->at,
+                "scenario `%s`: measured mfu = %g states %.4g TFLOP/s per GPU (of %s's %.4g TFLOP/s for %s), but "
+                "measured tflops_per_gpu = %.4g TFLOP/s",
+                sema_decl_name(sc), mfu, tf / 1e12, L->gpu->name, peak / 1e12, rt_dtype_name(L->dt_plan),
+                r->measured_tflops / 1e12);
+  }
+}
+
 /* dst += times * src: its seconds, activations, FLOPs and launches, and with params its
  * parameters (without: shared weights run again, as multi-token prediction's head). */
 static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool params) {
@@ -382,6 +413,7 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   }
   if (L.errors) return -1;
   lower_assemble(&L, &E, Ly, &H);
+  if (!axes) measured_derived(&L);
   if (!L.errors && axes && axes->sweep) lower_sweep_outputs(&L);
   return L.errors ? -1 : 0;
 }
