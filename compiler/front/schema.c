@@ -112,8 +112,7 @@ static const FieldDef f_measured[] = {
     /* no training iteration takes under 1 us; below, the error's percentage leaves the doubles */
     {"iteration", FT_QTY, SECONDS, NULL, DK_UNKNOWN, F_HAS_MIN, 1e-6, 0},
     {"tokens_per_s", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_MIN_OPEN, 0, 0},
-    QTY("tflops_per_gpu", FLOPS, F_MIN_OPEN), REAL("mfu", 0, 1, F_MIN_OPEN),
-    QTY("memory", BYTES, F_MIN_OPEN), END};
+    QTY("tflops_per_gpu", FLOPS, F_MIN_OPEN), REAL("mfu", 0, 1, F_MIN_OPEN), END};
 static const Schema s_measured = {"measured", DK_UNKNOWN, f_measured, NULL};
 
 static const FieldDef f_scenario[] = {

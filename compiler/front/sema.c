@@ -394,6 +394,9 @@ static const struct {
     {"model", "moe_every",
      "a model whose layers alternate dense and MoE lists them as a `pattern`, e.g. `pattern = [(layers / 2) * "
      "[llama_layer, moe_layer]]` (docs/language.md)"},
+    {"measured", "memory",
+     "llmp does not compare a measured memory (it predicts each stage's peak per GPU, not what an allocator "
+     "reports); remove it, or keep it in a comment"},
 };
 
 static void unknown_field(Sema *s, Decl *d, AstNode *c, const Schema *sc) {
