@@ -40,6 +40,8 @@ const char cli_usage_run[] = "usage: llmp run [OPTIONS] FILE...\n"
                              "options:\n"
                              "  --scenario NAME   only this scenario (default: every scenario of the file)\n"
                              "  --format FORMAT   table (default), json (JSON Lines: one object per scenario) or csv\n"
+                             "  --tokens N        the days, GPU-hours and energy (at the GPUs' TDP) to train on N\n"
+                             "                    tokens: 15T, 300B, 2.5M, 1e12\n"
                              "  --trace FILE      write a Chrome trace-event JSON of one iteration of the scenario\n"
                              "                    (with several scenarios, name one with --scenario); open it in\n"
                              "                    Perfetto (ui.perfetto.dev) or chrome://tracing\n"
@@ -80,16 +82,18 @@ typedef struct RunOptions {
   CliArgs a; /* the files, -I, the diagnostics' form */
   const char *scenario, *trace, *format;
   double max_error, mean_error; /* percent; -1: not given */
+  double tokens;                /* --tokens; 0: not given */
   bool no_jit, dump_ir;
 } RunOptions;
 
-enum { OPT_NO_JIT, OPT_DUMP_IR, OPT_SCENARIO, OPT_FORMAT, OPT_TRACE, OPT_MAX_ERROR, OPT_MEAN_ERROR };
+enum { OPT_NO_JIT, OPT_DUMP_IR, OPT_SCENARIO, OPT_FORMAT, OPT_TRACE, OPT_MAX_ERROR, OPT_MEAN_ERROR, OPT_TOKENS };
 
 /* Each command's own options.  All three also take -I, --error-format, --color and --
  * (graph's and validate's usage texts name fewer of them). */
 static const CliOption run_options[] = {
     {"--no-jit", OPT_NO_JIT, 0},        {"--dump=ir", OPT_DUMP_IR, 0},    {"--scenario", OPT_SCENARIO, CLI_NEXT},
-    {"--format", OPT_FORMAT, CLI_NEXT}, {"--trace", OPT_TRACE, CLI_NEXT}, {NULL, 0, 0},
+    {"--format", OPT_FORMAT, CLI_NEXT}, {"--trace", OPT_TRACE, CLI_NEXT}, {"--tokens", OPT_TOKENS, CLI_NEXT},
+    {NULL, 0, 0},
 };
 static const CliOption graph_options[] = {
     {"--no-jit", OPT_NO_JIT, 0},
@@ -111,6 +115,16 @@ static const char *const run_formats[] = {"table", "json", "csv", NULL};
 static const char *const graph_formats[] = {"dot", "json", NULL};
 static const char *const validate_formats[] = {"table", "csv", NULL};
 
+/* A token count as people write it: 15T, 300B, 2.5M, 40K or a number (1e12); -1 if not one. */
+static double token_count(const char *s) {
+  char *end;
+  double x = strtod(s, &end);
+  static const char suffix[] = "KMBT";
+  const char *k = *end ? strchr(suffix, *end) : NULL;
+  if (k && end[1] == '\0') x *= pow(1e3, (double)(k - suffix + 1)), end++;
+  return *end || !(x > 0) || !isfinite(x) || end == s ? -1 : x;
+}
+
 static int run_option(void *ctx, int id, const char *value) {
   RunOptions *o = ctx;
   switch (id) {
@@ -119,6 +133,11 @@ static int run_option(void *ctx, int id, const char *value) {
   case OPT_SCENARIO: o->scenario = value; break;
   case OPT_FORMAT: o->format = value; break;
   case OPT_TRACE: o->trace = value; break;
+  case OPT_TOKENS:
+    o->tokens = token_count(value);
+    if (o->tokens < 0)
+      return cli_usage_error("run", "--tokens `%s` is not a token count (15T, 300B, 2.5M, 1e12)", value);
+    break;
   case OPT_MAX_ERROR:
   case OPT_MEAN_ERROR: {
     char *end;
@@ -382,6 +401,8 @@ static void run_file(Comp *u, const char *path, RunState *st) {
     if (eval_open(u, list[k], &e) == 0) {
       approximation_notes(u, list[k], &e);
       diag_flush(u->d);
+      e.r.train_tokens = o->tokens;
+      if (st->fmt != REPORT_CSV) lower_fit_changes(u->s, u->hw, list[k], NULL, &e.r);
       if (st->fmt == REPORT_TABLE && st->printed) fputc('\n', stdout);
       report_print(stdout, &e.r, st->fmt);
       st->printed++;

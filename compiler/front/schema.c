@@ -11,6 +11,7 @@
 #define SECONDS {{0, 1, 0}}
 #define BANDWIDTH {{1, -1, 0}}
 #define FLOPS {{0, -1, 1}}
+#define POWER {{0, -1, 0, 1}}
 
 /* Field constructors, to keep the tables one line a field. */
 #define COUNT(n, fl) {n, FT_COUNT, {{0}}, NULL, DK_UNKNOWN, (fl) | F_HAS_MIN, 1, 0}
@@ -57,7 +58,7 @@ static const FieldDef f_gpu[] = {
     POSQTY("memory", BYTES, F_REQ), POSQTY("memory_bandwidth", BANDWIDTH, F_REQ), COUNT("sms", F_REQ),
     POSQTY("peak_fp16", FLOPS, F_REQ), POSQTY("peak_bf16", FLOPS, 0), POSQTY("peak_fp32", FLOPS, 0),
     POSQTY("peak_tf32", FLOPS, 0), POSQTY("peak_fp8", FLOPS, 0), POSQTY("peak_fp4", FLOPS, 0),
-    POSQTY("l2_cache", BYTES, 0), REAL("sustained_compute", 0, 1, F_MIN_OPEN),
+    POSQTY("l2_cache", BYTES, 0), POSQTY("tdp", POWER, 0), REAL("sustained_compute", 0, 1, F_MIN_OPEN),
     REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp4", 0, 1, F_MIN_OPEN),
     ENUM("vendor", e_vendor, 0),
     STRING("calibration"),
@@ -98,7 +99,7 @@ static const FieldDef f_plan[] = {
     COUNT("tp", 0), COUNT("pp", 0), COUNT("dp", 0), COUNT("cp", 0), COUNT("ep", 0), COUNT("etp", 0),
     COUNT("micro_batch", F_REQ), COUNT("global_batch", F_REQ), BOOL("sequence_parallel"),
     ENUM("dtype", e_dtype, 0), ENUM("schedule", e_schedule, 0), COUNT("virtual_stages", 0),
-    ENUM("recompute", e_recompute, 0), ENUM("layer_partition", e_partition, 0),
+    ENUM("recompute", e_recompute, 0), COUNT("recompute_layers", 0), ENUM("layer_partition", e_partition, 0),
     {"zero", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_HAS_MAX, 0, 3},
     {"placement", FT_ENUMLIST, {{0}}, e_groups, DK_UNKNOWN, 0, 0, 0},
     {"stage_layers", FT_COUNTLIST, {{0}}, NULL, DK_UNKNOWN, 0, 0, 0}, COUNT0("first_stage_layers", 0),
@@ -126,7 +127,8 @@ static const FieldDef f_block[] = {STRING("description"), END};
  * overheads, the plans it can run, and per-GPU calibration (docs/frameworks.md). */
 static const FieldDef f_fw_gpu[] = {
     REAL("sustained_compute", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN),
-    REAL("sustained_compute_fp4", 0, 1, F_MIN_OPEN), REAL("sustained_attention", 0, 2, F_MIN_OPEN), STRING("calibration"), STRING("description"), STRING("source"),
+    REAL("sustained_compute_fp4", 0, 1, F_MIN_OPEN), REAL("sustained_attention", 0, 2, F_MIN_OPEN),
+    QTY("launch_overhead", SECONDS, 0), STRING("calibration"), STRING("description"), STRING("source"),
     END};
 static const Schema s_fw_gpu = {"gpu calibration", DK_UNKNOWN, f_fw_gpu, NULL};
 static const FieldDef f_framework[] = {

@@ -190,7 +190,7 @@ const char *sema_sub_word(Sema *s, Decl *d, const char *word, int i, const char 
 }
 
 /* --dump=sema: each declaration of the root file with its assembled fields, their values in
- * base units (B, s, FLOP) and the declaration each was written in. */
+ * base units (B, s, FLOP, J) and the declaration each was written in. */
 static void dump_value(FILE *out, Value v) {
   char b[128];
   /* clang-format off */
@@ -199,7 +199,7 @@ static void dump_value(FILE *out, Value v) {
   /* clang-format on */
   switch (v.t) {
   case T_NUM: {
-    static const char *base[DIM_N] = {"B", "s", "FLOP"};
+    static const char *base[DIM_N] = {"B", "s", "FLOP", "J"};
     fprintf(out, "%.15g", v.num);
     for (int i = 0; i < DIM_N; i++)
       if (v.dim.e[i] > 0) fprintf(out, v.dim.e[i] == 1 ? " %s" : " %s^%d", base[i], v.dim.e[i]);

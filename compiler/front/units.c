@@ -9,6 +9,7 @@
 #define B_ {{1, 0, 0}}
 #define S_ {{0, 1, 0}}
 #define F_ {{0, 0, 1}}
+#define W_ {{0, -1, 0, 1}}
 /* clang-format on */
 static const Unit units[] = {
     {"B", B_, 1},           {"KB", B_, 1e3},           {"MB", B_, 1e6},
@@ -18,11 +19,12 @@ static const Unit units[] = {
     {"Gb", B_, 125e6},      {"Tb", B_, 125e9},         {"s", S_, 1},
     {"ms", S_, 1e-3},       {"us", S_, 1e-6},          {"ns", S_, 1e-9},
     {"FLOP", F_, 1},        {"GFLOP", F_, 1e9},        {"TFLOP", F_, 1e12},
-    {"PFLOP", F_, 1e15},
+    {"PFLOP", F_, 1e15},    {"W", W_, 1},              {"kW", W_, 1e3},
 };
 #undef B_
 #undef S_
 #undef F_
+#undef W_
 
 static const Unit *find(const char *t, size_t n) {
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
@@ -104,6 +106,8 @@ static const struct {
     {{{0, -1, 1}}, "FLOP/second (compute rate)"},
     {{{0, -1, 0}}, "1/second (rate)"},
     {{{-1, 0, 1}}, "FLOP/byte (arithmetic intensity)"},
+    {{{0, -1, 0, 1}}, "watts (power)"},
+    {{{0, 0, 0, 1}}, "joules (energy)"},
 };
 
 const char *dim_describe(Dim d, char *buf, size_t n) {
@@ -116,7 +120,7 @@ const char *dim_describe(Dim d, char *buf, size_t n) {
       snprintf(buf, n, "%s", named[i].name);
       return buf;
     }
-  static const char *base[DIM_N] = {"bytes", "seconds", "FLOP"};
+  static const char *base[DIM_N] = {"bytes", "seconds", "FLOP", "joules"};
   char num[64] = "", den[64] = "";
   for (int i = 0; i < DIM_N; i++) {
     int e = d.e[i];

@@ -1,8 +1,8 @@
 /* units.h - the unit table and dimension algebra.
  *
- * A dimension is a vector of integer powers of bytes, seconds and FLOP; a count has all
- * powers zero.  A unit is a name, a dimension and the factor that converts it to the
- * base units (bytes, seconds, FLOP).  Bits are bytes with a factor of 1/8, so `25 Gb/s`
+ * A dimension is a vector of integer powers of bytes, seconds, FLOP and joules; a count has
+ * all powers zero.  A unit is a name, a dimension and the factor that converts it to the
+ * base units (bytes, seconds, FLOP, joules; a watt is a joule a second).  Bits are bytes with a factor of 1/8, so `25 Gb/s`
  * and `3.125 GB/s` are the same value exactly. */
 #ifndef LLMP_UNITS_H
 #define LLMP_UNITS_H
@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum { DIM_BYTES, DIM_SECONDS, DIM_FLOP, DIM_N };
+enum { DIM_BYTES, DIM_SECONDS, DIM_FLOP, DIM_JOULES, DIM_N };
 
 typedef struct Dim {
   signed char e[DIM_N];
@@ -38,7 +38,7 @@ bool unit_is_bits(const char *name); /* b, Kb, Mb, Gb, Tb */
 const char *unit_per_s_fix(const char *text, size_t n);
 
 static inline Dim dim_none(void) {
-  Dim d = {{0, 0, 0}};
+  Dim d = {{0, 0, 0, 0}};
   return d;
 }
 Dim dim_mul(Dim a, Dim b);

@@ -46,6 +46,7 @@
 
 #include "alloc.h"
 #include "lower_private.h"
+#include "strbuf.h"
 
 /* --- errors ---------------------------------------------------------------------------- */
 
@@ -127,7 +128,8 @@ static bool axis_supported(Lower *L, const LowerAxis *a) {
   /* clang-format off */
   static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "etp", "virtual_stages", "micro_batch",
                                             "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
-                                            "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "layer_partition", NULL};
+                                            "overlap_tp", "overlap_dp", "overlap_pp", "schedule", "recompute", "recompute_layers",
+                                            "layer_partition", NULL};
   /* clang-format on */
   if (!strcmp(a->root, "plan")) {
     for (int i = 0; plan_fields[i]; i++)
@@ -203,7 +205,8 @@ static void stack_calibration(Lower *L, HwSet *hw) {
   Decl *fw = L->st.decl;
   r->framework = fw ? sema_decl_name(fw) : NULL;
   r->framework_version = fw ? sema_word(L->s, fw, "version") : NULL;
-  r->sustained_from = r->sustained_fp8_from = r->sustained_fp4_from = r->tables_from = NULL;
+  r->sustained_from = r->sustained_fp8_from = r->sustained_fp4_from = r->tables_from = r->launch_from = NULL;
+  r->launch_overhead = L->st.launch;
   if (!fw) return;
   RtGpu g = *L->rc->gpu;
   g.fused = L->st.fused;
@@ -211,6 +214,8 @@ static void stack_calibration(Lower *L, HwSet *hw) {
   if (stack_figure(L, "sustained_compute", &g.sustained_compute, &from)) r->sustained_from = from;
   if (stack_figure(L, "sustained_compute_fp8", &g.sustained_fp8, &from)) r->sustained_fp8_from = from;
   if (stack_figure(L, "sustained_compute_fp4", &g.sustained_fp4, &from)) r->sustained_fp4_from = from;
+  if (stack_figure(L, "launch_overhead", &L->st.launch, &from)) r->launch_from = from;
+  r->launch_overhead = L->st.launch;
   if (stack_figure(L, "sustained_attention", &g.attention_rate, &from))
     r->attention_rate = g.attention_rate, r->attention_from = from;
   for (Decl *f = fw; f && !r->tables_from; f = sema_parent(f))
@@ -241,6 +246,8 @@ static void report_names(Lower *L) {
   r->cluster = sema_decl_name(L->cluster);
   r->gpu = L->gpu->name;
   r->capacity = L->gpu->memory;
+  Decl *gpu = sema_ref(s, L->cluster, "gpu");
+  if (!gpu || !sema_number(s, gpu, "tdp", &r->tdp)) r->tdp = 0;
   r->sustained = rt_sustained(L->gpu, RT_BF16), r->sustained_fp8 = rt_sustained(L->gpu, RT_FP8);
   r->sustained_fp4 = rt_sustained(L->gpu, RT_NVFP4);
   double x;
@@ -294,9 +301,9 @@ static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool para
 #define F(x) dst->x = ADD(L, dst->x, MUL(L, k, src->x))
   F(fc), F(bc), F(wg), F(sel), F(act), F(act_sel), F(flops), F(sel_flops);
   for (int i = 0; i < CM_N; i++) F(comm_f[i]), F(comm_b[i]);
+  F(launches);
   if (params) F(params), F(tensors), F(eparams), F(etensors), F(wtotal), F(wactive);
 #undef F
-  dst->launches += times * src->launches;
 }
 
 /* The model's embedding and head blocks: without them the vocabulary (its GEMM, loss and
@@ -437,6 +444,19 @@ static double output(const Lowered *l, const double *vals, OutputId o) {
   return out_val(l, vals, lower_output_names[o]);
 }
 
+/* Adds "kernel (label)" to the report's uncalibrated calls unless it is there already; false
+ * when it does not fit (the caller counts those). */
+static bool uncalibrated_add(Report *r, size_t *len, const char *kernel, const char *label) {
+  char one[160];
+  snprintf(one, sizeof one, label && *label ? "%s (%s)" : "%s", kernel, label);
+  size_t n = strlen(one);
+  for (const char *p = r->uncalibrated; (p = strstr(p, one)); p += n)
+    if ((p == r->uncalibrated || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0')) return true;
+  if (*len + n + 2 >= sizeof r->uncalibrated) return false;
+  str_appendf(r->uncalibrated, sizeof r->uncalibrated, len, "%s%s", *len ? ", " : "", one);
+  return true;
+}
+
 void lower_report(const Lowered *l, const double *vals, Report *r) {
   *r = l->meta;
   r->iteration = output(l, vals, O_ITERATION);
@@ -454,13 +474,23 @@ void lower_report(const Lowered *l, const double *vals, Report *r) {
   r->peak_stage = ps >= 0 && ps <= INT_MAX ? (int)ps : 0;
   r->fits = r->peak <= r->capacity;
   if (r->has_measured_iteration) r->error_pct = 100 * (r->iteration - r->measured_iteration) / r->measured_iteration;
+  r->tokens_per_iteration = output(l, vals, O_TOKENS_ITER);
+  r->params_first_stage = output(l, vals, O_PARAMS_FIRST);
+  r->params_last_stage = output(l, vals, O_PARAMS_LAST);
+  r->params_per_gpu = output(l, vals, O_PARAMS_GPU);
   r->calls = r->calibrated_calls = 0;
+  size_t len = 0;
+  int left_out = 0;
+  r->uncalibrated[0] = '\0';
   for (int i = 0; i < l->g.nn; i++) {
     const GNode *x = &l->g.n[i];
     if (x->op != GN_CALL || rt_kernels[x->kernel].target == 'N') continue;
     r->calls++;
-    r->calibrated_calls += ((unsigned)vals[i + 2] & RT_CALIBRATED) != 0;
+    bool calibrated = ((unsigned)vals[i + 2] & RT_CALIBRATED) != 0;
+    r->calibrated_calls += calibrated;
+    if (!calibrated) left_out += !uncalibrated_add(r, &len, rt_kernels[x->kernel].name, x->label);
   }
+  r->uncalibrated_more = left_out;
 }
 
 int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out) {

@@ -88,6 +88,12 @@ void lower_free(Lowered *l);
 /* Fills r from the evaluated values (vals from graph_eval over l->g). */
 void lower_report(const Lowered *l, const double *vals, Report *r);
 
+/* For a report whose plan does not fit: the changes of plan (tp, pp, recompute, ZeRO,
+ * micro_batch; one or two at a time, on top of axes, a sweep point's, or NULL) that fit,
+ * each lowered and evaluated, the fastest REPORT_FIXES into r->fix.  Nothing for one that
+ * fits. */
+void lower_fit_changes(Sema *s, HwSet *hw, Decl *scenario, const LowerAxes *axes, Report *r);
+
 /* The trace of one iteration (report_trace), from the evaluated values.  0, or -1 if the
  * file could not be written. */
 int lower_trace(const Lowered *l, const double *vals, const Report *r, FILE *out);

@@ -112,7 +112,7 @@ static void iter_pipeline(Lower *L, Iter *it) {
   for (int k = 0; k < it->ng; k++) {
     Acc *Ly = &it->Ly[k];
     lf[k] = ADD(L, Ly->fc, comm_sum(L, Ly->comm_f)), lb[k] = ADD(L, Ly->bc, comm_sum(L, Ly->comm_b));
-    lr[k] = PICK(L, full, lf[k], PICK(L, sel, Ly->sel, K(L, 0)));
+    lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), PICK(L, sel, Ly->sel, K(L, 0)));
   }
   GId ef = ADD(L, E->fc, comm_sum(L, E->comm_f)), eb = ADD(L, E->bc, comm_sum(L, E->comm_b));
   GId hf = ADD(L, H->fc, comm_sum(L, H->comm_f)), hb = ADD(L, H->bc, comm_sum(L, H->comm_b));
@@ -120,13 +120,13 @@ static void iter_pipeline(Lower *L, Iter *it) {
     for (int k = 0; k < it->ng; k++) {
       Acc *Ly = &it->Ly[k];
       GId lf0 = lf[k], lb0 = lb[k];
-      lf[k] = MAX(L, lf[k], K(L, Ly->launches * lo)), lb[k] = MAX(L, lb[k], K(L, 2 * Ly->launches * lo));
-      lr[k] = PICK(L, full, lf[k], lr[k]);
+      lf[k] = MAX(L, lf[k], MUL(L, Ly->launches, K(L, lo))), lb[k] = MAX(L, lb[k], MUL(L, Ly->launches, K(L, 2 * lo)));
+      lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), lr[k]);
       it->host_l[k] = ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0));
     }
     GId ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
-    ef = MAX(L, ef, K(L, E->launches * lo)), eb = MAX(L, eb, K(L, 2 * E->launches * lo));
-    hf = MAX(L, hf, K(L, H->launches * lo)), hb = MAX(L, hb, K(L, 2 * H->launches * lo));
+    ef = MAX(L, ef, MUL(L, E->launches, K(L, lo))), eb = MAX(L, eb, MUL(L, E->launches, K(L, 2 * lo)));
+    hf = MAX(L, hf, MUL(L, H->launches, K(L, lo))), hb = MAX(L, hb, MUL(L, H->launches, K(L, 2 * lo)));
     it->host_e = ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0));
     it->host_h = ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0));
   } else {
@@ -412,6 +412,24 @@ static void iter_optimizer(Lower *L, Iter *it) {
   it->sgd = sgd, it->iteration = iteration;
 }
 
+/* The model's parameters on the first and on the last pipeline stage (all of their ranks;
+ * the whole model with one stage; the head's copy of a tied embedding on the last), and on
+ * the GPU that holds most (iter_params'). */
+static void iter_stage_params(Lower *L, Iter *it) {
+  Graph *g = L->g;
+  Acc *E = it->E, *H = it->H;
+  GId x[RT_MAX_GROUPS] = {0};
+  GFIELD(it, wtotal, x);
+  GId pad = MAX(L, it->z, SUB(L, E->wtied, MUL(L, lower_field(L, L->model, "model", "vocab", 0), L->hidden)));
+  GId first = SUB(L, ADD(L, gsum(L, it, it->l0, x), E->wtotal), pad);
+  GId last = ADD(L, gsum(L, it, it->ll, x), H->wtotal);
+  if (sema_ref(L->s, L->model, "head")) last = SUB(L, last, pad);
+  GId total = graph_find_output(g, lower_output_names[O_PARAMS]);
+  graph_output(g, lower_output_names[O_PARAMS_FIRST], g_select(g, it->one_dev, total, first));
+  graph_output(g, lower_output_names[O_PARAMS_LAST], g_select(g, it->one_dev, total, last));
+  emit(L, O_PARAMS_GPU, it->params);
+}
+
 /* Throughput: tokens a second, model and hardware FLOPs (recompute included), per GPU, MFU. */
 static void iter_throughput(Lower *L, Iter *it) {
   Acc *E = it->E, *H = it->H;
@@ -424,7 +442,7 @@ static void iter_throughput(Lower *L, Iter *it) {
   GId fwd_flops = ADD(L, ADD(L, layer_flops, E->flops), H->flops);
   GId model_flops = MUL3(L, K(L, 3), fwd_flops, ranks);
   GFIELD(it, sel_flops, x);
-  GId rec_flops = PICK(L, full, layer_flops, PICK(L, sel, gsum(L, it, L->gcount, x), z));
+  GId rec_flops = PICK(L, full, MUL(L, L->rec_frac, layer_flops), PICK(L, sel, gsum(L, it, L->gcount, x), z));
   GId hw_flops = ADD(L, model_flops, MUL(L, rec_flops, ranks));
   GId gpus = MUL(L, MUL(L, L->tp, L->pp), MUL(L, L->dp, L->cp));
   GId per_gpu = DIV(L, model_flops, MUL(L, iteration, gpus));
@@ -444,6 +462,8 @@ static void iter_throughput(Lower *L, Iter *it) {
   total = SUB(L, total, pad), active = SUB(L, active, pad);
   emit(L, O_PARAMS, total);
   emit(L, O_ACTIVE, active);
+  emit(L, O_TOKENS_ITER, tokens);
+  iter_stage_params(L, it);
   emit(L, O_MODEL_FLOPS, model_flops);
   emit(L, O_HW_FLOPS, hw_flops);
   emit(L, O_TFLOPS, per_gpu);
@@ -466,7 +486,9 @@ static void iter_memory(Lower *L, Iter *it) {
   GId act_layer[RT_MAX_GROUPS], work = z, lparams = z;
   for (int k = 0; k < ng; k++) {
     Acc *Ly = &it->Ly[k];
-    act_layer[k] = PICK(L, full, Ly->in_bytes, PICK(L, sel, SUB(L, Ly->act, Ly->act_sel), Ly->act));
+    /* full recompute keeps a layer's input; of recompute_layers' share of the layers only */
+    GId kept_full = ADD(L, MUL(L, L->rec_frac, Ly->in_bytes), MUL(L, SUB(L, K(L, 1), L->rec_frac), Ly->act));
+    act_layer[k] = PICK(L, full, kept_full, PICK(L, sel, SUB(L, Ly->act, Ly->act_sel), Ly->act));
     GId wk = PICK(L, full, Ly->act, PICK(L, sel, Ly->act_sel, z));
     work = k ? MAX(L, work, wk) : wk;
     lparams = k ? MAX(L, lparams, Ly->params) : Ly->params;

@@ -115,7 +115,7 @@ GId lower_call(Lower *L, RtKernel k, const char *label, int n, ...) {
 /* A compute operator: call c's forward (c) and backward (c + 1) seconds into the block. */
 static void compute_fb(Lower *L, const char *name, GId f, GId b) {
   Acc *a = L->acc;
-  a->launches += 1;
+  a->launches = ADD(L, a->launches, K(L, 1));
   a->fc = ADD(L, a->fc, f);
   a->bc = ADD(L, a->bc, b);
   add_op(L, name, NULL, 'c', f, b);
@@ -146,7 +146,7 @@ static GId exposed(Lower *L, GId comm, GId behind, GId overlap) {
 /* A communication operator: its exposed forward and backward seconds on a stream. */
 static void comm(Lower *L, int stream, const char *name, const char *what, GId f, GId b) {
   Acc *a = L->acc;
-  a->launches += 1;
+  a->launches = ADD(L, a->launches, K(L, 1));
   a->comm_f[stream] = ADD(L, a->comm_f[stream], f);
   a->comm_b[stream] = ADD(L, a->comm_b[stream], b);
   add_op(L, name, what, 't', f, b);
@@ -236,7 +236,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
     whole(L, MUL(L, r, ADD(L, in, out)), -1);
     A->tensors = ADD(L, A->tensors, PICK(L, on, K(L, 2), z));
     A->act = ADD(L, A->act, MUL3(L, tl, r, L->bytes_act)); /* x A, for B's weight gradient */
-    A->launches += 2;
+    A->launches = ADD(L, A->launches, K(L, 2));
   }
   compute_fb(L, name, cf, cb);
   if (!frozen) A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), cb)); /* the weight-gradient GEMM: half the FLOPs */
@@ -329,7 +329,7 @@ static void op_attention(Lower *L, const char *name, Args *a) {
     bw = ADD(L, bw, DIV(L, d + 1, L->cp));
   }
   Acc *A = L->acc;
-  A->launches += 1;
+  A->launches = ADD(L, A->launches, K(L, 1));
   A->fc = ADD(L, A->fc, f);
   A->bc = ADD(L, A->bc, bw);
   A->sel = ADD(L, A->sel, f);
@@ -463,7 +463,10 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   expert_gemm(L, name, el, per, fl, hid, &c3, &c3b);
   Acc *A = L->acc;
   GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1b, c2 + 1), c3b);
-  A->launches += 3;
+  /* one GEMM launch per local expert for fc1 and fc2: TE's GroupedLinear (general_grouped_gemm)
+   * and Megatron-Core's SequentialMLP both loop over the experts; SequentialMLP also runs each
+   * expert's activation on its own */
+  A->launches = ADD(L, A->launches, L->st.grouped_gemm ? ADD(L, K(L, 1), MUL(L, K(L, 2), el)) : MUL(L, K(L, 3), el));
   A->fc = ADD(L, A->fc, f);
   A->bc = ADD(L, A->bc, b);
   A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), ADD(L, c1b, c3b)));
@@ -605,7 +608,7 @@ static void op_router(Lower *L, const char *name, Args *a) {
                    : lower_call(L, RTK_SOFTMAX, name, 4, rdt, t, e, K(L, 0));
   GId c3 = lower_call(L, RTK_SOFTMAX, name, 4, rdt, t, e, K(L, 0));
   GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1 + 1, c2 + 1), c3 + 1);
-  A->launches += 3;
+  A->launches = ADD(L, A->launches, K(L, 3));
   A->fc = ADD(L, A->fc, f);
   A->bc = ADD(L, A->bc, b);
   add_op(L, name, NULL, 'c', f, b);
@@ -729,7 +732,7 @@ static void acc_init(Lower *L, Acc *a) {
   a->tensors = a->eparams = a->etensors = z;
   a->sel_flops = z;
   a->wtotal = a->wactive = a->wtied = z;
-  a->launches = 0;
+  a->launches = z;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }
 

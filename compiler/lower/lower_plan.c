@@ -377,6 +377,18 @@ static GId plan_decisions(Lower *L) {
   L->overlap_pg = pg_set ? AND(L, K(L, pg), L->overlap_dp) : L->overlap_dp;
   GId rec = lower_plan_field(L, "recompute");
   L->rec_full = EQ(L, rec, REC_FULL), L->rec_sel = EQ(L, rec, REC_SELECTIVE);
+  /* Megatron's --recompute-method block --recompute-num-layers N: full recompute of the first N
+   * layers of each model chunk, the others keeping all they save; as the share of a chunk's
+   * layers recomputed, min(N, layers per chunk) / layers per chunk */
+  GId n = lower_field(L, L->plan, "plan", "recompute_layers", NAN);
+  double nv;
+  L->rec_frac = K(L, 1);
+  if (!(g_is_const(L->g, n, &nv) && isnan(nv))) {
+    GId lpc = DIV(L, L->layers, MUL(L, L->pp, L->vs));
+    L->rec_frac = DIV(L, g_min(L->g, n, lpc), lpc);
+    need(L, L->rec_full, "recompute_layers without full recompute",
+         "plan.recompute_layers recomputes that many layers of each model chunk in full: it needs recompute = full");
+  }
   return rec;
 }
 

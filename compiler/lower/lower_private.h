@@ -39,7 +39,7 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId eparams, etensors;          /* of which the experts': replicated over edp, not dp x cp */
   GId flops;                      /* model FLOP of the forward on this rank */
   GId sel_flops;                  /* of which selective recompute re-runs (attention) */
-  double launches;                /* kernel launches of the forward (the backward: twice) */
+  GId launches;                   /* kernel launches of the forward (the backward: twice) */
 } Acc;
 
 /* The software stack's semantics (the scenario's `framework`; docs/frameworks.md), with the
@@ -109,6 +109,7 @@ typedef struct Lower {
   GId zero;              /* ZeRO stage 0..3 */
   GId sched;             /* RtSchedule */
   GId rec_full, rec_sel; /* recompute = full, selective */
+  GId rec_frac;          /* of the layers, the share full recompute re-runs (recompute_layers) */
   GId balanced;          /* layer_partition = balanced */
   GId layers;
   /* the layers: one block, or a pattern's (groups), and where they go */
@@ -250,7 +251,8 @@ double lower_grad_bytes(Lower *L);
   X(MFU, "mfu") \
   X(TFLOPS, "tflops_per_gpu") \
   X(MODEL_FLOPS, "model_flops") X(HW_FLOPS, "hardware_flops") X(PEAK, "memory.peak") \
-  X(PARAMS, "params.total") X(ACTIVE, "params.active") \
+  X(PARAMS, "params.total") X(ACTIVE, "params.active") X(PARAMS_FIRST, "params.first_stage") \
+  X(PARAMS_LAST, "params.last_stage") X(PARAMS_GPU, "params.per_gpu") X(TOKENS_ITER, "tokens_per_iteration") \
       X(PEAK_STAGE, "memory.peak_stage") X(MAKESPAN, "pipeline.makespan") X(DP_TIME, "dp.exposed") \
           X(OPT_TIME, "optimizer")
 typedef enum {

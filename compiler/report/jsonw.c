@@ -56,6 +56,7 @@ static void j_sep(J *j) {
 
 void j_key(J *j, const char *key) {
   j_sep(j);
+  if (!key) return; /* an array's element */
   w_string(j->w, key);
   w_putc(j->w, ':');
 }

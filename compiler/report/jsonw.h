@@ -32,7 +32,8 @@ typedef struct J {
 /* Opens '{' or '[' as the member `key`, or as an array element if key is NULL. */
 void j_open(J *j, const char *key, char bracket);
 void j_close(J *j, char bracket);
-/* The member's `"key":`; the caller writes its value. */
+/* The member's `"key":`; the caller writes its value.  A NULL key writes an array's element
+ * (j_num, j_int, j_bool and j_str alike). */
 void j_key(J *j, const char *key);
 void j_num(J *j, const char *key, double x);
 void j_int(J *j, const char *key, long long x);

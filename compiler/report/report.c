@@ -221,24 +221,70 @@ static const char *factor_of(char *buf, size_t n, const Report *r, const char *s
   return buf;
 }
 
+/* "parameters 70.55 B, 8.82 B per GPU; first stage 9.1 B, last stage 9.4 B" (MoE: the active
+ * per token after the total; the stages where there are several). */
+static void print_params(W *w, const Report *r) {
+  char a[48];
+  w_printf(w, "  parameters %s", report_count(a, sizeof a, r->params_total));
+  if (r->params_active < r->params_total) w_printf(w, ", %s active per token", report_count(a, sizeof a, r->params_active));
+  if (isfinite(r->params_per_gpu) && r->params_per_gpu > 0 && r->gpus > 1)
+    w_printf(w, ", %s per GPU", report_count(a, sizeof a, r->params_per_gpu));
+  if (r->pp > 1 && r->params_first_stage > 0 && r->params_last_stage > 0) {
+    w_printf(w, "; first stage %s", report_count(a, sizeof a, r->params_first_stage));
+    w_printf(w, ", last stage %s", report_count(a, sizeof a, r->params_last_stage));
+  }
+  w_putc(w, '\n');
+}
+
+/* Seconds to train on r->train_tokens at the predicted rate. */
+static double train_seconds(const Report *r) { return r->train_tokens / r->tokens_per_s; }
+
+/* "to train on 15.00 T tokens: 41.3 days, 1.27 M GPU-hours, 887.6 MWh at 700 W per GPU (TDP)" */
+static void print_training(W *w, const Report *r) {
+  char a[48], b[48];
+  double s = train_seconds(r);
+  w_printf(w, "  to train on %s tokens: %.1f days, %s GPU-hours", report_count(a, sizeof a, r->train_tokens), s / 86400,
+           report_count(b, sizeof b, s * r->gpus / 3600));
+  if (r->tdp > 0)
+    w_printf(w, ", %.1f MWh at the GPUs' TDP (%g W each)", s * r->gpus * r->tdp / 3.6e9, r->tdp);
+  else
+    w_printf(w, "; no energy: gpu %s declares no `tdp`", str(r->gpu));
+  w_putc(w, '\n');
+}
+
+/* The changes of plan that fit (lower_fit_changes), or that none of those tried does. */
+static void print_fixes(W *w, const Report *r) {
+  char a[48], b[48];
+  if (!r->nfix) {
+    w_puts(w, "  no change of tp, pp, recompute, zero or micro_batch (one or two at a time) fits\n");
+    return;
+  }
+  int width = LABEL_W - 4;
+  for (int i = 0; i < r->nfix; i++)
+    if ((int)strlen(r->fix[i].change) + 1 > width) width = (int)strlen(r->fix[i].change) + 1;
+  w_puts(w, "  changes that fit, fastest first:\n");
+  for (int i = 0; i < r->nfix; i++)
+    w_printf(w, "    %-*s%*s, peak %s\n", width, r->fix[i].change, VALUE_W,
+             report_time(a, sizeof a, r->fix[i].iteration), report_bytes(b, sizeof b, r->fix[i].peak));
+}
+
 static void print_table(W *w, const Report *r) {
   char a[48], b[48], msg[512];
   w_printf(w, "scenario %s (%s)\n", str(r->scenario), str(r->file));
   if (!r->fits) w_printf(w, "  %s\n", report_fit_message(msg, sizeof msg, r));
   w_printf(w, "  model %s on %s (%d x %s)\n", str(r->model), str(r->cluster), r->gpus, str(r->gpu));
-  if (isfinite(r->params_total)) {
-    w_printf(w, "  parameters %s", report_count(a, sizeof a, r->params_total));
-    if (r->params_active < r->params_total) w_printf(w, ", %s active per token", report_count(b, sizeof b, r->params_active));
-    w_putc(w, '\n');
-  }
+  if (isfinite(r->params_total)) print_params(w, r);
   if (r->framework)
     w_printf(w, "  stack %s%s%s%s\n", r->framework, r->framework_version ? " (version " : "",
              r->framework_version ? r->framework_version : "", r->framework_version ? ")" : "");
   w_printf(w, "  plan tp=%d pp=%d dp=%d cp=%d ep=%d", r->tp, r->pp, r->dp, r->cp, r->ep);
   if (r->etp > 1) w_printf(w, " etp=%d", r->etp);
   if (r->virtual_stages > 1) w_printf(w, " virtual_stages=%d", r->virtual_stages);
-  w_printf(w, "\n  micro_batch=%d global_batch=%d: %d micro-batch%s per iteration\n", r->micro_batch, r->global_batch,
+  w_printf(w, "\n  micro_batch=%d global_batch=%d: %d micro-batch%s per iteration", r->micro_batch, r->global_batch,
            r->micro_batches, r->micro_batches == 1 ? "" : "es");
+  if (isfinite(r->tokens_per_iteration) && r->tokens_per_iteration > 0)
+    w_printf(w, ", %s tokens", report_count(a, sizeof a, r->tokens_per_iteration));
+  w_putc(w, '\n');
   w_printf(w, "  dtype=%s schedule=%s recompute=%s zero=%d sequence_parallel=%s\n", str(r->dtype), str(r->schedule),
            str(r->recompute), r->zero, r->sequence_parallel ? "true" : "false");
 
@@ -248,8 +294,13 @@ static void print_table(W *w, const Report *r) {
   for (int i = 0; i < RM_N; i++)
     if (i != RM_RESERVED || r->memory[i] != 0) /* a stack's reserve, where it has one */
       row(w, 4, memory_info[i].label, report_bytes(a, sizeof a, r->memory[i]), percent(r->memory[i], r->peak));
-  w_printf(w, "  peak %s of %s (stage %d), %s\n", report_bytes(a, sizeof a, r->peak),
+  w_printf(w, "  peak %s of %s (stage %d), %s", report_bytes(a, sizeof a, r->peak),
            report_bytes(b, sizeof b, r->capacity), r->peak_stage, r->fits ? "fits" : "does not fit");
+  if (!r->fits && isfinite(r->peak - r->capacity))
+    w_printf(w, " by %s", report_bytes(a, sizeof a, r->peak - r->capacity));
+  w_putc(w, '\n');
+  if (!r->fits) print_fixes(w, r);
+  if (r->fits && r->train_tokens > 0) print_training(w, r);
 
   if (r->has_measured_iteration) {
     w_printf(w, "  measured %s", report_time(a, sizeof a, r->measured_iteration));
@@ -276,10 +327,57 @@ static void print_table(W *w, const Report *r) {
   if (r->attention_rate > 0 && r->attention_rate != 1)
     w_printf(w, "; flash attention x %.3f (sustained_attention of %s on %s)", r->attention_rate,
              str(r->attention_from ? r->attention_from : r->framework), str(r->gpu));
+  if (r->launch_overhead > 0)
+    w_printf(w, "; host %s per kernel launch (launch_overhead of %s%s%s)", report_time(a, sizeof a, r->launch_overhead),
+             str(r->launch_from ? r->launch_from : r->framework), r->launch_from ? " on " : "", r->launch_from ? str(r->gpu) : "");
   w_putc(w, '\n');
+  if (r->uncalibrated[0]) {
+    w_printf(w, "  uncalibrated (datasheet or network tiers alone): %s", r->uncalibrated);
+    if (r->uncalibrated_more) w_printf(w, ", %d more", r->uncalibrated_more);
+    w_putc(w, '\n');
+  }
 }
 
 /* --- JSON -------------------------------------------------------------------------------- */
+
+/* "fit_changes": [{"change": "tp=16 dp=2", "iteration_s": ..., "peak": ...}, ...] */
+static void json_fixes(J *j, const Report *r) {
+  j_open(j, "fit_changes", '[');
+  for (int i = 0; i < r->nfix; i++) {
+    j_open(j, NULL, '{');
+    j_str(j, "change", r->fix[i].change);
+    j_num(j, "iteration_s", r->fix[i].iteration);
+    j_num(j, "peak", r->fix[i].peak);
+    j_close(j, '}');
+  }
+  j_close(j, ']');
+}
+
+/* --tokens: the time, GPU-hours and energy (null where the plan does not fit or the gpu has
+ * no tdp). */
+static void json_training(J *j, const Report *r) {
+  double s = r->fits ? train_seconds(r) : NAN;
+  j_num(j, "train_tokens", r->train_tokens);
+  j_num(j, "train_days", s / 86400);
+  j_num(j, "train_gpu_hours", s * r->gpus / 3600);
+  j_num(j, "tdp_w", r->tdp > 0 ? r->tdp : NAN);
+  j_num(j, "train_energy_j", r->tdp > 0 ? s * r->gpus * r->tdp : NAN);
+}
+
+/* "uncalibrated": the names of r->uncalibrated, and how many were left out for room. */
+static void json_uncalibrated(J *j, const Report *r) {
+  char one[sizeof r->uncalibrated];
+  j_open(j, "uncalibrated", '[');
+  for (const char *p = r->uncalibrated; *p;) {
+    const char *e = strstr(p, ", ");
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    snprintf(one, sizeof one, "%.*s", (int)n, p);
+    j_str(j, NULL, one);
+    p += n + (e ? 2 : 0);
+  }
+  j_close(j, ']');
+  j_int(j, "uncalibrated_more", r->uncalibrated_more);
+}
 
 static void print_json(W *w, const Report *r) {
   J j = {w, true, 0, 0};
@@ -318,6 +416,10 @@ static void print_json(W *w, const Report *r) {
   }
   j_num(&j, "parameters", r->params_total);
   j_num(&j, "active_parameters", r->params_active);
+  j_num(&j, "parameters_first_stage", r->params_first_stage);
+  j_num(&j, "parameters_last_stage", r->params_last_stage);
+  j_num(&j, "parameters_per_gpu", r->params_per_gpu);
+  j_num(&j, "tokens_per_iteration", r->tokens_per_iteration);
   j_num(&j, "tokens_per_s", valid ? r->tokens_per_s : NAN);
   j_num(&j, "model_flops", r->model_flops);
   j_num(&j, "hardware_flops", r->hardware_flops);
@@ -330,6 +432,8 @@ static void print_json(W *w, const Report *r) {
   j_close(&j, '}');
   j_int(&j, "peak_stage", r->peak_stage);
   j_bool(&j, "fits", r->fits);
+  if (!r->fits) json_fixes(&j, r);
+  if (r->train_tokens > 0) json_training(&j, r);
   if (r->has_measured_iteration) {
     j_num(&j, "measured_iteration_s", r->measured_iteration);
     j_num(&j, "error_pct", valid ? r->error_pct : NAN);
@@ -337,6 +441,7 @@ static void print_json(W *w, const Report *r) {
   if (r->has_measured_tflops) j_num(&j, "measured_tflops_per_gpu", r->measured_tflops / 1e12);
   j_int(&j, "calls", r->calls);
   j_int(&j, "calibrated_calls", r->calibrated_calls);
+  json_uncalibrated(&j, r);
   j_num(&j, "sustained_compute", applied(r->sustained));
   j_num(&j, "sustained_compute_fp8", applied(r->sustained_fp8));
   j_num(&j, "sustained_compute_fp4", applied(r->sustained_fp4));
@@ -348,6 +453,7 @@ static void print_json(W *w, const Report *r) {
         r->sustained_fp4_from ? r->sustained_fp4_from : r->sustained_fp8_from ? r->sustained_fp8_from : r->gpu);
   j_str(&j, "tables_from", r->tables_from ? r->tables_from : r->gpu);
   j_num(&j, "sustained_attention", r->attention_rate > 0 ? r->attention_rate : 1);
+  j_num(&j, "launch_overhead_s", r->launch_overhead);
   j_close(&j, '}');
   w_putc(w, '\n');
 }

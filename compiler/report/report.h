@@ -53,6 +53,13 @@ typedef enum {
       RM_N
 } ReportMemory;
 
+/* A change of plan that makes one that does not fit fit: "tp=16 dp=4" with its figures. */
+enum { REPORT_FIXES = 4 };
+typedef struct ReportFix {
+  char change[96];
+  double iteration, peak; /* seconds, bytes */
+} ReportFix;
+
 typedef struct Report {
   const char *scenario; /* name of the scenario */
   const char *file;     /* the file that declares it */
@@ -68,6 +75,10 @@ typedef struct Report {
   double part[RP_N];     /* seconds; they add up to iteration */
   double params_total;   /* the model's parameters (multi-token prediction's included) */
   double params_active;  /* of which one token uses (MoE: its top_k experts) */
+  double params_first_stage, params_last_stage; /* the model's, on the first and the last
+                                                   pipeline stage (the whole model: pp = 1) */
+  double params_per_gpu;                          /* on the GPU that holds most */
+  double tokens_per_iteration;                    /* global_batch * seq */
   double tokens_per_s;   /* global_batch * seq / iteration */
   double model_flops;    /* FLOP of one iteration, all GPUs: forward + backward, no recompute */
   double hardware_flops; /* with recompute */
@@ -89,6 +100,8 @@ typedef struct Report {
    * GPU's sustained figures (rt_sustained()) that scaled its tensor-core rate, for bf16 and
    * the other types and for fp8: 1 (or 0, not set) where the GPU has none. */
   int calls, calibrated_calls;
+  char uncalibrated[640]; /* the others, distinct: "kernel (label), ..." */
+  int uncalibrated_more;  /* those left out of it for room */
   double sustained, sustained_fp8, sustained_fp4;
   /* The software stack the scenario names (NULL: none), its version, and the stack whose
    * calibration set each sustained figure (NULL: the gpu's own). */
@@ -97,6 +110,15 @@ typedef struct Report {
   const char *tables_from; /* the stack whose operator tables replaced the gpu's, or NULL */
   double attention_rate;   /* the stack's sustained_attention on this gpu; 0: none */
   const char *attention_from; /* the stack that sets it */
+  double launch_overhead;     /* host seconds per kernel launch (the stack's; 0: not modelled) */
+  const char *launch_from;    /* the stack whose gpu block sets it, or NULL (the stack's own field) */
+  /* Training to a token count (`llmp run --tokens N`; 0: not asked): days, GPU-hours and the
+   * energy at the gpu's `tdp` (W per GPU; 0: it declares none) are derived when printed. */
+  double train_tokens, tdp;
+  /* A plan that does not fit: the cheapest changes that do, each lowered and evaluated
+   * (report_fit_changes), fastest first. */
+  ReportFix fix[REPORT_FIXES];
+  int nfix;
 } Report;
 
 typedef enum { REPORT_TABLE, REPORT_JSON, REPORT_CSV } ReportFormat;

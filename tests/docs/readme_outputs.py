@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""The README's shown outputs are what llmp prints today.
+"""The README's and docs/*.md's shown outputs are what llmp prints today.
 
-Every fenced block of README.md whose first line is `$ build/llmp ARGS...` shows a command and
-its output: this runs `LLMP ARGS...` in the source folder (stdout, then stderr) and compares its
-output, line for line, with the rest of the block.  A change to llmp's figures then fails here
-until the README shows the new ones.
+Each document is read top to bottom, in a folder of its own that holds the source folder's
+top-level entries (as links), so that paths read as in the source folder:
+- a fenced block whose first line is `# file: NAME` is written there as NAME (the README's
+  walkthrough writes its model, cluster and plan this way, then runs them), and must be in
+  `llmp fmt`'s layout;
+- a fenced block whose first line is `$ build/llmp ARGS...` shows a command and its output:
+  this runs `LLMP ARGS...` there (stdout, then stderr) and compares its output, line for line,
+  with the rest of the block.  A change to llmp's figures then fails here until the document
+  shows the new ones.
+A sweep's line of elapsed time and rate ("417.1 us, 258.9 k points/s"), the one output that
+differs from run to run, is compared by its form only.
 
 With --update, the stale blocks are rewritten with today's output instead (through a
 temporary file and a rename).
@@ -12,58 +19,107 @@ temporary file and a rename).
 usage: readme_outputs.py LLMP SOURCE_DIR [--update]
 """
 import difflib
+import glob
 import os
+import re
 import shlex
 import subprocess
 import sys
+import tempfile
+
+ELAPSED = re.compile(r"^  [0-9.]+ [mun]?s, [0-9.]+ [kMG]? ?points/s$")
 
 
-def blocks(text):
-    """(line number, command, expected output) for each `$ build/llmp` block."""
+def blocks(name, text):
+    """(line number, kind, payload, body) for each checked block: ("run", args, expected
+    output) or ("file", its name, its text)."""
     lines = text.split("\n")
     for i, line in enumerate(lines):
-        if line.startswith("$ build/llmp ") and i > 0 and lines[i - 1].startswith("```"):
-            j = i + 1
-            while j < len(lines) and not lines[j].startswith("```"):
-                j += 1
-            if j == len(lines):
-                raise SystemExit(f"README.md:{i + 1}: the block has no closing ```")
-            yield i + 1, shlex.split(line[2:])[1:], lines[i + 1:j]
+        if i == 0 or not lines[i - 1].startswith("```"):
+            continue
+        command = line.startswith("$ build/llmp ")
+        written = re.match(r"# file: (\S+)$", line)
+        if not command and not written:
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        if j == len(lines):
+            raise SystemExit(f"{name}:{i + 1}: the block has no closing ```")
+        if command:
+            yield i + 1, "run", shlex.split(line[2:])[1:], lines[i + 1:j]
+        else:
+            yield i + 1, "file", written.group(1), lines[i:j]
+
+
+def same(want, got):
+    if len(want) != len(got):
+        return False
+    return all(w == g or (ELAPSED.match(w) and ELAPSED.match(g)) for w, g in zip(want, got))
+
+
+def check(llmp, src, path, update):
+    """(blocks, stale) of one document; with update, rewrites its stale blocks."""
+    name = os.path.relpath(path, src)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    lines = text.split("\n")
+    found = stale = 0
+    edits = []
+    with tempfile.TemporaryDirectory(prefix="llmp-docs-") as work:
+        for entry in os.listdir(src):
+            if not entry.startswith("."):
+                os.symlink(os.path.join(os.path.abspath(src), entry), os.path.join(work, entry))
+        for line, kind, what, body in blocks(name, text):
+            found += 1
+            if kind == "file":
+                target = os.path.join(work, what)
+                if os.path.islink(target) or os.path.dirname(os.path.normpath(what)) not in ("", "."):
+                    raise SystemExit(f"{name}:{line}: `# file: {what}` must name a new file in the folder")
+                with open(target, "w", encoding="utf-8") as f:
+                    f.write("\n".join(body) + "\n")
+                fmt = what.endswith(".llmp") and subprocess.run([llmp, "fmt", "--check", what], cwd=work,
+                                                                capture_output=True, text=True)
+                if fmt and fmt.returncode != 0:
+                    print(f"{name}:{line}: `{what}` is not in llmp fmt's layout:\n{fmt.stdout}{fmt.stderr}")
+                    stale += 1
+                continue
+            run = subprocess.run([llmp] + what, cwd=work, capture_output=True, text=True)
+            got = (run.stdout + run.stderr).rstrip("\n").split("\n")
+            if same(body, got):
+                continue
+            stale += 1
+            if update:
+                edits.append((line, len(body), got))
+            else:
+                print(f"{name}:{line}: `build/llmp {' '.join(what)}` prints otherwise now:")
+                sys.stdout.writelines(difflib.unified_diff([w + "\n" for w in body], [g + "\n" for g in got],
+                                                           name, "llmp", n=1))
+    if update and edits:
+        for line, n, got in reversed(edits):
+            lines[line:line + n] = got
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+        os.replace(tmp, path)
+    return found, stale
 
 
 def main():
     update = "--update" in sys.argv[3:]
     if len(sys.argv) != 3 + update:
         raise SystemExit(__doc__.strip().split("\n")[-1])
-    llmp, src = sys.argv[1], sys.argv[2]
-    with open(os.path.join(src, "README.md"), encoding="utf-8") as f:
-        text = f.read()
+    llmp, src = os.path.abspath(sys.argv[1]), sys.argv[2]
+    docs = [os.path.join(src, "README.md")] + sorted(glob.glob(os.path.join(src, "docs", "*.md")))
     found = stale = 0
-    lines = text.split("\n")
-    for line, args, want in reversed(list(blocks(text))):
-        found += 1
-        run = subprocess.run([llmp] + args, cwd=src, capture_output=True, text=True)
-        got = (run.stdout + run.stderr).rstrip("\n").split("\n")
-        if got != want and update:
-            lines[line:line + len(want)] = got
-            stale += 1
-        elif got != want:
-            stale += 1
-            print(f"README.md:{line}: `build/llmp {' '.join(args)}` prints otherwise now:")
-            sys.stdout.writelines(difflib.unified_diff([w + "\n" for w in want],
-                                                       [g + "\n" for g in got],
-                                                       "README.md", "llmp", n=1))
+    for path in docs:
+        f, s = check(llmp, src, path, update)
+        found, stale = found + f, stale + s
     if found == 0:
-        raise SystemExit("README.md: no `$ build/llmp` block found")
-    if update:
-        tmp = os.path.join(src, "README.md.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines))
-        os.replace(tmp, os.path.join(src, "README.md"))
-        print(f"{found} README blocks, {stale} updated")
-        return 0
-    print(f"{found} README blocks, {stale} stale")
-    return 1 if stale else 0
+        raise SystemExit("README.md, docs/*.md: no `$ build/llmp` block found")
+    verb = "updated" if update else "stale"
+    print(f"{found} blocks in {len(docs)} documents, {stale} {verb}")
+    return 0 if update or not stale else 1
 
 
 if __name__ == "__main__":

@@ -243,6 +243,30 @@ TEST(activations_full_recompute) {
   }
 }
 
+/* Full recompute of recompute_layers of a chunk's layers (Megatron's block method): with 2 of
+ * 4 recomputed, two layers keep their input and two all they save, plus one layer's working
+ * set: a(L) = a_none(L) - 2A + 2 in + A; the recompute time is half of full recompute's. */
+TEST(partial_recompute) {
+  int t = 4, L = 4;
+  double A = SBH / t * (34 + FIVE_AS_H), in = 2 * SBH / t;
+  char model[256], plan[256];
+  snprintf(model, sizeof model, "layers = %d; hidden = %d; heads = %d; seq = %d; vocab = 51200", L, KH, KA, KS);
+  double act[3], rec[3];
+  const char *how[3] = {"none", "full", "full; recompute_layers = 2"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(plan, sizeof plan,
+             "tp = %d; pp = 1; micro_batch = %d; global_batch = 16; dtype = fp16; sequence_parallel = true; "
+             "recompute = %s",
+             t, KB, how[i]);
+    Fx *x = run_scenario("", "megatron_gpt", model, "selene { nodes = 1 }", plan);
+    act[i] = x->r.memory[RM_ACTIVATIONS], rec[i] = x->r.part[RP_RECOMPUTE];
+    fx_close(x);
+  }
+  expect_near(act[2], act[0] - 2 * A + 2 * in + A, "2 of 4 layers recomputed: activations");
+  expect_near(rec[2], rec[1] / 2, "2 of 4 layers recomputed: half of full recompute's time");
+  assert_true(rec[1] > 0);
+}
+
 /* The stdlib's gpt layer with flash attention and no dropout, per layer.  In 16-bit training
  * the projection keeps the attention's output O (the same tensor, counted once):
  * ln1 2 + qkv 2 + Q, K, V 6 + O 2 + ln2 2 + up 2 + gelu 8 + down 8 = 32 sbh, plus the fp32
@@ -1988,6 +2012,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(activations_tensor_sequence_parallel),
       cmocka_unit_test(activations_selective_recompute),
       cmocka_unit_test(activations_full_recompute),
+      cmocka_unit_test(partial_recompute),
       cmocka_unit_test(activations_flash_attention),
       cmocka_unit_test(activations_flash_output_kept_once),
       cmocka_unit_test(activations_fp8),

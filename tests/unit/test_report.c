@@ -472,9 +472,74 @@ TEST(table_for_a_plan_that_does_not_fit) {
   /* The breakdown of memory is there. */
   assert_contains(t, "\n  memory per GPU\n");
   assert_contains(t, "\n    activations               61.2 GiB   65.7 %\n");
-  assert_contains(t, "\n  peak 93.1 GiB of 80 GiB (stage 3), does not fit\n");
+  assert_contains(t, "\n  peak 93.1 GiB of 80 GiB (stage 3), does not fit by 13.1 GiB\n");
+  assert_contains(t, "\n  no change of tp, pp, recompute, zero or micro_batch (one or two at a time) fits\n");
   assert_contains(t, "\n  measured 12 s (no prediction: the plan does not fit)\n");
   assert_contains(t, "\n  kernels: 120 of 140 calls calibrated\n");
+  free(t);
+}
+
+/* The figures a planner asks first: parameters per GPU and per stage, tokens per iteration,
+ * --tokens' days, GPU-hours and energy at the TDP, the uncalibrated calls by name. */
+TEST(table_planner_figures) {
+  Report r = sample();
+  r.params_total = r.params_active = 20.55e9;
+  r.params_per_gpu = 1.324e9, r.params_first_stage = 5.292e9, r.params_last_stage = 5.293e9;
+  r.tokens_per_iteration = 512 * 2048;
+  r.train_tokens = 15e12, r.tdp = 400;
+  snprintf(r.uncalibrated, sizeof r.uncalibrated, "%s", "rope (rot), p2p (pipeline send)");
+  r.uncalibrated_more = 3;
+  char *t = print(&r, REPORT_TABLE);
+  assert_contains(t, "\n  parameters 20.55 B, 1.324 B per GPU; first stage 5.292 B, last stage 5.293 B\n");
+  assert_contains(t, "\n  micro_batch=4 global_batch=512: 16 micro-batches per iteration, 1.049 M tokens\n");
+  /* 15e12 tokens at 83886.08 tokens/s: 2069.6 days, 6.358 M GPU-hours, 2543.1 MWh at 128 x 400 W */
+  assert_contains(t, "\n  to train on 15.00 T tokens: 2069.6 days, 6.358 M GPU-hours, 2543.1 MWh at the GPUs' TDP (400 W each)\n");
+  assert_contains(t, "\n  uncalibrated (datasheet or network tiers alone): rope (rot), p2p (pipeline send), 3 more\n");
+  free(t);
+  r.tdp = 0, r.pp = 1;
+  t = print(&r, REPORT_TABLE);
+  assert_contains(t, "\n  parameters 20.55 B, 1.324 B per GPU\n");
+  assert_contains(t, "GPU-hours; no energy: gpu a100_sxm4_80gb declares no `tdp`\n");
+  free(t);
+}
+
+/* A plan that does not fit lists the changes that do (lower_fit_changes fills them), in JSON
+ * too, with no training time. */
+TEST(fit_changes_table_and_json) {
+  Report r = not_fitting();
+  r.train_tokens = 1e12, r.tdp = 400;
+  r.nfix = 2;
+  r.fix[0] = (ReportFix){"zero=2", 13.25, 71 * GiB};
+  r.fix[1] = (ReportFix){"recompute=selective zero=2", 14, 70.5 * GiB};
+  char *t = print(&r, REPORT_TABLE);
+  assert_contains(t, "\n  changes that fit, fastest first:\n"
+                     "    zero=2                        13.25 s, peak 71 GiB\n"
+                     "    recompute=selective zero=2       14 s, peak 70.5 GiB\n");
+  assert_not_contains(t, "to train on");
+  free(t);
+  t = print(&r, REPORT_JSON);
+  JVal *v = parse_json(t), *fix = jget(v, "fit_changes");
+  assert_true(fix && fix->type == JARR && fix->n == 2);
+  assert_string_equal(jget(fix->items[1], "change")->str, "recompute=selective zero=2");
+  assert_true(jnum(fix->items[0], "iteration_s") == 13.25 && jnum(fix->items[0], "peak") == 71 * GiB);
+  assert_true(jget(v, "train_days")->type == JNULL && jget(v, "train_energy_j")->type == JNULL);
+  assert_true(jnum(v, "tdp_w") == 400);
+  jv_free(v);
+  free(t);
+}
+
+/* JSON lists the uncalibrated calls one string each. */
+TEST(json_uncalibrated_calls) {
+  Report r = sample();
+  snprintf(r.uncalibrated, sizeof r.uncalibrated, "%s", "rope (rot), allreduce (dp gradients)");
+  r.uncalibrated_more = 2;
+  char *t = print(&r, REPORT_JSON);
+  JVal *v = parse_json(t), *u = jget(v, "uncalibrated");
+  assert_true(u && u->type == JARR && u->n == 2);
+  assert_string_equal(u->items[0]->str, "rope (rot)");
+  assert_string_equal(u->items[1]->str, "allreduce (dp gradients)");
+  assert_true(jnum(v, "uncalibrated_more") == 2);
+  jv_free(v);
   free(t);
 }
 
@@ -1118,6 +1183,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(table_always_shows_forward_backward_bubble),
       cmocka_unit_test(table_for_a_plan_that_does_not_fit),
       cmocka_unit_test(kernels_line_names_sustained_figures),
+      cmocka_unit_test(table_planner_figures),
+      cmocka_unit_test(fit_changes_table_and_json),
+      cmocka_unit_test(json_uncalibrated_calls),
       cmocka_unit_test(null_names_and_empty_report),
       cmocka_unit_test(json_for_a_plan_that_fits),
       cmocka_unit_test(json_for_a_plan_that_does_not_fit),

@@ -19,6 +19,11 @@ where attention is most of the time, after the compute figures). The rule, writt
    stack's bf16 figure before its fp8 figure: fp8 runs keep their attention in bf16), and the
    pass is repeated from the values it found until a pass moves none (at most MAX_PASSES):
    the shipped values are that fixed point, so one pass from them finds them again.
+4. `launch_overhead`, the host's time per kernel launch (a block whose kernels take less GPU
+   time than the host needs to launch them runs at the host's pace), is fitted like a factor
+   on a grid of LAUNCH_STEP in [0, LAUNCH_HI] microseconds (coarse LAUNCH_COARSE), first for
+   each GPU, on the calibration rows of all of that GPU's other figures together (the union of
+   each dtype's even positions), so it adds no calibration row of its own.
 
 usage: stack_factors.py LLMP REPO_ROOT [--write] [--report]
   (no flag)  fails unless every shipped factor is its minimiser (CTest:
@@ -38,6 +43,7 @@ import tempfile
 LO, HI, STEP, COARSE = 0.400, 1.000, 0.005, 0.05
 MAX_PASSES = 8
 HI_ATTENTION = 2.000  # sustained_attention may exceed 1: the stack's kernel may be faster
+LAUNCH_HI, LAUNCH_STEP, LAUNCH_COARSE = 150.0, 1.0, 10.0  # launch_overhead, microseconds
 SETS = "tests/validation/scenarios"
 ROOT = "."  # the repository (main sets it)
 
@@ -67,6 +73,17 @@ def megatron_bridge(gpu, dtypes):
     return keep
 
 
+def union(*selectors):
+    """The rows any selector keeps; their calibration rows are each selector's own."""
+    def keep(name):
+        return any(k(name) for k in selectors)
+    keep.parts = selectors
+    return keep
+
+
+MB_DTYPES = (("bf16",), ("fp8", "mxfp8"), ("nvfp4",))
+
+
 # (stack file, stack, gpu, field, [(set folder, selector)]): fitted in this order.
 FACTORS = [
     ("stdlib/frameworks/megatron.llmp", "megatron_core", "h100_sxm", "sustained_compute",
@@ -90,14 +107,18 @@ FACTORS = [
     ("stdlib/frameworks/megatron.llmp", "megatron_core", "h100_sxm", "sustained_attention",
      [(f"{SETS}/nemo_long_context", every)]),
 ]
-# Megatron-Core on Blackwell, from Megatron-Bridge's published rows: each GPU's bf16 figure on
-# its bf16 rows, then the quantized one on its fp8 and mxfp8 rows, then nvfp4's on its nvfp4
-# rows (the B200 and the B300 have no nvfp4 rows: their nvfp4 takes the fp8 figure).
-for _gpu, _fields in (("b200", 2), ("b300", 2), ("gb200", 3), ("gb300", 3)):
+# Megatron-Bridge's stack (megatron_bridge) per GPU: the host time per launch first, on the rows of
+# all the GPU's figures (rule 4), then the bf16 figure on its bf16 rows, the quantized one on its
+# fp8 and mxfp8 rows, and nvfp4's on its nvfp4 rows (the H100, the B200 and the B300 have no
+# nvfp4 rows; the B200's and the B300's nvfp4 takes their fp8 figure).
+for _gpu, _fields in (("h100_sxm", 2), ("b200", 2), ("b300", 2), ("gb200", 3), ("gb300", 3)):
+    _short = _gpu.split("_")[0]
+    FACTORS.append(("stdlib/frameworks/megatron.llmp", "megatron_bridge", _gpu, "launch_overhead",
+                    [(f"{SETS}/megatron_bridge", union(*(megatron_bridge(_short, d) for d in MB_DTYPES[:_fields])))]))
     for _field, _dtypes in (("sustained_compute", ("bf16",)), ("sustained_compute_fp8", ("fp8", "mxfp8")),
                             ("sustained_compute_fp4", ("nvfp4",)))[:_fields]:
-        FACTORS.append(("stdlib/frameworks/megatron.llmp", "megatron_core", _gpu, _field,
-                        [(f"{SETS}/megatron_bridge", megatron_bridge(_gpu, _dtypes))]))
+        FACTORS.append(("stdlib/frameworks/megatron.llmp", "megatron_bridge", _gpu, _field,
+                        [(f"{SETS}/megatron_bridge", megatron_bridge(_short, _dtypes))]))
 
 # Every set reported, with the factors' calibration rows marked.
 REPORTED = ["examples/megatron", f"{SETS}/h100_weak_scaling", f"{SETS}/nemo_h100", f"{SETS}/mosaicml",
@@ -129,6 +150,8 @@ def validate(llmp, data, folder, files=None):
 
 def calibration_rows(rows, keep):
     """The calibration rows of a set among those keep() selects: even positions in name order."""
+    if hasattr(keep, "parts"):
+        return set().union(*(calibration_rows(rows, k) for k in keep.parts))
     chosen = sorted(n for n in rows if keep(n))
     return set(chosen[0::2])
 
@@ -156,7 +179,8 @@ def mean_error(llmp, data, sets, root):
 
 def patch(path, pattern, value):
     text = open(path, encoding="utf-8").read()
-    new, n = pattern.subn(lambda g: g.group(1) + f"{value:.3f}", text, count=1)
+    text_value = f"{value:.0f}" if "launch_overhead" in pattern.pattern else f"{value:.3f}"
+    new, n = pattern.subn(lambda g: g.group(1) + text_value, text, count=1)
     if n != 1:
         sys.exit(f"{path}: no `{pattern.pattern}`")
     with open(path, "w", encoding="utf-8") as f:
@@ -175,10 +199,12 @@ def fit(llmp, data, root, fw, pattern, sets):
             seen[s] = mean_error(llmp, data, sets, root)
         return seen[s][0]
 
-    hi = HI_ATTENTION if "attention" in pattern.pattern else HI
-    coarse = [LO + i * COARSE for i in range(int(round((hi - LO) / COARSE)) + 1)]
+    lo, hi, step, coarse_step = LO, HI_ATTENTION if "attention" in pattern.pattern else HI, STEP, COARSE
+    if "launch_overhead" in pattern.pattern:
+        lo, hi, step, coarse_step = 0.0, LAUNCH_HI, LAUNCH_STEP, LAUNCH_COARSE
+    coarse = [lo + i * coarse_step for i in range(int(round((hi - lo) / coarse_step)) + 1)]
     c = min(coarse, key=err)
-    fine = [c + i * STEP for i in range(-int(COARSE / STEP), int(COARSE / STEP) + 1) if LO <= c + i * STEP <= hi]
+    fine = [c + i * step for i in range(-int(coarse_step / step), int(coarse_step / step) + 1) if lo <= c + i * step <= hi]
     best = min(fine, key=lambda s: (err(s), s))
     patch(path, pattern, best)
     return round(best, 3), seen
@@ -254,10 +280,11 @@ def main():
                     sys.exit(f"{fw}: framework {stack} has no `gpu {gpu} {{ {field} = ... }}`")
                 shipped = float(m.group(2))
                 best, seen = fit(llmp, tmp, root, fw, pattern, sets)
-                near = [f"{s:.3f}: {e:.2f} %" for s, (e, n) in sorted(seen.items()) if abs(s - best) <= 2.5 * STEP]
+                step = LAUNCH_STEP if field == "launch_overhead" else STEP
+                near = [f"{s:.3f}: {e:.2f} %" for s, (e, n) in sorted(seen.items()) if abs(s - best) <= 2.5 * step]
                 print(f"{stack} on {gpu}, {field} ({seen[best][1]} calibration rows): " + ", ".join(near))
                 print(f"  minimiser {best:.3f} ({seen[best][0]:.2f} %), {'was' if write else 'shipped'} {shipped:.3f}")
-                if abs(best - shipped) > STEP / 2:
+                if abs(best - shipped) > step / 2:
                     wrong.append(f"{stack} on {gpu}: {field} (minimiser {best:.3f}, shipped {shipped:.3f})")
             if write:
                 for fw, stack, gpu, field, sets in FACTORS:

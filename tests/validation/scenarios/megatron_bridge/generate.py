@@ -17,7 +17,7 @@ are what it makes from the CSV today.  Python's standard library only.
 LLMP is the llmp binary (build/llmp): which recompute a row's plan assumes is what llmp's
 memory model says fits (below), so writing and --check need it, and fail without it.
 
---framework writes `import "stdlib/frameworks"` and `framework = megatron_core` into each
+--framework writes `import "stdlib/frameworks"` and `framework = megatron_bridge` into each
 scenario (the software stack, issue 31); --no-framework leaves them out.  The default is
 FRAMEWORK below (True).
 
@@ -367,7 +367,15 @@ RECOMPUTE_NONE_FITS = ("assumed: selective and full do not fit either (llmp's me
                        "no recompute (none, selective and full all overflow llmp's memory model)")
 
 
-def scenario(row, n, p, framework, recompute="none", fits=True):
+# DeepSeek-V3's and Kimi-K2's 61 layers in pp x vp chunks as Megatron-Bridge's recipes lay
+# them out (--pipeline-model-parallel-layout): the embedding with a full chunk, the last chunk
+# short for the loss and the MTP layer; 32 chunks as Megatron-LM's DeepSeek-V3 example,
+# "Et|(tt|)*30mL".  Recalled, not read here: an assumption, stated in each scenario.
+MLA_LAYOUT_MODELS = ("deepseek_v3", "kimi_k2")
+MLA_LAYOUTS = {4: [16, 16, 16, 13], 8: [8] * 7 + [5], 16: [4] * 15 + [1], 32: [1] + [2] * 30 + [0]}
+
+
+def scenario(row, n, p, framework, recompute="none", fits=True, rlayers=None):
     short, cluster, imp, per_node, _ = SYSTEMS[row["system"]]
     container = row["container"].replace(".", "")
     mname = p["model"] + ("_nomtp" if p["mtp"] == 0 else "")
@@ -400,6 +408,9 @@ def scenario(row, n, p, framework, recompute="none", fits=True):
             f"GFLOP per token: {FLOP_NOTES[p['model']]}", width=92)]
     prec = row["precision"].split(" (")[0]
     rc_comment, rc_words = RECOMPUTE[recompute] if fits else RECOMPUTE_NONE_FITS
+    if rlayers:
+        rc_words = (f"full recompute of {rlayers} layers of each model chunk (none and selective do not fit; the "
+                    "fewest that fit, by llmp's memory model)")
     per_stage = p["gbs"] // (p["mbs"] * p["dp"])
     lines = [
         f"# Megatron-Bridge performance summary, container {row['container']}: {row['model']} on {p['gpus']}",
@@ -419,7 +430,7 @@ def scenario(row, n, p, framework, recompute="none", fits=True):
     ] + flop_note + ["# " + t for t in textwrap.wrap(
         "Assumed (README.md): sequence parallel with tp > 1, " + rc_words + ", " +
         ("Megatron-FSDP (zero 3), " if p["fsdp"] else "the distributed optimizer (zero 1), ") +
-        ("overlapped dp/tp/pp communication (the stack's, megatron_core)" if framework
+        ("overlapped dp/tp/pp communication (the stack's, megatron_bridge)" if framework
          else "overlapped dp/tp/pp communication") + routing + (
             ", the embedding and the loss each a chunk of its own (stage_layers: Megatron-Bridge counts them as "
             "layers, account_for_embedding/loss_in_pipeline_split)" if layers(m) < chunks else "") + ".",
@@ -449,11 +460,16 @@ def scenario(row, n, p, framework, recompute="none", fits=True):
         if layers(m) + 2 != chunks:
             fail(f"line {n}: {layers(m)} layers in {chunks} chunks")
         fields.append(("stage_layers", "[0, " + ", ".join(["1"] * layers(m)) + ", 0]", None))
+    elif p["model"] in MLA_LAYOUT_MODELS and chunks in MLA_LAYOUTS:
+        fields.append(("stage_layers", "[" + ", ".join(map(str, MLA_LAYOUTS[chunks])) + "]",
+                       "assumed: Megatron-Bridge's DeepSeek-V3 layout (README.md)"))
     elif balanced:
         fields.append(("layer_partition", "balanced",
                        f"{layers(m)} layers do not divide into {chunks} chunks"))
     fields += [("sequence_parallel", "true" if p["tp"] > 1 else "false", "assumed" if p["tp"] > 1 else None),
-               ("recompute", recompute, rc_comment),
+               ("recompute", recompute, rc_comment)] + (
+                  [("recompute_layers", rlayers, "assumed: the fewest per chunk that fit (llmp's memory model)")]
+                  if rlayers else []) + [
                ("zero", 3 if p["fsdp"] else 1,
                 "the row's fsdp: Megatron-FSDP" if p["fsdp"] else "assumed: distributed optimizer"),
                ("optimizer", "adam", None)]
@@ -472,7 +488,7 @@ def scenario(row, n, p, framework, recompute="none", fits=True):
     sfields = [("model", model_expr), ("cluster", f"{cluster} {{ nodes = {nodes_of(row, p)} }}"),
                ("plan", f"{name}_plan")]
     if framework:
-        sfields.append(("framework", "megatron_core  # Megatron-Bridge: Megatron-Core with Transformer Engine"))
+        sfields.append(("framework", "megatron_bridge  # Megatron-Bridge's recipes on Megatron-Core with Transformer Engine"))
     sfields.append(("source", f'"{src}"'))
     width = max(len(k) for k, _ in sfields)
     lines += ["}", "", f"scenario {name} {{"] + [f"  {k.ljust(width)} = {v}" for k, v in sfields]
@@ -483,20 +499,22 @@ def scenario(row, n, p, framework, recompute="none", fits=True):
 ROWS_BEGIN, ROWS_END = "<!-- rows: written by generate.py -->", "<!-- end of rows -->"
 
 
-def roles(entries):
+def roles(entries, plans):
     """stem -> "calibration" or "validation": stack_factors.py's rule, per GPU (its selector
-    `_gpu_` in the name), the rows at even positions (1st, 3rd, ...) in name order calibrate.
-    The H100 rows validate only (megatron_core's H100 figures are fitted on other sets)."""
-    out = {}
+    `_gpu_` in the name) and per dtype group (bf16; fp8 and mxfp8; nvfp4), the rows at even
+    positions (1st, 3rd, ...) in name order calibrate megatron_bridge's figures."""
+    out, dtype = {}, {e[2]: p["dtype"] for e, p in zip(entries, plans) if e[2]}
+    groups = (("bf16",), ("fp8", "mxfp8"), ("nvfp4",))
     for short, _, _, _, _ in SYSTEMS.values():
-        stems = sorted(e[2] for e in entries if e[2] and f"_{short}_" in e[2])
-        for i, stem in enumerate(stems):
-            out[stem] = "calibration" if short != "h100" and i % 2 == 0 else "validation"
+        for dts in groups:
+            stems = sorted(e[2] for e in entries if e[2] and f"_{short}_" in e[2] and dtype[e[2]] in dts)
+            for i, stem in enumerate(stems):
+                out[stem] = "calibration" if i % 2 == 0 else "validation"
     return out
 
 
 def table(entries, plans, chosen):
-    role = roles(entries)
+    role = roles(entries, plans)
     out = [ROWS_BEGIN, "| system | model | rows in | the features its rows need |",
            "|---|---|---|---|"]
     for (system, model), (total, n_in, needs) in sorted(need_groups(entries, plans).items()):
@@ -596,6 +614,28 @@ def choose_recompute(llmp, rows_in, framework, import_dirs):
             break
     for stem, (row, n, p) in left.items():
         chosen[stem] = ("none", False, scenario(row, n, p, framework, "none", fits=False)[1])
+    # full recompute of the fewest layers per model chunk that fit (Megatron's --recompute-method
+    # block --recompute-num-layers): bisected, all rows a round
+    span = {}
+    for stem, (rc, fits, _) in chosen.items():
+        row, n, p = rows_in[stem]
+        per_chunk = -(-layers(MODELS[p["model"]]) // (p["pp"] * p["vp"]))
+        if rc == "full" and fits and per_chunk > 1:
+            span[stem] = [0, per_chunk]  # (does not fit, fits)
+    while span:
+        texts = {stem: scenario(*rows_in[stem], framework, "full", rlayers=(a + b) // 2)[1]
+                 for stem, (a, b) in span.items()}
+        fits = fits_by_llmp(llmp, texts, import_dirs)
+        for stem in list(span):
+            a, b = span[stem]
+            span[stem] = [a, (a + b) // 2] if fits[stem] else [(a + b) // 2, b]
+            a, b = span[stem]
+            if b - a == 1:
+                row, n, p = rows_in[stem]
+                per_chunk = -(-layers(MODELS[p["model"]]) // (p["pp"] * p["vp"]))
+                if b < per_chunk:
+                    chosen[stem] = ("full", True, scenario(row, n, p, framework, "full", rlayers=b)[1])
+                del span[stem]
     return chosen
 
 

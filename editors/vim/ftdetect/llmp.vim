@@ -1,0 +1,2 @@
+" .llmp files are llmp's language
+autocmd BufNewFile,BufRead *.llmp setfiletype llmp
