@@ -105,24 +105,30 @@ static int check_main(const CliSpec *spec, int argc, char **argv, int (*run)(con
 }
 
 /* Lowers each scenario and each sweep of the file's root as run and sweep do (the sweep
- * staged, not compiled): the errors only lowering finds.  Returns the errors reported. */
+ * staged, not compiled): the errors only lowering finds.  A sweep of a scenario of the file
+ * that failed is not lowered: it would repeat the scenario's errors.  Returns the errors
+ * reported. */
 static int check_lowering(Sema *s, Diag *d, const SemaOptions *so) {
   int before = d->errors;
   HwSet *hw = hw_new(s, d, so);
   int n = sema_root_decls(s, DK_SCENARIO, NULL, 0), m = sema_root_decls(s, DK_SWEEP, NULL, 0);
   Decl **all = xcalloc((size_t)(n + m ? n + m : 1), sizeof *all);
+  bool *failed = xcalloc((size_t)(n ? n : 1), sizeof *failed);
   sema_root_decls(s, DK_SCENARIO, all, n);
   sema_root_decls(s, DK_SWEEP, all + n, m);
   SweepOptions opt = {1, false, 0, 1, false, NULL, false};
   for (int i = 0; hw && i < n + m; i++) {
     if (i < n) {
       Lowered l;
-      lower_scenario(s, hw, all[i], d, &l);
+      failed[i] = lower_scenario(s, hw, all[i], d, &l) < 0;
       lower_free(&l);
-    } else {
-      sweep_free(sweep_new(s, hw, all[i], d, &opt));
+      continue;
     }
+    bool skip = false;
+    for (int k = 0; k < n; k++) skip |= failed[k] && sema_parent(all[i]) == all[k];
+    if (!skip) sweep_free(sweep_new(s, hw, all[i], d, &opt));
   }
+  free(failed);
   free(all);
   hw_free(hw);
   return d->errors - before;
