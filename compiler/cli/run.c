@@ -278,10 +278,10 @@ static void approximation_notes(Comp *u, Decl *sc, const Eval *e) {
   }
   if (big < 0) return;
   const GNode *x = &g->n[big];
-  double bytes = e->vals[g->args[x->arg0]];
+  double bytes = e->vals[g->args[x->arg0]], size = e->vals[g->args[x->arg0 + 1]], stride = e->vals[g->args[x->arg0 + 2]];
   int nodes, gpn;
-  if (rt_group_layout((int)e->vals[g->args[x->arg0 + 1]], (int)e->vals[g->args[x->arg0 + 2]], c->gpus_per_node, &nodes,
-                      &gpn) < 0)
+  if (!(size >= 1 && size <= 1e9 && stride >= 1 && stride <= 1e9) ||
+      rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0)
     return;
   RtCluster off = *c;
   for (int t = 0; t < off.ntiers; t++) off.tiers[t].switch_reduction = -1;
