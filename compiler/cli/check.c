@@ -1,7 +1,7 @@
 /* check.c - `llmp check` and `llmp fmt`: the front end alone.
  *
- *   check: parse -> imports -> sema, reporting every error  [--dump=ast after parsing,
- *          --dump=sema after checking]
+ *   check: parse -> imports -> sema -> lower each scenario and sweep, reporting every error
+ *          [--dump=ast after parsing, --dump=sema after checking]
  *   fmt:   parse -> the canonical layout (front/fmt.c), rewritten, printed or only compared
  *
  * Each FILE is its own compilation (an arena, a declaration table). */
@@ -9,21 +9,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cli.h"
 #include "fileio.h"
 #include "front/fmt.h"
 #include "front/parse.h"
 #include "front/sema.h"
+#include "lower/lower.h"
 #include "options.h"
 #include "strbuf.h"
+#include "sweep/sweep.h"
 #include "sweep/sweep_io.h"
 
 const char cli_usage_check[] =
     "usage: llmp check [OPTIONS] FILE...\n"
     "\n"
     "Parses each FILE and what it imports, and checks names, extends, fields, units and the\n"
-    "divisibility of each scenario's plan. Each FILE is checked on its own. Exit status 0\n"
-    "when every file is clean, 1 when any has errors.\n"
+    "divisibility of each scenario's plan; then lowers each scenario and sweep of FILE as\n"
+    "`llmp run` and `llmp sweep` would, so that what they refuse, check reports. Each FILE is\n"
+    "checked on its own. Exit status 0 when every file is clean, 1 when any has errors.\n"
     "\n"
     "options:\n"
     "  -I DIR                 also look for imports in DIR (before LLMP_PATH and the\n"
@@ -127,6 +131,36 @@ static void print_sweep_sizes(Sema *s) {
   free(all);
 }
 
+/* Lowers each scenario and each sweep of the file's root as run and sweep do (the sweep
+ * staged, not compiled): the errors only lowering finds.  A sweep of a scenario of the file
+ * that failed is not lowered: it would repeat the scenario's errors.  Returns the errors
+ * reported. */
+static int check_lowering(Sema *s, Diag *d, const SemaOptions *so) {
+  int before = d->errors;
+  HwSet *hw = hw_new(s, d, so);
+  int n = sema_root_decls(s, DK_SCENARIO, NULL, 0), m = sema_root_decls(s, DK_SWEEP, NULL, 0);
+  Decl **all = xcalloc((size_t)(n + m ? n + m : 1), sizeof *all);
+  bool *failed = xcalloc((size_t)(n ? n : 1), sizeof *failed);
+  sema_root_decls(s, DK_SCENARIO, all, n);
+  sema_root_decls(s, DK_SWEEP, all + n, m);
+  SweepOptions opt = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
+  for (int i = 0; hw && i < n + m; i++) {
+    if (i < n) {
+      Lowered l;
+      failed[i] = lower_scenario(s, hw, all[i], d, &l) < 0;
+      lower_free(&l);
+      continue;
+    }
+    bool skip = false;
+    for (int k = 0; k < n; k++) skip |= failed[k] && sema_parent(all[i]) == all[k];
+    if (!skip) sweep_free(sweep_new(s, hw, all[i], d, &opt));
+  }
+  free(failed);
+  free(all);
+  hw_free(hw);
+  return d->errors - before;
+}
+
 static int check_files(const CheckOptions *o) {
   Diag d;
   cli_diag_init(&d, &o->a);
@@ -135,6 +169,7 @@ static int check_files(const CheckOptions *o) {
   for (int i = 0; i < nfiles; i++) {
     Sema *s = sema_new(&d, &so);
     int errors = sema_run(s, o->a.args[i], true);
+    if (!errors) errors = check_lowering(s, &d, &so);
     SrcFile *f;
     AstNode *root = sema_root(s, &f);
     if (o->dump_ast && root) ast_dump(stdout, root, f);

@@ -19,6 +19,7 @@
 #include <llvm-c/Core.h>
 
 #include "cli.h"
+#include "front/schema.h"
 #include "jit/jit.h"
 #include "options.h"
 
@@ -72,6 +73,18 @@ static int output_status(const char *cmd, int rc) {
   return rc ? rc : 1;
 }
 
+/* `llmp runn`: the command meant, or the list of commands. */
+static int unknown_command(const char *name) {
+  Suggest sg;
+  suggest_init(&sg, name);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) suggest_offer(&sg, commands[i].name);
+  fprintf(stderr, "llmp: unknown command `%s`%s", name, suggest_hint(&sg, false));
+  for (size_t i = 0; !*suggest_hint(&sg, false) && i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(stderr, "%s%s", i ? ", " : " (the commands: ", commands[i].name);
+  fprintf(stderr, "%s\nTry `llmp --help`.\n", *suggest_hint(&sg, false) ? "" : ")");
+  return 2;
+}
+
 int main(int argc, char **argv) {
   signal(SIGXFSZ, SIG_IGN); /* past the file size limit a write fails (EFBIG) and is reported */
   if (argc < 2) {
@@ -91,5 +104,5 @@ int main(int argc, char **argv) {
     if (c->needs & NEED_LLVM_SHUTDOWN) jit_shutdown(); /* after the command's last jit_free */
     return output_status(c->name, rc);
   }
-  return cli_usage_error(NULL, "unknown command `%s`", name);
+  return unknown_command(name);
 }

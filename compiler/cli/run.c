@@ -21,6 +21,7 @@
 #include "alloc.h"
 #include "cli.h"
 #include "fileio.h"
+#include "front/schema.h"
 #include "front/sema.h"
 #include "jit/jit.h"
 #include "lower/hw.h"
@@ -275,6 +276,43 @@ static void bad_value_why(const Graph *g, const double *vals, char *why, size_t 
   snprintf(why, n, "%s", "a figure computed from the kernels' times is beyond a double");
 }
 
+/* The approximations that move a fitting scenario's times by more than a few per cent, as
+ * notes at the scenario.  llmp gives NVLink SHARP (in-switch reduction) to the all-reduce only: where
+ * an all-reduce of the largest all-gather's or reduce-scatter's bytes over its group is
+ * faster with it, those collectives (sequence parallelism's, ZeRO's) may be overestimated. */
+static void approximation_notes(Comp *u, Decl *sc, const Eval *e) {
+  const Graph *g = &e->l.g;
+  const RtCluster *c = g->cluster;
+  GId big = -1;
+  if (!e->r.fits) return; /* no time to move */
+  for (GId i = 0; c && i < g->nn; i++) {
+    const GNode *x = &g->n[i];
+    if (x->op == GN_CALL && (x->kernel == RTK_ALLGATHER || x->kernel == RTK_REDUCESCATTER) &&
+        (big < 0 || e->vals[g->args[x->arg0]] > e->vals[g->args[g->n[big].arg0]]))
+      big = i;
+  }
+  if (big < 0) return;
+  const GNode *x = &g->n[big];
+  double bytes = e->vals[g->args[x->arg0]], size = e->vals[g->args[x->arg0 + 1]], stride = e->vals[g->args[x->arg0 + 2]];
+  int nodes, gpn;
+  if (!(size >= 1 && size <= 1e9 && stride >= 1 && stride <= 1e9) ||
+      rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0)
+    return;
+  RtCluster off = *c;
+  for (int t = 0; t < off.ntiers; t++) off.tiers[t].switch_reduction = -1;
+  double with = rt_allreduce(c, bytes, nodes, gpn).fwd, without = rt_allreduce(&off, bytes, nodes, gpn).fwd;
+  if (!(without > 1.05 * with)) return;
+  SrcFile *f;
+  Span sp;
+  sema_decl_at(u->s, sc, &f, &sp);
+  diag_note(u->d, f, sp,
+            "scenario `%s`: all-gathers and reduce-scatters are modelled without the NVLink SHARP that all-reduces "
+            "get; `%s` (%s, %.3g MB over %d GPUs) may be overestimated by up to %.0f %% (an all-reduce of its bytes: "
+            "%.3g ms with SHARP, %.3g ms without)",
+            sema_decl_name(sc), x->label ? x->label : "", rt_kernels[x->kernel].name, bytes / 1e6, nodes * gpn,
+            100 * (without / with - 1), 1e3 * with, 1e3 * without);
+}
+
 /* Lowers and evaluates one scenario.  Returns 0, or -1 after reporting; eval_close() after
  * either. */
 static int eval_open(Comp *u, Decl *sc, Eval *e) {
@@ -303,6 +341,24 @@ static void eval_close(Eval *e) {
   lower_free(&e->l);
 }
 
+/* --scenario NAME that the file does not declare: the name meant, or the names it has. */
+static void no_such_scenario(Diag *d, const char *path, const char *name, Decl **all, int total) {
+  Suggest sg;
+  suggest_init(&sg, name);
+  char list[512] = "";
+  size_t len = 0;
+  for (int i = 0; i < total; i++) {
+    suggest_offer(&sg, sema_decl_name(all[i]));
+    str_appendf(list, sizeof list, &len, "%s`%s`", i ? ", " : "", sema_decl_name(all[i]));
+  }
+  if (*suggest_hint(&sg, false))
+    diag_plain(d, path, "no scenario named `%s`%s", name, suggest_hint(&sg, false));
+  else if (total)
+    diag_plain(d, path, "no scenario named `%s`; the file's scenarios: %s", name, list);
+  else
+    diag_plain(d, path, "no scenario named `%s`: the file declares no scenario", name);
+}
+
 /* The scenarios of a file (only the one named `only`, if given); with `required`, a file
  * without any is an error.  The list is malloc'd. */
 static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path, bool required) {
@@ -314,7 +370,7 @@ static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path, 
     *n = 0;
     for (int i = 0; i < total; i++)
       if (!strcmp(sema_decl_name(all[i]), only)) all[(*n)++] = all[i];
-    if (!*n) diag_plain(u->d, path, "no scenario named `%s`", only);
+    if (!*n) no_such_scenario(u->d, path, only, all, total);
   } else if (!total && required) {
     diag_plain(u->d, path, "declares no scenario to run");
   }
@@ -359,6 +415,7 @@ static void run_file(Comp *u, const char *path, RunState *st) {
   for (int k = 0; k < n; k++) {
     Eval e;
     if (eval_open(u, list[k], &e) == 0) {
+      approximation_notes(u, list[k], &e);
       diag_flush(u->d);
       e.r.train_tokens = o->tokens;
       if (st->fmt != REPORT_CSV) lower_fit_changes(u->s, u->hw, list[k], NULL, &e.r);
@@ -496,7 +553,7 @@ static bool collect(Diag *d, PathList *out, const char *dir, int depth) {
 }
 
 typedef struct ValState { /* across the scenarios of one llmp validate */
-  bool csv;
+  bool csv, header; /* header: printed (before the first row) */
   int failed, rows;
   double sum, worst; /* of |error| in percent, over the rows that fit */
   int errors;        /* files or scenarios that could not be evaluated (no row) */
@@ -505,6 +562,11 @@ typedef struct ValState { /* across the scenarios of one llmp validate */
 
 /* Prints one scenario's row: predicted, measured, error (or why it does not fit). */
 static void validate_row(const Report *r, ValState *st) {
+  if (!st->header && st->csv)
+    puts("scenario,file,gpus,tp,pp,dp,predicted_s,measured_s,error_pct");
+  else if (!st->header)
+    printf("%-34s %6s %-14s %12s %12s %8s\n", "scenario", "gpus", "tp/pp/dp", "predicted", "measured", "error");
+  st->header = true;
   char par[48];
   snprintf(par, sizeof par, "%d/%d/%d", r->tp, r->pp, r->dp);
   if (!r->fits) { /* no prediction: in CSV, empty predicted and error fields */
@@ -527,14 +589,16 @@ static void validate_row(const Report *r, ValState *st) {
   if (fabs(r->error_pct) > st->worst) st->worst = fabs(r->error_pct);
 }
 
-/* The rows of one checked file: its scenarios with `measured { iteration }` (a file of models
- * only has none and is skipped). */
+/* The rows of one checked file: its scenarios with `measured { iteration }` or `{ tokens_per_s }`
+ * (a file of models only has none and is skipped). */
 static void validate_file(Comp *u, const char *path, ValState *st) {
   int n;
   Decl **list = scenarios_of(u, NULL, &n, path, false);
   for (int k = 0; k < n; k++) {
     double x;
-    if (!sema_nsubs(list[k], "measured") || !sema_sub_number(u->s, list[k], "measured", 0, "iteration", &x)) continue;
+    if (!sema_nsubs(list[k], "measured") || (!sema_sub_number(u->s, list[k], "measured", 0, "iteration", &x) &&
+                                              !sema_sub_number(u->s, list[k], "measured", 0, "tokens_per_s", &x)))
+      continue;
     Eval e;
     if (eval_open(u, list[k], &e) == 0) {
       diag_flush(u->d);
@@ -552,7 +616,7 @@ static void validate_file(Comp *u, const char *path, ValState *st) {
 /* The summary line, and the exit status: 1 on a failure or past --max-error or --mean-error. */
 static int validate_verdict(const RunOptions *o, const ValState *st) {
   double mean = st->rows ? st->sum / st->rows : 0;
-  if (!st->csv)
+  if (!st->csv && st->header)
     printf("%d scenario%s: mean |error| %.2f %%, max |error| %.2f %%\n", st->rows, st->rows == 1 ? "" : "s", mean,
            st->worst);
   int rc = st->failed ? 1 : 0;
@@ -592,10 +656,6 @@ static int validate_paths(const RunOptions *o) {
     diag_free(&d);
     return 1;
   }
-  if (st.csv)
-    puts("scenario,file,gpus,tp,pp,dp,predicted_s,measured_s,error_pct");
-  else
-    printf("%-34s %6s %-14s %12s %12s %8s\n", "scenario", "gpus", "tp/pp/dp", "predicted", "measured", "error");
   for (int i = 0; i < files.n; i++) {
     Comp u;
     if (comp_open(&u, &d, o, files.v[i]))
@@ -607,7 +667,9 @@ static int validate_paths(const RunOptions *o) {
   st.failed += unreadable;
   st.errors += unreadable;
   if (!st.rows && !st.failed) {
-    fprintf(stderr, "llmp validate: no scenario with `measured { iteration }` to compare\n");
+    fprintf(stderr, "llmp validate: no scenario with `measured { iteration }` to compare in the files given: add the "
+                    "measured time to a scenario (`measured { iteration = 1.5 s }`), or predict without comparing "
+                    "with `llmp run`\n");
     st.failed++;
   }
   if (st.html.page) html_validate(st.html.page, st.rows ? st.sum / st.rows : 0, st.worst);

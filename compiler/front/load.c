@@ -8,10 +8,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
+#include "fileio.h"
 #include "sema_private.h"
 
 enum { MAX_IMPORT_DEPTH = 128 };
@@ -150,10 +152,23 @@ static void load_imports(Sema *s, int i, const char *dir, unsigned depth) {
   }
 }
 
+static bool is_folder(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* A file that cannot be read (errno says why), reported at the import that named it. */
 static int load_failed(Sema *s, const char *path, SrcFile *fromsrc, AstNode *at, const char *why) {
   if (fromsrc)
     diag_error(s->diag, fromsrc, at->span, "cannot read \"%s\": %s", path, why);
+  else if (is_folder(path)) {
+    int n = (int)strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--;
+    diag_plain(s->diag, path,
+               "is a folder: llmp reads .llmp files; name them (`%.*s/*.llmp`), or run `llmp validate %s`, which "
+               "reads the files of a folder",
+               n, path, path);
+  }
   else
     diag_plain(s->diag, path, "cannot read file: %s", why);
   s->broken = true;
@@ -251,6 +266,60 @@ int load_root_text(Sema *s, const char *name, const char *text) {
 }
 
 const char *sema_data_dir(const SemaOptions *opt) { return data_dir(opt); }
+
+/* Whether text declares `kind name` at the start of a line. */
+static bool declares(const char *text, size_t len, const char *kind, const char *name) {
+  size_t k = strlen(kind), n = strlen(name);
+  for (size_t i = 0; i + k + n + 1 < len; i++) {
+    if ((i && text[i - 1] != '\n') || memcmp(text + i, kind, k) || text[i + k] != ' ') continue;
+    size_t j = i + k;
+    while (j < len && text[j] == ' ') j++;
+    if (j + n <= len && !memcmp(text + j, name, n) && (j + n == len || strchr(" {\n", text[j + n]))) return true;
+  }
+  return false;
+}
+
+/* The import path (under dir, `rel` so far) of a .llmp file that declares `kind name`. */
+static bool find_declaring(const char *dir, const char *rel, const char *kind, const char *name, char *out, size_t n,
+                           int depth) {
+  DIR *dp = depth < 4 ? opendir(dir) : NULL;
+  if (!dp) return false;
+  bool found = false;
+  for (struct dirent *e; !found && (e = readdir(dp));) {
+    if (e->d_name[0] == '.') continue;
+    char path[4096], sub[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+    size_t len = strlen(e->d_name);
+    char *text;
+    size_t tl;
+    const char *why;
+    if (is_folder(path)) {
+      found = find_declaring(path, sub, kind, name, out, n, depth + 1);
+    } else if (len > 5 && !strcmp(e->d_name + len - 5, ".llmp") && file_read(path, &text, &tl, &why) == 0) {
+      if (declares(text, tl, kind, name)) {
+        snprintf(out, n, "%.*s", (int)(strlen(sub) - 5), sub);
+        found = true;
+      }
+      free(text);
+    }
+  }
+  closedir(dp);
+  return found;
+}
+
+const char *sema_import_hint(Sema *s, const char *kind, const char *name, char *buf, size_t n) {
+  static const char *const roots[] = {"hw", "stdlib"};
+  char dir[4096], found[1024];
+  for (int i = 0; i < 2; i++) {
+    snprintf(dir, sizeof dir, "%s/%s", data_dir(&s->opt), roots[i]);
+    if (find_declaring(dir, roots[i], kind, name, found, sizeof found, 0)) {
+      snprintf(buf, n, "; %s `%s` is declared in \"%s\": add `import \"%s\"`", kind, name, found, found);
+      return buf;
+    }
+  }
+  return NULL;
+}
 
 /* reach[j] of file i: j is i or reachable through imports (iterative DFS). */
 void load_reach(Sema *s) {

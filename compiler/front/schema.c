@@ -87,6 +87,7 @@ static const FieldDef f_model[] = {
     COUNT("q_lora_rank", 0), COUNT("kv_lora_rank", 0), COUNT("qk_rope_head_dim", 0), COUNT("v_head_dim", 0),
     COUNT("sliding_window", 0), COUNT("mamba_heads", 0), COUNT("mamba_head_dim", 0), COUNT("mamba_state", 0),
     COUNT("mamba_groups", 0), COUNT("mamba_chunk", 0), COUNT("mamba_conv", 0), BOOL("frozen"), COUNT0("lora_rank", 0),
+    BOOL("layers_only"),
     COUNT("document", 0),
     {"capacity_factor", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_MIN_OPEN, 0, 0},
     {"moe_imbalance", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 1, 0},
@@ -112,8 +113,7 @@ static const FieldDef f_measured[] = {
     /* no training iteration takes under 1 us; below, the error's percentage leaves the doubles */
     {"iteration", FT_QTY, SECONDS, NULL, DK_UNKNOWN, F_HAS_MIN, 1e-6, 0},
     {"tokens_per_s", FT_REAL, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN | F_MIN_OPEN, 0, 0},
-    QTY("tflops_per_gpu", FLOPS, F_MIN_OPEN), REAL("mfu", 0, 1, F_MIN_OPEN),
-    QTY("memory", BYTES, F_MIN_OPEN), END};
+    QTY("tflops_per_gpu", FLOPS, F_MIN_OPEN), REAL("mfu", 0, 1, F_MIN_OPEN), END};
 static const Schema s_measured = {"measured", DK_UNKNOWN, f_measured, NULL};
 
 static const FieldDef f_scenario[] = {

@@ -242,8 +242,10 @@ static Decl *find_parent(Sema *s, Decl *d, bool *ok) {
     Suggest sg;
     suggest_init(&sg, d->parent_name);
     sema_suggest_decls(s, &sg, d->kind);
+    char hint[1200];
+    const char *imp = sema_import_hint(s, d->schema->name, d->parent_name, hint, sizeof hint);
     err_at(s, file_of(s, d), d->parent_span, "%s extends `%s`, which is not declared%s", decl_title(d, t, sizeof t),
-           d->parent_name, suggest_hint(&sg, false));
+           d->parent_name, imp ? imp : suggest_hint(&sg, false));
   } else if (p && !kinds_compatible(d->kind, p->kind)) {
     if (d->kind == DK_SWEEP && p->kind == DK_SWEEP)
       err_at(s, file_of(s, d), d->parent_span,
@@ -386,7 +388,58 @@ static void dup_check(Sema *s, Decl *d, AstNode *first, AstNode *c, const char *
   }
 }
 
+/* A tier's field set to a literal word or boolean, or NULL. */
+static AstNode *tier_field(AstList body, const char *name, AstKind kind) {
+  for (AstNode *f = body.first; f; f = f->next)
+    if (f->kind == AST_FIELD && !strcmp(f->name, name) && f->u.bin.rhs->kind == kind) return f;
+  return NULL;
+}
+
+/* A ring or a mesh has no switch to reduce in: switch_reduction = true there is refused (and
+ * lowering gives such a tier no in-switch reduction). */
+static void tier_topology(Sema *s, Decl *d, AstList body) {
+  AstNode *topo = tier_field(body, "topology", AST_NAME), *red = tier_field(body, "switch_reduction", AST_BOOL);
+  if (topo && red && red->u.bin.rhs->u.boolean &&
+      (!strcmp(topo->u.bin.rhs->name, "ring") || !strcmp(topo->u.bin.rhs->name, "mesh")))
+    err_at(s, file_of(s, d), red->span,
+           "`switch_reduction = true` on a tier whose topology is `%s`: a %s has no switch to reduce in; remove "
+           "one of them",
+           topo->u.bin.rhs->name, topo->u.bin.rhs->name);
+}
+
+/* Whether a field of body that sc does not know is a misspelling of `field` (hiden for
+ * hidden): the unknown field is reported with its fix, and the required field it leaves
+ * unset is its consequence, not reported again. */
+static bool misspelt(AstList body, const Schema *sc, const char *field) {
+  for (AstNode *c = body.first; c; c = c->next) {
+    if (c->kind != AST_FIELD || schema_field(sc, c->name)) continue;
+    Suggest sg;
+    suggest_init(&sg, c->name);
+    for (const FieldDef *f = sc->fields; f->name; f++) suggest_offer(&sg, f->name);
+    if (sg.best && !strcmp(sg.best, field)) return true;
+  }
+  return false;
+}
+
+/* Fields llmp once had, with what replaces them. */
+static const struct {
+  const char *schema, *field, *instead;
+} removed_fields[] = {
+    {"model", "moe_every",
+     "a model whose layers alternate dense and MoE lists them as a `pattern`, e.g. `pattern = [(layers / 2) * "
+     "[llama_layer, moe_layer]]` (docs/language.md)"},
+    {"measured", "memory",
+     "llmp does not compare a measured memory (it predicts each stage's peak per GPU, not what an allocator "
+     "reports); remove it, or keep it in a comment"},
+};
+
 static void unknown_field(Sema *s, Decl *d, AstNode *c, const Schema *sc) {
+  for (size_t i = 0; i < sizeof removed_fields / sizeof removed_fields[0]; i++)
+    if (!strcmp(sc->name, removed_fields[i].schema) && !strcmp(c->name, removed_fields[i].field)) {
+      err_at(s, file_of(s, d), c->name_span, "unknown field `%s` in %s: %s", c->name, sc->name,
+             removed_fields[i].instead);
+      return;
+    }
   Suggest sg;
   suggest_init(&sg, c->name);
   for (const FieldDef *f = sc->fields; f->name; f++) suggest_offer(&sg, f->name);
@@ -442,11 +495,12 @@ static void check_sub(Sema *s, Decl *d, AstNode *c) {
     dup_check(s, d, c->u.sub.body.first, f, f->name, f->name_span, "field");
     eval_check(s, &e, f->u.bin.rhs, fd, f->name);
   }
+  if (!strcmp(sd->word, "tier")) tier_topology(s, d, c->u.sub.body);
   for (const FieldDef *fd = sc->fields; fd->name; fd++) {
     if (!(fd->flags & F_REQ)) continue;
     AstNode *f = c->u.sub.body.first;
     while (f && !(f->kind == AST_FIELD && !strcmp(f->name, fd->name))) f = f->next;
-    if (!f)
+    if (!f && !misspelt(c->u.sub.body, sc, fd->name))
       err_at(s, file_of(s, d), c->name_span, "`%s%s%s` is missing required field `%s`", c->name,
              c->u.sub.label ? " " : "", c->u.sub.label ? c->u.sub.label : "", fd->name);
   }
@@ -672,6 +726,12 @@ static bool complete(Sema *s, Decl *d, Decl *user, Span use) {
     Decl *at = d->node->kind == AST_EXTEND ? d->parent : d;
     while (at && at->node->kind == AST_EXTEND) at = at->parent;
     if (!at) at = d;
+    bool typo = false;
+    for (Decl *x = d; x && !typo; x = x->parent) typo = misspelt(body_of(x), x->schema, fd->name);
+    if (typo) {
+      ok = false;
+      continue;
+    }
     if (err_at(s, file_of(s, at), at->node->name_span, "%s is missing required field `%s`", decl_title(at, t, sizeof t),
                fd->name) &&
         at != user)

@@ -61,6 +61,10 @@ AstList sema_block_body(Decl *d);
 /* Where a declaration is written (its name; for an inline extension, the declaration it
  * extends), for errors found after checking. */
 void sema_decl_at(Sema *s, Decl *d, SrcFile **file, Span *span);
+/* Where field is set for d (through extends: in the declaration that sets it); false if unset. */
+bool sema_field_at(Sema *s, Decl *d, const char *field, SrcFile **file, Span *span);
+/* Whether d is declared in the data folder's stdlib/ or hw/: not the user's own file. */
+bool sema_in_data_dir(Sema *s, const Decl *d);
 /* The root file's declarations of a kind, in source order: writes up to max, returns the count. */
 int sema_root_decls(Sema *s, DeclKind kind, Decl **out, int max);
 

@@ -638,7 +638,9 @@ static Value check_ref(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const ch
       Suggest sg;
       suggest_init(&sg, n->name);
       sema_suggest_decls(s, &sg, fd->ref);
-      sema_err_env(s, e, n->span, "unknown %s `%s`%s", want->name, n->name, suggest_hint(&sg, false));
+      char hint[1200];
+      const char *imp = sema_import_hint(s, want->name, n->name, hint, sizeof hint);
+      sema_err_env(s, e, n->span, "unknown %s `%s`%s", want->name, n->name, imp ? imp : suggest_hint(&sg, false));
       return v_error();
     }
     if (!d) return v_error();

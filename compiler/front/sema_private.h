@@ -124,6 +124,10 @@ Decl *sema_table_get(Sema *s, const char *name);
 /* A declaration by name as seen from file fi; reports "not imported" itself (*reported). */
 Decl *sema_lookup(Sema *s, int fi, const char *name, Span at, bool *reported);
 void sema_suggest_decls(Sema *s, Suggest *sg, DeclKind kind); /* of a kind, or all (DK_UNKNOWN) */
+/* load.c: for `kind name` that no file of the compilation declares, the tail of the message
+ * that names the file of the installed hw/ or stdlib/ declaring it ("; ... add `import
+ * \"hw/systems/eos\"`") in buf, or NULL. */
+const char *sema_import_hint(Sema *s, const char *kind, const char *name, char *buf, size_t n);
 bool sema_resolve_extends(Sema *s, Decl *d);
 Decl *sema_inline_decl(Sema *s, Env *e, AstNode *n); /* `perlmutter { nodes = 32 }` */
 

@@ -1,6 +1,7 @@
 /* sema_read.c - reading a checked compilation (what lowering and the sweep engine ask of
  * it), and --dump=sema. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sema_private.h"
@@ -98,6 +99,24 @@ void sema_decl_at(Sema *s, Decl *d, SrcFile **file, Span *span) {
   while (at->node->kind == AST_EXTEND && at->parent) at = at->parent;
   *file = file_of(s, at);
   *span = at->node->name_span;
+}
+
+bool sema_field_at(Sema *s, Decl *d, const char *field, SrcFile **file, Span *span) {
+  const FieldDef *fd = schema_field(d->schema, field);
+  int i = fd ? schema_field_index(d->schema, fd) : -1;
+  if (i < 0 || !d->fields[i] || !d->owners[i]) return false;
+  *file = file_of(s, d->owners[i]);
+  *span = d->fields[i]->span;
+  return true;
+}
+
+bool sema_in_data_dir(Sema *s, const Decl *d) {
+  char *dir = realpath(sema_data_dir(&s->opt), NULL);
+  const char *real = s->files[d->file].real;
+  size_t n = dir ? strlen(dir) : 0;
+  bool in = dir && real && !strncmp(real, dir, n) && (!strncmp(real + n, "/stdlib/", 8) || !strncmp(real + n, "/hw/", 4));
+  free(dir);
+  return in;
 }
 
 int sema_root_decls(Sema *s, DeclKind kind, Decl **out, int max) {

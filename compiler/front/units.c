@@ -36,13 +36,28 @@ const char *unit_name(int i) { return i >= 0 && (size_t)i < sizeof units / sizeo
 
 bool unit_is_name(const char *text, size_t n) { return find(text, n) != NULL; }
 
-const char *unit_case_fix(const char *text, size_t n) {
+const char *unit_case_fix(const char *text, size_t n, const char **other) {
+  *other = NULL;
   if (find(text, n) || n < 2) return NULL; /* one letter (s, b, B) is too likely a name */
+  const char *fix = NULL;
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-    if (strlen(units[i].name) == n && strncasecmp(units[i].name, text, n) == 0) return units[i].name;
-  return NULL;
+    if (strlen(units[i].name) == n && strncasecmp(units[i].name, text, n) == 0) {
+      if (fix) *other = units[i].name;
+      else fix = units[i].name;
+    }
+  return fix;
 }
 
+bool unit_is_bits(const char *name) {
+  const Unit *u = find(name, strlen(name));
+  return u && u->dim.e[DIM_BYTES] == 1 && name[strlen(name) - 1] == 'b';
+}
+
+const char *unit_per_s_fix(const char *text, size_t n) {
+  const char *other, *fix = find(text, n) ? find(text, n)->name : unit_case_fix(text, n, &other);
+  const Unit *u = fix ? find(fix, strlen(fix)) : NULL;
+  return u && dim_eq(u->dim, dim_make(1, 0, 0)) ? u->name : NULL;
+}
 double unit_value(double value, const char *unit, Dim *dim) {
   Unit u;
   bool known = unit && unit_lookup(unit, strlen(unit), &u);

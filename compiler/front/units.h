@@ -30,8 +30,13 @@ const char *unit_name(int i);                  /* the table's i-th unit (B, KB, 
  * the unit's dimension into *dim when dim is not NULL.  An unknown unit scales by 1. */
 double unit_value(double value, const char *unit, Dim *dim);
 /* The unit a word means if only its case is wrong (GIB -> GiB, tflop -> TFLOP), else NULL.
- * Case matters between units (b bits, B bytes), so a word that is a unit is never fixed. */
-const char *unit_case_fix(const char *text, size_t n);
+ * Case matters between units (b bits, B bytes), so a word that is a unit is never fixed; a
+ * word that two units spell (gb: GB and Gb, 8 times apart) gives the second in *other. */
+const char *unit_case_fix(const char *text, size_t n, const char **other);
+bool unit_is_bits(const char *name); /* b, Kb, Mb, Gb, Tb */
+/* The size unit a word spells, its case fixed (Gb, gB -> GB), for a rate written the networking
+ * way (Gbps, GBPS); NULL when it spells none. */
+const char *unit_per_s_fix(const char *text, size_t n);
 
 static inline Dim dim_none(void) {
   Dim d = {{0, 0, 0, 0}};

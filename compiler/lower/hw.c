@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 #include "alloc.h"
 #include "hash.h"
@@ -84,6 +86,39 @@ static const RtCalib *load_calib(HwSet *h, Decl *decl, bool *failed) {
   return load_calib_named(h, decl, sema_word(h->s, decl, "calibration"), failed);
 }
 
+/* Why `calibration = "name"` (folder dir) does not load: at the field (else the declaration);
+ * for a folder that is not there, where llmp looked and the folders hw/calibration/ has. */
+static void calib_error(HwSet *h, Decl *decl, const char *name, const char *dir, const char *err) {
+  SrcFile *f;
+  Span sp;
+  if (!sema_field_at(h->s, decl, "calibration", &f, &sp)) sema_decl_at(h->s, decl, &f, &sp);
+  struct stat st;
+  if (stat(dir, &st) == 0) {
+    diag_error(h->d, f, sp, "%s `%s`: cannot load its calibration tables: %s", "declaration", sema_decl_name(decl),
+               err);
+    return;
+  }
+  char base[4096], list[1024] = "";
+  snprintf(base, sizeof base, "%s/hw/calibration", sema_data_dir(h->opt));
+  size_t len = 0;
+  DIR *dp = opendir(base);
+  char **names = NULL;
+  int n = 0, cap = 0;
+  for (struct dirent *e; dp && (e = readdir(dp));)
+    if (e->d_name[0] != '.') {
+      XGROW(names, n + 1, cap);
+      names[n++] = xstrdup(e->d_name);
+    }
+  if (dp) closedir(dp);
+  if (n) qsort(names, (size_t)n, sizeof *names, cmp_cstr);
+  for (int i = 0; i < n; i++) str_appendf(list, sizeof list, &len, "%s%s", i ? ", " : "", names[i]);
+  dir_list_free(names, n);
+  diag_error(h->d, f, sp,
+             "calibration folder `%s` not found: looked for %s (a name without `/` is a folder of %s; one with "
+             "`/` is relative to the file that names it)%s%s",
+             name, dir, base, n ? "; the folders there: " : "", list);
+}
+
 /* The folder `name` (NULL: none), relative to decl's file when it holds a `/`, loaded. */
 static const RtCalib *load_calib_named(HwSet *h, Decl *decl, const char *name, bool *failed) {
   *failed = false;
@@ -99,14 +134,16 @@ static const RtCalib *load_calib_named(HwSet *h, Decl *decl, const char *name, b
   } else {
     snprintf(dir, sizeof dir, "%s/hw/calibration/%s", sema_data_dir(h->opt), name);
   }
-  for (int i = 0; i < h->calibs.n; i++) /* each folder is loaded once */
-    if (!strcmp(h->calib_dirs[i], dir)) return h->calibs.v[i].item;
+  for (int i = 0; i < h->calibs.n; i++) /* each folder is loaded (or reported) once */
+    if (!strcmp(h->calib_dirs[i], dir)) {
+      *failed = !h->calibs.v[i].item;
+      return h->calibs.v[i].item;
+    }
   char err[512] = "";
   RtCalib *c = rt_calib_load(dir, err, sizeof err);
   if (!c) {
-    diag_plain(h->d, NULL, "%s `%s`: cannot load its calibration tables: %s", "declaration", sema_decl_name(decl), err);
+    calib_error(h, decl, name, dir, err);
     *failed = true;
-    return NULL;
   }
   int cap = h->calibs.cap;
   built_add(&h->calibs, NULL, c, 0);
@@ -118,6 +155,7 @@ static const RtCalib *load_calib_named(HwSet *h, Decl *decl, const char *name, b
 
 uint64_t hw_tables_hash(const HwSet *h, uint64_t hash) {
   for (int i = 0; i < h->calibs.n; i++) {
+    if (!h->calibs.v[i].item) continue; /* failed to load: reported */
     char **names;
     int n = dir_list(h->calib_dirs[i], ".tbl", &names);
     hash = hash_word(hash, (uint64_t)n);
@@ -208,6 +246,8 @@ static bool tier_of(HwSet *h, Decl *decl, int i, RtTier *t) {
   sema_sub_number(h->s, decl, "tier", i, "efficiency", &t->efficiency);
   bool red;
   if (sema_sub_bool(h->s, decl, "tier", i, "switch_reduction", &red)) t->switch_reduction = red ? 1 : -1;
+  const char *topo = sema_sub_word(h->s, decl, "tier", i, "topology"); /* a ring or mesh: no switch */
+  if (topo && (!strcmp(topo, "ring") || !strcmp(topo, "mesh"))) t->switch_reduction = -1;
   return true;
 }
 

@@ -58,15 +58,63 @@ void lower_err(Lower *L, Span sp, const char *fmt, ...) {
   L->errors++;
 }
 
-/* An error inside a block: reported at the operator, with a note at the scenario. */
+/* Where an error about the user's input goes: the model when it is the user's, else the
+ * scenario (both outside the data folder's stdlib/ and hw/). */
+static Decl *user_decl(Lower *L) { return sema_in_data_dir(L->s, L->model) ? L->scenario : L->model; }
+
+/* An error inside a block: reported at the operator, with a note at the scenario.  A block of
+ * the installed stdlib is not the user's to change: the error goes to the user's declaration
+ * that led there, with a note at the operator. */
 void lower_err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
   SrcFile *f;
   Span sp;
-  sema_decl_at(L->s, L->blk ? L->blk : L->scenario, &f, &sp);
+  Decl *blk = L->blk ? L->blk : L->scenario;
+  sema_decl_at(L->s, blk, &f, &sp);
+  bool stdlib = L->blk && n && sema_in_data_dir(L->s, L->blk) && !sema_in_data_dir(L->s, user_decl(L));
   va_list ap;
   va_start(ap, fmt);
-  diag_vreport(L->d, DIAG_ERROR, f, n ? n->span : sp, fmt, ap);
+  if (stdlib) {
+    SrcFile *uf;
+    Span us;
+    sema_decl_at(L->s, user_decl(L), &uf, &us);
+    diag_vreport(L->d, DIAG_ERROR, uf, us, fmt, ap);
+    diag_note(L->d, f, n->span, "in block `%s`, which %s `%s` uses", sema_decl_name(L->blk),
+              user_decl(L) == L->model ? "model" : "scenario", sema_decl_name(user_decl(L)));
+  } else {
+    diag_vreport(L->d, DIAG_ERROR, f, n ? n->span : sp, fmt, ap);
+  }
   va_end(ap);
+  if (!stdlib || user_decl(L) != L->scenario)
+    diag_note(L->d, L->file, L->at, "in scenario `%s`", sema_decl_name(L->scenario));
+  L->errors++;
+}
+
+void lower_missing_field(Lower *L, AstNode *n, const char *field) {
+  L->missing++;
+  for (int i = 0; i < L->nmissing_seen; i++)
+    if (!strcmp(L->missing_seen[i], field)) return;
+  if (L->nmissing_seen < 16) L->missing_seen[L->nmissing_seen++] = field;
+  SrcFile *f, *bf;
+  Span sp, bs;
+  sema_decl_at(L->s, L->model, &f, &sp);
+  const char *blk = L->blk ? sema_decl_name(L->blk) : "?";
+  Decl *base = sema_parent(L->model);
+  SrcFile *ff;
+  Span fs;
+  if (sema_field_at(L->s, L->model, field, &ff, &fs)) {
+    diag_error(L->d, f, sp, "model `%s`'s `%s`, which its block `%s` reads, has no value: it is computed from fields "
+               "the model leaves unset", sema_decl_name(L->model), field, blk);
+    diag_note(L->d, ff, fs, "`%s` set here", field);
+  } else if (base)
+    diag_error(L->d, f, sp, "model `%s` does not set `%s`, which its block `%s` reads (nor does `%s`, which it extends): set it",
+               sema_decl_name(L->model), field, blk, sema_decl_name(base));
+  else
+    diag_error(L->d, f, sp,
+               "model `%s` does not set `%s`, which its block `%s` reads: set it, or extend a base model that "
+               "sets the architecture (`extends llama` or `extends gpt`, from stdlib/transformer)",
+               sema_decl_name(L->model), field, blk);
+  sema_decl_at(L->s, L->blk ? L->blk : L->scenario, &bf, &bs);
+  diag_note(L->d, bf, n ? n->span : bs, "`%s` read here", field);
   diag_note(L->d, L->file, L->at, "in scenario `%s`", sema_decl_name(L->scenario));
   L->errors++;
 }
@@ -78,6 +126,17 @@ void lower_err_blk(Lower *L, AstNode *n, const char *fmt, ...) {
  * cluster) shape the graph itself. */
 static bool axis_supported(Lower *L, const LowerAxis *a) {
   return lower_axis_is_input(L->s, L->scenario, a->root, a->field);
+}
+
+/* The sweep's `vary` line of axis a (the path it varies), else the scenario's name. */
+static Span vary_at(Lower *L, const LowerAxis *a) {
+  for (AstNode *c = L->ax->sweep ? sema_block_body(L->ax->sweep).first : NULL; c; c = c->next) {
+    AstNode *p = c->kind == AST_VARY ? c->u.bin.lhs : NULL;
+    if (p && p->kind == AST_MEMBER && p->u.bin.lhs->kind == AST_NAME && !strcmp(p->name, a->field) &&
+        !strcmp(p->u.bin.lhs->name, a->root))
+      return p->span;
+  }
+  return L->at;
 }
 
 /* A sweep's requires and objective, over the lowered outputs, and its plan's sizes. */
@@ -196,6 +255,37 @@ static void report_names(Lower *L) {
   }
 }
 
+/* measured { tokens_per_s } and { mfu } as the iteration and the TFLOP/s per GPU they state,
+ * which the report compares; given together with those, they must agree to 1 %. */
+static void measured_derived(Lower *L) {
+  Report *r = &L->out->meta;
+  Decl *sc = L->scenario;
+  double tps, mfu, tokens = cv(L, L->gb) * cv(L, L->seq);
+  double peak = L->gpu->peak[L->dt_plan] > 0 ? L->gpu->peak[L->dt_plan] : L->gpu->peak[RT_FP16]; /* as MFU's */
+  if (sema_nsubs(sc, "measured") <= 0) return;
+  if (sema_sub_number(L->s, sc, "measured", 0, "tokens_per_s", &tps) && isfinite(tokens)) {
+    double it = tokens / tps;
+    if (!r->has_measured_iteration)
+      r->has_measured_iteration = true, r->measured_iteration = it;
+    else if (fabs(it - r->measured_iteration) > 0.01 * r->measured_iteration)
+      lower_err(L, L->at,
+                "scenario `%s`: measured tokens_per_s = %g states an iteration of %.4g s (global_batch x seq / "
+                "tokens_per_s), but measured iteration = %.4g s",
+                sema_decl_name(sc), tps, it, r->measured_iteration);
+  }
+  if (sema_sub_number(L->s, sc, "measured", 0, "mfu", &mfu)) {
+    double tf = mfu * peak;
+    if (!r->has_measured_tflops)
+      r->has_measured_tflops = true, r->measured_tflops = tf;
+    else if (fabs(tf - r->measured_tflops) > 0.01 * r->measured_tflops)
+      lower_err(L, L->at,
+                "scenario `%s`: measured mfu = %g states %.4g TFLOP/s per GPU (of %s's %.4g TFLOP/s for %s), but "
+                "measured tflops_per_gpu = %.4g TFLOP/s",
+                sema_decl_name(sc), mfu, tf / 1e12, L->gpu->name, peak / 1e12, rt_dtype_name(L->dt_plan),
+                r->measured_tflops / 1e12);
+  }
+}
+
 /* dst += times * src: its seconds, activations, FLOPs and launches, and with params its
  * parameters (without: shared weights run again, as multi-token prediction's head). */
 static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool params) {
@@ -206,6 +296,63 @@ static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool para
   F(launches);
   if (params) F(params), F(tensors), F(eparams), F(etensors), F(wtotal), F(wactive);
 #undef F
+}
+
+/* The model's embedding and head blocks: without them the vocabulary (its GEMM, loss and
+ * weights) would be left out of the times and the memory, so a model names both, or says
+ * with layers_only that it is its layers alone (a layer measured on its own). */
+static bool has_ends(Lower *L) {
+  static const char *const ends[] = {"embedding", "head"};
+  bool only = bool_or(L, L->model, "layers_only", false), ok = true;
+  SrcFile *f;
+  Span sp;
+  sema_decl_at(L->s, L->model, &f, &sp);
+  for (int i = 0; i < 2; i++) {
+    bool has = sema_ref(L->s, L->model, ends[i]) != NULL;
+    if (has != only) continue;
+    if (only)
+      diag_error(L->d, f, sp, "model `%s` has layers_only = true and a `%s` block: remove one of them",
+                 sema_decl_name(L->model), ends[i]);
+    else
+      diag_error(L->d, f, sp,
+                 "model `%s` has no `%s` block, so its vocabulary would not be costed: set `%s = %s` "
+                 "(stdlib/transformer), extend a base model (`extends llama` or `extends gpt`), or, for its layers "
+                 "alone, set `layers_only = true`",
+                 sema_decl_name(L->model), ends[i], ends[i], i ? "gpt_head" : "token_embedding");
+    diag_note(L->d, L->file, L->at, "in scenario `%s`", sema_decl_name(L->scenario));
+    L->errors++;
+    ok = false;
+  }
+  return ok;
+}
+
+/* Whether a block calls operator `op`. */
+static bool block_calls(Decl *blk, const char *op) {
+  for (AstNode *c = blk ? sema_block_body(blk).first : NULL; c; c = c->next)
+    if (c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL && !strcmp(c->u.bin.rhs->name, op)) return true;
+  return false;
+}
+
+/* model.position against the layers the blocks cost: a layer that calls `rope` rotates, so a
+ * model whose position is not rotary has the wrong layer.  (A rotary model whose own layer
+ * has no `rope`, as a test layer, is its author's choice: the rotation is small.) */
+static bool position_holds(Lower *L) {
+  const char *pos = sema_word(L->s, L->model, "position");
+  int rope = -1;
+  for (int g = 0; g < L->ngroups && rope < 0; g++)
+    if (block_calls(L->gblk[g], "rope")) rope = g;
+  if (!pos || !strcmp(pos, "rotary") || rope < 0) return true;
+  SrcFile *f, *uf; /* at the field when the user's file sets it, else at the user's declaration */
+  Span sp, us;
+  sema_decl_at(L->s, user_decl(L), &uf, &us);
+  if (!sema_field_at(L->s, L->model, "position", &f, &sp) || f != uf) f = uf, sp = us;
+  diag_error(L->d, f, sp,
+             "model `%s` has position = %s, but its layer block `%s` calls `rope` (rotary positions): set "
+             "position = rotary, or use a layer without `rope`",
+             sema_decl_name(L->model), pos, sema_decl_name(L->gblk[rope]));
+  diag_note(L->d, L->file, L->at, "in scenario `%s`", sema_decl_name(L->scenario));
+  L->errors++;
+  return false;
 }
 
 int lower_scenario(Sema *s, HwSet *hw, Decl *sc, Diag *d, Lowered *out) {
@@ -238,7 +385,7 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   for (int i = 0; axes && i < axes->n; i++)
     if (!axis_supported(&L, &axes->axis[i])) {
       lower_err(
-          &L, L.at,
+          &L, vary_at(&L, &axes->axis[i]),
           "`%s.%s` cannot be varied: a sweep varies numbers of the model, and the plan's parallel sizes, "
           "micro_batch, global_batch, zero, dp_bucket_elements, sequence_parallel, overlap_tp, overlap_dp, overlap_pp, schedule, "
           "recompute and layer_partition",
@@ -248,7 +395,7 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   graph_init(&out->g, L.gpu, L.rc);
   L.g = &out->g;
   report_names(&L);
-  if (!lower_read_plan(&L)) return -1;
+  if (!lower_read_plan(&L) || !has_ends(&L) || !position_holds(&L)) return -1;
   Acc E, H, Ly[RT_MAX_GROUPS], M;
   lower_block(&L, sema_ref(s, L.model, "embedding"), LB_EMBEDDING, &E);
   for (int g = 0; g < L.ngroups; g++) lower_block(&L, L.gblk[g], lower_group_block(g), &Ly[g]);
@@ -265,6 +412,7 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   }
   if (L.errors) return -1;
   lower_assemble(&L, &E, Ly, &H);
+  if (!axes) measured_derived(&L);
   if (!L.errors && axes && axes->sweep) lower_sweep_outputs(&L);
   return L.errors ? -1 : 0;
 }

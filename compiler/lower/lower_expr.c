@@ -157,7 +157,9 @@ static Val member(Lower *L, AstNode *n) {
     d = sema_ref(L->s, d, chain[i]->name);
     if (!d) return (Val){-1, NULL, false};
   }
-  return decl_value(L, d, chain[0]->name);
+  Val v = decl_value(L, d, chain[0]->name);
+  if (!v.ok && d == L->model && L->blk) lower_missing_field(L, n, chain[0]->name);
+  return v;
 }
 
 static Val let_value(Lower *L, AstNode *name) {

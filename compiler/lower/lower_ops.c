@@ -66,9 +66,11 @@ static void bind_args(AstNode *call, const OpDef *od, Args *a) {
 static GId arg_num(Lower *L, Args *a, const char *name, double def) {
   int i = param_index(a->def, name);
   if (i < 0 || !a->node[i]) return K(L, def);
+  int missing = L->missing;
   Val v = lower_eval(L, a->node[i]);
   if (!v.ok || v.word) {
-    lower_err_blk(L, a->node[i], "argument `%s` of `%s` cannot be evaluated for this scenario", name, a->def->name);
+    if (L->missing == missing) /* else the unset model field was reported */
+      lower_err_blk(L, a->node[i], "argument `%s` of `%s` cannot be evaluated for this scenario", name, a->def->name);
     return K(L, NAN);
   }
   return v.id;
@@ -77,9 +79,10 @@ static GId arg_num(Lower *L, Args *a, const char *name, double def) {
 static const char *arg_word(Lower *L, Args *a, const char *name, const char *def) {
   int i = param_index(a->def, name);
   if (i < 0 || !a->node[i]) return def;
+  int missing = L->missing;
   Val v = lower_eval(L, a->node[i]);
   if (!v.ok || !v.word) {
-    lower_err_blk(L, a->node[i], "argument `%s` of `%s` must be a word here", name, a->def->name);
+    if (L->missing == missing) lower_err_blk(L, a->node[i], "argument `%s` of `%s` must be a word here", name, a->def->name);
     return def;
   }
   return v.word;
@@ -88,10 +91,11 @@ static const char *arg_word(Lower *L, Args *a, const char *name, const char *def
 static bool arg_bool(Lower *L, Args *a, const char *name, bool def) {
   int i = param_index(a->def, name);
   if (i < 0 || !a->node[i]) return def;
+  int missing = L->missing;
   Val v = lower_eval(L, a->node[i]);
   double x;
   if (!v.ok || v.word || !g_is_const(L->g, v.id, &x)) {
-    lower_err_blk(L, a->node[i], "argument `%s` of `%s` must be true or false for this scenario", name, a->def->name);
+    if (L->missing == missing) lower_err_blk(L, a->node[i], "argument `%s` of `%s` must be true or false for this scenario", name, a->def->name);
     return def;
   }
   return x != 0;
@@ -130,6 +134,7 @@ GId lower_coll(Lower *L, RtKernel k, GId bytes, int group, const char *label) {
              : group == G_EDP ? L->edp
              : group == G_EMP ? MUL(L, L->etp, L->ep)
                               : MUL(L, L->dp, L->cp);
+  if (k != RTK_P2P) lower_group_tiles(L, group, size, L->stride[group], k, label);
   return lower_call(L, k, label, 3, bytes, size, L->stride[group]);
 }
 

@@ -86,6 +86,29 @@ static bool need(Lower *L, GId ok, const char *reason, const char *fmt, ...) {
   return false;
 }
 
+/* The groups as messages name them, in G_ order. */
+static const char *const group_words[] = {"tp", "cp", "ep", "dp", "pp", "dp x cp", "etp", "edp", "etp x ep"};
+
+bool lower_group_tiles(Lower *L, int group, GId size, GId stride, RtKernel k, const char *label) {
+  if (L->tiles_checked & (1u << group)) return true;
+  L->tiles_checked |= 1u << group;
+  /* rt_group_layout's condition, as nodes */
+  GId gpn = K(L, L->rc->gpus_per_node), per = DIV(L, gpn, stride);
+  GId within = g_bin(L->g, GN_LE, MUL(L, size, stride), gpn);
+  GId across = AND(L, g_bin(L->g, GN_GE, stride, gpn), DIVIDES(L, stride, gpn));
+  GId shared = AND(L, g_bin(L->g, GN_LT, stride, gpn), AND(L, DIVIDES(L, gpn, stride), DIVIDES(L, size, per)));
+  GId ok = g_bin(L->g, GN_OR, g_bin(L->g, GN_OR, EQ(L, size, 1), within), g_bin(L->g, GN_OR, across, shared));
+  const char *name = group == G_DPCP && kt(L, EQ(L, L->cp, 1)) ? "dp" : group_words[group];
+  char reason[96];
+  snprintf(reason, sizeof reason, "the %s group does not tile the nodes", name);
+  return need(L, ok, arena_strdup(&L->out->names, reason),
+              "kernel `%s` (%s) runs over the %s group: %g ranks %g apart do not tile nodes of %d GPUs (each "
+              "node must hold as many of its ranks as the others); the %g ranks placed inside the %s group "
+              "must divide %d or be a multiple of it",
+              rt_kernels[k].name, label, name, cv(L, size), cv(L, stride), L->rc->gpus_per_node, cv(L, stride), name,
+              L->rc->gpus_per_node);
+}
+
 /* What sema checks for a scenario, again for a sweep's points. */
 static void plan_model_checks(Lower *L) {
   Decl *m = L->model;

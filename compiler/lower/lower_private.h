@@ -138,6 +138,10 @@ typedef struct Lower {
   int row_skip;  /* row linears left whose reduction a fused parallel residual defers */
   int prev_kind; /* the OpKind of the block's operator before, or -1 */
   bool frozen;   /* model.frozen: the model's own weights are not trained (LoRA) */
+  int missing;   /* reads of model fields the model leaves unset (reported once per field) */
+  const char *missing_seen[16];
+  int nmissing_seen;
+  unsigned tiles_checked; /* per group (bit G_*): lower_group_tiles has checked it */
 } Lower;
 
 /* G_DPCP: the dp x cp ranks that hold the same dense weights.  The expert layers fold etp x ep
@@ -200,6 +204,10 @@ static inline const char *plan_word(Lower *L, const char *field, const char *def
  * being lowered (or the scenario), with a note naming the scenario. */
 void lower_err(Lower *L, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void lower_err_blk(Lower *L, AstNode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A block reads model.<field>, which the model leaves unset: reported once per field at the
+ * model, naming the field and the base models that set it; counted in L->missing, so that
+ * what the missing value makes fail is not reported again. */
+void lower_missing_field(Lower *L, AstNode *n, const char *field);
 
 /* lower_expr.c: a block expression's value; a numeric (or boolean, or enumeration-coded)
  * field of the plan or the model: the sweep's axis, its let, or the declaration's value; the
@@ -224,6 +232,10 @@ void lower_let_divisor(Lower *L, GId divisor);
 /* A sweep's check node (ok: true where the point is valid), with the reason a point fails. */
 void lower_check(Lower *L, GId ok, const char *reason);
 bool lower_read_plan(Lower *L);
+/* A collective over a group (kernel k, label): the group's ranks must tile the nodes as
+ * rt_group_layout lays them out (an error for a scenario, a check for a sweep), checked once
+ * per group.  False after an error. */
+bool lower_group_tiles(Lower *L, int group, GId size, GId stride, RtKernel k, const char *label);
 /* The block (LB_*) that lowers group g of the layers. */
 static inline int lower_group_block(int g) { return g == 0 ? LB_LAYER : LB_GROUP1 + g - 1; }
 static inline bool lower_is_layer(int which) { return which == LB_LAYER || which >= LB_GROUP1; }

@@ -40,7 +40,7 @@ fifo) # a FIFO without a writer: refused at once, not waited on
 folder) # a folder given as a file, or imported
   mkdir d.llmp
   timeout 10 "$LLMP" check d.llmp 2>err; rc=$?
-  expect 1 "d.llmp: error: cannot read file: is a directory"
+  expect 1 "d.llmp: error: is a folder: llmp reads .llmp files; name them (\`d.llmp/\*.llmp\`), or run \`llmp validate d.llmp\`"
   printf 'import "d"\n' >imp.llmp
   timeout 10 "$LLMP" check imp.llmp 2>err; rc=$?
   expect 1 "cannot read \"./d.llmp\": is a directory" ;;

@@ -6,6 +6,7 @@
  * tp * cp * pp * dp; heads and kv_heads divide by tp, kv_heads divides heads, layers by
  * pp * virtual_stages (uniform partition) or cover them (balanced), seq by cp, experts by ep,
  * the global batch by micro_batch * dp; and so that `llmp run` accepts it too: dp % ep == 0,
+ * the dp, dp x cp and expert data-parallel groups tile the nodes,
  * interleaved with virtual stages has a multiple of pp micro-batches, at most 1024 chunks.
  * Include after cmocka.h and support.h. */
 #ifndef LLMP_TEST_JIT_GEN_H
@@ -44,6 +45,12 @@ static inline int gen_divisor(Rng *r, int n, const int *cand, int ncand) {
 
 static inline int gen_gcd(int a, int b) { return b ? gen_gcd(b, a % b) : a; }
 
+/* A group of size ranks stride apart tiles nodes of gpn GPUs (rt_group_layout). */
+static inline bool gen_tiles(int size, int stride, int gpn) {
+  int nodes, per;
+  return size >= 1 && stride >= 1 && rt_group_layout(size, stride, gpn, &nodes, &per) == 0;
+}
+
 static inline void gen_scenario(Rng *r, StrBuf *t, int i) {
   static const struct {
     const char *name;
@@ -57,9 +64,19 @@ static inline void gen_scenario(Rng *r, StrBuf *t, int i) {
   const char *base = RNG_PICK(r, bases);
   bool gqa = base[0] == 'l' || base[0] == 'm', moe = base[0] == 'm';
 
-  /* the split of the GPUs: tp (at most 8), cp (at most 2), pp, then dp */
-  int tp = gen_divisor(r, gpus, par, 4), cp = rng_chance(r, 0.2) ? gen_divisor(r, gpus / tp, par, 2) : 1;
-  int pp = gen_divisor(r, gpus / (tp * cp), par, 5), dp = gpus / (tp * cp * pp);
+  /* the split of the GPUs: tp (at most 8), cp (at most 2), pp, then dp, and the placement;
+   * drawn again (up to 32 times, then no cp and no pipeline) until the groups the collectives
+   * run over tile the nodes */
+  int gpn = systems[sys].gpn, tp, cp, pp, dp;
+  bool placed;
+  for (int tries = 0;; tries++) {
+    tp = gen_divisor(r, gpus, par, 4), cp = rng_chance(r, 0.2) ? gen_divisor(r, gpus / tp, par, 2) : 1;
+    pp = gen_divisor(r, gpus / (tp * cp), par, 5), dp = gpus / (tp * cp * pp);
+    placed = rng_chance(r, 0.3);
+    if (tries == 32) cp = 1, pp = 1, dp = gpus / tp, placed = false;
+    if (gen_tiles(dp, placed ? tp : tp * cp, gpn) && gen_tiles(dp * cp, tp, gpn) && (!moe || gen_tiles(tp * cp * dp, 1, gpn)))
+      break;
+  }
 
   /* the model, shaped around tp and pp */
   int head_dim = rng_chance(r, 0.5) ? 64 : 128, heads = tp * RNG_PICK(r, ((const int[]){1, 2, 4, 8}));
@@ -96,7 +113,10 @@ static inline void gen_scenario(Rng *r, StrBuf *t, int i) {
   if (rng_chance(r, 0.7)) strbuf_printf(t, "  dp = %d\n", dp);
   if (moe) {
     static const int eps[] = {1, 2, 4, 8, 16};
-    strbuf_printf(t, "  ep = %d\n", gen_divisor(r, gen_gcd(experts, dp), eps, 5));
+    int ok[5], k = 0; /* the expert data-parallel group, edp ranks ep apart, tiles the nodes */
+    for (int e = 0; e < 5; e++)
+      if (gen_tiles(tp * cp * dp / eps[e], eps[e], gpn)) ok[k++] = eps[e];
+    strbuf_printf(t, "  ep = %d\n", gen_divisor(r, gen_gcd(experts, dp), ok, k));
   }
   strbuf_printf(t, "  schedule = %s\n", interleaved ? "interleaved" : RNG_PICK(r, schedules));
   if (vs > 1 || (interleaved && rng_chance(r, 0.5))) strbuf_printf(t, "  virtual_stages = %d\n", vs);
@@ -107,7 +127,7 @@ static inline void gen_scenario(Rng *r, StrBuf *t, int i) {
   if (rng_chance(r, 0.5)) strbuf_printf(t, "  overlap_tp = %s\n", rng_chance(r, 0.5) ? "true" : "false");
   if (rng_chance(r, 0.3)) strbuf_printf(t, "  grad_dtype = %s\n", rng_chance(r, 0.5) ? "fp16" : "bf16");
   if (rng_chance(r, 0.3)) strbuf_printf(t, "  optimizer = sgd\n");
-  if (rng_chance(r, 0.3)) strbuf_printf(t, "  placement = [tp, dp, pp]\n");
+  if (placed) strbuf_printf(t, "  placement = [tp, dp, pp]\n");
   if (rng_chance(r, 0.3)) strbuf_printf(t, "  dp_bucket_elements = %d\n", 1000000 * (1 + rng_int(r, 500)));
   strbuf_printf(t, "}\nscenario s%d {\n  model = m%d\n  cluster = %s { nodes = %d }\n  plan = p%d\n}\n", i, i,
                 systems[sys].name, nodes, i);
