@@ -135,7 +135,7 @@ static void print_sweep_sizes(Sema *s) {
  * staged, not compiled): the errors only lowering finds.  A sweep of a scenario of the file
  * that failed is not lowered: it would repeat the scenario's errors.  Returns the errors
  * reported. */
-static int check_lowering(Sema *s, Diag *d, const SemaOptions *so) {
+int cli_check_lowering(Sema *s, Diag *d, const SemaOptions *so) {
   int before = d->errors;
   HwSet *hw = hw_new(s, d, so);
   int n = sema_root_decls(s, DK_SCENARIO, NULL, 0), m = sema_root_decls(s, DK_SWEEP, NULL, 0);
@@ -169,7 +169,7 @@ static int check_files(const CheckOptions *o) {
   for (int i = 0; i < nfiles; i++) {
     Sema *s = sema_new(&d, &so);
     int errors = sema_run(s, o->a.args[i], true);
-    if (!errors) errors = check_lowering(s, &d, &so);
+    if (!errors) errors = cli_check_lowering(s, &d, &so);
     SrcFile *f;
     AstNode *root = sema_root(s, &f);
     if (o->dump_ast && root) ast_dump(stdout, root, f);

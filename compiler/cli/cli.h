@@ -7,6 +7,7 @@
 
 #include "fileio.h"
 #include "front/diag.h"
+#include "front/sema.h"
 #include "report/html.h"
 
 enum {                         /* CliCommand.needs */
@@ -26,6 +27,9 @@ typedef struct CliCommand {
  * command line). */
 int cli_check(int argc, char **argv, const CliCommand *c); /* check.c */
 int cli_fmt(int argc, char **argv, const CliCommand *c);
+/* check's lowering of each scenario and sweep after a clean sema (check.c; the language
+ * server's diagnostics run it too): the errors it reports. */
+int cli_check_lowering(Sema *s, Diag *d, const SemaOptions *so);
 int cli_run(int argc, char **argv, const CliCommand *c); /* run.c */
 int cli_graph(int argc, char **argv, const CliCommand *c);
 int cli_validate(int argc, char **argv, const CliCommand *c);

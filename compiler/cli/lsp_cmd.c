@@ -48,7 +48,7 @@ int cli_lsp(int argc, char **argv, const CliCommand *c) {
   if (rc < 0) {
     SemaOptions so = {a.incdirs, a.nincdirs, NULL};
     signal(SIGPIPE, SIG_IGN);                 /* a client that goes away ends the server through a failed write */
-    rc = lsp_serve(stdin, stdout, &so, NULL); /* check runs nothing after sema (check.c) */
+    rc = lsp_serve(stdin, stdout, &so, cli_check_lowering); /* what check runs after sema */
   }
   cli_args_free(&a);
   return rc;
