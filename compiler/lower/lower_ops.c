@@ -438,6 +438,22 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
   comm(L, CM_EP, name, "ep all-to-all", f, b);
 }
 
+/* gpt-oss's clamped SwiGLU, glu = x * sigmoid(1.702 x) * (clamp(y, -7, 7) + 1) with x clamped
+ * at 7: Megatron-Core runs it as separate PyTorch element-wise kernels (the MLP's glu() with
+ * activation_func_clamp_value, glu_linear_offset and quick_gelu; no fused kernel).  Over the
+ * n outputs, the forward's two clamps, quick_gelu's three kernels, the offset and the product
+ * read and write 16 n elements, the fused SwiGLU 3 n: 13 n more; autograd's backward 25 n more.
+ * Each costed as the element-wise add's three passes; it keeps 3 n more for backward. */
+static void clamped_extra(Lower *L, const char *name, GId dt, GId n, GId *f, GId *b) {
+  GId cf = lower_call(L, RTK_ADD, name, 2, dt, MUL(L, K(L, 13.0 / 3), n));
+  GId cb = lower_call(L, RTK_ADD, name, 2, dt, MUL(L, K(L, 25.0 / 3), n));
+  *f = ADD(L, *f, cf), *b = ADD(L, *b, cb);
+  L->acc->launches = ADD(L, L->acc->launches, K(L, 6));
+  L->acc->act = ADD(L, L->acc->act, MUL3(L, K(L, 3), n, L->bytes_act));
+}
+
+static bool is_gated(const char *k) { return !strcmp(k, "swiglu") || !strcmp(k, "geglu") || !strcmp(k, "clamped_swiglu"); }
+
 /* The routed experts: each rank routes its t/tp tokens (sequence parallelism); each ep rank
  * holds experts/ep experts, each split over etp ranks (fc1 by columns, fc2 by rows), which
  * compute the pairs gathered over etp.  Their parameters are expert parameters (eparams). */
@@ -445,7 +461,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   GId t = arg_num(L, a, "tokens", 0), hid = arg_num(L, a, "hidden", 0), ffn = arg_num(L, a, "ffn", 0);
   GId e = arg_num(L, a, "experts", 1), k = arg_num(L, a, "top_k", 1);
   const char *act = arg_word(L, a, "activation", "swiglu");
-  bool gated = !strcmp(act, "swiglu") || !strcmp(act, "geglu"), capped;
+  bool gated = is_gated(act), capped;
   GId load = expert_load(L, &capped);
   GId tr = DIV(L, t, L->tp), el = DIV(L, e, L->ep), pairs = MUL(L, tr, k);
   GId recv = MUL(L, pairs, load), pe = MUL(L, recv, L->etp), per = DIV(L, pe, el);
@@ -463,6 +479,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   expert_gemm(L, name, el, per, fl, hid, &c3, &c3b);
   Acc *A = L->acc;
   GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1b, c2 + 1), c3b);
+  if (!strcmp(act, "clamped_swiglu")) clamped_extra(L, name, K(L, L->dt_other), MUL(L, pe, fl), &f, &b);
   /* one GEMM launch per local expert for fc1 and fc2: TE's GroupedLinear (general_grouped_gemm)
    * and Megatron-Core's SequentialMLP both loop over the experts; SequentialMLP also runs each
    * expert's activation on its own */
@@ -505,8 +522,10 @@ static void op_activation(Lower *L, const char *name, Args *a) {
   Acc *A = L->acc;
   const char *k = arg_word(L, a, "kind", "gelu");
   GId el = local_elems(L, arg_num(L, a, "elements", 0));
-  bool gated = !strcmp(k, "swiglu") || !strcmp(k, "geglu");
-  compute(L, name, lower_call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, dto, el));
+  bool gated = is_gated(k);
+  GId c = lower_call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, dto, el), f = c, b = c + 1;
+  if (!strcmp(k, "clamped_swiglu")) clamped_extra(L, name, dto, el, &f, &b);
+  compute_fb(L, name, f, b);
   A->act = ADD(L, A->act, MUL3(L, el, K(L, gated ? 2 : 1), L->bytes_act));
 }
 

@@ -455,6 +455,23 @@ TEST(relu2_is_an_ungated_pass) {
   fx_close(x);
 }
 
+/* gpt-oss's clamped SwiGLU: the SwiGLU kernel plus the unfused element-wise passes, 13 n more
+ * elements read and written forward and 25 n backward (each costed as the add's 3 passes). */
+TEST(clamped_swiglu_is_unfused) {
+  const char *moe = "hidden = 4096; heads = 32; kv_heads = 8; ffn = 14336; moe_ffn = 14336; experts = 8; top_k = 2; "
+                    "vocab = 32000; seq = 4096; layer = moe_layer; activation = clamped_swiglu";
+  Fx *x = run(moe, 2, "tp = 1; ep = 4; global_batch = 8", "", "");
+  double n = 2 * 4096.0 * 14336; /* each rank's pairs x ffn */
+  double act = call_val(x, RTK_SWIGLU, "moe", 1, n);
+  double f = call_val(x, RTK_ADD, "moe", 1, 13.0 / 3 * n), b = call_val(x, RTK_ADD, "moe", 1, 25.0 / 3 * n);
+  double bmm1 = call_val(x, RTK_BMM, "moe", 3, 4096), bmm2 = call_val(x, RTK_BMM, "moe", 3, 14336);
+  for (int i = 0; i < x->l.nops[LB_LAYER]; i++)
+    if (!strcmp(x->l.ops[LB_LAYER][i].name, "moe"))
+      expect_near(x->vals[x->l.ops[LB_LAYER][i].fwd], bmm1 + bmm2 + act + f, 1e-12, "forward: SwiGLU and 13 n more");
+  assert_true(b > f && f > 0);
+  fx_close(x);
+}
+
 TEST(grouped_gemm) {
   const char *moe = "hidden = 4096; heads = 32; kv_heads = 8; ffn = 14336; moe_ffn = 14336; experts = 8; top_k = 2; "
                     "vocab = 32000; seq = 4096; layer = moe_layer";
@@ -526,6 +543,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(mamba2_errors),
       cmocka_unit_test(lowering_errors),
       cmocka_unit_test(relu2_is_an_ungated_pass),
+      cmocka_unit_test(clamped_swiglu_is_unfused),
       cmocka_unit_test(grouped_gemm),
       cmocka_unit_test(lora_trainable_parameters),
   };
