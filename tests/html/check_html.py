@@ -174,7 +174,7 @@ def check_scenario(ll, src, work, browser, png):
 
 def check_sweep(ll, src, work, browser, png):
     small = os.path.join(src, "tests", "sweep", "small.llmp")
-    out = llmp([ll, "sweep", "--no-progress", "--format", "json", "--html", "sweep.html", small], work)
+    out = llmp([ll, "sweep", "--no-progress", "--format", "jsonl", "--html", "sweep.html", small], work)
     lines = [json.loads(l) for l in out.splitlines()]
     meta, rows = lines[0], lines[1:]
     text, requests = load(browser, os.path.join(work, "sweep.html"), work, png)

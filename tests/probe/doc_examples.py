@@ -50,6 +50,13 @@ def main():
             f.write(text)
         for args in (["check"], ["fmt", "--check"]):
             r = subprocess.run([llmp] + args + [path], capture_output=True, text=True, timeout=60)
+            if name == "calibrated.llmp" and args == ["check"]:
+                # its folders are what step 2's `llmp fit` writes: check says they are not there yet
+                errors = [ln for ln in r.stderr.splitlines() if ": error: " in ln]
+                if (r.returncode == 1 and errors and
+                        all("calibration folder `h100-mylab` not found" in e or "calibration folder `mylab` not found" in e
+                            for e in errors)):
+                    continue
             if r.returncode != 0:
                 failed += 1
                 print("FAIL: llmp %s %s:\n%s%s" % (" ".join(args), name, r.stdout, r.stderr),
