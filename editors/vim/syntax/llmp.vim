@@ -17,7 +17,7 @@ syn match llmpOperator /==\|!=\|<=\|>=\|[<>=+\-*\/%]/
 syn match llmpError /!\|[^ \t\r\n[:alnum:]_"(){}\[\],.;=+\-*\/%<>!#]\+/
 
 " Enumeration words (compiler/front/schema.c); 1f1b starts with a digit
-syn match llmpEnum /\<\%(every_micro_batch\|last_micro_batch\|reduce_scatter\|cross_entropy\|multi_tensor
+syn match llmpEnum /\<\%(every_micro_batch\|last_micro_batch\|reduce_scatter\|clamped_swiglu\|cross_entropy\|multi_tensor
       \\|dropout_add\|interleaved\|zero_bubble\|activation\|all_reduce\|per_tensor
       \\|allgather\|dragonfly\|layernorm\|selective\|alltoall\|balanced\|fat_tree
       \\|separate\|learned\|rmsnorm\|sigmoid\|softmax\|unfused\|uniform\|column\|nvidia
