@@ -341,8 +341,7 @@ static void eval_close(Eval *e) {
   lower_free(&e->l);
 }
 
-/* --scenario NAME that the file does not declare: the name meant, or the names it has. */
-static void no_such_scenario(Diag *d, const char *path, const char *name, Decl **all, int total) {
+void cli_no_such_decl(Diag *d, const char *path, const char *kind, const char *name, Decl *const *all, int total) {
   Suggest sg;
   suggest_init(&sg, name);
   char list[512] = "";
@@ -352,11 +351,11 @@ static void no_such_scenario(Diag *d, const char *path, const char *name, Decl *
     str_appendf(list, sizeof list, &len, "%s`%s`", i ? ", " : "", sema_decl_name(all[i]));
   }
   if (*suggest_hint(&sg, false))
-    diag_plain(d, path, "no scenario named `%s`%s", name, suggest_hint(&sg, false));
+    diag_plain(d, path, "no %s named `%s`%s", kind, name, suggest_hint(&sg, false));
   else if (total)
-    diag_plain(d, path, "no scenario named `%s`; the file's scenarios: %s", name, list);
+    diag_plain(d, path, "no %s named `%s`; the file's %ss: %s", kind, name, kind, list);
   else
-    diag_plain(d, path, "no scenario named `%s`: the file declares no scenario", name);
+    diag_plain(d, path, "no %s named `%s`: the file declares no %s", kind, name, kind);
 }
 
 /* The scenarios of a file (only the one named `only`, if given); with `required`, a file
@@ -370,7 +369,7 @@ static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path, 
     *n = 0;
     for (int i = 0; i < total; i++)
       if (!strcmp(sema_decl_name(all[i]), only)) all[(*n)++] = all[i];
-    if (!*n) no_such_scenario(u->d, path, only, all, total);
+    if (!*n) cli_no_such_decl(u->d, path, "scenario", only, all, total);
   } else if (!total && required) {
     diag_plain(u->d, path, "declares no scenario to run");
   }
