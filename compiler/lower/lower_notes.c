@@ -23,7 +23,7 @@ static GId largest_gather(const Graph *g, const double *vals) {
 static void sharp_note(const Lowered *l, const double *vals, Report *r) {
   const Graph *g = &l->g;
   const RtCluster *c = g->cluster;
-  GId big = c ? largest_gather(g, vals) : -1;
+  GId big = c && r->nnotes < REPORT_NOTES ? largest_gather(g, vals) : -1;
   if (big < 0) return;
   const GNode *x = &g->n[big];
   double bytes = vals[g->args[x->arg0]], size = vals[g->args[x->arg0 + 1]], stride = vals[g->args[x->arg0 + 2]];
