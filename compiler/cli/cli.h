@@ -33,6 +33,9 @@ int cli_check_lowering(Sema *s, Diag *d, const SemaOptions *so);
 int cli_run(int argc, char **argv, const CliCommand *c); /* run.c */
 int cli_graph(int argc, char **argv, const CliCommand *c);
 int cli_validate(int argc, char **argv, const CliCommand *c);
+/* --scenario or --sweep NAME that the file does not declare (run.c): the name meant, or the
+ * file's names of that kind ("scenario", "sweep"), all[0..total). */
+void cli_no_such_decl(Diag *d, const char *path, const char *kind, const char *name, Decl *const *all, int total);
 int cli_sweep(int argc, char **argv, const CliCommand *c); /* sweep_cmd.c */
 int cli_merge(int argc, char **argv, const CliCommand *c); /* merge_cmd.c */
 int cli_op(int argc, char **argv, const CliCommand *c);    /* op.c */

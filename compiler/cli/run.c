@@ -276,43 +276,6 @@ static void bad_value_why(const Graph *g, const double *vals, char *why, size_t 
   snprintf(why, n, "%s", "a figure computed from the kernels' times is beyond a double");
 }
 
-/* The approximations that move a fitting scenario's times by more than a few per cent, as
- * notes at the scenario.  llmp gives NVLink SHARP (in-switch reduction) to the all-reduce only: where
- * an all-reduce of the largest all-gather's or reduce-scatter's bytes over its group is
- * faster with it, those collectives (sequence parallelism's, ZeRO's) may be overestimated. */
-static void approximation_notes(Comp *u, Decl *sc, const Eval *e) {
-  const Graph *g = &e->l.g;
-  const RtCluster *c = g->cluster;
-  GId big = -1;
-  if (!e->r.fits) return; /* no time to move */
-  for (GId i = 0; c && i < g->nn; i++) {
-    const GNode *x = &g->n[i];
-    if (x->op == GN_CALL && (x->kernel == RTK_ALLGATHER || x->kernel == RTK_REDUCESCATTER) &&
-        (big < 0 || e->vals[g->args[x->arg0]] > e->vals[g->args[g->n[big].arg0]]))
-      big = i;
-  }
-  if (big < 0) return;
-  const GNode *x = &g->n[big];
-  double bytes = e->vals[g->args[x->arg0]], size = e->vals[g->args[x->arg0 + 1]], stride = e->vals[g->args[x->arg0 + 2]];
-  int nodes, gpn;
-  if (!(size >= 1 && size <= 1e9 && stride >= 1 && stride <= 1e9) ||
-      rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0)
-    return;
-  RtCluster off = *c;
-  for (int t = 0; t < off.ntiers; t++) off.tiers[t].switch_reduction = -1;
-  double with = rt_allreduce(c, bytes, nodes, gpn).fwd, without = rt_allreduce(&off, bytes, nodes, gpn).fwd;
-  if (!(without > 1.05 * with)) return;
-  SrcFile *f;
-  Span sp;
-  sema_decl_at(u->s, sc, &f, &sp);
-  diag_note(u->d, f, sp,
-            "scenario `%s`: all-gathers and reduce-scatters are modelled without the NVLink SHARP that all-reduces "
-            "get; `%s` (%s, %.3g MB over %d GPUs) may be overestimated by up to %.0f %% (an all-reduce of its bytes: "
-            "%.3g ms with SHARP, %.3g ms without)",
-            sema_decl_name(sc), x->label ? x->label : "", rt_kernels[x->kernel].name, bytes / 1e6, nodes * gpn,
-            100 * (without / with - 1), 1e3 * with, 1e3 * without);
-}
-
 /* Lowers and evaluates one scenario.  Returns 0, or -1 after reporting; eval_close() after
  * either. */
 static int eval_open(Comp *u, Decl *sc, Eval *e) {
@@ -341,8 +304,7 @@ static void eval_close(Eval *e) {
   lower_free(&e->l);
 }
 
-/* --scenario NAME that the file does not declare: the name meant, or the names it has. */
-static void no_such_scenario(Diag *d, const char *path, const char *name, Decl **all, int total) {
+void cli_no_such_decl(Diag *d, const char *path, const char *kind, const char *name, Decl *const *all, int total) {
   Suggest sg;
   suggest_init(&sg, name);
   char list[512] = "";
@@ -352,11 +314,11 @@ static void no_such_scenario(Diag *d, const char *path, const char *name, Decl *
     str_appendf(list, sizeof list, &len, "%s`%s`", i ? ", " : "", sema_decl_name(all[i]));
   }
   if (*suggest_hint(&sg, false))
-    diag_plain(d, path, "no scenario named `%s`%s", name, suggest_hint(&sg, false));
+    diag_plain(d, path, "no %s named `%s`%s", kind, name, suggest_hint(&sg, false));
   else if (total)
-    diag_plain(d, path, "no scenario named `%s`; the file's scenarios: %s", name, list);
+    diag_plain(d, path, "no %s named `%s`; the file's %ss: %s", kind, name, kind, list);
   else
-    diag_plain(d, path, "no scenario named `%s`: the file declares no scenario", name);
+    diag_plain(d, path, "no %s named `%s`: the file declares no %s", kind, name, kind);
 }
 
 /* The scenarios of a file (only the one named `only`, if given); with `required`, a file
@@ -370,7 +332,7 @@ static Decl **scenarios_of(Comp *u, const char *only, int *n, const char *path, 
     *n = 0;
     for (int i = 0; i < total; i++)
       if (!strcmp(sema_decl_name(all[i]), only)) all[(*n)++] = all[i];
-    if (!*n) no_such_scenario(u->d, path, only, all, total);
+    if (!*n) cli_no_such_decl(u->d, path, "scenario", only, all, total);
   } else if (!total && required) {
     diag_plain(u->d, path, "declares no scenario to run");
   }
@@ -415,7 +377,6 @@ static void run_file(Comp *u, const char *path, RunState *st) {
   for (int k = 0; k < n; k++) {
     Eval e;
     if (eval_open(u, list[k], &e) == 0) {
-      approximation_notes(u, list[k], &e);
       diag_flush(u->d);
       e.r.train_tokens = o->tokens;
       if (st->fmt != REPORT_CSV) lower_fit_changes(u->s, u->hw, list[k], NULL, &e.r);

@@ -194,11 +194,11 @@ static Decl *sweep_pick(Sema *s, Diag *d, const SweepCli *o) {
   Decl *decl = NULL;
   for (int i = 0; i < total && !decl; i++)
     if (!o->name || !strcmp(sema_decl_name(all[i]), o->name)) decl = all[i];
-  free(all);
   if (!decl && o->name)
-    diag_plain(d, o->file, "no sweep named `%s`", o->name);
+    cli_no_such_decl(d, o->file, "sweep", o->name, all, total);
   else if (!decl)
     diag_plain(d, o->file, "declares no sweep to run");
+  free(all);
   return decl;
 }
 

@@ -492,6 +492,7 @@ void lower_report(const Lowered *l, const double *vals, Report *r) {
     if (!calibrated) left_out += !uncalibrated_add(r, &len, rt_kernels[x->kernel].name, x->label);
   }
   r->uncalibrated_more = left_out;
+  lower_notes(l, vals, r);
 }
 
 int lower_calls(const Lowered *l, const double *vals, LowerCall **out) {

@@ -8,6 +8,7 @@
  *   lower_ops.c    a block's operators, one function per operator kind, and their collectives
  *   lower_plan.c   the plan: its values as nodes, the checks that it divides, placement
  *   lower_iter.c   the iteration: pipeline, parts, data parallelism, optimizer, memory
+ *   lower_notes.c  the Report's notes: approximations that move its times
  *
  * The graph shares identical nodes, so a node's index depends on the order nodes are first
  * built: `llmp graph` shows the indices, so that order is part of the output. */
@@ -264,5 +265,9 @@ typedef enum {
 extern const char *const lower_output_names[O_N];
 extern const char *const lower_part_outputs[RP_N], *const lower_memory_outputs[RM_N];
 void lower_assemble(Lower *L, Acc *E, Acc *Ly, Acc *H); /* Ly: L->ngroups of them */
+
+/* The approximations that move the evaluated scenario's times (lower_notes.c), into r->notes;
+ * after the rest of the Report (they need r->fits). */
+void lower_notes(const Lowered *l, const double *vals, Report *r);
 
 #endif

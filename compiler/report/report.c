@@ -24,6 +24,9 @@
  *       (then, where the GPU's sustained figures scale its tensor-core rate:
  *       "; tensor-core rate x 0.615 (sustained_compute)", and for an fp8 plan
  *       ", fp8 GEMMs x 0.575 (sustained_compute_fp8)")
+ *     uncalibrated (datasheet or network tiers alone): allreduce (loss), ...
+ *     note: `words` (reducescatter, ...) may be overestimated by up to 38 %: ...
+ *       (a line per approximation that moves the times: Report.notes)
  *
  * A plan that does not fit is never reported as a time: its table has the message of
  * report_fit_message() as the first line after the title and no iteration, tokens/s,
@@ -336,6 +339,7 @@ static void print_table(W *w, const Report *r) {
     if (r->uncalibrated_more) w_printf(w, ", %d more", r->uncalibrated_more);
     w_putc(w, '\n');
   }
+  for (int i = 0; i < r->nnotes; i++) w_printf(w, "  note: %s\n", r->notes[i]);
 }
 
 /* --- JSON -------------------------------------------------------------------------------- */
@@ -454,6 +458,9 @@ static void print_json(W *w, const Report *r) {
   j_str(&j, "tables_from", r->tables_from ? r->tables_from : r->gpu);
   j_num(&j, "sustained_attention", r->attention_rate > 0 ? r->attention_rate : 1);
   j_num(&j, "launch_overhead_s", r->launch_overhead);
+  j_open(&j, "notes", '[');
+  for (int i = 0; i < r->nnotes; i++) j_str(&j, NULL, r->notes[i]);
+  j_close(&j, ']');
   j_close(&j, '}');
   w_putc(w, '\n');
 }
@@ -498,7 +505,28 @@ static void csv_header(W *w) {
   for (int i = 0; i < RP_N; i++) w_printf(w, ",%s_s", part_info[i].key);
   w_puts(w, ",tokens_per_s,tflops_per_gpu,mfu");
   for (int i = 0; i < RM_N; i++) w_printf(w, ",mem_%s_bytes", memory_info[i].key);
-  w_puts(w, ",peak_bytes,capacity_bytes,fits,measured_iteration_s,error_pct\n");
+  w_puts(w, ",peak_bytes,capacity_bytes,fits,measured_iteration_s,error_pct");
+  w_puts(w, ",parameters,active_parameters,parameters_first_stage,parameters_last_stage,parameters_per_gpu,"
+            "tokens_per_iteration,train_tokens,train_days,train_gpu_hours,tdp_w,train_energy_j,notes\n");
+}
+
+/* The planner's figures, as JSON's (the --tokens ones empty without --tokens), and the
+ * notes joined by "; ". */
+static void csv_planner(C *c, const Report *r) {
+  const double params[] = {r->params_total,      r->params_active,  r->params_first_stage,
+                           r->params_last_stage, r->params_per_gpu, r->tokens_per_iteration};
+  for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) c_num(c, true, params[i]);
+  bool tokens = r->train_tokens > 0, energy = tokens && r->tdp > 0;
+  double s = r->fits ? train_seconds(r) : NAN;
+  c_num(c, tokens, r->train_tokens);
+  c_num(c, tokens, s / 86400);
+  c_num(c, tokens, s * r->gpus / 3600);
+  c_num(c, energy, r->tdp);
+  c_num(c, energy, s * r->gpus * r->tdp);
+  char notes[REPORT_NOTES * sizeof r->notes[0] + 8] = "";
+  size_t len = 0;
+  for (int i = 0; i < r->nnotes; i++) str_appendf(notes, sizeof notes, &len, "%s%s", i ? "; " : "", r->notes[i]);
+  c_str(c, len ? notes : NULL); /* empty, not "" */
 }
 
 static void print_csv(W *w, const Report *r) {
@@ -526,6 +554,7 @@ static void print_csv(W *w, const Report *r) {
   c_bool(&c, r->fits);
   c_num(&c, r->has_measured_iteration, r->measured_iteration);
   c_num(&c, r->has_measured_iteration && valid, r->error_pct);
+  csv_planner(&c, r);
   w_putc(w, '\n');
 }
 

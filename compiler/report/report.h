@@ -54,7 +54,7 @@ typedef enum {
 } ReportMemory;
 
 /* A change of plan that makes one that does not fit fit: "tp=16 dp=4" with its figures. */
-enum { REPORT_FIXES = 4 };
+enum { REPORT_FIXES = 4, REPORT_NOTES = 2 };
 typedef struct ReportFix {
   char change[96];
   double iteration, peak; /* seconds, bytes */
@@ -119,6 +119,10 @@ typedef struct Report {
    * (report_fit_changes), fastest first. */
   ReportFix fix[REPORT_FIXES];
   int nfix;
+  /* The approximations that move the times of a plan that fits by more than a few per cent
+   * (lower_notes in lower/lower_notes.c), one sentence each. */
+  char notes[REPORT_NOTES][400];
+  int nnotes;
 } Report;
 
 typedef enum { REPORT_TABLE, REPORT_JSON, REPORT_CSV } ReportFormat;

@@ -251,7 +251,8 @@ const char *sweep_duration_text(char *buf, double seconds);
 
 /* A one-line progress bar on a terminal:
  *   [#########...........]  45%  1,234,567/2,700,000 points  1.2 M/s  1m05s left
- * drawn over itself with "\r", from one second after start on, at most ten times a second,
+ * ("starting" in place of the rate and time left until a point is done), drawn over itself
+ * with "\r", from one second after start on, at most ten times a second,
  * only when the output is a terminal; finish clears the line.  Update from one thread. */
 typedef double (*SweepClock)(void); /* seconds, monotonic */
 

@@ -42,11 +42,17 @@ const char *sweep_progress_text(char *buf, size_t n, uint64_t done, uint64_t tot
   if (done < total && pct > 99) pct = 99;
   for (int i = 0; i < BAR_WIDTH; i++) bar[i] = i < filled ? '#' : '.';
   bar[BAR_WIDTH] = '\0';
+  /* a rate once a point is done (before, "0/s" would read as a stalled sweep) */
   double rate = elapsed > 0 ? (double)done / elapsed : 0;
-  int len = snprintf(buf, n, "[%s] %3d%%  %s/%s points  %s/s", bar, pct, sweep_grouped(a, done),
-                     sweep_grouped(b, total), sweep_rate_text(c, rate));
-  if (rate > 0 && done < total && len >= 0 && (size_t)len < n)
-    snprintf(buf + len, n - (size_t)len, "  %s left", sweep_duration_text(d, (double)(total - done) / rate));
+  int len = snprintf(buf, n, "[%s] %3d%%  %s/%s points", bar, pct, sweep_grouped(a, done), sweep_grouped(b, total));
+  if (len < 0 || (size_t)len >= n) return buf;
+  if (rate > 0 && done < total)
+    snprintf(buf + len, n - (size_t)len, "  %s/s  %s left", sweep_rate_text(c, rate),
+             sweep_duration_text(d, (double)(total - done) / rate));
+  else if (rate > 0)
+    snprintf(buf + len, n - (size_t)len, "  %s/s", sweep_rate_text(c, rate));
+  else if (done < total)
+    snprintf(buf + len, n - (size_t)len, "  starting");
   return buf;
 }
 

@@ -11,10 +11,12 @@ top-level entries (as links), so that paths read as in the source folder:
   with the rest of the block.  A change to llmp's figures then fails here until the document
   shows the new ones.
 A sweep's line of elapsed time and rate ("417.1 us, 258.9 k points/s"), the one output that
-differs from run to run, is compared by its form only.
+differs from run to run, is compared by its form only.  A line `...` in an output stands for
+one or more lines left out; the lines shown must be the output's, in order.
 
 With --update, the stale blocks are rewritten with today's output instead (through a
-temporary file and a rename).
+temporary file and a rename); a block with `...` keeps its cuts where its lines still match
+today's with the numbers masked, else it gets the whole output.
 
 usage: readme_outputs.py LLMP SOURCE_DIR [--update]
 """
@@ -52,10 +54,46 @@ def blocks(name, text):
             yield i + 1, "file", written.group(1), lines[i:j]
 
 
+CUT = "..."
+NUMBER = re.compile(r"[0-9]+(\.[0-9]+)?|\s+")
+
+
+def exact(w, g):
+    return w == g or bool(ELAPSED.match(w) and ELAPSED.match(g))
+
+
+def masked(w, g):
+    """The same line but for its numbers and spacing (for --update)."""
+    return NUMBER.sub("#", w) == NUMBER.sub("#", g)
+
+
+def align(want, got, eq):
+    """The index in got of each line of want (None for a `...`, which takes one or more
+    lines), or None when want does not match got."""
+    memo = {}
+
+    def at(i, j):
+        if (i, j) not in memo:
+            if i == len(want):
+                memo[i, j] = [] if j == len(got) else None
+            elif want[i] == CUT:
+                memo[i, j] = next(([None] + rest for k in range(j + 1, len(got) + 1)
+                                   if (rest := at(i + 1, k)) is not None), None)
+            else:
+                rest = at(i + 1, j + 1) if j < len(got) and eq(want[i], got[j]) else None
+                memo[i, j] = None if rest is None else [j] + rest
+        return memo[i, j]
+    return at(0, 0)
+
+
 def same(want, got):
-    if len(want) != len(got):
-        return False
-    return all(w == g or (ELAPSED.match(w) and ELAPSED.match(g)) for w, g in zip(want, got))
+    return align(want, got, exact) is not None
+
+
+def updated(want, got):
+    """Today's output for a stale block: its cuts kept where its lines still match."""
+    where = align(want, got, masked) if CUT in want else None
+    return got if where is None else [CUT if j is None else got[j] for j in where]
 
 
 def check(llmp, src, path, update):
@@ -90,10 +128,11 @@ def check(llmp, src, path, update):
                 continue
             stale += 1
             if update:
-                edits.append((line, len(body), got))
+                edits.append((line, len(body), updated(body, got)))
             else:
                 print(f"{name}:{line}: `build/llmp {' '.join(what)}` prints otherwise now:")
-                sys.stdout.writelines(difflib.unified_diff([w + "\n" for w in body], [g + "\n" for g in got],
+                shown = updated(body, got)  # with its cuts, where they still fit
+                sys.stdout.writelines(difflib.unified_diff([w + "\n" for w in body], [g + "\n" for g in shown],
                                                            name, "llmp", n=1))
     if update and edits:
         for line, n, got in reversed(edits):

@@ -271,12 +271,14 @@ static const char *jstr(const JVal *v, const char *key) {
 
 /* --- CSV -------------------------------------------------------------------------------- */
 
+enum { CSV_FIELD = 1024 }; /* bytes of one field, unquoted (a note is a sentence) */
+
 /* Splits one CSV record (RFC 4180) into at most max fields, unquoted; returns the count. */
-static int csv_split(const char *line, char fields[][128], int max) {
+static int csv_split(const char *line, char fields[][CSV_FIELD], int max) {
   int n = 0;
   const char *p = line;
   for (;;) {
-    char buf[128];
+    char buf[CSV_FIELD];
     size_t k = 0;
     if (*p == '"') {
       p++;
@@ -312,7 +314,7 @@ static int csv_split(const char *line, char fields[][128], int max) {
   }
 }
 
-static const char *csv_field(char names[][128], char values[][128], int n, const char *name) {
+static const char *csv_field(char names[][CSV_FIELD], char values[][CSV_FIELD], int n, const char *name) {
   for (int i = 0; i < n; i++)
     if (strcmp(names[i], name) == 0) return values[i];
   fail_msg("no CSV column %s", name);
@@ -598,8 +600,8 @@ TEST(null_names_and_empty_report) {
   jv_free(v);
   free(t);
   t = print(&r, REPORT_CSV);
-  char f[64][128];
-  assert_int_equal(csv_split(t, f, 64), 44);
+  static char f[80][CSV_FIELD];
+  assert_int_equal(csv_split(t, f, 80), 56);
   free(t);
   r.fits = false;
   t = print(&r, REPORT_TABLE);
@@ -773,15 +775,17 @@ TEST(csv_header_and_rows_agree) {
               0);
   assert_contains(t, ",optimizer_s,tokens_per_s,tflops_per_gpu,mfu,mem_weights_bytes,");
   assert_contains(
-      t, ",mem_buffers_bytes,mem_reserved_bytes,peak_bytes,capacity_bytes,fits,measured_iteration_s,error_pct\n");
+      t, ",mem_buffers_bytes,mem_reserved_bytes,peak_bytes,capacity_bytes,fits,measured_iteration_s,error_pct,"
+         "parameters,active_parameters,parameters_first_stage,parameters_last_stage,parameters_per_gpu,"
+         "tokens_per_iteration,train_tokens,train_days,train_gpu_hours,tdp_w,train_energy_j,notes\n");
 
-  static char names[64][128], row1[64][128], row2[64][128];
+  static char names[80][CSV_FIELD], row1[80][CSV_FIELD], row2[80][CSV_FIELD];
   const char *l1 = strchr(t, '\n') + 1, *l2 = strchr(l1, '\n') + 1;
   assert_string_equal(strchr(l2, '\n'), "\n"); /* three lines */
-  int nh = csv_split(t, names, 64);
-  assert_int_equal(nh, 19 + RP_N + 3 + RM_N + 5);
-  assert_int_equal(csv_split(l1, row1, 64), nh);
-  assert_int_equal(csv_split(l2, row2, 64), nh);
+  int nh = csv_split(t, names, 80);
+  assert_int_equal(nh, 19 + RP_N + 3 + RM_N + 5 + 12);
+  assert_int_equal(csv_split(l1, row1, 80), nh);
+  assert_int_equal(csv_split(l2, row2, 80), nh);
 
   assert_string_equal(csv_field(names, row1, nh, "scenario"), "neox20b");
   assert_string_equal(csv_field(names, row1, nh, "iteration_s"), "12.5");
@@ -803,6 +807,99 @@ TEST(csv_header_and_rows_agree) {
   assert_string_equal(csv_field(names, row2, nh, "measured_iteration_s"), "12");
   assert_string_equal(csv_field(names, row2, nh, "fits"), "false");
   assert_true(strtod(csv_field(names, row2, nh, "peak_bytes"), NULL) == 93.1 * GiB);
+  mem_free(&m);
+}
+
+/* The planner's figures in CSV: parameters and tokens always, --tokens' figures with it
+ * (days and GPU-hours empty where the plan does not fit, energy where the gpu has no tdp). */
+TEST(csv_planner_figures) {
+  static char names[80][CSV_FIELD], row[80][CSV_FIELD];
+  Mem m;
+  mem_open(&m);
+  report_csv_header(m.f);
+  const char *t = mem_text(&m);
+  int nh = csv_split(t, names, 80);
+  Report r = sample();
+  r.params_total = 20e9, r.params_active = 5e9, r.params_first_stage = 5.5e9, r.params_last_stage = 5.25e9;
+  r.params_per_gpu = 1.5e9, r.tokens_per_iteration = 1048576;
+  char *c = print(&r, REPORT_CSV);
+  assert_int_equal(csv_split(c, row, 80), nh);
+  assert_string_equal(csv_field(names, row, nh, "parameters"), "20000000000");
+  assert_string_equal(csv_field(names, row, nh, "active_parameters"), "5000000000");
+  assert_string_equal(csv_field(names, row, nh, "parameters_first_stage"), "5500000000");
+  assert_string_equal(csv_field(names, row, nh, "parameters_last_stage"), "5250000000");
+  assert_string_equal(csv_field(names, row, nh, "parameters_per_gpu"), "1500000000");
+  assert_string_equal(csv_field(names, row, nh, "tokens_per_iteration"), "1048576");
+  const char *train[] = {"train_tokens", "train_days", "train_gpu_hours", "tdp_w", "train_energy_j"};
+  for (int i = 0; i < 5; i++) assert_string_equal(csv_field(names, row, nh, train[i]), ""); /* no --tokens */
+  free(c);
+  r.train_tokens = 1e12, r.tdp = 400;
+  c = print(&r, REPORT_CSV);
+  csv_split(c, row, 80);
+  double s = 1e12 / r.tokens_per_s;
+  assert_string_equal(csv_field(names, row, nh, "train_tokens"), "1000000000000");
+  assert_true(strtod(csv_field(names, row, nh, "train_days"), NULL) == s / 86400);
+  assert_true(strtod(csv_field(names, row, nh, "train_gpu_hours"), NULL) == s * 128 / 3600);
+  assert_string_equal(csv_field(names, row, nh, "tdp_w"), "400");
+  assert_true(strtod(csv_field(names, row, nh, "train_energy_j"), NULL) == s * 128 * 400);
+  free(c);
+  r.tdp = 0;
+  c = print(&r, REPORT_CSV);
+  csv_split(c, row, 80);
+  assert_string_equal(csv_field(names, row, nh, "tdp_w"), "");
+  assert_string_equal(csv_field(names, row, nh, "train_energy_j"), "");
+  assert_string_not_equal(csv_field(names, row, nh, "train_days"), "");
+  free(c);
+  r = not_fitting();
+  r.train_tokens = 1e12, r.tdp = 400;
+  c = print(&r, REPORT_CSV);
+  csv_split(c, row, 80);
+  assert_string_equal(csv_field(names, row, nh, "train_tokens"), "1000000000000");
+  assert_string_equal(csv_field(names, row, nh, "train_days"), "");
+  assert_string_equal(csv_field(names, row, nh, "train_gpu_hours"), "");
+  assert_string_equal(csv_field(names, row, nh, "train_energy_j"), "");
+  free(c);
+  mem_free(&m);
+}
+
+/* Notes (approximations that move the times): a line each at the end of the table, JSON's
+ * `notes` array (empty without), CSV's `notes` joined by "; " (empty without). */
+TEST(notes_in_table_json_and_csv) {
+  static char names[80][CSV_FIELD], row[80][CSV_FIELD];
+  Report r = sample();
+  char *t = print(&r, REPORT_TABLE);
+  assert_not_contains(t, "note:");
+  free(t);
+  t = print(&r, REPORT_JSON);
+  assert_contains(t, ",\"notes\":[]}\n");
+  free(t);
+  snprintf(r.notes[0], sizeof r.notes[0], "%s", "`words` (reducescatter, 67 MB) may be overestimated by up to 66 %");
+  snprintf(r.notes[1], sizeof r.notes[1], "%s", "a \"quoted\" second");
+  r.nnotes = 2;
+  t = print(&r, REPORT_TABLE);
+  size_t n = strlen(t);
+  const char *want = "\n  note: `words` (reducescatter, 67 MB) may be overestimated by up to 66 %\n"
+                     "  note: a \"quoted\" second\n";
+  assert_true(n > strlen(want) && strcmp(t + n - strlen(want), want) == 0); /* the last lines */
+  free(t);
+  t = print(&r, REPORT_JSON);
+  JVal *v = parse_json(t);
+  JVal *notes = jget(v, "notes");
+  assert_int_equal(notes->type, JARR);
+  assert_int_equal(notes->n, 2);
+  assert_string_equal(notes->items[0]->str, r.notes[0]);
+  assert_string_equal(notes->items[1]->str, r.notes[1]);
+  jv_free(v);
+  free(t);
+  Mem m;
+  mem_open(&m);
+  report_csv_header(m.f);
+  report_print(m.f, &r, REPORT_CSV);
+  const char *csv = mem_text(&m);
+  int nh = csv_split(csv, names, 80);
+  assert_int_equal(csv_split(strchr(csv, '\n') + 1, row, 80), nh);
+  assert_string_equal(csv_field(names, row, nh, "notes"),
+                      "`words` (reducescatter, 67 MB) may be overestimated by up to 66 %; a \"quoted\" second");
   mem_free(&m);
 }
 
@@ -1193,6 +1290,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(json_escapes_strings),
       cmocka_unit_test(json_numbers_round_trip),
       cmocka_unit_test(csv_header_and_rows_agree),
+      cmocka_unit_test(csv_planner_figures),
+      cmocka_unit_test(notes_in_table_json_and_csv),
       cmocka_unit_test(time_units_at_their_boundaries),
       cmocka_unit_test(byte_units_at_their_boundaries),
       cmocka_unit_test(fit_message_lists_parts_largest_first),

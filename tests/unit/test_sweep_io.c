@@ -1277,13 +1277,18 @@ TEST(progress_text) {
                       "[....................]   0%  3/1,000,000,000,000,000 points  0.12/s  2.64e+08 years left");
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 7200, 10000, 1.0),
                       "[##############......]  72%  7,200/10,000 points  7.2 k/s  0s left");
+  /* no point done yet: no rate to show (not "0/s") and no ETA */
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 0, 100, 2.0),
-                      "[....................]   0%  0/100 points  0/s");
+                      "[....................]   0%  0/100 points  starting");
+  assert_string_equal(sweep_progress_text(buf, sizeof buf, 0, 1000000000000000ull, 25.0),
+                      "[....................]   0%  0/1,000,000,000,000,000 points  starting");
+  assert_string_equal(sweep_progress_text(buf, sizeof buf, 5, 100, 0.0),
+                      "[#...................]   5%  5/100 points  starting");
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 100, 100, 2.0),
                       "[####################] 100%  100/100 points  50/s");
   assert_string_equal(sweep_progress_text(buf, sizeof buf, 999999, 1000000, 10.0),
                       "[###################.]  99%  999,999/1,000,000 points  100.0 k/s  0s left");
-  assert_string_equal(sweep_progress_text(buf, sizeof buf, 5, 0, 1.0), "[####################] 100%  0/0 points  0/s");
+  assert_string_equal(sweep_progress_text(buf, sizeof buf, 5, 0, 1.0), "[####################] 100%  0/0 points");
   sweep_progress_text(buf, 10, 1, 2, 1); /* truncated, NUL-terminated */
   assert_int_equal(strlen(buf), 9);
 }
