@@ -238,7 +238,7 @@ static void sweep_html(Html *page, const Sweep *sw, const SweepMeta *meta, const
         break;
       }
     }
-  html_sweep(page, meta, rows, nrows, axes, n);
+  html_sweep(page, meta, rows, nrows, axes, n, sweep_sample(sw));
   free(axes);
 }
 
@@ -312,6 +312,7 @@ static int sweep_file(const SweepCli *o) {
     hw = hw_new(s, &d, &so);
     Decl *decl = sweep_pick(s, &d, o);
     Sweep *sw = decl && hw ? sweep_new(s, hw, decl, &d, &o->opt) : NULL;
+    if (sw && html.page) sweep_keep_sample(sw, HTML_SWEEP_SAMPLE); /* the page draws dropped points too */
     SweepMeta meta;
     const SweepRow *rows;
     int nrows;
