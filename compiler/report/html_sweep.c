@@ -116,13 +116,20 @@ static Scale scale_of(double lo, double hi, double p0, double p1) {
 }
 
 /* An axis's ticks, round in units of `unit` (GiB, seconds): linear, steps of 1, 2 or 5 times a
- * power of ten; logarithmic, 1, 2 and 5 of each decade (1 alone over more than 4).  Returns
- * the count (at most max). */
-static int scale_ticks(const Scale *s, double unit, double *t, int max) {
+ * power of ten; logarithmic, 1, 2 and 5 of each decade (1 alone over more than 4), or where
+ * binary (bytes), the powers of two (every other over more than 10).  Returns the count (at
+ * most max). */
+static int scale_ticks(const Scale *s, double unit, bool binary, double *t, int max) {
   int n = 0;
   if (!s->log) {
     double step = html_tick_step(s->lo / unit, s->hi / unit, 6);
     for (double v = ceil(s->lo / unit / step) * step; v <= s->hi / unit && n < max; v += step) t[n++] = v * unit;
+    return n;
+  }
+  if (binary) {
+    int e0 = (int)floor(log2(s->lo / unit)), e1 = (int)ceil(log2(s->hi / unit)), step = e1 - e0 > 10 ? 2 : 1;
+    for (int e = e0 - (e0 % step + step) % step; e <= e1 && n < max; e += step) /* even powers where every other */
+      if (ldexp(unit, e) >= s->lo && ldexp(unit, e) <= s->hi) t[n++] = ldexp(unit, e);
     return n;
   }
   int e0 = (int)floor(log10(s->lo / unit)), e1 = (int)ceil(log10(s->hi / unit));
@@ -155,7 +162,7 @@ static int pareto(const SweepRow *rows, int n, const double *x, const double *y,
 static void scatter_axes(W *w, const Scale *sx, const Scale *sy) {
   char t[48];
   double v[64];
-  int n = scale_ticks(sx, 1024.0 * 1024 * 1024, v, 64); /* memory ticks at round GiB */
+  int n = scale_ticks(sx, 1024.0 * 1024 * 1024, true, v, 64); /* memory ticks at round GiB */
   html_line(w, SC_L, SC_H - SC_B, SC_W - SC_R, SC_H - SC_B, "#333", 1, false);
   html_line(w, SC_L, SC_T, SC_L, SC_H - SC_B, "#333", 1, false);
   for (int i = 0; i < n; i++) {
@@ -165,7 +172,7 @@ static void scatter_axes(W *w, const Scale *sx, const Scale *sy) {
   }
   html_text(w, (SC_L + SC_W - SC_R) / 2.0, SC_H - 8, "middle", false,
             sx->log ? "peak memory per GPU (log scale)" : "peak memory per GPU");
-  n = scale_ticks(sy, 1, v, 64);
+  n = scale_ticks(sy, 1, false, v, 64);
   for (int i = 0; i < n; i++) {
     double py = px_of(sy, v[i]);
     html_line(w, SC_L - 5, py, SC_L, py, "#333", 1, false);
@@ -240,7 +247,7 @@ static const struct {
     {"ranked below the kept", "fill=\"#56B4E9\" stroke=\"#56B4E9\" stroke-width=\"1\""},
     {"failed a require", "fill=\"#CC79A7\" stroke=\"none\""},
     {"does not fit", "fill=\"none\" stroke=\"#D55E00\" stroke-width=\"1.3\""},
-    {"equivalent to another plan", "fill=\"none\" stroke=\"#009E73\" stroke-width=\"1.2\""},
+    {"equivalent to another plan", "fill=\"none\" stroke=\"#009E73\" stroke-width=\"0.9\""},
 };
 
 static void dot_mark(W *w, SweepDotKind k, bool fits, double x, double y) {
@@ -251,7 +258,9 @@ static void dot_mark(W *w, SweepDotKind k, bool fits, double x, double y) {
     break;
   case SWEEP_DOT_REQUIRE: w_printf(w, "<path d=\"M%.1f %.1fl3 5h-6z\"/>", x, y - 3); break;
   case SWEEP_DOT_FIT: w_printf(w, "<path d=\"M%.1f %.1fl5 5m0 -5l-5 5\"/>", x - 2.5, y - 2.5); break;
-  case SWEEP_DOT_EQUIVALENT: w_printf(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"4\" height=\"4\"/>", x - 2, y - 2); break;
+  case SWEEP_DOT_EQUIVALENT:
+    w_printf(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"3.5\" height=\"3.5\"/>", x - 1.75, y - 1.75);
+    break;
   }
 }
 
