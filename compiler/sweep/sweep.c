@@ -93,6 +93,7 @@ struct Sweep {
   /* the sample of the points evaluated (sweep_keep_sample): class r < nreasons the points
    * dropped for reason r, class nreasons those ranked */
   int sample_k;      /* points kept per class; 0: no sample */
+  int threads;       /* the last run's: what evaluates the sample's figures */
   uint64_t base;     /* this graph's first point in the whole sweep's numbering (sweep_set.c) */
   int nn0;           /* the nodes before staging: what a sampled point's figures evaluate */
   GId *narrowed;     /* the pipeline calls stage_live narrowed to their makespan */
@@ -976,25 +977,57 @@ void sweep_sample_sort(SweepDot *d, int n, bool by_point) {
   if (n > 1) qsort(d, (size_t)n, sizeof *d, by_point ? dot_by_point : dot_by_class);
 }
 
+/* A share of the dots whose figures sweep_part_figures evaluates, on a thread of its own. */
+typedef struct Figures {
+  const Sweep *sw;
+  const Graph *g; /* the whole graph, read only */
+  SweepDot *d;
+  int n;
+  uint64_t lo;
+} Figures;
+
+static void *figures_main(void *arg) {
+  const Figures *f = arg;
+  const Sweep *sw = f->sw;
+  double *vals = xcalloc((size_t)f->g->nn, sizeof *vals), inputs[MAX_AXES + 1];
+  GId it = graph_find_output(f->g, "iteration"), peak = graph_find_output(f->g, "memory.peak");
+  for (int i = 0; i < f->n; i++) {
+    SweepDot *d = &f->d[i];
+    int idx[MAX_AXES];
+    point_values(sw, d->point - f->lo, idx);
+    for (int a = 0; a < sw->nax; a++) inputs[a] = sw->ax[a].vals[idx[a]];
+    graph_eval(f->g, inputs, vals);
+    d->iteration = it >= 0 ? vals[it] : NAN;
+    d->peak = peak >= 0 ? vals[peak] : NAN;
+    d->fits = d->peak <= sw->l.meta.capacity;
+  }
+  free(vals);
+  return NULL;
+}
+
 void sweep_part_figures(Sweep *sw, SweepDot *d, int n, uint64_t lo) {
+  enum { MAX_THREADS = 64, PER_THREAD = 64 }; /* a thread for each 64 points at least */
   if (!n) return;
   Graph g = sw->l.g; /* as lowering built it: the nodes before the bound part, the pipelines whole */
   g.nn = sw->nn0;
   g.n = xmalloc((size_t)g.nn * sizeof *g.n);
   memcpy(g.n, sw->l.g.n, (size_t)g.nn * sizeof *g.n);
   for (int i = 0; i < sw->nnarrowed; i++) g.n[sw->narrowed[i]].kernel = RTK_PIPELINE;
-  double *vals = xcalloc((size_t)g.nn, sizeof *vals), inputs[MAX_AXES + 1];
-  GId it = graph_find_output(&g, "iteration"), peak = graph_find_output(&g, "memory.peak");
-  for (int i = 0; i < n; i++) {
-    int idx[MAX_AXES];
-    point_values(sw, d[i].point - lo, idx);
-    for (int a = 0; a < sw->nax; a++) inputs[a] = sw->ax[a].vals[idx[a]];
-    graph_eval(&g, inputs, vals);
-    d[i].iteration = it >= 0 ? vals[it] : NAN;
-    d[i].peak = peak >= 0 ? vals[peak] : NAN;
-    d[i].fits = d[i].peak <= sw->l.meta.capacity;
+  int T = sw->threads < MAX_THREADS ? sw->threads : MAX_THREADS;
+  if (T > (n + PER_THREAD - 1) / PER_THREAD) T = (n + PER_THREAD - 1) / PER_THREAD;
+  if (T < 1) T = 1;
+  Figures f[MAX_THREADS];
+  pthread_t th[MAX_THREADS];
+  bool started[MAX_THREADS] = {false};
+  for (int t = 0; t < T; t++) { /* contiguous shares: each dot's figures are its own, whoever computes them */
+    int b = (int)((int64_t)n * t / T), e = (int)((int64_t)n * (t + 1) / T);
+    f[t] = (Figures){sw, &g, d + b, e - b, lo};
+    started[t] = t > 0 && pthread_create(&th[t], NULL, figures_main, &f[t]) == 0;
   }
-  free(vals);
+  for (int t = 0; t < T; t++)
+    if (!started[t]) figures_main(&f[t]); /* this thread's share, and any whose thread did not start */
+  for (int t = 1; t < T; t++)
+    if (started[t]) pthread_join(th[t], NULL);
   free(g.n);
 }
 
@@ -1362,6 +1395,7 @@ SweepTop *sweep_part_eval(Sweep *sw, const SweepOptions *opt, uint64_t begin, ui
   sample_free(sw);
   sw->drops = NULL, sw->pruned = 0, sw->est_span = whole;
   int T = opt->threads < 1 ? 1 : opt->threads;
+  sw->threads = T;
   atomic_uint_fast64_t next = begin, done = 0;
   atomic_bool stop = false;
   atomic_int running = T;
