@@ -544,8 +544,9 @@ static void sweep_dropped(W *w, const SweepMeta *m) {
     return;
   }
   html_tag(w, "p class=\"note\"",
-           "Points whose plan does not divide, or that fail a require, are dropped before "
-           "their figures are kept: they are counted here by reason.");
+           "The points dropped, by reason: a plan that does not divide, a failed require, a plan "
+           "that does not fit, one equivalent to another. Those with figures are drawn on the chart "
+           "of time against memory.");
   static const HtmlStyle bar = {HC_VERMILLION, true};
   html_svg_begin(w, "dropped", SC_W, 22 * k + 8, "dropped points per reason");
   int row = 0;
@@ -578,7 +579,7 @@ void html_sweep(Html *h, const SweepMeta *m, const SweepRow *rows, int nrows, co
   w_puts(w, "<section class=\"sweep\">\n");
   snprintf(line, sizeof line, "Sweep %s (%s)", m->sweep ? m->sweep : "", m->file ? m->file : "");
   html_tag(w, "h2", line);
-  snprintf(line, sizeof line, "%s %s, keep %d: %llu points, %llu evaluated, %llu kept, %llu dropped; %d ranked below.",
+  snprintf(line, sizeof line, "%s %s, keep %d: %llu points, %llu evaluated, %llu kept, %llu dropped; the best %d below.",
            m->maximize ? "maximize" : "minimize", m->objective ? m->objective : "", m->keep,
            (unsigned long long)m->points, (unsigned long long)m->evaluated, (unsigned long long)m->kept,
            (unsigned long long)(m->evaluated - m->kept), nrows);
