@@ -47,8 +47,9 @@ const char cli_usage_sweep[] =
     "  --shard K/N       evaluate the K-th (from 0) of N slices of the points; write JSON\n"
     "                    Lines and combine the N outputs with `llmp merge`\n"
     "  --shard auto      K and N from Slurm (job array or tasks), Open MPI or PMI\n"
-    "  --html FILE       also write a self-contained HTML report: time against memory with\n"
-    "                    the Pareto front, how each axis moves the objective (docs/report.md)\n"
+    "  --html FILE       also write a self-contained HTML report: time against memory of the\n"
+    "                    points kept and dropped, with the Pareto front, how each axis moves the\n"
+    "                    objective (docs/report.md)\n"
     "  --no-jit          evaluate with the interpreter instead of the JIT (same results)\n"
     "  --no-prune        simulate every passing point's pipeline schedule, even where its lower\n"
     "                    bound shows it cannot be kept (same results, slower)\n"
@@ -238,7 +239,7 @@ static void sweep_html(Html *page, const Sweep *sw, const SweepMeta *meta, const
         break;
       }
     }
-  html_sweep(page, meta, rows, nrows, axes, n);
+  html_sweep(page, meta, rows, nrows, axes, n, sweep_sample(sw));
   free(axes);
 }
 
@@ -312,6 +313,7 @@ static int sweep_file(const SweepCli *o) {
     hw = hw_new(s, &d, &so);
     Decl *decl = sweep_pick(s, &d, o);
     Sweep *sw = decl && hw ? sweep_new(s, hw, decl, &d, &o->opt) : NULL;
+    if (sw && html.page) sweep_keep_sample(sw, HTML_SWEEP_SAMPLE); /* the page draws dropped points too */
     SweepMeta meta;
     const SweepRow *rows;
     int nrows;

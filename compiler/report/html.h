@@ -29,8 +29,12 @@ int html_close(Html *h);
  * stage and stream, memory per stage against capacity, and its kernel calls. */
 void html_scenario(Html *h, const Lowered *l, const double *vals, const Report *r);
 
-/* A sweep's result: its ranked rows (sweep_write's), and the axes it varies ("plan.tp"). */
-void html_sweep(Html *h, const SweepMeta *m, const SweepRow *rows, int nrows, const char *const *axes, int naxes);
+/* A sweep's result: its ranked rows (sweep_write's), the axes it varies ("plan.tp"), and a
+ * sample of the points it evaluated, kept and dropped (NULL: none recorded), drawn with the
+ * rows; HTML_SWEEP_SAMPLE of each reason is what a page draws well. */
+enum { HTML_SWEEP_SAMPLE = 1000 };
+void html_sweep(Html *h, const SweepMeta *m, const SweepRow *rows, int nrows, const char *const *axes, int naxes,
+                const SweepSample *sample);
 
 /* Validation: each row is copied as it is added; html_validate writes them all, with the
  * mean and maximum absolute error in percent that `llmp validate` prints. */

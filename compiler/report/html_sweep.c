@@ -4,7 +4,11 @@
  *   scatter    iteration time against peak memory, a mark per kept point (points that land
  *              on one pixel are drawn once), plans that do not fit crossed, the Pareto front
  *              (no other kept plan is both faster and smaller) joined and circled, the best
- *              five numbered; the dropped points have no figures and are counted by reason
+ *              five numbered; under them the sweep's sample of the other points evaluated
+ *              (SweepSample), a mark per point by what became of it (ranked below the kept,
+ *              failed a require, does not fit, equivalent), a group per reason; a table of
+ *              each reason's count and marks (points whose plan does not divide have none);
+ *              each axis logarithmic where its values span more than LOG_SPAN times
  *   axes       per axis the sweep varies, the best objective among the kept plans with each
  *              value: how the axis moves the objective
  *   dropped    the points dropped, per reason
@@ -86,17 +90,55 @@ static void rows_table(W *w, const char *kind, const SweepMeta *m, const SweepRo
 /* --- the scatter of time against memory ------------------------------------------------------------ */
 
 enum { SC_W = 960, SC_H = 420, SC_L = 80, SC_R = 20, SC_T = 14, SC_B = 46 };
+enum { LOG_SPAN = 20 }; /* a scale whose values span more than this factor is logarithmic */
 
 typedef struct Scale {
   double lo, hi; /* the data range drawn */
-  double a, b;   /* pixel = a + b * value */
+  double a, b;   /* pixel = a + b * value, or a + b * log10(value) where log */
+  bool log;
 } Scale;
 
+static double px_of(const Scale *s, double v) { return s->a + s->b * (s->log ? log10(v) : v); }
+
+/* The scale of [lo, hi] onto pixels p0 .. p1, padded: linear, or logarithmic where the values
+ * span more than LOG_SPAN times (the dropped points of a sweep may need fifty times the
+ * memory its kept plans do). */
 static Scale scale_of(double lo, double hi, double p0, double p1) {
+  if (lo > 0 && hi / lo > LOG_SPAN) {
+    double l0 = log10(lo), l1 = log10(hi), pad = 0.04 * (l1 - l0);
+    l0 -= pad, l1 += pad;
+    return (Scale){pow(10, l0), pow(10, l1), p0 - (p1 - p0) / (l1 - l0) * l0, (p1 - p0) / (l1 - l0), true};
+  }
   if (!(hi > lo)) lo -= 0.5 * (fabs(lo) > 0 ? fabs(lo) : 1), hi = lo + (fabs(lo) > 0 ? 2 * fabs(lo) : 2);
   double pad = 0.05 * (hi - lo);
   lo = lo - pad < 0 && lo >= 0 ? 0 : lo - pad, hi += pad;
-  return (Scale){lo, hi, p0 - (p1 - p0) / (hi - lo) * lo, (p1 - p0) / (hi - lo)};
+  return (Scale){lo, hi, p0 - (p1 - p0) / (hi - lo) * lo, (p1 - p0) / (hi - lo), false};
+}
+
+/* An axis's ticks, round in units of `unit` (GiB, seconds): linear, steps of 1, 2 or 5 times a
+ * power of ten; logarithmic, 1, 2 and 5 of each decade (1 alone over more than 4), or where
+ * binary (bytes), the powers of two (every other over more than 10).  Returns the count (at
+ * most max). */
+static int scale_ticks(const Scale *s, double unit, bool binary, double *t, int max) {
+  int n = 0;
+  if (!s->log) {
+    double step = html_tick_step(s->lo / unit, s->hi / unit, 6);
+    for (double v = ceil(s->lo / unit / step) * step; v <= s->hi / unit && n < max; v += step) t[n++] = v * unit;
+    return n;
+  }
+  if (binary) {
+    int e0 = (int)floor(log2(s->lo / unit)), e1 = (int)ceil(log2(s->hi / unit)), step = e1 - e0 > 10 ? 2 : 1;
+    for (int e = e0 - (e0 % step + step) % step; e <= e1 && n < max; e += step) /* even powers where every other */
+      if (ldexp(unit, e) >= s->lo && ldexp(unit, e) <= s->hi) t[n++] = ldexp(unit, e);
+    return n;
+  }
+  int e0 = (int)floor(log10(s->lo / unit)), e1 = (int)ceil(log10(s->hi / unit));
+  for (int e = e0; e <= e1; e++)
+    for (int m = 1; m <= 5 && (m == 1 || e1 - e0 <= 4); m += m == 1 ? 1 : 3) {
+      double v = m * pow(10, e) * unit;
+      if (v >= s->lo && v <= s->hi && n < max) t[n++] = v;
+    }
+  return n;
 }
 
 /* The Pareto front of the plans that fit: no other is both faster and smaller.  Marks
@@ -119,25 +161,26 @@ static int pareto(const SweepRow *rows, int n, const double *x, const double *y,
 
 static void scatter_axes(W *w, const Scale *sx, const Scale *sy) {
   char t[48];
-  const double gib = 1024.0 * 1024 * 1024; /* memory ticks at round GiB */
-  double step = html_tick_step(sx->lo / gib, sx->hi / gib, 6) * gib;
+  double v[64];
+  int n = scale_ticks(sx, 1024.0 * 1024 * 1024, true, v, 64); /* memory ticks at round GiB */
   html_line(w, SC_L, SC_H - SC_B, SC_W - SC_R, SC_H - SC_B, "#333", 1, false);
   html_line(w, SC_L, SC_T, SC_L, SC_H - SC_B, "#333", 1, false);
-  for (double v = ceil(sx->lo / step) * step; v <= sx->hi; v += step) {
-    double px = sx->a + sx->b * v;
+  for (int i = 0; i < n; i++) {
+    double px = px_of(sx, v[i]);
     html_line(w, px, SC_H - SC_B, px, SC_H - SC_B + 5, "#333", 1, false);
-    html_text(w, px, SC_H - SC_B + 18, "middle", false, report_bytes(t, sizeof t, v));
+    html_text(w, px, SC_H - SC_B + 18, "middle", false, report_bytes(t, sizeof t, v[i]));
   }
-  html_text(w, (SC_L + SC_W - SC_R) / 2.0, SC_H - 8, "middle", false, "peak memory per GPU");
-  step = html_tick_step(sy->lo, sy->hi, 6);
-  for (double v = ceil(sy->lo / step) * step; v <= sy->hi; v += step) {
-    double py = sy->a + sy->b * v;
+  html_text(w, (SC_L + SC_W - SC_R) / 2.0, SC_H - 8, "middle", false,
+            sx->log ? "peak memory per GPU (log scale)" : "peak memory per GPU");
+  n = scale_ticks(sy, 1, false, v, 64);
+  for (int i = 0; i < n; i++) {
+    double py = px_of(sy, v[i]);
     html_line(w, SC_L - 5, py, SC_L, py, "#333", 1, false);
     html_line(w, SC_L, py, SC_W - SC_R, py, "#ddd", 1, false);
-    html_text(w, SC_L - 8, py + 4, "end", false, report_time(t, sizeof t, v));
+    html_text(w, SC_L - 8, py + 4, "end", false, report_time(t, sizeof t, v[i]));
   }
-  w_printf(w, "<text transform=\"translate(14 %d) rotate(-90)\" text-anchor=\"middle\">iteration time</text>\n",
-           (SC_T + SC_H - SC_B) / 2);
+  w_printf(w, "<text transform=\"translate(14 %d) rotate(-90)\" text-anchor=\"middle\">%s</text>\n",
+           (SC_T + SC_H - SC_B) / 2, sy->log ? "iteration time (log scale)" : "iteration time");
 }
 
 /* The marks: a dot per kept plan (one per pixel), a cross where it does not fit. */
@@ -148,7 +191,7 @@ static void scatter_marks(W *w, const SweepRow *rows, int n, const double *x, co
   w_printf(w, "<g data-marks=\"points\" fill=\"#0072B2\" fill-opacity=\"0.55\" stroke=\"#D55E00\">\n");
   for (int i = 0; i < n; i++) {
     if (!isfinite(x[i]) || !isfinite(y[i])) continue;
-    int px = (int)lround(sx->a + sx->b * x[i]), py = (int)lround(sy->a + sy->b * y[i]);
+    int px = (int)lround(px_of(sx, x[i])), py = (int)lround(px_of(sy, y[i]));
     bool fit = fits_of(&rows[i]);
     if (px < 0 || px >= PW || py < 0 || py >= PH || seen[py * PW + px] & (fit ? 1 : 2)) continue;
     seen[py * PW + px] |= fit ? 1 : 2;
@@ -171,7 +214,7 @@ static void scatter_front(W *w, int n, const double *x, const double *y, const b
     for (int i = 0; i < n; i++)
       if (front[i] && x[i] > lo && (next < 0 || x[i] < x[next])) next = i;
     if (next < 0) break;
-    double px = sx->a + sx->b * x[next], py = sy->a + sy->b * y[next];
+    double px = px_of(sx, x[next]), py = px_of(sy, y[next]);
     if (!isnan(last)) w_printf(w, "%.1f,%.1f ", px, last);
     w_printf(w, "%.1f,%.1f ", px, py);
     last = py, lo = x[next];
@@ -182,54 +225,211 @@ static void scatter_front(W *w, int n, const double *x, const double *y, const b
       w_printf(w,
                "<circle data-mark=\"front\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"none\" stroke=\"#E69F00\" "
                "stroke-width=\"2\"/>\n",
-               sx->a + sx->b * x[i], sy->a + sy->b * y[i]);
+               px_of(sx, x[i]), px_of(sy, y[i]));
   for (int i = 0; i < n && i < 5; i++) { /* one label where several of them coincide: the best's */
     char t[16];
-    double px = sx->a + sx->b * x[i], py = sy->a + sy->b * y[i];
+    double px = px_of(sx, x[i]), py = px_of(sy, y[i]);
     bool under = false;
-    for (int j = 0; j < i; j++) under |= fabs(sx->a + sx->b * x[j] - px) < 4 && fabs(sy->a + sy->b * y[j] - py) < 4;
+    for (int j = 0; j < i; j++) under |= fabs(px_of(sx, x[j]) - px) < 4 && fabs(px_of(sy, y[j]) - py) < 4;
     snprintf(t, sizeof t, "#%d", i + 1);
     if (isfinite(px) && isfinite(py) && !under) html_text(w, px + 8, py - 6, "start", true, t);
   }
 }
 
-static void sweep_scatter(W *w, const SweepMeta *m, const SweepRow *rows, int n) {
+/* --- the points evaluated besides the kept ones (a sample of each reason) ------------------------- */
+
+/* What the page calls each kind, and how it draws it: a group's paint, and a mark per point
+ * (shape and colour both differ, for print and for colour-blind readers). */
+static const struct {
+  const char *name, *paint;
+} dot_kinds[] = {
+    /* ORDER SweepDotKind */
+    {"ranked below the kept", "fill=\"#56B4E9\" stroke=\"#56B4E9\" stroke-width=\"1\""},
+    {"failed a require", "fill=\"#CC79A7\" stroke=\"none\""},
+    {"does not fit", "fill=\"none\" stroke=\"#D55E00\" stroke-width=\"1.3\""},
+    {"equivalent to another plan", "fill=\"none\" stroke=\"#009E73\" stroke-width=\"0.9\""},
+};
+
+static void dot_mark(W *w, SweepDotKind k, bool fits, double x, double y) {
+  switch (k) {
+  case SWEEP_DOT_RANKED:
+    if (fits) w_printf(w, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\"/>", x, y);
+    else w_printf(w, "<path d=\"M%.1f %.1fl4 4m0 -4l-4 4\" fill=\"none\"/>", x - 2, y - 2);
+    break;
+  case SWEEP_DOT_REQUIRE: w_printf(w, "<path d=\"M%.1f %.1fl3 5h-6z\"/>", x, y - 3); break;
+  case SWEEP_DOT_FIT: w_printf(w, "<path d=\"M%.1f %.1fl5 5m0 -5l-5 5\"/>", x - 2.5, y - 2.5); break;
+  case SWEEP_DOT_EQUIVALENT:
+    w_printf(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"3.5\" height=\"3.5\"/>", x - 1.75, y - 1.75);
+    break;
+  }
+}
+
+/* Whether a point is one of the kept rows (kept: their points, ascending). */
+static bool is_kept(const uint64_t *kept, int n, uint64_t p) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (kept[mid] < p) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && kept[lo] == p;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Whether a dot is drawn: it has figures, and a ranked one was not kept (the kept plans'
+ * marks show those). */
+static bool drawable(const SweepDot *d, const uint64_t *kept, int nkept) {
+  return isfinite(d->peak) && isfinite(d->iteration) && (d->reason >= 0 || !is_kept(kept, nkept, d->point));
+}
+
+/* The sample's points, a group per reason (data-dots: its index in the dropped reasons, or
+ * "ranked"; data-count: its marks), named by its reason, the ranked under the dropped.  Counts
+ * each reason's marks in drawn[] (the ranked last). */
+static void scatter_dots(W *w, const SweepMeta *m, const SweepSample *s, const uint64_t *kept, int nkept,
+                         const Scale *sx, const Scale *sy, int *drawn) {
+  for (int pass = 0; pass < 2; pass++) /* the ranked first */
+    for (int j = 0, k; j < s->n; j = k) {
+      int r = s->dot[j].reason, c = 0;
+      for (k = j; k < s->n && s->dot[k].reason == r; k++) c += drawable(&s->dot[k], kept, nkept);
+      if ((r < 0) != (pass == 0) || !c) continue;
+      drawn[r < 0 ? m->ndropped : r] = c;
+      w_puts(w, "<g data-dots=\"");
+      if (r < 0) w_puts(w, "ranked");
+      else w_printf(w, "%d", r);
+      w_printf(w, "\" data-count=\"%d\" %s opacity=\"0.7\"><title>", c, dot_kinds[s->dot[j].kind].paint);
+      html_esc(w, r < 0 ? "ranked below the kept plans" : m->dropped[r].reason);
+      w_puts(w, "</title>\n");
+      for (int i = j; i < k; i++)
+        if (drawable(&s->dot[i], kept, nkept))
+          dot_mark(w, s->dot[i].kind, s->dot[i].fits, px_of(sx, s->dot[i].peak), px_of(sy, s->dot[i].iteration));
+      w_puts(w, "\n</g>\n");
+    }
+}
+
+/* The legend: the kinds drawn. */
+static void scatter_legend(W *w, const SweepSample *s, bool unfit_kept) {
+  bool seen[4] = {false, false, false, false};
+  for (int i = 0; s && i < s->n; i++) seen[s->dot[i].kind] = true;
+  w_puts(w, "<ul class=\"legend\"><li><svg width=\"14\" height=\"14\" aria-hidden=\"true\"><circle cx=\"7\" cy=\"7\" "
+            "r=\"3.5\" fill=\"#0072B2\"/></svg>kept plan</li>");
+  if (unfit_kept)
+    w_puts(w, "<li><svg width=\"14\" height=\"14\" aria-hidden=\"true\"><path d=\"M4 4l6 6m0 -6l-6 6\" "
+              "stroke=\"#D55E00\" stroke-width=\"1.5\"/></svg>kept plan that does not fit</li>");
+  w_puts(w, "<li><svg width=\"14\" height=\"14\" aria-hidden=\"true\"><circle cx=\"7\" cy=\"7\" r=\"5\" fill=\"none\" "
+            "stroke=\"#E69F00\" stroke-width=\"2\"/></svg>Pareto front</li>");
+  for (int k = 0; k < 4; k++) {
+    if (!seen[k]) continue;
+    w_printf(w, "<li><svg width=\"14\" height=\"14\" aria-hidden=\"true\"><g %s>", dot_kinds[k].paint);
+    dot_mark(w, (SweepDotKind)k, true, 7, 7);
+    w_puts(w, "</g></svg>");
+    html_esc(w, dot_kinds[k].name);
+    w_puts(w, "</li>");
+  }
+  w_puts(w, "</ul>\n");
+}
+
+/* The table beneath: each kind of point with its count and the marks drawn of it. */
+static void scatter_counts(W *w, const SweepMeta *m, const SweepSample *s, int nrows, int kept_drawn,
+                           const int *drawn) {
+  char t[32];
+  w_puts(w, "<table data-table=\"points\"><tr><th>points</th><th>drawn as</th><th class=\"n\">count</th>"
+            "<th class=\"n\">drawn</th></tr>\n");
+  w_printf(w, "<tr data-reason=\"kept\"><td>kept (the best %d)</td><td>kept plan</td><td class=\"n\">%d</td>"
+              "<td class=\"n\">%d</td></tr>\n", m->keep, nrows, kept_drawn);
+  uint64_t below = m->kept > (uint64_t)nrows ? m->kept - (uint64_t)nrows : 0;
+  w_printf(w, "<tr data-reason=\"ranked\"><td>ranked below the kept</td><td>%s</td><td class=\"n\">%llu</td>",
+           dot_kinds[0].name, (unsigned long long)below);
+  if (s) w_printf(w, "<td class=\"n\">%d</td></tr>\n", drawn[m->ndropped]);
+  else w_puts(w, "<td class=\"n\">not recorded</td></tr>\n");
+  for (int r = 0; r < m->ndropped; r++) {
+    if (!m->dropped[r].count) continue;
+    int kind = -1;
+    for (int i = 0; s && i < s->n && kind < 0; i++)
+      if (s->dot[i].reason == r) kind = (int)s->dot[i].kind;
+    w_printf(w, "<tr data-reason=\"%d\">", r);
+    html_tag(w, "td", m->dropped[r].reason);
+    html_tag(w, "td", kind >= 0 ? dot_kinds[kind].name : "-");
+    snprintf(t, sizeof t, "%llu", (unsigned long long)m->dropped[r].count);
+    html_tag(w, "td class=\"n\"", t);
+    if (kind >= 0) snprintf(t, sizeof t, "%d", drawn[r]);
+    html_tag(w, "td class=\"n\"", kind >= 0 ? t : s ? "none: no figures" : "not recorded");
+    w_puts(w, "</tr>\n");
+  }
+  w_puts(w, "</table>\n");
+}
+
+typedef struct Extent {
+  double x0, x1, y0, y1;
+} Extent;
+
+static void extent_add(Extent *e, double x, double y) {
+  if (!isfinite(x) || !isfinite(y)) return;
+  e->x0 = fmin(e->x0, x), e->x1 = fmax(e->x1, x), e->y0 = fmin(e->y0, y), e->y1 = fmax(e->y1, y);
+}
+
+static void scatter_note(W *w, const SweepMeta *m, const SweepSample *s, int n, int nf) {
+  char line[1024];
+  int len = snprintf(line, sizeof line,
+                     "Each kept plan (%d%s) is a dark dot, a kept plan that does not fit a cross. The %d kept "
+                     "plans on the Pareto front (no other kept plan is both faster and smaller) are circled and "
+                     "joined; #1 to #5 are the best by the objective.",
+                     n, (uint64_t)n < m->kept ? ", the sweep's `keep`" : "", nf);
+  if (s)
+    snprintf(line + len, sizeof line - (size_t)len,
+             " The other points evaluated are drawn by what became of them: all of them where a kind has at most "
+             "%d, else a uniform sample of %d (the table gives each count). Points whose plan does not divide "
+             "fail a check before any kernel runs: they have no figures and are only counted.",
+             s->per_class, s->per_class);
+  else
+    snprintf(line + len, sizeof line - (size_t)len, " The dropped points were not recorded.");
+  html_tag(w, "p class=\"note\"", line);
+}
+
+static void sweep_scatter(W *w, const SweepMeta *m, const SweepRow *rows, int n, const SweepSample *s) {
   double *x = xmalloc((size_t)(n ? n : 1) * sizeof *x), *y = xmalloc((size_t)(n ? n : 1) * sizeof *y);
   bool *front = xcalloc((size_t)(n ? n : 1), sizeof *front);
-  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  uint64_t *kept = xmalloc((size_t)(n ? n : 1) * sizeof *kept);
+  Extent e = {INFINITY, -INFINITY, INFINITY, -INFINITY};
+  int kept_drawn = 0, unfit = 0, *drawn = xcalloc((size_t)m->ndropped + 1, sizeof *drawn);
   for (int i = 0; i < n; i++) {
-    x[i] = num_of(&rows[i], "memory.peak"), y[i] = num_of(&rows[i], "iteration_s");
-    if (!isfinite(x[i]) || !isfinite(y[i])) continue;
-    x0 = fmin(x0, x[i]), x1 = fmax(x1, x[i]), y0 = fmin(y0, y[i]), y1 = fmax(y1, y[i]);
+    x[i] = num_of(&rows[i], "memory.peak"), y[i] = num_of(&rows[i], "iteration_s"), kept[i] = rows[i].point;
+    kept_drawn += isfinite(x[i]) && isfinite(y[i]);
+    unfit += isfinite(x[i]) && isfinite(y[i]) && !fits_of(&rows[i]);
+    extent_add(&e, x[i], y[i]);
   }
+  qsort(kept, (size_t)n, sizeof *kept, cmp_u64);
+  for (int i = 0; s && i < s->n; i++) extent_add(&e, s->dot[i].peak, s->dot[i].iteration);
   html_tag(w, "h3", "Iteration time against peak memory");
-  if (!(x1 >= x0)) {
-    html_tag(w, "p class=\"note\"", "No kept plan has both an iteration time and a peak memory to draw.");
+  if (!(e.x1 >= e.x0)) {
+    html_tag(w, "p class=\"note\"", "No point evaluated has both an iteration time and a peak memory to draw.");
   } else {
     int nf = pareto(rows, n, x, y, front);
-    Scale sx = scale_of(x0, x1, SC_L, SC_W - SC_R), sy = scale_of(y0, y1, SC_H - SC_B, SC_T);
-    char line[512];
-    snprintf(line, sizeof line,
-             "Each kept plan (%d%s) is a dot, a plan that does not fit a cross. The %d plans on "
-             "the Pareto front (no other kept plan is both faster and smaller) are circled and "
-             "joined; #1 to #5 are the best by the objective.",
-             n, (uint64_t)n < m->kept ? ", the sweep's `keep`: raise it to see more" : "", nf);
-    html_tag(w, "p class=\"note\"", line);
+    Scale sx = scale_of(e.x0, e.x1, SC_L, SC_W - SC_R), sy = scale_of(e.y0, e.y1, SC_H - SC_B, SC_T);
+    scatter_note(w, m, s, n, nf);
     html_svg_begin(w, "sweep-scatter", SC_W, SC_H, "iteration time against peak memory");
     scatter_axes(w, &sx, &sy);
+    if (s) scatter_dots(w, m, s, kept, n, &sx, &sy, drawn);
     scatter_marks(w, rows, n, x, y, &sx, &sy);
     scatter_front(w, n, x, y, front, &sx, &sy);
     html_svg_end(w);
+    scatter_legend(w, s, unfit > 0);
+    scatter_counts(w, m, s, n, kept_drawn, drawn);
     int *pick = xmalloc((size_t)nf * sizeof *pick + 1), k = 0;
     for (int i = 0; i < n; i++)
       if (front[i]) pick[k++] = i;
-    html_tag(w, "p class=\"note\"", "The Pareto front, by rank:");
+    html_tag(w, "p class=\"note\"", "The Pareto front of the kept plans, by rank:");
     rows_table(w, "pareto", m, rows, pick, k);
     free(pick);
   }
   free(x);
   free(y);
   free(front);
+  free(kept);
+  free(drawn);
 }
 
 /* --- how each axis moves the objective ------------------------------------------------------------ */
@@ -344,8 +544,9 @@ static void sweep_dropped(W *w, const SweepMeta *m) {
     return;
   }
   html_tag(w, "p class=\"note\"",
-           "Points whose plan does not divide, or that fail a require, are dropped before "
-           "their figures are kept: they are counted here by reason.");
+           "The points dropped, by reason: a plan that does not divide, a failed require, a plan "
+           "that does not fit, one equivalent to another. Those with figures are drawn on the chart "
+           "of time against memory.");
   static const HtmlStyle bar = {HC_VERMILLION, true};
   html_svg_begin(w, "dropped", SC_W, 22 * k + 8, "dropped points per reason");
   int row = 0;
@@ -370,14 +571,15 @@ static void sweep_dropped(W *w, const SweepMeta *m) {
   w_puts(w, "</table>\n");
 }
 
-void html_sweep(Html *h, const SweepMeta *m, const SweepRow *rows, int nrows, const char *const *axes, int naxes) {
+void html_sweep(Html *h, const SweepMeta *m, const SweepRow *rows, int nrows, const char *const *axes, int naxes,
+                const SweepSample *sample) {
   W *w = &h->w;
   char line[512];
   enum { ALL_MAX = 2000, BEST = 10 };
   w_puts(w, "<section class=\"sweep\">\n");
   snprintf(line, sizeof line, "Sweep %s (%s)", m->sweep ? m->sweep : "", m->file ? m->file : "");
   html_tag(w, "h2", line);
-  snprintf(line, sizeof line, "%s %s, keep %d: %llu points, %llu evaluated, %llu kept, %llu dropped; %d ranked below.",
+  snprintf(line, sizeof line, "%s %s, keep %d: %llu points, %llu evaluated, %llu kept, %llu dropped; the best %d below.",
            m->maximize ? "maximize" : "minimize", m->objective ? m->objective : "", m->keep,
            (unsigned long long)m->points, (unsigned long long)m->evaluated, (unsigned long long)m->kept,
            (unsigned long long)(m->evaluated - m->kept), nrows);
@@ -386,7 +588,7 @@ void html_sweep(Html *h, const SweepMeta *m, const SweepRow *rows, int nrows, co
   for (int i = 0; i < nrows; i++) pick[i] = i;
   html_tag(w, "h3", "Best plans");
   rows_table(w, "best", m, rows, pick, nrows < BEST ? nrows : BEST);
-  sweep_scatter(w, m, rows, nrows);
+  sweep_scatter(w, m, rows, nrows, sample);
   sweep_axes(w, m, rows, nrows, axes, naxes);
   sweep_dropped(w, m);
   snprintf(line, sizeof line, "All %d kept plans%s", nrows,
@@ -491,7 +693,7 @@ static void validate_chart(W *w, const HtmlPoint *p, int n) {
   if (!(hi >= lo)) return;
   lo /= 1.25, hi *= 1.25;
   double l0 = log10(lo), l1 = log10(hi);
-  Scale s = {lo, hi, VA_M - VA_S / (l1 - l0) * l0, VA_S / (l1 - l0)};
+  Scale s = {lo, hi, VA_M - VA_S / (l1 - l0) * l0, VA_S / (l1 - l0), true};
   html_svg_begin(w, "validate-scatter", VA_S + 2 * VA_M, VA_S + 2 * VA_M, "predicted against measured iteration time");
   band(w, &s, lo, hi, 0.10, "#f5d9a6");
   band(w, &s, lo, hi, 0.05, "#a9cfee");

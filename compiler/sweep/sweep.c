@@ -90,7 +90,22 @@ struct Sweep {
   uint64_t pruned;        /* points whose objective's bound skipped the rest */
   double est_s, est_rate; /* the run's estimated time and measured rate (sweep_estimate) */
   uint64_t est_span;       /* the points that estimate is of: this graph's and the structures' after it */
+  /* the sample of the points evaluated (sweep_keep_sample): class r < nreasons the points
+   * dropped for reason r, class nreasons those ranked */
+  int sample_k;      /* points kept per class; 0: no sample */
+  int threads;       /* the last run's: what evaluates the sample's figures */
+  uint64_t base;     /* this graph's first point in the whole sweep's numbering (sweep_set.c) */
+  int nn0;           /* the nodes before staging: what a sampled point's figures evaluate */
+  GId *narrowed;     /* the pipeline calls stage_live narrowed to their makespan */
+  int nnarrowed;
+  int fit_require;   /* the reason of a require on memory.peak that stands for fit_setup's, or -1 */
+  SweepTop **sample; /* the last run's, per class */
+  SweepDot *dots;    /* sweep_sample's */
+  SweepSample smp;
 };
+
+static void sample_free(Sweep *sw);
+static void point_values(const Sweep *sw, uint64_t point, int *index);
 
 static double now(void) {
   struct timespec t;
@@ -373,9 +388,10 @@ static unsigned char *stage_live(Sweep *sw) {
   for (int q = 0; q < sw->neq; q++)
     if (sw->eq[q].cond >= 0 && !live[sw->eq[q].cond]) live[sw->eq[q].cond] = 2;
   mark_operands(g, live, 2);
+  sw->narrowed = arena_alloc(&sw->arena, (size_t)g->nn * sizeof *sw->narrowed);
   for (int i = 0; i < g->nn; i++)
     if (live[i] && g->n[i].op == GN_CALL && g->n[i].kernel == RTK_PIPELINE && !live[i + 1])
-      g->n[i].kernel = RTK_PIPELINE_MAKESPAN;
+      g->n[i].kernel = RTK_PIPELINE_MAKESPAN, sw->narrowed[sw->nnarrowed++] = i;
   return live;
 }
 
@@ -467,7 +483,7 @@ static void stage_lists(Sweep *sw, const unsigned char *live, const int *level, 
  * and the levels: a node is evaluated at the innermost loop of the axes it depends on. */
 static void stage(Sweep *sw) {
   const Graph *g = &sw->l.g;
-  int nn0 = g->nn; /* prune_setup appends the bound part after these */
+  int nn0 = sw->nn0 = g->nn; /* prune_setup appends the bound part after these */
   GId ops[RT_KERNEL_MAXARGS];
   unsigned char *live = stage_live(sw);
   live = prune_setup(sw, live);
@@ -548,7 +564,10 @@ static void fit_setup(Sweep *sw) {
   for (int r = 0; r < sw->nreq; r++) {
     const GNode *x = &g->n[sw->req[r]];
     double k;
-    if (x->op == GN_LE && x->a == peak && g_is_const(g, x->b, &k) && k <= sw->l.meta.capacity) return;
+    if (x->op == GN_LE && x->a == peak && g_is_const(g, x->b, &k) && k <= sw->l.meta.capacity) {
+      sw->fit_require = sw->ncheck_reasons + r;
+      return;
+    }
   }
   GId fit = g_bin(g, GN_LE, peak, g_const(g, sw->l.meta.capacity));
   graph_output(g, "sweep.fits", fit);
@@ -684,7 +703,7 @@ Sweep *sweep_part_new(Sema *s, HwSet *hw, Decl *decl, Decl *scenario, Diag *d, c
   LowerAxes axes = {sw->la, sw->nlower, decl};
   if (lower_with_axes(s, hw, scenario, &axes, d, &sw->l) < 0) goto fail;
   collect_reasons(sw);
-  sw->fit_reason = -1;
+  sw->fit_reason = sw->fit_require = -1;
   if (!opt->keep_unfit) fit_setup(sw);
   if (!opt->keep_equivalent) equiv_setup(sw);
   sweep_hash(sw, opt); /* after lowering, which loads the tables */
@@ -790,6 +809,7 @@ void sweep_free(Sweep *sw) {
   free(sw->lists);
   free(sw->rows);
   free(sw->drops);
+  sample_free(sw);
   lower_free(&sw->l);
   arena_free(&sw->arena);
   free(sw);
@@ -818,6 +838,16 @@ uint64_t sweep_part_pruned(const Sweep *sw) { return sw->pruned; }
 Sweep *sweep_point_owner(Sweep *sw, uint64_t point, uint64_t *local) {
   if (!sw->set) return *local = point, sw;
   return sweep_set_part(sw->set, point, local);
+}
+
+void sweep_keep_sample(Sweep *sw, int per_class) {
+  if (sw->set) sweep_set_keep_sample(sw->set, per_class);
+  else sweep_part_sample(sw, per_class, 0);
+}
+
+const SweepSample *sweep_sample(const Sweep *sw) {
+  if (sw->set) return sweep_set_sample(sw->set);
+  return sw->dots ? &sw->smp : NULL;
 }
 
 int sweep_best(const Sweep *sw, const SweepRow **rows, const char **axes) {
@@ -864,7 +894,155 @@ typedef struct Worker {
   uint64_t end, max_chunk;
   atomic_bool *stop;   /* set: leave the loop now */
   atomic_int *running; /* the workers still running */
+  SweepTop **sample;   /* per class (sweep_keep_sample), or NULL */
 } Worker;
+
+/* --- the sample of the points evaluated ---------------------------------------------------------- */
+
+/* The key a point is sampled by: its index in the whole sweep through splitmix64's finalizer
+ * (a bijection), 53 bits, exact in a double.  A class's sample is its points of smallest key
+ * (ties by index), a SweepTop that minimizes the key: the same whatever thread or chunk saw
+ * them, and the union of the workers' is the whole run's. */
+static double sample_key(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return (double)(x >> 11);
+}
+
+static void sample_push(Worker *w, int cls, uint64_t i) {
+  SweepTop *t = w->sample[cls];
+  double key = sample_key(w->sw->base + i);
+  if (sweep_top_wants(t, key, i)) sweep_top_push(t, &(SweepRow){i, key, 0, NULL});
+}
+
+static SweepTop **sample_new(const Sweep *sw) {
+  SweepTop **t = xcalloc((size_t)sw->nreasons + 1, sizeof *t);
+  for (int c = 0; c <= sw->nreasons; c++) t[c] = sweep_top_new(sw->sample_k, false);
+  return t;
+}
+
+static void sample_tops_free(SweepTop **t, int n) {
+  for (int c = 0; t && c < n; c++) sweep_top_free(t[c]);
+  free(t);
+}
+
+void sweep_part_sample_free(Sweep *sw) { sample_free(sw); }
+
+static void sample_free(Sweep *sw) {
+  sample_tops_free(sw->sample, sw->nreasons + 1);
+  free(sw->dots);
+  sw->sample = NULL, sw->dots = NULL, sw->smp = (SweepSample){0, 0, NULL};
+}
+
+void sweep_part_sample(Sweep *sw, int per_class, uint64_t base) { sw->sample_k = per_class, sw->base = base; }
+
+SweepTop *const *sweep_part_sample_tops(const Sweep *sw) { return sw->sample; }
+
+SweepDotKind sweep_part_kind(const Sweep *sw, int cls) {
+  if (cls >= sw->nreasons) return SWEEP_DOT_RANKED;
+  if (cls == sw->fit_reason || cls == sw->fit_require) return SWEEP_DOT_FIT;
+  return cls < sw->ncheck_reasons + sw->l.nrequires ? SWEEP_DOT_REQUIRE : SWEEP_DOT_EQUIVALENT;
+}
+
+SweepDot *sweep_sample_dots(SweepTop *const *tops, int nclass, uint64_t offset, int *n) {
+  int total = 0;
+  for (int c = 0; c < nclass; c++) total += sweep_top_count(tops[c]);
+  SweepDot *d = xcalloc((size_t)total + 1, sizeof *d);
+  SweepRow *rows = xcalloc((size_t)total + 1, sizeof *rows);
+  *n = 0;
+  for (int c = 0; c < nclass; c++) {
+    int k = sweep_top_rows(tops[c], rows);
+    for (int i = 0; i < k; i++)
+      d[(*n)++] = (SweepDot){rows[i].point + offset, c == nclass - 1 ? -1 : c, SWEEP_DOT_RANKED, NAN, NAN, false};
+  }
+  free(rows);
+  return d;
+}
+
+static int dot_by_point(const void *a, const void *b) {
+  uint64_t x = ((const SweepDot *)a)->point, y = ((const SweepDot *)b)->point;
+  return (x > y) - (x < y);
+}
+
+static int dot_by_class(const void *a, const void *b) {
+  const SweepDot *x = a, *y = b;
+  unsigned r = (unsigned)x->reason, s = (unsigned)y->reason; /* the ranked (-1) last */
+  return r != s ? (r > s) - (r < s) : dot_by_point(a, b);
+}
+
+void sweep_sample_sort(SweepDot *d, int n, bool by_point) {
+  if (n > 1) qsort(d, (size_t)n, sizeof *d, by_point ? dot_by_point : dot_by_class);
+}
+
+/* A share of the dots whose figures sweep_part_figures evaluates, on a thread of its own. */
+typedef struct Figures {
+  const Sweep *sw;
+  const Graph *g; /* the whole graph, read only */
+  SweepDot *d;
+  int n;
+  uint64_t lo;
+} Figures;
+
+static void *figures_main(void *arg) {
+  const Figures *f = arg;
+  const Sweep *sw = f->sw;
+  double *vals = xcalloc((size_t)f->g->nn, sizeof *vals), inputs[MAX_AXES + 1];
+  GId it = graph_find_output(f->g, "iteration"), peak = graph_find_output(f->g, "memory.peak");
+  for (int i = 0; i < f->n; i++) {
+    SweepDot *d = &f->d[i];
+    int idx[MAX_AXES];
+    point_values(sw, d->point - f->lo, idx);
+    for (int a = 0; a < sw->nax; a++) inputs[a] = sw->ax[a].vals[idx[a]];
+    graph_eval(f->g, inputs, vals);
+    d->iteration = it >= 0 ? vals[it] : NAN;
+    d->peak = peak >= 0 ? vals[peak] : NAN;
+    d->fits = d->peak <= sw->l.meta.capacity;
+  }
+  free(vals);
+  return NULL;
+}
+
+void sweep_part_figures(Sweep *sw, SweepDot *d, int n, uint64_t lo) {
+  enum { MAX_THREADS = 64, PER_THREAD = 64 }; /* a thread for each 64 points at least */
+  if (!n) return;
+  Graph g = sw->l.g; /* as lowering built it: the nodes before the bound part, the pipelines whole */
+  g.nn = sw->nn0;
+  g.n = xmalloc((size_t)g.nn * sizeof *g.n);
+  memcpy(g.n, sw->l.g.n, (size_t)g.nn * sizeof *g.n);
+  for (int i = 0; i < sw->nnarrowed; i++) g.n[sw->narrowed[i]].kernel = RTK_PIPELINE;
+  int T = sw->threads < MAX_THREADS ? sw->threads : MAX_THREADS;
+  if (T > (n + PER_THREAD - 1) / PER_THREAD) T = (n + PER_THREAD - 1) / PER_THREAD;
+  if (T < 1) T = 1;
+  Figures f[MAX_THREADS];
+  pthread_t th[MAX_THREADS];
+  bool started[MAX_THREADS] = {false};
+  for (int t = 0; t < T; t++) { /* contiguous shares: each dot's figures are its own, whoever computes them */
+    int b = (int)((int64_t)n * t / T), e = (int)((int64_t)n * (t + 1) / T);
+    f[t] = (Figures){sw, &g, d + b, e - b, lo};
+    started[t] = t > 0 && pthread_create(&th[t], NULL, figures_main, &f[t]) == 0;
+  }
+  for (int t = 0; t < T; t++)
+    if (!started[t]) figures_main(&f[t]); /* this thread's share, and any whose thread did not start */
+  for (int t = 1; t < T; t++)
+    if (started[t]) pthread_join(th[t], NULL);
+  free(g.n);
+}
+
+/* The last run's sample with its figures (sw->dots, sw->smp). */
+static void sample_build(Sweep *sw) {
+  int n;
+  sw->dots = sweep_sample_dots(sw->sample, sw->nreasons + 1, 0, &n);
+  sweep_part_figures(sw, sw->dots, n, 0);
+  for (int i = 0; i < n; i++) {
+    int r = sw->dots[i].reason;
+    sw->dots[i].kind = sweep_part_kind(sw, r < 0 ? sw->nreasons : r);
+  }
+  sweep_sample_sort(sw->dots, n, false);
+  sw->smp = (SweepSample){sw->sample_k, n, sw->dots};
+}
 
 static void set_inputs(const Sweep *sw, const int *digit, int from, double *inputs) {
   for (int k = from; k < sw->nax; k++) inputs[sw->order[k]] = sw->ax[sw->order[k]].vals[digit[k]];
@@ -934,10 +1112,11 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
       for (; lazy[0] < L; lazy[0]++) eval_level(w, L + lazy[0]);
       if (sw->neq) eq = equivalent(sw, w->vals, digit);
     }
+    int cls = sw->nreasons;
     if (r < sw->nreq) {
-      w->dropped[sw->ncheck_reasons + r]++;
+      w->dropped[cls = sw->ncheck_reasons + r]++;
     } else if (eq >= 0) {
-      w->dropped[eq]++;
+      w->dropped[cls = eq]++;
     } else {
       w->kept++;
       bool skip = false;
@@ -952,6 +1131,7 @@ static void run_range(Worker *w, uint64_t b, uint64_t e) {
         if (sweep_top_wants(w->top, obj, i)) sweep_top_push(w->top, &(SweepRow){i, obj, 0, NULL});
       }
     }
+    if (w->sample) sample_push(w, cls, i);
     i++;
     int k = L - 1;
     while (k > 0 && ++digit[k] == (int)sw->radix[k]) digit[k--] = 0;
@@ -1160,6 +1340,7 @@ static SweepTop *merge_workers(Sweep *sw, Worker *w, int T, uint64_t *kept) {
   SweepTop *top = sweep_top_new(sw->keep, sw->l.maximize);
   int nr = sw->nreasons;
   *kept = 0;
+  if (sw->sample_k > 0) sw->sample = sample_new(sw);
   sw->drops = xcalloc((size_t)nr + 1, sizeof *sw->drops);
   for (int r = 0; r < nr; r++) sw->drops[r].reason = sw->reasons[r];
   for (int t = 0; t < T; t++) {
@@ -1167,6 +1348,8 @@ static SweepTop *merge_workers(Sweep *sw, Worker *w, int T, uint64_t *kept) {
     *kept += w[t].kept;
     sw->pruned += w[t].pruned;
     for (int r = 0; r < nr; r++) sw->drops[r].count += w[t].dropped[r];
+    for (int c = 0; w[t].sample && c <= nr; c++) sweep_top_merge(sw->sample[c], w[t].sample[c]);
+    sample_tops_free(w[t].sample, nr + 1);
     sweep_top_free(w[t].top);
     free(w[t].vals);
     free(w[t].inputs);
@@ -1209,8 +1392,10 @@ static int report_rows(Sweep *sw, SweepTop *top) {
 SweepTop *sweep_part_eval(Sweep *sw, const SweepOptions *opt, uint64_t begin, uint64_t end, uint64_t whole,
                           uint64_t *kept, double *elapsed, int *status) {
   free(sw->drops);
+  sample_free(sw);
   sw->drops = NULL, sw->pruned = 0, sw->est_span = whole;
   int T = opt->threads < 1 ? 1 : opt->threads;
+  sw->threads = T;
   atomic_uint_fast64_t next = begin, done = 0;
   atomic_bool stop = false;
   atomic_int running = T;
@@ -1223,7 +1408,8 @@ SweepTop *sweep_part_eval(Sweep *sw, const SweepOptions *opt, uint64_t begin, ui
     /* clang-format off */
     w[t] = (Worker){sw, sw->jit != NULL, !opt->no_prune, xcalloc((size_t)sw->l.g.nn, sizeof(double)),
                     xcalloc((size_t)sw->nax + 1, sizeof(double)), sweep_top_new(sw->keep, sw->l.maximize),
-                    xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk, &stop, &running};
+                    xcalloc((size_t)nr + 1, sizeof(uint64_t)), 0, 0, &next, &done, end, chunk, &stop, &running,
+                    sw->sample_k > 0 ? sample_new(sw) : NULL};
     /* clang-format on */
   }
   double t0 = now();
@@ -1255,6 +1441,7 @@ int sweep_run(Sweep *sw, const SweepOptions *opt, SweepMeta *meta, const SweepRo
   int stopped;
   SweepTop *top = sweep_part_eval(sw, opt, begin, end, end - begin, &kept, &elapsed, &stopped);
   int rc = stopped ? stopped : report_rows(sw, top);
+  if (!stopped && sw->sample) sample_build(sw);
   sweep_top_free(top);
   /* clang-format off */
   *meta = (SweepMeta){sema_decl_name(sw->decl), sema_decl_path(sw->s, sw->decl), sw->hash, sw->objective, sw->l.maximize,

@@ -76,6 +76,15 @@ uint64_t sweep_chunk_next(uint64_t chunk, double seconds, uint64_t max);
  * keep_equivalent where set. */
 const char *sweep_hash_text(const Sweep *sw);
 
+/* From the next run on, keep a sample of the points evaluated, with their figures: of each
+ * drop reason and of the ranked points, the per_class points of smallest sample key
+ * (SweepSample, sweep_io.h), each evaluated again over the whole graph for its iteration time
+ * and peak memory, for the pictures of --html.  0 (the default): none, at no cost.  Points
+ * that fail a check (a plan that does not divide) are not sampled: no kernel ran for them. */
+void sweep_keep_sample(Sweep *sw, int per_class);
+/* The last run's sample (valid until the next run or sweep_free); NULL without one. */
+const SweepSample *sweep_sample(const Sweep *sw);
+
 /* With fields that change the graph among the axes (cluster.nodes, plan.dtype, placement,
  * the cluster: sweep_part.h), the last run's best point of each of their values (each
  * structure, in point order; those that kept a point), with the rows' fields and the days

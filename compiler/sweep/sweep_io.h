@@ -87,6 +87,33 @@ typedef struct SweepMeta {
   const char *best_axes;
 } SweepMeta;
 
+/* --- a sample of the evaluated points, for pictures (--html) ----------------------------------- */
+
+/* What became of a sampled point: it met every require (ranked; kept or not), or why it was
+ * dropped: a `require` failed, its plan does not fit in memory (the sweep's own rule or a
+ * require on memory.peak), or it is equivalent to another plan.  Points whose plan does not
+ * divide fail a check before any kernel runs and have no figures: they are never sampled. */
+typedef enum { SWEEP_DOT_RANKED, SWEEP_DOT_REQUIRE, SWEEP_DOT_FIT, SWEEP_DOT_EQUIVALENT } SweepDotKind;
+
+typedef struct SweepDot {
+  uint64_t point;
+  int reason;        /* an index of SweepMeta.dropped, or -1: ranked */
+  SweepDotKind kind;
+  double iteration;  /* seconds; NaN: none */
+  double peak;       /* memory.peak, bytes; NaN: none */
+  bool fits;         /* peak within the GPU's memory */
+} SweepDot;
+
+/* Of each reason, and of the ranked points, the per_class points with the smallest sample
+ * key (a fixed mix of the point index; all of them where there are fewer): a uniform sample
+ * of each, the same whatever the threads or the chunks.  Dots by reason (the ranked last),
+ * each reason's by point. */
+typedef struct SweepSample {
+  int per_class;
+  int n;
+  const SweepDot *dot;
+} SweepSample;
+
 /* The ranking: < 0 when a ranks before b, > 0 after, 0 only for the same point index. */
 int sweep_row_cmp(const SweepRow *a, const SweepRow *b, bool maximize);
 /* Sorts rows into rank order. */

@@ -48,6 +48,23 @@ void sweep_part_diag(Sweep *sw, Diag *d);
  * reporting.  Fields are in sw's arena. */
 int sweep_part_row(Sweep *sw, SweepRow *row);
 
+/* The sample (sweep.h's sweep_keep_sample): per_class points of each class, keyed by their
+ * index in the whole sweep, this graph's first being base.  The last sweep_part_eval's
+ * per-class tops (class r < the reasons: dropped for r; the last: ranked), or NULL; freed by
+ * sweep_part_sample_free or the next run.  A class's kind. */
+void sweep_part_sample(Sweep *sw, int per_class, uint64_t base);
+SweepTop *const *sweep_part_sample_tops(const Sweep *sw);
+void sweep_part_sample_free(Sweep *sw);
+SweepDotKind sweep_part_kind(const Sweep *sw, int cls);
+/* The dots of nclass tops (the last: the ranked, reason -1), their points plus offset, figures
+ * not yet evaluated (malloc'd; *n of them). */
+SweepDot *sweep_sample_dots(SweepTop *const *tops, int nclass, uint64_t offset, int *n);
+/* Sorts dots by point, or by reason (the ranked last) and point. */
+void sweep_sample_sort(SweepDot *d, int n, bool by_point);
+/* The figures of n dots of this graph (their points minus lo are its own): the whole graph,
+ * as lowering built it, evaluated by the interpreter. */
+void sweep_part_figures(Sweep *sw, SweepDot *d, int n, uint64_t lo);
+
 /* --- sweep_set.c: the structures ------------------------------------------------------------- */
 
 /* Whether a `vary` statement of decl is structural; whether decl has one. */
@@ -81,5 +98,7 @@ const char *sweep_set_axis_at(const SweepSet *set, int a, uint64_t point, const 
                               char *buf, size_t n);
 Sweep *sweep_set_estimated(const SweepSet *set);
 double sweep_set_point_objective(SweepSet *set, uint64_t point, int *reason);
+void sweep_set_keep_sample(SweepSet *set, int per_class);
+const SweepSample *sweep_set_sample(const SweepSet *set);
 
 #endif

@@ -58,6 +58,11 @@ struct SweepSet {
   int compiled;         /* distinct graphs compiled */
   double lower_seconds; /* deriving and lowering every structure */
   double jit_seconds;   /* compiling every distinct graph, summed */
+  int sample_k;          /* sweep_set_keep_sample's; 0: none */
+  SweepDotKind *kind;    /* per reason: what its sampled points are */
+  SweepTop **sample;     /* per reason, then the ranked: the points of the whole run */
+  SweepDot *dots;        /* the last run's sample */
+  SweepSample smp;
 };
 
 static double now(void) {
@@ -236,6 +241,7 @@ static void collect(SweepSet *set, char **failed) {
     if (set->part[i]) sweep_part_drops(set->part[i], &n, &mx, &obj), cap += n;
   }
   set->reasons = arena_alloc(&set->arena, (size_t)cap * sizeof *set->reasons);
+  set->kind = arena_alloc(&set->arena, (size_t)cap * sizeof *set->kind);
   set->map = arena_alloc(&set->arena, (size_t)set->n * sizeof *set->map);
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < set->n; i++) {
@@ -243,7 +249,10 @@ static void collect(SweepSet *set, char **failed) {
       int ncheck = sweep_part_ncheck(set->part[i]), n;
       const char *const *texts = sweep_part_reasons(set->part[i], &n);
       if (!set->map[i]) set->map[i] = arena_alloc(&set->arena, (size_t)(n + 1) * sizeof **set->map);
-      for (int r = pass ? ncheck : 0; r < (pass ? n : ncheck); r++) set->map[i][r] = reason_add(set, texts[r]);
+      for (int r = pass ? ncheck : 0; r < (pass ? n : ncheck); r++) {
+        set->map[i][r] = reason_add(set, texts[r]);
+        set->kind[set->map[i][r]] = sweep_part_kind(set->part[i], r);
+      }
       if (!pass) set->ncheck = set->nreasons;
     }
   set->fail = arena_alloc(&set->arena, (size_t)set->n * sizeof *set->fail);
@@ -360,6 +369,52 @@ fail:
   return NULL;
 }
 
+/* --- the sample ------------------------------------------------------------------------------- */
+
+static void sample_clear(SweepSet *set) {
+  for (int c = 0; set->sample && c <= set->nreasons; c++) sweep_top_free(set->sample[c]);
+  free(set->sample);
+  free(set->dots);
+  set->sample = NULL, set->dots = NULL, set->smp = (SweepSample){0, 0, NULL};
+}
+
+void sweep_set_keep_sample(SweepSet *set, int per_class) { set->sample_k = per_class; }
+const SweepSample *sweep_set_sample(const SweepSet *set) { return set->dots ? &set->smp : NULL; }
+
+/* Structure i's sample (its points from lo), into ours by our reasons. */
+static void sample_take(SweepSet *set, int i, uint64_t lo) {
+  SweepTop *const *tops = sweep_part_sample_tops(set->part[i]);
+  int nr;
+  bool mx;
+  const char *obj;
+  sweep_part_drops(set->part[i], &nr, &mx, &obj);
+  for (int r = 0; tops && r <= nr; r++) {
+    int k = sweep_top_count(tops[r]), c = r < nr ? set->map[i][r] : set->nreasons;
+    SweepRow *rows = xcalloc((size_t)k + 1, sizeof *rows);
+    sweep_top_rows(tops[r], rows);
+    for (int j = 0; j < k; j++) /* the key stays: it was of the point in the whole sweep */
+      sweep_top_push(set->sample[c], &(SweepRow){rows[j].point + lo, rows[j].objective, 0, NULL});
+    free(rows);
+  }
+  sweep_part_sample_free(set->part[i]);
+}
+
+/* The whole run's sample with its figures, each evaluated by its structure's graph. */
+static void sample_build(SweepSet *set) {
+  int n;
+  set->dots = sweep_sample_dots(set->sample, set->nreasons + 1, 0, &n);
+  sweep_sample_sort(set->dots, n, true);
+  for (int j = 0, k; j < n; j = k) { /* a run of one structure's points */
+    uint64_t i = set->dots[j].point / set->inner;
+    for (k = j + 1; k < n && set->dots[k].point / set->inner == i; k++) {}
+    sweep_part_figures(set->part[i], set->dots + j, k - j, i * set->inner);
+  }
+  for (int j = 0; j < n; j++)
+    set->dots[j].kind = set->dots[j].reason < 0 ? SWEEP_DOT_RANKED : set->kind[set->dots[j].reason];
+  sweep_sample_sort(set->dots, n, false);
+  set->smp = (SweepSample){set->sample_k, n, set->dots};
+}
+
 void sweep_set_free(SweepSet *set) {
   if (!set) return;
   for (int i = 0; set->part && i < set->n; i++) /* the sharers first: the owners hold the code */
@@ -368,6 +423,7 @@ void sweep_set_free(SweepSet *set) {
   free(set->part);
   free(set->best);
   free(set->best_of);
+  sample_clear(set);
   arena_free(&set->arena);
   free(set);
 }
@@ -477,6 +533,11 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
   double elapsed = 0;
   int stopped = 0;
   set->pruned = 0, set->estimated = NULL;
+  sample_clear(set);
+  if (set->sample_k > 0) {
+    set->sample = xcalloc((size_t)set->nreasons + 1, sizeof *set->sample);
+    for (int c = 0; c <= set->nreasons; c++) set->sample[c] = sweep_top_new(set->sample_k, false);
+  }
   free(set->best);
   free(set->best_of);
   set->best = xcalloc((size_t)set->n, sizeof *set->best);
@@ -501,7 +562,9 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
     SweepOptions first = *opt; /* the first graph run estimates the whole slice's time */
     if (set->estimated) first.max_seconds = 0, first.notes = NULL;
     else set->estimated = set->part[i];
+    sweep_part_sample(set->part[i], set->sample_k, lo);
     SweepTop *part = sweep_part_eval(set->part[i], &first, b, e, end - (lo + b), &k, &t, &stopped);
+    if (set->sample) sample_take(set, i, lo);
     kept += k, elapsed += t, set->pruned += sweep_part_pruned(set->part[i]);
     int nr;
     bool mx;
@@ -521,6 +584,7 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
     if (stopped) break;
   }
   int n = stopped ? 0 : sweep_top_count(top), rc = stopped;
+  if (!stopped && set->sample) sample_build(set);
   *rows = xcalloc((size_t)n + 1, sizeof **rows);
   *nrows = stopped ? 0 : sweep_top_rows(top, *rows);
   if (stopped) set->nbest = 0;

@@ -95,20 +95,45 @@ def page_requests(netlog):
 class Dom(html.parser.HTMLParser):
     """The elements (tag, attributes) and the text of a rendered page."""
 
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
     def __init__(self, text):
         super().__init__(convert_charrefs=True)
         self.elements, self.chunks = [], []
+        self.parent, self.stack = [], []  # each element's parent (index, -1 at the top); the open ones
+        self.cells, self.row = {}, None  # the texts of the cells of each <tr data-reason=R>
         self.feed(text)
         self.text = " ".join(" ".join(self.chunks).split())
 
     def handle_starttag(self, tag, attrs):
-        self.elements.append((tag, dict(attrs)))
+        attrs = dict(attrs)
+        self.parent.append(self.stack[-1] if self.stack else -1)
+        self.elements.append((tag, attrs))
+        if tag not in self.VOID:
+            self.stack.append(len(self.elements) - 1)
+        if tag == "tr":
+            self.row = attrs.get("data-reason")
+            if self.row is not None:
+                self.cells[self.row] = []
+        if tag in ("td", "th") and self.row is not None:
+            self.cells[self.row].append("")
+
+    def children(self, i):
+        return [self.elements[j] for j, p in enumerate(self.parent) if p == i]
 
     def handle_startendtag(self, tag, attrs):
         self.elements.append((tag, dict(attrs)))
 
     def handle_data(self, data):
         self.chunks.append(data)
+        if self.row is not None and self.cells[self.row] and self.stack and \
+                self.elements[self.stack[-1]][0] in ("td", "th"):
+            self.cells[self.row][-1] += data
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            if self.elements[self.stack.pop()][0] == tag:
+                break
 
     def count(self, tag, **want):
         return sum(1 for t, a in self.elements
@@ -195,7 +220,51 @@ def check_sweep(ll, src, work, browser, png):
     for reason, count in meta["dropped"].items():
         if count:
             expect(dom, "sweep", reason in dom.text, "the drop reason `%s` is not shown" % reason)
-    return requests
+    return list(requests) + check_dropped(ll, src, work, browser, png)
+
+
+def check_dropped(ll, src, work, browser, png):
+    """A sweep that drops points for every kind of reason, some more than the page samples: each
+    reason's group of marks in the DOM has as many marks as it says, the table beneath gives the
+    sweep's count and those marks, the ranked points not kept are drawn, and the reasons whose
+    points have no figures (a plan that does not divide) say so."""
+    sweep = os.path.join(src, "examples", "sweeps", "llama3_70b_eos.llmp")
+    out = llmp([ll, "sweep", "--no-progress", "--format", "json", "--html", "dropped.html", sweep], work)
+    doc = json.loads(out)
+    text, requests = load(browser, os.path.join(work, "dropped.html"), work, png.replace(".png", "-dropped.png"))
+    dom = Dom(text)
+    self_contained(dom, "dropped")
+    groups = {a["data-dots"]: i for i, (t, a) in enumerate(dom.elements) if t == "g" and "data-dots" in a}
+    drawn = {}
+    for key, i in groups.items():
+        marks = [t for t, a in dom.children(i) if t in ("circle", "path", "rect")]
+        drawn[key] = int(dom.elements[i][1]["data-count"])
+        expect(dom, "dropped", len(marks) == drawn[key] > 0,
+               "group %s says %d marks and has %d" % (key, drawn[key], len(marks)))
+    kinds = {"failed a require": 0, "does not fit": 0, "equivalent to another plan": 0}
+    for r, (reason, count) in enumerate(doc["dropped"].items()):
+        if not count:
+            continue
+        cells = dom.cells.get(str(r))
+        if not cells:
+            problem("dropped: no table row for `%s`" % reason)
+            continue
+        expect(dom, "dropped", cells[0] == reason and cells[2] == str(count),
+               "the row of `%s` says %s, not %d" % (reason, cells, count))
+        if str(r) in drawn:
+            kinds[cells[1]] = kinds.get(cells[1], 0) + 1
+            expect(dom, "dropped", cells[3] == str(drawn[str(r)]) and drawn[str(r)] == min(count, 1000),
+                   "`%s`: %d points, %s drawn, %d marks" % (reason, count, cells[3], drawn[str(r)]))
+        else:
+            expect(dom, "dropped", cells[3] == "none: no figures", "`%s` has no marks: %s" % (reason, cells))
+    expect(dom, "dropped", all(kinds.values()) and len(kinds) == 3, "not every kind of drop is drawn: %s" % kinds)
+    expect(dom, "dropped", any(not str(r) in drawn and c for r, c in enumerate(doc["dropped"].values())),
+           "no reason without figures")
+    ranked = doc["kept"] - len(doc["rows"])
+    cells = dom.cells.get("ranked", [])
+    expect(dom, "dropped", cells[2:3] == [str(ranked)] and 0 < drawn.get("ranked", 0) <= min(ranked, 1000),
+           "the ranked points not kept: %s, %d marks, %d points" % (cells, drawn.get("ranked", 0), ranked))
+    return list(requests)
 
 
 def check_validate(ll, src, work, browser, png):

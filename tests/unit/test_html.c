@@ -158,7 +158,7 @@ static void sweep_section(void **state) {
   const char *axes[1] = {"plan.tp"};
   Mem m;
   Html *h = html_open(mem_open(&m), "t");
-  html_sweep(h, &meta, rows, N, axes, 1);
+  html_sweep(h, &meta, rows, N, axes, 1, NULL);
   assert_int_equal(html_close(h), 0);
   const char *t = mem_text(&m);
   assert_int_equal(count(t, "data-chart=\"sweep-scatter\""), 1);
@@ -181,12 +181,78 @@ static void sweep_pareto_drops_dominated(void **state) {
   SweepMeta meta = {"s", "f", NULL, "iteration", false, 3, 3, 0, 1, 3, 3, 0, NULL, NAN, 0, NULL, NULL, NULL};
   Mem m;
   Html *h = html_open(mem_open(&m), "t");
-  html_sweep(h, &meta, rows, 3, NULL, 0);
+  html_sweep(h, &meta, rows, 3, NULL, 0, NULL);
   assert_int_equal(html_close(h), 0);
   const char *t = mem_text(&m);
   assert_int_equal(count(t, "data-mark=\"front\""), 1);
-  assert_int_equal(count(t, "<path d=\"M"), 1); /* the cross */
+  assert_int_equal(count(t, "<path d=\"M"), 2); /* the cross, and its legend's */
   assert_non_null(strstr(t, "No point was dropped."));
+  mem_free(&m);
+}
+
+
+/* The marks of group `what` (data-dots="WHAT" data-count="N"): N, checked against the marks
+ * inside it; -1 when there is no such group. */
+static int group_marks(const char *t, const char *what) {
+  char a[64];
+  snprintf(a, sizeof a, "<g data-dots=\"%s\" data-count=\"", what);
+  const char *g = strstr(t, a);
+  if (!g) return -1;
+  int n = atoi(g + strlen(a)), marks = 0;
+  const char *end = strstr(g, "</g>");
+  for (const char *p = strstr(g, "<title>"); p < end; p++)
+    marks += !strncmp(p, "<circle", 7) || !strncmp(p, "<path", 5) || !strncmp(p, "<rect", 5);
+  assert_int_equal(marks, n);
+  return n;
+}
+
+/* The points evaluated besides the kept ones: a group of marks per reason with its count, the
+ * ranked points that were kept left to the kept marks, points without figures not drawn, each
+ * reason's count and marks in the table, a reason without figures said to have none; memory
+ * spanning more than 20 times on a log scale. */
+static void sweep_dropped_points(void **state) {
+  (void)state;
+  SweepField f[2][2] = {{{"iteration_s", 1, NULL, false}, {"memory.peak", 2e9, NULL, false}},
+                        {{"iteration_s", 1.5, NULL, false}, {"memory.peak", 1e9, NULL, false}}};
+  SweepRow rows[2] = {{7, 1, 2, f[0]}, {3, 1.5, 2, f[1]}};
+  SweepDrop drops[4] = {{"tp does not divide <heads>", 40}, {"plan.zero <= 1", 2}, {"memory.peak <= 80 GiB", 900},
+                        {"equivalent to x", 1}};
+  SweepMeta meta = {"s", "f", NULL, "iteration", false, 2, 1000, 0, 1, 1000, 57, 4, drops, NAN, 0, NULL, NULL, NULL};
+  SweepDot dots[] = {
+      {5, 1, SWEEP_DOT_REQUIRE, 3.0, 0.5e9, true},      {9, 1, SWEEP_DOT_REQUIRE, 2.5, 0.7e9, true},
+      {2, 2, SWEEP_DOT_FIT, 1.2, 90e9, false},           {4, 2, SWEEP_DOT_FIT, NAN, NAN, false},
+      {6, 2, SWEEP_DOT_FIT, 0.9, 120e9, false},          {8, 3, SWEEP_DOT_EQUIVALENT, 1.0, 2e9, true},
+      {3, -1, SWEEP_DOT_RANKED, 1.5, 1e9, true},         {7, -1, SWEEP_DOT_RANKED, 1, 2e9, true},
+      {11, -1, SWEEP_DOT_RANKED, 2.0, 3e9, true},        {12, -1, SWEEP_DOT_RANKED, 2.2, 3.5e9, true},
+  };
+  SweepSample sample = {2, (int)(sizeof dots / sizeof dots[0]), dots};
+  Mem m;
+  Html *h = html_open(mem_open(&m), "t");
+  html_sweep(h, &meta, rows, 2, NULL, 0, &sample);
+  assert_int_equal(html_close(h), 0);
+  const char *t = mem_text(&m);
+  assert_int_equal(group_marks(t, "ranked"), 2); /* 3 and 7 are kept */
+  assert_int_equal(group_marks(t, "0"), -1);     /* a check: no figures */
+  assert_int_equal(group_marks(t, "1"), 2);
+  assert_int_equal(group_marks(t, "2"), 2); /* 4 has none */
+  assert_int_equal(group_marks(t, "3"), 1);
+  assert_true(strstr(t, "data-dots=\"ranked\"") < strstr(t, "data-dots=\"1\"")); /* under the dropped */
+  assert_non_null(strstr(t, "<tr data-reason=\"ranked\"><td>ranked below the kept</td><td>ranked below the kept</td>"
+                            "<td class=\"n\">55</td><td class=\"n\">2</td></tr>"));
+  assert_non_null(strstr(t, "<tr data-reason=\"0\"><td>tp does not divide &lt;heads&gt;</td><td>-</td>"
+                            "<td class=\"n\">40</td><td class=\"n\">none: no figures</td></tr>"));
+  assert_non_null(strstr(t, "<tr data-reason=\"2\"><td>memory.peak &lt;= 80 GiB</td><td>does not fit</td>"
+                            "<td class=\"n\">900</td><td class=\"n\">2</td></tr>"));
+  assert_non_null(strstr(t, "peak memory per GPU (log scale)"));
+  assert_non_null(strstr(t, ">iteration time</text>")); /* 0.9 s to 3 s: linear */
+  assert_non_null(strstr(t, "a uniform sample of 2"));
+  for (int k = 0; k < 4; k++) { /* each kind drawn is in the legend */
+    static const char *const names[] = {"ranked below the kept", "failed a require", "does not fit",
+                                        "equivalent to another plan"};
+    char li[96];
+    snprintf(li, sizeof li, "</g></svg>%s</li>", names[k]);
+    assert_non_null(strstr(t, li));
+  }
   mem_free(&m);
 }
 
@@ -235,6 +301,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(scenario_section),
       cmocka_unit_test(sweep_section),
       cmocka_unit_test(sweep_pareto_drops_dominated),
+      cmocka_unit_test(sweep_dropped_points),
       cmocka_unit_test(validate_section),
       cmocka_unit_test(write_failure),
   };

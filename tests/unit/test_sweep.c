@@ -99,6 +99,11 @@ static void assert_same(const Result *a, const Result *b) {
   }
 }
 
+static int cmp_dot(const void *x, const void *y) {
+  const SweepDot *a = x, *b = y;
+  return (a->point > b->point) - (a->point < b->point);
+}
+
 static int cmp_obj(const void *x, const void *y) {
   const double *a = x, *b = y;
   return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1];
@@ -404,6 +409,186 @@ static void hash_is_of_what_is_evaluated(void **state) {
   free(h5);
 }
 
+
+/* The sample of the points evaluated (--html): a copy of its dots, and how many of each reason. */
+typedef struct Dots {
+  int n;
+  SweepDot *d;
+} Dots;
+
+static Dots sample_run(Sweep *sw, int threads, bool jit, int k, int n) {
+  Result r;
+  run_into(sw, threads, jit, k, n, &r);
+  result_free(&r);
+  const SweepSample *s = sweep_sample(sw);
+  assert_non_null(s);
+  Dots d = {s->n, calloc((size_t)s->n + 1, sizeof(SweepDot))};
+  memcpy(d.d, s->dot, (size_t)s->n * sizeof(SweepDot));
+  return d;
+}
+
+static void assert_same_dots(const Dots *a, const Dots *b) {
+  assert_int_equal(a->n, b->n);
+  for (int i = 0; i < a->n; i++) { /* figure for figure, the bits */
+    assert_int_equal(a->d[i].point, b->d[i].point);
+    assert_int_equal(a->d[i].reason, b->d[i].reason);
+    assert_int_equal(a->d[i].kind, b->d[i].kind);
+    assert_memory_equal(&a->d[i].iteration, &b->d[i].iteration, sizeof(double));
+    assert_memory_equal(&a->d[i].peak, &b->d[i].peak, sizeof(double));
+  }
+}
+
+static const SweepField *row_field(const SweepRow *r, const char *key) {
+  for (int i = 0; i < r->nfields; i++)
+    if (!strcmp(r->fields[i].key, key)) return &r->fields[i];
+  fail_msg("no field %s", key);
+  return NULL;
+}
+
+/* The sample of the points evaluated: none unless asked; with room for every point, every
+ * point that has figures, each with its reason (the checks' none: no kernel ran for them), the
+ * ranked ones the kept points with their rows' iteration time and peak memory; with less room,
+ * at most that many of each, the points of smallest key among the whole sample's; one result
+ * on 1 and 3 threads, JIT and interpreter; shards' samples together the whole's. */
+static void sample_of_points_evaluated(void **state) {
+  (void)state;
+  Fixture f;
+  Decl *decl = open_sweep(&f, SMALL, "tiny_search");
+  SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL},
+               oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
+  Sweep *sj = sweep_new(f.s, f.hw, decl, &f.d, &oj), *si = sweep_new(f.s, f.hw, decl, &f.d, &oi);
+  assert_non_null(sj);
+  assert_non_null(si);
+  Result r;
+  run_into(sj, 1, true, 0, 1, &r);
+  assert_null(sweep_sample(sj));
+  result_free(&r);
+  sweep_keep_sample(sj, 100000);
+  SweepMeta m;
+  const SweepRow *rows;
+  int nrows;
+  SweepOptions o2 = {2, true, 0, 1, false, NULL, false, false, false, 0, NULL};
+  assert_int_equal(sweep_run(sj, &o2, &m, &rows, &nrows), 0);
+  const SweepSample *s = sweep_sample(sj);
+  assert_non_null(s);
+  uint64_t per[65] = {0};
+  int kinds[4] = {0};
+  for (int i = 0; i < s->n; i++) {
+    const SweepDot *d = &s->dot[i];
+    assert_true(d->reason >= -1 && d->reason < m.ndropped);
+    per[d->reason < 0 ? 64 : d->reason]++;
+    kinds[d->kind]++;
+    assert_true(d->kind == SWEEP_DOT_RANKED ? d->reason < 0 : d->reason >= 0);
+    assert_true(isfinite(d->iteration) && d->iteration > 0 && d->peak > 0);
+    if (i) /* by reason, the ranked last, then by point */
+      assert_true((unsigned)s->dot[i - 1].reason < (unsigned)d->reason ||
+                  (s->dot[i - 1].reason == d->reason && s->dot[i - 1].point < d->point));
+  }
+  assert_int_equal(per[64], m.kept);
+  uint64_t with = 0, without = 0;
+  int first = 0; /* the reasons are the checks' (no figures), then the requires', fit's, equivalence's */
+  while (first < m.ndropped && !per[first]) first++;
+  for (int i = 0; i < m.ndropped; i++) {
+    if (per[i]) assert_int_equal(per[i], m.dropped[i].count);
+    else if (m.dropped[i].count) assert_true(i < first);
+    *(per[i] ? &with : &without) += m.dropped[i].count;
+  }
+  assert_true(with > 0 && without > 0);
+  assert_true(kinds[SWEEP_DOT_EQUIVALENT] > 0);
+  for (int j = 0; j < nrows; j++) { /* the kept rows: the report's figures, lowered alone */
+    int i = 0;
+    while (i < s->n && !(s->dot[i].reason < 0 && s->dot[i].point == rows[j].point)) i++;
+    assert_true(i < s->n);
+    double t = row_field(&rows[j], "iteration_s")->num, p = row_field(&rows[j], "memory.peak")->num;
+    assert_true(fabs(s->dot[i].iteration - t) <= 1e-12 * t && fabs(s->dot[i].peak - p) <= 1e-12 * p);
+    assert_true(s->dot[i].fits);
+  }
+  printf("tiny_search: %d points sampled: %d ranked, %d failed a require, %d do not fit, %d equivalent; "
+         "%llu without figures\n", s->n, kinds[0], kinds[1], kinds[2], kinds[3], (unsigned long long)without);
+  Dots whole = sample_run(sj, 1, true, 0, 1), sharded = {0, calloc((size_t)whole.n + 1, sizeof(SweepDot))};
+  for (int k = 0; k < 3; k++) {
+    Dots part = sample_run(sj, 2, true, k, 3);
+    memcpy(sharded.d + sharded.n, part.d, (size_t)part.n * sizeof(SweepDot));
+    sharded.n += part.n;
+    free(part.d);
+  }
+  assert_int_equal(sharded.n, whole.n);
+  qsort(whole.d, (size_t)whole.n, sizeof(SweepDot), cmp_dot);
+  qsort(sharded.d, (size_t)sharded.n, sizeof(SweepDot), cmp_dot);
+  assert_same_dots(&whole, &sharded);
+  sweep_keep_sample(sj, 40);
+  sweep_keep_sample(si, 40);
+  Dots few = sample_run(sj, 1, true, 0, 1);
+  Dots a = sample_run(sj, 3, true, 0, 1), b = sample_run(si, 1, false, 0, 1);
+  assert_same_dots(&few, &a);
+  assert_same_dots(&few, &b);
+  free(a.d);
+  free(b.d);
+  int at = 0;
+  for (int i = 0; i < few.n; i++) {
+    at = i && few.d[i].reason == few.d[i - 1].reason ? at + 1 : 1;
+    assert_true(at <= 40);
+    const SweepDot *d = bsearch(&few.d[i], whole.d, (size_t)whole.n, sizeof(SweepDot), cmp_dot);
+    assert_non_null(d);
+    assert_memory_equal(&d->iteration, &few.d[i].iteration, sizeof(double));
+  }
+  assert_true(few.n > 40 && few.n < whole.n);
+  free(few.d);
+  free(whole.d);
+  free(sharded.d);
+  sweep_free(sj);
+  sweep_free(si);
+  close_fixture(&f);
+}
+
+/* The same over fields that change the graph: each structure's points in the whole sweep's
+ * numbering, the points of structures that could not be lowered never sampled; threads and
+ * shards change nothing. */
+static void sample_of_structures(void **state) {
+  (void)state;
+  Fixture f;
+  Decl *decl = open_sweep(&f, SMALL, "tiny_scaling");
+  SweepOptions o = {2, true, 0, 1, false, NULL, false, false, false, 0, NULL};
+  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
+  assert_non_null(sw);
+  sweep_keep_sample(sw, 1000);
+  Result r;
+  run_into(sw, 2, true, 0, 1, &r);
+  Dots a = sample_run(sw, 1, true, 0, 1), b = sample_run(sw, 3, false, 0, 1);
+  assert_same_dots(&a, &b);
+  uint64_t ranked = 0, dropped = 0;
+  for (int i = 0; i < a.n; i++) {
+    if (a.d[i].reason >= 0) {
+      dropped++;
+      continue;
+    }
+    int reason;
+    double obj = sweep_point_objective(sw, a.d[i].point, &reason);
+    assert_int_equal(reason, -1);
+    assert_true(isfinite(obj));
+    ranked++;
+  }
+  assert_int_equal(ranked, r.kept);
+  assert_int_equal(dropped, 0); /* its drops: a check, and the structures that could not be lowered */
+  assert_int_equal(r.evaluated - r.kept, 48);
+  Dots sharded = {0, calloc((size_t)a.n + 1, sizeof(SweepDot))};
+  for (int k = 0; k < 2; k++) {
+    Dots p = sample_run(sw, 1, true, k, 2);
+    memcpy(sharded.d + sharded.n, p.d, (size_t)p.n * sizeof(SweepDot));
+    sharded.n += p.n;
+    free(p.d);
+  }
+  qsort(a.d, (size_t)a.n, sizeof(SweepDot), cmp_dot);
+  qsort(sharded.d, (size_t)sharded.n, sizeof(SweepDot), cmp_dot);
+  assert_same_dots(&a, &sharded);
+  free(a.d);
+  free(b.d);
+  free(sharded.d);
+  result_free(&r);
+  sweep_free(sw);
+  close_fixture(&f);
+}
+
 /* Chunks are sized by time: from one point, each about SWEEP_CHUNK_SECONDS' worth, growing at
  * most 8 times a chunk, shrinking at once, within [1, max]. */
 static void chunks_take_a_fraction_of_a_second(void **state) {
@@ -445,6 +630,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(shards_add_up),
       cmocka_unit_test(pruning_keeps_the_same_points),
       cmocka_unit_test(structural_axes),
+      cmocka_unit_test(sample_of_points_evaluated),
+      cmocka_unit_test(sample_of_structures),
       cmocka_unit_test(chunks_take_a_fraction_of_a_second),
       cmocka_unit_test(hash_is_of_what_is_evaluated),
   };
