@@ -13,6 +13,13 @@
  *     an id with exactly one of result and error, an error having a numeric code and a
  *     string message.
  *
+ * libFuzzer's mutations insert and erase bytes, which breaks a body's Content-Length: the
+ * server then reads the next message from the wrong byte, and a document's text could only
+ * be overwritten, never typed into.  So three mutations in four are framed again after
+ * libFuzzer's (LLVMFuzzerCustomMutator): each "Content-Length: N" gets the number of bytes
+ * from the end of its header block to the next "Content-Length: ".  The fourth keeps its
+ * framing as mutated, for the server's framing errors.
+ *
  * Imports resolve as the server's do: from the document's folder (its URI may name any),
  * then the data folder, which is the source tree (its stdlib/ and hw/, the files real
  * sessions import; LLMP_PATH and LLMP_DATA are unset and no -I folders are given).  The
@@ -34,6 +41,11 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+static const char LENGTH[] = "Content-Length: ";
+enum { NLENGTH = sizeof LENGTH - 1 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
@@ -41,6 +53,57 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   unsetenv("LLMP_PATH");
   unsetenv("LLMP_DATA");
   return 0;
+}
+
+/* The first occurrence of the n bytes of key in [p, end), or end. */
+static const uint8_t *find(const uint8_t *p, const uint8_t *end, const char *key, size_t n) {
+  for (; (size_t)(end - p) >= n; p++)
+    if (!memcmp(p, key, n)) return p;
+  return end;
+}
+
+/* data framed again into out (max bytes): each header's length is its body's, the body
+ * running to the next header.  Returns the new size, or 0 when it would not fit. */
+static size_t reframe(const uint8_t *data, size_t size, uint8_t *out, size_t max) {
+  const uint8_t *end = data + size, *p = data, *h = find(data, end, LENGTH, NLENGTH);
+  size_t n = 0;
+#define PUT(src, len)                                                                                                  \
+  do {                                                                                                                 \
+    if ((size_t)(len) > max - n) return 0;                                                                             \
+    memcpy(out + n, src, (size_t)(len));                                                                               \
+    n += (size_t)(len);                                                                                                \
+  } while (0)
+  while (h < end) {
+    const uint8_t *digits = h + NLENGTH, *e = digits, *next = find(digits, end, LENGTH, NLENGTH);
+    while (e < next && *e >= '0' && *e <= '9') e++;
+    const uint8_t *body = find(e, next, "\r\n\r\n", 4);
+    if (body < next) {
+      body += 4;
+      char num[24];
+      int w = snprintf(num, sizeof num, "%zu", (size_t)(next - body));
+      PUT(p, digits - p);
+      PUT(num, w);
+      p = e;
+    }
+    PUT(p, next - p);
+    p = h = next;
+  }
+  PUT(p, end - p);
+#undef PUT
+  return n;
+}
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+  size = LLVMFuzzerMutate(data, size, max_size);
+  if (seed % 4 == 0 || !size) return size;
+  uint8_t *out = malloc(max_size);
+  size_t n = out ? reframe(data, size, out, max_size) : 0;
+  if (n) {
+    memcpy(data, out, n);
+    size = n;
+  }
+  free(out);
+  return size;
 }
 
 static void fail(const char *what, const char *msg, size_t n) {
@@ -70,15 +133,14 @@ static void check_body(const char *body, size_t n) {
 
 /* The server's output: "Content-Length: N\r\n\r\n" and N bytes, again and again. */
 static void check_output(const char *out, size_t len) {
-  static const char head[] = "Content-Length: ";
   size_t i = 0;
   while (i < len) {
     const char *p = out + i;
-    if (len - i < sizeof head - 1 || memcmp(p, head, sizeof head - 1)) fail("bytes that are not a header", p, len - i);
+    if (len - i < NLENGTH || memcmp(p, LENGTH, NLENGTH)) fail("bytes that are not a header", p, len - i);
     char *end;
-    unsigned long long n = strtoull(p + sizeof head - 1, &end, 10);
+    unsigned long long n = strtoull(p + NLENGTH, &end, 10);
     size_t at = (size_t)(end - out);
-    if (end == p + sizeof head - 1 || len - at < 4 || memcmp(end, "\r\n\r\n", 4) || n > len - at - 4)
+    if (end == p + NLENGTH || len - at < 4 || memcmp(end, "\r\n\r\n", 4) || n > len - at - 4)
       fail("a header without a whole body", p, len - i);
     check_body(end + 4, (size_t)n);
     i = at + 4 + (size_t)n;
