@@ -62,35 +62,33 @@ static const uint8_t *find(const uint8_t *p, const uint8_t *end, const char *key
   return end;
 }
 
+/* Appends len bytes to out (n of max used); false when they do not fit. */
+static bool put(uint8_t *out, size_t max, size_t *n, const void *src, size_t len) {
+  if (len > max - *n) return false;
+  memcpy(out + *n, src, len);
+  *n += len;
+  return true;
+}
+
 /* data framed again into out (max bytes): each header's length is its body's, the body
  * running to the next header.  Returns the new size, or 0 when it would not fit. */
 static size_t reframe(const uint8_t *data, size_t size, uint8_t *out, size_t max) {
   const uint8_t *end = data + size, *p = data, *h = find(data, end, LENGTH, NLENGTH);
   size_t n = 0;
-#define PUT(src, len)                                                                                                  \
-  do {                                                                                                                 \
-    if ((size_t)(len) > max - n) return 0;                                                                             \
-    memcpy(out + n, src, (size_t)(len));                                                                               \
-    n += (size_t)(len);                                                                                                \
-  } while (0)
   while (h < end) {
     const uint8_t *digits = h + NLENGTH, *e = digits, *next = find(digits, end, LENGTH, NLENGTH);
     while (e < next && *e >= '0' && *e <= '9') e++;
     const uint8_t *body = find(e, next, "\r\n\r\n", 4);
     if (body < next) {
-      body += 4;
       char num[24];
-      int w = snprintf(num, sizeof num, "%zu", (size_t)(next - body));
-      PUT(p, digits - p);
-      PUT(num, w);
+      int w = snprintf(num, sizeof num, "%zu", (size_t)(next - body - 4));
+      if (!put(out, max, &n, p, (size_t)(digits - p)) || !put(out, max, &n, num, (size_t)w)) return 0;
       p = e;
     }
-    PUT(p, next - p);
+    if (!put(out, max, &n, p, (size_t)(next - p))) return 0;
     p = h = next;
   }
-  PUT(p, end - p);
-#undef PUT
-  return n;
+  return put(out, max, &n, p, (size_t)(end - p)) ? n : 0;
 }
 
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
