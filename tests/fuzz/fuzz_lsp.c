@@ -26,7 +26,7 @@
  * server only reads files (regular ones: front/load.c), so a run writes nothing; an input
  * whose results depend on the machine has to name a file outside the checkout by its path.
  *
- * Build: tests/fuzz/CMakeLists.txt (LLMP_FUZZ=ON, clang); seeds: corpus_lsp/ (real sessions,
+ * Build: tests/fuzz/CMakeLists.txt (LLMP_FUZZ=ON, clang); seeds: corpus_lsp/ (editor sessions
  * written by gen_lsp_corpus.py); dictionary: lsp.dict; long runs: HARNESS=lsp tests/fuzz/run.sh.
  * As a plain program, `fuzz_lsp FILE...` runs each FILE once (libFuzzer's driver). */
 #include <cjson/cJSON.h>
