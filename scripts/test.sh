@@ -5,8 +5,8 @@
 #      shipped .llmp file, and an install into a temporary prefix run from another folder;
 #   2. ASan+UBSan build (build-asan/): the same suite under the sanitizers (leaks included);
 #   3. libFuzzer build with clang-14 (build-fuzz/): the front-end fuzz harness for 60 s, the
-#      deep-input cases, and the harness of the calibration-table and sample-file readers for
-#      60 s.
+#      deep-input cases, the harness of the calibration-table and sample-file readers for
+#      60 s, and the language server's for 60 s; two at a time on two cores (about 2 minutes).
 # Run ./scripts/bootstrap.sh --deps-only first on a machine that lacks the packages.
 # Exits non-zero if anything fails.
 set -eu
@@ -26,7 +26,7 @@ cmake --build build-asan -j "$J"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$J"
 
-step "libFuzzer build (clang-14, ASan+UBSan) and 2 x 60 s of fuzzing"
+step "libFuzzer build (clang-14, ASan+UBSan) and 3 x 60 s of fuzzing"
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DLLMP_FUZZ=ON -DLLMP_SANITIZE=ON
-cmake --build build-fuzz -j "$J" --target fuzz_front fuzz_calib
-ctest --test-dir build-fuzz --output-on-failure -V -R '^fuzz\.'   # -V: the runs and exec/s
+cmake --build build-fuzz -j "$J" --target fuzz_front fuzz_calib fuzz_lsp
+ctest --test-dir build-fuzz --output-on-failure -V -j "$J" -R '^fuzz\.'   # -V: the runs and exec/s

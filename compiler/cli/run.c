@@ -241,41 +241,6 @@ static int eval_jit(Comp *u, Decl *sc, Eval *e) {
   return 0;
 }
 
-/* Why a scenario's figures are not finite: the first kernel call (in evaluation order) that
- * rejected its arguments, or answered NaN or an infinite time, with its label, its arguments
- * and the limit they broke; else the arithmetic between the calls. */
-static void bad_value_why(const Graph *g, const double *vals, char *why, size_t n) {
-  for (GId i = 0; i < g->nn; i++) {
-    const GNode *x = &g->n[i];
-    if (x->op != GN_CALL) continue;
-    double flags = vals[i + 2]; /* a small whole number */
-    bool rejected = !(flags >= 0 && flags < 256) || (unsigned)flags & RT_BAD_ARGS || isnan(vals[i]);
-    if (!rejected && isfinite(vals[i])) continue;
-    const RtKernelInfo *k = &rt_kernels[x->kernel];
-    const char *names = k->argnames;
-    double args[RT_KERNEL_MAXARGS];
-    size_t len = 0;
-    str_appendf(why, n, &len, "kernel `%s` (%s) %s", k->name, x->label ? x->label : "",
-                rejected ? "rejected" : "answered an infinite time for");
-    for (int a = 0; a < x->nargs && a < RT_KERNEL_MAXARGS; a++) {
-      char num[32];
-      size_t w = strcspn(names, " ");
-      args[a] = vals[g->args[x->arg0 + a]];
-      str_appendf(why, n, &len, " %.*s=%s", (int)w, names, str_brief(num, sizeof num, args[a]));
-      names += w + (names[w] == ' ');
-    }
-    char limit[256] = "";
-    const void *target = k->target == 'G' ? g->gpu : k->target == 'C' ? g->cluster : NULL;
-    if (rejected)
-      rt_kernel_why((RtKernel)x->kernel, target, args, limit, sizeof limit);
-    else
-      snprintf(limit, sizeof limit, "%s", "its times are beyond a double (figures far outside the model's range)");
-    if (limit[0]) str_appendf(why, n, &len, ": %s", limit);
-    return;
-  }
-  snprintf(why, n, "%s", "a figure computed from the kernels' times is beyond a double");
-}
-
 /* Lowers and evaluates one scenario.  Returns 0, or -1 after reporting; eval_close() after
  * either. */
 static int eval_open(Comp *u, Decl *sc, Eval *e) {
@@ -292,7 +257,7 @@ static int eval_open(Comp *u, Decl *sc, Eval *e) {
     Span sp;
     char why[1024];
     sema_decl_at(u->s, sc, &f, &sp);
-    bad_value_why(&e->l.g, e->vals, why, sizeof why);
+    lower_why_not_finite(&e->l.g, e->vals, why, sizeof why);
     diag_error(u->d, f, sp, "scenario `%s` cannot be evaluated: %s", sema_decl_name(sc), why);
     return -1;
   }

@@ -95,6 +95,11 @@ void lower_free(Lowered *l);
 /* Fills r from the evaluated values (vals from graph_eval over l->g). */
 void lower_report(const Lowered *l, const double *vals, Report *r);
 
+/* Why figures from vals are not finite (a report's iteration or peak), into why (n bytes):
+ * the kernel call that rejected its arguments or answered an infinite time, its arguments
+ * and the limit they broke; else the arithmetic between the calls. */
+void lower_why_not_finite(const Graph *g, const double *vals, char *why, size_t n);
+
 /* For a report whose plan does not fit: the changes of plan (tp, pp, recompute, ZeRO,
  * micro_batch; one or two at a time, on top of axes, a sweep point's, or NULL) that fit,
  * each lowered and evaluated, the fastest REPORT_FIXES into r->fix.  Nothing for one that

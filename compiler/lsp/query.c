@@ -233,16 +233,22 @@ static void scenario_figures(Server *sv, Analysis *an, Decl *sc, StrBuf *b) {
     graph_eval(&l.g, NULL, vals);
     Report r;
     lower_report(&l, vals, &r);
-    char t[64], p[64], c[64], fit[512];
-    if (r.fits && isfinite(r.iteration))
-      strbuf_printf(b, "\n\n**iteration** %s · **memory peak** %s of %s · fits", report_time(t, sizeof t, r.iteration),
-                    report_bytes(p, sizeof p, r.peak), report_bytes(c, sizeof c, r.capacity));
-    else
-      strbuf_printf(b, "\n\n**memory peak** %s of %s · does not fit", report_bytes(p, sizeof p, r.peak),
-                    report_bytes(c, sizeof c, r.capacity));
-    if (r.fits && r.has_measured_iteration)
-      strbuf_printf(b, " · measured %s (%+.1f %%)", report_time(t, sizeof t, r.measured_iteration), r.error_pct);
-    strbuf_printf(b, "\n\n%s", report_fit_message(fit, sizeof fit, &r));
+    char t[64], p[64], c[64], fit[512], why[1024];
+    if (!isfinite(r.iteration) || !isfinite(r.peak)) { /* what `llmp run` refuses */
+      lower_why_not_finite(&l.g, vals, why, sizeof why);
+      strbuf_printf(b, "\n\nNot evaluated: %s", why);
+    } else {
+      if (r.fits)
+        strbuf_printf(b, "\n\n**iteration** %s · **memory peak** %s of %s · fits",
+                      report_time(t, sizeof t, r.iteration), report_bytes(p, sizeof p, r.peak),
+                      report_bytes(c, sizeof c, r.capacity));
+      else
+        strbuf_printf(b, "\n\n**memory peak** %s of %s · does not fit", report_bytes(p, sizeof p, r.peak),
+                      report_bytes(c, sizeof c, r.capacity));
+      if (r.fits && r.has_measured_iteration)
+        strbuf_printf(b, " · measured %s (%+.1f %%)", report_time(t, sizeof t, r.measured_iteration), r.error_pct);
+      strbuf_printf(b, "\n\n%s", report_fit_message(fit, sizeof fit, &r));
+    }
     free(vals);
     lower_free(&l);
   }

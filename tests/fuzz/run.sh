@@ -1,12 +1,14 @@
 #!/bin/sh
-# run.sh - a long fuzzing run of the front end and llmp merge (tests/fuzz/fuzz_front.c), or
-# with HARNESS=calib of the calibration-table and sample-file readers (tests/fuzz/fuzz_calib.c).
+# run.sh - a long fuzzing run of the front end and llmp merge (tests/fuzz/fuzz_front.c), with
+# HARNESS=calib of the calibration-table and sample-file readers (tests/fuzz/fuzz_calib.c), or
+# with HARNESS=lsp of the language server's message loop (tests/fuzz/fuzz_lsp.c).
 #
 #   tests/fuzz/run.sh [SECONDS] [LIBFUZZER-OPTION...]       (default 600 s)
 #
 # Configures and builds the libFuzzer build in build-fuzz/ (clang-14, LLMP_FUZZ=ON,
 # LLMP_SANITIZE=ON: ASan+UBSan, leaks included), then fuzzes for SECONDS with the dictionary
-# tests/fuzz/llmp.dict, inputs up to 4096 bytes, a 10 s timeout per input and 2 GB of memory.
+# tests/fuzz/llmp.dict, inputs up to 4096 bytes (8192 for lsp), a 10 s timeout per input and
+# 2 GB of memory.
 #
 #   build-fuzz/fuzz-corpus/     the working corpus: seeded from tests/fuzz/corpus/ on the
 #                               first run, then kept and grown across runs (delete it to
@@ -20,12 +22,14 @@
 #                               timeout or OOM (-ignore_crashes=1 ...), collecting every
 #                               reproducer; unset: one process that stops at the first finding
 #   CC=clang-14                 the compiler
-#   HARNESS=front               front (fuzz_front, corpus/, llmp.dict) or calib (fuzz_calib,
+#   HARNESS=front               front (fuzz_front, corpus/, llmp.dict), calib (fuzz_calib,
 #                               corpus_calib/, calib.dict; its working corpus and reproducers
 #                               are build-fuzz/fuzz-corpus-calib/ and fuzz-artifacts-calib/)
+#                               or lsp (fuzz_lsp, corpus_lsp/, lsp.dict; -lsp folders)
 #
 # A reproducer is replayed with `build-fuzz/tests/fuzz/fuzz_front FILE` (fuzz_calib for those
-# of HARNESS=calib; the sanitizer report and the formatter's complaint, if any, are printed).
+# of HARNESS=calib, fuzz_lsp for lsp; the sanitizer report and the harness's complaint, if
+# any, are printed).
 # Minimise one with
 # `fuzz_front -minimize_crash=1 -runs=10000 FILE`.  Reproducers worth keeping go to
 # tests/fuzz/crashes/ under a name that says what they are (not crash-*: .gitignore).
@@ -41,9 +45,10 @@ CC="${CC:-clang-14}"
 B=build-fuzz
 HARNESS="${HARNESS:-front}"
 case "$HARNESS" in
-  front) SEEDS=tests/fuzz/corpus DICT=tests/fuzz/llmp.dict SUFFIX= ;;
-  calib) SEEDS=tests/fuzz/corpus_calib DICT=tests/fuzz/calib.dict SUFFIX=-calib ;;
-  *) echo "run.sh: HARNESS must be front or calib, not $HARNESS" >&2; exit 2 ;;
+  front) SEEDS=tests/fuzz/corpus DICT=tests/fuzz/llmp.dict SUFFIX= MAX_LEN=4096 ;;
+  calib) SEEDS=tests/fuzz/corpus_calib DICT=tests/fuzz/calib.dict SUFFIX=-calib MAX_LEN=4096 ;;
+  lsp) SEEDS=tests/fuzz/corpus_lsp DICT=tests/fuzz/lsp.dict SUFFIX=-lsp MAX_LEN=8192 ;;
+  *) echo "run.sh: HARNESS must be front, calib or lsp, not $HARNESS" >&2; exit 2 ;;
 esac
 FUZZER="fuzz_$HARNESS"
 CORPUS="$B/fuzz-corpus$SUFFIX"
@@ -58,7 +63,7 @@ if [ -z "$(ls -A "$CORPUS")" ]; then
   cp "$SEEDS"/* "$CORPUS/"
 fi
 
-set -- -max_total_time="$SECONDS_TO_RUN" -dict="$DICT" -max_len=4096 \
+set -- -max_total_time="$SECONDS_TO_RUN" -dict="$DICT" -max_len="$MAX_LEN" \
   -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="$ARTIFACTS/" "$@"
 if [ -n "$JOBS" ]; then

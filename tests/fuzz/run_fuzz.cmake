@@ -1,13 +1,13 @@
-# run_fuzz.cmake - the body of the fuzz.front.60s and fuzz.calib.60s tests (cmake -P).
+# run_fuzz.cmake - the body of the fuzz.*.60s tests (cmake -P).
 # Copies the seed corpus to a scratch folder, runs the fuzzer on it for SECONDS, and prints a
 # summary: runs, executions per second, coverage, peak memory.  On a failure it prints the
 # report (from the sanitizer's or libFuzzer's first line to the end) and the reproducers in
 # hex, and fails; the whole output is in ARTIFACTS/fuzz.log either way.
 #
-# Variables: FUZZER (the fuzz_front or fuzz_calib binary), CORPUS_SRC (seed corpus, never
-# written), CORPUS (scratch copy), DICT, ARTIFACTS (where crash-*, leak-*, timeout-* files
-# go), SECONDS.
-foreach(v FUZZER CORPUS_SRC CORPUS DICT ARTIFACTS SECONDS)
+# Variables: FUZZER (the fuzz_front, fuzz_calib or fuzz_lsp binary), CORPUS_SRC (seed corpus,
+# never written), CORPUS (scratch copy), DICT, ARTIFACTS (where crash-*, leak-*, timeout-*
+# files go), SECONDS, MAX_LEN (the longest input, bytes).
+foreach(v FUZZER CORPUS_SRC CORPUS DICT ARTIFACTS SECONDS MAX_LEN)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "run_fuzz.cmake: -D${v}= is required")
   endif()
@@ -20,7 +20,7 @@ file(GLOB seeds "${CORPUS_SRC}/*")
 file(COPY ${seeds} DESTINATION "${CORPUS}")
 
 execute_process(
-  COMMAND "${FUZZER}" -max_total_time=${SECONDS} "-dict=${DICT}" -max_len=4096 -timeout=10
+  COMMAND "${FUZZER}" -max_total_time=${SECONDS} "-dict=${DICT}" -max_len=${MAX_LEN} -timeout=10
           -rss_limit_mb=2048 -print_final_stats=1 "-artifact_prefix=${ARTIFACTS}/" "${CORPUS}"
   RESULT_VARIABLE rc
   OUTPUT_VARIABLE out
@@ -33,7 +33,7 @@ if(NOT rc EQUAL 0)
   # 4000 bytes if there is none: killed from outside), then each reproducer's bytes in hex, so
   # that a CI log alone shows what failed.
   set(at -1)
-  foreach(mark "==ERROR" "runtime error:" "ALARM:" "ERROR: libFuzzer" "out-of-memory" "fuzz_front:" "fuzz_calib:"
+  foreach(mark "==ERROR" "runtime error:" "ALARM:" "ERROR: libFuzzer" "out-of-memory" "fuzz_front:" "fuzz_calib:" "fuzz_lsp:"
           "Sanitizer")
     string(FIND "${out}" "${mark}" m)
     if(m GREATER -1 AND (at EQUAL -1 OR m LESS at))

@@ -244,6 +244,38 @@ def unicode_positions(uri):
     s.wait()
 
 
+def scenario_hover(uri):
+    """A scenario's figures in hover; one that `llmp run` cannot evaluate (a kernel rejects its
+    arguments) says why, as run does, rather than a peak and "does not fit"."""
+    s = Server()
+    s.request("initialize", {})
+    s.recv()
+    base = ("gpu g { memory = 40 GiB; memory_bandwidth = 1555 GB/s; sms = 108; peak_fp16 = 312 TFLOP/s }\n"
+            "cluster c {\n  gpu = g; gpus_per_node = 8; nodes = NODES\n"
+            "  tier nv { span = node; bandwidth = 300 GB/s; latency = 2 us }\n}\n"
+            "block b {\n  let t = plan.micro_batch * model.seq\n"
+            "  op up = linear(t, model.hidden, model.ffn, split = column)\n"
+            "  op down = linear(t, model.ffn, model.hidden, split = row)\n}\n"
+            "model m { layers = 8; hidden = 1024; heads = 8; seq = 1024; vocab = 32000; ffn = 4096; layer = b; "
+            "layers_only = true }\n"
+            "plan p { tp = 2; pp = 2; micro_batch = 4; global_batch = 64 }\n"
+            "scenario s { model = m; cluster = c; plan = p }\n")
+    # On 4 nodes the pipeline's send crosses nodes, and the cluster has no tier between them.
+    for nodes, want, unwanted in [(1, "· fits", "Not evaluated"),
+                                  (4, "Not evaluated: kernel `p2p` (pipeline send) rejected", "does not fit")]:
+        text = base.replace("NODES", str(nodes))
+        expect("a clean document on %d node(s)" % nodes, open_doc(s, uri, text) == [])
+        i = s.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                             "position": {"line": text.count("\n") - 1, "character": 9}})
+        m = s.recv_response()
+        v = (m.get("result") or {}).get("contents", {}).get("value", "")
+        expect("hover on a scenario on %d node(s)" % nodes, m.get("id") == i and want in v and unwanted not in v, m)
+    s.request("shutdown")
+    s.recv()
+    s.notify("exit")
+    s.wait()
+
+
 def open_doc(s, uri, text):
     s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "llmp", "version": 1, "text": text}})
     return s.recv()["params"]["diagnostics"]
@@ -472,6 +504,7 @@ def main():
     lifecycle(uri, text)
     endings(uri, text)
     unicode_positions("file://" + os.path.join(os.path.dirname(path), "unicode.llmp"))
+    scenario_hover("file://" + os.path.join(os.path.dirname(path), "figures.llmp"))
     completions_and_imports(os.path.dirname(path))
     if FAILURES:
         print("%d failure(s)" % len(FAILURES))
