@@ -206,8 +206,7 @@ static void stack_calibration(Lower *L, HwSet *hw) {
   if (stack_figure(L, "sustained_compute", &g.sustained_compute, &from)) r->sustained_from = from;
   if (stack_figure(L, "sustained_compute_fp8", &g.sustained_fp8, &from)) r->sustained_fp8_from = from;
   if (stack_figure(L, "sustained_compute_fp4", &g.sustained_fp4, &from)) r->sustained_fp4_from = from;
-  if (stack_figure(L, "launch_overhead", &L->st.launch, &from)) r->launch_from = from;
-  r->launch_overhead = L->st.launch;
+  if (stack_figure(L, "launch_overhead", &L->st.launch, &from)) r->launch_from = from, r->launch_overhead = L->st.launch;
   if (stack_figure(L, "sustained_attention", &g.attention_rate, &from))
     r->attention_rate = g.attention_rate, r->attention_from = from;
   for (Decl *f = fw; f && !r->tables_from; f = sema_parent(f))

@@ -53,6 +53,13 @@ LO, HI, STEP, COARSE = 0.400, 1.000, 0.005, 0.05
 MAX_PASSES = 8
 HI_ATTENTION = 2.000  # sustained_attention may exceed 1: the stack's kernel may be faster
 LAUNCH_HI, LAUNCH_STEP, LAUNCH_COARSE = 150.0, 1.0, 10.0  # launch_overhead, microseconds
+
+
+def grid(field):
+    """(lo, hi, step, coarse step, decimals) of a figure's grid."""
+    if field == "launch_overhead":
+        return 0.0, LAUNCH_HI, LAUNCH_STEP, LAUNCH_COARSE, 0
+    return LO, HI_ATTENTION if field == "sustained_attention" else HI, STEP, COARSE, 3
 TIE = 0.05  # percentage points of mean |error| within which a shipped value is a minimiser
 SETS = "tests/validation/scenarios"
 ROOT = "."  # the repository (main sets it)
@@ -190,36 +197,33 @@ def mean_error(llmp, data, sets, root):
     return sum(errs) / len(errs), len(errs)
 
 
-def patch(path, pattern, value):
+def patch(path, pattern, value, decimals=3):
     text = open(path, encoding="utf-8").read()
-    text_value = f"{value:.0f}" if "launch_overhead" in pattern.pattern else f"{value:.3f}"
-    new, n = pattern.subn(lambda g: g.group(1) + text_value, text, count=1)
+    new, n = pattern.subn(lambda g: g.group(1) + f"{value:.{decimals}f}", text, count=1)
     if n != 1:
         sys.exit(f"{path}: no `{pattern.pattern}`")
     with open(path, "w", encoding="utf-8") as f:
         f.write(new)
 
 
-def fit(llmp, data, root, fw, pattern, sets):
+def fit(llmp, data, root, fw, field, pattern, sets):
     """The grid minimiser of the calibration rows' mean |error|, and the curve near it."""
     path = os.path.join(data, fw)
     seen = {}
+    lo, hi, step, coarse_step, decimals = grid(field)
 
     def err(s):
         s = round(s, 3)
         if s not in seen:
-            patch(path, pattern, s)
+            patch(path, pattern, s, decimals)
             seen[s] = mean_error(llmp, data, sets, root)
         return seen[s][0]
 
-    lo, hi, step, coarse_step = LO, HI_ATTENTION if "attention" in pattern.pattern else HI, STEP, COARSE
-    if "launch_overhead" in pattern.pattern:
-        lo, hi, step, coarse_step = 0.0, LAUNCH_HI, LAUNCH_STEP, LAUNCH_COARSE
     coarse = [lo + i * coarse_step for i in range(int(round((hi - lo) / coarse_step)) + 1)]
     c = min(coarse, key=err)
     fine = [c + i * step for i in range(-int(coarse_step / step), int(coarse_step / step) + 1) if lo <= c + i * step <= hi]
     best = min(fine, key=lambda s: (err(s), s))
-    patch(path, pattern, best)
+    patch(path, pattern, best, decimals)
     return round(best, 3), seen
 
 
@@ -292,15 +296,15 @@ def main():
                 if not m:
                     sys.exit(f"{fw}: framework {stack} has no `gpu {gpu} {{ {field} = ... }}`")
                 shipped = float(m.group(2))
-                best, seen = fit(llmp, tmp, root, fw, pattern, sets)
-                step = LAUNCH_STEP if field == "launch_overhead" else STEP
+                best, seen = fit(llmp, tmp, root, fw, field, pattern, sets)
+                _, _, step, _, decimals = grid(field)
                 key = round(shipped, 3)
                 if key not in seen:
-                    patch(os.path.join(tmp, fw), pattern, shipped)
+                    patch(os.path.join(tmp, fw), pattern, shipped, decimals)
                     seen[key] = mean_error(llmp, tmp, sets, root)
                 if seen[key][0] - seen[best][0] <= TIE:  # a flat valley: the shipped value stays
                     best = key
-                patch(os.path.join(tmp, fw), pattern, best)
+                patch(os.path.join(tmp, fw), pattern, best, decimals)
                 near = [f"{s:.3f}: {e:.2f} %" for s, (e, n) in sorted(seen.items()) if abs(s - best) <= 2.5 * step]
                 print(f"{stack} on {gpu}, {field} ({seen[best][1]} calibration rows): " + ", ".join(near))
                 print(f"  minimiser {best:.3f} ({seen[best][0]:.2f} %), {'was' if write else 'shipped'} {shipped:.3f}")
@@ -310,7 +314,7 @@ def main():
                 for fw, stack, gpu, field, sets in FACTORS:
                     pattern = field_re(stack, gpu, field)
                     patch(os.path.join(root, fw), pattern,
-                          float(pattern.search(open(os.path.join(tmp, fw), encoding="utf-8").read()).group(2)))
+                          float(pattern.search(open(os.path.join(tmp, fw), encoding="utf-8").read()).group(2)), grid(field)[4])
                 print(f"pass {npass}: {len(wrong)} factor(s) moved")
                 if not wrong:
                     return

@@ -616,25 +616,23 @@ def choose_recompute(llmp, rows_in, framework, import_dirs):
         chosen[stem] = ("none", False, scenario(row, n, p, framework, "none", fits=False)[1])
     # full recompute of the fewest layers per model chunk that fit (Megatron's --recompute-method
     # block --recompute-num-layers): bisected, all rows a round
-    span = {}
+    span = {}  # stem -> [does not fit, fits, layers per chunk]
     for stem, (rc, fits, _) in chosen.items():
-        row, n, p = rows_in[stem]
+        p = rows_in[stem][2]
         per_chunk = -(-layers(MODELS[p["model"]]) // (p["pp"] * p["vp"]))
         if rc == "full" and fits and per_chunk > 1:
-            span[stem] = [0, per_chunk]  # (does not fit, fits)
+            span[stem] = [0, per_chunk, per_chunk]
     while span:
         texts = {stem: scenario(*rows_in[stem], framework, "full", rlayers=(a + b) // 2)[1]
-                 for stem, (a, b) in span.items()}
+                 for stem, (a, b, _) in span.items()}
         fits = fits_by_llmp(llmp, texts, import_dirs)
         for stem in list(span):
-            a, b = span[stem]
-            span[stem] = [a, (a + b) // 2] if fits[stem] else [(a + b) // 2, b]
-            a, b = span[stem]
+            a, b, per_chunk = span[stem]
+            a, b = (a, (a + b) // 2) if fits[stem] else ((a + b) // 2, b)
+            span[stem] = [a, b, per_chunk]
             if b - a == 1:
-                row, n, p = rows_in[stem]
-                per_chunk = -(-layers(MODELS[p["model"]]) // (p["pp"] * p["vp"]))
                 if b < per_chunk:
-                    chosen[stem] = ("full", True, scenario(row, n, p, framework, "full", rlayers=b)[1])
+                    chosen[stem] = ("full", True, scenario(*rows_in[stem], framework, "full", rlayers=b)[1])
                 del span[stem]
     return chosen
 
