@@ -91,7 +91,7 @@ int rt_group_layout(int size, int stride, int gpn, int *nodes, int *gpus_per_nod
  * else 1. */
 static int node_stride_of(int stride, int gpn) { return stride >= gpn ? stride / gpn : 1; }
 
-static void collective(int kernel, const void *t, const double *a, double *out) {
+static void collective(RtColl kernel, const void *t, const double *a, double *out) {
   const RtCluster *c = t;
   double size = a[1], stride = a[2];
   if (!(size >= 1 && size <= 1e9 && stride >= 1 && stride <= 1e9) || size != floor(size) || stride != floor(stride)) {
@@ -111,11 +111,10 @@ static void collective(int kernel, const void *t, const double *a, double *out) 
   out[1] = 0;
 }
 
-/* ORDER rt_coll_kernels (calib.c): allreduce allgather reducescatter alltoall p2p */
-static void k_allreduce(const void *t, const double *a, double *out) { collective(0, t, a, out); }
-static void k_allgather(const void *t, const double *a, double *out) { collective(1, t, a, out); }
-static void k_reducescatter(const void *t, const double *a, double *out) { collective(2, t, a, out); }
-static void k_alltoall(const void *t, const double *a, double *out) { collective(3, t, a, out); }
+static void k_allreduce(const void *t, const double *a, double *out) { collective(RT_COLL_ALLREDUCE, t, a, out); }
+static void k_allgather(const void *t, const double *a, double *out) { collective(RT_COLL_ALLGATHER, t, a, out); }
+static void k_reducescatter(const void *t, const double *a, double *out) { collective(RT_COLL_REDUCESCATTER, t, a, out); }
+static void k_alltoall(const void *t, const double *a, double *out) { collective(RT_COLL_ALLTOALL, t, a, out); }
 
 /* One send between consecutive pipeline stages; the slowest boundary decides. */
 static void k_p2p(const void *t, const double *a, double *out) {
@@ -133,7 +132,7 @@ static void k_p2p(const void *t, const double *a, double *out) {
   /* nodes apart: stride / gpn, at most what the cluster holds (the last stage's neighbour) */
   double apart = stride >= c->gpus_per_node ? floor(stride / c->gpus_per_node) : 1;
   int ns = apart < c->nodes - 1 ? (int)apart : c->nodes > 1 ? c->nodes - 1 : 1;
-  put(out, rt_collective_strided(4, c, a[0], cross ? 2 : 1, cross ? 1 : 2, ns));
+  put(out, rt_collective_strided(RT_COLL_P2P, c, a[0], cross ? 2 : 1, cross ? 1 : 2, ns));
   out[1] = 0;
 }
 
