@@ -153,7 +153,7 @@ static void iter_pipeline(Lower *L, Iter *it) {
   it->blocking = blocking;
   /* outside zero-bubble, B and W run together: the whole backward is passed as B; groups
    * past the first follow the fifteen arguments of a model of one layer block */
-  GId args[28] = {L->sched, L->pp, L->vs, L->m, layers, L->balanced, 0, 0, 0, 0, ef, eb, hf, hb, p2p, K(L, L->layout)};
+  GId args[RT_PIPE_NARGS] = {L->sched, L->pp, L->vs, L->m, layers, L->balanced, 0, 0, 0, 0, ef, eb, hf, hb, p2p, K(L, L->layout)};
   for (int k = 0; k < RT_MAX_GROUPS; k++) {
     GId *at = k == 0 ? args + 6 : args + 16 + 4 * (k - 1);
     if (k >= it->ng) {
@@ -163,7 +163,7 @@ static void iter_pipeline(Lower *L, Iter *it) {
     GId wg = it->Ly[k].wg;
     at[0] = lf[k], at[1] = PICK(L, zb, SUB(L, lb[k], wg), lb[k]), at[2] = PICK(L, zb, wg, K(L, 0)), at[3] = lr[k];
   }
-  GId pipe = g_call(g, RTK_PIPELINE, args, 28, "pipeline");
+  GId pipe = g_call(g, RTK_PIPELINE, args, RT_PIPE_NARGS, "pipeline");
   L->out->pipe = pipe;
   it->makespan = pipe, it->nop2p = pipe + 1;
 
