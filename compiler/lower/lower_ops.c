@@ -258,12 +258,12 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   GId in_el = col   ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in))
               : row ? MUL(L, t, k)
                     : local_elems(L, MUL(L, t, in));
-  if (frozen && !lora) /* the data gradient needs the weight alone */
-    ;
-  else if (in_saved < 0 || col || rt_dtype_quantized(L->dt_gemm)) /* a column linear's input is not O */
-    A->act = ADD(L, A->act, MUL(L, in_el, gemm_in_bytes(L)));
-  else
-    A->act_sel = SUB(L, A->act_sel, in_saved);
+  if (!frozen || lora) { /* else the data gradient needs the weight alone */
+    if (in_saved < 0 || col || rt_dtype_quantized(L->dt_gemm)) /* a column linear's input is not O */
+      A->act = ADD(L, A->act, MUL(L, in_el, gemm_in_bytes(L)));
+    else
+      A->act_sel = SUB(L, A->act_sel, in_saved);
+  }
   /* a fused parallel residual: the branches' outputs are summed unreduced, and the layer's
    * last row linear reduces the sum (forward, and its gradient's gather under SP) */
   bool deferred = row && L->row_skip > 0;
