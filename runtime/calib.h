@@ -90,8 +90,9 @@ typedef struct RtTable {
 } RtTable;
 
 /* The collective kernels whose tables are per layout (`KERNEL fp16 gpus_per_node=G nodes=N`,
- * one axis).  ORDER collectives.c RtColl. */
-enum { RT_NCOLLS = 5 };
+ * one axis), in rt_coll_kernels' order. */
+typedef enum { RT_COLL_ALLREDUCE, RT_COLL_ALLGATHER, RT_COLL_REDUCESCATTER, RT_COLL_ALLTOALL, RT_COLL_P2P } RtColl;
+enum { RT_NCOLLS = RT_COLL_P2P + 1 };
 extern const char *const rt_coll_kernels[RT_NCOLLS];
 /* The index in rt_coll_kernels of a collective's table name, or -1. */
 int rt_coll_index(const char *kernel);
@@ -187,7 +188,7 @@ RtCost rt_collective_named(const char *kernel, const RtCluster *c, double bytes,
 /* The same by index into rt_coll_kernels, for a group whose nodes are node_stride apart (a
  * strided group, one GPU a node: what matters is the nodes it spans, against the tiers' spans
  * and the NVLink domain). */
-RtCost rt_collective_strided(int kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node,
+RtCost rt_collective_strided(RtColl kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node,
                              int node_stride);
 
 /* The collectives' physics without a table, for the fitter (collectives.c): the time of one

@@ -33,10 +33,6 @@
 #include "calib.h"
 #include "llmp_rt.h"
 
-typedef enum { RT_COLL_ALLREDUCE, RT_COLL_ALLGATHER, RT_COLL_REDUCESCATTER, RT_COLL_ALLTOALL, RT_COLL_P2P } RtColl;
-
-/* rt_coll_kernels (calib.c) names them in this order. */
-_Static_assert(RT_COLL_P2P + 1 == RT_NCOLLS, "ORDER RtColl: rt_coll_kernels");
 
 /* NCCL protocols we model.  LL moves 8 bytes of data per 16-byte store (half the link rate)
  * but needs no handshakes; Simple moves whole chunks at the link rate behind a flag per chunk.
@@ -353,10 +349,10 @@ RtCost rt_collective_named(const char *kernel, const RtCluster *c, double bytes,
   return k < 0 ? rt_bad() : rt_collective((RtColl)k, c, bytes, nodes, gpus_per_node, 1);
 }
 
-RtCost rt_collective_strided(int kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node,
+RtCost rt_collective_strided(RtColl kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node,
                              int node_stride) {
-  if (kernel < 0 || kernel >= RT_NCOLLS) return rt_bad();
-  return rt_collective((RtColl)kernel, c, bytes, nodes, gpus_per_node, node_stride);
+  if ((unsigned)kernel >= RT_NCOLLS) return rt_bad();
+  return rt_collective(kernel, c, bytes, nodes, gpus_per_node, node_stride);
 }
 
 double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node) {

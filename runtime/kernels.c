@@ -91,7 +91,7 @@ int rt_group_layout(int size, int stride, int gpn, int *nodes, int *gpus_per_nod
  * else 1. */
 static int node_stride_of(int stride, int gpn) { return stride >= gpn ? stride / gpn : 1; }
 
-static void collective(int kernel, const void *t, const double *a, double *out) {
+static void collective(RtColl kernel, const void *t, const double *a, double *out) {
   const RtCluster *c = t;
   double size = a[1], stride = a[2];
   if (!(size >= 1 && size <= 1e9 && stride >= 1 && stride <= 1e9) || size != floor(size) || stride != floor(stride)) {
@@ -111,11 +111,10 @@ static void collective(int kernel, const void *t, const double *a, double *out) 
   out[1] = 0;
 }
 
-/* ORDER rt_coll_kernels (calib.c): allreduce allgather reducescatter alltoall p2p */
-static void k_allreduce(const void *t, const double *a, double *out) { collective(0, t, a, out); }
-static void k_allgather(const void *t, const double *a, double *out) { collective(1, t, a, out); }
-static void k_reducescatter(const void *t, const double *a, double *out) { collective(2, t, a, out); }
-static void k_alltoall(const void *t, const double *a, double *out) { collective(3, t, a, out); }
+static void k_allreduce(const void *t, const double *a, double *out) { collective(RT_COLL_ALLREDUCE, t, a, out); }
+static void k_allgather(const void *t, const double *a, double *out) { collective(RT_COLL_ALLGATHER, t, a, out); }
+static void k_reducescatter(const void *t, const double *a, double *out) { collective(RT_COLL_REDUCESCATTER, t, a, out); }
+static void k_alltoall(const void *t, const double *a, double *out) { collective(RT_COLL_ALLTOALL, t, a, out); }
 
 /* One send between consecutive pipeline stages; the slowest boundary decides. */
 static void k_p2p(const void *t, const double *a, double *out) {
@@ -133,14 +132,14 @@ static void k_p2p(const void *t, const double *a, double *out) {
   /* nodes apart: stride / gpn, at most what the cluster holds (the last stage's neighbour) */
   double apart = stride >= c->gpus_per_node ? floor(stride / c->gpus_per_node) : 1;
   int ns = apart < c->nodes - 1 ? (int)apart : c->nodes > 1 ? c->nodes - 1 : 1;
-  put(out, rt_collective_strided(4, c, a[0], cross ? 2 : 1, cross ? 1 : 2, ns));
+  put(out, rt_collective_strided(RT_COLL_P2P, c, a[0], cross ? 2 : 1, cross ? 1 : 2, ns));
   out[1] = 0;
 }
 
 int rt_pipeline_of_args(const double *a, RtPipeline *p, double *buf) {
   int sched = count_of(a[0], 0, RT_NSCHEDULES - 1), stages = count_of(a[1], 1, RT_MAX_CHUNKS);
   int chunks = count_of(a[2], 1, RT_MAX_CHUNKS), m = count_of(a[3], 1, INT_MAX), layers = count_of(a[4], 0, INT_MAX);
-  int layout = count_of(a[15], 0, RT_MAX_LAYOUTS);
+  int layout = count_of(a[RT_PIPE_LAYOUT], 0, RT_MAX_LAYOUTS);
   if (sched < 0 || stages < 0 || chunks < 0 || m < 0 || layers < 0 || layout < 0 || stages * chunks > RT_MAX_CHUNKS)
     return -1;
   int n = stages * chunks;
@@ -174,7 +173,7 @@ static bool pipeline_args(const double *a, RtPipeline *p, double *buf, double *o
  * pipeline (ZeRO 0, 1 and 2, the DP bucket size, ...).  Pure functions, so a hit returns the
  * same bits a simulation would.  The memo is set-associative (PIPE_WAYS entries per set,
  * replaced in turn), so a sweep's dozen stage-time sets in flight do not evict each other. */
-enum { PIPE_SETS = 64, PIPE_WAYS = 4, PIPE_NARGS = 28 };
+enum { PIPE_SETS = 64, PIPE_WAYS = 4, PIPE_NARGS = RT_PIPE_NARGS };
 typedef struct PipeMemo {
   double args[PIPE_NARGS], out[RT_KERNEL_NOUT];
   bool used, both; /* both: out[1] (free sends) is there too */
@@ -346,7 +345,7 @@ static void why_pipeline(RtKernel k, const double *a, char *why, size_t n) {
   int stages = (int)a[1], chunks = (int)a[2], m = (int)a[3], layers = (int)a[4];
   if (stages * chunks > RT_MAX_CHUNKS)
     WHY("stages x chunks = %d: at most %d model chunks", stages * chunks, RT_MAX_CHUNKS);
-  int layout = count_of(a[15], 0, RT_MAX_LAYOUTS);
+  int layout = count_of(a[RT_PIPE_LAYOUT], 0, RT_MAX_LAYOUTS);
   if (layout < 0) WHY("%s", "`layout` is not a registered layout");
   int counts[RT_MAX_CHUNKS][RT_MAX_GROUPS];
   if (rt_layout_counts(layout, layers, stages, chunks, a[5] != 0, counts) < 0) {
@@ -355,8 +354,8 @@ static void why_pipeline(RtKernel k, const double *a, char *why, size_t n) {
                                               : "%d layers do not divide into %d model chunks",
         layers, stages * chunks);
   }
-  for (int i = 6; i < 28; i++)
-    if (i != 15 && !(isfinite(a[i]) && a[i] >= 0))
+  for (int i = 6; i < RT_PIPE_NARGS; i++)
+    if (i != RT_PIPE_LAYOUT && !(isfinite(a[i]) && a[i] >= 0))
       WHY("`%s` = %s: a time is finite and at least 0", arg_name(rt_kernels[k].argnames, i, name, sizeof name),
           str_brief(v, sizeof v, a[i]));
   if (chunks > 1 && (int)a[0] != RT_INTERLEAVED) WHY("%d chunks per stage need the interleaved schedule", chunks);

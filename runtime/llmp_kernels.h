@@ -28,7 +28,10 @@ typedef enum {
   RTK_N
 } RtKernel;
 
-enum { RT_KERNEL_NOUT = 3, RT_KERNEL_MAXARGS = 28 };
+/* The pipeline kernels' arguments (kernels.def), the most any kernel takes, and where the
+ * layout id sits among them. */
+enum { RT_PIPE_NARGS = 28, RT_PIPE_LAYOUT = 15 };
+enum { RT_KERNEL_NOUT = 3, RT_KERNEL_MAXARGS = RT_PIPE_NARGS };
 
 typedef void RtKernelFn(const void *target, const double *args, double *out);
 

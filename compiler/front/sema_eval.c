@@ -692,19 +692,21 @@ static Value check_number(Sema *s, Env *e, AstNode *n, const FieldDef *fd, const
   return v;
 }
 
+/* A count: a pattern's `N * item`, a count list's entry. */
+static const FieldDef count_item = {"count", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 0, 0};
+
 /* An item of a layer pattern: a block, `N * item`, or a list of items.  Adds its layers to
  * *total (NAN once a count is not known statically) and its distinct blocks to b[*nb]. */
 static bool pattern_item(Sema *s, Env *e, AstNode *n, const char *what, double times, double *total, Decl **b,
                          int *nb) {
   static const FieldDef block = {"layer", FT_REF, {{0}}, NULL, DK_BLOCK, 0, 0, 0};
-  static const FieldDef count = {"count", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 0, 0};
   if (n->kind == AST_LIST) {
     bool ok = true;
     for (AstNode *c = n->u.list.first; c; c = c->next) ok &= pattern_item(s, e, c, what, times, total, b, nb);
     return ok;
   }
   if (n->kind == AST_BINOP && n->u.bin.op == OP_MUL) {
-    Value k = check_number(s, e, n->u.bin.lhs, &count, what);
+    Value k = check_number(s, e, n->u.bin.lhs, &count_item, what);
     if (k.t == T_ERROR) return false;
     return pattern_item(s, e, n->u.bin.rhs, what, k.known ? times * k.num : NAN, total, b, nb);
   }
@@ -749,13 +751,12 @@ static Value check_pattern(Sema *s, Env *e, AstNode *n, const char *what) {
 }
 
 static Value check_count_list(Sema *s, Env *e, AstNode *n, const char *what) {
-  static const FieldDef count = {"count", FT_COUNT, {{0}}, NULL, DK_UNKNOWN, F_HAS_MIN, 0, 0};
   if (n->kind != AST_LIST) {
     sema_err_env(s, e, n->span, "`%s` takes a list of whole numbers, like [4, 8, 8, 4]", what);
     return v_error();
   }
   bool ok = true;
-  for (AstNode *c = n->u.list.first; c; c = c->next) ok &= check_number(s, e, c, &count, what).t != T_ERROR;
+  for (AstNode *c = n->u.list.first; c; c = c->next) ok &= check_number(s, e, c, &count_item, what).t != T_ERROR;
   Value v = {0};
   v.t = ok ? T_LIST : T_ERROR;
   v.known = true;

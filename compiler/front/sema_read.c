@@ -43,6 +43,12 @@ int sema_word_list(Sema *s, Decl *d, const char *field, const char **words, int 
   return n;
 }
 
+/* The index of d's field `field`, or -1 if its schema has none. */
+static int field_index(const Decl *d, const char *field) {
+  const FieldDef *fd = schema_field(d->schema, field);
+  return fd ? schema_field_index(d->schema, fd) : -1;
+}
+
 /* Expands item n of a pattern, evaluated in e, `times` over; false if a count is unknown. */
 static bool expand(Sema *s, Env *e, AstNode *n, double times, Decl **b, int *nb, unsigned char *g, int max, int *at) {
   if (n->kind == AST_LIST) {
@@ -67,8 +73,7 @@ static bool expand(Sema *s, Env *e, AstNode *n, double times, Decl **b, int *nb,
 }
 
 int sema_pattern(Sema *s, Decl *d, Decl **blocks, int *nblocks, unsigned char *group, int max) {
-  const FieldDef *fd = schema_field(d->schema, "pattern");
-  int i = fd ? schema_field_index(d->schema, fd) : -1;
+  int i = field_index(d, "pattern");
   Value v = i >= 0 ? eval_field(s, d, i) : v_error();
   if (v.t != T_LIST || !v.known || !d->fields[i]) return -1;
   Env e = {ENV_DECL, d, d->owners[i]};
@@ -78,8 +83,7 @@ int sema_pattern(Sema *s, Decl *d, Decl **blocks, int *nblocks, unsigned char *g
 }
 
 int sema_count_list(Sema *s, Decl *d, const char *field, double *out, int max) {
-  const FieldDef *fd = schema_field(d->schema, field);
-  int i = fd ? schema_field_index(d->schema, fd) : -1;
+  int i = field_index(d, field);
   Value v = i >= 0 ? eval_field(s, d, i) : v_error();
   if (v.t != T_LIST || !v.known || !v.list || !d->fields[i]) return -1;
   Env e = {ENV_DECL, d, d->owners[i]};
@@ -102,8 +106,7 @@ void sema_decl_at(Sema *s, Decl *d, SrcFile **file, Span *span) {
 }
 
 bool sema_field_at(Sema *s, Decl *d, const char *field, SrcFile **file, Span *span) {
-  const FieldDef *fd = schema_field(d->schema, field);
-  int i = fd ? schema_field_index(d->schema, fd) : -1;
+  int i = field_index(d, field);
   if (i < 0 || !d->fields[i] || !d->owners[i]) return false;
   *file = file_of(s, d->owners[i]);
   *span = d->fields[i]->span;

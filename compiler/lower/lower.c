@@ -549,14 +549,14 @@ void lower_stage_memory(const Lowered *l, const double *vals, double mem[2][RM_N
 
 int lower_trace_open(const Lowered *l, const double *vals, const Report *r, LowerTrace *t) {
   const GNode *pn = &l->g.n[l->pipe];
-  double a[28];
-  for (int i = 0; i < 28; i++) a[i] = vals[l->g.args[pn->arg0 + i]];
+  double a[RT_PIPE_NARGS];
+  for (int i = 0; i < RT_PIPE_NARGS; i++) a[i] = vals[l->g.args[pn->arg0 + i]];
   *t = (LowerTrace){0};
   t->counts = xmalloc((size_t)RT_MAX_CHUNKS * sizeof *t->counts);
   t->buf = xmalloc(4 * (size_t)RT_MAX_CHUNKS * sizeof *t->buf);
   RtPipeline p;
   if (rt_pipeline_of_args(a, &p, t->buf) < 0 || /* checks the counts before they are ints */
-      rt_layout_counts((int)a[15], (int)a[4], p.stages, p.chunks, a[5] != 0, t->counts) < 0) {
+      rt_layout_counts((int)a[RT_PIPE_LAYOUT], (int)a[4], p.stages, p.chunks, a[5] != 0, t->counts) < 0) {
     lower_trace_close(t);
     return -1;
   }

@@ -56,14 +56,20 @@ static void options_of(Search *q) {
   if (r->micro_batch > 1) add_opt(q, F_MICRO_BATCH, 1, NULL);
 }
 
+/* Sets plan.field among the axes ax[0 .. *na), adding it if absent. */
+static void axis_set(LowerAxis *ax, int *na, const char *field, double value) {
+  int k = 0;
+  while (k < *na && !(strcmp(ax[k].root, "plan") == 0 && strcmp(ax[k].field, field) == 0)) k++;
+  ax[k] = (LowerAxis){"plan", field, -1, value};
+  *na += k == *na;
+}
+
 /* With tp or pp changed, the same GPUs: dp gives way. */
 static int dp_gives_way(const Search *q, LowerAxis *ax, int na, int tp, int pp, char *change, size_t n, size_t *len) {
   int dp = (int)((long long)q->r->dp * q->r->tp * q->r->pp / ((long long)tp * pp));
-  int k = 0;
-  while (k < na && !(strcmp(ax[k].root, "plan") == 0 && strcmp(ax[k].field, "dp") == 0)) k++;
-  ax[k] = (LowerAxis){"plan", "dp", -1, dp};
+  axis_set(ax, &na, "dp", dp);
   str_appendf(change, n, len, " dp=%d", dp);
-  return na + (k == na);
+  return na;
 }
 
 /* The candidate's axes: the base point's, with the changed fields replaced or added. */
@@ -77,11 +83,7 @@ static int axes_of(const Search *q, const int *pick, LowerAxis *ax, char *change
   for (int f = 0; f < F_N; f++) {
     if (pick[f] < 0) continue;
     const Option *o = &q->opt[f][pick[f]];
-    LowerAxis a = {"plan", field[f], -1, o->value};
-    int k = 0;
-    while (k < na && !(strcmp(ax[k].root, "plan") == 0 && strcmp(ax[k].field, field[f]) == 0)) k++;
-    ax[k] = a;
-    na += k == na;
+    axis_set(ax, &na, field[f], o->value);
     if (o->word)
       str_appendf(change, n, &len, "%s%s=%s", len ? " " : "", field[f], o->word);
     else

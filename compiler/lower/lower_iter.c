@@ -153,7 +153,7 @@ static void iter_pipeline(Lower *L, Iter *it) {
   it->blocking = blocking;
   /* outside zero-bubble, B and W run together: the whole backward is passed as B; groups
    * past the first follow the fifteen arguments of a model of one layer block */
-  GId args[28] = {L->sched, L->pp, L->vs, L->m, layers, L->balanced, 0, 0, 0, 0, ef, eb, hf, hb, p2p, K(L, L->layout)};
+  GId args[RT_PIPE_NARGS] = {L->sched, L->pp, L->vs, L->m, layers, L->balanced, 0, 0, 0, 0, ef, eb, hf, hb, p2p, K(L, L->layout)};
   for (int k = 0; k < RT_MAX_GROUPS; k++) {
     GId *at = k == 0 ? args + 6 : args + 16 + 4 * (k - 1);
     if (k >= it->ng) {
@@ -163,7 +163,7 @@ static void iter_pipeline(Lower *L, Iter *it) {
     GId wg = it->Ly[k].wg;
     at[0] = lf[k], at[1] = PICK(L, zb, SUB(L, lb[k], wg), lb[k]), at[2] = PICK(L, zb, wg, K(L, 0)), at[3] = lr[k];
   }
-  GId pipe = g_call(g, RTK_PIPELINE, args, 28, "pipeline");
+  GId pipe = g_call(g, RTK_PIPELINE, args, RT_PIPE_NARGS, "pipeline");
   L->out->pipe = pipe;
   it->makespan = pipe, it->nop2p = pipe + 1;
 
@@ -414,17 +414,15 @@ static void iter_optimizer(Lower *L, Iter *it) {
 
 /* The model's parameters on the first and on the last pipeline stage (all of their ranks;
  * the whole model with one stage; the head's copy of a tied embedding on the last), and on
- * the GPU that holds most (iter_params'). */
-static void iter_stage_params(Lower *L, Iter *it) {
+ * the GPU that holds most (iter_params').  total: the model's; pad: an embedding's extra rows. */
+static void iter_stage_params(Lower *L, Iter *it, GId total, GId pad) {
   Graph *g = L->g;
   Acc *E = it->E, *H = it->H;
   GId x[RT_MAX_GROUPS] = {0};
   GFIELD(it, wtotal, x);
-  GId pad = MAX(L, it->z, SUB(L, E->wtied, MUL(L, lower_field(L, L->model, "model", "vocab", 0), L->hidden)));
   GId first = SUB(L, ADD(L, gsum(L, it, it->l0, x), E->wtotal), pad);
   GId last = ADD(L, gsum(L, it, it->ll, x), H->wtotal);
   if (sema_ref(L->s, L->model, "head")) last = SUB(L, last, pad);
-  GId total = graph_find_output(g, lower_output_names[O_PARAMS]);
   graph_output(g, lower_output_names[O_PARAMS_FIRST], g_select(g, it->one_dev, total, first));
   graph_output(g, lower_output_names[O_PARAMS_LAST], g_select(g, it->one_dev, total, last));
   emit(L, O_PARAMS_GPU, it->params);
@@ -458,12 +456,12 @@ static void iter_throughput(Lower *L, Iter *it) {
   /* the vocabulary as published, not as padded for tp (Megatron's 128 * tp multiple): the
    * embedding's extra rows, and the head's too where it has its own */
   GId pad = MAX(L, z, SUB(L, E->wtied, MUL(L, lower_field(L, L->model, "model", "vocab", 0), L->hidden)));
-  if (!tied && sema_ref(L->s, L->model, "head")) pad = MUL(L, K(L, 2), pad);
-  total = SUB(L, total, pad), active = SUB(L, active, pad);
+  GId pads = !tied && sema_ref(L->s, L->model, "head") ? MUL(L, K(L, 2), pad) : pad;
+  total = SUB(L, total, pads), active = SUB(L, active, pads);
   emit(L, O_PARAMS, total);
   emit(L, O_ACTIVE, active);
   emit(L, O_TOKENS_ITER, tokens);
-  iter_stage_params(L, it);
+  iter_stage_params(L, it, total, pad);
   emit(L, O_MODEL_FLOPS, model_flops);
   emit(L, O_HW_FLOPS, hw_flops);
   emit(L, O_TFLOPS, per_gpu);

@@ -62,40 +62,51 @@ static void bind_args(AstNode *call, const OpDef *od, Args *a) {
   }
 }
 
+/* Argument `name`'s node, NULL if not given. */
+static AstNode *arg_at(Args *a, const char *name) {
+  int i = param_index(a->def, name);
+  return i >= 0 && i < ARGS_MAX ? a->node[i] : NULL;
+}
+
+/* Reports that argument `name` (node n) `must`, unless evaluating it reported an unset model
+ * field (L->missing past `missing`). */
+static void arg_bad(Lower *L, Args *a, AstNode *n, const char *name, int missing, const char *must) {
+  if (L->missing == missing) lower_err_blk(L, n, "argument `%s` of `%s` %s", name, a->def->name, must);
+}
+
 /* A numeric argument: its node; must be present (sema checked required ones). */
 static GId arg_num(Lower *L, Args *a, const char *name, double def) {
-  int i = param_index(a->def, name);
-  if (i < 0 || !a->node[i]) return K(L, def);
+  AstNode *n = arg_at(a, name);
+  if (!n) return K(L, def);
   int missing = L->missing;
-  Val v = lower_eval(L, a->node[i]);
+  Val v = lower_eval(L, n);
   if (!v.ok || v.word) {
-    if (L->missing == missing) /* else the unset model field was reported */
-      lower_err_blk(L, a->node[i], "argument `%s` of `%s` cannot be evaluated for this scenario", name, a->def->name);
+    arg_bad(L, a, n, name, missing, "cannot be evaluated for this scenario");
     return K(L, NAN);
   }
   return v.id;
 }
 
 static const char *arg_word(Lower *L, Args *a, const char *name, const char *def) {
-  int i = param_index(a->def, name);
-  if (i < 0 || !a->node[i]) return def;
+  AstNode *n = arg_at(a, name);
+  if (!n) return def;
   int missing = L->missing;
-  Val v = lower_eval(L, a->node[i]);
+  Val v = lower_eval(L, n);
   if (!v.ok || !v.word) {
-    if (L->missing == missing) lower_err_blk(L, a->node[i], "argument `%s` of `%s` must be a word here", name, a->def->name);
+    arg_bad(L, a, n, name, missing, "must be a word here");
     return def;
   }
   return v.word;
 }
 
 static bool arg_bool(Lower *L, Args *a, const char *name, bool def) {
-  int i = param_index(a->def, name);
-  if (i < 0 || !a->node[i]) return def;
+  AstNode *n = arg_at(a, name);
+  if (!n) return def;
   int missing = L->missing;
-  Val v = lower_eval(L, a->node[i]);
+  Val v = lower_eval(L, n);
   double x;
   if (!v.ok || v.word || !g_is_const(L->g, v.id, &x)) {
-    if (L->missing == missing) lower_err_blk(L, a->node[i], "argument `%s` of `%s` must be true or false for this scenario", name, a->def->name);
+    arg_bad(L, a, n, name, missing, "must be true or false for this scenario");
     return def;
   }
   return x != 0;
@@ -196,8 +207,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   const char *split = arg_word(L, a, "split", "none");
   bool bias = arg_bool(L, a, "bias", false);
   bool frozen = arg_bool(L, a, "frozen", L->frozen);
-  int ri = param_index(a->def, "lora_rank");
-  GId r = a->node[ri]                ? arg_num(L, a, "lora_rank", 0)
+  GId r = arg_at(a, "lora_rank")     ? arg_num(L, a, "lora_rank", 0)
           : lower_is_layer(L->which) ? lower_field(L, L->model, "model", "lora_rank", 0)
                                      : K(L, 0);
   bool col = !strcmp(split, "column"), row = !strcmp(split, "row");
@@ -248,12 +258,12 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   GId in_el = col   ? PICK(L, L->sp, DIV(L, MUL(L, t, in), L->tp), MUL(L, t, in))
               : row ? MUL(L, t, k)
                     : local_elems(L, MUL(L, t, in));
-  if (frozen && !lora) /* the data gradient needs the weight alone */
-    ;
-  else if (in_saved < 0 || col || rt_dtype_quantized(L->dt_gemm)) /* a column linear's input is not O */
-    A->act = ADD(L, A->act, MUL(L, in_el, gemm_in_bytes(L)));
-  else
-    A->act_sel = SUB(L, A->act_sel, in_saved);
+  if (!frozen || lora) { /* else the data gradient needs the weight alone */
+    if (in_saved < 0 || col || rt_dtype_quantized(L->dt_gemm)) /* a column linear's input is not O */
+      A->act = ADD(L, A->act, MUL(L, in_el, gemm_in_bytes(L)));
+    else
+      A->act_sel = SUB(L, A->act_sel, in_saved);
+  }
   /* a fused parallel residual: the branches' outputs are summed unreduced, and the layer's
    * last row linear reduces the sum (forward, and its gradient's gather under SP) */
   bool deferred = row && L->row_skip > 0;
@@ -297,20 +307,18 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   Graph *g = L->g;
   GId b = arg_num(L, a, "batch", 0), heads = arg_num(L, a, "heads", 0), s = arg_num(L, a, "seq", 0);
   GId dh = arg_num(L, a, "head_dim", 0);
-  int i = param_index(a->def, "kv_heads");
-  GId kv = a->node[i] ? arg_num(L, a, "kv_heads", 0) : heads;
-  i = param_index(a->def, "v_head_dim");
-  GId dv = a->node[i] ? arg_num(L, a, "v_head_dim", 0) : dh;
+  GId kv = arg_at(a, "kv_heads") ? arg_num(L, a, "kv_heads", 0) : heads;
+  GId dv = arg_at(a, "v_head_dim") ? arg_num(L, a, "v_head_dim", 0) : dh;
   GId w = arg_num(L, a, "window", 0);
-  i = param_index(a->def, "document");
-  GId doc = a->node[i] ? arg_num(L, a, "document", 0) : lower_field(L, L->model, "model", "document", 0);
+  AstNode *dn = arg_at(a, "document");
+  GId doc = dn ? arg_num(L, a, "document", 0) : lower_field(L, L->model, "model", "document", 0);
   bool causal = arg_bool(L, a, "causal", true), drop = arg_bool(L, a, "dropout", false);
   bool sinks = arg_bool(L, a, "sinks", false);
   const char *impl = arg_word(L, a, "impl", "flash");
   bool flash = !strcmp(impl, "flash");
   double sv = cv(L, s), dvv = cv(L, doc);
   if (dvv > sv) {
-    lower_err_blk(L, a->node[i] ? a->node[i] : a->node[param_index(a->def, "seq")],
+    lower_err_blk(L, dn ? dn : arg_at(a, "seq"),
                   "attention `%s`: document = %g tokens is longer than the sequence, seq = %g", name, dvv, sv);
     return;
   }
@@ -665,7 +673,7 @@ static void op_ssd(Lower *L, const char *name, Args *a) {
   GId p = arg_num(L, a, "head_dim", 0), n = arg_num(L, a, "state", 0), groups = arg_num(L, a, "groups", 0);
   GId q = arg_num(L, a, "chunk", 0);
   double tp = cv(L, L->tp), cp = cv(L, L->cp), hv = cv(L, heads), gv = cv(L, groups);
-  AstNode *at = a->node[param_index(a->def, "heads")];
+  AstNode *at = arg_at(a, "heads");
   if (cp > 1) {
     lower_err_blk(L, at, "ssd `%s`: context parallelism (plan.cp = %g) over a Mamba-2 scan is not modelled", name, cp);
     return;
