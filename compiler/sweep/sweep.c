@@ -113,14 +113,15 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The source text of an expression, for messages and reason names. */
-static const char *text_of(Sweep *sw, AstNode *n) {
+const char *sweep_src_text(Sema *s, Decl *decl, Arena *a, AstNode *n) {
   SrcFile *f;
   Span at;
-  sema_decl_at(sw->s, sw->decl, &f, &at);
+  sema_decl_at(s, decl, &f, &at);
   if (!f || n->span.end > f->len || n->span.start >= n->span.end) return "?";
-  return arena_strndup(&sw->arena, f->text + n->span.start, n->span.end - n->span.start);
+  return arena_strndup(a, f->text + n->span.start, n->span.end - n->span.start);
 }
+
+static const char *text_of(Sweep *sw, AstNode *n) { return sweep_src_text(sw->s, sw->decl, &sw->arena, n); }
 
 /* The source text of a statement's expression (a require's, the objective's), as written: the
  * expression's span leaves out its outer parentheses, the statement's keeps them. */

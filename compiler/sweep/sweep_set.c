@@ -101,13 +101,7 @@ bool sweep_set_wanted(Sema *s, Decl *decl) {
   return false;
 }
 
-static const char *src_text(SweepSet *set, AstNode *n) {
-  SrcFile *f;
-  Span at;
-  sema_decl_at(set->s, set->decl, &f, &at);
-  if (!f || n->span.end > f->len || n->span.start >= n->span.end) return "?";
-  return arena_strndup(&set->arena, f->text + n->span.start, n->span.end - n->span.start);
-}
+static const char *src_text(SweepSet *set, AstNode *n) { return sweep_src_text(set->s, set->decl, &set->arena, n); }
 
 /* The structural axes, in declaration order; false after reporting too many structures. */
 static bool read_structural(SweepSet *set, Diag *d) {
