@@ -105,15 +105,15 @@ static const char *src_text(SweepSet *set, AstNode *n) { return sweep_src_text(s
 
 /* The structural axes, in declaration order; false after reporting too many structures. */
 static bool read_structural(SweepSet *set, Diag *d) {
+  SrcFile *f;
+  Span at;
+  sema_decl_at(set->s, set->decl, &f, &at);
   AstList body = sema_block_body(set->decl);
   for (AstNode *c = body.first; c; c = c->next) {
     set->nvary += c->kind == AST_VARY;
     set->nax += c->kind == AST_VARY && sweep_vary_structural(set->s, set->decl, c);
   }
   if (set->nax > MAX_STRUCTURAL) {
-    SrcFile *f;
-    Span at;
-    sema_decl_at(set->s, set->decl, &f, &at);
     diag_error(d, f, at, "sweep `%s` varies %d fields that change its graph; llmp varies at most %d",
                sema_decl_name(set->decl), set->nax, MAX_STRUCTURAL);
     return false;
@@ -129,9 +129,6 @@ static bool read_structural(SweepSet *set, Diag *d) {
     AstNode *up = c->u.bin.lhs;
     for (; up && a->depth < MAX_DEPTH; up = up->kind == AST_MEMBER ? up->u.bin.lhs : NULL) chain[a->depth++] = up;
     if (up) {
-      SrcFile *f;
-      Span at;
-      sema_decl_at(set->s, set->decl, &f, &at);
       diag_error(d, f, c->u.bin.lhs->span, "a sweep varies a path of at most %d names", MAX_DEPTH);
       return false;
     }
@@ -153,9 +150,6 @@ static bool read_structural(SweepSet *set, Diag *d) {
     }
     if (words) a->words = a->texts;
     if ((double)set->n * a->n > MAX_STRUCTURES) {
-      SrcFile *f;
-      Span at;
-      sema_decl_at(set->s, set->decl, &f, &at);
       diag_error(d, f, c->span,
                  "sweep `%s` has more than %d values of the fields that change its graph (one graph each): "
                  "narrow these axes or write several sweeps",
