@@ -23,6 +23,11 @@ static const char *num_text(char *buf, size_t n, double x, bool json) {
   return emit_shortest(buf, n, x);
 }
 
+/* A field that is not a string, for JSON (json) or CSV: true/false, or num_text's number. */
+static const char *scalar_text(char *buf, size_t n, const SweepField *f, bool json) {
+  return f->flag ? (f->num != 0 ? "true" : "false") : num_text(buf, n, f->num, json);
+}
+
 const char *sweep_grouped(char *buf, uint64_t v) {
   char digits[24];
   int nd = snprintf(digits, sizeof digits, "%" PRIu64, v), o = 0;
@@ -369,10 +374,8 @@ static void write_csv(FILE *out, const SweepMeta *m, const SweepRow *rows, int n
       const SweepField *f = &rows[i].fields[j];
       if (f->str)
         emit_csv_field(out, f->str);
-      else if (f->flag)
-        fputs(f->num != 0 ? "true" : "false", out);
       else
-        fputs(num_text(buf, sizeof buf, f->num, false), out);
+        fputs(scalar_text(buf, sizeof buf, f, false), out);
     }
     fputc('\n', out);
   }
@@ -388,10 +391,8 @@ static void jsonl_fields(FILE *out, const SweepRow *row, bool lines) {
     fputc(':', out);
     if (f->str)
       emit_json_string(out, f->str);
-    else if (f->flag)
-      fputs(f->num != 0 ? "true" : "false", out);
     else
-      fputs(num_text(buf, sizeof buf, f->num, true), out);
+      fputs(scalar_text(buf, sizeof buf, f, true), out);
   }
   fputs(lines ? "}\n" : "}", out);
 }
