@@ -250,7 +250,7 @@ static Col make_col(const SweepRow *rows, int n, int j, const char *name, char k
 }
 
 /* The plan's fields the same in every row, "  every row: pp = 1, schedule = 1f1b", wrapped. */
-static void same_line(FILE *out, const SweepRow *rows, int n, const bool *same) {
+static void same_line(FILE *out, const SweepRow *rows, const bool *same) {
   char buf[64];
   size_t col = 0;
   for (int j = 0; j < rows[0].nfields; j++) {
@@ -266,7 +266,6 @@ static void same_line(FILE *out, const SweepRow *rows, int n, const bool *same) 
     col += (size_t)fprintf(out, "%s = %s", name, v);
   }
   if (col) fputc('\n', out);
-  (void)n;
 }
 
 /* The columns: the plan's fields that differ, then the figures by figures[], then any other
@@ -307,7 +306,7 @@ static void compact_rows(FILE *out, const SweepRow *rows, int n, const char *fir
   Col *cols = xcalloc((size_t)nf + 1, sizeof *cols);
   bool *same = xcalloc((size_t)nf + 1, sizeof *same);
   int nc = compact_cols(rows, n, cols, same, rw);
-  same_line(out, rows, n, same);
+  same_line(out, rows, same);
   fputc('\n', out);
   table_put(out, first, rw, true, nc == 0, true);
   for (int c = 0; c < nc; c++) table_put(out, cols[c].name, cols[c].width, cols[c].right, c == nc - 1, false);
