@@ -6,7 +6,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "alloc.h"
 #include "strbuf.h"
@@ -64,12 +63,6 @@ struct SweepSet {
   SweepDot *dots;        /* the last run's sample */
   SweepSample smp;
 };
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 bool sweep_vary_structural(Sema *s, Decl *decl, AstNode *vary) {
   AstNode *p = vary->u.bin.lhs;
@@ -315,7 +308,7 @@ SweepSet *sweep_set_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOpti
   set->part = xcalloc((size_t)set->n, sizeof *set->part);
   char **failed = xcalloc((size_t)set->n, sizeof *failed);
   int nok = 0;
-  double t0 = now();
+  double t0 = sweep_now();
   for (int i = 0; i < set->n; i++) { /* sema and lowering are not thread-safe: one by one */
     Diag own;
     Caught caught = {NULL};
@@ -332,7 +325,7 @@ SweepSet *sweep_set_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOpti
       failed[i] = caught.first ? caught.first : xstrdup("the structure could not be lowered");
     }
   }
-  set->lower_seconds = now() - t0;
+  set->lower_seconds = sweep_now() - t0;
   if (!nok) { /* every structure fails: say why, as a sweep of one graph does */
     Sweep *again = structure_lower(set, 0, d);
     sweep_free(again);
