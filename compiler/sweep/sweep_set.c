@@ -164,11 +164,16 @@ static Decl *derive_chain(SweepSet *set, Decl *base, AstNode *const *path, int d
   return x ? sema_derive(set->s, base, path[0]->name, NULL, x, set->decl, d) : NULL;
 }
 
+/* Structure i's value of each structural axis, by index (the last axis varies fastest). */
+static void structure_digits(const SweepSet *set, int i, int *digit) {
+  for (int a = set->nax - 1; a >= 0; a--) digit[a] = i % set->ax[a].n, i /= set->ax[a].n;
+}
+
 /* Structure i's declaration: the sweep with each structural axis's value set, whole
  * declarations (`vary cluster`) before their fields.  NULL after reporting to d. */
 static Decl *structure_decl(SweepSet *set, int i, Diag *d) {
-  int digit[MAX_STRUCTURAL], r = i;
-  for (int a = set->nax - 1; a >= 0; a--) digit[a] = r % set->ax[a].n, r /= set->ax[a].n;
+  int digit[MAX_STRUCTURAL];
+  structure_digits(set, i, digit);
   Decl *sc = set->decl;
   for (int depth = 1; depth <= MAX_DEPTH && sc; depth++)
     for (int a = 0; a < set->nax && sc; a++)
@@ -427,9 +432,9 @@ Sweep *sweep_set_estimated(const SweepSet *set) { return set->estimated; }
 
 const char *sweep_set_axis_at(const SweepSet *set, int a, uint64_t point, const char **root, const char **field,
                               char *buf, size_t n) {
-  int i = (int)(point / set->inner), digit[MAX_STRUCTURAL], r = i, s = 0, k = 0;
+  int i = (int)(point / set->inner), digit[MAX_STRUCTURAL], s = 0, k = 0;
   *root = *field = "";
-  for (int x = set->nax - 1; x >= 0; x--) digit[x] = r % set->ax[x].n, r /= set->ax[x].n;
+  structure_digits(set, i, digit);
   for (AstNode *c = sema_block_body(set->decl).first; c; c = c->next) {
     if (c->kind != AST_VARY) continue;
     if (s < set->nax && set->ax[s].vary == c) {
@@ -478,8 +483,8 @@ double sweep_set_point_objective(SweepSet *set, uint64_t point, int *reason) {
  * declaration order, the structural ones from the structure's values, cluster.gpus where the
  * cluster changes, then the part's figures; the point made the set's. */
 static void set_row(SweepSet *set, int i, SweepRow *row) {
-  int digit[MAX_STRUCTURAL], r = i, ninput = set->nvary - set->nax;
-  for (int a = set->nax - 1; a >= 0; a--) digit[a] = r % set->ax[a].n, r /= set->ax[a].n;
+  int digit[MAX_STRUCTURAL], ninput = set->nvary - set->nax;
+  structure_digits(set, i, digit);
   SweepField *f = arena_alloc(&set->arena, (size_t)(row->nfields + set->nax + 1) * sizeof *f);
   int n = 0, a = 0, k = 0;
   for (AstNode *c = sema_block_body(set->decl).first; c; c = c->next) {
