@@ -45,6 +45,15 @@ static Decl *open_sweep(Fixture *f, const char *path, const char *name) {
   return NULL;
 }
 
+/* Sweep name of the file at path, opened into f and staged (threads, JIT or interpreter). */
+static Sweep *new_sweep(Fixture *f, const char *path, const char *name, int threads, bool jit) {
+  Decl *decl = open_sweep(f, path, name);
+  SweepOptions o = {threads, jit, 0, 1, false, NULL, false, false, false, 0, NULL};
+  Sweep *sw = sweep_new(f->s, f->hw, decl, &f->d, &o);
+  assert_non_null(sw);
+  return sw;
+}
+
 static void close_fixture(Fixture *f) {
   hw_free(f->hw);
   sema_free(f->s);
@@ -113,10 +122,7 @@ static int cmp_obj(const void *x, const void *y) {
 static void every_point_alone(void **state) {
   (void)state;
   Fixture f;
-  Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions o = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL};
-  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
-  assert_non_null(sw);
+  Sweep *sw = new_sweep(&f, SMALL, "tiny_search", 1, true);
   /* the sweep evaluates only what its objective, requires and checks need: its pipeline
    * runs without the second simulation (free sends) that a report's breakdown needs */
   const Graph *g = sweep_graph(sw);
@@ -192,10 +198,7 @@ static void jit_interpreter_threads_agree(void **state) {
 static void shards_add_up(void **state) {
   (void)state;
   Fixture f;
-  Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions o = {2, true, 0, 1, false, NULL, false, false, false, 0, NULL};
-  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
-  assert_non_null(sw);
+  Sweep *sw = new_sweep(&f, SMALL, "tiny_search", 2, true);
   Result whole;
   run_into(sw, 2, true, 0, 1, &whole);
   for (int n = 2; n <= 7; n += 5) {
@@ -278,10 +281,7 @@ static void pruning_keeps_the_same_points(void **state) {
 static void structural_axes(void **state) {
   (void)state;
   Fixture f;
-  Decl *decl = open_sweep(&f, SMALL, "tiny_scaling");
-  SweepOptions o = {2, true, 0, 1, false, NULL, false, false, false, 0, NULL};
-  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
-  assert_non_null(sw);
+  Sweep *sw = new_sweep(&f, SMALL, "tiny_scaling", 2, true);
   int compiled;
   double lowering;
   assert_int_equal(sweep_structures(sw, &compiled, &lowering), 12);
@@ -553,10 +553,7 @@ static void sample_of_points_evaluated(void **state) {
 static void sample_of_structures(void **state) {
   (void)state;
   Fixture f;
-  Decl *decl = open_sweep(&f, SMALL, "tiny_scaling");
-  SweepOptions o = {2, true, 0, 1, false, NULL, false, false, false, 0, NULL};
-  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
-  assert_non_null(sw);
+  Sweep *sw = new_sweep(&f, SMALL, "tiny_scaling", 2, true);
   sweep_keep_sample(sw, 1000);
   Result r;
   run_into(sw, 2, true, 0, 1, &r);
