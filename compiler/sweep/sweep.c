@@ -107,20 +107,21 @@ struct Sweep {
 static void sample_free(Sweep *sw);
 static void point_values(const Sweep *sw, uint64_t point, int *index);
 
-static double now(void) {
+double sweep_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The source text of an expression, for messages and reason names. */
-static const char *text_of(Sweep *sw, AstNode *n) {
+const char *sweep_src_text(Sema *s, Decl *decl, Arena *a, AstNode *n) {
   SrcFile *f;
   Span at;
-  sema_decl_at(sw->s, sw->decl, &f, &at);
+  sema_decl_at(s, decl, &f, &at);
   if (!f || n->span.end > f->len || n->span.start >= n->span.end) return "?";
-  return arena_strndup(&sw->arena, f->text + n->span.start, n->span.end - n->span.start);
+  return arena_strndup(a, f->text + n->span.start, n->span.end - n->span.start);
 }
+
+static const char *text_of(Sweep *sw, AstNode *n) { return sweep_src_text(sw->s, sw->decl, &sw->arena, n); }
 
 /* The source text of a statement's expression (a require's, the objective's), as written: the
  * expression's span leaves out its outer parentheses, the statement's keeps them. */
@@ -1156,9 +1157,9 @@ static void *worker_main(void *arg) {
     uint64_t b = atomic_fetch_add(w->next, chunk);
     if (b >= w->end) break;
     uint64_t e = chunk < w->end - b ? b + chunk : w->end;
-    double t0 = now();
+    double t0 = sweep_now();
     run_range(w, b, e);
-    chunk = sweep_chunk_next(chunk, now() - t0, w->max_chunk);
+    chunk = sweep_chunk_next(chunk, sweep_now() - t0, w->max_chunk);
   }
   atomic_fetch_sub(w->running, 1);
   return NULL;
@@ -1310,13 +1311,13 @@ static int run_workers(Sweep *sw, const SweepOptions *opt, Worker *w, int T, boo
   if (!started) worker_main(&w[0]);            /* no thread could start: evaluate here */
   SweepProgress pr;
   sweep_progress_start_on(&pr, span, stderr, bar && isatty(2), NULL);
-  double t0 = now();
+  double t0 = sweep_now();
   bool estimated = false;
   int rc = 0;
   long nap = 1000000; /* 1 ms, doubling to 20: a graph of a few points ends within a millisecond */
   while (atomic_load(w[0].running) > 0) {
     uint64_t d = atomic_load(done);
-    double t = now() - t0;
+    double t = sweep_now() - t0;
     if (!estimated && t >= 0.5 && d > 0) {
       estimated = true;
       if (!run_estimate(sw, opt, d, sw->est_span > span ? sw->est_span : span, t)) {
@@ -1412,9 +1413,9 @@ SweepTop *sweep_part_eval(Sweep *sw, const SweepOptions *opt, uint64_t begin, ui
                     sw->sample_k > 0 ? sample_new(sw) : NULL};
     /* clang-format on */
   }
-  double t0 = now();
+  double t0 = sweep_now();
   int stopped = run_workers(sw, opt, w, T, opt->progress && isatty(2), &done, span);
-  *elapsed = now() - t0;
+  *elapsed = sweep_now() - t0;
   *status = stopped;
   return merge_workers(sw, w, T, kept);
 }

@@ -17,6 +17,12 @@ typedef struct SweepSet SweepSet;
 
 /* --- sweep.c: one graph ---------------------------------------------------------------------- */
 
+/* The source text of an expression in decl's file (copied into a), for messages and reason
+ * names; "?" if it has none. */
+const char *sweep_src_text(Sema *s, Decl *decl, Arena *a, AstNode *n);
+/* Seconds on the monotonic clock. */
+double sweep_now(void);
+
 /* Lowers and stages the sweep decl over its graph-input axes, lowering `scenario` (decl, or a
  * declaration derived from it) with decl's lets, requires and objective.  NULL after
  * reporting to d. */

@@ -553,9 +553,8 @@ static int row_keys_same(Reader *r) {
   return 0;
 }
 
-/* A field's value: a number, null (NaN) or text. */
-static int row_field(Reader *r, const JItem *it, SweepField *f) {
-  f->key = r->keys[it - r->j.top];
+/* A field's value, its key already set: a number, null (NaN), a flag or text. */
+static int field_value(Reader *r, const JItem *it, SweepField *f) {
   f->str = NULL;
   f->num = NAN;
   f->flag = it->kind == JN_BOOL;
@@ -566,6 +565,11 @@ static int row_field(Reader *r, const JItem *it, SweepField *f) {
   else if (!jitem_num(&r->j, it, &f->num))
     return rfail(r, "`%.60s` is not a number, a string, a flag or null", f->key);
   return 0;
+}
+
+static int row_field(Reader *r, const JItem *it, SweepField *f) {
+  f->key = r->keys[it - r->j.top];
+  return field_value(r, it, f);
 }
 
 static int read_row(Reader *r) {
@@ -621,13 +625,8 @@ static int read_best(Reader *r) {
   for (int i = 4; i < j->ntop; i++) {
     SweepField *f = &row.fields[i - 4];
     const char *key = jkey(j, &j->top[i]);
-    *f = (SweepField){intern(&r->in, key, strlen(key)), NAN, NULL, j->top[i].kind == JN_BOOL};
-    if (j->top[i].kind == JN_STR)
-      f->str = intern_item(r, &j->top[i]);
-    else if (f->flag)
-      f->num = (double)j->top[i].at;
-    else if (!jitem_num(j, &j->top[i], &f->num))
-      return rfail(r, "`%.60s` is not a number, a string, a flag or null", key);
+    f->key = intern(&r->in, key, strlen(key));
+    if (field_value(r, &j->top[i], f)) return -1;
   }
   int cap = d->capbest;
   XGROW(d->best, d->nbest + 1, d->capbest);

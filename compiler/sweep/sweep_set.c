@@ -6,7 +6,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "alloc.h"
 #include "strbuf.h"
@@ -65,12 +64,6 @@ struct SweepSet {
   SweepSample smp;
 };
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 bool sweep_vary_structural(Sema *s, Decl *decl, AstNode *vary) {
   AstNode *p = vary->u.bin.lhs;
   if (p->kind != AST_MEMBER || p->u.bin.lhs->kind != AST_NAME) return true;
@@ -101,25 +94,19 @@ bool sweep_set_wanted(Sema *s, Decl *decl) {
   return false;
 }
 
-static const char *src_text(SweepSet *set, AstNode *n) {
-  SrcFile *f;
-  Span at;
-  sema_decl_at(set->s, set->decl, &f, &at);
-  if (!f || n->span.end > f->len || n->span.start >= n->span.end) return "?";
-  return arena_strndup(&set->arena, f->text + n->span.start, n->span.end - n->span.start);
-}
+static const char *src_text(SweepSet *set, AstNode *n) { return sweep_src_text(set->s, set->decl, &set->arena, n); }
 
 /* The structural axes, in declaration order; false after reporting too many structures. */
 static bool read_structural(SweepSet *set, Diag *d) {
+  SrcFile *f;
+  Span at;
+  sema_decl_at(set->s, set->decl, &f, &at);
   AstList body = sema_block_body(set->decl);
   for (AstNode *c = body.first; c; c = c->next) {
     set->nvary += c->kind == AST_VARY;
     set->nax += c->kind == AST_VARY && sweep_vary_structural(set->s, set->decl, c);
   }
   if (set->nax > MAX_STRUCTURAL) {
-    SrcFile *f;
-    Span at;
-    sema_decl_at(set->s, set->decl, &f, &at);
     diag_error(d, f, at, "sweep `%s` varies %d fields that change its graph; llmp varies at most %d",
                sema_decl_name(set->decl), set->nax, MAX_STRUCTURAL);
     return false;
@@ -135,9 +122,6 @@ static bool read_structural(SweepSet *set, Diag *d) {
     AstNode *up = c->u.bin.lhs;
     for (; up && a->depth < MAX_DEPTH; up = up->kind == AST_MEMBER ? up->u.bin.lhs : NULL) chain[a->depth++] = up;
     if (up) {
-      SrcFile *f;
-      Span at;
-      sema_decl_at(set->s, set->decl, &f, &at);
       diag_error(d, f, c->u.bin.lhs->span, "a sweep varies a path of at most %d names", MAX_DEPTH);
       return false;
     }
@@ -159,9 +143,6 @@ static bool read_structural(SweepSet *set, Diag *d) {
     }
     if (words) a->words = a->texts;
     if ((double)set->n * a->n > MAX_STRUCTURES) {
-      SrcFile *f;
-      Span at;
-      sema_decl_at(set->s, set->decl, &f, &at);
       diag_error(d, f, c->span,
                  "sweep `%s` has more than %d values of the fields that change its graph (one graph each): "
                  "narrow these axes or write several sweeps",
@@ -183,11 +164,16 @@ static Decl *derive_chain(SweepSet *set, Decl *base, AstNode *const *path, int d
   return x ? sema_derive(set->s, base, path[0]->name, NULL, x, set->decl, d) : NULL;
 }
 
+/* Structure i's value of each structural axis, by index (the last axis varies fastest). */
+static void structure_digits(const SweepSet *set, int i, int *digit) {
+  for (int a = set->nax - 1; a >= 0; a--) digit[a] = i % set->ax[a].n, i /= set->ax[a].n;
+}
+
 /* Structure i's declaration: the sweep with each structural axis's value set, whole
  * declarations (`vary cluster`) before their fields.  NULL after reporting to d. */
 static Decl *structure_decl(SweepSet *set, int i, Diag *d) {
-  int digit[MAX_STRUCTURAL], r = i;
-  for (int a = set->nax - 1; a >= 0; a--) digit[a] = r % set->ax[a].n, r /= set->ax[a].n;
+  int digit[MAX_STRUCTURAL];
+  structure_digits(set, i, digit);
   Decl *sc = set->decl;
   for (int depth = 1; depth <= MAX_DEPTH && sc; depth++)
     for (int a = 0; a < set->nax && sc; a++)
@@ -327,7 +313,7 @@ SweepSet *sweep_set_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOpti
   set->part = xcalloc((size_t)set->n, sizeof *set->part);
   char **failed = xcalloc((size_t)set->n, sizeof *failed);
   int nok = 0;
-  double t0 = now();
+  double t0 = sweep_now();
   for (int i = 0; i < set->n; i++) { /* sema and lowering are not thread-safe: one by one */
     Diag own;
     Caught caught = {NULL};
@@ -344,7 +330,7 @@ SweepSet *sweep_set_new(Sema *s, HwSet *hw, Decl *decl, Diag *d, const SweepOpti
       failed[i] = caught.first ? caught.first : xstrdup("the structure could not be lowered");
     }
   }
-  set->lower_seconds = now() - t0;
+  set->lower_seconds = sweep_now() - t0;
   if (!nok) { /* every structure fails: say why, as a sweep of one graph does */
     Sweep *again = structure_lower(set, 0, d);
     sweep_free(again);
@@ -446,9 +432,9 @@ Sweep *sweep_set_estimated(const SweepSet *set) { return set->estimated; }
 
 const char *sweep_set_axis_at(const SweepSet *set, int a, uint64_t point, const char **root, const char **field,
                               char *buf, size_t n) {
-  int i = (int)(point / set->inner), digit[MAX_STRUCTURAL], r = i, s = 0, k = 0;
+  int i = (int)(point / set->inner), digit[MAX_STRUCTURAL], s = 0, k = 0;
   *root = *field = "";
-  for (int x = set->nax - 1; x >= 0; x--) digit[x] = r % set->ax[x].n, r /= set->ax[x].n;
+  structure_digits(set, i, digit);
   for (AstNode *c = sema_block_body(set->decl).first; c; c = c->next) {
     if (c->kind != AST_VARY) continue;
     if (s < set->nax && set->ax[s].vary == c) {
@@ -497,8 +483,8 @@ double sweep_set_point_objective(SweepSet *set, uint64_t point, int *reason) {
  * declaration order, the structural ones from the structure's values, cluster.gpus where the
  * cluster changes, then the part's figures; the point made the set's. */
 static void set_row(SweepSet *set, int i, SweepRow *row) {
-  int digit[MAX_STRUCTURAL], r = i, ninput = set->nvary - set->nax;
-  for (int a = set->nax - 1; a >= 0; a--) digit[a] = r % set->ax[a].n, r /= set->ax[a].n;
+  int digit[MAX_STRUCTURAL], ninput = set->nvary - set->nax;
+  structure_digits(set, i, digit);
   SweepField *f = arena_alloc(&set->arena, (size_t)(row->nfields + set->nax + 1) * sizeof *f);
   int n = 0, a = 0, k = 0;
   for (AstNode *c = sema_block_body(set->decl).first; c; c = c->next) {

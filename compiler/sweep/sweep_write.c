@@ -23,6 +23,11 @@ static const char *num_text(char *buf, size_t n, double x, bool json) {
   return emit_shortest(buf, n, x);
 }
 
+/* A field that is not a string, for JSON (json) or CSV: true/false, or num_text's number. */
+static const char *scalar_text(char *buf, size_t n, const SweepField *f, bool json) {
+  return f->flag ? (f->num != 0 ? "true" : "false") : num_text(buf, n, f->num, json);
+}
+
 const char *sweep_grouped(char *buf, uint64_t v) {
   char digits[24];
   int nd = snprintf(digits, sizeof digits, "%" PRIu64, v), o = 0;
@@ -245,7 +250,7 @@ static Col make_col(const SweepRow *rows, int n, int j, const char *name, char k
 }
 
 /* The plan's fields the same in every row, "  every row: pp = 1, schedule = 1f1b", wrapped. */
-static void same_line(FILE *out, const SweepRow *rows, int n, const bool *same) {
+static void same_line(FILE *out, const SweepRow *rows, const bool *same) {
   char buf[64];
   size_t col = 0;
   for (int j = 0; j < rows[0].nfields; j++) {
@@ -261,7 +266,6 @@ static void same_line(FILE *out, const SweepRow *rows, int n, const bool *same) 
     col += (size_t)fprintf(out, "%s = %s", name, v);
   }
   if (col) fputc('\n', out);
-  (void)n;
 }
 
 /* The columns: the plan's fields that differ, then the figures by figures[], then any other
@@ -302,7 +306,7 @@ static void compact_rows(FILE *out, const SweepRow *rows, int n, const char *fir
   Col *cols = xcalloc((size_t)nf + 1, sizeof *cols);
   bool *same = xcalloc((size_t)nf + 1, sizeof *same);
   int nc = compact_cols(rows, n, cols, same, rw);
-  same_line(out, rows, n, same);
+  same_line(out, rows, same);
   fputc('\n', out);
   table_put(out, first, rw, true, nc == 0, true);
   for (int c = 0; c < nc; c++) table_put(out, cols[c].name, cols[c].width, cols[c].right, c == nc - 1, false);
@@ -369,10 +373,8 @@ static void write_csv(FILE *out, const SweepMeta *m, const SweepRow *rows, int n
       const SweepField *f = &rows[i].fields[j];
       if (f->str)
         emit_csv_field(out, f->str);
-      else if (f->flag)
-        fputs(f->num != 0 ? "true" : "false", out);
       else
-        fputs(num_text(buf, sizeof buf, f->num, false), out);
+        fputs(scalar_text(buf, sizeof buf, f, false), out);
     }
     fputc('\n', out);
   }
@@ -388,10 +390,8 @@ static void jsonl_fields(FILE *out, const SweepRow *row, bool lines) {
     fputc(':', out);
     if (f->str)
       emit_json_string(out, f->str);
-    else if (f->flag)
-      fputs(f->num != 0 ? "true" : "false", out);
     else
-      fputs(num_text(buf, sizeof buf, f->num, true), out);
+      fputs(scalar_text(buf, sizeof buf, f, true), out);
   }
   fputs(lines ? "}\n" : "}", out);
 }

@@ -61,10 +61,11 @@ if len(doc["rows"]) != len(rows):
 # 3. equivalent plans
 inert = {"plan.schedule", "plan.virtual_stages", "plan.sequence_parallel", "plan.overlap_tp", "plan.overlap_pp",
          "plan.overlap_dp"}
-kept = {r["point"]: r for r in rows_of(run("sweep", "--no-progress", "--sweep", "equivalent", "--format", "jsonl", equivalent))}
+kept_jsonl = run("sweep", "--no-progress", "--sweep", "equivalent", "--format", "jsonl", equivalent)
+kept = {r["point"]: r for r in rows_of(kept_jsonl)}
 every = {r["point"]: r for r in rows_of(run("sweep", "--no-progress", "--sweep", "equivalent", "--format", "jsonl",
                                             "--keep-equivalent", equivalent))}
-head = json.loads(run("sweep", "--no-progress", "--sweep", "equivalent", "--format", "jsonl", equivalent).splitlines()[0])
+head = json.loads(kept_jsonl.splitlines()[0])
 dropped = sum(n for why, n in head["dropped"].items() if why.startswith("equivalent to "))
 if not dropped or len(every) - len(kept) != dropped:
     problems.append(f"{len(every)} kept with --keep-equivalent, {len(kept)} without, {dropped} counted equivalent")

@@ -38,18 +38,10 @@ static const char *const text =
     "  let plan.dp = cluster.gpus / (plan.tp * plan.pp)\n"
     "}\n";
 
-/* The point of decl with the given plan axes (pairs of field and value, ending with NULL)
- * lowered and evaluated into *r; false if it does not lower. */
-static bool point(Fx *x, Decl *decl, Decl *sweep, Report *r, ...) {
-  LowerAxis ax[8];
-  int n = 0;
-  va_list ap;
-  va_start(ap, r);
-  for (const char *f; n < 8 && (f = va_arg(ap, const char *));) ax[n++] = (LowerAxis){"plan", f, -1, va_arg(ap, double)};
-  va_end(ap);
-  LowerAxes axes = {ax, n, sweep};
+/* decl lowered with axes and evaluated into *r; false if it does not lower. */
+static bool eval_axes(Fx *x, Decl *decl, const LowerAxes *axes, Report *r) {
   Lowered l;
-  bool ok = lower_with_axes(x->s, x->hw, decl, &axes, &x->d, &l) == 0;
+  bool ok = lower_with_axes(x->s, x->hw, decl, axes, &x->d, &l) == 0;
   if (ok) {
     double *vals = calloc((size_t)l.g.nn, sizeof *vals);
     assert_non_null(vals);
@@ -59,6 +51,18 @@ static bool point(Fx *x, Decl *decl, Decl *sweep, Report *r, ...) {
   }
   lower_free(&l);
   return ok;
+}
+
+/* The point of decl with the given plan axes (pairs of field and value, ending with NULL)
+ * lowered and evaluated into *r; false if it does not lower. */
+static bool point(Fx *x, Decl *decl, Decl *sweep, Report *r, ...) {
+  LowerAxis ax[8];
+  int n = 0;
+  va_list ap;
+  va_start(ap, r);
+  for (const char *f; n < 8 && (f = va_arg(ap, const char *));) ax[n++] = (LowerAxis){"plan", f, -1, va_arg(ap, double)};
+  va_end(ap);
+  return eval_axes(x, decl, &(LowerAxes){ax, n, sweep}, r);
 }
 
 /* The point of decl (axes tp = base_tp if > 0) with a listed change ("pp=2 dp=2 zero=1",
@@ -82,18 +86,7 @@ static bool changed(Fx *x, Decl *decl, Decl *sweep, double base_tp, const char *
     ax[k] = (LowerAxis){"plan", words[n], -1, v};
     n += k == n;
   }
-  LowerAxes axes = {ax, n, sweep};
-  Lowered l;
-  bool ok = lower_with_axes(x->s, x->hw, decl, &axes, &x->d, &l) == 0;
-  if (ok) {
-    double *vals = calloc((size_t)l.g.nn, sizeof *vals);
-    assert_non_null(vals);
-    graph_eval(&l.g, NULL, vals);
-    lower_report(&l, vals, r);
-    free(vals);
-  }
-  lower_free(&l);
-  return ok;
+  return eval_axes(x, decl, &(LowerAxes){ax, n, sweep}, r);
 }
 
 TEST(scenario_changes_are_the_model_s) {

@@ -45,6 +45,15 @@ static Decl *open_sweep(Fixture *f, const char *path, const char *name) {
   return NULL;
 }
 
+/* Sweep name of the file at path, opened into f and staged (threads, JIT or interpreter). */
+static Sweep *new_sweep(Fixture *f, const char *path, const char *name, int threads, bool jit) {
+  Decl *decl = open_sweep(f, path, name);
+  SweepOptions o = {threads, jit, 0, 1, false, NULL, false, false, false, 0, NULL};
+  Sweep *sw = sweep_new(f->s, f->hw, decl, &f->d, &o);
+  assert_non_null(sw);
+  return sw;
+}
+
 static void close_fixture(Fixture *f) {
   hw_free(f->hw);
   sema_free(f->s);
@@ -113,10 +122,7 @@ static int cmp_obj(const void *x, const void *y) {
 static void every_point_alone(void **state) {
   (void)state;
   Fixture f;
-  Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions o = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL};
-  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
-  assert_non_null(sw);
+  Sweep *sw = new_sweep(&f, SMALL, "tiny_search", 1, true);
   /* the sweep evaluates only what its objective, requires and checks need: its pipeline
    * runs without the second simulation (free sends) that a report's breakdown needs */
   const Graph *g = sweep_graph(sw);
@@ -192,10 +198,7 @@ static void jit_interpreter_threads_agree(void **state) {
 static void shards_add_up(void **state) {
   (void)state;
   Fixture f;
-  Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions o = {2, true, 0, 1, false, NULL, false, false, false, 0, NULL};
-  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
-  assert_non_null(sw);
+  Sweep *sw = new_sweep(&f, SMALL, "tiny_search", 2, true);
   Result whole;
   run_into(sw, 2, true, 0, 1, &whole);
   for (int n = 2; n <= 7; n += 5) {
@@ -278,10 +281,7 @@ static void pruning_keeps_the_same_points(void **state) {
 static void structural_axes(void **state) {
   (void)state;
   Fixture f;
-  Decl *decl = open_sweep(&f, SMALL, "tiny_scaling");
-  SweepOptions o = {2, true, 0, 1, false, NULL, false, false, false, 0, NULL};
-  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
-  assert_non_null(sw);
+  Sweep *sw = new_sweep(&f, SMALL, "tiny_scaling", 2, true);
   int compiled;
   double lowering;
   assert_int_equal(sweep_structures(sw, &compiled, &lowering), 12);
@@ -427,6 +427,18 @@ static Dots sample_run(Sweep *sw, int threads, bool jit, int k, int n) {
   return d;
 }
 
+/* The samples of n shards (the JIT on threads), one after another; room: the whole's count. */
+static Dots sample_shards(Sweep *sw, int threads, int n, int room) {
+  Dots all = {0, calloc((size_t)room + 1, sizeof(SweepDot))};
+  for (int k = 0; k < n; k++) {
+    Dots part = sample_run(sw, threads, true, k, n);
+    memcpy(all.d + all.n, part.d, (size_t)part.n * sizeof(SweepDot));
+    all.n += part.n;
+    free(part.d);
+  }
+  return all;
+}
+
 static void assert_same_dots(const Dots *a, const Dots *b) {
   assert_int_equal(a->n, b->n);
   for (int i = 0; i < a->n; i++) { /* figure for figure, the bits */
@@ -505,13 +517,7 @@ static void sample_of_points_evaluated(void **state) {
   }
   printf("tiny_search: %d points sampled: %d ranked, %d failed a require, %d do not fit, %d equivalent; "
          "%llu without figures\n", s->n, kinds[0], kinds[1], kinds[2], kinds[3], (unsigned long long)without);
-  Dots whole = sample_run(sj, 1, true, 0, 1), sharded = {0, calloc((size_t)whole.n + 1, sizeof(SweepDot))};
-  for (int k = 0; k < 3; k++) {
-    Dots part = sample_run(sj, 2, true, k, 3);
-    memcpy(sharded.d + sharded.n, part.d, (size_t)part.n * sizeof(SweepDot));
-    sharded.n += part.n;
-    free(part.d);
-  }
+  Dots whole = sample_run(sj, 1, true, 0, 1), sharded = sample_shards(sj, 2, 3, whole.n);
   assert_int_equal(sharded.n, whole.n);
   qsort(whole.d, (size_t)whole.n, sizeof(SweepDot), cmp_dot);
   qsort(sharded.d, (size_t)sharded.n, sizeof(SweepDot), cmp_dot);
@@ -547,10 +553,7 @@ static void sample_of_points_evaluated(void **state) {
 static void sample_of_structures(void **state) {
   (void)state;
   Fixture f;
-  Decl *decl = open_sweep(&f, SMALL, "tiny_scaling");
-  SweepOptions o = {2, true, 0, 1, false, NULL, false, false, false, 0, NULL};
-  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
-  assert_non_null(sw);
+  Sweep *sw = new_sweep(&f, SMALL, "tiny_scaling", 2, true);
   sweep_keep_sample(sw, 1000);
   Result r;
   run_into(sw, 2, true, 0, 1, &r);
@@ -571,13 +574,7 @@ static void sample_of_structures(void **state) {
   assert_int_equal(ranked, r.kept);
   assert_int_equal(dropped, 0); /* its drops: a check, and the structures that could not be lowered */
   assert_int_equal(r.evaluated - r.kept, 48);
-  Dots sharded = {0, calloc((size_t)a.n + 1, sizeof(SweepDot))};
-  for (int k = 0; k < 2; k++) {
-    Dots p = sample_run(sw, 1, true, k, 2);
-    memcpy(sharded.d + sharded.n, p.d, (size_t)p.n * sizeof(SweepDot));
-    sharded.n += p.n;
-    free(p.d);
-  }
+  Dots sharded = sample_shards(sw, 1, 2, a.n);
   qsort(a.d, (size_t)a.n, sizeof(SweepDot), cmp_dot);
   qsort(sharded.d, (size_t)sharded.n, sizeof(SweepDot), cmp_dot);
   assert_same_dots(&a, &sharded);
