@@ -77,10 +77,11 @@ class Server:
                 return m
 
     def ping(self):
-        """A sync point: an unknown method's error, which must be the next response."""
+        """A sync point: an unknown method's error, which must be the next message (nothing
+        sent before it answered, not even a notification)."""
         i = self.request("llmp/ping")
-        m = self.recv_response()
-        expect("ping answered in order", m.get("id") == i and m["error"]["code"] == -32601, m)
+        m = self.recv()
+        expect("ping answered in order", m.get("id") == i and m.get("error", {}).get("code") == -32601, m)
 
     def wait(self):
         self.p.stdin.close()
