@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "lsp_private.h"
+#include "strbuf.h"
 
 static void sink(void *user, DiagLevel lv, SrcFile *f, Span sp, const char *path, const char *msg) {
   Analysis *an = user;
@@ -62,28 +63,24 @@ static cJSON *related(Analysis *an, const LspDiag *x, const char *uri_doc) {
 static cJSON *to_json(Analysis *an, const LspDiag *x, const Doc *doc) {
   cJSON *j = cJSON_CreateObject();
   SrcFile *f = x->file >= 0 ? an->d.files[x->file] : NULL;
-  char *msg;
+  StrBuf msg = {0};
   if (f == an->root) {
     cJSON_AddItemToObject(j, "range", lsp_range(doc->text, doc->len, x->span));
-    msg = xstrdup(x->msg);
   } else {
     cJSON_AddItemToObject(j, "range", lsp_range(doc->text, doc->len, f ? import_of(an, f) : (Span){0, 0}));
     unsigned line = 0, col = 0;
     if (f) srcfile_locate(f, x->span.start, &line, &col);
     const char *where = f ? f->path : x->path;
-    size_t n = strlen(x->msg) + (where ? strlen(where) : 0) + 48;
-    msg = xmalloc(n);
     if (f)
-      snprintf(msg, n, "%s:%u:%u: %s", where, line, col, x->msg);
+      strbuf_printf(&msg, "%s:%u:%u: ", where, line, col);
     else if (where && strcmp(where, doc->path))
-      snprintf(msg, n, "%s: %s", where, x->msg);
-    else
-      snprintf(msg, n, "%s", x->msg);
+      strbuf_printf(&msg, "%s: ", where);
   }
+  strbuf_puts(&msg, x->msg);
   cJSON_AddNumberToObject(j, "severity", x->level == DIAG_ERROR ? 1 : x->level == DIAG_WARNING ? 2 : 3);
   cJSON_AddStringToObject(j, "source", "llmp");
-  cJSON_AddStringToObject(j, "message", msg);
-  free(msg);
+  cJSON_AddStringToObject(j, "message", msg.p);
+  strbuf_free(&msg);
   if (f && f != an->root)
     cJSON_AddItemToArray(cJSON_AddArrayToObject(j, "relatedInformation"), related(an, x, doc->uri));
   return j;
