@@ -92,6 +92,8 @@ const SrcFile *sema_file(Sema *s, int i);
 AstNode *sema_file_root(Sema *s, int i);              /* NULL for a file that did not parse */
 Decl *sema_decl_named(Sema *s, const char *name);     /* the declaration of that name, any kind */
 Decl *sema_decl_of(const AstNode *n);                 /* of an AST_DECL or AST_EXTEND node, or NULL */
+/* The file that an AST_IMPORT node of file i loaded (NULL: none; unresolved or unread). */
+const SrcFile *sema_import_file(Sema *s, int i, const AstNode *import);
 DeclKind sema_decl_kind(const Decl *d);
 const Schema *sema_decl_schema(const Decl *d);
 bool sema_decl_assembled(const Decl *d); /* its extends resolved: its fields can be read */

@@ -11,6 +11,13 @@ Decl *sema_decl_of(const AstNode *n) {
   return n && (n->kind == AST_DECL || n->kind == AST_EXTEND) ? (Decl *)n->aux : NULL;
 }
 
+const SrcFile *sema_import_file(Sema *s, int i, const AstNode *import) {
+  if (i < 0 || i >= s->nfiles) return NULL;
+  for (int k = 0; k < s->files[i].nimports; k++)
+    if (s->files[i].imports[k].node == import) return sema_file(s, s->files[i].imports[k].target);
+  return NULL;
+}
+
 DeclKind sema_decl_kind(const Decl *d) { return d->kind; }
 const Schema *sema_decl_schema(const Decl *d) { return d->schema; }
 bool sema_decl_assembled(const Decl *d) { return d->ext_state == 2; }

@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "lsp_private.h"
+#include "strbuf.h"
 
 static void sink(void *user, DiagLevel lv, SrcFile *f, Span sp, const char *path, const char *msg) {
   Analysis *an = user;
@@ -29,31 +30,20 @@ void lsp_analysis_free(Analysis *an) {
   free(an);
 }
 
-/* Where a diagnostic of file f shows in the document: the import that names f, else (f is
+/* Where a diagnostic of file f shows in the document: the import that loaded f, else (f is
  * imported through another file) the first import. */
-static Span import_of(Analysis *an, const SemaOptions *so, const char *doc_path, const SrcFile *f) {
+static Span import_of(Analysis *an, const SrcFile *f) {
   AstNode *root = sema_file_root(an->s, 0);
   Span first = {0, 0};
   bool any = false;
-  char *want = realpath(f->path, NULL), *slash = strrchr(doc_path, '/');
-  char *dir = slash ? strndup(doc_path, (size_t)(slash - doc_path)) : NULL;
   for (AstNode *c = root ? root->u.list.first : NULL; c; c = c->next) {
     if (c->kind != AST_IMPORT) continue;
+    if (sema_import_file(an->s, 0, c) == f) return c->span;
     if (!any) {
       first = c->span;
       any = true;
     }
-    char *p = sema_resolve_import(so, dir && *dir ? dir : "/", c->name), *real = p ? realpath(p, NULL) : NULL;
-    bool found = real && want && !strcmp(real, want);
-    free(p);
-    free(real);
-    if (found) {
-      first = c->span;
-      break;
-    }
   }
-  free(want);
-  free(dir);
   return first;
 }
 
@@ -70,32 +60,27 @@ static cJSON *related(Analysis *an, const LspDiag *x, const char *uri_doc) {
 }
 
 /* One diagnostic of the list, with its notes as related information. */
-static cJSON *to_json(Analysis *an, const SemaOptions *so, const LspDiag *x, const Doc *doc) {
+static cJSON *to_json(Analysis *an, const LspDiag *x, const Doc *doc) {
   cJSON *j = cJSON_CreateObject();
   SrcFile *f = x->file >= 0 ? an->d.files[x->file] : NULL;
-  char *msg;
+  StrBuf msg = {0};
   if (f == an->root) {
     cJSON_AddItemToObject(j, "range", lsp_range(doc->text, doc->len, x->span));
-    msg = xstrdup(x->msg);
   } else {
-    cJSON_AddItemToObject(j, "range",
-                          lsp_range(doc->text, doc->len, f ? import_of(an, so, doc->path, f) : (Span){0, 0}));
+    cJSON_AddItemToObject(j, "range", lsp_range(doc->text, doc->len, f ? import_of(an, f) : (Span){0, 0}));
     unsigned line = 0, col = 0;
     if (f) srcfile_locate(f, x->span.start, &line, &col);
     const char *where = f ? f->path : x->path;
-    size_t n = strlen(x->msg) + (where ? strlen(where) : 0) + 48;
-    msg = xmalloc(n);
     if (f)
-      snprintf(msg, n, "%s:%u:%u: %s", where, line, col, x->msg);
+      strbuf_printf(&msg, "%s:%u:%u: ", where, line, col);
     else if (where && strcmp(where, doc->path))
-      snprintf(msg, n, "%s: %s", where, x->msg);
-    else
-      snprintf(msg, n, "%s", x->msg);
+      strbuf_printf(&msg, "%s: ", where);
   }
+  strbuf_puts(&msg, x->msg);
   cJSON_AddNumberToObject(j, "severity", x->level == DIAG_ERROR ? 1 : x->level == DIAG_WARNING ? 2 : 3);
   cJSON_AddStringToObject(j, "source", "llmp");
-  cJSON_AddStringToObject(j, "message", msg);
-  free(msg);
+  cJSON_AddStringToObject(j, "message", msg.p);
+  strbuf_free(&msg);
   if (f && f != an->root)
     cJSON_AddItemToArray(cJSON_AddArrayToObject(j, "relatedInformation"), related(an, x, doc->uri));
   return j;
@@ -123,7 +108,7 @@ void lsp_analyze(Server *sv, Doc *doc) {
       cJSON_AddItemToArray(rel, related(an, x, doc->uri));
       continue;
     }
-    last = to_json(an, &sv->so, x, doc);
+    last = to_json(an, x, doc);
     cJSON_AddItemToArray(list, last);
   }
   lsp_notify(sv, "textDocument/publishDiagnostics", p);

@@ -98,12 +98,13 @@ static char *find_length(char *line, size_t n) {
  * A line that is not a header is skipped, but a "Content-Length:" inside it (the next
  * message glued to a bad body) still counts. */
 static long read_headers(FILE *in, const char **why, bool *skipped) {
+  static const char no_length[] = "a message without a Content-Length header";
   char line[MAX_LINE];
   long length = -2;
   size_t n;
-  bool junk = false, seen = false;
+  bool seen = false;
   *skipped = false;
-  *why = "a message without a Content-Length header";
+  *why = no_length;
   for (;;) {
     if (!read_line(in, line, sizeof line, &n)) return -1;
     if (!n) {
@@ -114,7 +115,10 @@ static long read_headers(FILE *in, const char **why, bool *skipped) {
     char *h = find_length(line, n);
     if (!h) {
       size_t w = strspn(line, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-");
-      if (!w || line[w] != ':') junk = *skipped = true; /* another header (Content-Type) is fine */
+      if (!w || line[w] != ':') { /* another header (Content-Type) is fine */
+        *skipped = true;
+        if (*why == no_length) *why = "bytes that are not a message header"; /* a bad length says more */
+      }
       continue;
     }
     if (h != line) *skipped = true;
@@ -124,13 +128,10 @@ static long read_headers(FILE *in, const char **why, bool *skipped) {
     if (len < 0 || end != line + n || len > MAX_BODY) {
       length = -2;
       *why = len > MAX_BODY ? "a Content-Length over 64 MiB" : "a Content-Length that is not a whole number";
-      junk = true;
     } else {
       length = len;
     }
   }
-  if (length < 0 && junk && strcmp(*why, "a message without a Content-Length header") == 0)
-    *why = "bytes that are not a message header";
   return length;
 }
 

@@ -31,6 +31,7 @@
  * otherwise, and llmp prints nothing else than diagnostics and its `PATH: ok (...)` line.
  * A file with no expectations must be clean.  On a failure the runner prints what is missing
  * and what is unexpected, and exits 1; it exits 2 when it cannot run at all. */
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -373,15 +374,13 @@ static char *run_llmp(const char *llmp, const char *path, int *status, size_t *l
   return buf;
 }
 
-static bool sweep_is_digit_at(char c) { return c >= '0' && c <= '9'; }
-
 /* "PATH: ok (N declarations)", the line of a clean file, or one of its sweeps' sizes after
  * it: "  sweep NAME: N points (A x B)". */
 static bool is_ok_line(const char *l, size_t n, const char *path) {
   size_t pl = strlen(path);
   if (n > 8 && !memcmp(l, "  sweep ", 8)) {
     for (size_t i = 8; i + 8 <= n; i++)
-      if (!memcmp(l + i, ": ", 2) && sweep_is_digit_at(l[i + 2])) return true;
+      if (!memcmp(l + i, ": ", 2) && isdigit((unsigned char)l[i + 2])) return true;
     return false;
   }
   return n > pl + 6 && !memcmp(l, path, pl) && !memcmp(l + pl, ": ok (", 6) && l[n - 1] == ')';

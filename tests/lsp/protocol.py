@@ -22,8 +22,8 @@ CHECK = []
 
 
 class Server:
-    def __init__(self):
-        self.p = subprocess.Popen([LLMP, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def __init__(self, cwd=None):
+        self.p = subprocess.Popen([LLMP, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd)
         self.buf = b""
         self.next_id = 100
 
@@ -77,10 +77,11 @@ class Server:
                 return m
 
     def ping(self):
-        """A sync point: an unknown method's error, which must be the next response."""
+        """A sync point: an unknown method's error, which must be the next message (nothing
+        sent before it answered, not even a notification)."""
         i = self.request("llmp/ping")
-        m = self.recv_response()
-        expect("ping answered in order", m.get("id") == i and m["error"]["code"] == -32601, m)
+        m = self.recv()
+        expect("ping answered in order", m.get("id") == i and m.get("error", {}).get("code") == -32601, m)
 
     def wait(self):
         self.p.stdin.close()
@@ -358,6 +359,18 @@ def completions_and_imports(folder):
            d["message"].endswith("/lib/unimported_use.llmp:3:19: `tiny` is declared in %s/lib/tiny_hw.llmp, which this "
                                  "file does not import" % golden) and rel.get("location", {}).get("uri", "").endswith(
                "/lib/unimported_use.llmp") and rel["location"]["range"]["start"] == {"line": 2, "character": 18}, diags)
+    # A document that is no file (VS Code's untitled:) imports from the server's folder, and
+    # its imported file's error shows at the import that loaded that file there.
+    u = Server(cwd=golden)
+    u.request("initialize", {})
+    u.recv()
+    diags = open_doc(u, "untitled:Untitled-1", 'import "lib/tiny_hw"\nimport "lib/unimported_use"\ngpu g { sms = 1 }\n')
+    expect("an untitled document's imported error at its import", len(diags) == 1 and
+           diags[0]["range"]["start"] == {"line": 1, "character": 0}, diags)
+    u.request("shutdown")
+    u.recv()
+    u.notify("exit")
+    u.wait()
     # Quick fixes: a unit in the wrong case, an enumeration word, a field name.
     text = "gpu g {\n  memory = 80 GIB\n  memory_bandwidth = 2 TB/s\n  sms = 10\n  peak_fp16 = 1 PFLOP/s\n" \
            "  vendor = nvidai\n  l2_cahce = 40 MB\n}\n"
