@@ -128,7 +128,7 @@ static const FieldDef f_block[] = {STRING("description"), END};
 static const FieldDef f_fw_gpu[] = {
     REAL("sustained_compute", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN),
     REAL("sustained_compute_fp4", 0, 1, F_MIN_OPEN), REAL("sustained_attention", 0, 2, F_MIN_OPEN),
-    QTY("launch_overhead", SECONDS, 0), STRING("calibration"), STRING("description"), STRING("source"),
+    REAL("sustained_grouped_gemm", 0, 1, F_MIN_OPEN), QTY("launch_overhead", SECONDS, 0), STRING("calibration"), STRING("description"), STRING("source"),
     END};
 static const Schema s_fw_gpu = {"gpu calibration", DK_UNKNOWN, f_fw_gpu, NULL};
 static const FieldDef f_framework[] = {

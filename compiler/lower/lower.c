@@ -207,6 +207,7 @@ static void stack_calibration(Lower *L, HwSet *hw) {
   if (stack_figure(L, "sustained_compute_fp8", &g.sustained_fp8, &from)) r->sustained_fp8_from = from;
   if (stack_figure(L, "sustained_compute_fp4", &g.sustained_fp4, &from)) r->sustained_fp4_from = from;
   if (stack_figure(L, "launch_overhead", &L->st.launch, &from)) r->launch_from = from, r->launch_overhead = L->st.launch;
+  if (stack_figure(L, "sustained_grouped_gemm", &L->st.grouped_rate, &from)) r->grouped_from = from;
   if (stack_figure(L, "sustained_attention", &g.attention_rate, &from))
     r->attention_rate = g.attention_rate, r->attention_from = from;
   for (Decl *f = fw; f && !r->tables_from; f = sema_parent(f))
@@ -292,7 +293,7 @@ static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool para
 #define F(x) dst->x = ADD(L, dst->x, MUL(L, k, src->x))
   F(fc), F(bc), F(wg), F(sel), F(act), F(act_sel), F(flops), F(sel_flops);
   for (int i = 0; i < CM_N; i++) F(comm_f[i]), F(comm_b[i]);
-  F(launches);
+  F(launches), F(sync_fc), F(sync_launches);
   if (params) F(params), F(tensors), F(eparams), F(etensors), F(wtotal), F(wactive);
 #undef F
 }

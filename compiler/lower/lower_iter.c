@@ -120,7 +120,10 @@ static void iter_pipeline(Lower *L, Iter *it) {
     for (int k = 0; k < it->ng; k++) {
       Acc *Ly = &it->Ly[k];
       GId lf0 = lf[k], lb0 = lb[k];
-      lf[k] = MAX(L, lf[k], MUL(L, Ly->launches, K(L, lo))), lb[k] = MAX(L, lb[k], MUL(L, Ly->launches, K(L, 2 * lo)));
+      /* the part after a device-to-host sync runs at its own pace: the host is not ahead */
+      GId pre = SUB(L, lf[k], Ly->sync_fc), npre = SUB(L, Ly->launches, Ly->sync_launches);
+      lf[k] = ADD(L, MAX(L, pre, MUL(L, npre, K(L, lo))), MAX(L, Ly->sync_fc, MUL(L, Ly->sync_launches, K(L, lo))));
+      lb[k] = MAX(L, lb[k], MUL(L, Ly->launches, K(L, 2 * lo)));
       lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), lr[k]);
       it->host_l[k] = ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0));
     }

@@ -396,6 +396,10 @@ static void expert_gemm(Lower *L, const char *name, GId el, GId per, GId k, GId 
     GId c = lower_call(L, RTK_LINEAR, name, 5, K(L, L->dt_gemm), per, k, n, K(L, 0));
     *f = MUL(L, el, c), *b = MUL(L, el, c + 1);
   }
+  if (L->st.grouped_rate > 0) { /* the stack's grouped kernels' own rate (sustained_grouped_gemm) */
+    *f = DIV(L, *f, K(L, L->st.grouped_rate)), *b = DIV(L, *b, K(L, L->st.grouped_rate));
+    L->out->meta.grouped_rate = L->st.grouped_rate;
+  }
 }
 
 /* The busiest rank's token-expert pairs over the balanced mean (it sets the pace of the
@@ -480,12 +484,13 @@ static void op_experts(Lower *L, const char *name, Args *a) {
    * A copy of pairs*h elements reads and writes each once: the element-wise add's three
    * passes over 2/3 of them, at its calibrated bandwidth. */
   GId perm = lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL3(L, K(L, 2.0 / 3), pairs, hid));
+  Acc *A = L->acc;
+  GId fc0 = A->fc, ep0 = A->comm_f[CM_EP], n0 = A->launches;
   compute(L, arena_printf(&L->out->names, "%s permute", name), perm);
   GId c1, c1b, c3, c3b;
   expert_gemm(L, name, el, per, hid, upl, &c1, &c1b);
   GId c2 = lower_call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, K(L, L->dt_other), MUL(L, pe, fl));
   expert_gemm(L, name, el, per, fl, hid, &c3, &c3b);
-  Acc *A = L->acc;
   GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1b, c2 + 1), c3b);
   if (!strcmp(act, "clamped_swiglu")) clamped_extra(L, name, K(L, L->dt_other), MUL(L, pe, fl), &f, &b);
   /* one GEMM launch per local expert for fc1 and fc2: TE's GroupedLinear (general_grouped_gemm)
@@ -510,6 +515,14 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   GId saved = ADD(L, MUL(L, ADD(L, hid, fl), gemm_in_bytes(L)), MUL(L, upl, L->bytes_act));
   A->act = ADD(L, A->act, MUL(L, pe, saved));
   expert_dispatch(L, name, tr, recv, hid, e, L->dt_router_bytes);
+  /* A dropless router's tokens per expert reach the host by a device-to-host sync before the
+   * dispatch (Megatron-Core moe/token_dispatcher.py _maybe_dtoh_and_synchronize; the experts'
+   * m_splits, moe/experts.py): the forward from there on is launched behind an idle GPU.
+   * Padded to a capacity, the sizes are static and nothing syncs. */
+  if (!capped) {
+    A->sync_fc = ADD(L, A->sync_fc, ADD(L, SUB(L, A->fc, fc0), SUB(L, A->comm_f[CM_EP], ep0)));
+    A->sync_launches = ADD(L, A->sync_launches, SUB(L, A->launches, n0));
+  }
 }
 
 static void op_norm(Lower *L, const char *name, Args *a) {
@@ -759,7 +772,7 @@ static void acc_init(Lower *L, Acc *a) {
   a->tensors = a->eparams = a->etensors = z;
   a->sel_flops = z;
   a->wtotal = a->wactive = a->wtied = z;
-  a->launches = z;
+  a->launches = a->sync_fc = a->sync_launches = z;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }
 

@@ -41,6 +41,8 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId flops;                      /* model FLOP of the forward on this rank */
   GId sel_flops;                  /* of which selective recompute re-runs (attention) */
   GId launches;                   /* kernel launches of the forward (the backward: twice) */
+  GId sync_fc, sync_launches;     /* of fc + comm_f and launches, those after a device-to-host
+                                   * sync (a dropless router's), which the host cannot run ahead of */
 } Acc;
 
 /* The software stack's semantics (the scenario's `framework`; docs/frameworks.md), with the
@@ -62,6 +64,7 @@ typedef struct Stack {
   bool grouped_gemm;      /* moe_grouped_gemm: one grouped GEMM over the local experts */
   bool multi_tensor;      /* optimizer_kernel = multi_tensor */
   double launch;          /* seconds of host time per kernel launch */
+  double grouped_rate;    /* the stack's grouped (expert) GEMMs' rate over the dense GEMM model */
   double mb_overhead;     /* seconds of host time per micro-batch */
   double reserved;        /* bytes the stack holds beyond the model */
   double frag;            /* fraction of allocated memory lost to the allocator */

@@ -330,6 +330,9 @@ static void print_table(W *w, const Report *r) {
   if (r->attention_rate > 0 && r->attention_rate != 1)
     w_printf(w, "; flash attention x %.3f (sustained_attention of %s on %s)", r->attention_rate,
              str(r->attention_from ? r->attention_from : r->framework), str(r->gpu));
+  if (r->grouped_rate > 0 && r->grouped_rate != 1)
+    w_printf(w, "; expert GEMMs x %.3f (sustained_grouped_gemm of %s on %s)", r->grouped_rate,
+             str(r->grouped_from ? r->grouped_from : r->framework), str(r->gpu));
   if (r->launch_overhead > 0)
     w_printf(w, "; host %s per kernel launch (launch_overhead of %s%s%s)", report_time(a, sizeof a, r->launch_overhead),
              str(r->launch_from ? r->launch_from : r->framework), r->launch_from ? " on " : "", r->launch_from ? str(r->gpu) : "");
@@ -457,6 +460,7 @@ static void print_json(W *w, const Report *r) {
         r->sustained_fp4_from ? r->sustained_fp4_from : r->sustained_fp8_from ? r->sustained_fp8_from : r->gpu);
   j_str(&j, "tables_from", r->tables_from ? r->tables_from : r->gpu);
   j_num(&j, "sustained_attention", r->attention_rate > 0 ? r->attention_rate : 1);
+  j_num(&j, "sustained_grouped_gemm", r->grouped_rate > 0 ? r->grouped_rate : 1);
   j_num(&j, "launch_overhead_s", r->launch_overhead);
   j_open(&j, "notes", '[');
   for (int i = 0; i < r->nnotes; i++) j_str(&j, NULL, r->notes[i]);

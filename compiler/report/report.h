@@ -110,6 +110,8 @@ typedef struct Report {
   const char *tables_from; /* the stack whose operator tables replaced the gpu's, or NULL */
   double attention_rate;   /* the stack's sustained_attention on this gpu; 0: none */
   const char *attention_from; /* the stack that sets it */
+  double grouped_rate;        /* the stack's sustained_grouped_gemm, where expert GEMMs ran; 0: none */
+  const char *grouped_from;   /* the stack that sets it */
   double launch_overhead;     /* host seconds per kernel launch (the stack's; 0: not modelled) */
   const char *launch_from;    /* the stack whose gpu block sets it, or NULL (the stack's own field) */
   /* Training to a token count (`llmp run --tokens N`; 0: not asked): days, GPU-hours and the

@@ -1878,6 +1878,48 @@ TEST(stack_host_and_memory) {
   fx_close(x);
 }
 
+/* A dropless router syncs the host before its dispatch: the layer's forward runs at the pace
+ * of each side of the sync, never faster than with static (capacity-padded) sizes; with no
+ * host time, or with every kernel host-bound, the two agree. */
+TEST(stack_dropless_sync) {
+  const char *cl = "selene { nodes = 2 }", *us[] = {"0 us", "20 us", "60 us", "1 s"};
+  bool apart = false;
+  for (int i = 0; i < 4; i++) {
+    char fw[64];
+    snprintf(fw, sizeof fw, "launch_overhead = %s", us[i]);
+    Fx *d = run_stack(fw, "mixtral", MOE_SIZES, cl, MOE_FOLDED);
+    Fx *c = run_stack(fw, "mixtral", MOE_SIZES "; capacity_factor = 1.0", cl, MOE_FOLDED);
+    double hd = d->r.part[RP_HOST], hc = c->r.part[RP_HOST];
+    assert_true(hd >= hc);
+    if (i == 0) assert_true(hd == 0 && hc == 0);
+    if (i == 3) expect_near(hd, hc, "every kernel host-bound");
+    apart |= hd > hc * 1.01;
+    fx_close(d), fx_close(c);
+  }
+  assert_true(apart);
+}
+
+/* sustained_grouped_gemm scales the expert GEMMs alone: halving it adds their time once,
+ * quartering it three times; a dense model reports no such figure. */
+TEST(stack_grouped_gemm_rate) {
+  const char *cl = "selene { nodes = 2 }";
+  Fx *x = run_stack(NULL, "mixtral", MOE_SIZES, cl, MOE_FOLDED);
+  double base = layer_op(x, "moe", false), base_b = layer_op(x, "moe", true);
+  fx_close(x);
+  x = run_stack("gpu a100_sxm4_80gb { sustained_grouped_gemm = 0.5 }", "mixtral", MOE_SIZES, cl, MOE_FOLDED);
+  double half = layer_op(x, "moe", false), half_b = layer_op(x, "moe", true);
+  assert_true(x->r.grouped_rate == 0.5 && half > base);
+  fx_close(x);
+  x = run_stack("gpu a100_sxm4_80gb { sustained_grouped_gemm = 0.25 }", "mixtral", MOE_SIZES, cl, MOE_FOLDED);
+  expect_near(layer_op(x, "moe", false) - base, 3 * (half - base), "forward GEMMs x 4");
+  expect_near(layer_op(x, "moe", true) - base_b, 3 * (half_b - base_b), "backward GEMMs x 4");
+  fx_close(x);
+  x = run_stack("gpu a100_sxm4_80gb { sustained_grouped_gemm = 0.5 }", "gpt", PLACE_SIZES, "selene { nodes = 1 }",
+                "micro_batch = 1; global_batch = 8");
+  assert_true(x->r.grouped_rate == 0);
+  fx_close(x);
+}
+
 /* Without overlap_pp a pipeline send blocks its sender. */
 TEST(stack_blocking_pipeline_sends) {
   const char *cl = "perlmutter { nodes = 2 }";
@@ -2064,6 +2106,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stack_fused_kernels),
       cmocka_unit_test(stack_fused_dropout_add),
       cmocka_unit_test(stack_host_and_memory),
+      cmocka_unit_test(stack_dropless_sync),
+      cmocka_unit_test(stack_grouped_gemm_rate),
       cmocka_unit_test(stack_blocking_pipeline_sends),
   };
   return RUN_TESTS(tests);

@@ -33,6 +33,11 @@ where attention is most of the time, after the compute figures). The rule, writt
    bf16 rate. (Added after the first fits, when the B200's and the B300's bf16 figures sat at
    the grid's floor, 0.400, and made DeepSeek-V3's bf16 output layer the pipeline's
    bottleneck.)
+6. A GPU's `sustained_grouped_gemm` (the rate of the stack's expert GEMMs over the dense GEMM
+   model) is fitted last, on the mixture-of-experts rows among that GPU's calibration rows, so
+   it adds no calibration row. Dense rows run no expert GEMM and cannot move it. (Added after
+   the launch overhead, fitted alone, reached 142 us on the GB300 to slow its MoE rows, which
+   made a micro-batch of 4 host-bound that runs GPU-bound.)
 
 usage: stack_factors.py LLMP REPO_ROOT [--write] [--report]
   (no flag)  fails unless every shipped factor is its minimiser (CTest:
@@ -99,6 +104,20 @@ def union(*selectors):
 
 
 MB_DTYPES = (("bf16",), ("fp8", "mxfp8"), ("nvfp4",))
+MB_MOE = ("qwen3_30b", "qwen3_235b", "deepseek_v3", "kimi_k2", "gpt_oss", "nemotron3_nano")
+
+
+def moe_rows(gpu):
+    """Megatron-Bridge rows of one GPU whose model routes tokens to experts, every dtype; its
+    calibration rows are those of the GPU's dtype figures (rule 6), so it adds none."""
+    def moe(name):
+        return bool(re.match(r"mb\d+_" + gpu + "_(" + "|".join(MB_MOE) + ")", name))
+    base = union(*(megatron_bridge(gpu, d) for d in MB_DTYPES))
+
+    def keep(name):
+        return base(name) and moe(name)
+    keep.base, keep.only = base, moe
+    return keep
 
 
 # (stack file, stack, gpu, field, [(set folder, selector)]): fitted in this order.
@@ -139,6 +158,8 @@ for _gpu, _fields in (("h100_sxm", 2), ("b200", 2), ("b300", 2), ("gb200", 3), (
             _rows = union(*(megatron_bridge(_short, d) for d in MB_DTYPES[:_fields]))
         FACTORS.append(("stdlib/frameworks/megatron.llmp", "megatron_bridge", _gpu, _field,
                         [(f"{SETS}/megatron_bridge", _rows)]))
+    FACTORS.append(("stdlib/frameworks/megatron.llmp", "megatron_bridge", _gpu, "sustained_grouped_gemm",
+                    [(f"{SETS}/megatron_bridge", moe_rows(_short))]))
 
 # Every set reported, with the factors' calibration rows marked.
 REPORTED = ["examples/megatron", f"{SETS}/h100_weak_scaling", f"{SETS}/nemo_h100", f"{SETS}/mosaicml",
@@ -170,6 +191,8 @@ def validate(llmp, data, folder, files=None):
 
 def calibration_rows(rows, keep):
     """The calibration rows of a set among those keep() selects: even positions in name order."""
+    if hasattr(keep, "base"):
+        return {n for n in calibration_rows(rows, keep.base) if keep.only(n)}
     if hasattr(keep, "parts"):
         return set().union(*(calibration_rows(rows, k) for k in keep.parts))
     chosen = sorted(n for n in rows if keep(n))
