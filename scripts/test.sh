@@ -3,10 +3,14 @@
 # suite, three times over:
 #   1. Release build (build/): unit tests, golden tests, checks and fmt round trips of every
 #      shipped .llmp file, and an install into a temporary prefix run from another folder;
-#   2. ASan+UBSan build (build-asan/): the same suite under the sanitizers (leaks included);
+#   2. ASan+UBSan build (build-asan/): the same suite under the sanitizers (leaks included),
+#      less the tests of no C code (editors, probe.unit, probe.lint), with the validation
+#      figures left to step 1: ops_accuracy and sample_efficiency run --quick (the same code,
+#      fewer fits) and validation.no_jit stands in for validation.stack_factors;
 #   3. libFuzzer build with clang-14 (build-fuzz/): the front-end fuzz harness for 60 s, the
 #      deep-input cases, the harness of the calibration-table and sample-file readers for
 #      60 s, and the language server's for 60 s; two at a time on two cores (about 2 minutes).
+# About 10 minutes on two cores (docs/development.md).
 # Run ./scripts/bootstrap.sh --deps-only first on a machine that lacks the packages.
 # Exits non-zero if anything fails.
 set -eu

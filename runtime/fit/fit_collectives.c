@@ -48,6 +48,12 @@ typedef struct FitPt {
   double x;     /* bytes: a knot at lx is written as x (fit_table()) */
 } FitPt;
 
+/* A point's place on a spline's knots: its interval and its weight on the interval's end. */
+typedef struct FitLoc {
+  int j;
+  double w;
+} FitLoc;
+
 static int fit_cmp(const void *a, const void *b) {
   double x = ((const FitPt *)a)->lx, y = ((const FitPt *)b)->lx;
   return (x > y) - (x < y);
@@ -88,22 +94,24 @@ static void fit_thomas(double *lo, double *d, double *up, double *b, int K) {
 }
 
 /* Least-absolute-deviation linear spline through pts on knots k[0..K-1] into a; scratch:
- * 4 K doubles. */
-static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *a, double *scratch) {
+ * 4 K doubles; loc: n, each point located once for all the iterations. */
+static void fit_spline(const FitPt *pts, int n, const double *k, int K, double *a, double *scratch, FitLoc *loc) {
   double *lo = scratch, *d = lo + K, *up = d + K, *b = up + K;
   double lam = fit_ridge * n / K;
   size_t bytes = (size_t)K * sizeof *a;
   memset(a, 0, bytes);
+  for (int i = 0; i < n && K > 1; i++) loc[i].j = fit_locate(k, K, pts[i].lx, &loc[i].w);
   for (int it = 0; it < FIT_IRLS_ITERS; it++) {
     memset(lo, 0, bytes), memset(d, 0, bytes), memset(up, 0, bytes), memset(b, 0, bytes);
     for (int i = 0; i < n; i++) {
-      double w, r = pts[i].y - fit_eval(k, a, K, pts[i].lx);
-      double wt = it == 0 ? 1 : 1 / fmax(fabs(r), fit_floor);
       if (K == 1) {
+        double wt = it == 0 ? 1 : 1 / fmax(fabs(pts[i].y - a[0]), fit_floor);
         d[0] += wt, b[0] += wt * pts[i].y;
         continue;
       }
-      int j = fit_locate(k, K, pts[i].lx, &w);
+      int j = loc[i].j;
+      double w = loc[i].w, r = pts[i].y - ((1 - w) * a[j] + w * a[j + 1]); /* fit_eval() */
+      double wt = it == 0 ? 1 : 1 / fmax(fabs(r), fit_floor);
       d[j] += wt * (1 - w) * (1 - w), d[j + 1] += wt * w * w;
       up[j] += wt * (1 - w) * w, lo[j + 1] += wt * (1 - w) * w;
       b[j] += wt * (1 - w) * pts[i].y, b[j + 1] += wt * w * pts[i].y;
@@ -129,15 +137,16 @@ static int fit_knots(const FitPt *pts, int n, int K, double *k) {
 }
 
 /* Mean relative error |exp(s - y) - 1| of a K-knot fit, by FIT_FOLDS-fold cross-validation;
- * pred (if not NULL) receives each sample's held-out prediction s.  scratch: 6 K doubles. */
-static double fit_cv(const FitPt *pts, int n, int K, FitPt *tmp, double *scratch, double *pred) {
+ * pred (if not NULL) receives each sample's held-out prediction s.  scratch: 6 K doubles;
+ * loc: n. */
+static double fit_cv(const FitPt *pts, int n, int K, FitPt *tmp, double *scratch, FitLoc *loc, double *pred) {
   double *k = scratch, *a = k + K, err = 0;
   for (int f = 0; f < FIT_FOLDS; f++) {
     int m = 0;
     for (int i = 0; i < n; i++)
       if (i % FIT_FOLDS != f) tmp[m++] = pts[i];
     int kk = fit_knots(tmp, m, K, k);
-    fit_spline(tmp, m, k, kk, a, a + K);
+    fit_spline(tmp, m, k, kk, a, a + K, loc);
     for (int i = f; i < n; i += FIT_FOLDS) {
       double s = fit_eval(k, a, kk, pts[i].lx);
       if (pred) pred[i] = s;
@@ -149,8 +158,8 @@ static double fit_cv(const FitPt *pts, int n, int K, FitPt *tmp, double *scratch
 
 /* The mean of the fits on pts of the knot counts fit_candidates[lo..hi], as one spline: its
  * knots (all of theirs) into *k and values into *a, both malloc'ed; returns the knot count,
- * or -1 (out of memory). */
-static int fit_mean(const FitPt *pts, int n, int lo, int hi, double **k, double **a) {
+ * or -1 (out of memory).  loc: n. */
+static int fit_mean(const FitPt *pts, int n, int lo, int hi, FitLoc *loc, double **k, double **a) {
   int sum = 0, nc = 0, m = 0, rc = -1;
   for (int c = lo; c <= hi; c++) sum += fit_candidates[c];
   double *kn = malloc((size_t)sum * sizeof *kn), *v = malloc((size_t)sum * sizeof *v);
@@ -161,7 +170,7 @@ static int fit_mean(const FitPt *pts, int n, int lo, int hi, double **k, double 
   off[0] = 0;
   for (int c = lo; c <= hi; c++, nc++) { /* each fit's knots and values, one after another */
     int K = fit_knots(pts, n, fit_candidates[c], kc + off[nc]);
-    fit_spline(pts, n, kc + off[nc], K, ac + off[nc], scratch);
+    fit_spline(pts, n, kc + off[nc], K, ac + off[nc], scratch, loc);
     off[nc + 1] = off[nc] + K;
   }
   memcpy(kn, kc, (size_t)off[nc] * sizeof *kn);
@@ -197,14 +206,15 @@ enum { NCAND = sizeof fit_candidates / sizeof *fit_candidates };
  * there are at most n of them).  pts holds n sorted points and room for n more; pred gets
  * each candidate's held-out predictions.  Returns the best candidate, or -1 when there are
  * too few samples to choose. */
-static int fit_choose(FitPt *pts, int n, int kmax, int max_points, double *scratch, double *pred, int *lo, int *hi) {
+static int fit_choose(FitPt *pts, int n, int kmax, int max_points, double *scratch, FitLoc *loc, double *pred, int *lo,
+                      int *hi) {
   int best_c = -1, last_c = -1;
   double best = INFINITY;
   for (int ci = 0; ci < NCAND; ci++) {
     int K = fit_candidates[ci];
     /* At most a knot per training sample */
     if (n < FIT_MIN_CV || K > kmax || K * FIT_FOLDS > n * (FIT_FOLDS - 1)) break;
-    double e = fit_cv(pts, n, K, pts + n, scratch, pred + (size_t)ci * n);
+    double e = fit_cv(pts, n, K, pts + n, scratch, loc, pred + (size_t)ci * n);
     last_c = ci;
     if (e < best * 0.999) best = e, best_c = ci;
   }
@@ -222,8 +232,9 @@ static int fit_choose(FitPt *pts, int n, int kmax, int max_points, double *scrat
 
 /* The held-out error of the table fit_choose() chose: of the mean of the window's fits, or
  * (best_c < 0) of one node; NAN with fewer than FIT_FOLDS samples. */
-static double fit_cv_error(FitPt *pts, int n, int best_c, int lo, int hi, const double *pred, double *scratch) {
-  if (best_c < 0) return n >= FIT_FOLDS ? fit_cv(pts, n, 1, pts + n, scratch, NULL) : NAN;
+static double fit_cv_error(FitPt *pts, int n, int best_c, int lo, int hi, const double *pred, double *scratch,
+                           FitLoc *loc) {
+  if (best_c < 0) return n >= FIT_FOLDS ? fit_cv(pts, n, 1, pts + n, scratch, loc, NULL) : NAN;
   double e = 0;
   for (int i = 0; i < n; i++) {
     double s = 0;
@@ -263,14 +274,15 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
   int kmax = n < max_points ? n : max_points;
   FitPt *pts = malloc(2 * (size_t)n * sizeof *pts);
   double *scratch = malloc(6 * (size_t)kmax * sizeof *scratch);
-  if (!pts || !scratch) {
-    free(pts), free(scratch);
+  FitLoc *loc = malloc((size_t)n * sizeof *loc);
+  if (!pts || !scratch || !loc) {
+    free(pts), free(scratch), free(loc);
     return fit_fail(err, errlen, "out of memory", kernel);
   }
   for (int i = 0; i < n; i++) {
     double p = rt_collective_physics(kernel, c, bytes[i], nodes, gpus_per_node);
     if (!(p > 0) || !(seconds[i] > 0 && seconds[i] < INFINITY) || !(bytes[i] > 0 && bytes[i] < INFINITY)) {
-      free(pts), free(scratch);
+      free(pts), free(scratch), free(loc);
       return fit_fail(err, errlen, "a sample or its layout is out of range", kernel);
     }
     pts[i] = (FitPt){log(bytes[i]), log(seconds[i] / p), bytes[i]};
@@ -279,23 +291,23 @@ int rt_fit_collective_cv(const RtCluster *c, const char *kernel, int nodes, int 
   qsort(pts, (size_t)n, sizeof *pts, fit_cmp);
   double *pred = malloc((size_t)n * NCAND * sizeof *pred); /* held-out, per candidate */
   if (!pred) {
-    free(pts), free(scratch);
+    free(pts), free(scratch), free(loc);
     return fit_fail(err, errlen, "out of memory", kernel);
   }
-  int lo, hi, best_c = fit_choose(pts, n, kmax, max_points, scratch, pred, &lo, &hi);
-  if (cv) *cv = fit_cv_error(pts, n, best_c, lo, hi, pred, scratch);
+  int lo, hi, best_c = fit_choose(pts, n, kmax, max_points, scratch, loc, pred, &lo, &hi);
+  if (cv) *cv = fit_cv_error(pts, n, best_c, lo, hi, pred, scratch, loc);
   free(pred);
   double *k = NULL, *a = NULL;
   int K;
   if (best_c >= 0) {
-    K = fit_mean(pts, n, lo, hi, &k, &a);
+    K = fit_mean(pts, n, lo, hi, loc, &k, &a);
   } else { /* too few samples to choose: one node, the mean correction */
     k = malloc(sizeof *k), a = malloc(5 * sizeof *a);
     K = k && a ? fit_knots(pts, n, 1, k) : -1;
-    if (K > 0) fit_spline(pts, n, k, K, a, a + 1);
+    if (K > 0) fit_spline(pts, n, k, K, a, a + 1, loc);
   }
   int rc = fit_table(out, kernel, nodes, gpus_per_node, k, a, K, pts, n, err, errlen);
-  free(pts), free(scratch), free(k), free(a);
+  free(pts), free(scratch), free(loc), free(k), free(a);
   return rc;
 }
 
