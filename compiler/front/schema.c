@@ -105,7 +105,7 @@ static const FieldDef f_plan[] = {
     {"stage_layers", FT_COUNTLIST, {{0}}, NULL, DK_UNKNOWN, 0, 0, 0}, COUNT0("first_stage_layers", 0),
     COUNT0("last_stage_layers", 0),
     COUNT("dp_bucket_elements", 0), ENUM("grad_dtype", e_dtype, 0), BOOL("overlap_dp"), BOOL("overlap_tp"), BOOL("overlap_pp"),
-    BOOL("overlap_param_gather"), ENUM("optimizer", e_optimizer, 0), ENUM("attention_dtype", e_attention_dtype, 0),
+    BOOL("overlap_param_gather"), BOOL("cuda_graphs"), ENUM("optimizer", e_optimizer, 0), ENUM("attention_dtype", e_attention_dtype, 0),
     ENUM("moe_token_dispatcher", e_dispatcher, 0), ENUM("moe_router_dtype", e_router_dtype, 0),
     STRING("description"), STRING("source"), END};
 

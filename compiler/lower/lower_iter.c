@@ -120,10 +120,13 @@ static void iter_pipeline(Lower *L, Iter *it) {
     for (int k = 0; k < it->ng; k++) {
       Acc *Ly = &it->Ly[k];
       GId lf0 = lf[k], lb0 = lb[k];
-      /* the part after a device-to-host sync runs at its own pace: the host is not ahead */
-      GId pre = SUB(L, lf[k], Ly->sync_fc), npre = SUB(L, Ly->launches, Ly->sync_launches);
+      /* the part after a device-to-host sync runs at its own pace: the host is not ahead.
+       * A layer in CUDA graphs is one launch, but for the part after the sync, whose shapes
+       * are the router's and cannot be captured (Megatron-Core's cuda_graph_scope). */
+      GId pre = SUB(L, lf[k], Ly->sync_fc), npre = PICK(L, L->graphs, K(L, 1), SUB(L, Ly->launches, Ly->sync_launches));
+      GId nall = ADD(L, npre, Ly->sync_launches);
       lf[k] = ADD(L, MAX(L, pre, MUL(L, npre, K(L, lo))), MAX(L, Ly->sync_fc, MUL(L, Ly->sync_launches, K(L, lo))));
-      lb[k] = MAX(L, lb[k], MUL(L, Ly->launches, K(L, 2 * lo)));
+      lb[k] = MAX(L, lb[k], MUL(L, nall, K(L, 2 * lo)));
       lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), lr[k]);
       it->host_l[k] = ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0));
     }
@@ -490,6 +493,8 @@ static void iter_memory(Lower *L, Iter *it) {
     /* full recompute keeps a layer's input; of recompute_layers' share of the layers only */
     GId kept_full = ADD(L, MUL(L, L->rec_frac, Ly->in_bytes), MUL(L, SUB(L, K(L, 1), L->rec_frac), Ly->act));
     act_layer[k] = PICK(L, full, kept_full, PICK(L, sel, SUB(L, Ly->act, Ly->act_sel), Ly->act));
+    /* a captured layer keeps static copies of its input and output per micro-batch in flight */
+    act_layer[k] = ADD(L, act_layer[k], PICK(L, L->graphs, MUL(L, K(L, 2), Ly->in_bytes), z));
     GId wk = PICK(L, full, Ly->act, PICK(L, sel, Ly->act_sel, z));
     work = k ? MAX(L, work, wk) : wk;
     lparams = k ? MAX(L, lparams, Ly->params) : Ly->params;

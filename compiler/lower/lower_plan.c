@@ -369,6 +369,7 @@ static GId plan_decisions(Lower *L) {
   L->overlap_dp = lower_plan_field(L, "overlap_dp");
   if (!L->st.dp_overlap_pp) L->overlap_dp = AND(L, L->overlap_dp, EQ(L, L->pp, 1));
   L->overlap_pp = lower_plan_field(L, "overlap_pp");
+  L->graphs = lower_plan_field(L, "cuda_graphs");
   /* the parameter gather follows overlap_dp unless the plan or the stack sets it; it exists
    * only with a sharded optimizer */
   bool pg;
@@ -452,6 +453,7 @@ static void plan_echo(Lower *L, GId gpus, GId rec) {
   r->virtual_stages = ci(L, L->vs), r->micro_batch = ci(L, L->mb), r->global_batch = ci(L, L->gb);
   r->micro_batches = ci(L, L->m), r->gpus = ci(L, gpus), r->zero = ci(L, L->zero);
   r->sequence_parallel = kt(L, L->sp);
+  r->cuda_graphs = kt(L, L->graphs);
   r->dtype = rt_dtype_name(L->dt_plan);
   double sc = cv(L, L->sched), rc = cv(L, rec);
   r->schedule = sc >= 0 && sc < SCHED_N ? schedule_words[(int)sc] : "?";

@@ -110,6 +110,7 @@ typedef struct Lower {
   /* plan decisions, as nodes (constants unless a sweep varies them) */
   GId sp; /* sequence parallelism in effect (asked for and tp > 1) */
   GId overlap_tp, overlap_dp, overlap_pp, overlap_pg; /* overlap_pg: overlap_param_gather */
+  GId graphs;                                         /* plan.cuda_graphs */
   GId zero;              /* ZeRO stage 0..3 */
   GId sched;             /* RtSchedule */
   GId rec_full, rec_sel; /* recompute = full, selective */

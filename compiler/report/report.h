@@ -69,6 +69,7 @@ typedef struct Report {
   int zero;
   int etp; /* expert tensor parallelism; the text echoes it when > 1 */
   bool sequence_parallel;
+  bool cuda_graphs; /* the layers run as CUDA graphs */
   const char *dtype, *schedule, *recompute;
   /* Time. */
   double iteration;      /* seconds per iteration */

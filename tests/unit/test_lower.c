@@ -1899,6 +1899,30 @@ TEST(stack_dropless_sync) {
   assert_true(apart);
 }
 
+/* cuda_graphs: a captured layer costs the host one launch forward and one backward, and keeps
+ * a static copy of its input and output; the part after a dropless router's sync stays
+ * uncaptured. */
+TEST(plan_cuda_graphs) {
+  const char *plan = "tp = 8; micro_batch = 2; global_batch = 2";
+  Fx *a = run_stack("launch_overhead = 1 s", "gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  Fx *b = run_stack("launch_overhead = 1 s", "gpt", PLACE_SIZES, "selene { nodes = 1 }",
+                    "tp = 8; cuda_graphs = true; micro_batch = 2; global_batch = 2");
+  assert_true(b->r.cuda_graphs && !a->r.cuda_graphs);
+  assert_true(b->r.part[RP_HOST] < a->r.part[RP_HOST]);
+  /* every kernel host-bound: a layer of n launches takes n s forward and 2n s backward, 1 s
+   * and 2 s captured, so 2 layers save 6 (n - 1) s, n a whole number */
+  double n1 = (a->r.iteration - b->r.iteration) / 6;
+  assert_true(n1 >= 5 && fabs(n1 - round(n1)) < 1e-9);
+  /* 2 layers x (input + output) of 2 x 1024 tokens x 1024 x 2 bytes, one micro-batch in flight */
+  expect_near(b->r.memory[RM_ACTIVATIONS] - a->r.memory[RM_ACTIVATIONS], 2.0 * 2 * 2048 * 1024 * 2, "static buffers");
+  fx_close(a), fx_close(b);
+  const char *cl = "selene { nodes = 2 }";
+  Fx *d = run_stack("launch_overhead = 1 s", "mixtral", MOE_SIZES, cl, MOE_FOLDED "; cuda_graphs = true");
+  Fx *c = run_stack("launch_overhead = 1 s", "mixtral", MOE_SIZES "; capacity_factor = 1.0", cl, MOE_FOLDED "; cuda_graphs = true");
+  assert_true(d->r.part[RP_HOST] > c->r.part[RP_HOST]); /* the experts' launches after the sync */
+  fx_close(d), fx_close(c);
+}
+
 /* sustained_grouped_gemm scales the expert GEMMs alone: halving it adds their time once,
  * quartering it three times; a dense model reports no such figure. */
 TEST(stack_grouped_gemm_rate) {
@@ -2108,6 +2132,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stack_host_and_memory),
       cmocka_unit_test(stack_dropless_sync),
       cmocka_unit_test(stack_grouped_gemm_rate),
+      cmocka_unit_test(plan_cuda_graphs),
       cmocka_unit_test(stack_blocking_pipeline_sends),
   };
   return RUN_TESTS(tests);
