@@ -155,13 +155,22 @@ static GId exposed(Lower *L, GId comm, GId behind, GId overlap) {
 }
 
 /* A communication operator: its exposed forward and backward seconds on a stream. */
-static void comm(Lower *L, int stream, const char *name, const char *what, GId f, GId b) {
+/* A collective on a communication stream, n launches: 1, or a sweep's test of its group's
+ * size (a group of one rank issues nothing, as a scenario known to have one lowers none). */
+static void comm_n(Lower *L, int stream, const char *name, const char *what, GId f, GId b, GId n) {
   Acc *a = L->acc;
-  a->launches = ADD(L, a->launches, K(L, 1));
+  a->launches = ADD(L, a->launches, n);
   a->comm_f[stream] = ADD(L, a->comm_f[stream], f);
   a->comm_b[stream] = ADD(L, a->comm_b[stream], b);
   add_op(L, name, what, 't', f, b);
 }
+
+static void comm(Lower *L, int stream, const char *name, const char *what, GId f, GId b) {
+  comm_n(L, stream, name, what, f, b, K(L, 1));
+}
+
+/* 1 where a group of size `size` has more than one rank. */
+static GId many(Lower *L, GId size) { return g_bin(L->g, GN_GT, size, K(L, 1)); }
 
 /* Bytes per element a GEMM of the current block keeps of its input: in a quantized format,
  * its cast (fp8 1 byte, mxfp8 1 + 1/32, nvfp4 1/2 + 1/16: the block scales included). */
@@ -287,7 +296,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
     GId wgrad = frozen ? K(L, 0) : MUL(L, K(L, 0.5), c + 1);
     b = PICK(L, L->overlap_tp, exposed(L, b, cb, K(L, 1)), exposed(L, b, wgrad, K(L, L->st.tp_bwd_overlap)));
     const char *what = !kt(L, sp) ? "tp allreduce" : col ? "tp allgather" : "tp reducescatter";
-    comm(L, CM_TP, name, kf(L, sp) || kt(L, sp) ? what : "tp collective", f, b);
+    comm_n(L, CM_TP, name, kf(L, sp) || kt(L, sp) ? what : "tp collective", f, b, many(L, L->tp));
   }
   if (col) L->sharded = true;
   if (row) L->sharded = false;
@@ -379,7 +388,7 @@ static void op_attention(Lower *L, const char *name, Args *a) {
     GId one = lower_coll(L, RTK_P2P, kvbytes, G_CP, name);
     GId steps = SUB(L, L->cp, K(L, 1));
     GId cf = MUL(L, one, steps), cb = MUL(L, K(L, 2), cf);
-    comm(L, CM_CP, name, "cp kv exchange", exposed(L, cf, f, true), exposed(L, cb, bw, true));
+    comm_n(L, CM_CP, name, "cp kv exchange", exposed(L, cf, f, true), exposed(L, cb, bw, true), many(L, L->cp));
   }
 }
 
@@ -430,7 +439,8 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
     GId ag = lower_coll(L, RTK_ALLGATHER, hb, G_EMP, name), rs = lower_coll(L, RTK_REDUCESCATTER, hb, G_EMP, name);
     GId map = lower_coll(L, RTK_ALLGATHER, ADD(L, MUL3(L, all, e, K(L, 1)), pbytes), G_EMP, name);
     GId prs = lower_coll(L, RTK_REDUCESCATTER, pbytes, G_EMP, name);
-    comm(L, CM_EP, name, "ep allgather", ADD(L, ADD(L, ag, map), rs), ADD(L, ADD(L, ag, rs), prs));
+    comm_n(L, CM_EP, name, "ep allgather", ADD(L, ADD(L, ag, map), rs), ADD(L, ADD(L, ag, rs), prs),
+           many(L, MUL(L, L->ep, L->etp)));
     return;
   }
   /* MoEAlltoAllTokenDispatcher: a gather of the per-expert token counts over etp x ep (8
@@ -447,7 +457,7 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
     GId both = ADD(L, lower_coll(L, RTK_ALLGATHER, gb, G_ETP, name), lower_coll(L, RTK_REDUCESCATTER, gb, G_ETP, name));
     f = ADD(L, f, both), b = ADD(L, b, both);
   }
-  comm(L, CM_EP, name, "ep all-to-all", f, b);
+  comm_n(L, CM_EP, name, "ep all-to-all", f, b, many(L, MUL(L, L->ep, L->etp)));
 }
 
 /* gpt-oss's clamped SwiGLU, glu = x * sigmoid(1.702 x) * (clamp(y, -7, 7) + 1) with x clamped
@@ -614,7 +624,8 @@ static void op_embedding(Lower *L, const char *name, Args *a) {
     GId f = PICK(L, sp, lower_coll(L, RTK_REDUCESCATTER, bytes, G_TP, name),
                  lower_coll(L, RTK_ALLREDUCE, bytes, G_TP, name));
     GId b = PICK(L, sp, lower_coll(L, RTK_ALLGATHER, bytes, G_TP, name), K(L, 0)); /* SP: gather the gradient */
-    comm(L, CM_TP, name, kt(L, sp) ? "tp reducescatter" : kf(L, sp) ? "tp allreduce" : "tp collective", f, b);
+    comm_n(L, CM_TP, name, kt(L, sp) ? "tp reducescatter" : kf(L, sp) ? "tp allreduce" : "tp collective", f, b,
+           many(L, L->tp));
   }
 }
 
@@ -630,7 +641,7 @@ static void op_cross_entropy(Lower *L, const char *name, Args *a) {
   double tp;
   if (split && !(g_is_const(g, L->tp, &tp) && tp == 1)) { /* max, sum of exp, target logit */
     GId f = MUL(L, K(L, 3), lower_coll(L, RTK_ALLREDUCE, MUL(L, t, K(L, 4)), G_TP, name));
-    comm(L, CM_TP, name, "tp allreduce", f, K(L, 0));
+    comm_n(L, CM_TP, name, "tp allreduce", f, K(L, 0), many(L, L->tp));
   }
 }
 
@@ -850,5 +861,5 @@ void lower_zero3(Lower *L, Acc *ly, int which) {
   GId b_pre = ADD(L, exposed(L, ADD(L, bahead, rs), ly->bc, K(L, 1)), blate);
   GId b_post = ADD(L, bag, exposed(L, rs, ly->bc, K(L, 1)));
   GId b = PICK(L, L->overlap_dp, st->bwd_prefetch == 0 ? b_pre : b_post, ADD(L, bag, rs));
-  comm(L, CM_DP, "layer", "zero3 gather/reduce", PICK(L, z3, f, K(L, 0)), PICK(L, z3, b, K(L, 0)));
+  comm_n(L, CM_DP, "layer", "zero3 gather/reduce", PICK(L, z3, f, K(L, 0)), PICK(L, z3, b, K(L, 0)), z3);
 }

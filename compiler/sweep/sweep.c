@@ -1369,12 +1369,15 @@ int sweep_part_row(Sweep *sw, SweepRow *row) {
                (unsigned long long)row->point);
     return -1;
   }
-  if (memcmp(&obj, &row->objective, sizeof obj) != 0)
+  int rc = 0;
+  if (memcmp(&obj, &row->objective, sizeof obj) != 0) {
     diag_plain(sw->d, sema_decl_path(sw->s, sw->decl),
                "internal error: point %llu's objective evaluated alone (%.17g) differs from the sweep's (%.17g)",
                (unsigned long long)row->point, obj, row->objective);
+    rc = 1;
+  }
   fill_row(sw, row, &r);
-  return 0;
+  return rc;
 }
 
 /* The kept points, ranked, each with its report's figures (sw->rows): every point is lowered
@@ -1386,7 +1389,7 @@ static int report_rows(Sweep *sw, SweepTop *top) {
   sw->nrows = sweep_top_rows(top, sw->rows);
   int rc = 0;
   for (int i = 0; i < sw->nrows; i++) /* rows point into top: fill_row copies what is kept */
-    rc |= sweep_part_row(sw, &sw->rows[i]);
+    if (sweep_part_row(sw, &sw->rows[i]) != 0) rc = -1;
   return rc;
 }
 

@@ -50,8 +50,9 @@ Decl *sweep_part_scenario(const Sweep *sw);
 bool sweep_part_shares(const Sweep *sw);
 /* Where it reports from now on (its lowering reported to another). */
 void sweep_part_diag(Sweep *sw, Diag *d);
-/* A kept row's fields (its report's figures), from the point lowered alone: 0, or -1 after
- * reporting.  Fields are in sw's arena. */
+/* A kept row's fields (its report's figures), from the point lowered alone: 0; 1 after
+ * reporting that its objective alone differs from the sweep's (the row is filled); -1 after
+ * reporting that it fails alone.  Fields are in sw's arena. */
 int sweep_part_row(Sweep *sw, SweepRow *row);
 
 /* The sample (sweep.h's sweep_keep_sample): per_class points of each class, keyed by their

@@ -578,8 +578,9 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
     SweepRow *row = &(*rows)[j];
     int i = (int)(row->point / set->inner);
     row->point %= set->inner;
-    if (sweep_part_row(set->part[i], row) < 0) {
-      rc = -1;
+    int pr = sweep_part_row(set->part[i], row);
+    if (pr != 0) rc = -1;
+    if (pr < 0) {
       row->point += (uint64_t)i * set->inner;
       continue;
     }
@@ -589,10 +590,9 @@ int sweep_set_run(SweepSet *set, const SweepOptions *opt, SweepMeta *meta, Sweep
   for (int j = 0; j < set->nbest; j++) { /* in structure order */
     SweepRow *row = &set->best[j];
     int i = (int)set->best_of[j];
-    if (sweep_part_row(set->part[i], row) < 0) {
-      rc = -1;
-      continue;
-    }
+    int pr = sweep_part_row(set->part[i], row);
+    if (pr != 0) rc = -1;
+    if (pr < 0) continue;
     set_row(set, i, row);
     double tps = NAN; /* and the days 10^12 tokens take at its rate */
     for (int k = 0; k < row->nfields; k++)
