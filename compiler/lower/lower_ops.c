@@ -154,9 +154,9 @@ static GId exposed(Lower *L, GId comm, GId behind, GId overlap) {
   return PICK(L, overlap, MAX(L, K(L, 0), SUB(L, comm, behind)), comm);
 }
 
-/* A communication operator: its exposed forward and backward seconds on a stream. */
-/* A collective on a communication stream, n launches: 1, or a sweep's test of its group's
- * size (a group of one rank issues nothing, as a scenario known to have one lowers none). */
+/* A communication operator: its exposed forward and backward seconds on a stream, and n
+ * launches: 1, or a sweep's test of its group's size (a group of one rank issues nothing, as
+ * a scenario known to have one lowers nothing). */
 static void comm_n(Lower *L, int stream, const char *name, const char *what, GId f, GId b, GId n) {
   Acc *a = L->acc;
   a->launches = ADD(L, a->launches, n);
