@@ -495,7 +495,15 @@ static void op_experts(Lower *L, const char *name, Args *a) {
    * passes over 2/3 of them, at its calibrated bandwidth. */
   GId perm = lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL3(L, K(L, 2.0 / 3), pairs, hid));
   Acc *A = L->acc;
-  GId fc0 = A->fc, ep0 = A->comm_f[CM_EP], n0 = A->launches;
+  /* A dropless router's tokens per expert reach the host by a device-to-host sync before the
+   * dispatch (Megatron-Core moe/token_dispatcher.py _maybe_dtoh_and_synchronize; the experts'
+   * m_splits, moe/experts.py): the rest of the layer's forward is launched behind an idle GPU
+   * (lower_block closes the span).  Padded to a capacity, the sizes are static: no sync. */
+  if (!capped && L->sync_n0 < 0) {
+    GId f0 = A->fc;
+    for (int i = 0; i < CM_N; i++) f0 = ADD(L, f0, A->comm_f[i]);
+    L->sync_f0 = f0, L->sync_n0 = A->launches;
+  }
   compute(L, arena_printf(&L->out->names, "%s permute", name), perm);
   GId c1, c1b, c3, c3b;
   expert_gemm(L, name, el, per, hid, upl, &c1, &c1b);
@@ -525,14 +533,6 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   GId saved = ADD(L, MUL(L, ADD(L, hid, fl), gemm_in_bytes(L)), MUL(L, upl, L->bytes_act));
   A->act = ADD(L, A->act, MUL(L, pe, saved));
   expert_dispatch(L, name, tr, recv, hid, e, L->dt_router_bytes);
-  /* A dropless router's tokens per expert reach the host by a device-to-host sync before the
-   * dispatch (Megatron-Core moe/token_dispatcher.py _maybe_dtoh_and_synchronize; the experts'
-   * m_splits, moe/experts.py): the forward from there on is launched behind an idle GPU.
-   * Padded to a capacity, the sizes are static and nothing syncs. */
-  if (!capped) {
-    A->sync_fc = ADD(L, A->sync_fc, ADD(L, SUB(L, A->fc, fc0), SUB(L, A->comm_f[CM_EP], ep0)));
-    A->sync_launches = ADD(L, A->sync_launches, SUB(L, A->launches, n0));
-  }
 }
 
 static void op_norm(Lower *L, const char *name, Args *a) {
@@ -819,8 +819,14 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
     for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
       L->row_skip += c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL && is_row_linear(c);
   if (L->row_skip > 0) L->row_skip--; /* the last one reduces the sum */
+  L->sync_n0 = -1;
   for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
     if (c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL) lower_op(L, c);
+  if (L->sync_n0 >= 0) { /* the forward from a dropless router's sync to the block's end */
+    GId f = a->fc;
+    for (int i = 0; i < CM_N; i++) f = ADD(L, f, a->comm_f[i]);
+    a->sync_fc = SUB(L, f, L->sync_f0), a->sync_launches = SUB(L, a->launches, L->sync_n0);
+  }
   /* the block's input: one micro-batch's hidden states on this rank */
   GId t = DIV(L, MUL(L, L->mb, L->seq), L->cp);
   a->in_bytes = MUL3(L, PICK(L, L->sp, DIV(L, t, L->tp), t), L->hidden, L->bytes_act);

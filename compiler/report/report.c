@@ -506,7 +506,7 @@ static void c_bool(C *c, bool x) {
 
 static void csv_header(W *w) {
   w_puts(w, "scenario,file,model,cluster,gpus,tp,pp,dp,cp,ep,virtual_stages,micro_batch,global_batch,"
-            "zero,sequence_parallel,dtype,schedule,recompute,iteration_s");
+            "zero,sequence_parallel,cuda_graphs,dtype,schedule,recompute,iteration_s");
   for (int i = 0; i < RP_N; i++) w_printf(w, ",%s_s", part_info[i].key);
   w_puts(w, ",tokens_per_s,tflops_per_gpu,mfu");
   for (int i = 0; i < RM_N; i++) w_printf(w, ",mem_%s_bytes", memory_info[i].key);
@@ -545,6 +545,7 @@ static void print_csv(W *w, const Report *r) {
                       r->virtual_stages, r->micro_batch, r->global_batch, r->zero};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) c_int(&c, ints[i]);
   c_bool(&c, r->sequence_parallel);
+  c_bool(&c, r->cuda_graphs);
   c_str(&c, r->dtype);
   c_str(&c, r->schedule);
   c_str(&c, r->recompute);

@@ -601,7 +601,7 @@ TEST(null_names_and_empty_report) {
   free(t);
   t = print(&r, REPORT_CSV);
   static char f[80][CSV_FIELD];
-  assert_int_equal(csv_split(t, f, 80), 56);
+  assert_int_equal(csv_split(t, f, 80), 57);
   free(t);
   r.fits = false;
   t = print(&r, REPORT_TABLE);
@@ -769,9 +769,10 @@ TEST(csv_header_and_rows_agree) {
   const char *t = mem_text(&m);
   assert_true(strncmp(t,
                       "scenario,file,model,cluster,gpus,tp,pp,dp,cp,ep,virtual_stages,micro_batch,global_batch,"
-                      "zero,sequence_parallel,dtype,schedule,recompute,iteration_s,forward_s,backward_s,",
+                      "zero,sequence_parallel,cuda_graphs,dtype,schedule,recompute,iteration_s,forward_s,backward_s,",
                       strlen("scenario,file,model,cluster,gpus,tp,pp,dp,cp,ep,virtual_stages,micro_batch,global_batch,"
-                             "zero,sequence_parallel,dtype,schedule,recompute,iteration_s,forward_s,backward_s,")) ==
+                             "zero,sequence_parallel,cuda_graphs,dtype,schedule,recompute,iteration_s,forward_s,"
+                             "backward_s,")) ==
               0);
   assert_contains(t, ",optimizer_s,tokens_per_s,tflops_per_gpu,mfu,mem_weights_bytes,");
   assert_contains(
@@ -783,7 +784,7 @@ TEST(csv_header_and_rows_agree) {
   const char *l1 = strchr(t, '\n') + 1, *l2 = strchr(l1, '\n') + 1;
   assert_string_equal(strchr(l2, '\n'), "\n"); /* three lines */
   int nh = csv_split(t, names, 80);
-  assert_int_equal(nh, 19 + RP_N + 3 + RM_N + 5 + 12);
+  assert_int_equal(nh, 20 + RP_N + 3 + RM_N + 5 + 12);
   assert_int_equal(csv_split(l1, row1, 80), nh);
   assert_int_equal(csv_split(l2, row2, 80), nh);
 
@@ -792,6 +793,7 @@ TEST(csv_header_and_rows_agree) {
   assert_string_equal(csv_field(names, row1, nh, "bubble_s"), "1.5");
   assert_string_equal(csv_field(names, row1, nh, "fits"), "true");
   assert_string_equal(csv_field(names, row1, nh, "sequence_parallel"), "false");
+  assert_string_equal(csv_field(names, row1, nh, "cuda_graphs"), "false");
   assert_string_equal(csv_field(names, row1, nh, "capacity_bytes"), "85899345920");
   assert_string_equal(csv_field(names, row1, nh, "measured_iteration_s"), "12");
   assert_true(strtod(csv_field(names, row1, nh, "tflops_per_gpu"), NULL) == r.tflops_per_gpu / 1e12);
