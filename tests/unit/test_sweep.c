@@ -54,6 +54,17 @@ static Sweep *new_sweep(Fixture *f, const char *path, const char *name, int thre
   return sw;
 }
 
+/* Sweep name of the file at path, opened into f and staged twice: with the JIT (*sj) and with
+ * the interpreter (*si), one thread each. */
+static void new_sweep_pair(Fixture *f, const char *path, const char *name, Sweep **sj, Sweep **si) {
+  Decl *decl = open_sweep(f, path, name);
+  SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL},
+               oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
+  *sj = sweep_new(f->s, f->hw, decl, &f->d, &oj), *si = sweep_new(f->s, f->hw, decl, &f->d, &oi);
+  assert_non_null(*sj);
+  assert_non_null(*si);
+}
+
 static void close_fixture(Fixture *f) {
   hw_free(f->hw);
   sema_free(f->s);
@@ -171,12 +182,8 @@ static void every_point_alone(void **state) {
 static void jit_interpreter_threads_agree(void **state) {
   (void)state;
   Fixture f;
-  Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL},
-               oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
-  Sweep *sj = sweep_new(f.s, f.hw, decl, &f.d, &oj), *si = sweep_new(f.s, f.hw, decl, &f.d, &oi);
-  assert_non_null(sj);
-  assert_non_null(si);
+  Sweep *sj, *si;
+  new_sweep_pair(&f, SMALL, "tiny_search", &sj, &si);
   Result ref;
   run_into(sj, 1, true, 0, 1, &ref);
   for (int t = 1; t <= 4; t++) {
@@ -241,12 +248,8 @@ static void pruning_keeps_the_same_points(void **state) {
   } sweeps[] = {{"fastest", true}, {"best_mfu", true}, {"per_tp", true}, {"negated", true}, {"squared", false}};
   for (size_t i = 0; i < sizeof sweeps / sizeof *sweeps; i++) {
     Fixture f;
-    Decl *decl = open_sweep(&f, LLMP_SOURCE_DIR "/tests/sweep/prune.llmp", sweeps[i].name);
-    SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL},
-                 oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
-    Sweep *sj = sweep_new(f.s, f.hw, decl, &f.d, &oj), *si = sweep_new(f.s, f.hw, decl, &f.d, &oi);
-    assert_non_null(sj);
-    assert_non_null(si);
+    Sweep *sj, *si;
+    new_sweep_pair(&f, LLMP_SOURCE_DIR "/tests/sweep/prune.llmp", sweeps[i].name, &sj, &si);
     Result ref;
     run_pruned(si, 1, false, 0, 1, false, &ref);
     assert_int_equal(sweep_pruned(si), 0);
@@ -331,16 +334,14 @@ static void structural_axes(void **state) {
 /* The hash of sweep NAME of the file at path, and with out, its JSON Lines (the caller frees). */
 static char *hash_of(const char *path, const char *name, char **json) {
   Fixture f;
-  Decl *decl = open_sweep(&f, path, name);
-  SweepOptions o = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
-  Sweep *sw = sweep_new(f.s, f.hw, decl, &f.d, &o);
-  assert_non_null(sw);
+  Sweep *sw = new_sweep(&f, path, name, 1, false);
   char *h = strdup(sweep_hash_text(sw));
   assert_int_equal(strlen(h), 16);
   if (json) {
     SweepMeta m;
     const SweepRow *rows;
     int n;
+    SweepOptions o = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
     assert_int_equal(sweep_run(sw, &o, &m, &rows, &n), 0);
     assert_string_equal(m.hash, h);
     Mem mem;
@@ -465,12 +466,8 @@ static const SweepField *row_field(const SweepRow *r, const char *key) {
 static void sample_of_points_evaluated(void **state) {
   (void)state;
   Fixture f;
-  Decl *decl = open_sweep(&f, SMALL, "tiny_search");
-  SweepOptions oj = {1, true, 0, 1, false, NULL, false, false, false, 0, NULL},
-               oi = {1, false, 0, 1, false, NULL, false, false, false, 0, NULL};
-  Sweep *sj = sweep_new(f.s, f.hw, decl, &f.d, &oj), *si = sweep_new(f.s, f.hw, decl, &f.d, &oi);
-  assert_non_null(sj);
-  assert_non_null(si);
+  Sweep *sj, *si;
+  new_sweep_pair(&f, SMALL, "tiny_search", &sj, &si);
   Result r;
   run_into(sj, 1, true, 0, 1, &r);
   assert_null(sweep_sample(sj));
