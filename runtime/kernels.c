@@ -116,6 +116,34 @@ static void k_allgather(const void *t, const double *a, double *out) { collectiv
 static void k_reducescatter(const void *t, const double *a, double *out) { collective(RT_COLL_REDUCESCATTER, t, a, out); }
 static void k_alltoall(const void *t, const double *a, double *out) { collective(RT_COLL_ALLTOALL, t, a, out); }
 
+/* A deduplicating expert dispatch (rt_dispatch): bytes size stride, then the routing's
+ * experts top_k groups group_top_k. */
+static void k_dispatch(const void *t, const double *a, double *out) {
+  const RtCluster *c = t;
+  double size = a[1], stride = a[2];
+  if (!(size >= 1 && size <= 1e9 && stride >= 1 && stride <= 1e9) || size != floor(size) || stride != floor(stride)) {
+    bad(out);
+    return;
+  }
+  for (int i = 3; i < 7; i++)
+    if (!(a[i] >= 1 && a[i] <= 1e6 && a[i] == floor(a[i]))) {
+      bad(out);
+      return;
+    }
+  if (size == 1) {
+    out[0] = out[1] = out[2] = 0;
+    return;
+  }
+  int nodes, gpn;
+  if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0) {
+    bad(out);
+    return;
+  }
+  put(out, rt_dispatch(c, a[0], (int)a[3], (int)a[4], (int)a[5], (int)a[6], nodes, gpn,
+                       node_stride_of((int)stride, c->gpus_per_node)));
+  out[1] = 0;
+}
+
 /* One send between consecutive pipeline stages; the slowest boundary decides. */
 static void k_p2p(const void *t, const double *a, double *out) {
   const RtCluster *c = t;
@@ -313,6 +341,16 @@ static void why_cluster(RtKernel k, const RtCluster *c, const double *a, char *w
   }
   if (!(isfinite(a[0]) && a[0] >= 0))
     WHY("`bytes` = %s: a size in bytes is finite and at least 0", str_brief(v, sizeof v, a[0]));
+  if (k == RTK_DISPATCH) {
+    char name[32];
+    for (int i = 3; i < 7; i++)
+      if (!(a[i] >= 1 && a[i] <= 1e6 && a[i] == floor(a[i])))
+        WHY("`%s` = %s: a whole number from 1 to 1000000", arg_name(rt_kernels[k].argnames, i, name, sizeof name),
+            str_brief(v, sizeof v, a[i]));
+    if (fmod(a[3], size) || a[4] > a[3] || fmod(a[3], a[5]) || a[6] > a[5])
+      WHY("%g experts do not split over %g ranks and %g groups, or top_k %g / group_top_k %g exceed them", a[3], size,
+          a[5], a[4], a[6]);
+  }
   if (k == RTK_P2P) WHY("cluster `%s` has no tier for a send between these ranks", c->name);
   int nodes, gpn;
   if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0)

@@ -126,6 +126,7 @@ static void plan_model_checks(Lower *L) {
             "model.experts does not divide by ep");
   GId mffn = lower_field(L, m, "model", "moe_ffn", 0);
   add_check(L, DIVIDES(L, mffn, L->etp), "model.moe_ffn does not divide by etp");
+  if (L->st.moe_flex) add_check(L, EQ(L, L->etp, K(L, 1)), "moe_token_dispatcher = flex needs etp = 1");
 }
 
 /* An explicit layout's conditions, for the plan's pp and virtual stages: stage_layers has an
@@ -271,7 +272,9 @@ void lower_read_stack(Lower *L) {
   st->mb_overhead = fw_num(L, "micro_batch_overhead", 0);
   st->reserved = fw_num(L, "memory_reserved", 0);
   st->frag = fw_num(L, "fragmentation", 0);
-  st->moe_allgather = !strcmp(plan_word(L, "moe_token_dispatcher", "alltoall"), "allgather");
+  const char *disp = plan_word(L, "moe_token_dispatcher", "alltoall");
+  st->moe_allgather = !strcmp(disp, "allgather");
+  st->moe_flex = !strcmp(disp, "flex");
   /* fused kernels: the operators whose tables time an unfused implementation */
   static const struct {
     const char *word;

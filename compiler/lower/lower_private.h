@@ -69,6 +69,7 @@ typedef struct Stack {
   double reserved;        /* bytes the stack holds beyond the model */
   double frag;            /* fraction of allocated memory lost to the allocator */
   bool moe_allgather;     /* moe_token_dispatcher = allgather */
+  bool moe_flex;          /* moe_token_dispatcher = flex (DeepEP) */
   unsigned fused;         /* RtGpu.fused: the operators it runs fused (fused_kernels) */
   bool fused_dropout_add; /* fused_kernels has dropout_add: an add after a dropout is free */
 } Stack;

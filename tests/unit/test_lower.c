@@ -595,6 +595,31 @@ TEST(moe_allgather_dispatcher) {
   fx_close(x);
 }
 
+/* The flex dispatcher (DeepEP): ep 16 over two nodes, 16 experts in 2 groups, each token's 2
+ * experts in 1 group.  One dispatch call a direction carries one copy of the rank's 256 tokens
+ * (h = 1024, bf16) with the routing; no all-to-all.  It crosses the network once per remote
+ * node a token's experts sit on (1/2 on average here, against the all-to-all's one copy of
+ * two), so it costs less, and more without the group limit. */
+TEST(moe_flex_dispatcher) {
+#define FLEX_MODEL MOE_SIZES "; experts = 16"
+#define FLEX_PLAN "tp = 4; ep = 16; sequence_parallel = true; micro_batch = 1; global_batch = 4"
+  Fx *a2a = run_scenario("", "mixtral", FLEX_MODEL, "selene { nodes = 2 }", FLEX_PLAN);
+  Fx *grp = run_scenario("", "mixtral", FLEX_MODEL "; router_groups = 2; router_group_top_k = 1", "selene { nodes = 2 }",
+                         FLEX_PLAN "; moe_token_dispatcher = flex");
+  Fx *flat = run_scenario("", "mixtral", FLEX_MODEL, "selene { nodes = 2 }", FLEX_PLAN "; moe_token_dispatcher = flex");
+  assert_int_equal(count_calls(&grp->l, RTK_ALLTOALL), 0);
+  expect_near(coll_bytes(&grp->l, RTK_DISPATCH, "moe", 16, 1), 256.0 * 1024 * 2, "one copy of the tokens");
+  GId d = find_call(&grp->l, RTK_DISPATCH, "moe");
+  assert_true(const_arg(&grp->l, d, 3) == 16 && const_arg(&grp->l, d, 4) == 2);
+  assert_true(const_arg(&grp->l, d, 5) == 2 && const_arg(&grp->l, d, 6) == 1);
+  expect_near(coll_bytes(&a2a->l, RTK_ALLTOALL, "moe", 16, 1), 512.0 * 1024 * 2, "the pairs");
+  double ta = a2a->r.part[RP_EP_COMM], tg = grp->r.part[RP_EP_COMM], tf = flat->r.part[RP_EP_COMM];
+  assert_true(tg > 0 && tg < tf && tf < ta);
+  fx_close(a2a), fx_close(grp), fx_close(flat);
+#undef FLEX_MODEL
+#undef FLEX_PLAN
+}
+
 /* Parameters of mixtral with MOE_SIZES on a rank with tp = 4, pp = 1 (hand count):
  *   embedding: vocab 32000 padded to a multiple of 128 tp = 512: 32256, / tp = 8064 rows x 1024
  *     = 8,257,536
@@ -2093,7 +2118,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(operators_llama_layer),
       cmocka_unit_test(operators_moe_layer),
       cmocka_unit_test(moe_alltoall_folded),
-      cmocka_unit_test(moe_allgather_dispatcher),
+      cmocka_unit_test(moe_allgather_dispatcher), cmocka_unit_test(moe_flex_dispatcher),
       cmocka_unit_test(moe_memory_folded),
       cmocka_unit_test(moe_load_and_router),
       cmocka_unit_test(shapes_gpt_tp4),
