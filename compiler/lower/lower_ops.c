@@ -468,7 +468,7 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
     GId both = ADD(L, lower_coll(L, RTK_ALLGATHER, gb, G_ETP, name), lower_coll(L, RTK_REDUCESCATTER, gb, G_ETP, name));
     f = ADD(L, f, both), b = ADD(L, b, both);
   }
-  comm_n(L, CM_EP, name, "ep all-to-all", f, b, many(L, MUL(L, L->ep, L->etp)));
+  comm_n(L, CM_EP, name, L->st.moe_flex ? "ep dispatch" : "ep all-to-all", f, b, many(L, MUL(L, L->ep, L->etp)));
 }
 
 /* gpt-oss's clamped SwiGLU, glu = x * sigmoid(1.702 x) * (clamp(y, -7, 7) + 1) with x clamped
