@@ -862,8 +862,8 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw
     else if (fmod(experts, groups))
       err_at(s, mf, ga, "model `%s`: experts = %g do not divide into router_groups = %g", m->name, experts, groups);
     else if (gtop > groups)
-      err_at(s, mf, field_span(m, "router_group_top_k"), "model `%s`: router_group_top_k = %g exceeds router_groups = %g",
-             m->name, gtop, groups);
+      err_at(s, mf, field_span(m, "router_group_top_k"),
+             "model `%s`: router_group_top_k = %g exceeds router_groups = %g", m->name, gtop, groups);
     else if (topk > gtop * experts / groups)
       err_at(s, mf, ga,
              "model `%s`: top_k = %g exceeds the %g experts of router_group_top_k = %g groups of %g experts each",
@@ -872,8 +872,9 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw
   const char *disp = word_of(s, p, "moe_token_dispatcher");
   if (!disp && fw) disp = word_of(s, fw, "moe_token_dispatcher"); /* the stack's default */
   if (disp && !strcmp(disp, "flex") && etp > 1)
-    err_at(s, f, at, "scenario `%s`: moe_token_dispatcher = flex (DeepEP) dispatches over ep alone; plan.etp = %g, not 1",
-           n, etp);
+    err_at(s, f, at,
+           "scenario `%s`: moe_token_dispatcher = flex (DeepEP) dispatches over ep alone; plan.etp = %g, not 1", n,
+           etp);
   const FieldDef *hd = schema_field(m->schema, "head_dim");
   if (!m->fields[schema_field_index(m->schema, hd)] && fmod(hidden, heads))
     err_at(s, f, at, "scenario `%s`: model.hidden = %g does not divide by model.heads = %g; set `head_dim`", n, hidden,

@@ -305,7 +305,8 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(monotonic_in_bytes), cmocka_unit_test(switch_reduction),    cmocka_unit_test(tier_crossing),
       cmocka_unit_test(gpus_share_nics),    cmocka_unit_test(calibrated_flag),     cmocka_unit_test(shipped_tables),
-      cmocka_unit_test(bad_arguments),      cmocka_unit_test(bound_below_physics), cmocka_unit_test(nvlink_domain), cmocka_unit_test(dispatch_miss), cmocka_unit_test(dispatch_dedup),
+      cmocka_unit_test(bad_arguments),      cmocka_unit_test(bound_below_physics), cmocka_unit_test(nvlink_domain),
+      cmocka_unit_test(dispatch_miss),      cmocka_unit_test(dispatch_dedup),
   };
   return RUN_TESTS(tests);
 }

@@ -604,8 +604,8 @@ TEST(moe_flex_dispatcher) {
 #define FLEX_MODEL MOE_SIZES "; experts = 16"
 #define FLEX_PLAN "tp = 4; ep = 16; sequence_parallel = true; micro_batch = 1; global_batch = 4"
   Fx *a2a = run_scenario("", "mixtral", FLEX_MODEL, "selene { nodes = 2 }", FLEX_PLAN);
-  Fx *grp = run_scenario("", "mixtral", FLEX_MODEL "; router_groups = 2; router_group_top_k = 1", "selene { nodes = 2 }",
-                         FLEX_PLAN "; moe_token_dispatcher = flex");
+  Fx *grp = run_scenario("", "mixtral", FLEX_MODEL "; router_groups = 2; router_group_top_k = 1",
+                         "selene { nodes = 2 }", FLEX_PLAN "; moe_token_dispatcher = flex");
   Fx *flat = run_scenario("", "mixtral", FLEX_MODEL, "selene { nodes = 2 }", FLEX_PLAN "; moe_token_dispatcher = flex");
   assert_int_equal(count_calls(&grp->l, RTK_ALLTOALL), 0);
   expect_near(coll_bytes(&grp->l, RTK_DISPATCH, "moe", 16, 1), 256.0 * 1024 * 2, "one copy of the tokens");
@@ -2118,14 +2118,16 @@ int main(int argc, char **argv) {
       cmocka_unit_test(operators_llama_layer),
       cmocka_unit_test(operators_moe_layer),
       cmocka_unit_test(moe_alltoall_folded),
-      cmocka_unit_test(moe_allgather_dispatcher), cmocka_unit_test(moe_flex_dispatcher),
+      cmocka_unit_test(moe_allgather_dispatcher),
+      cmocka_unit_test(moe_flex_dispatcher),
       cmocka_unit_test(moe_memory_folded),
       cmocka_unit_test(moe_load_and_router),
       cmocka_unit_test(shapes_gpt_tp4),
       cmocka_unit_test(shapes_llama_gqa_tp4),
       cmocka_unit_test(group_layout),
       cmocka_unit_test(placement_tp8),
-      cmocka_unit_test(topology_mesh_no_switch_reduction), cmocka_unit_test(placement_order),
+      cmocka_unit_test(topology_mesh_no_switch_reduction),
+      cmocka_unit_test(placement_order),
       cmocka_unit_test(placement_nvl72),
       cmocka_unit_test(pipeline_makespan_kernel),
       cmocka_unit_test(pipeline_bound_kernel),
