@@ -132,7 +132,13 @@ static void iter_pipeline(Lower *L, Iter *it) {
     }
     GId ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
     ef = MAX(L, ef, MUL(L, E->launches, K(L, lo))), eb = MAX(L, eb, MUL(L, E->launches, K(L, 2 * lo)));
-    hf = MAX(L, hf, MUL(L, H->launches, K(L, lo))), hb = MAX(L, hb, MUL(L, H->launches, K(L, 2 * lo)));
+    if (H->sync) { /* the MTP layer's dropless router: as a layer's, uncaptured */
+      GId hpre = SUB(L, hf, H->sync_fc), hn = SUB(L, H->launches, H->sync_launches);
+      hf = ADD(L, MAX(L, hpre, MUL(L, hn, K(L, lo))), MAX(L, H->sync_fc, MUL(L, H->sync_launches, K(L, lo))));
+    } else {
+      hf = MAX(L, hf, MUL(L, H->launches, K(L, lo)));
+    }
+    hb = MAX(L, hb, MUL(L, H->launches, K(L, 2 * lo)));
     it->host_e = ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0));
     it->host_h = ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0));
   } else {
