@@ -866,6 +866,16 @@ TEST(placement_order) {
   assert_true(const_arg(&x->l, p2p, 1) == 2);
   assert_true(const_arg(&x->l, p2p, 2) == 4 * 4);
   fx_close(x);
+
+  /* pp inside dp in a model without experts: no expert layers to lay out alike */
+  x = run_scenario("", "gpt", PLACE_SIZES, "perlmutter { nodes = 8 }",
+                   "tp = 4; pp = 2; micro_batch = 1; global_batch = 4; placement = [tp, pp, dp]");
+  assert_int_equal(x->d.errors, 0);
+  p2p = find_call(&x->l, RTK_P2P, "pipeline send");
+  assert_true(const_arg(&x->l, p2p, 2) == 4);
+  dp = find_call(&x->l, RTK_ALLREDUCE, "dp gradients");
+  assert_true(const_arg(&x->l, dp, 2) == 4 * 2);
+  fx_close(x);
 }
 
 /* An NVL72 rack (hw/systems/gb200_nvl72: trays of 4 GPUs, an NVLink tier spanning 18 trays)
