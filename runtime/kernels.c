@@ -368,7 +368,8 @@ static void why_layers_on(const double *a, char *why, size_t n) {
   int stages = count_of(a[2], 1, RT_MAX_CHUNKS), chunks = count_of(a[3], 1, RT_MAX_CHUNKS);
   if (stages < 0 || chunks < 0 || stages * chunks > RT_MAX_CHUNKS)
     WHY("%s", "stages and chunks are whole numbers from 1, with at most 1024 model chunks");
-  if (count_of(a[5], 0, RT_MAX_GROUPS - 1) < 0) WHY("group %g is not one of the %d a model may have", a[5], RT_MAX_GROUPS);
+  if (count_of(a[5], 0, RT_MAX_GROUPS - 1) < 0)
+    WHY("group %g is not one of the %d a model may have", a[5], RT_MAX_GROUPS);
   WHY("the model's stage layout does not place its %g layers on %d model chunks", a[1], stages * chunks);
 }
 

@@ -43,8 +43,8 @@ static void sharp_note(const Lowered *l, const double *vals, Report *r) {
            "`%s` (%s, %.3g MB over %d GPUs) may be overestimated by up to %.0f %%: all-gathers and reduce-scatters "
            "are modelled without the NVLink SHARP that all-reduces get (an all-reduce of its bytes: %.3g ms with "
            "SHARP, %.3g ms without)",
-           x->label ? x->label : "", rt_kernels[x->kernel].name, bytes / 1e6, nodes * gpn, 100 * (without[0] / with[0] - 1),
-           1e3 * with[0], 1e3 * without[0]);
+           x->label ? x->label : "", rt_kernels[x->kernel].name, bytes / 1e6, nodes * gpn,
+           100 * (without[0] / with[0] - 1), 1e3 * with[0], 1e3 * without[0]);
 }
 
 void lower_notes(const Lowered *l, const double *vals, Report *r) {

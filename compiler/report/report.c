@@ -259,8 +259,8 @@ static void print_training(W *w, const Report *r) {
 static void print_graphs_off(W *w, const Report *r) {
   char a[48], b[48], c[48];
   const ReportFix *g = &r->graphs_off;
-  w_printf(w, "  %s alone saves %s of static buffers: peak %s, ", g->change,
-           report_bytes(a, sizeof a, r->graphs_saves), report_bytes(b, sizeof b, g->peak));
+  w_printf(w, "  %s alone saves %s of static buffers: peak %s, ", g->change, report_bytes(a, sizeof a, r->graphs_saves),
+           report_bytes(b, sizeof b, g->peak));
   if (isnan(g->iteration))
     w_puts(w, "still does not fit\n");
   else

@@ -1941,10 +1941,11 @@ TEST(stack_dropless_sync_mtp) {
     fx_close(a), fx_close(b);
     /* the MTP block's experts first: its depth against the same with capacity 1 */
     Fx *d = run_text(stack_text_with(moe, fw, NULL, MOE_BARE "; mtp_layers = 1", cl, MOE_FOLDED));
-    Fx *c = run_text(stack_text_with(moe, fw, NULL, MOE_BARE "; mtp_layers = 1; capacity_factor = 1.0", cl, MOE_FOLDED));
+    Fx *c =
+        run_text(stack_text_with(moe, fw, NULL, MOE_BARE "; mtp_layers = 1; capacity_factor = 1.0", cl, MOE_FOLDED));
     Fx *d0 = run_text(stack_text_with(moe, fw, NULL, MOE_BARE, cl, MOE_FOLDED));
     Fx *c0 = run_text(stack_text_with(moe, fw, NULL, MOE_BARE "; capacity_factor = 1.0", cl, MOE_FOLDED));
-    assert_true(d0->r.part[RP_HOST] > c0->r.part[RP_HOST]); /* the layers' syncs */
+    assert_true(d0->r.part[RP_HOST] > c0->r.part[RP_HOST]);          /* the layers' syncs */
     assert_true(i == 0 || d->r.part[RP_HOST] > d0->r.part[RP_HOST]); /* at 200 us, the depth's host time too */
     expect_near(d->r.part[RP_HOST] - d0->r.part[RP_HOST], c->r.part[RP_HOST] - c0->r.part[RP_HOST], "MTP depth");
     fx_close(d), fx_close(c), fx_close(d0), fx_close(c0);
