@@ -795,6 +795,7 @@ static void acc_init(Lower *L, Acc *a) {
   a->sel_flops = z;
   a->wtotal = a->wactive = a->wtied = z;
   a->launches = a->sync_fc = a->sync_launches = z;
+  a->sync = false;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }
 
@@ -837,6 +838,7 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
     GId f = a->fc;
     for (int i = 0; i < CM_N; i++) f = ADD(L, f, a->comm_f[i]);
     a->sync_fc = SUB(L, f, L->sync_f0), a->sync_launches = SUB(L, a->launches, L->sync_n0);
+    a->sync = true;
   }
   /* the block's input: one micro-batch's hidden states on this rank */
   GId t = DIV(L, MUL(L, L->mb, L->seq), L->cp);

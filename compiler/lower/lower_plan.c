@@ -442,7 +442,9 @@ static bool plan_placement(Lower *L) {
   L->stride[G_ETP] = ste[G_TP], L->stride[G_EDP] = ste[G_DP];
   L->stride[G_EMP] = g_min(L->g, ste[G_TP], ste[G_EP]);  /* etp and ep adjacent (the default) */
   if (order[0] == G_PP || order[4] == G_PP) return true; /* the same in both layouts */
-  return need(L, EQ(L, SUB(L, st[G_PP], ste[G_PP]), 0), "placement: pp groups differ between the layouts",
+  GId dense_model = EQ(L, lower_field(L, L->model, "model", "experts", 0), 0); /* no expert layers */
+  return need(L, g_bin(L->g, GN_OR, dense_model, EQ(L, SUB(L, st[G_PP], ste[G_PP]), 0)),
+              "placement: pp groups differ between the layouts",
               "the placement puts pp inside groups whose sizes differ in the expert layers (pp's stride is %g in "
               "the attention layers, %g in the expert layers): Megatron-Core needs the same pipeline groups",
               cv(L, st[G_PP]), cv(L, ste[G_PP]));

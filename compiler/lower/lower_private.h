@@ -43,6 +43,7 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId launches;                   /* kernel launches of the forward (the backward: twice) */
   GId sync_fc, sync_launches;     /* of fc + comm_f and launches, those after a device-to-host
                                    * sync (a dropless router's), which the host cannot run ahead of */
+  bool sync;                      /* it has such a sync */
 } Acc;
 
 /* The software stack's semantics (the scenario's `framework`; docs/frameworks.md), with the
