@@ -437,9 +437,9 @@ RtCost rt_conv1d(const RtGpu *g, RtDtype dt, double tokens, double channels, dou
 enum { SSD_X, SSD_BG, SSD_BF, SSD_CB, SSD_SF, SSD_SE, SSD_DT, SSD_D, SSD_NB };
 enum { SSD_F1, SSD_F2, SSD_F3, SSD_F4, SSD_NF };
 typedef struct SsdKernel {
-  signed char bwd, n;          /* 1: a backward kernel; n: how many such kernels */
-  signed char b[SSD_NB];       /* bytes: multiples of X, Bg, Bf, CB, Sf, Se, Dt, D */
-  signed char f[SSD_NF];       /* FLOPs: multiples of F1..F4 */
+  signed char bwd, n;    /* 1: a backward kernel; n: how many such kernels */
+  signed char b[SSD_NB]; /* bytes: multiples of X, Bg, Bf, CB, Sf, Se, Dt, D */
+  signed char f[SSD_NF]; /* FLOPs: multiples of F1..F4 */
 } SsdKernel;
 /* clang-format off */
 static const SsdKernel ssd_kernels[] = {
