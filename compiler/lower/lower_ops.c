@@ -725,8 +725,11 @@ static void op_ssd(Lower *L, const char *name, Args *a) {
                 "ssd: mamba heads or groups do not divide by tp, or cp > 1");
   GId t = MUL(L, b, s), h = DIV(L, heads, L->tp), gr = DIV(L, groups, L->tp);
   compute(L, name, lower_call(L, RTK_SSD, name, 7, a->dto, t, h, p, n, gr, q));
-  /* one launch per Triton kernel of the forward (compute() counted the first) */
-  A->launches = ADD(L, A->launches, K(L, rt_ssd_work(1, 1, 1, 1, 1, 1, 2).kernels[0] - 1));
+  /* one launch per Triton kernel (compute() counted the forward's first; the backward's are
+   * twice the forward's and these) */
+  RtSsdWork w = rt_ssd_work(1, 1, 1, 1, 1, 1, 2);
+  A->launches = ADD(L, A->launches, K(L, w.kernels[0] - 1));
+  A->blaunches = ADD(L, A->blaunches, K(L, w.kernels[1] - 2 * w.kernels[0]));
   /* the layout copies: of z x B C dt (2 h p + 2 g n + h) and of y (h p), each read and written
    * once (the add's three passes over 2/3 of the elements) */
   GId hp = MUL(L, h, p);
@@ -810,7 +813,7 @@ static void acc_init(Lower *L, Acc *a) {
   a->tensors = a->eparams = a->etensors = z;
   a->sel_flops = z;
   a->wtotal = a->wactive = a->wtied = z;
-  a->launches = a->sync_fc = a->sync_launches = z;
+  a->launches = a->blaunches = a->sync_fc = a->sync_launches = z;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }
 
