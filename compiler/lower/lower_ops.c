@@ -701,8 +701,10 @@ static void op_conv1d(Lower *L, const char *name, Args *a) {
  * (megatron/core/ssm/mamba_mixer.py, recalled).  The combined function keeps z x B C dt and
  * its output before the gated norm; the conv (its x B C) and the gated norm (z and that
  * output) count theirs, the scan its dt, in the dtype: x, B and C are recomputed by the conv
- * in backward.  A_log, D and dt_bias per head.  Context parallelism would pass the chunk
- * states between ranks: not modelled. */
+ * in backward.  A_log, D and dt_bias per head; the mixer launches four kernels on them before
+ * the scan, A = -exp(A_log.float()) and dt_bias.float() (host launches; their GPU time, a few
+ * microseconds, is not counted).  Context parallelism would pass the chunk states between
+ * ranks: not modelled. */
 static void op_ssd(Lower *L, const char *name, Args *a) {
   Acc *A = L->acc;
   GId b = arg_num(L, a, "batch", 0), s = arg_num(L, a, "seq", 0), heads = arg_num(L, a, "heads", 0);
@@ -728,7 +730,7 @@ static void op_ssd(Lower *L, const char *name, Args *a) {
   /* one launch per Triton kernel (compute() counted the forward's first; the backward's are
    * twice the forward's and these) */
   RtSsdWork w = rt_ssd_work(1, 1, 1, 1, 1, 1, 2);
-  A->launches = ADD(L, A->launches, K(L, w.kernels[0] - 1));
+  A->launches = ADD(L, A->launches, K(L, w.kernels[0] - 1 + 4)); /* and the four casts */
   A->blaunches = ADD(L, A->blaunches, K(L, w.kernels[1] - 2 * w.kernels[0]));
   /* the layout copies: of z x B C dt (2 h p + 2 g n + h) and of y (h p), each read and written
    * once (the add's three passes over 2/3 of the elements) */
