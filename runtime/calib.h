@@ -191,6 +191,15 @@ RtCost rt_collective_named(const char *kernel, const RtCluster *c, double bytes,
 RtCost rt_collective_strided(RtColl kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node,
                              int node_stride);
 
+/* A deduplicating expert dispatch or combine (DeepEP under Megatron-Core's flex dispatcher)
+ * of `bytes` (one copy of a rank's tokens) over an expert-parallel group of nodes x
+ * gpus_per_node ranks node_stride nodes apart, the experts routed top_k of `experts`, limited
+ * to group_top_k of `groups` groups (collectives.c).  Uncalibrated. */
+RtCost rt_dispatch(const RtCluster *c, double bytes, int experts, int top_k, int groups, int group_top_k, int nodes,
+                   int gpus_per_node, int node_stride);
+/* The chance a token's experts miss a unit of u consecutive experts under that routing. */
+double rt_dispatch_miss(int experts, int top_k, int groups, int group_top_k, int u);
+
 /* The collectives' physics without a table, for the fitter (collectives.c): the time of one
  * call (seconds) with no table applied; NaN for bad arguments or an unknown kernel name. */
 double rt_collective_physics(const char *kernel, const RtCluster *c, double bytes, int nodes, int gpus_per_node);

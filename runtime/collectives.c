@@ -281,6 +281,56 @@ static RtCost rt_collective(RtColl k, const RtCluster *c, double bytes, int node
   return cost;
 }
 
+/* The chance that a token misses a unit of u consecutive experts: its top_k experts drawn
+ * uniformly among the experts of group_top_k groups, themselves drawn uniformly of `groups`
+ * equal groups (balanced routing, DeepSeek-V3's node-limited routing; groups = 1 without).
+ * A unit that neither holds whole groups nor lies inside one is taken as ungrouped. */
+static double rt_miss_of(double pool, double u, int k) {
+  double p = 1; /* C(pool - u, k) / C(pool, k) */
+  for (int i = 0; i < k; i++) p *= fmax(0, pool - u - i) / (pool - i);
+  return p;
+}
+double rt_dispatch_miss(int experts, int top_k, int groups, int group_top_k, int u) {
+  if (groups < 1 || group_top_k < 1 || group_top_k > groups || experts % groups || u < 1 || u > experts) return NAN;
+  int s = experts / groups, pool = group_top_k * s;
+  if (groups == 1 || (u % s && s % u)) return rt_miss_of(experts, u, top_k);
+  if (u < s) /* inside one group: chosen with chance group_top_k / groups */
+    return 1 - (double)group_top_k / groups + (double)group_top_k / groups * rt_miss_of(pool, u, top_k);
+  int m = u / s; /* whole groups: j of them chosen, hypergeometrically */
+  double miss = 0, all = 0;
+  for (int j = 0; j <= m && j <= group_top_k; j++) {
+    if (group_top_k - j > groups - m) continue;
+    double w = exp(lgamma(m + 1) - lgamma(j + 1) - lgamma(m - j + 1) + lgamma(groups - m + 1) -
+                   lgamma(group_top_k - j + 1) - lgamma(groups - m - group_top_k + j + 1));
+    miss += w * rt_miss_of(pool, (double)j * s, top_k), all += w;
+  }
+  return miss / all;
+}
+
+/* A deduplicating expert dispatch (DeepEP's normal kernels under Megatron-Core's flex
+ * dispatcher): each token crosses the network once per remote node that holds one of its
+ * experts, and NVLink once per local rank that does (forwarded inside the node), in place of
+ * the all-to-all's copy per token-expert pair.  bytes: one copy of the rank's tokens. */
+RtCost rt_dispatch(const RtCluster *c, double bytes, int experts, int top_k, int groups, int group_top_k, int nodes,
+                   int gpn, int node_stride) {
+  RtPath p;
+  int n = nodes * gpn;
+  if (!rt_group_ok(c, bytes, nodes, gpn) || node_stride < 1 || experts % n || top_k < 1 || top_k > experts)
+    return rt_bad();
+  if (n == 1 || bytes == 0) return (RtCost){0, 0, 0};
+  double miss_r = rt_dispatch_miss(experts, top_k, groups, group_top_k, experts / n);
+  double miss_n = rt_dispatch_miss(experts, top_k, groups, group_top_k, experts / nodes);
+  if (isnan(miss_r) || isnan(miss_n) || rt_path(c, nodes, gpn, node_stride, &p) != 0) return rt_bad();
+  double nvl, net = 0;
+  if (nodes == 1)
+    nvl = bytes * (n - 1) * (1 - miss_r);
+  else
+    net = bytes * (nodes - 1) * (1 - miss_n), nvl = bytes * n * (1 - miss_r) * (gpn - 1) / gpn;
+  double t_in = gpn > 1 ? nvl / p.bw_intra : 0, t_net = nodes > 1 ? net * gpn / p.bw_net : 0;
+  double lat = rt_proto_base[RT_PROTO_SIMPLE] + (nodes > 1 ? p.lat_net : p.lat_intra);
+  return (RtCost){lat + fmax(t_in, t_net) + fmin(bytes / n, rt_fill_chunk) / rt_ring_bw(&p), 0, 0};
+}
+
 RtCost rt_allreduce(const RtCluster *c, double bytes, int nodes, int gpus_per_node) {
   return rt_collective(RT_COLL_ALLREDUCE, c, bytes, nodes, gpus_per_node, 1);
 }

@@ -116,6 +116,34 @@ static void k_allgather(const void *t, const double *a, double *out) { collectiv
 static void k_reducescatter(const void *t, const double *a, double *out) { collective(RT_COLL_REDUCESCATTER, t, a, out); }
 static void k_alltoall(const void *t, const double *a, double *out) { collective(RT_COLL_ALLTOALL, t, a, out); }
 
+/* A deduplicating expert dispatch (rt_dispatch): bytes size stride, then the routing's
+ * experts top_k groups group_top_k. */
+static void k_dispatch(const void *t, const double *a, double *out) {
+  const RtCluster *c = t;
+  double size = a[1], stride = a[2];
+  if (!(size >= 1 && size <= 1e9 && stride >= 1 && stride <= 1e9) || size != floor(size) || stride != floor(stride)) {
+    bad(out);
+    return;
+  }
+  for (int i = 3; i < 7; i++)
+    if (!(a[i] >= 1 && a[i] <= 1e6 && a[i] == floor(a[i]))) {
+      bad(out);
+      return;
+    }
+  if (size == 1) {
+    out[0] = out[1] = out[2] = 0;
+    return;
+  }
+  int nodes, gpn;
+  if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0) {
+    bad(out);
+    return;
+  }
+  put(out, rt_dispatch(c, a[0], (int)a[3], (int)a[4], (int)a[5], (int)a[6], nodes, gpn,
+                       node_stride_of((int)stride, c->gpus_per_node)));
+  out[1] = 0;
+}
+
 /* One send between consecutive pipeline stages; the slowest boundary decides. */
 static void k_p2p(const void *t, const double *a, double *out) {
   const RtCluster *c = t;
@@ -181,9 +209,22 @@ typedef struct PipeMemo {
 static _Thread_local PipeMemo pipe_memo[PIPE_SETS][PIPE_WAYS];
 static _Thread_local unsigned char pipe_next[PIPE_SETS];
 
+/* The first and the last device's layers per split (layout layers stages chunks balanced),
+ * remembered per thread: a sweep asks for each group, and again at each point of the axes it
+ * runs between pp and virtual_stages.  Direct-mapped on the split's bits; a pure function of
+ * them, so a hit is what counting again would give. */
+enum { ON_SETS = 64, ON_KEY = 5 };
+typedef struct OnMemo {
+  double key[ON_KEY];
+  int ok; /* 0 empty, 1 counted, -1 the layout does not place these layers */
+  int first[RT_MAX_GROUPS], last[RT_MAX_GROUPS];
+} OnMemo;
+static _Thread_local OnMemo on_memo[ON_SETS];
+
 void rt_pipeline_memo_clear(void) {
   memset(pipe_memo, 0, sizeof pipe_memo);
   memset(pipe_next, 0, sizeof pipe_next);
+  memset(on_memo, 0, sizeof on_memo);
 }
 
 /* both: out[1] is the makespan with free sends (a second simulation); else out[1] is NaN and
@@ -242,22 +283,51 @@ static void k_pipeline_bound(const void *t, const double *a, double *out) {
   out[2] = 0;
 }
 
-/* Layers of a group on one pipeline device (its chunks device, device + stages, ...). */
+/* Layers of each group on device dev (its chunks dev, dev + stages, ...) under counts (per
+ * chunk, rt_layout_counts), into s. */
+static void device_layers(int (*counts)[RT_MAX_GROUPS], int stages, int chunks, int dev, int *s) {
+  for (int g = 0; g < RT_MAX_GROUPS; g++) {
+    s[g] = 0;
+    for (int c = dev; c < stages * chunks; c += stages) s[g] += counts[c][g];
+  }
+}
+
+/* The first and the last device's layers of each group for the split a[0 .. ON_KEY) (layout
+ * layers stages chunks balanced), counted on a miss of on_memo. */
+static const OnMemo *ends_of(const double *a, int layout, int layers, int stages, int chunks) {
+  uint64_t h = HASH_BASIS;
+  for (int i = 0; i < ON_KEY; i++) {
+    uint64_t bits;
+    memcpy(&bits, &a[i], sizeof bits);
+    h = hash_word(h, bits);
+  }
+  OnMemo *m = &on_memo[(h ^ h >> 32) % ON_SETS];
+  if (m->ok && !memcmp(m->key, a, sizeof m->key)) return m;
+  memcpy(m->key, a, sizeof m->key);
+  int counts[RT_MAX_CHUNKS][RT_MAX_GROUPS];
+  m->ok = -1;
+  if (rt_layout_counts(layout, layers, stages, chunks, a[4] != 0, counts) == 0) {
+    device_layers(counts, stages, chunks, 0, m->first);
+    device_layers(counts, stages, chunks, stages - 1, m->last);
+    m->ok = 1;
+  }
+  return m;
+}
+
+/* Layers of a group on the first pipeline device (out[0]) and on the last (out[1]). */
 static void k_layers_on(const void *t, const double *a, double *out) {
   (void)t;
   int layout = count_of(a[0], 0, RT_MAX_LAYOUTS), layers = count_of(a[1], 0, INT_MAX);
   int stages = count_of(a[2], 1, RT_MAX_CHUNKS), chunks = count_of(a[3], 1, RT_MAX_CHUNKS);
-  int dev = count_of(a[5], 0, RT_MAX_CHUNKS - 1), grp = count_of(a[6], 0, RT_MAX_GROUPS - 1);
-  int counts[RT_MAX_CHUNKS][RT_MAX_GROUPS];
-  if (layout < 0 || layers < 0 || stages < 0 || chunks < 0 || dev < 0 || grp < 0 || dev >= stages ||
-      rt_layout_counts(layout, layers, stages, chunks, a[4] != 0, counts) < 0) {
+  int grp = count_of(a[5], 0, RT_MAX_GROUPS - 1);
+  const OnMemo *m = layout < 0 || layers < 0 || stages < 0 || chunks < 0 || grp < 0
+                        ? NULL
+                        : ends_of(a, layout, layers, stages, chunks);
+  if (!m || m->ok < 0) {
     bad(out);
     return;
   }
-  double s = 0;
-  for (int c = dev; c < stages * chunks; c += stages) s += counts[c][grp];
-  out[0] = s;
-  out[1] = out[2] = 0;
+  out[0] = m->first[grp], out[1] = m->last[grp], out[2] = 0;
 }
 
 /* --- why a kernel rejects its arguments, for messages ------------------------------------ */
@@ -313,6 +383,16 @@ static void why_cluster(RtKernel k, const RtCluster *c, const double *a, char *w
   }
   if (!(isfinite(a[0]) && a[0] >= 0))
     WHY("`bytes` = %s: a size in bytes is finite and at least 0", str_brief(v, sizeof v, a[0]));
+  if (k == RTK_DISPATCH) {
+    char name[32];
+    for (int i = 3; i < 7; i++)
+      if (!(a[i] >= 1 && a[i] <= 1e6 && a[i] == floor(a[i])))
+        WHY("`%s` = %s: a whole number from 1 to 1000000", arg_name(rt_kernels[k].argnames, i, name, sizeof name),
+            str_brief(v, sizeof v, a[i]));
+    if (fmod(a[3], size) || a[4] > a[3] || fmod(a[3], a[5]) || a[6] > a[5])
+      WHY("%g experts do not split over %g ranks and %g groups, or top_k %g / group_top_k %g exceed them", a[3], size,
+          a[5], a[4], a[6]);
+  }
   if (k == RTK_P2P) WHY("cluster `%s` has no tier for a send between these ranks", c->name);
   int nodes, gpn;
   if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0)
@@ -326,7 +406,8 @@ static void why_layers_on(const double *a, char *why, size_t n) {
   int stages = count_of(a[2], 1, RT_MAX_CHUNKS), chunks = count_of(a[3], 1, RT_MAX_CHUNKS);
   if (stages < 0 || chunks < 0 || stages * chunks > RT_MAX_CHUNKS)
     WHY("%s", "stages and chunks are whole numbers from 1, with at most 1024 model chunks");
-  if (count_of(a[5], 0, stages - 1) < 0) WHY("device %g is not one of the %d stages", a[5], stages);
+  if (count_of(a[5], 0, RT_MAX_GROUPS - 1) < 0)
+    WHY("group %g is not one of the %d a model may have", a[5], RT_MAX_GROUPS);
   WHY("the model's stage layout does not place its %g layers on %d model chunks", a[1], stages * chunks);
 }
 

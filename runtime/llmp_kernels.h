@@ -51,7 +51,8 @@ extern const RtKernelInfo rt_kernels[RTK_N];
  * pipeline whose stage times do) it says as such. */
 void rt_kernel_why(RtKernel k, const void *target, const double *args, char *why, size_t n);
 
-/* Empties the calling thread's memo of pipeline results (benchmarks: each run starts cold). */
+/* Empties the calling thread's memos of pipeline results and of the end devices' layers
+ * (layers_on) (benchmarks: each run starts cold). */
 void rt_pipeline_memo_clear(void);
 
 /* The nodes x gpus_per_node layout of a group of `size` ranks whose consecutive members are

@@ -48,7 +48,7 @@ static const char *const e_zero2[] = {"last_micro_batch", "every_micro_batch", N
 static const char *const e_bwd_prefetch[] = {"pre", "post", "none", NULL};
 static const char *const e_tp_span[] = {"node", "system", NULL};
 static const char *const e_opt_kernel[] = {"multi_tensor", "per_tensor", NULL};
-static const char *const e_dispatcher[] = {"alltoall", "allgather", NULL};
+static const char *const e_dispatcher[] = {"alltoall", "allgather", "flex", NULL};
 static const char *const e_router_dtype[] = {"fp32", "bf16", "fp16", NULL};
 static const char *const e_score[] = {"softmax", "sigmoid", NULL};
 static const char *const e_fused[] = {"norm", "rope", "activation", "softmax", "cross_entropy", "dropout_add", NULL};
@@ -83,7 +83,7 @@ static const FieldDef f_model[] = {
     ENUM("position", e_position, 0), REAL("rotary_fraction", 0, 1, 0),
     ENUM("attention", e_attention, 0), BOOL("parallel_residual"), BOOL("bias"),
     BOOL("tied_embeddings"), COUNT("experts", 0), COUNT("top_k", 0), COUNT("moe_ffn", 0),
-    COUNT0("shared_experts", 0),
+    COUNT0("shared_experts", 0), COUNT("router_groups", 0), COUNT("router_group_top_k", 0),
     COUNT("q_lora_rank", 0), COUNT("kv_lora_rank", 0), COUNT("qk_rope_head_dim", 0), COUNT("v_head_dim", 0),
     COUNT("sliding_window", 0), COUNT("mamba_heads", 0), COUNT("mamba_head_dim", 0), COUNT("mamba_state", 0),
     COUNT("mamba_groups", 0), COUNT("mamba_chunk", 0), COUNT("mamba_conv", 0), BOOL("frozen"), COUNT0("lora_rank", 0),

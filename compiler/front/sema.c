@@ -852,6 +852,29 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw
            n, ep, tp, cp, dp, etp, tp * cp * dp / etp);
   if (moe_ffn > 0 && fmod(moe_ffn, etp))
     err_at(s, f, at, "scenario `%s`: model.moe_ffn = %g does not divide by plan.etp = %g", n, moe_ffn, etp);
+  double groups = count_of(s, m, "router_groups", 1), gtop = count_of(s, m, "router_group_top_k", 1);
+  double topk = count_of(s, m, "top_k", 1);
+  if (groups >= 0 && gtop >= 0 && topk >= 0 && (groups > 1 || gtop > 1)) {
+    SrcFile *mf = file_of(s, m);
+    Span ga = field_span(m, "router_groups");
+    if (experts == 0)
+      err_at(s, mf, ga, "model `%s`: router_groups = %g but the model has no experts", m->name, groups);
+    else if (fmod(experts, groups))
+      err_at(s, mf, ga, "model `%s`: experts = %g do not divide into router_groups = %g", m->name, experts, groups);
+    else if (gtop > groups)
+      err_at(s, mf, field_span(m, "router_group_top_k"),
+             "model `%s`: router_group_top_k = %g exceeds router_groups = %g", m->name, gtop, groups);
+    else if (topk > gtop * experts / groups)
+      err_at(s, mf, ga,
+             "model `%s`: top_k = %g exceeds the %g experts of router_group_top_k = %g groups of %g experts each",
+             m->name, topk, gtop * experts / groups, gtop, experts / groups);
+  }
+  const char *disp = word_of(s, p, "moe_token_dispatcher");
+  if (!disp && fw) disp = word_of(s, fw, "moe_token_dispatcher"); /* the stack's default */
+  if (disp && !strcmp(disp, "flex") && etp > 1)
+    err_at(s, f, at,
+           "scenario `%s`: moe_token_dispatcher = flex (DeepEP) dispatches over ep alone; plan.etp = %g, not 1", n,
+           etp);
   const FieldDef *hd = schema_field(m->schema, "head_dim");
   if (!m->fields[schema_field_index(m->schema, hd)] && fmod(hidden, heads))
     err_at(s, f, at, "scenario `%s`: model.hidden = %g does not divide by model.heads = %g; set `head_dim`", n, hidden,

@@ -294,8 +294,19 @@ static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool para
   F(fc), F(bc), F(wg), F(sel), F(act), F(act_sel), F(flops), F(sel_flops);
   for (int i = 0; i < CM_N; i++) F(comm_f[i]), F(comm_b[i]);
   F(launches), F(blaunches), F(sync_fc), F(sync_launches);
+  dst->sync |= src->sync;
   if (params) F(params), F(tensors), F(eparams), F(etensors), F(wtotal), F(wactive);
 #undef F
+}
+
+/* One multi-token prediction depth is its block m, then its layer ly: a dropless router's sync
+ * in m starts a span that runs on through ly (ly's own sync then falls inside it). */
+static void mtp_span(Lower *L, Acc *m, Acc *ly) {
+  if (!m->sync) return;
+  GId f = ly->fc;
+  for (int i = 0; i < CM_N; i++) f = ADD(L, f, ly->comm_f[i]);
+  m->sync_fc = ADD(L, m->sync_fc, f), m->sync_launches = ADD(L, m->sync_launches, ly->launches);
+  ly->sync_fc = ly->sync_launches = K(L, 0);
 }
 
 /* The model's embedding and head blocks: without them the vocabulary (its GEMM, loss and
@@ -404,9 +415,10 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
   if (L.mtp > 0) { /* each depth: its block, one more layer (the pattern's last kind), and
                       the shared embedding and output head again, on the last stage */
     lower_block(&L, sema_ref(s, L.model, "mtp"), LB_MTP, &M);
-    Acc head = H, emb = E;
+    Acc head = H, emb = E, ly = Ly[L.ngroups - 1];
+    mtp_span(&L, &M, &ly);
     acc_fold(&L, &H, &M, L.mtp, true);
-    acc_fold(&L, &H, &Ly[L.ngroups - 1], L.mtp, true);
+    acc_fold(&L, &H, &ly, L.mtp, true);
     acc_fold(&L, &H, &head, L.mtp, false);
     acc_fold(&L, &H, &emb, L.mtp, false);
   }

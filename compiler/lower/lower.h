@@ -101,8 +101,9 @@ void lower_report(const Lowered *l, const double *vals, Report *r);
 void lower_why_not_finite(const Graph *g, const double *vals, char *why, size_t n);
 
 /* For a report whose plan does not fit: the changes of plan (tp, pp, recompute, ZeRO,
- * micro_batch; one or two at a time, on top of axes, a sweep point's, or NULL) that fit,
- * each lowered and evaluated, the fastest REPORT_FIXES into r->fix.  Nothing for one that
+ * micro_batch, cuda_graphs; one or two at a time, on top of axes, a sweep point's, or NULL)
+ * that fit, each lowered and evaluated, the fastest REPORT_FIXES into r->fix, and
+ * cuda_graphs off alone into r->graphs_off where it saves memory.  Nothing for one that
  * fits. */
 void lower_fit_changes(Sema *s, HwSet *hw, Decl *scenario, const LowerAxes *axes, Report *r);
 

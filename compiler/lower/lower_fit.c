@@ -2,7 +2,7 @@
  *
  * Each candidate is the plan with one or two of its fields changed (tp or pp doubled or
  * quadrupled, dp shrunk to keep the GPUs; recompute selective or full; a higher ZeRO stage;
- * micro_batch 1), lowered as a sweep's point is (its fields as constant axes) and evaluated by
+ * micro_batch 1; cuda_graphs off, which frees their static buffers), lowered as a sweep's point is (its fields as constant axes) and evaluated by
  * the interpreter: the same model as `llmp run`, not an estimate.  Those that fit are kept,
  * fastest first. */
 #include <math.h>
@@ -14,7 +14,7 @@
 #include "lower.h"
 #include "strbuf.h"
 
-enum { F_TP, F_PP, F_RECOMPUTE, F_ZERO, F_MICRO_BATCH, F_N, MAX_OPTS = 3 };
+enum { F_TP, F_PP, F_RECOMPUTE, F_ZERO, F_MICRO_BATCH, F_GRAPHS, F_N, MAX_OPTS = 3 };
 
 /* The values each field may take instead of the plan's; words stay words for the text. */
 typedef struct Option {
@@ -33,6 +33,7 @@ typedef struct Search {
   int nopt[F_N];
   ReportFix *found;
   int nfound, capfound;
+  ReportFix graphs_off; /* cuda_graphs off alone, fitting or not; peak NaN: not tried */
 } Search;
 
 static void discard(void *user, const char *text, size_t len) { (void)user, (void)text, (void)len; }
@@ -54,6 +55,7 @@ static void options_of(Search *q) {
     }
   for (int z = r->zero + 1; z <= 3; z++) add_opt(q, F_ZERO, z, NULL);
   if (r->micro_batch > 1) add_opt(q, F_MICRO_BATCH, 1, NULL);
+  if (r->cuda_graphs) add_opt(q, F_GRAPHS, 0, "false");
 }
 
 /* Sets plan.field among the axes ax[0 .. *na), adding it if absent. */
@@ -74,7 +76,7 @@ static int dp_gives_way(const Search *q, LowerAxis *ax, int na, int tp, int pp, 
 
 /* The candidate's axes: the base point's, with the changed fields replaced or added. */
 static int axes_of(const Search *q, const int *pick, LowerAxis *ax, char *change, size_t n) {
-  static const char *const field[F_N] = {"tp", "pp", "recompute", "zero", "micro_batch"};
+  static const char *const field[F_N] = {"tp", "pp", "recompute", "zero", "micro_batch", "cuda_graphs"};
   int na = 0;
   for (int i = 0; q->base && i < q->base->n; i++) ax[na++] = q->base->axis[i];
   size_t len = 0;
@@ -114,6 +116,12 @@ static void try_candidate(Search *q, const int *pick) {
       graph_eval(&l.g, NULL, vals);
       Report r;
       lower_report(&l, vals, &r);
+      bool graphs_alone = pick[F_GRAPHS] >= 0;
+      for (int f = 0; f < F_GRAPHS; f++) graphs_alone &= pick[f] < 0;
+      if (graphs_alone) {
+        snprintf(q->graphs_off.change, sizeof q->graphs_off.change, "%s", change);
+        q->graphs_off.iteration = r.fits ? r.iteration : NAN, q->graphs_off.peak = r.peak;
+      }
       if (r.fits && isfinite(r.iteration)) {
         XGROW(q->found, q->nfound + 1, q->capfound);
         ReportFix *x = &q->found[q->nfound++];
@@ -135,8 +143,10 @@ static int by_time(const void *a, const void *b) {
 
 void lower_fit_changes(Sema *s, HwSet *hw, Decl *scenario, const LowerAxes *axes, Report *r) {
   r->nfix = 0;
+  r->graphs_saves = 0;
   if (r->fits) return;
   Search q = {.s = s, .hw = hw, .sc = scenario, .base = axes, .r = r};
+  q.graphs_off.peak = NAN;
   diag_init(&q.quiet, NULL);
   diag_set_writer(&q.quiet, discard, NULL);
   options_of(&q);
@@ -158,6 +168,7 @@ void lower_fit_changes(Sema *s, HwSet *hw, Decl *scenario, const LowerAxes *axes
     }
   if (q.nfound) qsort(q.found, (size_t)q.nfound, sizeof *q.found, by_time);
   for (int i = 0; i < q.nfound && i < REPORT_FIXES; i++) r->fix[r->nfix++] = q.found[i];
+  if (q.graphs_off.peak < r->peak) r->graphs_off = q.graphs_off, r->graphs_saves = r->peak - q.graphs_off.peak;
   free(q.found);
   diag_free(&q.quiet);
 }

@@ -134,7 +134,13 @@ static void iter_pipeline(Lower *L, Iter *it) {
     GId ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
     GId enb = ADD(L, MUL(L, K(L, 2), E->launches), E->blaunches), hnb = ADD(L, MUL(L, K(L, 2), H->launches), H->blaunches);
     ef = MAX(L, ef, MUL(L, E->launches, K(L, lo))), eb = MAX(L, eb, MUL(L, enb, K(L, lo)));
-    hf = MAX(L, hf, MUL(L, H->launches, K(L, lo))), hb = MAX(L, hb, MUL(L, hnb, K(L, lo)));
+    if (H->sync) { /* the MTP layer's dropless router: as a layer's, uncaptured */
+      GId hpre = SUB(L, hf, H->sync_fc), hn = SUB(L, H->launches, H->sync_launches);
+      hf = ADD(L, MAX(L, hpre, MUL(L, hn, K(L, lo))), MAX(L, H->sync_fc, MUL(L, H->sync_launches, K(L, lo))));
+    } else {
+      hf = MAX(L, hf, MUL(L, H->launches, K(L, lo)));
+    }
+    hb = MAX(L, hb, MUL(L, hnb, K(L, lo)));
     it->host_e = ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0));
     it->host_h = ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0));
   } else {
@@ -182,12 +188,11 @@ static void iter_pipeline(Lower *L, Iter *it) {
     GId rem = SUB(L, layers, MUL(L, base, chunks));
     it->l0[0] = ADD(L, MUL(L, L->vs, base), g_un(g, GN_CEIL, DIV(L, rem, L->pp)));
     it->ll[0] = ADD(L, MUL(L, L->vs, base), g_un(g, GN_FLOOR, DIV(L, rem, L->pp)));
-  } else { /* a layout's: counted by the runtime, group by group */
+  } else { /* a layout's: counted by the runtime, group by group, on both end devices */
     for (int k = 0; k < it->ng; k++) {
-      GId a0[7] = {K(L, L->layout), layers, L->pp, L->vs, L->balanced, K(L, 0), K(L, k)};
-      it->l0[k] = g_call(g, RTK_LAYERS_ON, a0, 7, "layers on the first stage");
-      GId al[7] = {K(L, L->layout), layers, L->pp, L->vs, L->balanced, SUB(L, L->pp, K(L, 1)), K(L, k)};
-      it->ll[k] = g_call(g, RTK_LAYERS_ON, al, 7, "layers on the last stage");
+      GId a[6] = {K(L, L->layout), layers, L->pp, L->vs, L->balanced, K(L, k)};
+      it->l0[k] = g_call(g, RTK_LAYERS_ON, a, 6, "layers on the first and last stage");
+      it->ll[k] = it->l0[k] + 1;
     }
   }
   it->z = K(L, 0);

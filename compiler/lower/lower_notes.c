@@ -2,8 +2,9 @@
  * per cent, named in its Report as notes (printed by report.c: the table, JSON and CSV).
  *
  * llmp gives NVLink SHARP (in-switch reduction) to the all-reduce only: where an all-reduce of
- * the largest all-gather's or reduce-scatter's bytes over its group is more than 5 % faster
- * with it, those collectives (sequence parallelism's, ZeRO's) may be overestimated. */
+ * the largest all-gather's or reduce-scatter's bytes over its group, placed as the group is
+ * (strided over the tiers it crosses), is more than 5 % faster with it, those collectives
+ * (sequence parallelism's, ZeRO's) may be overestimated. */
 #include <stdio.h>
 
 #include "lower_private.h"
@@ -33,14 +34,17 @@ static void sharp_note(const Lowered *l, const double *vals, Report *r) {
     return;
   RtCluster off = *c;
   for (int t = 0; t < off.ntiers; t++) off.tiers[t].switch_reduction = -1;
-  double with = rt_allreduce(c, bytes, nodes, gpn).fwd, without = rt_allreduce(&off, bytes, nodes, gpn).fwd;
-  if (!(without > 1.05 * with)) return;
+  /* the all-reduce kernel on the gather's own (bytes, size, stride): the group as placed */
+  double args[3] = {bytes, size, stride}, with[3], without[3];
+  rt_kernels[RTK_ALLREDUCE].fn(c, args, with);
+  rt_kernels[RTK_ALLREDUCE].fn(&off, args, without);
+  if (!(without[0] > 1.05 * with[0])) return;
   snprintf(r->notes[r->nnotes++], sizeof r->notes[0],
            "`%s` (%s, %.3g MB over %d GPUs) may be overestimated by up to %.0f %%: all-gathers and reduce-scatters "
            "are modelled without the NVLink SHARP that all-reduces get (an all-reduce of its bytes: %.3g ms with "
            "SHARP, %.3g ms without)",
-           x->label ? x->label : "", rt_kernels[x->kernel].name, bytes / 1e6, nodes * gpn, 100 * (without / with - 1),
-           1e3 * with, 1e3 * without);
+           x->label ? x->label : "", rt_kernels[x->kernel].name, bytes / 1e6, nodes * gpn,
+           100 * (without[0] / with[0] - 1), 1e3 * with[0], 1e3 * without[0]);
 }
 
 void lower_notes(const Lowered *l, const double *vals, Report *r) {

@@ -424,8 +424,8 @@ static GId expert_load(Lower *L, bool *capped) {
 }
 
 /* The dispatch and combine of the experts' tokens, forward and backward, on the ep stream.
- * tr: the tokens entering on this rank; recv: the pairs the busiest rank receives. */
-static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hid, GId e, double pb) {
+ * tr: the tokens entering on this rank; recv: the pairs the busiest rank receives, k per token. */
+static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hid, GId e, GId k, double pb) {
   GId ba = L->bytes_act;
   double ep, etp;
   bool ep1 = g_is_const(L->g, L->ep, &ep) && ep == 1, etp1 = g_is_const(L->g, L->etp, &etp) && etp == 1;
@@ -446,10 +446,21 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
   /* MoEAlltoAllTokenDispatcher: a gather of the per-expert token counts over etp x ep (8
    * bytes each), the all-to-all of the pairs over ep, a gather over etp; after the experts a
    * reduce-scatter over etp and the all-to-all back.  The busiest rank's receive sets the
-   * all-to-all's pace. */
+   * all-to-all's pace.  MoEFlexTokenDispatcher (DeepEP) exchanges the same counts, then sends
+   * each token once per node and rank holding its experts, the combine the same back. */
   GId f = lower_coll(L, RTK_ALLGATHER, MUL3(L, MUL(L, L->etp, L->ep), e, K(L, 8)), G_EMP, name), b = K(L, 0);
   if (!ep1) {
-    GId two = MUL(L, K(L, 2), lower_coll(L, RTK_ALLTOALL, MUL3(L, recv, hid, ba), G_EP, name));
+    GId one;
+    if (L->st.moe_flex) {
+      GId groups = lower_field(L, L->model, "model", "router_groups", 1);
+      GId gtop = lower_field(L, L->model, "model", "router_group_top_k", 1);
+      lower_group_tiles(L, G_EP, L->ep, L->stride[G_EP], RTK_DISPATCH, name);
+      one = lower_call(L, RTK_DISPATCH, name, 7, MUL3(L, DIV(L, recv, k), hid, ba), L->ep, L->stride[G_EP], e, k,
+                       groups, gtop);
+    } else {
+      one = lower_coll(L, RTK_ALLTOALL, MUL3(L, recv, hid, ba), G_EP, name);
+    }
+    GId two = MUL(L, K(L, 2), one);
     f = ADD(L, f, two), b = ADD(L, b, two);
   }
   if (!etp1) {
@@ -457,7 +468,7 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
     GId both = ADD(L, lower_coll(L, RTK_ALLGATHER, gb, G_ETP, name), lower_coll(L, RTK_REDUCESCATTER, gb, G_ETP, name));
     f = ADD(L, f, both), b = ADD(L, b, both);
   }
-  comm_n(L, CM_EP, name, "ep all-to-all", f, b, many(L, MUL(L, L->ep, L->etp)));
+  comm_n(L, CM_EP, name, L->st.moe_flex ? "ep dispatch" : "ep all-to-all", f, b, many(L, MUL(L, L->ep, L->etp)));
 }
 
 /* gpt-oss's clamped SwiGLU, glu = x * sigmoid(1.702 x) * (clamp(y, -7, 7) + 1) with x clamped
@@ -532,7 +543,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   /* the GEMMs' inputs (h, ffn/etp) and the activation's (up/etp) */
   GId saved = ADD(L, MUL(L, ADD(L, hid, fl), gemm_in_bytes(L)), MUL(L, upl, L->bytes_act));
   A->act = ADD(L, A->act, MUL(L, pe, saved));
-  expert_dispatch(L, name, tr, recv, hid, e, L->dt_router_bytes);
+  expert_dispatch(L, name, tr, recv, hid, e, k, L->dt_router_bytes);
 }
 
 static void op_norm(Lower *L, const char *name, Args *a) {
@@ -816,6 +827,7 @@ static void acc_init(Lower *L, Acc *a) {
   a->sel_flops = z;
   a->wtotal = a->wactive = a->wtied = z;
   a->launches = a->blaunches = a->sync_fc = a->sync_launches = z;
+  a->sync = false;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }
 
@@ -858,6 +870,7 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
     GId f = a->fc;
     for (int i = 0; i < CM_N; i++) f = ADD(L, f, a->comm_f[i]);
     a->sync_fc = SUB(L, f, L->sync_f0), a->sync_launches = SUB(L, a->launches, L->sync_n0);
+    a->sync = true;
   }
   /* the block's input: one micro-batch's hidden states on this rank */
   GId t = DIV(L, MUL(L, L->mb, L->seq), L->cp);

@@ -126,6 +126,7 @@ static void plan_model_checks(Lower *L) {
             "model.experts does not divide by ep");
   GId mffn = lower_field(L, m, "model", "moe_ffn", 0);
   add_check(L, DIVIDES(L, mffn, L->etp), "model.moe_ffn does not divide by etp");
+  if (L->st.moe_flex) add_check(L, EQ(L, L->etp, K(L, 1)), "moe_token_dispatcher = flex needs etp = 1");
 }
 
 /* An explicit layout's conditions, for the plan's pp and virtual stages: stage_layers has an
@@ -271,7 +272,9 @@ void lower_read_stack(Lower *L) {
   st->mb_overhead = fw_num(L, "micro_batch_overhead", 0);
   st->reserved = fw_num(L, "memory_reserved", 0);
   st->frag = fw_num(L, "fragmentation", 0);
-  st->moe_allgather = !strcmp(plan_word(L, "moe_token_dispatcher", "alltoall"), "allgather");
+  const char *disp = plan_word(L, "moe_token_dispatcher", "alltoall");
+  st->moe_allgather = !strcmp(disp, "allgather");
+  st->moe_flex = !strcmp(disp, "flex");
   /* fused kernels: the operators whose tables time an unfused implementation */
   static const struct {
     const char *word;
@@ -439,7 +442,9 @@ static bool plan_placement(Lower *L) {
   L->stride[G_ETP] = ste[G_TP], L->stride[G_EDP] = ste[G_DP];
   L->stride[G_EMP] = g_min(L->g, ste[G_TP], ste[G_EP]);  /* etp and ep adjacent (the default) */
   if (order[0] == G_PP || order[4] == G_PP) return true; /* the same in both layouts */
-  return need(L, EQ(L, SUB(L, st[G_PP], ste[G_PP]), 0), "placement: pp groups differ between the layouts",
+  GId dense_model = EQ(L, lower_field(L, L->model, "model", "experts", 0), 0); /* no expert layers */
+  return need(L, g_bin(L->g, GN_OR, dense_model, EQ(L, SUB(L, st[G_PP], ste[G_PP]), 0)),
+              "placement: pp groups differ between the layouts",
               "the placement puts pp inside groups whose sizes differ in the expert layers (pp's stride is %g in "
               "the attention layers, %g in the expert layers): Megatron-Core needs the same pipeline groups",
               cv(L, st[G_PP]), cv(L, ste[G_PP]));

@@ -44,6 +44,7 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId blaunches;                  /* the backward's beyond twice the forward's (the SSD scan's) */
   GId sync_fc, sync_launches;     /* of fc + comm_f and launches, those after a device-to-host
                                    * sync (a dropless router's), which the host cannot run ahead of */
+  bool sync;                      /* it has such a sync */
 } Acc;
 
 /* The software stack's semantics (the scenario's `framework`; docs/frameworks.md), with the
@@ -70,6 +71,7 @@ typedef struct Stack {
   double reserved;        /* bytes the stack holds beyond the model */
   double frag;            /* fraction of allocated memory lost to the allocator */
   bool moe_allgather;     /* moe_token_dispatcher = allgather */
+  bool moe_flex;          /* moe_token_dispatcher = flex (DeepEP) */
   unsigned fused;         /* RtGpu.fused: the operators it runs fused (fused_kernels) */
   bool fused_dropout_add; /* fused_kernels has dropout_add: an add after a dropout is free */
 } Stack;

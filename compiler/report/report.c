@@ -255,20 +255,34 @@ static void print_training(W *w, const Report *r) {
   w_putc(w, '\n');
 }
 
+/* cuda_graphs off alone: the bytes it saves, and whether that fits. */
+static void print_graphs_off(W *w, const Report *r) {
+  char a[48], b[48], c[48];
+  const ReportFix *g = &r->graphs_off;
+  w_printf(w, "  %s alone saves %s of static buffers: peak %s, ", g->change, report_bytes(a, sizeof a, r->graphs_saves),
+           report_bytes(b, sizeof b, g->peak));
+  if (isnan(g->iteration))
+    w_puts(w, "still does not fit\n");
+  else
+    w_printf(w, "fits (%s)\n", report_time(c, sizeof c, g->iteration));
+}
+
 /* The changes of plan that fit (lower_fit_changes), or that none of those tried does. */
 static void print_fixes(W *w, const Report *r) {
   char a[48], b[48];
   if (!r->nfix) {
-    w_puts(w, "  no change of tp, pp, recompute, zero or micro_batch (one or two at a time) fits\n");
-    return;
+    w_printf(w, "  no change of tp, pp, recompute, zero%s micro_batch%s (one or two at a time) fits\n",
+             r->cuda_graphs ? "," : " or", r->cuda_graphs ? " or cuda_graphs" : "");
+  } else {
+    int width = LABEL_W - 4;
+    for (int i = 0; i < r->nfix; i++)
+      if ((int)strlen(r->fix[i].change) + 1 > width) width = (int)strlen(r->fix[i].change) + 1;
+    w_puts(w, "  changes that fit, fastest first:\n");
+    for (int i = 0; i < r->nfix; i++)
+      w_printf(w, "    %-*s%*s, peak %s\n", width, r->fix[i].change, VALUE_W,
+               report_time(a, sizeof a, r->fix[i].iteration), report_bytes(b, sizeof b, r->fix[i].peak));
   }
-  int width = LABEL_W - 4;
-  for (int i = 0; i < r->nfix; i++)
-    if ((int)strlen(r->fix[i].change) + 1 > width) width = (int)strlen(r->fix[i].change) + 1;
-  w_puts(w, "  changes that fit, fastest first:\n");
-  for (int i = 0; i < r->nfix; i++)
-    w_printf(w, "    %-*s%*s, peak %s\n", width, r->fix[i].change, VALUE_W,
-             report_time(a, sizeof a, r->fix[i].iteration), report_bytes(b, sizeof b, r->fix[i].peak));
+  if (r->graphs_saves > 0) print_graphs_off(w, r);
 }
 
 static void print_table(W *w, const Report *r) {
@@ -358,6 +372,13 @@ static void json_fixes(J *j, const Report *r) {
     j_close(j, '}');
   }
   j_close(j, ']');
+  if (r->graphs_saves > 0) { /* "cuda_graphs_off": {"saves": ..., "peak": ..., "iteration_s": ... or null} */
+    j_open(j, "cuda_graphs_off", '{');
+    j_num(j, "saves", r->graphs_saves);
+    j_num(j, "peak", r->graphs_off.peak);
+    j_num(j, "iteration_s", r->graphs_off.iteration);
+    j_close(j, '}');
+  }
 }
 
 /* --tokens: the time, GPU-hours and energy (null where the plan does not fit or the gpu has

@@ -122,6 +122,10 @@ typedef struct Report {
    * (report_fit_changes), fastest first. */
   ReportFix fix[REPORT_FIXES];
   int nfix;
+  /* With cuda_graphs on: the plan with them off alone (iteration NaN where it does not fit),
+   * and the bytes of the peak that saves; 0 where it saves none or they are off. */
+  ReportFix graphs_off;
+  double graphs_saves;
   /* The approximations that move the times of a plan that fits by more than a few per cent
    * (lower_notes in lower/lower_notes.c), one sentence each. */
   char notes[REPORT_NOTES][400];

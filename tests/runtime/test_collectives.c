@@ -234,11 +234,79 @@ TEST(bound_below_physics) {
   assert_true(rt_collective_min_time("allreduce", v, 2e9, 1, 1) == 0);
 }
 
+/* C(pool - u, k) / C(pool, k) by its product. */
+static double miss_closed(double pool, double u, int k) {
+  double p = 1;
+  for (int i = 0; i < k; i++) p *= (pool - u - i) / (pool - i);
+  return p;
+}
+
+/* The chance a token's experts miss a unit: ungrouped, a unit inside a group, a unit of two
+ * groups (hypergeometric over the chosen groups), and against a sampled router. */
+TEST(dispatch_miss) {
+  assert_true(fabs(rt_dispatch_miss(256, 8, 1, 1, 4) - miss_closed(256, 4, 8)) < 1e-12);
+  /* DeepSeek-V3: 8 groups of 32, top 4 groups; a node of 32 experts is one group */
+  double in = miss_closed(128, 32, 8);
+  assert_true(fabs(rt_dispatch_miss(256, 8, 8, 4, 32) - (0.5 + 0.5 * in)) < 1e-12);
+  assert_true(fabs(rt_dispatch_miss(256, 8, 8, 4, 4) - (0.5 + 0.5 * miss_closed(128, 4, 8))) < 1e-12);
+  /* two groups a unit: none chosen 15/70, one 40/70, both 15/70 (C(2,j) C(6,4-j) / C(8,4)) */
+  double two = 15.0 / 70 + 40.0 / 70 * in + 15.0 / 70 * miss_closed(128, 64, 8);
+  assert_true(fabs(rt_dispatch_miss(256, 8, 8, 4, 64) - two) < 1e-12);
+  assert_true(rt_dispatch_miss(256, 8, 8, 4, 256) == 0);
+  assert_true(isnan(rt_dispatch_miss(256, 8, 7, 4, 32)) && isnan(rt_dispatch_miss(256, 8, 8, 9, 32)));
+  /* sampled: 4 of 8 groups, then 8 distinct experts of their 128; units of 4, 32 and 64 */
+  unsigned long long st = 12345;
+  int units[3] = {4, 32, 64}, missed[3] = {0, 0, 0}, n = 200000;
+  for (int d = 0; d < n; d++) {
+    int g[8] = {0, 1, 2, 3, 4, 5, 6, 7}, pick[128], hit[256] = {0};
+    for (int i = 0; i < 4; i++) { /* partial Fisher-Yates */
+      st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+      int j = i + (int)((st >> 33) % (unsigned long long)(8 - i)), t = g[i];
+      g[i] = g[j], g[j] = t;
+    }
+    for (int i = 0; i < 128; i++) pick[i] = g[i / 32] * 32 + i % 32;
+    for (int i = 0; i < 8; i++) {
+      st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+      int j = i + (int)((st >> 33) % (unsigned long long)(128 - i)), t = pick[i];
+      pick[i] = pick[j], pick[j] = t;
+      hit[pick[i]] = 1;
+    }
+    for (int u = 0; u < 3; u++) { /* the unit of experts 0 .. units[u] - 1 */
+      int any = 0;
+      for (int e = 0; e < units[u]; e++) any |= hit[e];
+      missed[u] += !any;
+    }
+  }
+  for (int u = 0; u < 3; u++)
+    assert_true(fabs((double)missed[u] / n - rt_dispatch_miss(256, 8, 8, 4, units[u])) < 0.005);
+}
+
+/* DeepEP's dispatch: with one expert a token it moves what the all-to-all moves; with eight
+ * over nodes it sends a token once per remote node that holds one of its experts. */
+TEST(dispatch_dedup) {
+  const RtCluster *eos = sys("eos");
+  for (double b = 1e4; b <= 4e9; b *= 16) {
+    double one = rt_dispatch(eos, b, 64, 1, 1, 1, 1, 8, 1).fwd, a2a = rt_alltoall(eos, b, 1, 8).fwd;
+    assert_true(fabs(one / a2a - 1) < 1e-9);
+    one = rt_dispatch(eos, b, 64, 1, 1, 1, 8, 8, 1).fwd, a2a = rt_alltoall(eos, b, 8, 8).fwd;
+    assert_true(fabs(one / a2a - 1) < 1e-9);
+  }
+  /* DeepSeek-V3 over 8 nodes of 8 (ep 64): remote nodes 7 (1 - miss) against 7 copies */
+  double b = 4e9, miss = rt_dispatch_miss(256, 8, 8, 4, 32);
+  double ratio = rt_dispatch(eos, b, 256, 8, 8, 4, 8, 8, 1).fwd / rt_alltoall(eos, 8 * b, 8, 8).fwd;
+  assert_true(fabs(ratio - (1 - miss)) < 1e-3);
+  assert_true(rt_dispatch(eos, b, 256, 8, 1, 1, 8, 8, 1).fwd > rt_dispatch(eos, b, 256, 8, 8, 4, 8, 8, 1).fwd);
+  assert_true(rt_dispatch(eos, b, 256, 8, 8, 4, 1, 1, 1).fwd == 0);
+  assert_int_equal(rt_dispatch(eos, b, 100, 8, 1, 1, 8, 8, 1).flags, RT_BAD_ARGS); /* 100 experts over 64 */
+  assert_int_equal(rt_dispatch(eos, b, 256, 8, 8, 9, 8, 8, 1).flags, RT_BAD_ARGS);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(monotonic_in_bytes), cmocka_unit_test(switch_reduction),    cmocka_unit_test(tier_crossing),
       cmocka_unit_test(gpus_share_nics),    cmocka_unit_test(calibrated_flag),     cmocka_unit_test(shipped_tables),
       cmocka_unit_test(bad_arguments),      cmocka_unit_test(bound_below_physics), cmocka_unit_test(nvlink_domain),
+      cmocka_unit_test(dispatch_miss),      cmocka_unit_test(dispatch_dedup),
   };
   return RUN_TESTS(tests);
 }

@@ -751,15 +751,44 @@ TEST(kernel_pipeline_layout) {
   rt_kernels[RTK_PIPELINE].fn(NULL, a, out);
   RtPipeResult r = rt_pipeline_reference(&p, NULL, 0, NULL);
   assert_true(relative(out[0], r.makespan) <= 1e-12);
-  double on[7] = {id, 8, 2, 1, 0, 0, 1};
+  double on[6] = {id, 8, 2, 1, 0, 1}; /* group 1 on the first device and the last */
   rt_kernels[RTK_LAYERS_ON].fn(NULL, on, out);
-  assert_true(out[0] == 2);
-  on[5] = 1;
+  assert_true(out[0] == 2 && out[1] == 4);
+  on[5] = RT_MAX_GROUPS; /* no such group */
   rt_kernels[RTK_LAYERS_ON].fn(NULL, on, out);
-  assert_true(out[0] == 4);
-  on[5] = 2; /* no such device */
-  rt_kernels[RTK_LAYERS_ON].fn(NULL, on, out);
-  assert_true(isnan(out[0]));
+  assert_true(isnan(out[0]) && isnan(out[1]));
+}
+
+/* layers_on remembers the ends of a split per thread: asked again, in any order, with splits
+ * that share its memo's slots or that no layout places, it answers what counting gives. */
+TEST(kernel_layers_on_memo) {
+  unsigned char g[61];
+  for (int i = 0; i < 61; i++) g[i] = i < 3 ? 0 : 1 + i % 2; /* DeepSeek-V3-like: 3, then two kinds */
+  int id = rt_layout_register(&(RtLayout){61, g, 0, NULL, -1, -1});
+  assert_true(id > 0);
+  static const int pp[] = {1, 2, 4, 8, 16}, vs[] = {1, 2, 4, 8};
+  int (*c)[RT_MAX_GROUPS] = malloc(sizeof(int[RT_MAX_CHUNKS][RT_MAX_GROUPS]));
+  assert_non_null(c);
+  for (int pass = 0; pass < 3; pass++) { /* cold, warm, then after a clear */
+    if (pass == 2) rt_pipeline_memo_clear();
+    for (int i = 0; i < 5; i++)
+      for (int j = 0; j < 4; j++)
+        for (int bal = 0; bal < 2; bal++)
+          for (int grp = 2; grp >= 0; grp--) {
+            double a[6] = {id, 61, pp[i], vs[j], bal, grp}, out[RT_KERNEL_NOUT];
+            rt_kernels[RTK_LAYERS_ON].fn(NULL, a, out);
+            if (rt_layout_counts(id, 61, pp[i], vs[j], bal, c) < 0) {
+              assert_true(isnan(out[0]) && isnan(out[1]));
+              continue;
+            }
+            double first = 0, last = 0;
+            for (int k = 0; k < vs[j]; k++) first += c[k * pp[i]][grp], last += c[k * pp[i] + pp[i] - 1][grp];
+            if (out[0] != first || out[1] != last)
+              fail_msg("pass %d pp %d vs %d balanced %d group %d: %g %g, counted %g %g", pass, pp[i], vs[j], bal, grp,
+                       out[0], out[1], first, last);
+          }
+  }
+  free(c);
 }
 
 int main(int argc, char **argv) {
@@ -783,6 +812,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(kernel_pipeline),
       cmocka_unit_test(layout_counts),
       cmocka_unit_test(kernel_pipeline_layout),
+      cmocka_unit_test(kernel_layers_on_memo),
   };
   return RUN_TESTS(tests);
 }

@@ -595,6 +595,31 @@ TEST(moe_allgather_dispatcher) {
   fx_close(x);
 }
 
+/* The flex dispatcher (DeepEP): ep 16 over two nodes, 16 experts in 2 groups, each token's 2
+ * experts in 1 group.  One dispatch call a direction carries one copy of the rank's 256 tokens
+ * (h = 1024, bf16) with the routing; no all-to-all.  It crosses the network once per remote
+ * node a token's experts sit on (1/2 on average here, against the all-to-all's one copy of
+ * two), so it costs less, and more without the group limit. */
+TEST(moe_flex_dispatcher) {
+#define FLEX_MODEL MOE_SIZES "; experts = 16"
+#define FLEX_PLAN "tp = 4; ep = 16; sequence_parallel = true; micro_batch = 1; global_batch = 4"
+  Fx *a2a = run_scenario("", "mixtral", FLEX_MODEL, "selene { nodes = 2 }", FLEX_PLAN);
+  Fx *grp = run_scenario("", "mixtral", FLEX_MODEL "; router_groups = 2; router_group_top_k = 1",
+                         "selene { nodes = 2 }", FLEX_PLAN "; moe_token_dispatcher = flex");
+  Fx *flat = run_scenario("", "mixtral", FLEX_MODEL, "selene { nodes = 2 }", FLEX_PLAN "; moe_token_dispatcher = flex");
+  assert_int_equal(count_calls(&grp->l, RTK_ALLTOALL), 0);
+  expect_near(coll_bytes(&grp->l, RTK_DISPATCH, "moe", 16, 1), 256.0 * 1024 * 2, "one copy of the tokens");
+  GId d = find_call(&grp->l, RTK_DISPATCH, "moe");
+  assert_true(const_arg(&grp->l, d, 3) == 16 && const_arg(&grp->l, d, 4) == 2);
+  assert_true(const_arg(&grp->l, d, 5) == 2 && const_arg(&grp->l, d, 6) == 1);
+  expect_near(coll_bytes(&a2a->l, RTK_ALLTOALL, "moe", 16, 1), 512.0 * 1024 * 2, "the pairs");
+  double ta = a2a->r.part[RP_EP_COMM], tg = grp->r.part[RP_EP_COMM], tf = flat->r.part[RP_EP_COMM];
+  assert_true(tg > 0 && tg < tf && tf < ta);
+  fx_close(a2a), fx_close(grp), fx_close(flat);
+#undef FLEX_MODEL
+#undef FLEX_PLAN
+}
+
 /* Parameters of mixtral with MOE_SIZES on a rank with tp = 4, pp = 1 (hand count):
  *   embedding: vocab 32000 padded to a multiple of 128 tp = 512: 32256, / tp = 8064 rows x 1024
  *     = 8,257,536
@@ -865,6 +890,16 @@ TEST(placement_order) {
   GId p2p = find_call(&x->l, RTK_P2P, "pipeline send");
   assert_true(const_arg(&x->l, p2p, 1) == 2);
   assert_true(const_arg(&x->l, p2p, 2) == 4 * 4);
+  fx_close(x);
+
+  /* pp inside dp in a model without experts: no expert layers to lay out alike */
+  x = run_scenario("", "gpt", PLACE_SIZES, "perlmutter { nodes = 8 }",
+                   "tp = 4; pp = 2; micro_batch = 1; global_batch = 4; placement = [tp, pp, dp]");
+  assert_int_equal(x->d.errors, 0);
+  p2p = find_call(&x->l, RTK_P2P, "pipeline send");
+  assert_true(const_arg(&x->l, p2p, 2) == 4);
+  dp = find_call(&x->l, RTK_ALLREDUCE, "dp gradients");
+  assert_true(const_arg(&x->l, dp, 2) == 4 * 2);
   fx_close(x);
 }
 
@@ -1491,9 +1526,11 @@ TEST(identical_nodes_are_shared) {
 /* ========================================================================================= */
 
 /* scenario_text with a stack: `framework f { fw }` named by scenario s (fw NULL: none). */
-static char *stack_text(const char *fw, const char *base, const char *model, const char *cluster, const char *plan) {
-  char extra[1024];
-  snprintf(extra, sizeof extra, "framework f { %s }\n", fw ? fw : "");
+/* stack_text with blocks (declarations) before the model. */
+static char *stack_text_with(const char *blocks, const char *fw, const char *base, const char *model,
+                             const char *cluster, const char *plan) {
+  char extra[2048];
+  snprintf(extra, sizeof extra, "framework f { %s }\n%s\n", fw ? fw : "", blocks);
   char *t = scenario_text(extra, base, model, cluster, plan);
   if (!fw) return t;
   char *at = strstr(t, "plan = p }"); /* name the stack in the scenario */
@@ -1504,6 +1541,10 @@ static char *stack_text(const char *fw, const char *base, const char *model, con
   snprintf(u, n, "%.*splan = p; framework = f }\n", (int)(at - t), t);
   free(t);
   return u;
+}
+
+static char *stack_text(const char *fw, const char *base, const char *model, const char *cluster, const char *plan) {
+  return stack_text_with("", fw, base, model, cluster, plan);
 }
 
 static Fx *run_stack(const char *fw, const char *base, const char *model, const char *cluster, const char *plan) {
@@ -1899,6 +1940,43 @@ TEST(stack_dropless_sync) {
   assert_true(apart);
 }
 
+/* A mixture-of-experts model of its layers alone; its MTP block `mtp_b` (the test's). */
+#define MOE_BARE \
+  "layers = 2; hidden = 1024; heads = 16; kv_heads = 4; head_dim = 64; seq = 16384; vocab = 32000; ffn = 2048; " \
+  "moe_ffn = 2048; experts = 8; top_k = 2; norm = rmsnorm; activation = swiglu; attention = flash; " \
+  "bias = false; position = rotary; rotary_fraction = 1.0; layer = moe_layer; layers_only = true; mtp = mtp_b"
+
+/* The multi-token prediction layer's dropless router syncs the host as a layer's does.  With
+ * no embedding, no head and an MTP block of nothing, the MTP depth is one more layer, paced
+ * the same: the host's time is that of layers + 1 layers.  Experts in the MTP block itself
+ * start a span that runs through its layer: with no operator before them, the depth is paced
+ * as a whole, as with a capacity factor (which pads to the same sizes here). */
+TEST(stack_dropless_sync_mtp) {
+  const char *cl = "selene { nodes = 2 }", *us[] = {"150 us", "200 us"}; /* host and GPU both bind */
+  const char *none = "block mtp_b { let t = 1 }";
+  const char *moe = "block mtp_b { let t = plan.micro_batch * model.seq / plan.cp\n"
+                    "  op moe = experts(t, model.hidden, model.moe_ffn, model.experts, model.top_k) }";
+  for (int i = 0; i < 2; i++) {
+    char fw[64];
+    snprintf(fw, sizeof fw, "launch_overhead = %s", us[i]);
+    Fx *a = run_text(stack_text_with(none, fw, NULL, MOE_BARE, cl, MOE_FOLDED));
+    Fx *b = run_text(stack_text_with(none, fw, NULL, MOE_BARE "; mtp_layers = 1", cl, MOE_FOLDED));
+    assert_true(a->r.part[RP_HOST] > 0);
+    expect_near(b->r.part[RP_HOST], a->r.part[RP_HOST] * 3 / 2, "host time of 3 layers against 2");
+    fx_close(a), fx_close(b);
+    /* the MTP block's experts first: its depth against the same with capacity 1 */
+    Fx *d = run_text(stack_text_with(moe, fw, NULL, MOE_BARE "; mtp_layers = 1", cl, MOE_FOLDED));
+    Fx *c =
+        run_text(stack_text_with(moe, fw, NULL, MOE_BARE "; mtp_layers = 1; capacity_factor = 1.0", cl, MOE_FOLDED));
+    Fx *d0 = run_text(stack_text_with(moe, fw, NULL, MOE_BARE, cl, MOE_FOLDED));
+    Fx *c0 = run_text(stack_text_with(moe, fw, NULL, MOE_BARE "; capacity_factor = 1.0", cl, MOE_FOLDED));
+    assert_true(d0->r.part[RP_HOST] > c0->r.part[RP_HOST]);          /* the layers' syncs */
+    assert_true(i == 0 || d->r.part[RP_HOST] > d0->r.part[RP_HOST]); /* at 200 us, the depth's host time too */
+    expect_near(d->r.part[RP_HOST] - d0->r.part[RP_HOST], c->r.part[RP_HOST] - c0->r.part[RP_HOST], "MTP depth");
+    fx_close(d), fx_close(c), fx_close(d0), fx_close(c0);
+  }
+}
+
 /* cuda_graphs: a captured layer costs the host one launch forward and one backward, and keeps
  * a static copy of its input and output; the part after a dropless router's sync stays
  * uncaptured. */
@@ -2094,13 +2172,15 @@ int main(int argc, char **argv) {
       cmocka_unit_test(operators_moe_layer),
       cmocka_unit_test(moe_alltoall_folded),
       cmocka_unit_test(moe_allgather_dispatcher),
+      cmocka_unit_test(moe_flex_dispatcher),
       cmocka_unit_test(moe_memory_folded),
       cmocka_unit_test(moe_load_and_router),
       cmocka_unit_test(shapes_gpt_tp4),
       cmocka_unit_test(shapes_llama_gqa_tp4),
       cmocka_unit_test(group_layout),
       cmocka_unit_test(placement_tp8),
-      cmocka_unit_test(topology_mesh_no_switch_reduction), cmocka_unit_test(placement_order),
+      cmocka_unit_test(topology_mesh_no_switch_reduction),
+      cmocka_unit_test(placement_order),
       cmocka_unit_test(placement_nvl72),
       cmocka_unit_test(pipeline_makespan_kernel),
       cmocka_unit_test(pipeline_bound_kernel),
@@ -2131,6 +2211,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stack_fused_dropout_add),
       cmocka_unit_test(stack_host_and_memory),
       cmocka_unit_test(stack_dropless_sync),
+      cmocka_unit_test(stack_dropless_sync_mtp),
       cmocka_unit_test(stack_grouped_gemm_rate),
       cmocka_unit_test(plan_cuda_graphs),
       cmocka_unit_test(stack_blocking_pipeline_sends),

@@ -144,10 +144,46 @@ TEST(sweep_point_keeps_its_axes) {
   fx_close(x);
 }
 
+/* cuda_graphs on: turning them off is a change like the others (here the one that fits
+ * fastest), and alone it saves the static buffers, 80 layers x (input + output) x 2 x 7680
+ * tokens x 8192 / 8 x 2 bytes; with them off already, nothing is said of them. */
+TEST(graphs_off_is_a_change) {
+  static const char *const g =
+      "import \"stdlib/models/llama3\"\n"
+      "import \"stdlib/frameworks/megatron\"\n"
+      "import \"hw/systems/eos\"\n"
+      "plan p { tp = 8; dp = 4; micro_batch = 2; global_batch = 64; zero = 3; sequence_parallel = true; "
+      "cuda_graphs = true }\n"
+      "scenario on { model = llama3_70b { seq = 7680 }; cluster = eos { nodes = 4 }; plan = p; framework = "
+      "megatron_core }\n"
+      "scenario off { model = llama3_70b { seq = 7680 }; cluster = eos { nodes = 4 }; plan = p { cuda_graphs = "
+      "false; micro_batch = 4 }; framework = megatron_core }\n";
+  Fx *x = fx_open(g);
+  fx_eval(x, "on");
+  assert_false(x->r.fits);
+  Decl *sc = sema_find(x->s, "on", DK_SCENARIO);
+  lower_fit_changes(x->s, x->hw, sc, NULL, &x->r);
+  assert_true(x->r.nfix > 0);
+  assert_string_equal(x->r.fix[0].change, "cuda_graphs=false");
+  Report r;
+  assert_true(changed(x, sc, NULL, 0, "cuda_graphs=false", &r));
+  assert_true(r.fits && !r.cuda_graphs);
+  assert_true(r.iteration == x->r.graphs_off.iteration && r.peak == x->r.graphs_off.peak);
+  assert_true(x->r.graphs_saves == 80.0 * 2 * 2 * 7680 * 8192 / 8 * 2);
+  assert_true(x->r.graphs_saves == x->r.peak - r.peak);
+  fx_eval(x, "off");
+  assert_false(x->r.fits);
+  lower_fit_changes(x->s, x->hw, sema_find(x->s, "off", DK_SCENARIO), NULL, &x->r);
+  assert_true(x->r.graphs_saves == 0);
+  for (int i = 0; i < x->r.nfix; i++) assert_null(strstr(x->r.fix[i].change, "cuda_graphs"));
+  fx_close(x);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(scenario_changes_are_the_model_s),
       cmocka_unit_test(sweep_point_keeps_its_axes),
+      cmocka_unit_test(graphs_off_is_a_change),
   };
   return RUN_TESTS(tests);
 }

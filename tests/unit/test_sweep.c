@@ -277,6 +277,39 @@ static void pruning_keeps_the_same_points(void **state) {
   }
 }
 
+/* A model of several layer kinds, whose end devices' layers per kind are kernel calls of the
+ * layout (layers_on) over pp and virtual_stages: the JIT and the interpreter, on 1 and 3
+ * threads, with and without pruning, keep the same points, bit for bit; each kept point's
+ * objective is its whole graph's evaluated alone, from a cold memo. */
+static void layout_sweep_agrees(void **state) {
+  (void)state;
+  Fixture f;
+  Sweep *sj, *si;
+  new_sweep_pair(&f, LLMP_SOURCE_DIR "/examples/sweeps/deepseek_v3_gb200.llmp", "deepseek_v3_gb200_search", &sj, &si);
+  Result ref;
+  run_pruned(si, 1, false, 0, 1, false, &ref);
+  assert_true(ref.nrows == 20 && ref.kept > 1000);
+  for (int t = 1; t <= 3; t += 2)
+    for (int jit = 0; jit < 2; jit++)
+      for (int prune = 0; prune < 2; prune++) {
+        Result a;
+        run_pruned(jit ? sj : si, t, jit, 0, 1, prune, &a);
+        assert_same(&ref, &a);
+        result_free(&a);
+      }
+  for (int i = 0; i < ref.nrows; i++) {
+    int reason;
+    rt_pipeline_memo_clear();
+    double obj = sweep_point_objective(si, ref.point[i], &reason);
+    assert_int_equal(reason, -1);
+    assert_memory_equal(&obj, &ref.obj[i], sizeof obj);
+  }
+  result_free(&ref);
+  sweep_free(sj);
+  sweep_free(si);
+  close_fixture(&f);
+}
+
 /* Fields that change the graph (cluster.nodes, plan.dtype): one graph per structure, the
  * structures that cannot run (fp8 on an A100) dropped whole under sema's reason, equal graphs
  * (two placements that lay the ranks out alike) compiled once; every point equal to itself
@@ -623,6 +656,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(jit_interpreter_threads_agree),
       cmocka_unit_test(shards_add_up),
       cmocka_unit_test(pruning_keeps_the_same_points),
+      cmocka_unit_test(layout_sweep_agrees),
       cmocka_unit_test(structural_axes),
       cmocka_unit_test(sample_of_points_evaluated),
       cmocka_unit_test(sample_of_structures),

@@ -22,7 +22,7 @@ syn match llmpEnum /\<\%(every_micro_batch\|last_micro_batch\|reduce_scatter\|cl
       \\|allgather\|dragonfly\|layernorm\|selective\|alltoall\|balanced\|fat_tree
       \\|separate\|learned\|rmsnorm\|sigmoid\|softmax\|unfused\|uniform\|column\|nvidia
       \\|rotary\|swiglu\|switch\|system\|alibi\|flash\|fused\|geglu\|gpipe\|mxfp8\|nvfp4
-      \\|relu2\|vocab\|1f1b\|adam\|bf16\|fp16\|fp32\|full\|gelu\|mesh\|node\|none\|norm
+      \\|relu2\|vocab\|1f1b\|adam\|bf16\|flex\|fp16\|fp32\|full\|gelu\|mesh\|node\|none\|norm
       \\|post\|relu\|ring\|rope\|silu\|tf32\|amd\|fp8\|pre\|row\|sgd\|cp\|dp\|ep\|pp\|tp\)\>/
 
 " a.b.c: an object and its members

@@ -51,7 +51,10 @@ balanced, and where there are fewer layers than chunks, the first chunk holds th
 alone and the last the loss (stage_layers, feature layout), as Megatron-Bridge's recipes count
 them.  Assumed, as ../nemo_h100 assumes for NeMo (Megatron-Bridge's recipes are not in the
 data): sequence parallelism where tp > 1, data-, tensor- and pipeline-parallel communication
-overlapped, Adam, flash attention, expert tensor parallelism 1.
+overlapped, Adam, flash attention, expert tensor parallelism 1.  DeepSeek-V3 and Kimi-K2 on
+DGX-H100 dispatch their tokens with DeepEP (Megatron-Core's flex dispatcher; DeepEP was built
+for Hopper with InfiniBand, and Megatron-Bridge's Hopper recipes for these models turn it on:
+recalled, not read here), the other rows with the all-to-all.
 
 Recompute: the data does not say what each run recomputes; Megatron-Bridge's recipes set
 Megatron's --recompute-granularity (selective or full) where memory needs it, and every row
@@ -473,6 +476,8 @@ def scenario(row, n, p, framework, recompute="none", fits=True, rlayers=None):
                ("zero", 3 if p["fsdp"] else 1,
                 "the row's fsdp: Megatron-FSDP" if p["fsdp"] else "assumed: distributed optimizer"),
                ("optimizer", "adam", None)]
+    if p["model"] in MLA_LAYOUT_MODELS and row["system"] == "DGX-H100" and p["ep"] > 1:
+        fields.append(("moe_token_dispatcher", "flex", "assumed: DeepEP on Hopper (README.md)"))
     if not framework:  # with the stack, its defaults (megatron_core: all three true)
         fields[-1:-1] = [("overlap_dp", "true", "assumed"), ("overlap_tp", "true", "assumed"),
                          ("overlap_pp", "true", "assumed")]
