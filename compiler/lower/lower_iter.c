@@ -132,7 +132,8 @@ static void iter_pipeline(Lower *L, Iter *it) {
       it->host_l[k] = ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0));
     }
     GId ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
-    GId enb = ADD(L, MUL(L, K(L, 2), E->launches), E->blaunches), hnb = ADD(L, MUL(L, K(L, 2), H->launches), H->blaunches);
+    GId enb = ADD(L, MUL(L, K(L, 2), E->launches), E->blaunches);
+    GId hnb = ADD(L, MUL(L, K(L, 2), H->launches), H->blaunches);
     ef = MAX(L, ef, MUL(L, E->launches, K(L, lo))), eb = MAX(L, eb, MUL(L, enb, K(L, lo)));
     if (H->sync) { /* the MTP layer's dropless router: as a layer's, uncaptured */
       GId hpre = SUB(L, hf, H->sync_fc), hn = SUB(L, H->launches, H->sync_launches);
