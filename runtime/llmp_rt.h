@@ -123,11 +123,19 @@ RtCost rt_attention_ex(const RtGpu *g, RtDtype dt, double b, double l, double he
 RtCost rt_flash_attention_ex(const RtGpu *g, RtDtype dt, double b, double l, double heads, double kv_heads,
                              double head_dim, double v_head_dim, int causal, double window, int sinks);
 /* Mamba-2: the causal depthwise conv1d, and the SSD chunked scan of `tokens` tokens (heads,
- * head_dim, state, groups, chunk); rt_ssd_flops: the scan's forward FLOPs. */
+ * head_dim, state, groups, chunk); rt_ssd_flops: the scan's forward FLOPs (the model FLOPs);
+ * rt_ssd_work: what its kernels do, forward [0] and backward [1], with elements of elem_bytes
+ * (the FLOPs the Triton kernels run, the bytes they move, how many they are). */
+typedef struct RtSsdWork {
+  double flops[2], bytes[2];
+  int kernels[2];
+} RtSsdWork;
 RtCost rt_conv1d(const RtGpu *g, RtDtype dt, double tokens, double channels, double width);
 RtCost rt_ssd(const RtGpu *g, RtDtype dt, double tokens, double heads, double head_dim, double state, double groups,
               double chunk);
 double rt_ssd_flops(double tokens, double heads, double head_dim, double state, double groups, double chunk);
+RtSsdWork rt_ssd_work(double tokens, double heads, double head_dim, double state, double groups, double chunk,
+                      double elem_bytes);
 RtCost rt_layernorm(const RtGpu *g, RtDtype dt, double tokens, double hidden);
 RtCost rt_rmsnorm(const RtGpu *g, RtDtype dt, double tokens, double hidden);
 RtCost rt_gelu(const RtGpu *g, RtDtype dt, double elements);

@@ -390,30 +390,108 @@ RtCost rt_flash_attention_ex(const RtGpu *g, RtDtype dt, double b, double l, dou
 
 /* Mamba-2's causal depthwise conv1d (causal_conv1d, with its SiLU fused), `channels` of
  * width taps over `tokens`: 2 width FLOPs an element on the CUDA cores, far below the ridge,
- * so its bytes decide: fwd reads x and writes y; bwd reads x and dy, writes dx, then reduces
- * the weight gradient (two kernels).  No calibration table covers it. */
+ * so its bytes decide: fwd reads x and writes y.  Backward, as mamba_ssm's
+ * mamba_split_conv1d_scan_combined runs it (ssd_combined.py, MambaSplitConv1dScanCombinedFn,
+ * recalled): the forward again ("Recompute x, B, C": the function keeps the conv's input, not
+ * its output), then causal_conv1d_bwd, which reads x and dy, writes dx and sums the weight
+ * gradient.  No calibration table covers it. */
 RtCost rt_conv1d(const RtGpu *g, RtDtype dt, double tokens, double channels, double width) {
   if (!g || (unsigned)dt >= RT_NDTYPES || !(g->memory_bandwidth > 0) || !isfinite(g->memory_bandwidth)) return bad;
   if (!(tokens >= 1 && tokens < INFINITY) || !(channels >= 1 && channels < INFINITY)) return bad;
   if (!(width >= 1 && width < INFINITY)) return bad;
   double eb = rt_dtype_bytes(dt), el = tokens * channels, w = channels * (width + 1) * eb;
-  return (RtCost){stream(g, 2 * el * eb + w, 1), stream(g, 3 * el * eb + 2 * w, 2), 0};
+  double fwd = stream(g, 2 * el * eb + w, 1);
+  return (RtCost){fwd, fwd + stream(g, 3 * el * eb + 2 * w, 1), 0};
 }
 
-/* Mamba-2's SSD chunked scan (Dao & Gu 2024, arXiv 2405.21060, Section 6 "A hardware-
- * efficient algorithm for SSD"; the Triton kernels of mamba_chunk_scan_combined) over `tokens`
- * tokens of `heads` heads of head_dim P, state N, `groups` groups of B and C, chunks of Q:
- *   CB^T per group and chunk            2 T Q N  per group
- *   the intra-chunk (diagonal) outputs  2 T Q P  per head
- *   the chunk states B^T X              2 T N P  per head
- *   the states' passing (a scan)        2 (T/Q) N P per head
- *   the states to the outputs C S       2 T N P  per head
- * the products in full Q x Q blocks.  Bytes: x, y (T H P), B, C (T G N) in the dtype; dt and
- * its cumulative sums (fp32, 3 passes of T H), the chunk states (fp32, written, passed, read:
- * 4 passes of (T/Q) H P N) and CB^T (fp32, written and read).  Five kernels forward.  Backward
- * (mamba_chunk_scan_combined's): the transposed products of each (twice the forward FLOPs)
- * plus the chunk states recomputed, twice the bytes, ten kernels.  A roofline at the GPU's
- * sustained rate for the dtype: no calibration table covers it. */
+/* Mamba-2's SSD chunked scan (Dao & Gu 2024, arXiv 2405.21060, Section 6) as mamba_ssm's
+ * Triton kernels run it (ops/triton/ssd_combined.py _mamba_chunk_scan_combined_fwd and _bwd,
+ * recalled), over T tokens of H heads of head_dim P, state N, G groups of B and C, chunks of
+ * Q (C = T/Q chunks), elements of e bytes.  Each kernel's bytes, in terms of
+ *   X  = T H P e   x, y, dy or dx            Bg = T G N e   B, C, dB or dC
+ *   Bf = T G N 4   an fp32 partial dB, dC     CB = T G Q 4   C B^T per chunk, fp32
+ *   Sf = C H P N 4 chunk states, fp32         Se = C H P N e chunk states in the dtype
+ *   Dt = T H e     the input dt               D  = T H 4     dt, its cumulative sums, ddt
+ * and FLOPs, F1 = 2TQNG (C B^T), F2 = 2TQPH (the Q x Q blocks), F3 = 2TNPH (states in or
+ * out), F4 = 2CHPN (the states' passing):
+ *   forward   chunk_cumsum       Dt + 2D                         -
+ *             chunk_state        X + Bg + 2D + Sf                F3
+ *             state_passing      Sf + Se (out in C's dtype)      F4
+ *             bmm_chunk          2Bg + CB                        F1
+ *             chunk_scan         2X + Bg + CB + Se + 2D          F2 + F3
+ *   backward  dt.clone           2Dt                             -
+ *             the forward's first four again, states in fp32: chunk_cumsum, bmm_chunk,
+ *             chunk_state, state_passing (2Sf)
+ *             chunk_scan_bwd_dstates          X + Bg + D + Sf                  F3
+ *             state_passing_bwd               2Sf + 2Se + D                    F4
+ *             chunk_scan_chunk_state_bwd_dx   3X + Bg + CB + Se + 3D           F2 + F3
+ *             chunk_state_bwd_db              X + Bg + Se + 3D + Bf            F3
+ *             chunk_scan_bwd_dC               X + Bg + Se + 2D + Bf            F3
+ *             chunk_scan_bwd_dcb              2X + CB + 2D                     F2
+ *             bmm_chunk_bwd, for dB and dC    2Bg + CB + Bf each               F1 each
+ *             chunk_scan_bwd_ddAcs_stable     2X + CB + 3D                     F2
+ *             ddA's reverse cumsum and sums   10D in five PyTorch kernels
+ *             chunk_cumsum_bwd                2D + 2Dt
+ * Each kernel is a roofline, its FLOPs at the GPU's sustained rate for the dtype or its bytes
+ * at the memory bandwidth, plus one kernel's overhead.  No calibration table covers it. */
+enum { SSD_X, SSD_BG, SSD_BF, SSD_CB, SSD_SF, SSD_SE, SSD_DT, SSD_D, SSD_NB };
+enum { SSD_F1, SSD_F2, SSD_F3, SSD_F4, SSD_NF };
+typedef struct SsdKernel {
+  signed char bwd, n;    /* 1: a backward kernel; n: how many such kernels */
+  signed char b[SSD_NB]; /* bytes: multiples of X, Bg, Bf, CB, Sf, Se, Dt, D */
+  signed char f[SSD_NF]; /* FLOPs: multiples of F1..F4 */
+} SsdKernel;
+/* clang-format off */
+static const SsdKernel ssd_kernels[] = {
+    /*        X Bg Bf CB Sf Se Dt  D     F1 F2 F3 F4 */
+    {0, 1, {0, 0, 0, 0, 0, 0, 1, 2}, {0, 0, 0, 0}},   /* chunk_cumsum */
+    {0, 1, {1, 1, 0, 0, 1, 0, 0, 2}, {0, 0, 1, 0}},   /* chunk_state */
+    {0, 1, {0, 0, 0, 0, 1, 1, 0, 0}, {0, 0, 0, 1}},   /* state_passing */
+    {0, 1, {0, 2, 0, 1, 0, 0, 0, 0}, {1, 0, 0, 0}},   /* bmm_chunk */
+    {0, 1, {2, 1, 0, 1, 0, 1, 0, 2}, {0, 1, 1, 0}},   /* chunk_scan */
+    {1, 1, {0, 0, 0, 0, 0, 0, 2, 0}, {0, 0, 0, 0}},   /* dt.clone */
+    {1, 1, {0, 0, 0, 0, 0, 0, 1, 2}, {0, 0, 0, 0}},   /* chunk_cumsum again */
+    {1, 1, {0, 2, 0, 1, 0, 0, 0, 0}, {1, 0, 0, 0}},   /* bmm_chunk again */
+    {1, 1, {1, 1, 0, 0, 1, 0, 0, 2}, {0, 0, 1, 0}},   /* chunk_state again */
+    {1, 1, {0, 0, 0, 0, 2, 0, 0, 0}, {0, 0, 0, 1}},   /* state_passing again, fp32 */
+    {1, 1, {1, 1, 0, 0, 1, 0, 0, 1}, {0, 0, 1, 0}},   /* chunk_scan_bwd_dstates */
+    {1, 1, {0, 0, 0, 0, 2, 2, 0, 1}, {0, 0, 0, 1}},   /* state_passing_bwd */
+    {1, 1, {3, 1, 0, 1, 0, 1, 0, 3}, {0, 1, 1, 0}},   /* chunk_scan_chunk_state_bwd_dx */
+    {1, 1, {1, 1, 1, 0, 0, 1, 0, 3}, {0, 0, 1, 0}},   /* chunk_state_bwd_db */
+    {1, 1, {1, 1, 1, 0, 0, 1, 0, 2}, {0, 0, 1, 0}},   /* chunk_scan_bwd_dC */
+    {1, 1, {2, 0, 0, 1, 0, 0, 0, 2}, {0, 1, 0, 0}},   /* chunk_scan_bwd_dcb */
+    {1, 2, {0, 2, 1, 1, 0, 0, 0, 0}, {1, 0, 0, 0}},   /* bmm_chunk_bwd: dB, dC */
+    {1, 1, {2, 0, 0, 1, 0, 0, 0, 3}, {0, 1, 0, 0}},   /* chunk_scan_bwd_ddAcs_stable */
+    {1, 5, {0, 0, 0, 0, 0, 0, 0, 2}, {0, 0, 0, 0}},   /* ddA: flip, cumsum, flip, two adds */
+    {1, 1, {0, 0, 0, 0, 0, 0, 2, 2}, {0, 0, 0, 0}},   /* chunk_cumsum_bwd */
+};
+/* clang-format on */
+enum { SSD_NK = sizeof ssd_kernels / sizeof ssd_kernels[0] };
+
+/* The per-kernel terms of the table above at one shape. */
+static void ssd_terms(const double *a, double eb, double *b, double *f) {
+  double T = a[0], H = a[1], P = a[2], N = a[3], G = a[4], Q = a[5], C = T / Q;
+  b[SSD_X] = T * H * P * eb, b[SSD_BG] = T * G * N * eb, b[SSD_BF] = T * G * N * 4, b[SSD_CB] = T * G * Q * 4;
+  b[SSD_SF] = C * H * P * N * 4, b[SSD_SE] = C * H * P * N * eb, b[SSD_DT] = T * H * eb, b[SSD_D] = T * H * 4;
+  f[SSD_F1] = 2 * T * Q * N * G, f[SSD_F2] = 2 * T * Q * P * H, f[SSD_F3] = 2 * T * N * P * H;
+  f[SSD_F4] = 2 * C * H * P * N;
+}
+
+RtSsdWork rt_ssd_work(double tokens, double heads, double head_dim, double state, double groups, double chunk,
+                      double elem_bytes) {
+  const double a[] = {tokens, heads, head_dim, state, groups, chunk};
+  double b[SSD_NB], f[SSD_NF];
+  ssd_terms(a, elem_bytes, b, f);
+  RtSsdWork w = {{0, 0}, {0, 0}, {0, 0}};
+  for (int k = 0; k < SSD_NK; k++) {
+    const SsdKernel *s = &ssd_kernels[k];
+    for (int i = 0; i < SSD_NB; i++) w.bytes[s->bwd] += s->n * s->b[i] * b[i];
+    for (int i = 0; i < SSD_NF; i++) w.flops[s->bwd] += s->n * s->f[i] * f[i];
+    w.kernels[s->bwd] += s->n;
+  }
+  return w;
+}
+
 RtCost rt_ssd(const RtGpu *g, RtDtype dt, double tokens, double heads, double head_dim, double state, double groups,
               double chunk) {
   const double a[] = {tokens, heads, head_dim, state, groups, chunk};
@@ -422,15 +500,17 @@ RtCost rt_ssd(const RtGpu *g, RtDtype dt, double tokens, double heads, double he
   if (!(peak > 0 && peak < INFINITY)) return bad;
   for (int i = 0; i < 6; i++)
     if (!(a[i] >= 1 && a[i] < INFINITY)) return bad;
-  double f = rt_ssd_flops(tokens, heads, head_dim, state, groups, chunk);
-  double T = tokens, H = heads, P = head_dim, N = state, G = groups, Q = chunk, eb = rt_dtype_bytes(dt);
-  double bytes = eb * (2 * T * H * P + 2 * T * G * N) + 4 * (3 * T * H + 4 * (T / Q) * H * P * N + 2 * T * Q * G);
-  double rate = peak * rt_sustained(g, dt);
-  double fwd = f / rate, mf = rt_mem_time(g, bytes);
-  double bwd = (2 * f + 2 * T * N * P * H) / rate, mb = rt_mem_time(g, 2 * bytes);
-  fwd = (fwd > mf ? fwd : mf) + 5 * RT_KERNEL_OVERHEAD;
-  bwd = (bwd > mb ? bwd : mb) + 10 * RT_KERNEL_OVERHEAD;
-  return (RtCost){fwd, bwd, 0};
+  double b[SSD_NB], f[SSD_NF], rate = peak * rt_sustained(g, dt), t[2] = {0, 0};
+  ssd_terms(a, rt_dtype_bytes(dt), b, f);
+  for (int k = 0; k < SSD_NK; k++) {
+    const SsdKernel *s = &ssd_kernels[k];
+    double kb = 0, kf = 0;
+    for (int i = 0; i < SSD_NB; i++) kb += s->b[i] * b[i];
+    for (int i = 0; i < SSD_NF; i++) kf += s->f[i] * f[i];
+    double m = rt_mem_time(g, kb), c = kf / rate;
+    t[s->bwd] += s->n * ((c > m ? c : m) + RT_KERNEL_OVERHEAD);
+  }
+  return (RtCost){t[0], t[1], 0};
 }
 
 double rt_ssd_flops(double T, double H, double P, double N, double G, double Q) {

@@ -211,7 +211,7 @@ static const FieldDef p_attention[] = {POS("batch"), POS("heads"), POS("seq"), P
                                        ENUM("impl", e_attention, 0), BOOL("dropout"), COUNT("v_head_dim", 0),
                                        COUNT0("window", 0), BOOL("sinks"), COUNT0("document", 0), END};
 static const FieldDef p_softmax[] = {POS("rows"), POS("cols"), BOOL("causal"), END};
-static const FieldDef p_norm[] = {POSE("kind", e_norm), POS("tokens"), POS("hidden"), END};
+static const FieldDef p_norm[] = {POSE("kind", e_norm), POS("tokens"), POS("hidden"), BOOL("gated"), END};
 static const FieldDef p_activation[] = {POSE("kind", e_activation), POS("elements"), END};
 static const FieldDef p_elements[] = {POS("elements"), END};
 static const FieldDef p_rope[] = {POS("tokens"), POS("heads"), POS("head_dim"), END};

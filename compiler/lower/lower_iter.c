@@ -106,7 +106,7 @@ static void iter_pipeline(Lower *L, Iter *it) {
 
   /* one layer, one micro-batch; a block whose kernels take less GPU time than the host
    * needs to launch them runs at the host's pace (launch_overhead per kernel launch, twice
-   * as many in backward) */
+   * as many in backward, and those an operator adds to that: the SSD scan's) */
   double lo = L->st.launch;
   GId *lf = it->lf, *lb = it->lb, *lr = it->lr;
   for (int k = 0; k < it->ng; k++) {
@@ -125,20 +125,23 @@ static void iter_pipeline(Lower *L, Iter *it) {
        * are the router's and cannot be captured (Megatron-Core's cuda_graph_scope). */
       GId pre = SUB(L, lf[k], Ly->sync_fc), npre = PICK(L, L->graphs, K(L, 1), SUB(L, Ly->launches, Ly->sync_launches));
       GId nall = ADD(L, npre, Ly->sync_launches);
+      GId nb = ADD(L, MUL(L, K(L, 2), nall), PICK(L, L->graphs, K(L, 0), Ly->blaunches));
       lf[k] = ADD(L, MAX(L, pre, MUL(L, npre, K(L, lo))), MAX(L, Ly->sync_fc, MUL(L, Ly->sync_launches, K(L, lo))));
-      lb[k] = MAX(L, lb[k], MUL(L, nall, K(L, 2 * lo)));
+      lb[k] = MAX(L, lb[k], MUL(L, nb, K(L, lo)));
       lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), lr[k]);
       it->host_l[k] = ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0));
     }
     GId ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
-    ef = MAX(L, ef, MUL(L, E->launches, K(L, lo))), eb = MAX(L, eb, MUL(L, E->launches, K(L, 2 * lo)));
+    GId enb = ADD(L, MUL(L, K(L, 2), E->launches), E->blaunches);
+    GId hnb = ADD(L, MUL(L, K(L, 2), H->launches), H->blaunches);
+    ef = MAX(L, ef, MUL(L, E->launches, K(L, lo))), eb = MAX(L, eb, MUL(L, enb, K(L, lo)));
     if (H->sync) { /* the MTP layer's dropless router: as a layer's, uncaptured */
       GId hpre = SUB(L, hf, H->sync_fc), hn = SUB(L, H->launches, H->sync_launches);
       hf = ADD(L, MAX(L, hpre, MUL(L, hn, K(L, lo))), MAX(L, H->sync_fc, MUL(L, H->sync_launches, K(L, lo))));
     } else {
       hf = MAX(L, hf, MUL(L, H->launches, K(L, lo)));
     }
-    hb = MAX(L, hb, MUL(L, H->launches, K(L, 2 * lo)));
+    hb = MAX(L, hb, MUL(L, hnb, K(L, lo)));
     it->host_e = ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0));
     it->host_h = ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0));
   } else {

@@ -551,9 +551,15 @@ static void op_norm(Lower *L, const char *name, Args *a) {
   Acc *A = L->acc;
   const char *k = arg_word(L, a, "kind", "layernorm");
   GId t = local_elems(L, arg_num(L, a, "tokens", 0)), h = arg_num(L, a, "hidden", 0);
-  bool rms = !strcmp(k, "rmsnorm");
-  compute(L, name, lower_call(L, rms ? RTK_RMSNORM : RTK_LAYERNORM, name, 3, dto, t, h));
-  A->act = ADD(L, A->act, MUL3(L, t, h, L->bytes_act));
+  bool rms = !strcmp(k, "rmsnorm"), gated = arg_bool(L, a, "gated", false);
+  /* gated (mamba_ssm's RMSNormGated, layernorm_gated.py): norm(x * silu(z)) in one Triton
+   * kernel that reads x and z and writes y, its backward reads x, z, dy and writes dx, dz:
+   * the fused SwiGLU's bytes, so costed by its kernel; it keeps x and z */
+  if (gated)
+    compute(L, name, lower_call(L, RTK_SWIGLU, name, 2, dto, MUL(L, t, h)));
+  else
+    compute(L, name, lower_call(L, rms ? RTK_RMSNORM : RTK_LAYERNORM, name, 3, dto, t, h));
+  A->act = ADD(L, A->act, MUL3(L, t, h, gated ? MUL(L, K(L, 2), L->bytes_act) : L->bytes_act));
   A->params = ADD(L, A->params, rms ? h : MUL(L, K(L, 2), h));
   whole(L, rms ? h : MUL(L, K(L, 2), h), -1);
   A->tensors = ADD(L, A->tensors, K(L, rms ? 1 : 2)); /* weight; layernorm's bias */
@@ -699,9 +705,17 @@ static void op_conv1d(Lower *L, const char *name, Args *a) {
 }
 
 /* Mamba-2's SSD scan (rt_ssd) of batch sequences of seq tokens, on the local heads and groups:
- * Megatron-Core's MambaMixer splits both over tp (it requires heads and groups to divide).  It
- * keeps its inputs x, B, C and the fp32 dt for backward, and holds A_log, D and dt_bias per
- * head.  Context parallelism would pass the chunk states between ranks: not modelled. */
+ * Megatron-Core's MambaMixer splits both over tp (it requires heads and groups to divide).
+ * MambaMixer hands the in_proj output z x B C dt, (seq, batch, d) as Megatron lays it out,
+ * to mamba_split_conv1d_scan_combined as (batch, seq, d) and takes y back the same way:
+ * rearrange(...).contiguous(), a copy of each when batch > 1, and again of their gradients
+ * (megatron/core/ssm/mamba_mixer.py, recalled).  The combined function keeps z x B C dt and
+ * its output before the gated norm; the conv (its x B C) and the gated norm (z and that
+ * output) count theirs, the scan its dt, in the dtype: x, B and C are recomputed by the conv
+ * in backward.  A_log, D and dt_bias per head; the mixer launches four kernels on them before
+ * the scan, A = -exp(A_log.float()) and dt_bias.float() (host launches; their GPU time, a few
+ * microseconds, is not counted).  Context parallelism would pass the chunk states between
+ * ranks: not modelled. */
 static void op_ssd(Lower *L, const char *name, Args *a) {
   Acc *A = L->acc;
   GId b = arg_num(L, a, "batch", 0), s = arg_num(L, a, "seq", 0), heads = arg_num(L, a, "heads", 0);
@@ -724,13 +738,31 @@ static void op_ssd(Lower *L, const char *name, Args *a) {
                 "ssd: mamba heads or groups do not divide by tp, or cp > 1");
   GId t = MUL(L, b, s), h = DIV(L, heads, L->tp), gr = DIV(L, groups, L->tp);
   compute(L, name, lower_call(L, RTK_SSD, name, 7, a->dto, t, h, p, n, gr, q));
+  /* one launch per Triton kernel (compute() counted the forward's first; the backward's are
+   * twice the forward's and these) */
+  RtSsdWork w = rt_ssd_work(1, 1, 1, 1, 1, 1, 2);
+  A->launches = ADD(L, A->launches, K(L, w.kernels[0] - 1 + 4)); /* and the four casts */
+  A->blaunches = ADD(L, A->blaunches, K(L, w.kernels[1] - 2 * w.kernels[0]));
+  /* the layout copies: of z x B C dt (2 h p + 2 g n + h) and of y (h p), each read and written
+   * once (the add's three passes over 2/3 of the elements) */
+  GId hp = MUL(L, h, p);
+  if (cv(L, b) != 1) { /* a sweep's micro-batch: 1 or more */
+    GId many_b = g_bin(L->g, GN_GT, b, K(L, 1));
+    GId zx = MUL(L, t, ADD(L, ADD(L, MUL(L, K(L, 2), hp), MUL3(L, K(L, 2), gr, n)), h));
+    GId c1 = lower_call(L, RTK_ADD, name, 2, a->dto, MUL(L, K(L, 2.0 / 3), zx));
+    GId c2 = lower_call(L, RTK_ADD, name, 2, a->dto, MUL3(L, K(L, 2.0 / 3), t, hp));
+    GId lf = PICK(L, many_b, ADD(L, c1, c2), K(L, 0)), lb = PICK(L, many_b, ADD(L, c1 + 1, c2 + 1), K(L, 0));
+    A->launches = ADD(L, A->launches, PICK(L, many_b, K(L, 2), K(L, 0)));
+    A->fc = ADD(L, A->fc, lf);
+    A->bc = ADD(L, A->bc, lb);
+    add_op(L, name, "layout", 'c', lf, lb);
+  }
   /* rt_ssd_flops: 2TQNG + 2TQPH + 4TNPH + 2(T/Q)NPH */
   GId pn = MUL(L, p, n);
   GId fl = ADD(L, ADD(L, MUL3(L, K(L, 2), MUL(L, t, q), MUL(L, n, gr)), MUL3(L, K(L, 2), MUL(L, t, q), MUL(L, p, h))),
                ADD(L, MUL3(L, K(L, 4), t, MUL(L, pn, h)), MUL3(L, K(L, 2), DIV(L, t, q), MUL(L, pn, h))));
   A->flops = ADD(L, A->flops, fl);
-  GId in = ADD(L, MUL(L, h, p), MUL3(L, K(L, 2), gr, n));
-  A->act = ADD(L, A->act, ADD(L, MUL3(L, t, in, L->bytes_act), MUL3(L, t, h, K(L, 4))));
+  A->act = ADD(L, A->act, MUL3(L, t, h, L->bytes_act));
   params_add(L, MUL(L, K(L, 3), h), L->frozen);
   whole(L, MUL(L, K(L, 3), heads), -1);
   A->tensors = ADD(L, A->tensors, K(L, 3));
@@ -794,7 +826,7 @@ static void acc_init(Lower *L, Acc *a) {
   a->tensors = a->eparams = a->etensors = z;
   a->sel_flops = z;
   a->wtotal = a->wactive = a->wtied = z;
-  a->launches = a->sync_fc = a->sync_launches = z;
+  a->launches = a->blaunches = a->sync_fc = a->sync_launches = z;
   a->sync = false;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }

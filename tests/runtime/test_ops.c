@@ -546,6 +546,40 @@ TEST(block_scaled_formats) {
   }
 }
 
+/* Mamba-2's SSD scan, kernel by kernel (runtime/ops.c's table), at Nemotron 3 Nano's shapes
+ * (64 heads of 64, state 128, 8 groups, chunks of 128) over 8192 tokens in bf16: the FLOPs,
+ * bytes and kernels of the forward and the backward by their closed forms, and the time, every
+ * kernel memory-bound on an H100, as their bytes at the bandwidth plus one overhead each. */
+TEST(ssd_kernels_closed_form) {
+  double T = 8192, H = 64, P = 64, N = 128, G = 8, Q = 128, e = 2, C = T / Q;
+  double X = T * H * P * e, Bg = T * G * N * e, Bf = T * G * N * 4, CB = T * G * Q * 4;
+  double Sf = C * H * P * N * 4, Se = C * H * P * N * e, Dt = T * H * e, D = T * H * 4;
+  double F1 = 2 * T * Q * N * G, F2 = 2 * T * Q * P * H, F3 = 2 * T * N * P * H, F4 = 2 * C * H * P * N;
+  RtSsdWork w = rt_ssd_work(T, H, P, N, G, Q, e);
+  assert_int_equal(w.kernels[0], 5);
+  assert_int_equal(w.kernels[1], 20);
+  assert_true(w.flops[0] == F1 + F2 + 2 * F3 + F4 && w.flops[0] == rt_ssd_flops(T, H, P, N, G, Q));
+  assert_true(w.flops[1] == 3 * F1 + 3 * F2 + 5 * F3 + 2 * F4);
+  double bf = 3 * X + 4 * Bg + 2 * CB + 2 * Sf + 2 * Se + Dt + 6 * D;
+  double bb = 11 * X + 11 * Bg + 4 * Bf + 6 * CB + 6 * Sf + 5 * Se + 5 * Dt + 31 * D;
+  if (fabs(w.bytes[0] / bf - 1) > 1e-15 || fabs(w.bytes[1] / bb - 1) > 1e-15)
+    fail_msg("bytes %.17g %.17g, want %.17g %.17g", w.bytes[0], w.bytes[1], bf, bb);
+  const RtGpu *g = gpu("h100_sxm");
+  RtCost c = rt_ssd(g, RT_BF16, T, H, P, N, G, Q);
+  double bw = RT_MEM_EFFICIENCY * g->memory_bandwidth, fl = RT_MEM_IN_FLIGHT_PER_SM * g->sms;
+  double wf = (bf + 5 * fl) / bw + 5 * RT_KERNEL_OVERHEAD, wb = (bb + 20 * fl) / bw + 20 * RT_KERNEL_OVERHEAD;
+  if (fabs(c.fwd / wf - 1) > 1e-12 || fabs(c.bwd / wb - 1) > 1e-12)
+    fail_msg("ssd %.6g %.6g s, want %.6g %.6g s", c.fwd, c.bwd, wf, wb);
+  assert_int_equal(c.flags & RT_CALIBRATED, 0);
+  /* the conv: its backward is the forward again plus causal_conv1d_bwd */
+  double el = T * 6144, wt = 6144 * 5 * e;
+  RtCost v = rt_conv1d(g, RT_BF16, T, 6144, 4);
+  double vf = (2 * el * e + wt + fl) / bw + RT_KERNEL_OVERHEAD;
+  double vb = vf + (3 * el * e + 2 * wt + fl) / bw + RT_KERNEL_OVERHEAD;
+  if (fabs(v.fwd / vf - 1) > 1e-12 || fabs(v.bwd / vb - 1) > 1e-12)
+    fail_msg("conv1d %.6g %.6g s, want %.6g %.6g s", v.fwd, v.bwd, vf, vb);
+}
+
 TEST(recorded_values) {
   RtCalib *ops = shipped("a100-sxm4-80gb-perlmutter");
   RtCost out[NREC + 8];
@@ -699,6 +733,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(sustained_fp8_scales_fp8_work_only),
       cmocka_unit_test(sustained_fp4_scales_nvfp4_only),
       cmocka_unit_test(block_scaled_formats),
+      cmocka_unit_test(ssd_kernels_closed_form),
       cmocka_unit_test(recorded_values),
       cmocka_unit_test(bound_below_physics),
       cmocka_unit_test(gemm_waves_exact),

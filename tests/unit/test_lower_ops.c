@@ -371,11 +371,11 @@ TEST(hybrid_layers_flops_per_token) {
 }
 
 TEST(mamba2_activations) {
-  /* bf16, per token: ln and in_proj's inputs (h each), conv's (x, B, C), the scan's x, B, C
-   * in bf16 and dt in fp32 (4 bytes a head), the gate's two inputs (z, y), gnorm's and
-   * out_proj's (d_inner each) */
+  /* bf16, per token, as mamba_split_conv1d_scan_combined keeps them: ln and in_proj's inputs
+   * (h each), the conv's (x, B, C), the scan's dt (a head each), the gated norm's two inputs
+   * (the scan's output and z) and out_proj's (d_inner each) */
   double H = 4096, nh = 128, P = 64, N = 128, G = 8, di = nh * P, C = di + 2 * G * N, s = 8192;
-  double want = s * (2 * (2 * H + C + di + 2 * G * N + 2 * di + 2 * di) + 4 * nh);
+  double want = s * 2 * (2 * H + C + nh + 2 * di + di);
   expect_near(act_per_layer(NH_MAMBA, "tp = 1; global_batch = 8"), want, 1e-12, "mamba2_layer activations");
   /* tp = 4 with sp: all of it split over the ranks */
   expect_near(act_per_layer(NH_MAMBA, "tp = 4; sequence_parallel = true; global_batch = 8"), want / 4, 1e-12,
@@ -403,6 +403,58 @@ TEST(mamba2_split_and_uncalibrated) {
   assert_true(k.fwd >= want && k.fwd <= want * 1.5 + 5 * 2.5e-6);
   assert_int_equal(k.flags & RT_CALIBRATED, 0);
   fx_close(x);
+}
+
+/* Nemotron-H-8B's Mamba layers at micro-batch mb on one Eos node, in a stack whose host takes
+ * `launch` per kernel launch, with `more` plan fields. */
+static Fx *mamba_mb(int layers, int mb, const char *launch, const char *more) {
+  char t[2048];
+  snprintf(t, sizeof t,
+           "import \"stdlib/transformer\"\nimport \"hw/systems/eos\"\nframework f { launch_overhead = %s }\n"
+           "model m extends llama { " NH_MAMBA "; layers = %d }\n"
+           "plan p { pp = 1; tp = 1; micro_batch = %d; global_batch = %d; dtype = bf16; %s }\n"
+           "scenario s { model = m; cluster = eos { nodes = 1 }; plan = p; framework = f }\n",
+           launch, layers, mb, 8 * mb, more);
+  Fx *x = fx_open(t);
+  if (fx_lower(x, "s") != 0) fail_msg("lowering failed:\n%s", cap_text(&x->cap));
+  return x;
+}
+
+/* The forward seconds of the layer's operator `name`, or -1 when it has none. */
+static double op_fwd(const Fx *x, const char *name) {
+  for (int i = 0; i < x->l.nops[LB_LAYER]; i++)
+    if (!strcmp(x->l.ops[LB_LAYER][i].name, name)) return x->vals[x->l.ops[LB_LAYER][i].fwd];
+  return -1;
+}
+
+/* MambaMixer's layout copies (z x B C dt and y, at micro-batch > 1 only), the gated norm as
+ * one fused kernel over t x d_inner, and the host launches of a Mamba layer: ln, in_proj, conv,
+ * the mixer's four on A_log and dt_bias, the scan's five Triton kernels, gnorm, out_proj and
+ * the residual add, 15, and the two copies at micro-batch 2; the backward twice those and the 10 more of the scan's 20 kernels.  With
+ * 1 s a launch every kernel is host-bound: two layers more add 2 x (3n + 10) seconds, and
+ * milliseconds of gradient reduction; in CUDA graphs a layer is one launch forward and two
+ * backward, 2 x 3 s. */
+TEST(mamba2_layout_norm_launches) {
+  double nh = 128, P = 64, N = 128, G = 8, di = nh * P, t = 2 * 8192.0;
+  Fx *x = mamba_mb(2, 2, "0 us", "");
+  double zx = 2.0 / 3 * t * (2 * di + 2 * G * N + nh), y = 2.0 / 3 * t * di;
+  double want = call_val(x, RTK_ADD, "scan", 1, zx) + call_val(x, RTK_ADD, "scan", 1, y);
+  expect_near(op_fwd(x, "scan layout"), want, 1e-15, "scan layout copies");
+  GId gn = op_call(x, "gnorm", RTK_SWIGLU);
+  expect_near(arg(x, gn, 1), t * di, 0, "gated norm elements");
+  fx_close(x);
+  x = mamba_mb(2, 1, "0 us", "");
+  assert_true(op_fwd(x, "scan layout") < 0); /* a (seq, 1, d) tensor is already (1, seq, d) */
+  fx_close(x);
+  for (int mb = 1; mb <= 2; mb++) {
+    Fx *a = mamba_mb(4, mb, "1 s", ""), *b = mamba_mb(2, mb, "1 s", "");
+    double n = ((a->r.iteration - b->r.iteration) / 2 - 10) / 3;
+    expect_near(n, mb == 1 ? 15 : 17, 1e-3, "a Mamba layer's forward launches"); /* + the dp reduction's ms */
+    fx_close(a), fx_close(b);
+  }
+  Fx *a = mamba_mb(4, 2, "1 s", "cuda_graphs = true"), *b = mamba_mb(2, 2, "1 s", "cuda_graphs = true");
+  expect_near((a->r.iteration - b->r.iteration) / 2, 3, 1e-2, "a captured Mamba layer's launches");
+  fx_close(a), fx_close(b);
 }
 
 /* Scenario text whose lowering fails with a message containing `want`. */
@@ -540,6 +592,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(hybrid_layers_flops_per_token),
       cmocka_unit_test(mamba2_activations),
       cmocka_unit_test(mamba2_split_and_uncalibrated),
+      cmocka_unit_test(mamba2_layout_norm_launches),
       cmocka_unit_test(mamba2_errors),
       cmocka_unit_test(lowering_errors),
       cmocka_unit_test(relu2_is_an_ungated_pass),
