@@ -221,7 +221,7 @@ static const FieldDef p_cross_entropy[] = {POS("tokens"), POS("vocab"), ENUM("sp
 static const FieldDef p_router[] = {POS("tokens"), POS("hidden"), POS("experts"), POS("top_k"),
                                     ENUM("score", e_score, 0), END};
 static const FieldDef p_experts[] = {POS("tokens"), POS("hidden"), POS("ffn"), POS("experts"),
-                                     POS("top_k"), ENUM("activation", e_activation, 0), END};
+                                     POS("top_k"), ENUM("activation", e_activation, 0), BOOL("bias"), END};
 static const FieldDef p_conv1d[] = {POS("tokens"), POS("channels"), POS("width"), END};
 static const FieldDef p_ssd[] = {POS("batch"), POS("seq"), POS("heads"), POS("head_dim"), POS("state"),
                                  POS("groups"), POS("chunk"), END};

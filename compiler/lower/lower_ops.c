@@ -472,17 +472,42 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
 }
 
 /* gpt-oss's clamped SwiGLU, glu = x * sigmoid(1.702 x) * (clamp(y, -7, 7) + 1) with x clamped
- * at 7: Megatron-Core runs it as separate PyTorch element-wise kernels (the MLP's glu() with
- * activation_func_clamp_value, glu_linear_offset and quick_gelu; no fused kernel).  Over the
- * n outputs, the forward's two clamps, quick_gelu's three kernels, the offset and the product
- * read and write 16 n elements, the fused SwiGLU 3 n: 13 n more; autograd's backward 25 n more.
- * Each costed as the element-wise add's three passes; it keeps 3 n more for backward. */
+ * at 7, unfused: Megatron-Core's glu() with activation_func_clamp_value, glu_linear_offset and
+ * quick_gelu in eager PyTorch.  Over the n outputs, the forward's two clamps, quick_gelu's three
+ * kernels, the offset and the product read and write 16 n elements, the fused SwiGLU 3 n: 13 n
+ * more; autograd's backward 25 n more.  Each costed as the element-wise add's three passes; it
+ * keeps 3 n more for backward. */
 static void clamped_extra(Lower *L, const char *name, GId dt, GId n, GId *f, GId *b) {
   GId cf = lower_call(L, RTK_ADD, name, 2, dt, MUL(L, K(L, 13.0 / 3), n));
   GId cb = lower_call(L, RTK_ADD, name, 2, dt, MUL(L, K(L, 25.0 / 3), n));
   *f = ADD(L, *f, cf), *b = ADD(L, *b, cb);
   L->acc->launches = ADD(L, L->acc->launches, K(L, 6));
   L->acc->act = ADD(L, L->acc->act, MUL3(L, K(L, 3), n, L->bytes_act));
+}
+
+/* The experts' clamped SwiGLU under a stack that fuses activations (bias_activation_fusion):
+ * TEGroupedMLP runs weighted_bias_quick_geglu_impl (megatron/core/fusions/fused_bias_geglu.py,
+ * clamp and offset inside, torch.compile'd by jit_fuser; recalled), one kernel each way over
+ * the SwiGLU kernel's bytes, keeping its input.  Megatron-Bridge's GPTOSSProvider sets
+ * bias_activation_fusion (recalled).  The dense MLP's fused path takes gelu and swiglu only. */
+static bool clamped_fused(Lower *L) { return (L->st.fused & RT_FUSED_ACTIVATION) != 0; }
+
+/* The experts' biases (a model with biases on its linears: Megatron-Core's add_bias_linear).
+ * fc1's is added in TE's grouped GEMM epilogue and its gradient in the weight-gradient GEMM's
+ * (skip_bias_add false; recalled).  fc2 returns its bias (skip_bias_add), which TEGroupedMLP.
+ * _apply_bias adds weighted by the router's probabilities p, per local expert in eager PyTorch:
+ * t + b * p, then torch.cat, then a cast back when p is wider (moe/experts.py; recalled).  Over
+ * n = pe * h outputs of a bytes, p of w bytes: forward b * p writes w, the add reads a + w and
+ * writes w, the cat reads and writes w, the cast reads w and writes a; backward, the casts of
+ * the gradient (a + w, twice), and g * p and g * b, each written (2w) then summed (w), for the
+ * gradients of b and p.  Costed as the add's three passes of a bytes; 2 el + 1 launches. */
+static void expert_bias(Lower *L, const char *name, GId el, GId n) {
+  double a = cv(L, L->bytes_act), w = L->dt_router_bytes, cast = w != a ? a + w : 0;
+  double fb = 5 * w + a + cast, bb = 6 * w + 2 * cast;
+  GId cf = lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL(L, K(L, fb / (3 * a)), n));
+  GId cb = lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL(L, K(L, bb / (3 * a)), n));
+  compute_fb(L, name, cf, cb);
+  L->acc->launches = ADD(L, L->acc->launches, MUL(L, K(L, 2), el));
 }
 
 static bool is_gated(const char *k) { return !strcmp(k, "swiglu") || !strcmp(k, "geglu") || !strcmp(k, "clamped_swiglu"); }
@@ -494,7 +519,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   GId t = arg_num(L, a, "tokens", 0), hid = arg_num(L, a, "hidden", 0), ffn = arg_num(L, a, "ffn", 0);
   GId e = arg_num(L, a, "experts", 1), k = arg_num(L, a, "top_k", 1);
   const char *act = arg_word(L, a, "activation", "swiglu");
-  bool gated = is_gated(act), capped;
+  bool gated = is_gated(act), capped, bias = arg_bool(L, a, "bias", false);
   GId load = expert_load(L, &capped);
   GId tr = DIV(L, t, L->tp), el = DIV(L, e, L->ep), pairs = MUL(L, tr, k);
   GId recv = MUL(L, pairs, load), pe = MUL(L, recv, L->etp), per = DIV(L, pe, el);
@@ -521,7 +546,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   GId c2 = lower_call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, K(L, L->dt_other), MUL(L, pe, fl));
   expert_gemm(L, name, el, per, fl, hid, &c3, &c3b);
   GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1b, c2 + 1), c3b);
-  if (!strcmp(act, "clamped_swiglu")) clamped_extra(L, name, K(L, L->dt_other), MUL(L, pe, fl), &f, &b);
+  if (!strcmp(act, "clamped_swiglu") && !clamped_fused(L)) clamped_extra(L, name, K(L, L->dt_other), MUL(L, pe, fl), &f, &b);
   /* one GEMM launch per local expert for fc1 and fc2: TE's GroupedLinear (general_grouped_gemm)
    * and Megatron-Core's SequentialMLP both loop over the experts; SequentialMLP also runs each
    * expert's activation on its own */
@@ -530,16 +555,19 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   A->bc = ADD(L, A->bc, b);
   A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), ADD(L, c1b, c3b)));
   add_op(L, name, NULL, 'c', f, b);
+  if (bias) expert_bias(L, arena_printf(&L->out->names, "%s bias", name), el, MUL(L, pe, hid));
   compute(L, arena_printf(&L->out->names, "%s unpermute", name), perm);
   /* model FLOP: the mean rank's pairs (a capacity's padding included), not the busiest's */
   GId mean = capped ? MUL(L, pairs, load) : pairs, w = ADD(L, MUL(L, hid, up), MUL(L, ffn, hid));
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), mean, w));
-  GId ew = MUL(L, el, ADD(L, MUL(L, hid, upl), MUL(L, fl, hid)));
+  GId bl = bias ? ADD(L, upl, hid) : K(L, 0), bw = bias ? ADD(L, up, hid) : K(L, 0); /* fc1's, fc2's */
+  GId ew = MUL(L, el, ADD(L, ADD(L, MUL(L, hid, upl), MUL(L, fl, hid)), bl));
   A->params = ADD(L, A->params, ew);
   A->eparams = ADD(L, A->eparams, ew);
-  whole(L, MUL(L, e, w), MUL(L, k, w)); /* w: one expert's weights */
-  A->tensors = ADD(L, A->tensors, MUL(L, K(L, 2), el)); /* fc1 and fc2 weights per local expert */
-  A->etensors = ADD(L, A->etensors, MUL(L, K(L, 2), el));
+  whole(L, MUL(L, e, ADD(L, w, bw)), MUL(L, k, ADD(L, w, bw))); /* w: one expert's weights */
+  GId nt = MUL(L, K(L, bias ? 4 : 2), el); /* fc1 and fc2 weights (and biases) per local expert */
+  A->tensors = ADD(L, A->tensors, nt);
+  A->etensors = ADD(L, A->etensors, nt);
   /* the GEMMs' inputs (h, ffn/etp) and the activation's (up/etp) */
   GId saved = ADD(L, MUL(L, ADD(L, hid, fl), gemm_in_bytes(L)), MUL(L, upl, L->bytes_act));
   A->act = ADD(L, A->act, MUL(L, pe, saved));

@@ -12,6 +12,7 @@
  *              the hybrid's attention-only, MLP-only and experts-only layers
  *   relu2      squared ReLU's kernel
  *   grouped    moe_grouped_gemm: one batched GEMM or one GEMM per local expert
+ *   experts    the clamped SwiGLU fused or not, expert biases
  *   lora       frozen weights and adapters: trainable parameters, gradients, optimizer */
 #include <stdarg.h>
 #include <stddef.h>
@@ -524,6 +525,65 @@ TEST(clamped_swiglu_is_unfused) {
   fx_close(x);
 }
 
+/* Under a stack that fuses activations (Megatron-Core's bias_activation_fusion), the experts'
+ * clamped SwiGLU is one fused kernel each way (weighted_bias_quick_geglu_impl): the SwiGLU's
+ * bytes, no extra passes, and it keeps what the SwiGLU keeps. */
+TEST(clamped_swiglu_fused_in_experts) {
+  const char *base = "hidden = 4096; heads = 32; kv_heads = 8; ffn = 14336; moe_ffn = 14336; experts = 8; top_k = 2; "
+                     "vocab = 32000; seq = 4096; layer = moe_layer; activation = ";
+  const char *fw = "framework f { fused_kernels = [activation] }";
+  char m[512];
+  snprintf(m, sizeof m, "%sclamped_swiglu", base);
+  Fx *x = run(m, 2, "tp = 1; ep = 4; global_batch = 8", fw, "framework = f");
+  snprintf(m, sizeof m, "%sswiglu", base);
+  Fx *y = run(m, 2, "tp = 1; ep = 4; global_batch = 8", fw, "framework = f");
+  double n = 2 * 4096.0 * 14336;
+  double act = call_val(x, RTK_SWIGLU, "moe", 1, n);
+  double bmm1 = call_val(x, RTK_BMM, "moe", 3, 4096), bmm2 = call_val(x, RTK_BMM, "moe", 3, 14336);
+  for (int i = 0; i < x->l.nops[LB_LAYER]; i++)
+    if (!strcmp(x->l.ops[LB_LAYER][i].name, "moe")) {
+      expect_near(x->vals[x->l.ops[LB_LAYER][i].fwd], bmm1 + bmm2 + act, 1e-12, "forward: the GEMMs and one SwiGLU");
+      expect_near(x->vals[x->l.ops[LB_LAYER][i].bwd], y->vals[y->l.ops[LB_LAYER][i].bwd], 1e-12, "backward: SwiGLU's");
+    }
+  expect_near(x->r.memory[RM_ACTIVATIONS], y->r.memory[RM_ACTIVATIONS], 1e-12, "activations: SwiGLU's");
+  expect_near(x->r.iteration, y->r.iteration, 1e-12, "iteration: SwiGLU's");
+  fx_close(x);
+  fx_close(y);
+}
+
+/* Expert biases (bias = true): fc1's and fc2's per expert in the parameters; fc2's added
+ * weighted by the probabilities in eager passes over pe * h elements, costed as the add's:
+ * (5w + a + c) / 3a forward and (6w + 2c) / 3a backward, a the activation's bytes, w the
+ * probabilities', c = a + w when they differ (casts). */
+TEST(expert_biases) {
+  const char *moe = "hidden = 4096; heads = 32; kv_heads = 8; ffn = 14336; moe_ffn = 14336; experts = 8; top_k = 2; "
+                    "vocab = 32000; seq = 4096; layer = moe_layer";
+  char m[512];
+  snprintf(m, sizeof m, "%s; bias = true", moe);
+  int L = 2;
+  Fx *x = run(moe, L, "tp = 1; ep = 4; global_batch = 8", "", ""), *y = run(m, L, "tp = 1; ep = 4; global_batch = 8", "", "");
+  /* attention's biases: qkv (4096 + 2 * 1024 outputs) and proj (4096); experts': 2 * 14336 + 4096 */
+  double attn_b = (4096 + 2 * 1024) + 4096, exp_b = 8 * (2 * 14336 + 4096);
+  expect_near(y->r.params_total - x->r.params_total, L * (attn_b + exp_b), 1e-12, "parameters: the biases");
+  expect_near(y->r.params_active - x->r.params_active, L * (attn_b + 2 * (2 * 14336 + 4096)), 1e-12,
+              "active parameters: top_k experts' biases");
+  double ph = 2 * 4096.0 * 4096; /* the rank's pairs (4096 tokens x top_k 2) x hidden */
+  double f = call_val(y, RTK_ADD, "moe bias", 1, 2 * ph);
+  for (int i = 0; i < y->l.nops[LB_LAYER]; i++)
+    if (!strcmp(y->l.ops[LB_LAYER][i].name, "moe bias")) {
+      expect_near(y->vals[y->l.ops[LB_LAYER][i].fwd], f, 0, "forward: bf16 probabilities, 12 bytes an element");
+      assert_true(y->vals[y->l.ops[LB_LAYER][i].bwd] > 0);
+    }
+  fx_close(y);
+  Fx *z = run(m, L, "tp = 1; ep = 4; global_batch = 8; moe_router_dtype = fp32", "", "");
+  call_val(z, RTK_ADD, "moe bias", 1, 28.0 / 6 * ph); /* 5*4 + 2 + (2 + 4) */
+  call_val(z, RTK_ADD, "moe bias", 1, 36.0 / 6 * ph); /* 6*4 + 2 * (2 + 4) */
+  fx_close(z);
+  /* no biases: no pass */
+  for (int i = 0; i < x->l.nops[LB_LAYER]; i++) assert_string_not_equal(x->l.ops[LB_LAYER][i].name, "moe bias");
+  fx_close(x);
+}
+
 TEST(grouped_gemm) {
   const char *moe = "hidden = 4096; heads = 32; kv_heads = 8; ffn = 14336; moe_ffn = 14336; experts = 8; top_k = 2; "
                     "vocab = 32000; seq = 4096; layer = moe_layer";
@@ -597,6 +657,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(lowering_errors),
       cmocka_unit_test(relu2_is_an_ungated_pass),
       cmocka_unit_test(clamped_swiglu_is_unfused),
+      cmocka_unit_test(clamped_swiglu_fused_in_experts),
+      cmocka_unit_test(expert_biases),
       cmocka_unit_test(grouped_gemm),
       cmocka_unit_test(lora_trainable_parameters),
   };
