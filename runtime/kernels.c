@@ -91,23 +91,32 @@ int rt_group_layout(int size, int stride, int gpn, int *nodes, int *gpus_per_nod
  * else 1. */
 static int node_stride_of(int stride, int gpn) { return stride >= gpn ? stride / gpn : 1; }
 
-static void collective(RtColl kernel, const void *t, const double *a, double *out) {
-  const RtCluster *c = t;
+/* A collective's group from its size and stride arguments: 1 with out written where there is
+ * nothing to cost (bad arguments, or a group of one rank, which communicates with nobody),
+ * else 0 with its nodes, GPUs per node and the nodes between members. */
+static int group_args(const RtCluster *c, const double *a, double *out, int *nodes, int *gpn, int *node_stride) {
   double size = a[1], stride = a[2];
   if (!(size >= 1 && size <= 1e9 && stride >= 1 && stride <= 1e9) || size != floor(size) || stride != floor(stride)) {
     bad(out);
-    return;
+    return 1;
   }
-  if (size == 1) { /* a group of one rank communicates with nobody */
+  if (size == 1) {
     out[0] = out[1] = out[2] = 0;
-    return;
+    return 1;
   }
-  int nodes, gpn;
-  if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0) {
+  if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, nodes, gpn) < 0) {
     bad(out);
-    return;
+    return 1;
   }
-  put(out, rt_collective_strided(kernel, c, a[0], nodes, gpn, node_stride_of((int)stride, c->gpus_per_node)));
+  *node_stride = node_stride_of((int)stride, c->gpus_per_node);
+  return 0;
+}
+
+static void collective(RtColl kernel, const void *t, const double *a, double *out) {
+  const RtCluster *c = t;
+  int nodes, gpn, ns;
+  if (group_args(c, a, out, &nodes, &gpn, &ns)) return;
+  put(out, rt_collective_strided(kernel, c, a[0], nodes, gpn, ns));
   out[1] = 0;
 }
 
@@ -120,27 +129,14 @@ static void k_alltoall(const void *t, const double *a, double *out) { collective
  * experts top_k groups group_top_k. */
 static void k_dispatch(const void *t, const double *a, double *out) {
   const RtCluster *c = t;
-  double size = a[1], stride = a[2];
-  if (!(size >= 1 && size <= 1e9 && stride >= 1 && stride <= 1e9) || size != floor(size) || stride != floor(stride)) {
-    bad(out);
-    return;
-  }
+  int nodes, gpn, ns;
   for (int i = 3; i < 7; i++)
     if (!(a[i] >= 1 && a[i] <= 1e6 && a[i] == floor(a[i]))) {
       bad(out);
       return;
     }
-  if (size == 1) {
-    out[0] = out[1] = out[2] = 0;
-    return;
-  }
-  int nodes, gpn;
-  if (rt_group_layout((int)size, (int)stride, c->gpus_per_node, &nodes, &gpn) < 0) {
-    bad(out);
-    return;
-  }
-  put(out, rt_dispatch(c, a[0], (int)a[3], (int)a[4], (int)a[5], (int)a[6], nodes, gpn,
-                       node_stride_of((int)stride, c->gpus_per_node)));
+  if (group_args(c, a, out, &nodes, &gpn, &ns)) return;
+  put(out, rt_dispatch(c, a[0], (int)a[3], (int)a[4], (int)a[5], (int)a[6], nodes, gpn, ns));
   out[1] = 0;
 }
 
