@@ -459,6 +459,7 @@ static void plan_echo(Lower *L, GId gpus, GId rec) {
   r->micro_batches = ci(L, L->m), r->gpus = ci(L, gpus), r->zero = ci(L, L->zero);
   r->sequence_parallel = kt(L, L->sp);
   r->cuda_graphs = kt(L, L->graphs);
+  r->moe_dispatcher = cv(L, lower_field(L, L->model, "model", "experts", 0)) > 0 ? L->st.moe_flex ? "flex" : L->st.moe_allgather ? "allgather" : "alltoall" : NULL;
   r->dtype = rt_dtype_name(L->dt_plan);
   double sc = cv(L, L->sched), rc = cv(L, rec);
   r->schedule = sc >= 0 && sc < SCHED_N ? schedule_words[(int)sc] : "?";

@@ -296,6 +296,8 @@ static void print_table(W *w, const Report *r) {
              r->framework_version ? r->framework_version : "", r->framework_version ? ")" : "");
   w_printf(w, "  plan tp=%d pp=%d dp=%d cp=%d ep=%d", r->tp, r->pp, r->dp, r->cp, r->ep);
   if (r->etp > 1) w_printf(w, " etp=%d", r->etp);
+  if (r->ep > 1 && r->moe_dispatcher && strcmp(r->moe_dispatcher, "alltoall")) /* the default's not shown */
+    w_printf(w, " moe_token_dispatcher=%s", r->moe_dispatcher);
   if (r->virtual_stages > 1) w_printf(w, " virtual_stages=%d", r->virtual_stages);
   w_printf(w, "\n  micro_batch=%d global_batch=%d: %d micro-batch%s per iteration", r->micro_batch, r->global_batch,
            r->micro_batches, r->micro_batches == 1 ? "" : "es");
@@ -430,6 +432,7 @@ static void print_json(W *w, const Report *r) {
   j_int(&j, "zero", r->zero);
   j_bool(&j, "sequence_parallel", r->sequence_parallel);
   j_bool(&j, "cuda_graphs", r->cuda_graphs);
+  if (r->moe_dispatcher) j_str(&j, "moe_token_dispatcher", r->moe_dispatcher);
   j_str(&j, "dtype", r->dtype);
   j_str(&j, "schedule", r->schedule);
   j_str(&j, "recompute", r->recompute);
