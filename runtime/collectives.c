@@ -290,6 +290,11 @@ static double rt_miss_of(double pool, double u, int k) {
   for (int i = 0; i < k; i++) p *= fmax(0, pool - u - i) / (pool - i);
   return p;
 }
+static double rt_binom(int n, int k) { /* C(n, k) by its product (lgamma writes signgam: not thread-safe) */
+  double c = 1;
+  for (int i = 1; i <= k; i++) c = c * (n - k + i) / i;
+  return c;
+}
 double rt_dispatch_miss(int experts, int top_k, int groups, int group_top_k, int u) {
   if (groups < 1 || group_top_k < 1 || group_top_k > groups || experts % groups || u < 1 || u > experts) return NAN;
   int s = experts / groups, pool = group_top_k * s;
@@ -300,8 +305,7 @@ double rt_dispatch_miss(int experts, int top_k, int groups, int group_top_k, int
   double miss = 0, all = 0;
   for (int j = 0; j <= m && j <= group_top_k; j++) {
     if (group_top_k - j > groups - m) continue;
-    double w = exp(lgamma(m + 1) - lgamma(j + 1) - lgamma(m - j + 1) + lgamma(groups - m + 1) -
-                   lgamma(group_top_k - j + 1) - lgamma(groups - m - group_top_k + j + 1));
+    double w = rt_binom(m, j) * rt_binom(groups - m, group_top_k - j);
     miss += w * rt_miss_of(pool, (double)j * s, top_k), all += w;
   }
   return miss / all;
