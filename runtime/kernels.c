@@ -217,6 +217,17 @@ typedef struct OnMemo {
 } OnMemo;
 static _Thread_local OnMemo on_memo[ON_SETS];
 
+/* The memo set of n arguments, by their bits, among `sets`. */
+static unsigned memo_set(const double *a, int n, unsigned sets) {
+  uint64_t h = HASH_BASIS;
+  for (int i = 0; i < n; i++) {
+    uint64_t bits;
+    memcpy(&bits, &a[i], sizeof bits);
+    h = hash_word(h, bits);
+  }
+  return (unsigned)((h ^ h >> 32) % sets);
+}
+
 void rt_pipeline_memo_clear(void) {
   memset(pipe_memo, 0, sizeof pipe_memo);
   memset(pipe_next, 0, sizeof pipe_next);
@@ -226,13 +237,7 @@ void rt_pipeline_memo_clear(void) {
 /* both: out[1] is the makespan with free sends (a second simulation); else out[1] is NaN and
  * out[0] the same bits as with both. */
 static void pipeline(const double *a, double *out, bool both) {
-  uint64_t h = HASH_BASIS; /* over the arguments' bits */
-  for (int i = 0; i < PIPE_NARGS; i++) {
-    uint64_t bits;
-    memcpy(&bits, &a[i], sizeof bits);
-    h = hash_word(h, bits);
-  }
-  unsigned set = (unsigned)((h ^ h >> 32) % PIPE_SETS);
+  unsigned set = memo_set(a, PIPE_NARGS, PIPE_SETS);
   PipeMemo *ways = pipe_memo[set];
   for (int w = 0; w < PIPE_WAYS; w++)
     if (ways[w].used && (ways[w].both || !both) && !memcmp(ways[w].args, a, sizeof ways[w].args)) {
@@ -291,13 +296,7 @@ static void device_layers(int (*counts)[RT_MAX_GROUPS], int stages, int chunks, 
 /* The first and the last device's layers of each group for the split a[0 .. ON_KEY) (layout
  * layers stages chunks balanced), counted on a miss of on_memo. */
 static const OnMemo *ends_of(const double *a, int layout, int layers, int stages, int chunks) {
-  uint64_t h = HASH_BASIS;
-  for (int i = 0; i < ON_KEY; i++) {
-    uint64_t bits;
-    memcpy(&bits, &a[i], sizeof bits);
-    h = hash_word(h, bits);
-  }
-  OnMemo *m = &on_memo[(h ^ h >> 32) % ON_SETS];
+  OnMemo *m = &on_memo[memo_set(a, ON_KEY, ON_SETS)];
   if (m->ok && !memcmp(m->key, a, sizeof m->key)) return m;
   memcpy(m->key, a, sizeof m->key);
   int counts[RT_MAX_CHUNKS][RT_MAX_GROUPS];

@@ -477,6 +477,13 @@ static void ssd_terms(const double *a, double eb, double *b, double *f) {
   f[SSD_F4] = 2 * C * H * P * N;
 }
 
+/* One kernel's bytes and FLOPs (one of its s->n) from the terms. */
+static void ssd_kernel(const SsdKernel *s, const double *b, const double *f, double *kb, double *kf) {
+  *kb = *kf = 0;
+  for (int i = 0; i < SSD_NB; i++) *kb += s->b[i] * b[i];
+  for (int i = 0; i < SSD_NF; i++) *kf += s->f[i] * f[i];
+}
+
 RtSsdWork rt_ssd_work(double tokens, double heads, double head_dim, double state, double groups, double chunk,
                       double elem_bytes) {
   const double a[] = {tokens, heads, head_dim, state, groups, chunk};
@@ -485,8 +492,9 @@ RtSsdWork rt_ssd_work(double tokens, double heads, double head_dim, double state
   RtSsdWork w = {{0, 0}, {0, 0}, {0, 0}};
   for (int k = 0; k < SSD_NK; k++) {
     const SsdKernel *s = &ssd_kernels[k];
-    for (int i = 0; i < SSD_NB; i++) w.bytes[s->bwd] += s->n * s->b[i] * b[i];
-    for (int i = 0; i < SSD_NF; i++) w.flops[s->bwd] += s->n * s->f[i] * f[i];
+    double kb, kf;
+    ssd_kernel(s, b, f, &kb, &kf);
+    w.bytes[s->bwd] += s->n * kb, w.flops[s->bwd] += s->n * kf;
     w.kernels[s->bwd] += s->n;
   }
   return w;
@@ -504,9 +512,8 @@ RtCost rt_ssd(const RtGpu *g, RtDtype dt, double tokens, double heads, double he
   ssd_terms(a, rt_dtype_bytes(dt), b, f);
   for (int k = 0; k < SSD_NK; k++) {
     const SsdKernel *s = &ssd_kernels[k];
-    double kb = 0, kf = 0;
-    for (int i = 0; i < SSD_NB; i++) kb += s->b[i] * b[i];
-    for (int i = 0; i < SSD_NF; i++) kf += s->f[i] * f[i];
+    double kb, kf;
+    ssd_kernel(s, b, f, &kb, &kf);
     double m = rt_mem_time(g, kb), c = kf / rate;
     t[s->bwd] += s->n * ((c > m ? c : m) + RT_KERNEL_OVERHEAD);
   }

@@ -303,9 +303,7 @@ static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool para
  * in m starts a span that runs on through ly (ly's own sync then falls inside it). */
 static void mtp_span(Lower *L, Acc *m, Acc *ly) {
   if (!m->sync) return;
-  GId f = ly->fc;
-  for (int i = 0; i < CM_N; i++) f = ADD(L, f, ly->comm_f[i]);
-  m->sync_fc = ADD(L, m->sync_fc, f), m->sync_launches = ADD(L, m->sync_launches, ly->launches);
+  m->sync_fc = ADD(L, m->sync_fc, ADD(L, ly->fc, lower_comm_sum(L, ly->comm_f))), m->sync_launches = ADD(L, m->sync_launches, ly->launches);
   ly->sync_fc = ly->sync_launches = K(L, 0);
 }
 

@@ -92,10 +92,11 @@ static GId first_chunk_in_flight(Lower *L) {
 
 static GId last_chunk_in_flight(Lower *L) { return PICK(L, EQ(L, L->sched, RT_GPIPE), L->m, K(L, 1)); }
 
-static GId comm_sum(Lower *L, const GId *c) {
-  GId s = c[0];
-  for (int i = 1; i < CM_N; i++) s = ADD(L, s, c[i]);
-  return s;
+/* A block's forward f at the host's pace of lo a launch, each side of a dropless router's
+ * sync on its own: before it (npre launches) the host may be ahead, after it (the sync_fc
+ * seconds of nsync launches) not. */
+static GId sync_paced(Lower *L, GId f, GId npre, GId sync_fc, GId nsync, double lo) {
+  return ADD(L, MAX(L, SUB(L, f, sync_fc), MUL(L, npre, K(L, lo))), MAX(L, sync_fc, MUL(L, nsync, K(L, lo))));
 }
 
 /* The blocks' times, the pipeline kernel over them, and the layers of the end devices. */
@@ -111,11 +112,11 @@ static void iter_pipeline(Lower *L, Iter *it) {
   GId *lf = it->lf, *lb = it->lb, *lr = it->lr;
   for (int k = 0; k < it->ng; k++) {
     Acc *Ly = &it->Ly[k];
-    lf[k] = ADD(L, Ly->fc, comm_sum(L, Ly->comm_f)), lb[k] = ADD(L, Ly->bc, comm_sum(L, Ly->comm_b));
+    lf[k] = ADD(L, Ly->fc, lower_comm_sum(L, Ly->comm_f)), lb[k] = ADD(L, Ly->bc, lower_comm_sum(L, Ly->comm_b));
     lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), PICK(L, sel, Ly->sel, K(L, 0)));
   }
-  GId ef = ADD(L, E->fc, comm_sum(L, E->comm_f)), eb = ADD(L, E->bc, comm_sum(L, E->comm_b));
-  GId hf = ADD(L, H->fc, comm_sum(L, H->comm_f)), hb = ADD(L, H->bc, comm_sum(L, H->comm_b));
+  GId ef = ADD(L, E->fc, lower_comm_sum(L, E->comm_f)), eb = ADD(L, E->bc, lower_comm_sum(L, E->comm_b));
+  GId hf = ADD(L, H->fc, lower_comm_sum(L, H->comm_f)), hb = ADD(L, H->bc, lower_comm_sum(L, H->comm_b));
   if (lo > 0) {
     for (int k = 0; k < it->ng; k++) {
       Acc *Ly = &it->Ly[k];
@@ -123,10 +124,10 @@ static void iter_pipeline(Lower *L, Iter *it) {
       /* the part after a device-to-host sync runs at its own pace: the host is not ahead.
        * A layer in CUDA graphs is one launch, but for the part after the sync, whose shapes
        * are the router's and cannot be captured (Megatron-Core's cuda_graph_scope). */
-      GId pre = SUB(L, lf[k], Ly->sync_fc), npre = PICK(L, L->graphs, K(L, 1), SUB(L, Ly->launches, Ly->sync_launches));
+      GId npre = PICK(L, L->graphs, K(L, 1), SUB(L, Ly->launches, Ly->sync_launches));
       GId nall = ADD(L, npre, Ly->sync_launches);
       GId nb = ADD(L, MUL(L, K(L, 2), nall), PICK(L, L->graphs, K(L, 0), Ly->blaunches));
-      lf[k] = ADD(L, MAX(L, pre, MUL(L, npre, K(L, lo))), MAX(L, Ly->sync_fc, MUL(L, Ly->sync_launches, K(L, lo))));
+      lf[k] = sync_paced(L, lf[k], npre, Ly->sync_fc, Ly->sync_launches, lo);
       lb[k] = MAX(L, lb[k], MUL(L, nb, K(L, lo)));
       lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), lr[k]);
       it->host_l[k] = ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0));
@@ -135,12 +136,10 @@ static void iter_pipeline(Lower *L, Iter *it) {
     GId enb = ADD(L, MUL(L, K(L, 2), E->launches), E->blaunches);
     GId hnb = ADD(L, MUL(L, K(L, 2), H->launches), H->blaunches);
     ef = MAX(L, ef, MUL(L, E->launches, K(L, lo))), eb = MAX(L, eb, MUL(L, enb, K(L, lo)));
-    if (H->sync) { /* the MTP layer's dropless router: as a layer's, uncaptured */
-      GId hpre = SUB(L, hf, H->sync_fc), hn = SUB(L, H->launches, H->sync_launches);
-      hf = ADD(L, MAX(L, hpre, MUL(L, hn, K(L, lo))), MAX(L, H->sync_fc, MUL(L, H->sync_launches, K(L, lo))));
-    } else {
+    if (H->sync) /* the MTP layer's dropless router: as a layer's, uncaptured */
+      hf = sync_paced(L, hf, SUB(L, H->launches, H->sync_launches), H->sync_fc, H->sync_launches, lo);
+    else
       hf = MAX(L, hf, MUL(L, H->launches, K(L, lo)));
-    }
     hb = MAX(L, hb, MUL(L, hnb, K(L, lo)));
     it->host_e = ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0));
     it->host_h = ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0));

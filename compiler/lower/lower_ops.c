@@ -149,6 +149,12 @@ GId lower_coll(Lower *L, RtKernel k, GId bytes, int group, const char *label) {
   return lower_call(L, k, label, 3, bytes, size, L->stride[group]);
 }
 
+GId lower_comm_sum(Lower *L, const GId *c) {
+  GId s = c[0];
+  for (int i = 1; i < CM_N; i++) s = ADD(L, s, c[i]);
+  return s;
+}
+
 /* Exposed communication: hidden behind `behind` seconds of compute when overlapped. */
 static GId exposed(Lower *L, GId comm, GId behind, GId overlap) {
   return PICK(L, overlap, MAX(L, K(L, 0), SUB(L, comm, behind)), comm);
@@ -430,7 +436,7 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
   double ep, etp;
   bool ep1 = g_is_const(L->g, L->ep, &ep) && ep == 1, etp1 = g_is_const(L->g, L->etp, &etp) && etp == 1;
   if (ep1 && etp1) return;
-  if (L->st.moe_allgather) {
+  if (lower_dispatcher_is(L, "allgather")) {
     /* MoEAllGatherTokenDispatcher: every rank of the etp x ep group gathers the group's
      * tokens, routing map (1 byte) and probabilities, then reduce-scatters the experts'
      * output; the backward gathers the output's gradient and reduce-scatters the input's
@@ -451,7 +457,7 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
   GId f = lower_coll(L, RTK_ALLGATHER, MUL3(L, MUL(L, L->etp, L->ep), e, K(L, 8)), G_EMP, name), b = K(L, 0);
   if (!ep1) {
     GId one;
-    if (L->st.moe_flex) {
+    if (lower_dispatcher_is(L, "flex")) {
       GId groups = lower_field(L, L->model, "model", "router_groups", 1);
       GId gtop = lower_field(L, L->model, "model", "router_group_top_k", 1);
       lower_group_tiles(L, G_EP, L->ep, L->stride[G_EP], RTK_DISPATCH, name);
@@ -468,7 +474,7 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
     GId both = ADD(L, lower_coll(L, RTK_ALLGATHER, gb, G_ETP, name), lower_coll(L, RTK_REDUCESCATTER, gb, G_ETP, name));
     f = ADD(L, f, both), b = ADD(L, b, both);
   }
-  comm_n(L, CM_EP, name, L->st.moe_flex ? "ep dispatch" : "ep all-to-all", f, b, many(L, MUL(L, L->ep, L->etp)));
+  comm_n(L, CM_EP, name, lower_dispatcher_is(L, "flex") ? "ep dispatch" : "ep all-to-all", f, b, many(L, MUL(L, L->ep, L->etp)));
 }
 
 /* gpt-oss's clamped SwiGLU, glu = x * sigmoid(1.702 x) * (clamp(y, -7, 7) + 1) with x clamped
@@ -535,11 +541,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
    * dispatch (Megatron-Core moe/token_dispatcher.py _maybe_dtoh_and_synchronize; the experts'
    * m_splits, moe/experts.py): the rest of the layer's forward is launched behind an idle GPU
    * (lower_block closes the span).  Padded to a capacity, the sizes are static: no sync. */
-  if (!capped && L->sync_n0 < 0) {
-    GId f0 = A->fc;
-    for (int i = 0; i < CM_N; i++) f0 = ADD(L, f0, A->comm_f[i]);
-    L->sync_f0 = f0, L->sync_n0 = A->launches;
-  }
+  if (!capped && L->sync_n0 < 0) L->sync_f0 = ADD(L, A->fc, lower_comm_sum(L, A->comm_f)), L->sync_n0 = A->launches;
   compute(L, arena_printf(&L->out->names, "%s permute", name), perm);
   GId c1, c1b, c3, c3b;
   expert_gemm(L, name, el, per, hid, upl, &c1, &c1b);
@@ -895,9 +897,8 @@ void lower_block(Lower *L, Decl *blk, int which, Acc *a) {
   for (AstNode *c = sema_block_body(blk).first; c; c = c->next)
     if (c->kind == AST_OP && c->u.bin.rhs->kind == AST_CALL) lower_op(L, c);
   if (L->sync_n0 >= 0) { /* the forward from a dropless router's sync to the block's end */
-    GId f = a->fc;
-    for (int i = 0; i < CM_N; i++) f = ADD(L, f, a->comm_f[i]);
-    a->sync_fc = SUB(L, f, L->sync_f0), a->sync_launches = SUB(L, a->launches, L->sync_n0);
+    a->sync_fc = SUB(L, ADD(L, a->fc, lower_comm_sum(L, a->comm_f)), L->sync_f0);
+    a->sync_launches = SUB(L, a->launches, L->sync_n0);
     a->sync = true;
   }
   /* the block's input: one micro-batch's hidden states on this rank */

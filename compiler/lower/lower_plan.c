@@ -126,7 +126,7 @@ static void plan_model_checks(Lower *L) {
             "model.experts does not divide by ep");
   GId mffn = lower_field(L, m, "model", "moe_ffn", 0);
   add_check(L, DIVIDES(L, mffn, L->etp), "model.moe_ffn does not divide by etp");
-  if (L->st.moe_flex) add_check(L, EQ(L, L->etp, K(L, 1)), "moe_token_dispatcher = flex needs etp = 1");
+  if (lower_dispatcher_is(L, "flex")) add_check(L, EQ(L, L->etp, K(L, 1)), "moe_token_dispatcher = flex needs etp = 1");
 }
 
 /* An explicit layout's conditions, for the plan's pp and virtual stages: stage_layers has an
@@ -248,6 +248,8 @@ static const char *fw_word(Lower *L, const char *f, const char *def) {
   return L->st.decl ? word_or(L, L->st.decl, f, def) : def;
 }
 
+bool lower_dispatcher_is(const Lower *L, const char *word) { return !strcmp(L->st.dispatcher, word); }
+
 /* The scenario's stack: its semantics, each field's default where it has none (the schema's
  * defaults in docs/language.md, which are llmp's behaviour without a stack). */
 void lower_read_stack(Lower *L) {
@@ -272,9 +274,7 @@ void lower_read_stack(Lower *L) {
   st->mb_overhead = fw_num(L, "micro_batch_overhead", 0);
   st->reserved = fw_num(L, "memory_reserved", 0);
   st->frag = fw_num(L, "fragmentation", 0);
-  const char *disp = plan_word(L, "moe_token_dispatcher", "alltoall");
-  st->moe_allgather = !strcmp(disp, "allgather");
-  st->moe_flex = !strcmp(disp, "flex");
+  st->dispatcher = plan_word(L, "moe_token_dispatcher", "alltoall");
   /* fused kernels: the operators whose tables time an unfused implementation */
   static const struct {
     const char *word;
@@ -459,7 +459,7 @@ static void plan_echo(Lower *L, GId gpus, GId rec) {
   r->micro_batches = ci(L, L->m), r->gpus = ci(L, gpus), r->zero = ci(L, L->zero);
   r->sequence_parallel = kt(L, L->sp);
   r->cuda_graphs = kt(L, L->graphs);
-  r->moe_dispatcher = cv(L, lower_field(L, L->model, "model", "experts", 0)) > 0 ? L->st.moe_flex ? "flex" : L->st.moe_allgather ? "allgather" : "alltoall" : NULL;
+  r->moe_dispatcher = cv(L, lower_field(L, L->model, "model", "experts", 0)) > 0 ? L->st.dispatcher : NULL;
   r->dtype = rt_dtype_name(L->dt_plan);
   double sc = cv(L, L->sched), rc = cv(L, rec);
   r->schedule = sc >= 0 && sc < SCHED_N ? schedule_words[(int)sc] : "?";

@@ -70,8 +70,7 @@ typedef struct Stack {
   double mb_overhead;     /* seconds of host time per micro-batch */
   double reserved;        /* bytes the stack holds beyond the model */
   double frag;            /* fraction of allocated memory lost to the allocator */
-  bool moe_allgather;     /* moe_token_dispatcher = allgather */
-  bool moe_flex;          /* moe_token_dispatcher = flex (DeepEP) */
+  const char *dispatcher; /* moe_token_dispatcher: alltoall, allgather or flex (DeepEP) */
   unsigned fused;         /* RtGpu.fused: the operators it runs fused (fused_kernels) */
   bool fused_dropout_add; /* fused_kernels has dropout_add: an add after a dropout is free */
 } Stack;
@@ -229,6 +228,10 @@ GId lower_plan_field(Lower *L, const char *f);
  * operators into a, and ZeRO-3's per-layer gathers and reduce-scatters (into block which). */
 GId lower_call(Lower *L, RtKernel k, const char *label, int n, ...);
 GId lower_coll(Lower *L, RtKernel k, GId bytes, int group, const char *label);
+/* Whether the stack's or plan's moe_token_dispatcher is `word`. */
+bool lower_dispatcher_is(const Lower *L, const char *word);
+/* The sum of a block's exposed communication seconds over the streams (comm_f or comm_b). */
+GId lower_comm_sum(Lower *L, const GId *c);
 void lower_block(Lower *L, Decl *blk, int which, Acc *a);
 void lower_zero3(Lower *L, Acc *layer, int which);
 

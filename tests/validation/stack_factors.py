@@ -147,10 +147,10 @@ FACTORS = [
     ("stdlib/frameworks/megatron.llmp", "megatron_core", "h100_sxm", "sustained_attention",
      [(f"{SETS}/nemo_long_context", every)]),
 ]
-# Megatron-Bridge's stack (megatron_bridge) per GPU: the host time per launch first, on the rows of
-# all the GPU's figures (rule 4), then the bf16 figure on its bf16 rows, the quantized one on its
-# fp8 and mxfp8 rows, and nvfp4's on its nvfp4 rows (the H100, the B200 and the B300 have no
-# nvfp4 rows; the B200's and the B300's nvfp4 takes their fp8 figure).
+# Megatron-Bridge's stack (megatron_bridge): the host time per launch first, per host on the rows
+# of all its GPUs' figures (rule 4); then per GPU the bf16 figure on all its rows (rule 5), the
+# quantized one on its fp8 and mxfp8 rows, nvfp4's on its nvfp4 rows (the H100, the B200 and the
+# B300 have none; their nvfp4 takes their fp8 figure), and the expert GEMMs' on its MoE rows (rule 6).
 MB_GPUS = (("h100_sxm", 2), ("b200", 2), ("b300", 2), ("gb200", 3), ("gb300", 3))
 # The hosts that launch the kernels (rule 4): DGX H100, B200 and B300 on Intel Xeon hosts, the
 # GB200 and GB300 trays on Grace.
