@@ -53,6 +53,8 @@ typedef struct RtGpu {
                                    where the tables timed an unfused one: the physics applies */
   double sustained_fp4;     /* the same for nvfp4 work; 0 means sustained_fp8
                                    (a framework's `sustained_compute_fp4`) */
+  double peak_exp;          /* exponentials per second of the special-function units
+                                   (softmax's exp2); 0: not a bound (hw/gpus.llmp `peak_exp`) */
 } RtGpu;
 
 enum { /* RtGpu.fused */

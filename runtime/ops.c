@@ -108,6 +108,14 @@ static RtCost flash_core(const RtGpu *g, RtDtype dt, double b, double l, double 
   double per_sm = peak * rt_sustained(g, dt) / g->sms;
   double fwd = waves * block_flop / (per_sm * 0.70);
   double bwd = waves * 2.5 * block_flop / (per_sm * 0.55);
+  /* one exp a score each way (backward recomputes P), on the special-function units, which
+   * the kernel overlaps with its products: the slower pipe sets the pace, at the same share
+   * of its peak (bound at head dim 64 on a B200: 4 d FLOPs a score outrun 5 T exp/s) */
+  if (g->peak_exp > 0) {
+    double ex = waves * bm * (plain ? l * frac : keys) / (g->peak_exp * rt_sustained(g, dt) / g->sms);
+    if (ex / 0.70 > fwd) fwd = ex / 0.70;
+    if (ex / 0.55 > bwd) bwd = ex / 0.55;
+  }
   double io = dv == d ? b * l * d * (2 * h + 2 * kvh) * eb : b * l * (d + dv) * (h + kvh) * eb; /* q, o; k, v */
   if (sinks) io += 4 * h;
   double mf = rt_mem_time(g, io), mb = rt_mem_time(g, 2.5 * io);

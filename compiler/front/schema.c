@@ -58,6 +58,7 @@ static const FieldDef f_gpu[] = {
     POSQTY("memory", BYTES, F_REQ), POSQTY("memory_bandwidth", BANDWIDTH, F_REQ), COUNT("sms", F_REQ),
     POSQTY("peak_fp16", FLOPS, F_REQ), POSQTY("peak_bf16", FLOPS, 0), POSQTY("peak_fp32", FLOPS, 0),
     POSQTY("peak_tf32", FLOPS, 0), POSQTY("peak_fp8", FLOPS, 0), POSQTY("peak_fp4", FLOPS, 0),
+    POSQTY("peak_exp", FLOPS, 0),
     POSQTY("l2_cache", BYTES, 0), POSQTY("tdp", POWER, 0), REAL("sustained_compute", 0, 1, F_MIN_OPEN),
     REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp4", 0, 1, F_MIN_OPEN),
     ENUM("vendor", e_vendor, 0),

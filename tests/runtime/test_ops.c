@@ -168,6 +168,29 @@ TEST(flash_causal_faster) {
   assert_true(c.fwd == f.fwd);
 }
 
+/* With peak_exp set, a flash kernel runs at the slower of its products and its exps (one a
+ * score each way), at the same share of each peak: at head dim 64 and 1 T exp/s the exps set
+ * the pace exactly; at head dim 256 and the H100's 3.9 T the products do, as without it. */
+TEST(flash_exp_bound) {
+  RtGpu none = *gpu("h100_sxm"), slow = none;
+  none.peak_exp = 0, slow.peak_exp = 1e12;
+  double b = 4, l = 8192, h = 32, bm = 128, frac = 0.5 + bm / 2 / l;
+  double waves = ceil(b * h * (l / bm) / none.sms), ex = waves * bm * l * frac / (1e12 / none.sms);
+  RtCost c = rt_flash_attention(&slow, RT_BF16, b, l, h, 8, 64, 1);
+  assert_true(fabs(c.fwd / (ex / 0.70 + RT_KERNEL_OVERHEAD) - 1) < 1e-12);
+  assert_true(fabs(c.bwd / (ex / 0.55 + 2 * RT_KERNEL_OVERHEAD) - 1) < 1e-12);
+  RtCost n = rt_flash_attention(&none, RT_BF16, b, l, h, 8, 64, 1);
+  assert_true(n.fwd < c.fwd && n.bwd < c.bwd);
+  RtCost w = rt_flash_attention_ex(&slow, RT_BF16, b, l, h, 8, 64, 64, 1, 1024, 1);
+  assert_true(w.fwd < c.fwd); /* a window's scores are fewer */
+  RtGpu real = none;
+  real.peak_exp = 3.9e12;
+  RtCost r = rt_flash_attention(&real, RT_BF16, b, l, h, 8, 256, 1);
+  n = rt_flash_attention(&none, RT_BF16, b, l, h, 8, 256, 1);
+  assert_true(r.fwd == n.fwd && r.bwd == n.bwd);
+  assert_true(gpu("h100_sxm")->peak_exp == 3.9e12); /* hw/gpus.llmp, built in */
+}
+
 /* A point inside table t's grid: the geometric middle of each axis. */
 static void grid_middle(const RtTable *t, double *x) {
   for (int a = 0; a < t->naxes; a++) x[a] = round(exp((t->logx[a][0] + t->logx[a][t->npts[a] - 1]) / 2));
@@ -726,6 +749,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(dtype_order),
       cmocka_unit_test(linear_backward_slower),
       cmocka_unit_test(flash_causal_faster),
+      cmocka_unit_test(flash_exp_bound),
       cmocka_unit_test(calibrated_flags),
       cmocka_unit_test(adam_per_tensor),
       cmocka_unit_test(bad_arguments),

@@ -366,19 +366,25 @@ TEST(block_scaled_layers_only) {
     expect_near(x->r.mfu, x->r.tflops_per_gpu / cases[i].peak, "MFU over the format's peak");
     fx_close(x);
   }
-  /* attention in fp8, on shapes where it is compute-bound (8K tokens, 32 heads) */
-  const char *big = "layers = 2; hidden = 4096; heads = 32; seq = 8192; vocab = 32000; attention = flash";
-  Fx *x = run_scenario("", "gpt", big, "gb200_nvl72 { nodes = 2 }",
-                       "tp = 1; micro_batch = 1; global_batch = 8; dtype = mxfp8");
-  double bf16 = x->vals[op_call(&x->l, LB_LAYER, "attn", RTK_FLASH)];
-  fx_close(x);
-  x = run_scenario("", "gpt", big, "gb200_nvl72 { nodes = 2 }",
-                   "tp = 1; micro_batch = 1; global_batch = 8; dtype = mxfp8; attention_dtype = fp8");
-  GId attn = op_call(&x->l, LB_LAYER, "attn", RTK_FLASH);
-  assert_true(const_arg(&x->l, attn, 0) == RT_FP8);
-  assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "qkv", RTK_LINEAR), 0) == RT_MXFP8);
-  if (!(x->vals[attn] < 0.6 * bf16)) fail_msg("fp8 attention %g s, bf16 %g s", x->vals[attn], bf16);
-  fx_close(x);
+  /* attention in fp8, on shapes where its products bound it (8K tokens, head dim 256): about
+   * half bf16's time; at head dim 128 the GB200's exps bound both (peak_exp), fp8 gains little */
+  for (int heads = 16; heads <= 32; heads *= 2) {
+    char big[128];
+    snprintf(big, sizeof big, "layers = 2; hidden = 4096; heads = %d; seq = 8192; vocab = 32000; attention = flash", heads);
+    Fx *x = run_scenario("", "gpt", big, "gb200_nvl72 { nodes = 2 }",
+                         "tp = 1; micro_batch = 1; global_batch = 8; dtype = mxfp8");
+    double bf16 = x->vals[op_call(&x->l, LB_LAYER, "attn", RTK_FLASH)];
+    fx_close(x);
+    x = run_scenario("", "gpt", big, "gb200_nvl72 { nodes = 2 }",
+                     "tp = 1; micro_batch = 1; global_batch = 8; dtype = mxfp8; attention_dtype = fp8");
+    GId attn = op_call(&x->l, LB_LAYER, "attn", RTK_FLASH);
+    assert_true(const_arg(&x->l, attn, 0) == RT_FP8);
+    assert_true(const_arg(&x->l, op_call(&x->l, LB_LAYER, "qkv", RTK_LINEAR), 0) == RT_MXFP8);
+    if (heads == 16 && !(x->vals[attn] < 0.6 * bf16)) fail_msg("fp8 attention %g s, bf16 %g s", x->vals[attn], bf16);
+    if (heads == 32 && !(x->vals[attn] > 0.9 * bf16 && x->vals[attn] <= bf16))
+      fail_msg("exp-bound fp8 attention %g s, bf16 %g s", x->vals[attn], bf16);
+    fx_close(x);
+  }
 }
 
 /* fp8 covers the layers' GEMMs; the LM head and the other operators run in bf16. */
