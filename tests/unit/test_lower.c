@@ -547,6 +547,16 @@ TEST(moe_alltoall_folded) {
   Fx *x = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED);
   assert_true(x->r.dp == 4 && x->r.ep == 8);
   expect_near(coll_bytes(&x->l, RTK_ALLTOALL, "moe", 8, 1), 512.0 * 1024 * 2, "a2a bytes");
+  /* and the pairs' router probabilities (bf16, the layer's dtype) in an all-to-all of their own */
+  int probs = 0, a2a = 0;
+  for (int i = 0; i < x->l.g.nn; i++) {
+    const GNode *n = &x->l.g.n[i];
+    if (n->op != GN_CALL || n->kernel != RTK_ALLTOALL || strcmp(n->label, "moe")) continue;
+    a2a++;
+    probs += const_arg(&x->l, i, 0) == 512.0 * 2 && const_arg(&x->l, i, 1) == 8;
+  }
+  assert_int_equal(a2a, 2);
+  assert_int_equal(probs, 1);
   /* the per-expert token counts, gathered over etp x ep = 8: 8 ranks x 8 experts x 8 bytes */
   expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 8, 1), 8.0 * 8 * 8, "count gather bytes");
   GId bmm = find_call(&x->l, RTK_BMM, "moe"); /* one local expert, 512 pairs, 1024 -> 2 * 2048 */
