@@ -770,8 +770,8 @@ TEST(shapes_llama_gqa_tp4) {
   assert_true(const_arg(&x->l, fl, 5) == 128);
   GId up = op_call(&x->l, LB_LAYER, "up", RTK_LINEAR); /* gate and up: 2 ffn / tp */
   assert_true(const_arg(&x->l, up, 3) == 2 * 11008 / 4);
-  GId rot = op_call(&x->l, LB_LAYER, "rot", RTK_ROPE); /* dtype tokens heads head_dim */
-  assert_true(const_arg(&x->l, rot, 2) == 32 / 4);
+  GId rot = op_call(&x->l, LB_LAYER, "rot", RTK_ROPE); /* dtype tokens heads head_dim: queries and keys */
+  assert_true(const_arg(&x->l, rot, 2) == (32 + 8) / 4);
   fx_close(x);
 
   /* tp = 8 with 8 KV heads: one per rank */
