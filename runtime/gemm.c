@@ -58,11 +58,18 @@ double rt_sustained(const RtGpu *g, RtDtype dt) {
  * A100 87 %, H100 80 %).  Generation is told by the per-SM rate: > 5 TFLOP/s/SM at fp16 is
  * Hopper or later. */
 static int is_sm90(const RtGpu *g) { return rt_peak(g, RT_FP16) > 5e12 * g->sms; }
+static double generation_ceiling(const RtGpu *g) { return is_sm90(g) ? 0.84 : 0.90; }
+
+/* A part's own ceiling (`matmul_ceiling`) over its generation's: its clock and power limits
+ * slow all its tensor-core work alike (flash attention, the SSD scan), not its GEMMs alone. */
+double rt_ceiling_scale(const RtGpu *g) {
+  return g->matmul_ceiling > 0 && g->matmul_ceiling <= 1 ? g->matmul_ceiling / generation_ceiling(g) : 1;
+}
 
 void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q) {
   double peak = rt_peak(g, dt);
   int hopper = is_sm90(g);
-  double sustained = hopper ? 0.84 : 0.90;
+  double sustained = generation_ceiling(g) * rt_ceiling_scale(g);
   const double *eff = hopper ? eff_sm90 : eff_sm80;
   double sec_per_flop_sm = g->sms / (peak * sustained * rt_sustained(g, dt));
   q->sms = g->sms;

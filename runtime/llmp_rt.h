@@ -55,6 +55,8 @@ typedef struct RtGpu {
                                    (a framework's `sustained_compute_fp4`) */
   double peak_exp;          /* exponentials per second of the special-function units
                                    (softmax's exp2); 0: not a bound (hw/gpus.llmp `peak_exp`) */
+  double matmul_ceiling;    /* fraction of the dense peak the best-shaped GEMM holds in a short
+                                   benchmark; 0: the generation's (hw/gpus.llmp `matmul_ceiling`) */
 } RtGpu;
 
 enum { /* RtGpu.fused */

@@ -51,6 +51,8 @@ typedef struct RtGemmDim {
   double c[3]; /* ceil(v / 64), ceil(v / 128), ceil(v / 256) */
 } RtGemmDim;
 void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q);
+/* The part's matmul_ceiling over its generation's ceiling, or 1: scales all tensor-core work. */
+double rt_ceiling_scale(const RtGpu *g);
 void rt_gemm_dim(double v, RtGemmDim *d);
 double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, double k, double n, const RtGemmDim *dn);
 

@@ -61,6 +61,7 @@ static const FieldDef f_gpu[] = {
     POSQTY("peak_exp", FLOPS, 0),
     POSQTY("l2_cache", BYTES, 0), POSQTY("tdp", POWER, 0), REAL("sustained_compute", 0, 1, F_MIN_OPEN),
     REAL("sustained_compute_fp8", 0, 1, F_MIN_OPEN), REAL("sustained_compute_fp4", 0, 1, F_MIN_OPEN),
+    REAL("matmul_ceiling", 0, 1, F_MIN_OPEN),
     ENUM("vendor", e_vendor, 0),
     STRING("calibration"),
     STRING("description"), STRING("source"), END};

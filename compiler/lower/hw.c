@@ -206,6 +206,7 @@ static const RtGpu *gpu_of(HwSet *h, Decl *decl) {
     if (t != RT_FP16) sema_number(h->s, decl, peak_fields[t], &g.peak[t]);
   sema_number(h->s, decl, "l2_cache", &g.l2_cache);
   sema_number(h->s, decl, "peak_exp", &g.peak_exp);
+  sema_number(h->s, decl, "matmul_ceiling", &g.matmul_ceiling);
   sema_number(h->s, decl, "sustained_compute", &g.sustained_compute);
   sema_number(h->s, decl, "sustained_compute_fp8", &g.sustained_fp8);
   sema_number(h->s, decl, "sustained_compute_fp4", &g.sustained_fp4);

@@ -30,11 +30,12 @@ static const char *num(double x, char *buf, size_t len) {
 }
 
 static void gpu_row(FILE *f, const RtGpu *g) {
-  char b[7][40];
+  char b[8][40];
   fprintf(f, "    {\"%s\", %s, %s, {", g->name, num(g->memory, b[0], 40), num(g->memory_bandwidth, b[1], 40));
   for (int t = 0; t < RT_NDTYPES; t++) fprintf(f, "%s%s", t ? ", " : "", num(g->peak[t], b[2], 40));
-  fprintf(f, "}, %d, %s, NULL, %s, %s, 0, 0, 0, %s},\n", g->sms, num(g->l2_cache, b[3], 40),
-          num(g->sustained_compute, b[4], 40), num(g->sustained_fp8, b[5], 40), num(g->peak_exp, b[6], 40));
+  fprintf(f, "}, %d, %s, NULL, %s, %s, 0, 0, 0, %s, %s},\n", g->sms, num(g->l2_cache, b[3], 40),
+          num(g->sustained_compute, b[4], 40), num(g->sustained_fp8, b[5], 40), num(g->peak_exp, b[6], 40),
+          num(g->matmul_ceiling, b[7], 40));
 }
 
 static void cluster_row(FILE *f, const RtCluster *c, int gpu) {

@@ -191,6 +191,20 @@ TEST(flash_exp_bound) {
   assert_true(gpu("h100_sxm")->peak_exp == 3.9e12); /* hw/gpus.llmp, built in */
 }
 
+/* matmul_ceiling replaces the generation's ceiling (0.90 below Hopper's per-SM rate): a
+ * compute-bound GEMM, flash attention and its exps all slow by the ratio; unset, nothing moves. */
+TEST(matmul_ceiling_scales_tensor_work) {
+  RtGpu base = *gpu("mi300x"), half = base;
+  base.matmul_ceiling = 0, half.matmul_ceiling = 0.45;
+  assert_true(rt_ceiling_scale(&base) == 1 && fabs(rt_ceiling_scale(&half) - 0.5) < 1e-15);
+  RtCost a = rt_linear(&base, RT_BF16, 16384, 16384, 16384, 0), b = rt_linear(&half, RT_BF16, 16384, 16384, 16384, 0);
+  assert_true(fabs(b.fwd / a.fwd - 2) < 1e-3 && fabs(b.bwd / a.bwd - 2) < 1e-3);
+  a = rt_flash_attention(&base, RT_BF16, 4, 8192, 32, 8, 128, 1);
+  b = rt_flash_attention(&half, RT_BF16, 4, 8192, 32, 8, 128, 1);
+  assert_true(fabs((b.fwd - RT_KERNEL_OVERHEAD) / (a.fwd - RT_KERNEL_OVERHEAD) - 2) < 1e-9);
+  assert_true(gpu("mi300x")->matmul_ceiling == 0.511 && gpu("h100_sxm")->matmul_ceiling == 0);
+}
+
 /* A point inside table t's grid: the geometric middle of each axis. */
 static void grid_middle(const RtTable *t, double *x) {
   for (int a = 0; a < t->naxes; a++) x[a] = round(exp((t->logx[a][0] + t->logx[a][t->npts[a] - 1]) / 2));
@@ -750,6 +764,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(linear_backward_slower),
       cmocka_unit_test(flash_causal_faster),
       cmocka_unit_test(flash_exp_bound),
+      cmocka_unit_test(matmul_ceiling_scales_tensor_work),
       cmocka_unit_test(calibrated_flags),
       cmocka_unit_test(adam_per_tensor),
       cmocka_unit_test(bad_arguments),

@@ -134,7 +134,14 @@ static void system_table(const char *data, const char *sys, int quick) {
   rt_samples_free(&set);
 }
 
-/* Uncalibrated GEMM at the published best shapes (MxNxK) for A100 and H100 SXM, bf16. */
+/* The built-in gpu of each accelerator of the published table that llmp declares. */
+static const char *const mamf_gpus[][2] = {
+    {"NVIDIA A100 SXM", "a100_sxm4_80gb"}, {"NVIDIA H100 SXM", "h100_sxm"}, {"NVIDIA H200 SXM", "h200"},
+    {"NVIDIA GH200 SXM", "gh200"},         {"NVIDIA B200 SXM", "b200"},     {"NVIDIA B300 SXM", "b300"},
+    {"NVIDIA GB200 SXM", "gb200"},         {"AMD MI300X", "mi300x"},        {"AMD MI355X", "mi355x"}};
+
+/* Uncalibrated GEMM at the published best shapes (MxNxK) of every gpu llmp declares, bf16 and
+ * fp8. */
 static void gemm_check(const char *data) {
   char path[2048], line[4096];
   snprintf(path, sizeof path, "%s/published/gemm_mamf_max_achievable_matmul.csv", data);
@@ -146,9 +153,11 @@ static void gemm_check(const char *data) {
     return;
   }
   while (fgets(line, sizeof line, f)) {
-    const char *gpu = strncmp(line, "NVIDIA A100 SXM,", 16) == 0   ? "a100_sxm4_80gb"
-                      : strncmp(line, "NVIDIA H100 SXM,", 16) == 0 ? "h100_sxm"
-                                                                   : NULL;
+    const char *gpu = NULL;
+    for (size_t i = 0; i < sizeof mamf_gpus / sizeof *mamf_gpus; i++) {
+      size_t n = strlen(mamf_gpus[i][0]);
+      if (strncmp(line, mamf_gpus[i][0], n) == 0 && line[n] == ',') gpu = mamf_gpus[i][1];
+    }
     if (!gpu) continue;
     char acc[64], dt[32], shape[64];
     double tf;
