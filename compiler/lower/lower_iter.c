@@ -130,7 +130,8 @@ static void iter_pipeline(Lower *L, Iter *it) {
       lf[k] = sync_paced(L, lf[k], npre, Ly->sync_fc, Ly->sync_launches, lo);
       lb[k] = MAX(L, lb[k], MUL(L, nb, K(L, lo)));
       lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), lr[k]);
-      it->host_l[k] = ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0));
+      /* never below 0: (f - s) + s may round an ulp under f */
+      it->host_l[k] = MAX(L, K(L, 0), ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0)));
     }
     GId ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
     GId enb = ADD(L, MUL(L, K(L, 2), E->launches), E->blaunches);
@@ -141,8 +142,8 @@ static void iter_pipeline(Lower *L, Iter *it) {
     else
       hf = MAX(L, hf, MUL(L, H->launches, K(L, lo)));
     hb = MAX(L, hb, MUL(L, hnb, K(L, lo)));
-    it->host_e = ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0));
-    it->host_h = ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0));
+    it->host_e = MAX(L, K(L, 0), ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0)));
+    it->host_h = MAX(L, K(L, 0), ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0)));
   } else {
     for (int k = 0; k < it->ng; k++) it->host_l[k] = K(L, 0);
     it->host_e = it->host_h = K(L, 0);
