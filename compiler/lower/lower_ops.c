@@ -554,6 +554,19 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   expert_gemm(L, name, el, per, fl, hid, &c3, &c3b);
   GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1b, c2 + 1), c3b);
   if (!strcmp(act, "clamped_swiglu") && !clamped_fused(L)) clamped_extra(L, name, K(L, L->dt_other), MUL(L, pe, fl), &f, &b);
+  /* The router's probabilities weight the activation's output in the experts: inside the
+   * weighted fused kernels (weighted_bias_swiglu_impl, weighted_bias_quick_geglu_impl) where
+   * the stack fuses gated activations, else intermediate * permuted_probs in eager PyTorch, as
+   * for squared ReLU (use_fused_weighted_squared_relu off by default; moe/experts.py, recalled).
+   * Eager: a copy's bytes over the n outputs forward; backward g * p (a copy) and the
+   * probabilities' g * y summed per row (twice a copy's bytes); it keeps y. */
+  if (!(gated && (L->st.fused & RT_FUSED_ACTIVATION))) {
+    GId n = MUL(L, pe, fl);
+    f = ADD(L, f, lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL(L, K(L, 2.0 / 3), n)));
+    b = ADD(L, b, lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL(L, K(L, 2.0), n)));
+    A->launches = ADD(L, A->launches, K(L, 1));
+    A->act = ADD(L, A->act, MUL(L, n, L->bytes_act));
+  }
   /* one GEMM launch per local expert for fc1 and fc2: TE's GroupedLinear (general_grouped_gemm)
    * and Megatron-Core's SequentialMLP both loop over the experts; SequentialMLP also runs each
    * expert's activation on its own */

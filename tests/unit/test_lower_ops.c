@@ -101,6 +101,16 @@ static double call_val(const Fx *x, RtKernel k, const char *label, int i, double
   return NAN;
 }
 
+/* The element-wise add calls labelled `label` over v elements. */
+static int count_add(const Fx *x, const char *label, double v) {
+  int c = 0;
+  for (int j = 0; j < x->l.g.nn; j++) {
+    const GNode *n = &x->l.g.n[j];
+    c += n->op == GN_CALL && n->kernel == RTK_ADD && n->label && !strcmp(n->label, label) && arg(x, j, 1) == v;
+  }
+  return c;
+}
+
 /* The GPU of the scenarios: eos's H100, with the tables the shipped hw/ gives it. */
 static const RtGpu *h100(Fx *x) {
   const RtCluster *c = hw_cluster(x->hw, "eos");
@@ -520,7 +530,8 @@ TEST(clamped_swiglu_is_unfused) {
   double bmm1 = call_val(x, RTK_BMM, "moe", 3, 4096), bmm2 = call_val(x, RTK_BMM, "moe", 3, 14336);
   for (int i = 0; i < x->l.nops[LB_LAYER]; i++)
     if (!strcmp(x->l.ops[LB_LAYER][i].name, "moe"))
-      expect_near(x->vals[x->l.ops[LB_LAYER][i].fwd], bmm1 + bmm2 + act + f, 1e-12, "forward: SwiGLU and 13 n more");
+      expect_near(x->vals[x->l.ops[LB_LAYER][i].fwd], bmm1 + bmm2 + act + f + call_val(x, RTK_ADD, "moe", 1, 2.0 / 3 * n),
+                  1e-12, "forward: SwiGLU, 13 n more and the probabilities' weighting");
   assert_true(b > f && f > 0);
   fx_close(x);
 }
@@ -584,6 +595,29 @@ TEST(expert_biases) {
   fx_close(x);
 }
 
+/* The router's probabilities weight the experts' activation: inside the fused weighted SwiGLU
+ * where the stack fuses activations, else one eager multiply over the n = pairs x ffn outputs
+ * (a copy's bytes; backward twice that and a copy), keeping the n outputs: squared ReLU always. */
+TEST(expert_probs_weighting) {
+  const char *base = "hidden = 4096; heads = 32; kv_heads = 8; ffn = 14336; moe_ffn = 14336; experts = 8; top_k = 2; "
+                     "vocab = 32000; seq = 4096; layer = moe_layer; activation = ";
+  const char *fw = "framework f { fused_kernels = [activation] }";
+  double n = 2 * 4096.0 * 14336;
+  char m[512];
+  snprintf(m, sizeof m, "%sswiglu", base);
+  Fx *fused = run(m, 2, "tp = 1; ep = 4; global_batch = 8", fw, "framework = f");
+  Fx *eager = run(m, 2, "tp = 1; ep = 4; global_batch = 8", "", "");
+  snprintf(m, sizeof m, "%srelu2", base);
+  Fx *relu2 = run(m, 2, "tp = 1; ep = 4; global_batch = 8", fw, "framework = f");
+  assert_int_equal(count_add(fused, "moe", 2.0 / 3 * n), 0);
+  assert_int_equal(count_add(eager, "moe", 2.0 / 3 * n), 1);
+  assert_int_equal(count_add(eager, "moe", 2 * n), 1);
+  assert_int_equal(count_add(relu2, "moe", 2.0 / 3 * n), 1);
+  fx_close(fused);
+  fx_close(eager);
+  fx_close(relu2);
+}
+
 TEST(grouped_gemm) {
   const char *moe = "hidden = 4096; heads = 32; kv_heads = 8; ffn = 14336; moe_ffn = 14336; experts = 8; top_k = 2; "
                     "vocab = 32000; seq = 4096; layer = moe_layer";
@@ -597,8 +631,9 @@ TEST(grouped_gemm) {
       double act = call_val(seq, RTK_SWIGLU, "moe", 1, 2 * 4096.0 * 14336);
       double l1 = call_val(seq, RTK_LINEAR, "moe", 2, 4096), l2 = call_val(seq, RTK_LINEAR, "moe", 2, 14336);
       double b1 = call_val(grp, RTK_BMM, "moe", 3, 4096), b2 = call_val(grp, RTK_BMM, "moe", 3, 14336);
-      expect_near(fs, 2 * (l1 + l2) + act, 1e-12, "sequential: one GEMM per local expert");
-      expect_near(fg, b1 + b2 + act, 1e-12, "grouped: one batched GEMM");
+      double w = call_val(seq, RTK_ADD, "moe", 1, 2.0 / 3 * 2 * 4096 * 14336); /* the probabilities, eager */
+      expect_near(fs, 2 * (l1 + l2) + act + w, 1e-12, "sequential: one GEMM per local expert");
+      expect_near(fg, b1 + b2 + act + w, 1e-12, "grouped: one batched GEMM");
       expect_near(call_val(grp, RTK_BMM, "moe", 1, 2), b1, 0, "grouped: the 2 local experts in one call");
     }
   assert_int_equal(calls_of(seq, RTK_BMM), 0);
@@ -659,6 +694,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(clamped_swiglu_is_unfused),
       cmocka_unit_test(clamped_swiglu_fused_in_experts),
       cmocka_unit_test(expert_biases),
+      cmocka_unit_test(expert_probs_weighting),
       cmocka_unit_test(grouped_gemm),
       cmocka_unit_test(lora_trainable_parameters),
   };
