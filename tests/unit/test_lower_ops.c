@@ -613,6 +613,8 @@ TEST(expert_probs_weighting) {
   assert_int_equal(count_add(eager, "moe", 2.0 / 3 * n), 1);
   assert_int_equal(count_add(eager, "moe", 2 * n), 1);
   assert_int_equal(count_add(relu2, "moe", 2.0 / 3 * n), 1);
+  /* the eager multiply keeps its n bf16 inputs, in each of the 2 layers */
+  expect_near(eager->r.memory[RM_ACTIVATIONS] - fused->r.memory[RM_ACTIVATIONS], 2 * n * 2, 1e-12, "kept y");
   fx_close(fused);
   fx_close(eager);
   fx_close(relu2);
