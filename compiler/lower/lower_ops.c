@@ -564,7 +564,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
     GId n = MUL(L, pe, fl);
     f = ADD(L, f, lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL(L, K(L, 2.0 / 3), n)));
     b = ADD(L, b, lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL(L, K(L, 2.0), n)));
-    A->launches = ADD(L, A->launches, K(L, 1));
+    A->launches = ADD(L, A->launches, L->st.grouped_gemm ? K(L, 1) : el); /* SequentialMLP: per expert */
     A->act = ADD(L, A->act, MUL(L, n, L->bytes_act));
   }
   /* one GEMM launch per local expert for fc1 and fc2: TE's GroupedLinear (general_grouped_gemm)
