@@ -465,9 +465,9 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
                        groups, gtop);
     } else {
       one = lower_coll(L, RTK_ALLTOALL, MUL3(L, recv, hid, ba), G_EP, name);
-      /* the pairs' router probabilities travel with them, applied in the experts (token_
-       * dispatcher.py token_dispatch: global_probs = all_to_all(...); recalled); the backward
-       * returns their gradient */
+      /* the pairs' router probabilities travel with them, applied in the experts
+       * (moe/token_dispatcher.py token_dispatch: global_probs = all_to_all(...); recalled);
+       * the backward returns their gradient */
       GId probs = lower_coll(L, RTK_ALLTOALL, MUL(L, recv, K(L, pb)), G_EP, name);
       f = ADD(L, f, probs), b = ADD(L, b, probs);
     }
