@@ -112,7 +112,7 @@ static RtCost flash_core(const RtGpu *g, RtDtype dt, double b, double l, double 
    * the kernel overlaps with its products: the slower pipe sets the pace, at the same share
    * of its peak (bound at head dim 64 on a B200: 4 d FLOPs a score outrun 5 T exp/s) */
   if (g->peak_exp > 0) {
-    double ex = waves * bm * (plain ? l * frac : keys) / (g->peak_exp * rt_sustained(g, dt) * rt_ceiling_scale(g) / g->sms);
+    double ex = waves * bm * keys / (g->peak_exp * rt_sustained(g, dt) * rt_ceiling_scale(g) / g->sms);
     if (ex / 0.70 > fwd) fwd = ex / 0.70;
     if (ex / 0.55 > bwd) bwd = ex / 0.55;
   }

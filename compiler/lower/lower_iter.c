@@ -94,9 +94,11 @@ static GId last_chunk_in_flight(Lower *L) { return PICK(L, EQ(L, L->sched, RT_GP
 
 /* A block's forward f at the host's pace of lo a launch, each side of a dropless router's
  * sync on its own: before it (npre launches) the host may be ahead, after it (the sync_fc
- * seconds of nsync launches) not. */
+ * seconds of nsync launches) not.  f plus what the host adds, so that a GPU-paced block
+ * returns f itself: (f - s) + s may round an ulp either side of f. */
 static GId sync_paced(Lower *L, GId f, GId npre, GId sync_fc, GId nsync, double lo) {
-  return ADD(L, MAX(L, SUB(L, f, sync_fc), MUL(L, npre, K(L, lo))), MAX(L, sync_fc, MUL(L, nsync, K(L, lo))));
+  GId z = K(L, 0), pre = SUB(L, MUL(L, npre, K(L, lo)), SUB(L, f, sync_fc));
+  return ADD(L, f, ADD(L, MAX(L, z, pre), MAX(L, z, SUB(L, MUL(L, nsync, K(L, lo)), sync_fc))));
 }
 
 /* The blocks' times, the pipeline kernel over them, and the layers of the end devices. */
@@ -130,8 +132,7 @@ static void iter_pipeline(Lower *L, Iter *it) {
       lf[k] = sync_paced(L, lf[k], npre, Ly->sync_fc, Ly->sync_launches, lo);
       lb[k] = MAX(L, lb[k], MUL(L, nb, K(L, lo)));
       lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), lr[k]);
-      /* never below 0: (f - s) + s may round an ulp under f */
-      it->host_l[k] = MAX(L, K(L, 0), ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0)));
+      it->host_l[k] = ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0));
     }
     GId ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
     GId enb = ADD(L, MUL(L, K(L, 2), E->launches), E->blaunches);
@@ -142,8 +143,8 @@ static void iter_pipeline(Lower *L, Iter *it) {
     else
       hf = MAX(L, hf, MUL(L, H->launches, K(L, lo)));
     hb = MAX(L, hb, MUL(L, hnb, K(L, lo)));
-    it->host_e = MAX(L, K(L, 0), ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0)));
-    it->host_h = MAX(L, K(L, 0), ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0)));
+    it->host_e = ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0));
+    it->host_h = ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0));
   } else {
     for (int k = 0; k < it->ng; k++) it->host_l[k] = K(L, 0);
     it->host_e = it->host_h = K(L, 0);

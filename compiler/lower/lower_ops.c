@@ -465,9 +465,9 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
                        groups, gtop);
     } else {
       one = lower_coll(L, RTK_ALLTOALL, MUL3(L, recv, hid, ba), G_EP, name);
-      /* the pairs' router probabilities travel with them, applied in the experts (token_
-       * dispatcher.py token_dispatch: global_probs = all_to_all(...); recalled); the backward
-       * returns their gradient */
+      /* the pairs' router probabilities travel with them, applied in the experts
+       * (moe/token_dispatcher.py token_dispatch: global_probs = all_to_all(...); recalled);
+       * the backward returns their gradient */
       GId probs = lower_coll(L, RTK_ALLTOALL, MUL(L, recv, K(L, pb)), G_EP, name);
       f = ADD(L, f, probs), b = ADD(L, b, probs);
     }
@@ -564,7 +564,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
     GId n = MUL(L, pe, fl);
     f = ADD(L, f, lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL(L, K(L, 2.0 / 3), n)));
     b = ADD(L, b, lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL(L, K(L, 2.0), n)));
-    A->launches = ADD(L, A->launches, K(L, 1));
+    A->launches = ADD(L, A->launches, L->st.grouped_gemm ? K(L, 1) : el); /* SequentialMLP: per expert */
     A->act = ADD(L, A->act, MUL(L, n, L->bytes_act));
   }
   /* one GEMM launch per local expert for fc1 and fc2: TE's GroupedLinear (general_grouped_gemm)

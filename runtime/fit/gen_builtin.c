@@ -29,13 +29,18 @@ static const char *num(double x, char *buf, size_t len) {
   return buf;
 }
 
+/* A gpu's initialiser, its fields named (RtGpu's order may change); the stack's fields
+ * (calib, attention_rate, fused) are left 0. */
 static void gpu_row(FILE *f, const RtGpu *g) {
-  char b[8][40];
-  fprintf(f, "    {\"%s\", %s, %s, {", g->name, num(g->memory, b[0], 40), num(g->memory_bandwidth, b[1], 40));
+  char b[9][40];
+  fprintf(f, "    {.name = \"%s\", .memory = %s, .memory_bandwidth = %s, .peak = {", g->name, num(g->memory, b[0], 40),
+          num(g->memory_bandwidth, b[1], 40));
   for (int t = 0; t < RT_NDTYPES; t++) fprintf(f, "%s%s", t ? ", " : "", num(g->peak[t], b[2], 40));
-  fprintf(f, "}, %d, %s, NULL, %s, %s, 0, 0, 0, %s, %s},\n", g->sms, num(g->l2_cache, b[3], 40),
-          num(g->sustained_compute, b[4], 40), num(g->sustained_fp8, b[5], 40), num(g->peak_exp, b[6], 40),
-          num(g->matmul_ceiling, b[7], 40));
+  fprintf(f,
+          "}, .sms = %d, .l2_cache = %s,\n     .sustained_compute = %s, .sustained_fp8 = %s, .sustained_fp4 = %s, "
+          ".peak_exp = %s, .matmul_ceiling = %s},\n",
+          g->sms, num(g->l2_cache, b[3], 40), num(g->sustained_compute, b[4], 40), num(g->sustained_fp8, b[5], 40),
+          num(g->sustained_fp4, b[6], 40), num(g->peak_exp, b[7], 40), num(g->matmul_ceiling, b[8], 40));
 }
 
 static void cluster_row(FILE *f, const RtCluster *c, int gpu) {

@@ -45,6 +45,9 @@ static void gpu(const char *what, const RtGpu *a, const RtGpu *b) {
   num(what, "l2_cache", a->l2_cache, b->l2_cache);
   num(what, "sustained_compute", a->sustained_compute, b->sustained_compute);
   num(what, "sustained_compute_fp8", a->sustained_fp8, b->sustained_fp8);
+  num(what, "sustained_compute_fp4", a->sustained_fp4, b->sustained_fp4);
+  num(what, "peak_exp", a->peak_exp, b->peak_exp);
+  num(what, "matmul_ceiling", a->matmul_ceiling, b->matmul_ceiling);
 }
 
 static void cluster(const RtCluster *a, const RtCluster *b) {

@@ -613,9 +613,27 @@ TEST(expert_probs_weighting) {
   assert_int_equal(count_add(eager, "moe", 2.0 / 3 * n), 1);
   assert_int_equal(count_add(eager, "moe", 2 * n), 1);
   assert_int_equal(count_add(relu2, "moe", 2.0 / 3 * n), 1);
+  /* the eager multiply keeps its n bf16 inputs, in each of the 2 layers */
+  expect_near(eager->r.memory[RM_ACTIVATIONS] - fused->r.memory[RM_ACTIVATIONS], 2 * n * 2, 1e-12, "kept y");
   fx_close(fused);
   fx_close(eager);
   fx_close(relu2);
+  /* host-bound at 1 s a launch: one launch forward and two backward a layer, per local expert
+   * (2) under SequentialMLP */
+  const char *host = "framework h { launch_overhead = 1 s; moe_grouped_gemm = false }\n"
+                     "framework hf extends h { fused_kernels = [activation] }\n"
+                     "framework g extends h { moe_grouped_gemm = true }\n"
+                     "framework gf extends g { fused_kernels = [activation] }";
+  snprintf(m, sizeof m, "%sswiglu", base);
+  const char *fws[4] = {"framework = h", "framework = hf", "framework = g", "framework = gf"};
+  double it[4];
+  for (int i = 0; i < 4; i++) {
+    Fx *x = run(m, 2, "tp = 1; ep = 4; global_batch = 8", host, fws[i]);
+    it[i] = x->r.iteration;
+    fx_close(x);
+  }
+  expect_near(it[0] - it[1], 2 * 3 * 2, 1e-3, "sequential: a launch per local expert");
+  expect_near(it[2] - it[3], 2 * 3, 1e-3, "grouped: one launch");
 }
 
 TEST(grouped_gemm) {
