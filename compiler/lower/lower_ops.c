@@ -474,10 +474,13 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
     GId two = MUL(L, K(L, 2), one);
     f = ADD(L, f, two), b = ADD(L, b, two);
   }
-  if (!etp1) {
+  if (!etp1) { /* the pairs and, gathered with them, their probabilities (recalled) */
     GId gb = MUL3(L, MUL(L, recv, L->etp), hid, ba);
     GId both = ADD(L, lower_coll(L, RTK_ALLGATHER, gb, G_ETP, name), lower_coll(L, RTK_REDUCESCATTER, gb, G_ETP, name));
     f = ADD(L, f, both), b = ADD(L, b, both);
+    GId pg = MUL3(L, recv, L->etp, K(L, pb));
+    f = ADD(L, f, lower_coll(L, RTK_ALLGATHER, pg, G_ETP, name));
+    b = ADD(L, b, lower_coll(L, RTK_REDUCESCATTER, pg, G_ETP, name));
   }
   comm_n(L, CM_EP, name, lower_dispatcher_is(L, "flex") ? "ep dispatch" : "ep all-to-all", f, b, many(L, MUL(L, L->ep, L->etp)));
 }

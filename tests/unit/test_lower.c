@@ -571,6 +571,15 @@ TEST(moe_alltoall_folded) {
   expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 2, 1), 1024.0 * 1024 * 2, "etp gather bytes");
   expect_near(coll_bytes(&x->l, RTK_REDUCESCATTER, "moe", 2, 1), 1024.0 * 1024 * 2, "etp reduce-scatter bytes");
   expect_near(coll_bytes(&x->l, RTK_ALLGATHER, "moe", 16, 1), 16.0 * 8 * 8, "count gather over etp x ep");
+  int pg = 0, prs = 0; /* the 1024 pairs' bf16 probabilities gathered over etp, reduce-scattered back */
+  for (int i = 0; i < x->l.g.nn; i++) {
+    const GNode *n = &x->l.g.n[i];
+    if (n->op != GN_CALL || strcmp(n->label, "moe") || const_arg(&x->l, i, 0) != 1024.0 * 2 || const_arg(&x->l, i, 1) != 2)
+      continue;
+    pg += n->kernel == RTK_ALLGATHER, prs += n->kernel == RTK_REDUCESCATTER;
+  }
+  assert_int_equal(pg, 1);
+  assert_int_equal(prs, 1);
   bmm = find_call(&x->l, RTK_BMM, "moe"); /* fc1: 1024 pairs, 1024 -> 4096 / etp */
   assert_true(const_arg(&x->l, bmm, 2) == 1024 && const_arg(&x->l, bmm, 3) == 1024);
   assert_true(const_arg(&x->l, bmm, 4) == 2048);
