@@ -66,6 +66,8 @@ double rt_ceiling_scale(const RtGpu *g) {
   return g->matmul_ceiling > 0 && g->matmul_ceiling <= 1 ? g->matmul_ceiling / generation_ceiling(g) : 1;
 }
 
+double rt_tensor_share(const RtGpu *g, RtDtype dt) { return rt_sustained(g, dt) * rt_ceiling_scale(g); }
+
 void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q) {
   double peak = rt_peak(g, dt);
   int hopper = is_sm90(g);

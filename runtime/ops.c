@@ -105,14 +105,14 @@ static RtCost flash_core(const RtGpu *g, RtDtype dt, double b, double l, double 
   }
   int plain = dv == d && !(w > 0); /* the same figures, in the same order, as ever */
   double block_flop = plain ? 4.0 * bm * l * d * frac : 2.0 * bm * keys * (d + dv); /* QK^T and PV */
-  double per_sm = peak * rt_sustained(g, dt) * rt_ceiling_scale(g) / g->sms;
+  double share = rt_tensor_share(g, dt), per_sm = peak * share / g->sms;
   double fwd = waves * block_flop / (per_sm * 0.70);
   double bwd = waves * 2.5 * block_flop / (per_sm * 0.55);
   /* one exp a score each way (backward recomputes P), on the special-function units, which
    * the kernel overlaps with its products: the slower pipe sets the pace, at the same share
    * of its peak (bound at head dim 64 on a B200: 4 d FLOPs a score outrun 5 T exp/s) */
   if (g->peak_exp > 0) {
-    double ex = waves * bm * keys / (g->peak_exp * rt_sustained(g, dt) * rt_ceiling_scale(g) / g->sms);
+    double ex = waves * bm * keys / (g->peak_exp * share / g->sms);
     if (ex / 0.70 > fwd) fwd = ex / 0.70;
     if (ex / 0.55 > bwd) bwd = ex / 0.55;
   }
@@ -516,7 +516,7 @@ RtCost rt_ssd(const RtGpu *g, RtDtype dt, double tokens, double heads, double he
   if (!(peak > 0 && peak < INFINITY)) return bad;
   for (int i = 0; i < 6; i++)
     if (!(a[i] >= 1 && a[i] < INFINITY)) return bad;
-  double b[SSD_NB], f[SSD_NF], rate = peak * rt_sustained(g, dt) * rt_ceiling_scale(g), t[2] = {0, 0};
+  double b[SSD_NB], f[SSD_NF], rate = peak * rt_tensor_share(g, dt), t[2] = {0, 0};
   ssd_terms(a, rt_dtype_bytes(dt), b, f);
   for (int k = 0; k < SSD_NK; k++) {
     const SsdKernel *s = &ssd_kernels[k];

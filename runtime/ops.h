@@ -53,6 +53,9 @@ typedef struct RtGemmDim {
 void rt_gemm_setup(const RtGpu *g, RtDtype dt, RtGemm *q);
 /* The part's matmul_ceiling over its generation's ceiling, or 1: scales all tensor-core work. */
 double rt_ceiling_scale(const RtGpu *g);
+/* The share of the modelled tensor-core rate a non-GEMM kernel's tensor and special-function
+ * work holds: the stack's sustained figure for dt times rt_ceiling_scale. */
+double rt_tensor_share(const RtGpu *g, RtDtype dt);
 void rt_gemm_dim(double v, RtGemmDim *d);
 double rt_gemm_q(const RtGemm *q, double batch, double m, const RtGemmDim *dm, double k, double n, const RtGemmDim *dn);
 

@@ -155,6 +155,12 @@ GId lower_comm_sum(Lower *L, const GId *c) {
   return s;
 }
 
+/* A kernel that reads and writes `copies` times a x b elements once each (a copy, a scaled
+ * copy): the element-wise add's three passes over 2/3 of them, at its calibrated bandwidth. */
+static GId copy_call(Lower *L, const char *name, GId dt, double copies, GId a, GId b) {
+  return lower_call(L, RTK_ADD, name, 2, dt, MUL3(L, K(L, copies * 2.0 / 3), a, b));
+}
+
 /* Exposed communication: hidden behind `behind` seconds of compute when overlapped. */
 static GId exposed(Lower *L, GId comm, GId behind, GId overlap) {
   return PICK(L, overlap, MAX(L, K(L, 0), SUB(L, comm, behind)), comm);
@@ -455,9 +461,10 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
    * all-to-all's pace.  MoEFlexTokenDispatcher (DeepEP) exchanges the same counts, then sends
    * each token once per node and rank holding its experts, the combine the same back. */
   GId f = lower_coll(L, RTK_ALLGATHER, MUL3(L, MUL(L, L->etp, L->ep), e, K(L, 8)), G_EMP, name), b = K(L, 0);
+  bool flex = lower_dispatcher_is(L, "flex");
   if (!ep1) {
     GId one;
-    if (lower_dispatcher_is(L, "flex")) {
+    if (flex) {
       GId groups = lower_field(L, L->model, "model", "router_groups", 1);
       GId gtop = lower_field(L, L->model, "model", "router_group_top_k", 1);
       lower_group_tiles(L, G_EP, L->ep, L->stride[G_EP], RTK_DISPATCH, name);
@@ -482,7 +489,7 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
     f = ADD(L, f, lower_coll(L, RTK_ALLGATHER, pg, G_ETP, name));
     b = ADD(L, b, lower_coll(L, RTK_REDUCESCATTER, pg, G_ETP, name));
   }
-  comm_n(L, CM_EP, name, lower_dispatcher_is(L, "flex") ? "ep dispatch" : "ep all-to-all", f, b, many(L, MUL(L, L->ep, L->etp)));
+  comm_n(L, CM_EP, name, flex ? "ep dispatch" : "ep all-to-all", f, b, many(L, MUL(L, L->ep, L->etp)));
 }
 
 /* gpt-oss's clamped SwiGLU, glu = x * sigmoid(1.702 x) * (clamp(y, -7, 7) + 1) with x clamped
@@ -499,12 +506,12 @@ static void clamped_extra(Lower *L, const char *name, GId dt, GId n, GId *f, GId
   L->acc->act = ADD(L, L->acc->act, MUL3(L, K(L, 3), n, L->bytes_act));
 }
 
-/* The experts' clamped SwiGLU under a stack that fuses activations (bias_activation_fusion):
- * TEGroupedMLP runs weighted_bias_quick_geglu_impl (megatron/core/fusions/fused_bias_geglu.py,
+/* The stack fuses activations (Megatron-Core's bias_activation_fusion).  The experts' clamped
+ * SwiGLU then runs as weighted_bias_quick_geglu_impl (megatron/core/fusions/fused_bias_geglu.py,
  * clamp and offset inside, torch.compile'd by jit_fuser; recalled), one kernel each way over
  * the SwiGLU kernel's bytes, keeping its input.  Megatron-Bridge's GPTOSSProvider sets
  * bias_activation_fusion (recalled).  The dense MLP's fused path takes gelu and swiglu only. */
-static bool clamped_fused(Lower *L) { return (L->st.fused & RT_FUSED_ACTIVATION) != 0; }
+static bool fuses_activation(Lower *L) { return (L->st.fused & RT_FUSED_ACTIVATION) != 0; }
 
 /* The experts' biases (a model with biases on its linears: Megatron-Core's add_bias_linear).
  * fc1's is added in TE's grouped GEMM epilogue and its gradient in the weight-gradient GEMM's
@@ -541,9 +548,8 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   /* Token permutation (Megatron-Core's moe_permute/moe_unpermute, fused in Transformer Engine):
    * the rank's tokens copied into expert order before the experts, and back (summed with the
    * router's weights) after, rows of h contiguous elements; the backward moves the same bytes.
-   * A copy of pairs*h elements reads and writes each once: the element-wise add's three
-   * passes over 2/3 of them, at its calibrated bandwidth. */
-  GId perm = lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL3(L, K(L, 2.0 / 3), pairs, hid));
+   * A copy of pairs*h elements. */
+  GId perm = copy_call(L, name, K(L, L->dt_other), 1, pairs, hid);
   Acc *A = L->acc;
   /* A dropless router's tokens per expert reach the host by a device-to-host sync before the
    * dispatch (Megatron-Core moe/token_dispatcher.py _maybe_dtoh_and_synchronize; the experts'
@@ -556,17 +562,17 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   GId c2 = lower_call(L, gated ? RTK_SWIGLU : RTK_GELU, name, 2, K(L, L->dt_other), MUL(L, pe, fl));
   expert_gemm(L, name, el, per, fl, hid, &c3, &c3b);
   GId f = ADD(L, ADD(L, c1, c2), c3), b = ADD(L, ADD(L, c1b, c2 + 1), c3b);
-  if (!strcmp(act, "clamped_swiglu") && !clamped_fused(L)) clamped_extra(L, name, K(L, L->dt_other), MUL(L, pe, fl), &f, &b);
+  if (!strcmp(act, "clamped_swiglu") && !fuses_activation(L)) clamped_extra(L, name, K(L, L->dt_other), MUL(L, pe, fl), &f, &b);
   /* The router's probabilities weight the activation's output in the experts: inside the
    * weighted fused kernels (weighted_bias_swiglu_impl, weighted_bias_quick_geglu_impl) where
    * the stack fuses gated activations, else intermediate * permuted_probs in eager PyTorch, as
    * for squared ReLU (use_fused_weighted_squared_relu off by default; moe/experts.py, recalled).
    * Eager: a copy's bytes over the n outputs forward; backward g * p (a copy) and the
    * probabilities' g * y summed per row (twice a copy's bytes); it keeps y. */
-  if (!(gated && (L->st.fused & RT_FUSED_ACTIVATION))) {
+  if (!(gated && fuses_activation(L))) {
     GId n = MUL(L, pe, fl);
-    f = ADD(L, f, lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL(L, K(L, 2.0 / 3), n)));
-    b = ADD(L, b, lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL(L, K(L, 2.0), n)));
+    f = ADD(L, f, copy_call(L, name, K(L, L->dt_other), 1, n, K(L, 1)));
+    b = ADD(L, b, copy_call(L, name, K(L, L->dt_other), 3, n, K(L, 1)));
     A->launches = ADD(L, A->launches, L->st.grouped_gemm ? K(L, 1) : el); /* SequentialMLP: per expert */
     A->act = ADD(L, A->act, MUL(L, n, L->bytes_act));
   }
@@ -794,14 +800,12 @@ static void op_ssd(Lower *L, const char *name, Args *a) {
   RtSsdWork w = rt_ssd_work(1, 1, 1, 1, 1, 1, 2);
   A->launches = ADD(L, A->launches, K(L, w.kernels[0] - 1 + 4)); /* and the four casts */
   A->blaunches = ADD(L, A->blaunches, K(L, w.kernels[1] - 2 * w.kernels[0]));
-  /* the layout copies: of z x B C dt (2 h p + 2 g n + h) and of y (h p), each read and written
-   * once (the add's three passes over 2/3 of the elements) */
+  /* the layout copies: of z x B C dt (2 h p + 2 g n + h) and of y (h p) */
   GId hp = MUL(L, h, p);
   if (cv(L, b) != 1) { /* a sweep's micro-batch: 1 or more */
     GId many_b = g_bin(L->g, GN_GT, b, K(L, 1));
     GId zx = MUL(L, t, ADD(L, ADD(L, MUL(L, K(L, 2), hp), MUL3(L, K(L, 2), gr, n)), h));
-    GId c1 = lower_call(L, RTK_ADD, name, 2, a->dto, MUL(L, K(L, 2.0 / 3), zx));
-    GId c2 = lower_call(L, RTK_ADD, name, 2, a->dto, MUL3(L, K(L, 2.0 / 3), t, hp));
+    GId c1 = copy_call(L, name, a->dto, 1, zx, K(L, 1)), c2 = copy_call(L, name, a->dto, 1, t, hp);
     GId lf = PICK(L, many_b, ADD(L, c1, c2), K(L, 0)), lb = PICK(L, many_b, ADD(L, c1 + 1, c2 + 1), K(L, 0));
     A->launches = ADD(L, A->launches, PICK(L, many_b, K(L, 2), K(L, 0)));
     A->fc = ADD(L, A->fc, lf);
