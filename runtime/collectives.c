@@ -322,16 +322,20 @@ RtCost rt_dispatch(const RtCluster *c, double bytes, int experts, int top_k, int
   if (!rt_group_ok(c, bytes, nodes, gpn) || node_stride < 1 || experts % n || top_k < 1 || top_k > experts)
     return rt_bad();
   if (n == 1 || bytes == 0) return (RtCost){0, 0, 0};
+  if (rt_path(c, nodes, gpn, node_stride, &p) != 0) return rt_bad();
+  /* an NVLink domain of several nodes (an NVL72 rack) forwards inside itself as one node */
+  int dn = p.nodes, dg = p.gpn;
+  if (experts % dn) return rt_bad();
   double miss_r = rt_dispatch_miss(experts, top_k, groups, group_top_k, experts / n);
-  double miss_n = rt_dispatch_miss(experts, top_k, groups, group_top_k, experts / nodes);
-  if (isnan(miss_r) || isnan(miss_n) || rt_path(c, nodes, gpn, node_stride, &p) != 0) return rt_bad();
+  double miss_n = rt_dispatch_miss(experts, top_k, groups, group_top_k, experts / dn);
+  if (isnan(miss_r) || isnan(miss_n)) return rt_bad();
   double nvl, net = 0;
-  if (nodes == 1)
+  if (dn == 1)
     nvl = bytes * (n - 1) * (1 - miss_r);
   else
-    net = bytes * (nodes - 1) * (1 - miss_n), nvl = bytes * n * (1 - miss_r) * (gpn - 1) / gpn;
-  double t_in = gpn > 1 ? nvl / p.bw_intra : 0, t_net = nodes > 1 ? net * gpn / p.bw_net : 0;
-  double lat = rt_proto_base[RT_PROTO_SIMPLE] + (nodes > 1 ? p.lat_net : p.lat_intra);
+    net = bytes * (dn - 1) * (1 - miss_n), nvl = bytes * n * (1 - miss_r) * (dg - 1) / dg;
+  double t_in = dg > 1 ? nvl / p.bw_intra : 0, t_net = dn > 1 ? net * dg / p.bw_net : 0;
+  double lat = rt_proto_base[RT_PROTO_SIMPLE] + (dn > 1 ? p.lat_net : p.lat_intra);
   return (RtCost){lat + fmax(t_in, t_net) + fmin(bytes / n, rt_fill_chunk) / rt_ring_bw(&p), 0, 0};
 }
 

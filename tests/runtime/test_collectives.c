@@ -299,6 +299,17 @@ TEST(dispatch_dedup) {
   assert_true(rt_dispatch(eos, b, 256, 8, 8, 4, 1, 1, 1).fwd == 0);
   assert_int_equal(rt_dispatch(eos, b, 100, 8, 1, 1, 8, 8, 1).flags, RT_BAD_ARGS); /* 100 experts over 64 */
   assert_int_equal(rt_dispatch(eos, b, 256, 8, 8, 9, 8, 8, 1).flags, RT_BAD_ARGS);
+  /* inside an NVL72 rack the trays forward over NVLink as one node: ep 64 over 16 trays of 4
+   * is the dispatch of one 64-GPU node, bit for bit; over two racks it crosses the NICs */
+  const RtCluster *nvl = sys("gb200_nvl72");
+  RtCluster flat = *nvl;
+  flat.gpus_per_node = 288, flat.nodes = 1, flat.ntiers = 1, flat.tiers[0].span_nodes = 0;
+  for (double x = 1e4; x <= 4e9; x *= 16) {
+    RtCost in = rt_dispatch(nvl, x, 256, 8, 8, 4, 16, 4, 1);
+    assert_true(isfinite(in.fwd) && in.flags == 0);
+    assert_true(in.fwd == rt_dispatch(&flat, x, 256, 8, 8, 4, 1, 64, 1).fwd);
+  }
+  assert_true(rt_dispatch(nvl, b, 256, 8, 8, 4, 32, 4, 1).fwd > 2 * rt_dispatch(nvl, b, 256, 8, 8, 4, 16, 4, 1).fwd);
 }
 
 int main(int argc, char **argv) {
