@@ -107,7 +107,7 @@ static const FieldDef f_plan[] = {
     {"stage_layers", FT_COUNTLIST, {{0}}, NULL, DK_UNKNOWN, 0, 0, 0}, COUNT0("first_stage_layers", 0),
     COUNT0("last_stage_layers", 0),
     COUNT("dp_bucket_elements", 0), ENUM("grad_dtype", e_dtype, 0), BOOL("overlap_dp"), BOOL("overlap_tp"), BOOL("overlap_pp"),
-    BOOL("overlap_param_gather"), BOOL("cuda_graphs"), ENUM("optimizer", e_optimizer, 0), ENUM("attention_dtype", e_attention_dtype, 0),
+    BOOL("overlap_ep"), BOOL("overlap_param_gather"), BOOL("cuda_graphs"), ENUM("optimizer", e_optimizer, 0), ENUM("attention_dtype", e_attention_dtype, 0),
     ENUM("moe_token_dispatcher", e_dispatcher, 0), ENUM("moe_router_dtype", e_router_dtype, 0),
     STRING("description"), STRING("source"), END};
 
@@ -137,7 +137,7 @@ static const FieldDef f_framework[] = {
     STRING("version"), ENUM("parallel_residual_reduction", e_residual, 0), ENUM("sharded_reduction", e_sharded, 0),
     ENUM("zero2_reduction", e_zero2, 0), BOOL("reshard_after_forward"), COUNT0("prefetch", 0),
     COUNT("prefetch_elements", 0), ENUM("backward_prefetch", e_bwd_prefetch, 0), COUNT("max_live_parameters", 0),
-    BOOL("overlap_tp"), BOOL("overlap_dp"), BOOL("overlap_pp"), BOOL("overlap_param_gather"),
+    BOOL("overlap_tp"), BOOL("overlap_dp"), BOOL("overlap_pp"), BOOL("overlap_ep"), BOOL("overlap_param_gather"),
     ENUM("tp_overlap_span", e_tp_span, 0), BOOL("tp_backward_overlap"), COUNT0("tp_overlap_sms", 0),
     BOOL("dp_overlap_with_pp"), BOOL("moe_grouped_gemm"),
     ENUM("grad_dtype", e_dtype, 0), ENUM("layer_partition", e_partition, 0), COUNT("dp_bucket_elements", 0),

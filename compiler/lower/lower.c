@@ -396,7 +396,7 @@ int lower_with_axes(Sema *s, HwSet *hw, Decl *sc, const LowerAxes *axes, Diag *d
       lower_err(
           &L, vary_at(&L, &axes->axis[i]),
           "`%s.%s` cannot be varied: a sweep varies numbers of the model, and the plan's parallel sizes, "
-          "micro_batch, global_batch, zero, dp_bucket_elements, sequence_parallel, overlap_tp, overlap_dp, overlap_pp, cuda_graphs, schedule, "
+          "micro_batch, global_batch, zero, dp_bucket_elements, sequence_parallel, overlap_tp, overlap_dp, overlap_pp, overlap_ep, cuda_graphs, schedule, "
           "recompute and layer_partition",
           axes->axis[i].root, axes->axis[i].field);
       return -1;
@@ -628,7 +628,7 @@ bool lower_axis_is_input(Sema *s, Decl *scenario, const char *root, const char *
   /* clang-format off */
   static const char *const plan_fields[] = {"tp", "pp", "dp", "cp", "ep", "etp", "virtual_stages", "micro_batch",
                                             "global_batch", "zero", "dp_bucket_elements", "sequence_parallel",
-                                            "overlap_tp", "overlap_dp", "overlap_pp", "cuda_graphs", "schedule", "recompute", "recompute_layers",
+                                            "overlap_tp", "overlap_dp", "overlap_pp", "overlap_ep", "cuda_graphs", "schedule", "recompute", "recompute_layers",
                                             "layer_partition", NULL};
   /* clang-format on */
   if (!strcmp(root, "plan")) {

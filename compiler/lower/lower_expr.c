@@ -68,7 +68,7 @@ GId lower_plan_field(Lower *L, const char *f) {
   /* clang-format off */
   static const struct { const char *name; double def; } defs[] = {
       {"tp", 1}, {"pp", 1}, {"cp", 1}, {"ep", 1}, {"etp", 1}, {"virtual_stages", 1}, {"micro_batch", 1}, {"global_batch", 1},
-      {"zero", 0}, {"sequence_parallel", 0}, {"overlap_tp", 0}, {"overlap_dp", 0}, {"overlap_pp", 0}, {"cuda_graphs", 0}, {"schedule", RT_1F1B},
+      {"zero", 0}, {"sequence_parallel", 0}, {"overlap_tp", 0}, {"overlap_dp", 0}, {"overlap_pp", 0}, {"overlap_ep", 0}, {"cuda_graphs", 0}, {"schedule", RT_1F1B},
       {"recompute", 0}, {"layer_partition", 0}};
   /* clang-format on */
   for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)

@@ -2,7 +2,8 @@
  *
  * Each candidate is the plan with one or two of its fields changed (tp or pp doubled or
  * quadrupled, dp shrunk to keep the GPUs; recompute selective or full; a higher ZeRO stage;
- * micro_batch 1; cuda_graphs off, which frees their static buffers), lowered as a sweep's point is (its fields as constant axes) and evaluated by
+ * micro_batch 1; overlap_ep off, one micro-batch fewer in flight; cuda_graphs off, which frees
+ * their static buffers), lowered as a sweep's point is (its fields as constant axes) and evaluated by
  * the interpreter: the same model as `llmp run`, not an estimate.  Those that fit are kept,
  * fastest first. */
 #include <math.h>
@@ -14,7 +15,7 @@
 #include "lower.h"
 #include "strbuf.h"
 
-enum { F_TP, F_PP, F_RECOMPUTE, F_ZERO, F_MICRO_BATCH, F_GRAPHS, F_N, MAX_OPTS = 3 };
+enum { F_TP, F_PP, F_RECOMPUTE, F_ZERO, F_MICRO_BATCH, F_OVERLAP_EP, F_GRAPHS, F_N, MAX_OPTS = 3 };
 
 /* The values each field may take instead of the plan's; words stay words for the text. */
 typedef struct Option {
@@ -55,6 +56,7 @@ static void options_of(Search *q) {
     }
   for (int z = r->zero + 1; z <= 3; z++) add_opt(q, F_ZERO, z, NULL);
   if (r->micro_batch > 1) add_opt(q, F_MICRO_BATCH, 1, NULL);
+  if (r->overlap_ep) add_opt(q, F_OVERLAP_EP, 0, "false");
   if (r->cuda_graphs) add_opt(q, F_GRAPHS, 0, "false");
 }
 
@@ -76,7 +78,7 @@ static int dp_gives_way(const Search *q, LowerAxis *ax, int na, int tp, int pp, 
 
 /* The candidate's axes: the base point's, with the changed fields replaced or added. */
 static int axes_of(const Search *q, const int *pick, LowerAxis *ax, char *change, size_t n) {
-  static const char *const field[F_N] = {"tp", "pp", "recompute", "zero", "micro_batch", "cuda_graphs"};
+  static const char *const field[F_N] = {"tp", "pp", "recompute", "zero", "micro_batch", "overlap_ep", "cuda_graphs"};
   int na = 0;
   for (int i = 0; q->base && i < q->base->n; i++) ax[na++] = q->base->axis[i];
   size_t len = 0;

@@ -92,6 +92,33 @@ static GId first_chunk_in_flight(Lower *L) {
 
 static GId last_chunk_in_flight(Lower *L) { return PICK(L, EQ(L, L->sched, RT_GPIPE), L->m, K(L, 1)); }
 
+/* Megatron-Core's expert-parallel overlap (--overlap-moe-expert-parallel-comm, combined_1f1b.py)
+ * runs one micro-batch's forward merged with another's backward, layer by layer, each one's
+ * dispatch and combine on a communication stream under the other's compute: a block's forward
+ * EP traffic hides under its backward's compute and the other way round.  Only the steady
+ * state merges: the first forward and the last backward of each device's schedule (and
+ * interleaving's warm-up and cool-down) run alone, so a share frac of the traffic can hide. */
+static void ep_hide(Lower *L, Acc *A, GId frac) {
+  GId ef = A->comm_f[CM_EP], eb = A->comm_b[CM_EP];
+  GId cf = SUB(L, ADD(L, A->fc, lower_comm_sum(L, A->comm_f)), ef);
+  GId cb = SUB(L, ADD(L, A->bc, lower_comm_sum(L, A->comm_b)), eb);
+  GId hf = MUL(L, frac, g_min(L->g, ef, cb)), hb = MUL(L, frac, g_min(L->g, eb, cf));
+  A->comm_f[CM_EP] = PICK(L, L->overlap_ep, SUB(L, ef, hf), ef);
+  A->comm_b[CM_EP] = PICK(L, L->overlap_ep, SUB(L, eb, hb), eb);
+  /* the dispatch follows the router's sync: what runs after it is shorter by what hides */
+  if (A->sync) A->sync_fc = PICK(L, L->overlap_ep, MAX(L, K(L, 0), SUB(L, A->sync_fc, hf)), A->sync_fc);
+}
+
+/* The share of micro-batch chunks whose forward runs merged with a backward on device 0: all
+ * but its warm-up, one more than without the overlap (no pipeline: the first forward). */
+static void iter_ep_overlap(Lower *L, Iter *it) {
+  if (kf(L, L->overlap_ep)) return;
+  GId chunks = MUL(L, L->m, L->vs), alone = in_flight(L, K(L, 0));
+  GId frac = DIV(L, MAX(L, K(L, 0), SUB(L, chunks, alone)), chunks);
+  for (int k = 0; k < it->ng; k++) ep_hide(L, &it->Ly[k], frac);
+  ep_hide(L, it->H, frac);
+}
+
 /* A block's forward f at the host's pace of lo a launch, each side of a dropless router's
  * sync on its own: before it (npre launches) the host may be ahead, after it (the sync_fc
  * seconds of nsync launches) not.  f plus what the host adds, so that a GPU-paced block
@@ -523,7 +550,9 @@ static void iter_memory(Lower *L, Iter *it) {
     GId T = tdev[d], Ts = shard_of(L, it, T, etdev[d]); /* the trained ones */
     mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, Ts, T), grad_el);
     mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, Ts, T), opt_el);
-    GId fl = in_flight(L, dev);
+    /* the expert-parallel overlap runs a forward ahead of the backward it merges with: one
+     * micro-batch chunk more in flight (Megatron-Core's warm-up plus one; recalled) */
+    GId fl = g_min(g, MUL(L, L->m, L->vs), ADD(L, in_flight(L, dev), PICK(L, L->overlap_ep, K(L, 1), z)));
     GId a = z; /* each kind's layers of a chunk, times the chunks in flight */
     for (int k = 0; k < ng; k++) {
       GId kept = MUL3(L, fl, DIV(L, ldev[d][k], L->vs), act_layer[k]);
@@ -568,6 +597,7 @@ static void iter_memory(Lower *L, Iter *it) {
 
 void lower_assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   Iter it = {.E = E, .Ly = Ly, .H = H, .ng = L->ngroups};
+  iter_ep_overlap(L, &it);
   iter_pipeline(L, &it);
   iter_parts(L, &it);
   iter_params(L, &it);

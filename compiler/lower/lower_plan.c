@@ -126,7 +126,7 @@ static void plan_model_checks(Lower *L) {
             "model.experts does not divide by ep");
   GId mffn = lower_field(L, m, "model", "moe_ffn", 0);
   add_check(L, DIVIDES(L, mffn, L->etp), "model.moe_ffn does not divide by etp");
-  if (lower_dispatcher_is(L, "flex")) add_check(L, EQ(L, L->etp, K(L, 1)), "moe_token_dispatcher = flex needs etp = 1");
+  if (lower_dispatcher_is(L, "flex")) add_check(L, EQ(L, L->etp, 1), "moe_token_dispatcher = flex needs etp = 1");
 }
 
 /* An explicit layout's conditions, for the plan's pp and virtual stages: stage_layers has an
@@ -373,6 +373,8 @@ static GId plan_decisions(Lower *L) {
   if (!L->st.dp_overlap_pp) L->overlap_dp = AND(L, L->overlap_dp, EQ(L, L->pp, 1));
   L->overlap_pp = lower_plan_field(L, "overlap_pp");
   L->graphs = lower_plan_field(L, "cuda_graphs");
+  /* the expert-parallel overlap has nothing to hide with one ep rank */
+  L->overlap_ep = AND(L, lower_plan_field(L, "overlap_ep"), g_bin(L->g, GN_GT, L->ep, K(L, 1)));
   /* the parameter gather follows overlap_dp unless the plan or the stack sets it; it exists
    * only with a sharded optimizer */
   bool pg;
@@ -459,6 +461,7 @@ static void plan_echo(Lower *L, GId gpus, GId rec) {
   r->micro_batches = ci(L, L->m), r->gpus = ci(L, gpus), r->zero = ci(L, L->zero);
   r->sequence_parallel = kt(L, L->sp);
   r->cuda_graphs = kt(L, L->graphs);
+  r->overlap_ep = kt(L, L->overlap_ep);
   r->moe_dispatcher = cv(L, lower_field(L, L->model, "model", "experts", 0)) > 0 ? L->st.dispatcher : NULL;
   r->dtype = rt_dtype_name(L->dt_plan);
   double sc = cv(L, L->sched), rc = cv(L, rec);
@@ -574,6 +577,23 @@ bool lower_read_plan(Lower *L) {
             "plan.overlap_param_gather needs a sharded optimizer (zero >= 1): there is no parameter gather "
             "without one (Megatron-Core: --overlap-param-gather requires --use-distributed-optimizer)"))
     return false;
+  /* Megatron-Core's --overlap-moe-expert-parallel-comm merges one micro-batch's forward with
+   * another's backward: it takes the all-to-all or flex dispatcher and, with pp > 1, the
+   * interleaved schedule (training/arguments.py validate_args; recalled) */
+  if (!kf(L, L->overlap_ep)) {
+    GId off = g_un(L->g, GN_NOT, L->overlap_ep);
+    if (lower_dispatcher_is(L, "allgather") &&
+        !need(L, off, "overlap_ep with the allgather dispatcher",
+              "plan.overlap_ep needs moe_token_dispatcher = alltoall or flex: Megatron-Core overlaps the "
+              "expert-parallel all-to-all, which the allgather dispatcher does not issue"))
+      return false;
+    if (!need(L, g_bin(L->g, GN_OR, off, g_bin(L->g, GN_OR, EQ(L, L->pp, 1), EQ(L, L->sched, RT_INTERLEAVED))),
+              "overlap_ep with pp > 1 without interleaving",
+              "plan.overlap_ep with pp = %g needs schedule = interleaved: Megatron-Core merges the forward and "
+              "backward of two micro-batches only in the interleaved schedule (or without a pipeline)",
+              cv(L, L->pp)))
+      return false;
+  }
   L->ready = true;
   plan_echo(L, gpus, rec);
   return true;

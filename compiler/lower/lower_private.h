@@ -111,7 +111,7 @@ typedef struct Lower {
   RtDtype dt_attn;           /* attention's: attention_dtype, else dt_other */
   /* plan decisions, as nodes (constants unless a sweep varies them) */
   GId sp; /* sequence parallelism in effect (asked for and tp > 1) */
-  GId overlap_tp, overlap_dp, overlap_pp, overlap_pg; /* overlap_pg: overlap_param_gather */
+  GId overlap_tp, overlap_dp, overlap_pp, overlap_pg, overlap_ep; /* overlap_pg: overlap_param_gather */
   GId graphs;                                         /* plan.cuda_graphs */
   GId sync_f0, sync_n0; /* the block's forward seconds and launches at a dropless router's sync; -1: none yet */
   GId zero;              /* ZeRO stage 0..3 */

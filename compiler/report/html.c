@@ -240,9 +240,10 @@ static void scenario_figures(W *w, const Report *r) {
   }
   snprintf(line, sizeof line,
            "tp=%d pp=%d dp=%d cp=%d ep=%d, micro_batch=%d global_batch=%d (%d micro-batches), "
-           "%s, schedule %s, recompute %s, zero %d%s",
+           "%s, schedule %s, recompute %s, zero %d%s%s",
            r->tp, r->pp, r->dp, r->cp, r->ep, r->micro_batch, r->global_batch, r->micro_batches, str(r->dtype),
-           str(r->schedule), str(r->recompute), r->zero, r->cuda_graphs ? ", CUDA graphs" : "");
+           str(r->schedule), str(r->recompute), r->zero, r->cuda_graphs ? ", CUDA graphs" : "",
+           r->overlap_ep ? ", EP overlap" : "");
   figure(w, "plan", line);
   if (r->fits) {
     figure(w, "iteration", report_time(a, sizeof a, r->iteration));

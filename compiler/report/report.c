@@ -304,8 +304,9 @@ static void print_table(W *w, const Report *r) {
   if (isfinite(r->tokens_per_iteration) && r->tokens_per_iteration > 0)
     w_printf(w, ", %s tokens", report_count(a, sizeof a, r->tokens_per_iteration));
   w_putc(w, '\n');
-  w_printf(w, "  dtype=%s schedule=%s recompute=%s zero=%d sequence_parallel=%s%s\n", str(r->dtype), str(r->schedule),
-           str(r->recompute), r->zero, r->sequence_parallel ? "true" : "false", r->cuda_graphs ? " cuda_graphs=true" : "");
+  w_printf(w, "  dtype=%s schedule=%s recompute=%s zero=%d sequence_parallel=%s%s%s\n", str(r->dtype), str(r->schedule),
+           str(r->recompute), r->zero, r->sequence_parallel ? "true" : "false", r->cuda_graphs ? " cuda_graphs=true" : "",
+           r->overlap_ep ? " overlap_ep=true" : "");
 
   if (r->fits) print_time_lines(w, r);
 
@@ -432,6 +433,7 @@ static void print_json(W *w, const Report *r) {
   j_int(&j, "zero", r->zero);
   j_bool(&j, "sequence_parallel", r->sequence_parallel);
   j_bool(&j, "cuda_graphs", r->cuda_graphs);
+  j_bool(&j, "overlap_ep", r->overlap_ep);
   if (r->moe_dispatcher) j_str(&j, "moe_token_dispatcher", r->moe_dispatcher);
   j_str(&j, "dtype", r->dtype);
   j_str(&j, "schedule", r->schedule);

@@ -70,6 +70,7 @@ typedef struct Report {
   int etp; /* expert tensor parallelism; the text echoes it when > 1 */
   bool sequence_parallel;
   bool cuda_graphs; /* the layers run as CUDA graphs */
+  bool overlap_ep;  /* expert-parallel traffic overlapped across micro-batches (overlap_ep) */
   const char *moe_dispatcher; /* moe_token_dispatcher where the model has experts, else NULL */
   const char *dtype, *schedule, *recompute;
   /* Time. */

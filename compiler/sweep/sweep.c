@@ -592,6 +592,7 @@ static const struct {
     {"overlap_tp", "plan.tp", NULL, "false", NULL},
     {"overlap_pp", "plan.pp", NULL, "false", NULL},
     {"overlap_dp", "plan.dp", NULL, "false", NULL},
+    {"overlap_ep", "plan.ep", NULL, "false", NULL},
     {"virtual_stages", "plan.pp", NULL, "1", NULL},
     {"schedule", "plan.pp", NULL, "1f1b", "gpipe"},              /* gpipe holds every micro-batch's activations, */
     {"schedule", "plan.pp", "plan.micro_batches", "1f1b", NULL}, /* unless there is one */

@@ -58,6 +58,7 @@ static int let_value(const Report *r, const char *field, char *buf, size_t n) {
                      : !strcmp(field, "dtype")             ? r->dtype
                      : !strcmp(field, "sequence_parallel") ? (r->sequence_parallel ? "true" : "false")
                      : !strcmp(field, "cuda_graphs")       ? (r->cuda_graphs ? "true" : "false")
+                     : !strcmp(field, "overlap_ep")        ? (r->overlap_ep ? "true" : "false")
                                                            : NULL;
   if (!word) return -1;
   snprintf(buf, n, "%s", word);

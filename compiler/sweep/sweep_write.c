@@ -204,7 +204,7 @@ static const struct {
 static const char *const short_names[][2] = {
     {"plan.micro_batch", "mb"},    {"plan.sequence_parallel", "sp"},      {"plan.virtual_stages", "vs"},
     {"plan.global_batch", "gbs"},  {"plan.overlap_tp", "ovl_tp"},         {"plan.overlap_pp", "ovl_pp"},
-    {"plan.overlap_dp", "ovl_dp"}, {"plan.dp_bucket_elements", "bucket"},
+    {"plan.overlap_dp", "ovl_dp"}, {"plan.overlap_ep", "ovl_ep"}, {"plan.dp_bucket_elements", "bucket"},
 };
 
 static bool key_is_plan(const char *k) {

@@ -597,6 +597,52 @@ TEST(moe_alltoall_folded) {
   fx_close(x);
 }
 
+/* overlap_ep (Megatron-Core's --overlap-moe-expert-parallel-comm): with 4 micro-batches and no
+ * pipeline, 3 of 4 forwards run merged with a backward, so 3/4 of the EP traffic that fits under
+ * the other direction's compute hides (here all of it fits: NVLink traffic, bigger GEMMs); one
+ * micro-batch more in flight; one micro-batch hides nothing; with ep = 1 it does nothing. */
+TEST(moe_overlap_ep) {
+#define MOE_FOLDED_4MB "tp = 4; ep = 8; sequence_parallel = true; micro_batch = 1; global_batch = 16"
+  Fx *off = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED_4MB);
+  Fx *on = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED_4MB "; overlap_ep = true");
+  assert_int_equal(off->r.micro_batches, 4);
+  assert_true(on->r.overlap_ep && !off->r.overlap_ep);
+  assert_true(off->r.part[RP_EP_COMM] > 0);
+  expect_near(on->r.part[RP_EP_COMM], 0.25 * off->r.part[RP_EP_COMM], "exposed EP traffic");
+  expect_near(on->r.part[RP_FORWARD], off->r.part[RP_FORWARD], "forward");
+  expect_near(on->r.part[RP_BACKWARD], off->r.part[RP_BACKWARD], "backward");
+  assert_true(on->r.iteration < off->r.iteration);
+  assert_true(on->r.memory[RM_ACTIVATIONS] > off->r.memory[RM_ACTIVATIONS]);
+  fx_close(on);
+  fx_close(off);
+  off = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED);
+  on = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; overlap_ep = true");
+  assert_int_equal(on->r.micro_batches, 1);
+  expect_near(on->r.part[RP_EP_COMM], off->r.part[RP_EP_COMM], "one micro-batch: nothing merged");
+  fx_close(on);
+  fx_close(off);
+  /* interleaved, pp 2 x 2 virtual stages, 8 micro-batches: device 0 runs 5 of its 16 chunks
+   * alone (its warm-up 2 (pp - 1) + (v - 1) pp plus one), so 11/16 hides */
+#define MOE_SIZES4 "layers = 4; hidden = 1024; heads = 16; kv_heads = 4; seq = 1024; vocab = 32000; moe_ffn = 2048"
+#define MOE_PP2 "tp = 4; pp = 2; ep = 8; sequence_parallel = true; micro_batch = 1; global_batch = 16; " \
+                "schedule = interleaved; virtual_stages = 2"
+  off = run_scenario("", "mixtral", MOE_SIZES4, "selene { nodes = 2 }", MOE_PP2);
+  on = run_scenario("", "mixtral", MOE_SIZES4, "selene { nodes = 2 }", MOE_PP2 "; overlap_ep = true");
+  assert_int_equal(on->r.micro_batches, 8);
+  expect_near(on->r.part[RP_EP_COMM], 5.0 / 16 * off->r.part[RP_EP_COMM], "interleaved: exposed EP traffic");
+  fx_close(on);
+  fx_close(off);
+  const char *dense = "tp = 4; sequence_parallel = true; micro_batch = 1; global_batch = 16";
+  off = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }", dense);
+  on = run_scenario("", "mixtral", MOE_SIZES, "selene { nodes = 2 }",
+                    "tp = 4; sequence_parallel = true; micro_batch = 1; global_batch = 16; overlap_ep = true");
+  assert_true(!on->r.overlap_ep);
+  expect_near(on->r.iteration, off->r.iteration, "ep = 1: iteration");
+  expect_near(on->r.peak, off->r.peak, "ep = 1: memory");
+  fx_close(on);
+  fx_close(off);
+}
+
 TEST(moe_allgather_dispatcher) {
   /* every rank of the etp x ep = 8 group gathers the group's 8 x 256 tokens (h = 1024, bf16),
    * their routing map (1 byte) and probabilities (bf16) over 8 experts, and reduce-scatters the
@@ -1422,6 +1468,13 @@ TEST(lowering_rejects_plans) {
                         "tp = 8; pp = 4; virtual_stages = 2; schedule = interleaved; micro_batch = 1; global_batch = 6",
                         "scenario `s`: the interleaved schedule needs the micro-batches per iteration (6) to be a "
                         "multiple of pp = 4");
+  /* Megatron-Core's EP overlap takes the all-to-all or flex dispatcher, and interleaving with pp > 1 */
+  expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 2 }",
+                        MOE_FOLDED "; overlap_ep = true; moe_token_dispatcher = allgather",
+                        "plan.overlap_ep needs moe_token_dispatcher = alltoall or flex");
+  expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 2 }",
+                        "tp = 2; pp = 2; ep = 4; micro_batch = 1; global_batch = 8; overlap_ep = true",
+                        "plan.overlap_ep with pp = 2 needs schedule = interleaved");
   /* pp inside tp (stride 2) where the expert layers put etp = 1: their pp groups would differ */
   expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 2 }",
                         "tp = 2; pp = 2; ep = 2; micro_batch = 1; global_batch = 8; placement = [tp, pp, cp, ep, dp]",
@@ -2197,6 +2250,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(operators_llama_layer),
       cmocka_unit_test(operators_moe_layer),
       cmocka_unit_test(moe_alltoall_folded),
+      cmocka_unit_test(moe_overlap_ep),
       cmocka_unit_test(moe_allgather_dispatcher),
       cmocka_unit_test(moe_flex_dispatcher),
       cmocka_unit_test(moe_memory_folded),
