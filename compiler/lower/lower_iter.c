@@ -32,6 +32,8 @@ typedef struct Iter {
   int ng;                           /* layer groups */
   GId z;                            /* the constant 0 */
   GId lf[RT_MAX_GROUPS], lb[RT_MAX_GROUPS], lr[RT_MAX_GROUPS]; /* a layer's fwd, bwd, recompute seconds */
+  Acc alone[RT_MAX_GROUPS];         /* the layer groups before the EP overlap merges micro-batches */
+  GId wf[RT_MAX_GROUPS], wb[RT_MAX_GROUPS]; /* their fwd and bwd: the first and last micro-batch's */
   GId ef, eb, hf, hb;               /* the embedding's and the head's forward and backward */
   GId makespan, nop2p;              /* the pipeline's, with and without its sends */
   GId l0[RT_MAX_GROUPS], ll[RT_MAX_GROUPS]; /* layers on the first and on the last device */
@@ -112,6 +114,7 @@ static void ep_hide(Lower *L, Acc *A, GId frac) {
 /* The share of micro-batch chunks whose forward runs merged with a backward on device 0: all
  * but its warm-up, one more than without the overlap (no pipeline: the first forward). */
 static void iter_ep_overlap(Lower *L, Iter *it) {
+  for (int k = 0; k < it->ng; k++) it->alone[k] = it->Ly[k];
   if (kf(L, L->overlap_ep)) return;
   GId chunks = MUL(L, L->m, L->vs), alone = in_flight(L, K(L, 0));
   GId frac = DIV(L, MAX(L, K(L, 0), SUB(L, chunks, alone)), chunks);
@@ -128,6 +131,20 @@ static GId sync_paced(Lower *L, GId f, GId npre, GId sync_fc, GId nsync, double 
   return ADD(L, f, ADD(L, MAX(L, z, pre), MAX(L, z, SUB(L, MUL(L, nsync, K(L, lo)), sync_fc))));
 }
 
+/* A layer's forward f and backward b, one micro-batch, at the host's pace where lo > 0: the
+ * part after a device-to-host sync runs at its own pace (the host is not ahead).  A layer in
+ * CUDA graphs is one launch, but for the part after the sync, whose shapes are the router's
+ * and cannot be captured (Megatron-Core's cuda_graph_scope). */
+static void layer_paced(Lower *L, const Acc *Ly, double lo, GId *f, GId *b) {
+  *f = ADD(L, Ly->fc, lower_comm_sum(L, Ly->comm_f)), *b = ADD(L, Ly->bc, lower_comm_sum(L, Ly->comm_b));
+  if (lo <= 0) return;
+  GId npre = PICK(L, L->graphs, K(L, 1), SUB(L, Ly->launches, Ly->sync_launches));
+  GId nall = ADD(L, npre, Ly->sync_launches);
+  GId nb = ADD(L, MUL(L, K(L, 2), nall), PICK(L, L->graphs, K(L, 0), Ly->blaunches));
+  *f = sync_paced(L, *f, npre, Ly->sync_fc, Ly->sync_launches, lo);
+  *b = MAX(L, *b, MUL(L, nb, K(L, lo)));
+}
+
 /* The blocks' times, the pipeline kernel over them, and the layers of the end devices. */
 static void iter_pipeline(Lower *L, Iter *it) {
   Graph *g = L->g;
@@ -141,26 +158,15 @@ static void iter_pipeline(Lower *L, Iter *it) {
   GId *lf = it->lf, *lb = it->lb, *lr = it->lr;
   for (int k = 0; k < it->ng; k++) {
     Acc *Ly = &it->Ly[k];
-    lf[k] = ADD(L, Ly->fc, lower_comm_sum(L, Ly->comm_f)), lb[k] = ADD(L, Ly->bc, lower_comm_sum(L, Ly->comm_b));
+    GId lf0 = ADD(L, Ly->fc, lower_comm_sum(L, Ly->comm_f)), lb0 = ADD(L, Ly->bc, lower_comm_sum(L, Ly->comm_b));
+    layer_paced(L, Ly, lo, &lf[k], &lb[k]);
+    layer_paced(L, &it->alone[k], lo, &it->wf[k], &it->wb[k]);
     lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), PICK(L, sel, Ly->sel, K(L, 0)));
+    it->host_l[k] = lo > 0 ? ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0)) : K(L, 0);
   }
   GId ef = ADD(L, E->fc, lower_comm_sum(L, E->comm_f)), eb = ADD(L, E->bc, lower_comm_sum(L, E->comm_b));
   GId hf = ADD(L, H->fc, lower_comm_sum(L, H->comm_f)), hb = ADD(L, H->bc, lower_comm_sum(L, H->comm_b));
   if (lo > 0) {
-    for (int k = 0; k < it->ng; k++) {
-      Acc *Ly = &it->Ly[k];
-      GId lf0 = lf[k], lb0 = lb[k];
-      /* the part after a device-to-host sync runs at its own pace: the host is not ahead.
-       * A layer in CUDA graphs is one launch, but for the part after the sync, whose shapes
-       * are the router's and cannot be captured (Megatron-Core's cuda_graph_scope). */
-      GId npre = PICK(L, L->graphs, K(L, 1), SUB(L, Ly->launches, Ly->sync_launches));
-      GId nall = ADD(L, npre, Ly->sync_launches);
-      GId nb = ADD(L, MUL(L, K(L, 2), nall), PICK(L, L->graphs, K(L, 0), Ly->blaunches));
-      lf[k] = sync_paced(L, lf[k], npre, Ly->sync_fc, Ly->sync_launches, lo);
-      lb[k] = MAX(L, lb[k], MUL(L, nb, K(L, lo)));
-      lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), lr[k]);
-      it->host_l[k] = ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0));
-    }
     GId ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
     GId enb = ADD(L, MUL(L, K(L, 2), E->launches), E->blaunches);
     GId hnb = ADD(L, MUL(L, K(L, 2), H->launches), H->blaunches);
@@ -173,7 +179,6 @@ static void iter_pipeline(Lower *L, Iter *it) {
     it->host_e = ADD(L, SUB(L, ef, ef0), SUB(L, eb, eb0));
     it->host_h = ADD(L, SUB(L, hf, hf0), SUB(L, hb, hb0));
   } else {
-    for (int k = 0; k < it->ng; k++) it->host_l[k] = K(L, 0);
     it->host_e = it->host_h = K(L, 0);
   }
   /* host time per micro-batch (data, Python, the schedule's bookkeeping): on the first stage */
@@ -192,7 +197,10 @@ static void iter_pipeline(Lower *L, Iter *it) {
   GId chunks0 = MUL(L, L->pp, L->vs);
   GId blocking =
       PICK(L, g_bin(g, GN_OR, L->overlap_pp, EQ(L, L->pp, 1)), K(L, 0), DIV(L, MUL(L, p2p, chunks0), layers));
-  for (int k = 0; k < it->ng; k++) lf[k] = ADD(L, lf[k], blocking), lb[k] = ADD(L, lb[k], blocking);
+  for (int k = 0; k < it->ng; k++) {
+    lf[k] = ADD(L, lf[k], blocking), lb[k] = ADD(L, lb[k], blocking);
+    it->wf[k] = ADD(L, it->wf[k], blocking), it->wb[k] = ADD(L, it->wb[k], blocking);
+  }
   it->blocking = blocking;
   /* outside zero-bubble, B and W run together: the whole backward is passed as B; groups
    * past the first follow the fifteen arguments of a model of one layer block */
@@ -380,7 +388,9 @@ static DpBuf dp_buffer(Lower *L, Iter *it, GId P, GId size, int group) {
 static void iter_dp(Lower *L, Iter *it) {
   Graph *g = L->g;
   GId z = it->z, params = it->train;
-  GId dev_f = gsum(L, it, it->nl, it->lf), dev_b = gsum(L, it, it->nl, it->lb); /* the device's layers, once */
+  /* the device's layers, once, as its first forward and last backward run: alone, not merged
+   * by the EP overlap */
+  GId dev_f = gsum(L, it, it->nl, it->wf), dev_b = gsum(L, it, it->nl, it->wb);
   it->grad_el = K(L, lower_grad_bytes(L));
   it->w_el = L->bytes_act; /* weights are stored as the activations are */
   GId size = lower_field(L, L->plan, "plan", "dp_bucket_elements", 40e6);
