@@ -593,6 +593,12 @@ bool lower_read_plan(Lower *L) {
               "backward of two micro-batches only in the interleaved schedule (or without a pipeline)",
               cv(L, L->pp)))
       return false;
+    /* nor full recompute (transformer_config.py: "disable full recomputation when enabling
+     * overlap_moe_expert_parallel_comm"; recalled) */
+    if (!need(L, g_bin(L->g, GN_OR, off, g_un(L->g, GN_NOT, L->rec_full)), "overlap_ep with full recompute",
+              "plan.overlap_ep needs recompute = none or selective: Megatron-Core refuses full recompute with "
+              "the expert-parallel overlap"))
+      return false;
   }
   L->ready = true;
   plan_echo(L, gpus, rec);

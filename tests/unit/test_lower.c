@@ -1484,6 +1484,8 @@ TEST(lowering_rejects_plans) {
   expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 2 }",
                         "tp = 2; pp = 2; ep = 4; micro_batch = 1; global_batch = 8; overlap_ep = true",
                         "plan.overlap_ep with pp = 2 needs schedule = interleaved");
+  expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 2 }", MOE_FOLDED "; overlap_ep = true; recompute = full",
+                        "plan.overlap_ep needs recompute = none or selective");
   /* pp inside tp (stride 2) where the expert layers put etp = 1: their pp groups would differ */
   expect_lowering_error("mixtral", MOE_SIZES, "selene { nodes = 2 }",
                         "tp = 2; pp = 2; ep = 2; micro_batch = 1; global_batch = 8; placement = [tp, pp, cp, ep, dp]",
