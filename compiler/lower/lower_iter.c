@@ -561,8 +561,10 @@ static void iter_memory(Lower *L, Iter *it) {
     mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, Ts, T), grad_el);
     mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, Ts, T), opt_el);
     /* the expert-parallel overlap runs a forward ahead of the backward it merges with: one
-     * micro-batch chunk more in flight (Megatron-Core's warm-up plus one; recalled) */
-    GId fl = g_min(g, MUL(L, L->m, L->vs), ADD(L, in_flight(L, dev), PICK(L, L->overlap_ep, K(L, 1), z)));
+     * micro-batch chunk more in flight (Megatron-Core's warm-up plus one; recalled); without a
+     * pipeline the chunks of virtual stages are one micro-batch's */
+    GId more = PICK(L, L->overlap_ep, PICK(L, EQ(L, L->pp, 1), L->vs, K(L, 1)), z);
+    GId fl = g_min(g, MUL(L, L->m, L->vs), ADD(L, in_flight(L, dev), more));
     GId a = z; /* each kind's layers of a chunk, times the chunks in flight */
     for (int k = 0; k < ng; k++) {
       GId kept = MUL3(L, fl, DIV(L, ldev[d][k], L->vs), act_layer[k]);
