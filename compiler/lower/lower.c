@@ -166,6 +166,7 @@ static void lower_sweep_outputs(Lower *L) {
   graph_output(L->g, "plan.tp", L->tp);
   graph_output(L->g, "plan.pp", L->pp);
   graph_output(L->g, "plan.dp", L->dp);
+  graph_output(L->g, "plan.ep", L->ep);
   graph_output(L->g, "plan.micro_batches", L->m);
 }
 

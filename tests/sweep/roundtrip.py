@@ -58,31 +58,37 @@ if not isinstance(r0["fits"], bool) or not isinstance(r0["plan.sequence_parallel
 if len(doc["rows"]) != len(rows):
     problems.append("the JSON document and JSON Lines keep different plans")
 
-# 3. equivalent plans
+# 3. equivalent plans, in each sweep that has some
 inert = {"plan.schedule", "plan.virtual_stages", "plan.sequence_parallel", "plan.overlap_tp", "plan.overlap_pp",
-         "plan.overlap_dp"}
-kept_jsonl = run("sweep", "--no-progress", "--sweep", "equivalent", "--format", "jsonl", equivalent)
-kept = {r["point"]: r for r in rows_of(kept_jsonl)}
-every = {r["point"]: r for r in rows_of(run("sweep", "--no-progress", "--sweep", "equivalent", "--format", "jsonl",
-                                            "--keep-equivalent", equivalent))}
-head = json.loads(kept_jsonl.splitlines()[0])
-dropped = sum(n for why, n in head["dropped"].items() if why.startswith("equivalent to "))
-if not dropped or len(every) - len(kept) != dropped:
-    problems.append(f"{len(every)} kept with --keep-equivalent, {len(kept)} without, {dropped} counted equivalent")
-for p, r in kept.items():
-    if every.get(p, {}).get("objective") != r["objective"]:
-        problems.append(f"point {p} is kept with another objective")
-by_rest = {}
-for r in kept.values():
-    by_rest.setdefault(tuple((k, v) for k, v in r.items() if k.startswith("plan.") and k not in inert), []).append(r)
-for p, r in every.items():
-    if p in kept:
-        continue
-    rest = tuple((k, v) for k, v in r.items() if k.startswith("plan.") and k not in inert)
-    same = [q for q in by_rest.get(rest, []) if q["memory.peak"] == r["memory.peak"] and
-            abs(q["iteration_s"] - r["iteration_s"]) <= 1e-12 * r["iteration_s"]]
-    if not same:
-        problems.append(f"point {p} was dropped as equivalent, but no plan kept has its figures: {r}")
+         "plan.overlap_dp", "plan.overlap_ep"}
+checked = 0
+for sweep, rule in (("equivalent", "equivalent to overlap_tp = false"), ("equivalent_ep", "equivalent to overlap_ep = false")):
+    kept_jsonl = run("sweep", "--no-progress", "--sweep", sweep, "--format", "jsonl", equivalent)
+    kept = {r["point"]: r for r in rows_of(kept_jsonl)}
+    every = {r["point"]: r for r in rows_of(run("sweep", "--no-progress", "--sweep", sweep, "--format", "jsonl",
+                                                "--keep-equivalent", equivalent))}
+    head = json.loads(kept_jsonl.splitlines()[0])
+    dropped = sum(n for why, n in head["dropped"].items() if why.startswith("equivalent to "))
+    checked += dropped
+    if not any(why.startswith(rule) for why in head["dropped"]):
+        problems.append(f"{sweep}: no point dropped as {rule}: {head['dropped']}")
+    if not dropped or len(every) - len(kept) != dropped:
+        problems.append(f"{sweep}: {len(every)} kept with --keep-equivalent, {len(kept)} without, {dropped} counted "
+                        "equivalent")
+    for p, r in kept.items():
+        if every.get(p, {}).get("objective") != r["objective"]:
+            problems.append(f"{sweep}: point {p} is kept with another objective")
+    by_rest = {}
+    for r in kept.values():
+        by_rest.setdefault(tuple((k, v) for k, v in r.items() if k.startswith("plan.") and k not in inert), []).append(r)
+    for p, r in every.items():
+        if p in kept:
+            continue
+        rest = tuple((k, v) for k, v in r.items() if k.startswith("plan.") and k not in inert)
+        same = [q for q in by_rest.get(rest, []) if q["memory.peak"] == r["memory.peak"] and
+                abs(q["iteration_s"] - r["iteration_s"]) <= 1e-12 * r["iteration_s"]]
+        if not same:
+            problems.append(f"{sweep}: point {p} was dropped as equivalent, but no plan kept has its figures: {r}")
 if problems:
     sys.exit("roundtrip.py:\n" + "\n".join(problems[:20]))
-print(f"ok: {len(rows)} plans emitted and run, {dropped} equivalent points checked")
+print(f"ok: {len(rows)} plans emitted and run, {checked} equivalent points checked")
