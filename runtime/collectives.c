@@ -323,11 +323,11 @@ RtCost rt_dispatch(const RtCluster *c, double bytes, int experts, int top_k, int
     return rt_bad();
   if (n == 1 || bytes == 0) return (RtCost){0, 0, 0};
   if (rt_path(c, nodes, gpn, node_stride, &p) != 0) return rt_bad();
-  /* an NVLink domain of several nodes (an NVL72 rack) forwards inside itself as one node */
+  /* an NVLink domain of several nodes (an NVL72 rack) forwards inside itself as one node;
+   * a group over unequal domains counts dg GPUs each, as rt_path does */
   int dn = p.nodes, dg = p.gpn;
-  if (experts % dn) return rt_bad();
   double miss_r = rt_dispatch_miss(experts, top_k, groups, group_top_k, experts / n);
-  double miss_n = rt_dispatch_miss(experts, top_k, groups, group_top_k, experts / dn);
+  double miss_n = rt_dispatch_miss(experts, top_k, groups, group_top_k, experts / n * dg);
   if (isnan(miss_r) || isnan(miss_n)) return rt_bad();
   double nvl, net = 0;
   if (dn == 1)

@@ -310,6 +310,9 @@ TEST(dispatch_dedup) {
     assert_true(in.fwd == rt_dispatch(&flat, x, 256, 8, 8, 4, 1, 64, 1).fwd);
   }
   assert_true(rt_dispatch(nvl, b, 256, 8, 8, 4, 32, 4, 1).fwd > 2 * rt_dispatch(nvl, b, 256, 8, 8, 4, 16, 4, 1).fwd);
+  /* 40 trays span three racks (18 + 18 + 4): counted as 160 / 3 = 53 GPUs each, as rt_path does */
+  RtCost odd = rt_dispatch(nvl, b, 160, 8, 1, 1, 40, 4, 1);
+  assert_true(isfinite(odd.fwd) && odd.flags == 0);
 }
 
 int main(int argc, char **argv) {
