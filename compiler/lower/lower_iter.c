@@ -533,7 +533,7 @@ static void iter_memory(Lower *L, Iter *it) {
   int ng = it->ng;
   /* per kind of layer, what it keeps; work: the largest layer rematerialised in backward;
    * lparams: the largest layer's parameters */
-  GId act_layer[RT_MAX_GROUPS], work = z, lparams = z;
+  GId act_layer[RT_MAX_GROUPS], work = z, lparams = z, one_layer = z;
   for (int k = 0; k < ng; k++) {
     Acc *Ly = &it->Ly[k];
     /* full recompute keeps a layer's input; of recompute_layers' share of the layers only */
@@ -543,6 +543,7 @@ static void iter_memory(Lower *L, Iter *it) {
     act_layer[k] = ADD(L, act_layer[k], PICK(L, L->graphs, MUL(L, K(L, 2), Ly->in_bytes), z));
     GId wk = PICK(L, full, Ly->act, PICK(L, sel, Ly->act_sel, z));
     work = k ? MAX(L, work, wk) : wk;
+    one_layer = k ? MAX(L, one_layer, act_layer[k]) : act_layer[k];
     lparams = k ? MAX(L, lparams, Ly->params) : Ly->params;
   }
   GId opt_el = K(L, (L->dt_plan == RT_FP32 || L->dt_plan == RT_TF32 ? 8 : 12) - (sgd ? 4 : 0));
@@ -560,17 +561,17 @@ static void iter_memory(Lower *L, Iter *it) {
     GId T = tdev[d], Ts = shard_of(L, it, T, etdev[d]); /* the trained ones */
     mem[d][RM_GRADIENTS] = MUL(L, PICK(L, z2, Ts, T), grad_el);
     mem[d][RM_OPTIMIZER] = MUL(L, PICK(L, z1, Ts, T), opt_el);
-    /* the expert-parallel overlap runs a forward ahead of the backward it merges with: one
-     * micro-batch chunk more in flight (Megatron-Core's warm-up plus one; recalled); without a
-     * pipeline the chunks of virtual stages are one micro-batch's */
-    GId more = PICK(L, L->overlap_ep, PICK(L, EQ(L, L->pp, 1), L->vs, K(L, 1)), z);
-    GId fl = g_min(g, MUL(L, L->m, L->vs), ADD(L, in_flight(L, dev), more));
+    GId fl = in_flight(L, dev);
     GId a = z; /* each kind's layers of a chunk, times the chunks in flight */
     for (int k = 0; k < ng; k++) {
       GId kept = MUL3(L, fl, DIV(L, ldev[d][k], L->vs), act_layer[k]);
       a = k ? ADD(L, a, kept) : kept;
     }
     a = ADD(L, a, work);
+    /* the EP overlap's warm-up runs one forward more, so it ends holding what a 1F1B step
+     * peaks at; each merged step then makes a layer's activations while its backward frees
+     * one: a layer more, the largest (inferred from combined_1f1b's order) */
+    a = ADD(L, a, PICK(L, L->overlap_ep, one_layer, z));
     if (d == 0) a = ADD(L, a, MUL(L, first_chunk_in_flight(L), E->act));
     GId head_act = MUL(L, last_chunk_in_flight(L), H->act);
     a = ADD(L, a, d == 1 ? head_act : g_select(g, one_dev, head_act, z));
