@@ -140,6 +140,9 @@ GId g_bin(Graph *g, GOp op, GId a, GId b) {
   /* Identities that hold for every finite and infinite operand. */
   if ((op == GN_ADD && ca && x == 0) || (op == GN_MUL && ca && x == 1)) return b;
   if (((op == GN_ADD || op == GN_SUB) && cb && y == 0) || ((op == GN_MUL || op == GN_DIV) && cb && y == 1)) return a;
+  /* a false conjunct or a true disjunct decides alone, NaN or not (apply's && and ||) */
+  if (op == GN_AND && ((ca && x == 0) || (cb && y == 0))) return g_const(g, 0);
+  if (op == GN_OR && ((ca && x != 0) || (cb && y != 0))) return g_const(g, 1);
   if ((op == GN_ADD || op == GN_MUL || op == GN_MIN || op == GN_MAX || op == GN_EQ || op == GN_NE || op == GN_AND ||
        op == GN_OR) &&
       a > b) { /* commutative: one canonical order */

@@ -1580,6 +1580,22 @@ TEST(evaluation_is_deterministic) {
   fx_close(y);
 }
 
+/* A false conjunct or a true disjunct decides alone: no node for the other side, so a flag
+ * that is off costs a sweep nothing even where the condition it is joined with varies. */
+TEST(constant_conjuncts_fold) {
+  Graph g;
+  graph_init(&g, NULL, NULL);
+  GId in = g_input(&g, 0), zero = g_const(&g, 0), one = g_const(&g, 1);
+  double v;
+  assert_true(g_is_const(&g, g_bin(&g, GN_AND, zero, in), &v) && v == 0);
+  assert_true(g_is_const(&g, g_bin(&g, GN_AND, in, zero), &v) && v == 0);
+  assert_true(g_is_const(&g, g_bin(&g, GN_OR, in, one), &v) && v == 1);
+  assert_true(g_is_const(&g, g_bin(&g, GN_OR, g_const(&g, 2), in), &v) && v == 1);
+  assert_false(g_is_const(&g, g_bin(&g, GN_AND, one, in), &v)); /* in itself decides */
+  assert_false(g_is_const(&g, g_bin(&g, GN_OR, zero, in), &v));
+  graph_free(&g);
+}
+
 TEST(identical_nodes_are_shared) {
   /* Two identical operators: one kernel call, both operators point at it. */
   const char *blk = "block twin {\n"
@@ -2287,6 +2303,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(lowering_rejects_plans),
       cmocka_unit_test(does_not_fit),
       cmocka_unit_test(evaluation_is_deterministic),
+      cmocka_unit_test(constant_conjuncts_fold),
       cmocka_unit_test(identical_nodes_are_shared),
       cmocka_unit_test(stack_fused_parallel_residual),
       cmocka_unit_test(stack_zero1_allreduce_then_allgather),
