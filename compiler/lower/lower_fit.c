@@ -2,7 +2,7 @@
  *
  * Each candidate is the plan with one or two of its fields changed (tp or pp doubled or
  * quadrupled, dp shrunk to keep the GPUs; recompute selective or full; a higher ZeRO stage;
- * micro_batch 1; overlap_ep off, one micro-batch fewer in flight; cuda_graphs off, which frees
+ * micro_batch 1; overlap_ep off, one layer fewer in flight; cuda_graphs off, which frees
  * their static buffers), lowered as a sweep's point is (its fields as constant axes) and evaluated by
  * the interpreter: the same model as `llmp run`, not an estimate.  Those that fit are kept,
  * fastest first. */

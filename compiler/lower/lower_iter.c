@@ -32,8 +32,7 @@ typedef struct Iter {
   int ng;                           /* layer groups */
   GId z;                            /* the constant 0 */
   GId lf[RT_MAX_GROUPS], lb[RT_MAX_GROUPS], lr[RT_MAX_GROUPS]; /* a layer's fwd, bwd, recompute seconds */
-  Acc alone[RT_MAX_GROUPS];         /* the layer groups before the EP overlap merges micro-batches */
-  GId wf[RT_MAX_GROUPS], wb[RT_MAX_GROUPS]; /* their fwd and bwd: the first and last micro-batch's */
+  GId wf[RT_MAX_GROUPS], wb[RT_MAX_GROUPS]; /* fwd, bwd of the first and last micro-batch: unmerged */
   GId ef, eb, hf, hb;               /* the embedding's and the head's forward and backward */
   GId makespan, nop2p;              /* the pipeline's, with and without its sends */
   GId l0[RT_MAX_GROUPS], ll[RT_MAX_GROUPS]; /* layers on the first and on the last device */
@@ -113,13 +112,9 @@ static void ep_hide(Lower *L, Acc *A, GId frac) {
 
 /* The share of micro-batch chunks whose forward runs merged with a backward on device 0: all
  * but its warm-up, one more than without the overlap (no pipeline: the first forward). */
-static void iter_ep_overlap(Lower *L, Iter *it) {
-  for (int k = 0; k < it->ng; k++) it->alone[k] = it->Ly[k];
-  if (kf(L, L->overlap_ep)) return;
-  GId chunks = MUL(L, L->m, L->vs), alone = in_flight(L, K(L, 0));
-  GId frac = DIV(L, MAX(L, K(L, 0), SUB(L, chunks, alone)), chunks);
-  for (int k = 0; k < it->ng; k++) ep_hide(L, &it->Ly[k], frac);
-  ep_hide(L, it->H, frac);
+static GId ep_merged_share(Lower *L) {
+  GId chunks = MUL(L, L->m, L->vs);
+  return DIV(L, MAX(L, K(L, 0), SUB(L, chunks, in_flight(L, K(L, 0)))), chunks);
 }
 
 /* A block's forward f at the host's pace of lo a launch, each side of a dropless router's
@@ -135,14 +130,16 @@ static GId sync_paced(Lower *L, GId f, GId npre, GId sync_fc, GId nsync, double 
  * part after a device-to-host sync runs at its own pace (the host is not ahead).  A layer in
  * CUDA graphs is one launch, but for the part after the sync, whose shapes are the router's
  * and cannot be captured (Megatron-Core's cuda_graph_scope). */
-static void layer_paced(Lower *L, const Acc *Ly, double lo, GId *f, GId *b) {
-  *f = ADD(L, Ly->fc, lower_comm_sum(L, Ly->comm_f)), *b = ADD(L, Ly->bc, lower_comm_sum(L, Ly->comm_b));
-  if (lo <= 0) return;
+static GId layer_paced(Lower *L, const Acc *Ly, double lo, GId *f, GId *b) {
+  GId f0 = ADD(L, Ly->fc, lower_comm_sum(L, Ly->comm_f)), b0 = ADD(L, Ly->bc, lower_comm_sum(L, Ly->comm_b));
+  *f = f0, *b = b0;
+  if (lo <= 0) return K(L, 0);
   GId npre = PICK(L, L->graphs, K(L, 1), SUB(L, Ly->launches, Ly->sync_launches));
   GId nall = ADD(L, npre, Ly->sync_launches);
   GId nb = ADD(L, MUL(L, K(L, 2), nall), PICK(L, L->graphs, K(L, 0), Ly->blaunches));
-  *f = sync_paced(L, *f, npre, Ly->sync_fc, Ly->sync_launches, lo);
-  *b = MAX(L, *b, MUL(L, nb, K(L, lo)));
+  *f = sync_paced(L, f0, npre, Ly->sync_fc, Ly->sync_launches, lo);
+  *b = MAX(L, b0, MUL(L, nb, K(L, lo)));
+  return ADD(L, SUB(L, *f, f0), SUB(L, *b, b0)); /* what the host adds */
 }
 
 /* The blocks' times, the pipeline kernel over them, and the layers of the end devices. */
@@ -156,14 +153,21 @@ static void iter_pipeline(Lower *L, Iter *it) {
    * as many in backward, and those an operator adds to that: the SSD scan's) */
   double lo = L->st.launch;
   GId *lf = it->lf, *lb = it->lb, *lr = it->lr;
+  /* the EP overlap hides traffic in merged micro-batches; the first forward and the last
+   * backward (the DP windows) run unmerged */
+  bool merge = !kf(L, L->overlap_ep);
+  GId share = merge ? ep_merged_share(L) : -1;
   for (int k = 0; k < it->ng; k++) {
     Acc *Ly = &it->Ly[k];
-    GId lf0 = ADD(L, Ly->fc, lower_comm_sum(L, Ly->comm_f)), lb0 = ADD(L, Ly->bc, lower_comm_sum(L, Ly->comm_b));
-    layer_paced(L, Ly, lo, &lf[k], &lb[k]);
-    layer_paced(L, &it->alone[k], lo, &it->wf[k], &it->wb[k]);
+    it->host_l[k] = layer_paced(L, Ly, lo, &it->wf[k], &it->wb[k]);
+    lf[k] = it->wf[k], lb[k] = it->wb[k];
+    if (merge) {
+      ep_hide(L, Ly, share);
+      it->host_l[k] = layer_paced(L, Ly, lo, &lf[k], &lb[k]);
+    }
     lr[k] = PICK(L, full, MUL(L, L->rec_frac, lf[k]), PICK(L, sel, Ly->sel, K(L, 0)));
-    it->host_l[k] = lo > 0 ? ADD(L, SUB(L, lf[k], lf0), SUB(L, lb[k], lb0)) : K(L, 0);
   }
+  if (merge) ep_hide(L, H, share);
   GId ef = ADD(L, E->fc, lower_comm_sum(L, E->comm_f)), eb = ADD(L, E->bc, lower_comm_sum(L, E->comm_b));
   GId hf = ADD(L, H->fc, lower_comm_sum(L, H->comm_f)), hb = ADD(L, H->bc, lower_comm_sum(L, H->comm_b));
   if (lo > 0) {
@@ -610,7 +614,6 @@ static void iter_memory(Lower *L, Iter *it) {
 
 void lower_assemble(Lower *L, Acc *E, Acc *Ly, Acc *H) {
   Iter it = {.E = E, .Ly = Ly, .H = H, .ng = L->ngroups};
-  iter_ep_overlap(L, &it);
   iter_pipeline(L, &it);
   iter_parts(L, &it);
   iter_params(L, &it);
