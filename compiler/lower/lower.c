@@ -294,7 +294,7 @@ static void acc_fold(Lower *L, Acc *dst, const Acc *src, double times, bool para
 #define F(x) dst->x = ADD(L, dst->x, MUL(L, k, src->x))
   F(fc), F(bc), F(wg), F(sel), F(act), F(act_sel), F(flops), F(sel_flops);
   for (int i = 0; i < CM_N; i++) F(comm_f[i]), F(comm_b[i]);
-  F(launches), F(blaunches), F(sync_fc), F(sync_launches);
+  F(launches), F(blaunches), F(sync_fc), F(sync_launches), F(xf), F(xb), F(edf), F(edb);
   dst->sync |= src->sync;
   if (params) F(params), F(tensors), F(eparams), F(etensors), F(wtotal), F(wactive);
 #undef F

@@ -94,16 +94,22 @@ static GId first_chunk_in_flight(Lower *L) {
 static GId last_chunk_in_flight(Lower *L) { return PICK(L, EQ(L, L->sched, RT_GPIPE), L->m, K(L, 1)); }
 
 /* Megatron-Core's expert-parallel overlap (--overlap-moe-expert-parallel-comm, combined_1f1b.py)
- * runs one micro-batch's forward merged with another's backward, layer by layer, each one's
- * dispatch and combine on a communication stream under the other's compute: a block's forward
- * EP traffic hides under its backward's compute and the other way round.  Only the steady
- * state merges: the first forward and the last backward of each device's schedule (and
- * interleaving's warm-up and cool-down) run alone, so a share frac of the traffic can hide. */
+ * runs one micro-batch's forward merged with another's backward, layer by layer, in four steps,
+ * each one node's compute beside the other's communication: forward attention | combine's
+ * gradient, dispatch | experts' backward, experts' forward | dispatch's gradient, combine |
+ * attention's backward (the order each pass's dependencies leave; models/common/
+ * model_chunk_schedule_plan.py, recalled).  A step's traffic hides under its pair's compute,
+ * not under the layer's: "attention" is all but the experts, other streams' exposed traffic
+ * included.  Only the steady state merges: the first forward and the last backward of each
+ * device's schedule (and interleaving's warm-up and cool-down) run alone, so a share frac of
+ * the traffic can hide. */
 static void ep_hide(Lower *L, Acc *A, GId frac) {
   GId ef = A->comm_f[CM_EP], eb = A->comm_b[CM_EP];
-  GId cf = SUB(L, ADD(L, A->fc, lower_comm_sum(L, A->comm_f)), ef);
-  GId cb = SUB(L, ADD(L, A->bc, lower_comm_sum(L, A->comm_b)), eb);
-  GId hf = MUL(L, frac, g_min(L->g, ef, cb)), hb = MUL(L, frac, g_min(L->g, eb, cf));
+  GId af = SUB(L, SUB(L, ADD(L, A->fc, lower_comm_sum(L, A->comm_f)), ef), A->xf);
+  GId ab = SUB(L, SUB(L, ADD(L, A->bc, lower_comm_sum(L, A->comm_b)), eb), A->xb);
+  GId cf = SUB(L, ef, A->edf), cb = SUB(L, eb, A->edb); /* the combine's, each way */
+  GId hf = MUL(L, frac, ADD(L, g_min(L->g, A->edf, A->xb), g_min(L->g, cf, ab)));
+  GId hb = MUL(L, frac, ADD(L, g_min(L->g, cb, af), g_min(L->g, A->edb, A->xf)));
   A->comm_f[CM_EP] = PICK(L, L->overlap_ep, SUB(L, ef, hf), ef);
   A->comm_b[CM_EP] = PICK(L, L->overlap_ep, SUB(L, eb, hb), eb);
   /* the dispatch follows the router's sync: what runs after it is shorter by what hides */

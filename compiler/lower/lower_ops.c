@@ -461,6 +461,7 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
    * all-to-all's pace.  MoEFlexTokenDispatcher (DeepEP) exchanges the same counts, then sends
    * each token once per node and rank holding its experts, the combine the same back. */
   GId f = lower_coll(L, RTK_ALLGATHER, MUL3(L, MUL(L, L->etp, L->ep), e, K(L, 8)), G_EMP, name), b = K(L, 0);
+  GId df = f, db = b; /* the dispatch's share, forward and backward (the rest is the combine's) */
   bool flex = lower_dispatcher_is(L, "flex");
   if (!ep1) {
     GId one;
@@ -476,19 +477,21 @@ static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hi
        * (moe/token_dispatcher.py token_dispatch: global_probs = all_to_all(...); recalled);
        * the backward returns their gradient */
       GId probs = lower_coll(L, RTK_ALLTOALL, MUL(L, recv, K(L, pb)), G_EP, name);
-      f = ADD(L, f, probs), b = ADD(L, b, probs);
+      f = ADD(L, f, probs), b = ADD(L, b, probs), df = ADD(L, df, probs), db = ADD(L, db, probs);
     }
     GId two = MUL(L, K(L, 2), one);
-    f = ADD(L, f, two), b = ADD(L, b, two);
+    f = ADD(L, f, two), b = ADD(L, b, two), df = ADD(L, df, one), db = ADD(L, db, one);
   }
   if (!etp1) { /* the pairs and, gathered with them, their probabilities (recalled) */
     GId gb = MUL3(L, MUL(L, recv, L->etp), hid, ba);
-    GId both = ADD(L, lower_coll(L, RTK_ALLGATHER, gb, G_ETP, name), lower_coll(L, RTK_REDUCESCATTER, gb, G_ETP, name));
-    f = ADD(L, f, both), b = ADD(L, b, both);
+    GId ag = lower_coll(L, RTK_ALLGATHER, gb, G_ETP, name), rs = lower_coll(L, RTK_REDUCESCATTER, gb, G_ETP, name);
+    f = ADD(L, f, ADD(L, ag, rs)), b = ADD(L, b, ADD(L, ag, rs));
     GId pg = MUL3(L, recv, L->etp, K(L, pb));
-    f = ADD(L, f, lower_coll(L, RTK_ALLGATHER, pg, G_ETP, name));
-    b = ADD(L, b, lower_coll(L, RTK_REDUCESCATTER, pg, G_ETP, name));
+    GId pag = lower_coll(L, RTK_ALLGATHER, pg, G_ETP, name), prs = lower_coll(L, RTK_REDUCESCATTER, pg, G_ETP, name);
+    f = ADD(L, f, pag), b = ADD(L, b, prs);
+    df = ADD(L, df, ADD(L, ag, pag)), db = ADD(L, db, ADD(L, rs, prs)); /* a gather's gradient is a scatter */
   }
+  L->acc->edf = ADD(L, L->acc->edf, df), L->acc->edb = ADD(L, L->acc->edb, db);
   comm_n(L, CM_EP, name, flex ? "ep dispatch" : "ep all-to-all", f, b, many(L, MUL(L, L->ep, L->etp)));
 }
 
@@ -582,6 +585,7 @@ static void op_experts(Lower *L, const char *name, Args *a) {
   A->launches = ADD(L, A->launches, L->st.grouped_gemm ? ADD(L, K(L, 1), MUL(L, K(L, 2), el)) : MUL(L, K(L, 3), el));
   A->fc = ADD(L, A->fc, f);
   A->bc = ADD(L, A->bc, b);
+  A->xf = ADD(L, A->xf, f), A->xb = ADD(L, A->xb, b);
   A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), ADD(L, c1b, c3b)));
   add_op(L, name, NULL, 'c', f, b);
   if (bias) expert_bias(L, arena_printf(&L->out->names, "%s bias", name), el, MUL(L, pe, hid));
@@ -882,6 +886,7 @@ static void acc_init(Lower *L, Acc *a) {
   a->sel_flops = z;
   a->wtotal = a->wactive = a->wtied = z;
   a->launches = a->blaunches = a->sync_fc = a->sync_launches = z;
+  a->xf = a->xb = a->edf = a->edb = z;
   a->sync = false;
   for (int i = 0; i < CM_N; i++) a->comm_f[i] = a->comm_b[i] = z;
 }

@@ -42,6 +42,9 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId sel_flops;                  /* of which selective recompute re-runs (attention) */
   GId launches;                   /* kernel launches of the forward (the backward: twice) */
   GId blaunches;                  /* the backward's beyond twice the forward's (the SSD scan's) */
+  GId xf, xb;                     /* of fc and bc, the routed experts' GEMMs and activation */
+  GId edf, edb;                   /* of comm_f and comm_b[CM_EP], the dispatch's and its gradient's
+                                   * (the rest: the combine's and its gradient's) */
   GId sync_fc, sync_launches;     /* of fc + comm_f and launches, those after a device-to-host
                                    * sync (a dropless router's), which the host cannot run ahead of */
   bool sync;                      /* it has such a sync */

@@ -1681,6 +1681,45 @@ static double layer_compute(const Fx *x, bool bwd) {
   return t;
 }
 
+/* The seconds of the layer's `moe` call of kernel k whose bytes are the largest (largest) or
+ * the smallest of them. */
+static double moe_call(const Fx *x, RtKernel k, bool largest) {
+  double best = NAN, t = NAN;
+  for (int i = 0; i < x->l.g.nn; i++) {
+    const GNode *n = &x->l.g.n[i];
+    if (n->op != GN_CALL || n->kernel != k || !n->label || strcmp(n->label, "moe")) continue;
+    double b = arg_val(x, i, 0);
+    if (isnan(best) || (largest ? b > best : b < best)) best = b, t = x->vals[i];
+  }
+  if (isnan(t)) fail_msg("no %s call labelled `moe`", rt_kernels[k].name);
+  return t;
+}
+
+/* overlap_ep pairs each step's traffic with the other micro-batch's compute of that step
+ * (combined_1f1b): forward attention | combine's gradient, dispatch | experts' backward,
+ * experts' forward | dispatch's gradient, combine | attention's backward.  Here the EP group
+ * spans two nodes, so each all-to-all outlasts the forward's compute beside it: less hides
+ * than the layer's totals would hide. */
+TEST(moe_overlap_ep_steps) {
+#define EP16 "tp = 1; ep = 16; micro_batch = 1; global_batch = 64"
+#define EP16_MODEL "layers = 2; hidden = 1024; heads = 16; kv_heads = 4; seq = 1024; vocab = 32000; moe_ffn = 256; experts = 16; top_k = 8"
+  Fx *off = run_scenario("", "mixtral", EP16_MODEL, "selene { nodes = 2 }", EP16);
+  Fx *on = run_scenario("", "mixtral", EP16_MODEL, "selene { nodes = 2 }", EP16 "; overlap_ep = true");
+  assert_int_equal(off->r.micro_batches, 4);
+  double one = moe_call(off, RTK_ALLTOALL, true), probs = moe_call(off, RTK_ALLTOALL, false);
+  double count = moe_call(off, RTK_ALLGATHER, true);
+  double ef = layer_op(off, "moe ep all-to-all", false), eb = layer_op(off, "moe ep all-to-all", true);
+  expect_near(ef, count + probs + 2 * one, "forward: counts, probabilities, dispatch, combine");
+  expect_near(eb, probs + 2 * one, "backward: the probabilities' gradient and two all-to-alls");
+  double xf = layer_op(off, "moe", false), xb = layer_op(off, "moe", true);
+  double af = layer_compute(off, false) - xf, ab = layer_compute(off, true) - xb;
+  double hide = fmin(count + probs + one, xb) + fmin(one, ab) + fmin(one, af) + fmin(probs + one, xf);
+  assert_true(hide < 0.9 * (fmin(ef, ab + xb) + fmin(eb, af + xf))); /* the layer's totals would hide more */
+  expect_near(on->r.part[RP_EP_COMM], off->r.part[RP_EP_COMM] * (1 - 0.75 * hide / (ef + eb)), "exposed EP traffic");
+  fx_close(on);
+  fx_close(off);
+}
+
 /* How many of the layer's TP operators communicate in the forward (backward). */
 static int tp_collectives(const Fx *x, bool bwd) {
   int n = 0;
@@ -2283,6 +2322,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(operators_moe_layer),
       cmocka_unit_test(moe_alltoall_folded),
       cmocka_unit_test(moe_overlap_ep),
+      cmocka_unit_test(moe_overlap_ep_steps),
       cmocka_unit_test(moe_allgather_dispatcher),
       cmocka_unit_test(moe_flex_dispatcher),
       cmocka_unit_test(moe_memory_folded),
