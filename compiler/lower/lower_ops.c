@@ -438,6 +438,8 @@ static GId expert_load(Lower *L, bool *capped) {
 /* The dispatch and combine of the experts' tokens, forward and backward, on the ep stream.
  * tr: the tokens entering on this rank; recv: the pairs the busiest rank receives, k per token. */
 static void expert_dispatch(Lower *L, const char *name, GId tr, GId recv, GId hid, GId e, GId k, double pb) {
+  /* bf16 under fp8 recipes too: the hidden states are dispatched before Transformer Engine
+   * quantizes them in the experts' GEMMs (token_dispatcher.py, fused_a2a.py; recalled) */
   GId ba = L->bytes_act;
   double ep, etp;
   bool ep1 = g_is_const(L->g, L->ep, &ep) && ep == 1, etp1 = g_is_const(L->g, L->etp, &etp) && etp == 1;
