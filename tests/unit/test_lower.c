@@ -1702,7 +1702,8 @@ static double moe_call(const Fx *x, RtKernel k, bool largest) {
  * than the layer's totals would hide. */
 TEST(moe_overlap_ep_steps) {
 #define EP16 "tp = 1; ep = 16; micro_batch = 1; global_batch = 64"
-#define EP16_MODEL "layers = 2; hidden = 1024; heads = 16; kv_heads = 4; seq = 1024; vocab = 32000; moe_ffn = 256; experts = 16; top_k = 8"
+#define EP16_SIZES "layers = 2; hidden = 1024; heads = 16; kv_heads = 4; seq = 1024; vocab = 32000; experts = 16; top_k = 8"
+#define EP16_MODEL EP16_SIZES "; moe_ffn = 256"
   Fx *off = run_scenario("", "mixtral", EP16_MODEL, "selene { nodes = 2 }", EP16);
   Fx *on = run_scenario("", "mixtral", EP16_MODEL, "selene { nodes = 2 }", EP16 "; overlap_ep = true");
   assert_int_equal(off->r.micro_batches, 4);
@@ -1718,6 +1719,25 @@ TEST(moe_overlap_ep_steps) {
   expect_near(on->r.part[RP_EP_COMM], off->r.part[RP_EP_COMM] * (1 - 0.75 * hide / (ef + eb)), "exposed EP traffic");
   fx_close(on);
   fx_close(off);
+  /* the flex dispatcher: the dispatch is the count gather and DeepEP's dispatch, no
+   * probabilities; its traffic is smaller (a token crosses once per node), so smaller experts */
+  off = run_scenario("", "mixtral", EP16_SIZES "; moe_ffn = 64", "selene { nodes = 2 }", EP16 "; moe_token_dispatcher = flex");
+  on = run_scenario("", "mixtral", EP16_SIZES "; moe_ffn = 64", "selene { nodes = 2 }",
+                    EP16 "; moe_token_dispatcher = flex; overlap_ep = true");
+  one = moe_call(off, RTK_DISPATCH, true), count = moe_call(off, RTK_ALLGATHER, true);
+  ef = layer_op(off, "moe ep dispatch", false), eb = layer_op(off, "moe ep dispatch", true);
+  expect_near(ef, count + 2 * one, "flex forward");
+  expect_near(eb, 2 * one, "flex backward");
+  xf = layer_op(off, "moe", false), xb = layer_op(off, "moe", true);
+  af = layer_compute(off, false) - xf, ab = layer_compute(off, true) - xb;
+  hide = fmin(count + one, xb) + fmin(one, ab) + fmin(one, af) + fmin(one, xf);
+  assert_true(one > xf); /* the experts' forward leaves part of the dispatch's gradient exposed */
+  expect_near(on->r.part[RP_EP_COMM], off->r.part[RP_EP_COMM] * (1 - 0.75 * hide / (ef + eb)), "flex: exposed EP");
+  fx_close(on);
+  fx_close(off);
+#undef EP16
+#undef EP16_MODEL
+#undef EP16_SIZES
 }
 
 /* How many of the layer's TP operators communicate in the forward (backward). */
