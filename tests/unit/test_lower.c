@@ -1702,7 +1702,8 @@ static double moe_call(const Fx *x, RtKernel k, bool largest) {
  * than the layer's totals would hide. */
 TEST(moe_overlap_ep_steps) {
 #define EP16 "tp = 1; ep = 16; micro_batch = 1; global_batch = 64"
-#define EP16_SIZES "layers = 2; hidden = 1024; heads = 16; kv_heads = 4; seq = 1024; vocab = 32000; experts = 16; top_k = 8"
+#define EP16_SIZES \
+  "layers = 2; hidden = 1024; heads = 16; kv_heads = 4; seq = 1024; vocab = 32000; experts = 16; top_k = 8"
 #define EP16_MODEL EP16_SIZES "; moe_ffn = 256"
   Fx *off = run_scenario("", "mixtral", EP16_MODEL, "selene { nodes = 2 }", EP16);
   Fx *on = run_scenario("", "mixtral", EP16_MODEL, "selene { nodes = 2 }", EP16 "; overlap_ep = true");
@@ -1721,7 +1722,8 @@ TEST(moe_overlap_ep_steps) {
   fx_close(off);
   /* the flex dispatcher: the dispatch is the count gather and DeepEP's dispatch, no
    * probabilities; its traffic is smaller (a token crosses once per node), so smaller experts */
-  off = run_scenario("", "mixtral", EP16_SIZES "; moe_ffn = 64", "selene { nodes = 2 }", EP16 "; moe_token_dispatcher = flex");
+  off = run_scenario("", "mixtral", EP16_SIZES "; moe_ffn = 64", "selene { nodes = 2 }",
+                     EP16 "; moe_token_dispatcher = flex");
   on = run_scenario("", "mixtral", EP16_SIZES "; moe_ffn = 64", "selene { nodes = 2 }",
                     EP16 "; moe_token_dispatcher = flex; overlap_ep = true");
   one = moe_call(off, RTK_DISPATCH, true), count = moe_call(off, RTK_ALLGATHER, true);
