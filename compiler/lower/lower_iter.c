@@ -594,7 +594,10 @@ static void iter_memory(Lower *L, Iter *it) {
     GId live = st->reshard ? MUL(L, K(L, 1 + (st->prefetch > 1 ? st->prefetch : 1)), lparams)
                            : gsum(L, it, ldev[d], x);
     if (!isinf(st->max_live)) live = g_min(g, live, MAX(L, K(L, st->max_live), lparams));
-    buf = PICK(L, z3, ADD(L, buf, MUL(L, live, lower_zero3_weight_bytes(L))), buf);
+    /* and the output layer's weights, whole (bf16) for its backward at the activations' peak */
+    GId head_w = MUL(L, H->params, L->bytes_act);
+    head_w = d == 1 ? head_w : g_select(g, one_dev, head_w, z);
+    buf = PICK(L, z3, ADD(L, ADD(L, buf, MUL(L, live, lower_zero3_weight_bytes(L))), head_w), buf);
     mem[d][RM_BUFFERS] = buf;
     mem[d][RM_RESERVED] = K(L, 0);
   }
