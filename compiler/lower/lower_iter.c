@@ -543,7 +543,7 @@ static void iter_memory(Lower *L, Iter *it) {
   int ng = it->ng;
   /* per kind of layer, what it keeps; work: the largest layer rematerialised in backward;
    * lparams: the largest layer's parameters */
-  GId act_layer[RT_MAX_GROUPS], work = z, lparams = z, one_layer = z;
+  GId act_layer[RT_MAX_GROUPS], work = z, lparams = z, ltrain = z, one_layer = z;
   for (int k = 0; k < ng; k++) {
     Acc *Ly = &it->Ly[k];
     /* full recompute keeps a layer's input; of recompute_layers' share of the layers only */
@@ -555,6 +555,7 @@ static void iter_memory(Lower *L, Iter *it) {
     work = k ? MAX(L, work, wk) : wk;
     one_layer = k ? MAX(L, one_layer, act_layer[k]) : act_layer[k];
     lparams = k ? MAX(L, lparams, Ly->params) : Ly->params;
+    ltrain = k ? MAX(L, ltrain, Ly->trainable) : Ly->trainable;
   }
   GId opt_el = K(L, (L->dt_plan == RT_FP32 || L->dt_plan == RT_TF32 ? 8 : 12) - (sgd ? 4 : 0));
   GId mem0[RM_N], meml[RM_N];
@@ -586,16 +587,23 @@ static void iter_memory(Lower *L, Iter *it) {
     GId head_act = MUL(L, last_chunk_in_flight(L), H->act);
     a = ADD(L, a, d == 1 ? head_act : g_select(g, one_dev, head_act, z));
     mem[d][RM_ACTIVATIONS] = a;
-    GId buf = g_select(g, g_bin(g, GN_GT, shard, K(L, 1)), MUL(L, bucket, grad_el), z);
+    const Stack *st = &L->st;
+    GId gbuf = MUL(L, bucket, grad_el);
+    /* ZeRO 3 on a stack that holds whole layers' unsharded gradients until their
+     * reduce-scatter ends (unsharded_grad_layers), instead of a bucket */
+    if (st->grad_layers >= 0) gbuf = PICK(L, z3, MUL3(L, K(L, st->grad_layers), ltrain, grad_el), gbuf);
+    GId buf = g_select(g, g_bin(g, GN_GT, shard, K(L, 1)), gbuf, z);
     /* ZeRO-3's gathered layers: the one computing and those prefetched, or, kept from the
      * forward for the backward (no reshard), all of this device's; at most max_live */
-    const Stack *st = &L->st;
     GId x[RT_MAX_GROUPS] = {0};
     GFIELD(it, params, x);
     GId live = st->reshard ? MUL(L, K(L, 1 + (st->prefetch > 1 ? st->prefetch : 1)), lparams)
                            : gsum(L, it, ldev[d], x);
     if (!isinf(st->max_live)) live = g_min(g, live, MAX(L, K(L, st->max_live), lparams));
-    buf = PICK(L, z3, ADD(L, buf, MUL(L, live, w_el)), buf);
+    /* and the output layer's weights, whole (bf16) for its backward at the activations' peak */
+    GId head_w = MUL(L, H->params, L->bytes_act);
+    head_w = d == 1 ? head_w : g_select(g, one_dev, head_w, z);
+    buf = PICK(L, z3, ADD(L, ADD(L, buf, MUL(L, live, lower_zero3_weight_bytes(L))), head_w), buf);
     mem[d][RM_BUFFERS] = buf;
     mem[d][RM_RESERVED] = K(L, 0);
   }

@@ -949,11 +949,11 @@ void lower_zero3(Lower *L, Acc *ly, int which) {
   GId dense = kf(L, ly->eparams) ? ly->params : SUB(L, ly->params, ly->eparams), gel = K(L, lower_grad_bytes(L));
   GId etrain = L->frozen ? K(L, 0) : ly->eparams;
   GId dtrain = kf(L, ly->eparams) ? ly->trainable : SUB(L, ly->trainable, etrain);
-  GId ag =
-      lower_coll(L, RTK_ALLGATHER, MUL(L, dense, L->bytes_act), G_DPCP, "zero3 gather"); /* weights as activations */
+  GId wel = lower_zero3_weight_bytes(L);
+  GId ag = lower_coll(L, RTK_ALLGATHER, MUL(L, dense, wel), G_DPCP, "zero3 gather");
   GId rs = lower_coll(L, RTK_REDUCESCATTER, MUL(L, dtrain, gel), G_DPCP, "zero3 reduce");
   if (!kf(L, ly->eparams)) {
-    ag = ADD(L, ag, lower_coll(L, RTK_ALLGATHER, MUL(L, ly->eparams, L->bytes_act), G_EDP, "zero3 gather"));
+    ag = ADD(L, ag, lower_coll(L, RTK_ALLGATHER, MUL(L, ly->eparams, wel), G_EDP, "zero3 gather"));
     rs = ADD(L, rs, lower_coll(L, RTK_REDUCESCATTER, MUL(L, etrain, gel), G_EDP, "zero3 reduce"));
   }
   const Stack *st = &L->st;

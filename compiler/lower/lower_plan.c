@@ -237,6 +237,13 @@ double lower_grad_bytes(Lower *L) {
   return b < 2 ? 2 : b;
 }
 
+/* Bytes per element of a layer's weights as ZeRO 3 gathers them: one with a per-tensor fp8
+ * plan whose stack keeps its fp8 weights sharded and gathers them so (fp8_param_gather),
+ * else the activations' bytes. */
+GId lower_zero3_weight_bytes(Lower *L) {
+  return L->st.fp8_gather && L->dt_plan == RT_FP8 ? K(L, 1) : L->bytes_act;
+}
+
 /* --- the stack ------------------------------------------------------------------------ */
 
 static bool fw_bool(Lower *L, const char *f, bool def) { return L->st.decl ? bool_or(L, L->st.decl, f, def) : def; }
@@ -264,6 +271,8 @@ void lower_read_stack(Lower *L) {
   const char *bp = fw_word(L, "backward_prefetch", "pre");
   st->bwd_prefetch = !strcmp(bp, "pre") ? 0 : !strcmp(bp, "post") ? 1 : 2;
   st->max_live = fw_num(L, "max_live_parameters", INFINITY);
+  st->fp8_gather = fw_bool(L, "fp8_param_gather", false);
+  st->grad_layers = fw_num(L, "unsharded_grad_layers", -1);
   st->tp_span_node = !strcmp(fw_word(L, "tp_overlap_span", "node"), "node");
   st->tp_bwd_overlap = fw_bool(L, "tp_backward_overlap", false);
   st->tp_overlap_sms = fw_num(L, "tp_overlap_sms", 0);

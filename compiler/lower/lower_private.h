@@ -62,6 +62,8 @@ typedef struct Stack {
   double prefetch_el;     /* ZeRO-3 elements gathered ahead at most; INFINITY: whole units */
   int bwd_prefetch;       /* 0 pre, 1 post, 2 none */
   double max_live;        /* ZeRO-3 gathered elements resident at most; INFINITY: no bound */
+  bool fp8_gather;        /* fp8_param_gather: ZeRO-3 gathers an fp8 plan's layer weights in fp8 */
+  double grad_layers;     /* unsharded_grad_layers: ZeRO-3 layers of unsharded gradients held; < 0: a bucket */
   bool tp_span_node;      /* overlap_tp only inside a node */
   bool tp_bwd_overlap;    /* backward TP collectives overlap without overlap_tp */
   double tp_overlap_sms;  /* SMs a bulk or pipelined overlapped TP exchange takes from its GEMM */
@@ -257,6 +259,7 @@ static inline bool lower_is_layer(int which) { return which == LB_LAYER || which
 /* The plan sets stage_layers or first/last_stage_layers (read by lower_read_plan). */
 static inline bool lower_explicit_layout(const Lower *L) { return L->nstage >= 0 || L->first >= 0 || L->last >= 0; }
 double lower_grad_bytes(Lower *L);
+GId lower_zero3_weight_bytes(Lower *L);
 
 /* lower_iter.c: the iteration from the three blocks, as the graph's named outputs: those
  * below, "part.<part>" and "memory.<kind>" (report.h's tables). */

@@ -1835,6 +1835,41 @@ TEST(stack_zero3_prefetch) {
   fx_close(x);
 }
 
+/* ZeRO 3's buffers: gathered layers (the one computing and the one prefetched) in the bytes
+ * they are gathered in, the output layer's bf16 weights (whole for its backward), and, with
+ * unsharded_grad_layers, whole layers' unsharded gradients in place of a bucket;
+ * fp8_param_gather gathers a per-tensor fp8 plan's layer weights in one byte. */
+TEST(stack_zero3_buffers_fp8_gather) {
+  const char *fp8 = "micro_batch = 1; global_batch = 8; zero = 3; dtype = fp8; overlap_dp = true";
+  const char *cl = "eos { nodes = 1 }";
+  const double head = 2.0 * (32000 * 1024 + 2 * 1024); /* vocab x hidden and the final LayerNorm, bf16 */
+  Fx *x = run_stack("unsharded_grad_layers = 2", "gpt", PLACE_SIZES, cl, fp8);
+  double lp = const_arg(&x->l, find_call(&x->l, RTK_ALLGATHER, "zero3 gather"), 0) / 2; /* bf16 */
+  if (!(lp > 1.2e7 && lp < 1.3e7)) fail_msg("%g parameters per layer", lp); /* 12 h^2 + 4 h + ... */
+  /* two layers' fp32 gradients, two gathered bf16 layers and the head */
+  expect_near(x->r.memory[RM_BUFFERS], 2 * lp * 4 + 2 * lp * 2 + head, "unsharded gradients and gathered layers");
+  double t16 = x->r.iteration;
+  fx_close(x);
+  x = run_stack("unsharded_grad_layers = 2; fp8_param_gather = true", "gpt", PLACE_SIZES, cl, fp8);
+  expect_near(const_arg(&x->l, find_call(&x->l, RTK_ALLGATHER, "zero3 gather"), 0), lp, "fp8 gather: a byte each");
+  expect_near(x->r.memory[RM_BUFFERS], 2 * lp * 4 + 2 * lp + head, "gathered layers in fp8");
+  assert_true(x->r.iteration <= t16);
+  fx_close(x);
+  /* without unsharded_grad_layers: a bucket of 40e6 elements (the model has more) */
+  x = run_stack("fp8_param_gather = true", "gpt", PLACE_SIZES, cl, fp8);
+  expect_near(x->r.memory[RM_BUFFERS], 40e6 * 4 + 2 * lp + head, "a bucket and gathered layers in fp8");
+  fx_close(x);
+  /* ZeRO 1 holds whole weights: a bucket only */
+  x = run_stack("unsharded_grad_layers = 2; fp8_param_gather = true", "gpt", PLACE_SIZES, cl,
+                "micro_batch = 1; global_batch = 8; zero = 1; dtype = fp8");
+  expect_near(x->r.memory[RM_BUFFERS], 40e6 * 4, "ZeRO 1: a bucket");
+  fx_close(x);
+  /* a bf16 plan gathers bf16 weights whatever the stack says */
+  x = run_stack("fp8_param_gather = true", "gpt", PLACE_SIZES, cl, "micro_batch = 1; global_batch = 8; zero = 3");
+  expect_near(const_arg(&x->l, find_call(&x->l, RTK_ALLGATHER, "zero3 gather"), 0), 2 * lp, "bf16 gather");
+  fx_close(x);
+}
+
 /* Transformer Engine's tp-comm overlap hides a TP collective behind its GEMM inside one node;
  * a tp group across nodes cannot use userbuffers (tp_overlap_span = node). */
 TEST(stack_tp_comm_overlap) {
@@ -2370,6 +2405,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stack_fused_parallel_residual),
       cmocka_unit_test(stack_zero1_allreduce_then_allgather),
       cmocka_unit_test(stack_zero3_prefetch),
+      cmocka_unit_test(stack_zero3_buffers_fp8_gather),
       cmocka_unit_test(pattern_of_one_block),
       cmocka_unit_test(pattern_mixes_its_blocks),
       cmocka_unit_test(pattern_places_layers),
