@@ -211,6 +211,30 @@ static void params_add(Lower *L, GId n, bool frozen) {
  * 32-bit training it keeps that same tensor, not a copy, and keeps it under selective
  * recompute too (where the attention would not); with fp8 it keeps its fp8 cast, as for any
  * input. */
+/* Transformer Engine's userbuffers overlap runs a linear's GEMM in pieces (initialize_ub's
+ * defaults, comm_gemm_overlap.cpp; recalled): a ring exchange (a column linear's forward, a row
+ * linear's data gradient) as tp GEMMs of t/tp tokens, one per chunk received; a pipelined
+ * reduce-scatter (a row linear's forward) as tp_overlap_splits GEMMs of n/splits outputs.  The
+ * pieces of one GEMM are issued from one call, so they add no host launch.  c: the whole
+ * linear's call; *cf, *cb: its forward and backward seconds, replaced where the plan overlaps. */
+static void tp_overlap_split(Lower *L, const char *name, bool col, GId t, GId k, GId n, bool bias, GId c, GId *cf,
+                             GId *cb) {
+  GId on = AND(L, AND(L, L->overlap_tp, L->sp), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
+  GId dt = K(L, L->dt_gemm), tc = DIV(L, t, L->tp);
+  if (col) { /* all-gather ring: X's chunks in turn through X W */
+    GId piece = lower_call(L, RTK_LINEAR, name, 5, dt, tc, k, n, K(L, bias));
+    *cf = PICK(L, on, MUL(L, L->tp, piece), c);
+    return;
+  }
+  GId s = K(L, L->st.tp_overlap_splits);
+  GId piece = lower_call(L, RTK_LINEAR, name, 5, dt, t, k, DIV(L, n, s), K(L, bias));
+  *cf = PICK(L, on, MUL(L, s, piece), c);
+  /* the data gradient dX = dY W^T, over the gathered dY's chunks in turn */
+  GId whole = lower_call(L, RTK_LINEAR, name, 5, dt, t, n, k, K(L, 0));
+  GId dpiece = lower_call(L, RTK_LINEAR, name, 5, dt, tc, n, k, K(L, 0));
+  *cb = PICK(L, on, ADD(L, SUB(L, *cb, whole), MUL(L, L->tp, dpiece)), *cb);
+}
+
 /* An unsplit linear (split = none) outside the tensor-parallel region holds its whole weight
  * on every tp rank and runs on this rank's tokens: all of them, or t / tp under sequence
  * parallelism (Megatron-Core MLA's linear_q_down_proj and linear_kv_down_proj, TE Linear with
@@ -245,11 +269,13 @@ static void op_linear(Lower *L, const char *name, Args *a) {
    * linear's forward reduce-scatter, a column linear's backward gather and reduce-scatter)
    * take tp_overlap_sms of the SMs from the GEMM they overlap; ring exchanges take none. */
   GId cf = c, cb = cbw;
+  if ((col || row) && !single && L->st.tp_overlap_splits > 0 && !kf(L, L->overlap_tp))
+    tp_overlap_split(L, name, col, t, k, n, bias, c, &cf, &cb);
   double sms = L->gpu->sms, steal = L->st.tp_overlap_sms;
   if ((col || row) && !single && steal > 0 && !kf(L, L->overlap_tp)) { /* steal < sms: stack_rules */
     GId slow = K(L, sms / (sms - steal)), on = AND(L, L->overlap_tp, g_bin(L->g, GN_GT, L->tp, K(L, 1)));
-    if (row) cf = PICK(L, on, MUL(L, c, slow), c); /* one rank exchanges nothing (a sweep's tp = 1) */
-    if (col) cb = PICK(L, on, MUL(L, cbw, slow), cbw);
+    if (row) cf = PICK(L, on, MUL(L, cf, slow), cf); /* one rank exchanges nothing (a sweep's tp = 1) */
+    if (col) cb = PICK(L, on, MUL(L, cb, slow), cb);
   }
   Acc *A = L->acc;
   bool lora = !kt(L, EQ(L, r, 0));

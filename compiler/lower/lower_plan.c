@@ -267,6 +267,7 @@ void lower_read_stack(Lower *L) {
   st->tp_span_node = !strcmp(fw_word(L, "tp_overlap_span", "node"), "node");
   st->tp_bwd_overlap = fw_bool(L, "tp_backward_overlap", false);
   st->tp_overlap_sms = fw_num(L, "tp_overlap_sms", 0);
+  st->tp_overlap_splits = fw_num(L, "tp_overlap_splits", 0);
   st->dp_overlap_pp = fw_bool(L, "dp_overlap_with_pp", true);
   st->grouped_gemm = fw_bool(L, "moe_grouped_gemm", true);
   st->multi_tensor = !strcmp(fw_word(L, "optimizer_kernel", "per_tensor"), "multi_tensor");
