@@ -346,20 +346,21 @@ static void op_linear(Lower *L, const char *name, Args *a) {
  * causal over its s/cp tokens, then cp - 1 received ones of s/cp x s/(2 cp) unmasked pairs.
  * Each of those is costed as the first step's causal call: the same pairs, (s/cp)^2 / 2, and
  * keys per block of queries (the sampled tables time the causal kernel).  Without a mask, cp
- * unmasked calls of s/cp x s/cp.  Each step's output is rescaled into O by its log-sum-exp (a
- * product and a sum over O); backward sums each step's dQ into dQ.  a: dtype, batch, seq,
- * heads, kv heads, head dim, value head dim, sinks (this rank's heads).  Returns the step's
- * call; *f, *bw: the attention's seconds. */
+ * unmasked calls of s/cp x s/cp.  Each step's output is rescaled into O by its log-sum-exp, one
+ * fused pass (flash_attn_fwd_out_correction); backward sums each step's dQ into dQ and dK, dV
+ * into dK, dV.  a: dtype, batch, seq, heads, kv heads, head dim, value head dim, sinks (this
+ * rank's heads).  Returns the step's call; *f, *bw: the attention's seconds. */
 static GId cp_ring_attention(Lower *L, const char *name, const GId *a, bool causal, GId *f, GId *bw) {
   GId dt = a[0], b = a[1], sl = DIV(L, a[2], L->cp), h = a[3], kvr = a[4], dh = a[5], dv = a[6], sk = a[7];
   GId step = lower_call(L, RTK_FLASH, name, 10, dt, b, sl, h, kvr, dh, K(L, causal), dv, K(L, 0), sk);
   GId on = many(L, L->cp), edt = K(L, L->dt_other);
   GId o = lower_call(L, RTK_ADD, name, 2, edt, MUL3(L, b, sl, MUL(L, h, dv)));
   GId q = lower_call(L, RTK_ADD, name, 2, edt, MUL3(L, b, sl, MUL(L, h, dh)));
-  *f = ADD(L, MUL(L, L->cp, step), MUL3(L, on, L->cp, MUL(L, K(L, 2), o)));
-  *bw = ADD(L, MUL(L, L->cp, step + 1), MUL3(L, on, L->cp, q));
-  /* the op counts one launch; the steps and the rescales are 3 cp */
-  L->acc->launches = ADD(L, L->acc->launches, MUL(L, on, SUB(L, MUL(L, K(L, 3), L->cp), K(L, 1))));
+  GId kv = lower_call(L, RTK_ADD, name, 2, edt, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))));
+  *f = ADD(L, MUL(L, L->cp, step), MUL3(L, on, L->cp, o));
+  *bw = ADD(L, MUL(L, L->cp, step + 1), MUL3(L, on, L->cp, ADD(L, q, kv)));
+  /* the op counts one launch; the steps and the rescales are 2 cp */
+  L->acc->launches = ADD(L, L->acc->launches, MUL(L, on, SUB(L, MUL(L, K(L, 2), L->cp), K(L, 1))));
   return step;
 }
 
