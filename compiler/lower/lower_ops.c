@@ -344,24 +344,21 @@ static void op_linear(Lower *L, const char *name, Args *a) {
  * p2p, Megatron's default; recalled): a rank holds two of the sequence's 2 cp chunks (i and
  * 2 cp - 1 - i, the causal load balance) and runs cp steps, a flash call each: its own K, V,
  * causal over its s/cp tokens, then cp - 1 received ones of s/cp x s/(2 cp) unmasked pairs.
- * Each of those is costed as the first step's causal call: the same pairs, (s/cp)^2 / 2, and
- * keys per block of queries (the sampled tables time the causal kernel).  Without a mask, cp
- * unmasked calls of s/cp x s/cp.  Each step's output is rescaled into O by its log-sum-exp, one
- * fused pass (flash_attn_fwd_out_correction); backward sums each step's dQ into dQ and dK, dV
- * into dK, dV.  a: dtype, batch, seq, heads, kv heads, head dim, value head dim, sinks (this
- * rank's heads).  Returns the step's call; *f, *bw: the attention's seconds. */
-static GId cp_ring_attention(Lower *L, const char *name, const GId *a, bool causal, GId *f, GId *bw) {
-  GId dt = a[0], b = a[1], sl = DIV(L, a[2], L->cp), h = a[3], kvr = a[4], dh = a[5], dv = a[6], sk = a[7];
-  GId step = lower_call(L, RTK_FLASH, name, 10, dt, b, sl, h, kvr, dh, K(L, causal), dv, K(L, 0), sk);
+ * The steps share the rank's 1/cp of the pairs, costed at the rate of the call over the whole
+ * sequence (the caller's).  Beyond them each step's output is rescaled into O by its
+ * log-sum-exp, one fused pass (flash_attn_fwd_out_correction), and backward sums each step's
+ * dQ into dQ and dK, dV into dK, dV: added to *f and *bw.  a: batch, tokens s/cp, heads, kv
+ * heads, head dim, value head dim (this rank's). */
+static void cp_ring_passes(Lower *L, const char *name, const GId *a, GId *f, GId *bw) {
+  GId b = a[0], sl = a[1], h = a[2], kvr = a[3], dh = a[4], dv = a[5];
   GId on = many(L, L->cp), edt = K(L, L->dt_other);
   GId o = lower_call(L, RTK_ADD, name, 2, edt, MUL3(L, b, sl, MUL(L, h, dv)));
   GId q = lower_call(L, RTK_ADD, name, 2, edt, MUL3(L, b, sl, MUL(L, h, dh)));
   GId kv = lower_call(L, RTK_ADD, name, 2, edt, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))));
-  *f = ADD(L, MUL(L, L->cp, step), MUL3(L, on, L->cp, o));
-  *bw = ADD(L, MUL(L, L->cp, step + 1), MUL3(L, on, L->cp, ADD(L, q, kv)));
+  *f = ADD(L, *f, MUL3(L, on, L->cp, o));
+  *bw = ADD(L, *bw, MUL3(L, on, L->cp, ADD(L, q, kv)));
   /* the op counts one launch; the steps and the rescales are 2 cp */
   L->acc->launches = ADD(L, L->acc->launches, MUL(L, on, SUB(L, MUL(L, K(L, 2), L->cp), K(L, 1))));
-  return step;
 }
 
 /* Attention.  v_head_dim: the value head dim, if not head_dim (MLA: head_dim is the query/key
@@ -398,18 +395,14 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   GId bq = PICK(L, packed, DIV(L, MUL(L, b, s), doc), b); /* and how many */
   GId h = DIV(L, heads, L->tp), kvr = MAX(L, K(L, 1), DIV(L, kv, L->tp));
   GId dt = K(L, L->dt_attn);
+  GId c = flash ? lower_call(L, RTK_FLASH, name, 10, dt, bq, lq, h, kvr, dh, K(L, causal), dv, w, K(L, sinks))
+                : lower_call(L, RTK_ATTENTION, name, 8, dt, b, s, h, dh, K(L, causal), kvr, dv);
+  /* context parallelism: each rank computes 1/cp of the (load-balanced) score matrix */
+  GId f = DIV(L, c, L->cp), bw = DIV(L, c + 1, L->cp);
   double cpv, wv;
   bool one_rank = g_is_const(g, L->cp, &cpv) && cpv == 1;
   bool ring = flash && !one_rank && g_is_const(g, w, &wv) && wv == 0 && dvv == 0;
-  GId f, bw, step = 0;
-  if (ring) {
-    step = cp_ring_attention(L, name, (GId[]){dt, b, s, h, kvr, dh, dv, K(L, sinks)}, causal, &f, &bw);
-  } else {
-    GId c = flash ? lower_call(L, RTK_FLASH, name, 10, dt, bq, lq, h, kvr, dh, K(L, causal), dv, w, K(L, sinks))
-                  : lower_call(L, RTK_ATTENTION, name, 8, dt, b, s, h, dh, K(L, causal), kvr, dv);
-    /* context parallelism: each rank computes 1/cp of the (load-balanced) score matrix */
-    f = DIV(L, c, L->cp), bw = DIV(L, c + 1, L->cp);
-  }
+  if (ring) cp_ring_passes(L, name, (GId[]){b, DIV(L, s, L->cp), h, kvr, dh, dv}, &f, &bw);
   if (drop && !flash) { /* dropout over the probabilities: one element-wise pass over b*h*s*s */
     GId d = lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL3(L, b, h, MUL(L, s, s)));
     f = ADD(L, f, DIV(L, d, L->cp));
@@ -457,11 +450,11 @@ static void op_attention(Lower *L, const char *name, Args *a) {
                            : MUL(L, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))), L->bytes_act);
     GId one = lower_coll(L, RTK_P2P, kvbytes, G_CP, name);
     GId hops = SUB(L, L->cp, K(L, 1));
-    if (ring) { /* a hop under each step but the last; backward's hops carry K, V and the partial
-                 * dK, dV, and the last dK, dV hop home, after the last step, is exposed */
-      GId two = lower_coll(L, RTK_P2P, MUL(L, K(L, 2), kvbytes), G_CP, name);
-      GId cf = MUL(L, hops, exposed(L, one, step, true));
-      GId cb = ADD(L, MUL(L, hops, exposed(L, two, step + 1, true)), one);
+    if (ring) { /* a hop under each step (1/cp of the calls) but the last; backward's hops carry
+                 * K, V and the partial dK, dV, and the last dK, dV hop home is exposed */
+      GId two = lower_coll(L, RTK_P2P, MUL(L, K(L, 2), kvbytes), G_CP, name), cc = MUL(L, L->cp, L->cp);
+      GId cf = MUL(L, hops, exposed(L, one, DIV(L, c, cc), true));
+      GId cb = ADD(L, MUL(L, hops, exposed(L, two, DIV(L, c + 1, cc), true)), one);
       GId on = many(L, L->cp);
       comm_n(L, CM_CP, name, "cp kv exchange", MUL(L, on, cf), MUL(L, on, cb), on);
     } else {
