@@ -836,7 +836,11 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw
   if (fmod(gb, mb * dp))
     err_at(s, f, at, "scenario `%s`: plan.global_batch = %g does not divide by micro_batch * dp = %g*%g = %g", n, gb,
            mb, dp, mb * dp);
-  if (fmod(seq, cp)) err_at(s, f, at, "scenario `%s`: model.seq = %g does not divide by plan.cp = %g", n, seq, cp);
+  /* context parallelism splits each sequence into 2 cp chunks (Megatron's causal load balance,
+   * get_batch_on_this_cp_rank) */
+  if (cp > 1 && fmod(seq, 2 * cp))
+    err_at(s, f, at, "scenario `%s`: model.seq = %g does not divide by 2 * plan.cp = 2*%g = %g (2 cp chunks a sequence)",
+           n, seq, cp, 2 * cp);
   if (experts > 0 && fmod(experts, ep))
     err_at(s, f, at, "scenario `%s`: model.experts = %g does not divide by plan.ep = %g", n, experts, ep);
   if (experts == 0 && ep > 1) err_at(s, f, at, "scenario `%s`: plan.ep = %g but the model has no experts", n, ep);

@@ -211,6 +211,30 @@ static void params_add(Lower *L, GId n, bool frozen) {
  * 32-bit training it keeps that same tensor, not a copy, and keeps it under selective
  * recompute too (where the attention would not); with fp8 it keeps its fp8 cast, as for any
  * input. */
+/* Transformer Engine's userbuffers overlap runs a linear's GEMM in pieces (initialize_ub's
+ * defaults, comm_gemm_overlap.cpp; recalled): a ring exchange (a column linear's forward, a row
+ * linear's data gradient) as tp GEMMs of t/tp tokens, one per chunk received; a pipelined
+ * reduce-scatter (a row linear's forward) as tp_overlap_splits GEMMs of n/splits outputs.  The
+ * pieces of one GEMM are issued from one call, so they add no host launch.  c: the whole
+ * linear's call; *cf, *cb: its forward and backward seconds, replaced where the plan overlaps. */
+static void tp_overlap_split(Lower *L, const char *name, bool col, GId t, GId k, GId n, bool bias, GId c, GId *cf,
+                             GId *cb) {
+  GId on = AND(L, AND(L, L->overlap_tp, L->sp), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
+  GId dt = K(L, L->dt_gemm), tc = DIV(L, t, L->tp);
+  if (col) { /* all-gather ring: X's chunks in turn through X W */
+    GId piece = lower_call(L, RTK_LINEAR, name, 5, dt, tc, k, n, K(L, bias));
+    *cf = PICK(L, on, MUL(L, L->tp, piece), c);
+    return;
+  }
+  GId s = K(L, L->st.tp_overlap_splits);
+  GId piece = lower_call(L, RTK_LINEAR, name, 5, dt, t, k, DIV(L, n, s), K(L, bias));
+  *cf = PICK(L, on, MUL(L, s, piece), c);
+  /* the data gradient dX = dY W^T, over the gathered dY's chunks in turn */
+  GId whole = lower_call(L, RTK_LINEAR, name, 5, dt, t, n, k, K(L, 0));
+  GId dpiece = lower_call(L, RTK_LINEAR, name, 5, dt, tc, n, k, K(L, 0));
+  *cb = PICK(L, on, ADD(L, SUB(L, *cb, whole), MUL(L, L->tp, dpiece)), *cb);
+}
+
 /* An unsplit linear (split = none) outside the tensor-parallel region holds its whole weight
  * on every tp rank and runs on this rank's tokens: all of them, or t / tp under sequence
  * parallelism (Megatron-Core MLA's linear_q_down_proj and linear_kv_down_proj, TE Linear with
@@ -245,11 +269,13 @@ static void op_linear(Lower *L, const char *name, Args *a) {
    * linear's forward reduce-scatter, a column linear's backward gather and reduce-scatter)
    * take tp_overlap_sms of the SMs from the GEMM they overlap; ring exchanges take none. */
   GId cf = c, cb = cbw;
+  if ((col || row) && !single && L->st.tp_overlap_splits > 0 && !kf(L, L->overlap_tp))
+    tp_overlap_split(L, name, col, t, k, n, bias, c, &cf, &cb);
   double sms = L->gpu->sms, steal = L->st.tp_overlap_sms;
   if ((col || row) && !single && steal > 0 && !kf(L, L->overlap_tp)) { /* steal < sms: stack_rules */
     GId slow = K(L, sms / (sms - steal)), on = AND(L, L->overlap_tp, g_bin(L->g, GN_GT, L->tp, K(L, 1)));
-    if (row) cf = PICK(L, on, MUL(L, c, slow), c); /* one rank exchanges nothing (a sweep's tp = 1) */
-    if (col) cb = PICK(L, on, MUL(L, cbw, slow), cbw);
+    if (row) cf = PICK(L, on, MUL(L, cf, slow), cf); /* one rank exchanges nothing (a sweep's tp = 1) */
+    if (col) cb = PICK(L, on, MUL(L, cb, slow), cb);
   }
   Acc *A = L->acc;
   bool lora = !kt(L, EQ(L, r, 0));
@@ -314,6 +340,27 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   if (row) L->sharded = false;
 }
 
+/* Context parallelism as Transformer Engine's AttnFuncWithCPAndKVP2P runs it (cp_comm_type
+ * p2p, Megatron's default; recalled): a rank holds two of the sequence's 2 cp chunks (i and
+ * 2 cp - 1 - i, the causal load balance) and runs cp steps, a flash call each: its own K, V,
+ * causal over its s/cp tokens, then cp - 1 received ones of s/cp x s/(2 cp) unmasked pairs.
+ * The steps share the rank's 1/cp of the pairs, costed at the rate of the call over the whole
+ * sequence (the caller's).  Beyond them each step's output is rescaled into O by its
+ * log-sum-exp, one fused pass (flash_attn_fwd_out_correction), and backward sums each step's
+ * dQ into dQ and dK, dV into dK, dV: added to *f and *bw.  a: batch, tokens s/cp, heads, kv
+ * heads, head dim, value head dim (this rank's). */
+static void cp_ring_passes(Lower *L, const char *name, const GId *a, GId *f, GId *bw) {
+  GId b = a[0], sl = a[1], h = a[2], kvr = a[3], dh = a[4], dv = a[5];
+  GId on = many(L, L->cp), edt = K(L, L->dt_other);
+  GId o = lower_call(L, RTK_ADD, name, 2, edt, MUL3(L, b, sl, MUL(L, h, dv)));
+  GId q = lower_call(L, RTK_ADD, name, 2, edt, MUL3(L, b, sl, MUL(L, h, dh)));
+  GId kv = lower_call(L, RTK_ADD, name, 2, edt, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))));
+  *f = ADD(L, *f, MUL3(L, on, L->cp, o));
+  *bw = ADD(L, *bw, MUL3(L, on, L->cp, ADD(L, q, kv)));
+  /* the op counts one launch; the steps and the rescales are 2 cp */
+  L->acc->launches = ADD(L, L->acc->launches, MUL(L, on, SUB(L, MUL(L, K(L, 2), L->cp), K(L, 1))));
+}
+
 /* Attention.  v_head_dim: the value head dim, if not head_dim (MLA: head_dim is the query/key
  * dim).  window w > 0: each query attends its w latest keys (sliding window); sinks: a learned
  * logit per head in each softmax (GPT-OSS), h parameters per layer and a few bytes, no FLOPs.
@@ -352,6 +399,10 @@ static void op_attention(Lower *L, const char *name, Args *a) {
                 : lower_call(L, RTK_ATTENTION, name, 8, dt, b, s, h, dh, K(L, causal), kvr, dv);
   /* context parallelism: each rank computes 1/cp of the (load-balanced) score matrix */
   GId f = DIV(L, c, L->cp), bw = DIV(L, c + 1, L->cp);
+  double cpv, wv;
+  bool one_rank = g_is_const(g, L->cp, &cpv) && cpv == 1;
+  bool ring = flash && !one_rank && g_is_const(g, w, &wv) && wv == 0 && dvv == 0;
+  if (ring) cp_ring_passes(L, name, (GId[]){b, DIV(L, s, L->cp), h, kvr, dh, dv}, &f, &bw);
   if (drop && !flash) { /* dropout over the probabilities: one element-wise pass over b*h*s*s */
     GId d = lower_call(L, RTK_ADD, name, 2, K(L, L->dt_other), MUL3(L, b, h, MUL(L, s, s)));
     f = ADD(L, f, DIV(L, d, L->cp));
@@ -398,9 +449,18 @@ static void op_attention(Lower *L, const char *name, Args *a) {
     GId kvbytes = dv == dh ? MUL(L, MUL3(L, K(L, 2), b, MUL3(L, sl, kvr, dh)), L->bytes_act)
                            : MUL(L, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))), L->bytes_act);
     GId one = lower_coll(L, RTK_P2P, kvbytes, G_CP, name);
-    GId steps = SUB(L, L->cp, K(L, 1));
-    GId cf = MUL(L, one, steps), cb = MUL(L, K(L, 2), cf);
-    comm_n(L, CM_CP, name, "cp kv exchange", exposed(L, cf, f, true), exposed(L, cb, bw, true), many(L, L->cp));
+    GId hops = SUB(L, L->cp, K(L, 1));
+    if (ring) { /* a hop under each step (1/cp of the calls) but the last; backward's hops carry
+                 * K, V and the partial dK, dV, and the last dK, dV hop home is exposed */
+      GId two = lower_coll(L, RTK_P2P, MUL(L, K(L, 2), kvbytes), G_CP, name), cc = MUL(L, L->cp, L->cp);
+      GId cf = MUL(L, hops, exposed(L, one, DIV(L, c, cc), true));
+      GId cb = ADD(L, MUL(L, hops, exposed(L, two, DIV(L, c + 1, cc), true)), one);
+      GId on = many(L, L->cp);
+      comm_n(L, CM_CP, name, "cp kv exchange", MUL(L, on, cf), MUL(L, on, cb), on);
+    } else {
+      GId cf = MUL(L, one, hops), cb = MUL(L, K(L, 2), cf);
+      comm_n(L, CM_CP, name, "cp kv exchange", exposed(L, cf, f, true), exposed(L, cb, bw, true), many(L, L->cp));
+    }
   }
 }
 

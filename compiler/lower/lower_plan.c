@@ -119,7 +119,8 @@ static void plan_model_checks(Lower *L) {
   GId seq = lower_field(L, m, "model", "seq", 1), experts = lower_field(L, m, "model", "experts", 0);
   add_check(L, DIVIDES(L, heads, tp), "model.heads does not divide by tp");
   add_check(L, DIVIDES(L, kv, tp), "model.kv_heads does not divide by tp");
-  add_check(L, DIVIDES(L, seq, cp), "model.seq does not divide by cp");
+  add_check(L, g_bin(L->g, GN_OR, EQ(L, cp, 1), DIVIDES(L, seq, MUL(L, K(L, 2), cp))),
+            "model.seq does not divide by 2 * cp (2 cp chunks a sequence)");
   add_check(L,
             g_bin(L->g, GN_OR, AND(L, g_bin(L->g, GN_GT, experts, K(L, 0)), DIVIDES(L, experts, ep)),
                   AND(L, EQ(L, experts, 0), EQ(L, ep, 1))),
@@ -276,6 +277,7 @@ void lower_read_stack(Lower *L) {
   st->tp_span_node = !strcmp(fw_word(L, "tp_overlap_span", "node"), "node");
   st->tp_bwd_overlap = fw_bool(L, "tp_backward_overlap", false);
   st->tp_overlap_sms = fw_num(L, "tp_overlap_sms", 0);
+  st->tp_overlap_splits = fw_num(L, "tp_overlap_splits", 0);
   st->dp_overlap_pp = fw_bool(L, "dp_overlap_with_pp", true);
   st->grouped_gemm = fw_bool(L, "moe_grouped_gemm", true);
   st->multi_tensor = !strcmp(fw_word(L, "optimizer_kernel", "per_tensor"), "multi_tensor");

@@ -67,6 +67,7 @@ typedef struct Stack {
   bool tp_span_node;      /* overlap_tp only inside a node */
   bool tp_bwd_overlap;    /* backward TP collectives overlap without overlap_tp */
   double tp_overlap_sms;  /* SMs a bulk or pipelined overlapped TP exchange takes from its GEMM */
+  double tp_overlap_splits; /* GEMMs a pipelined reduce-scatter splits into; 0: overlap unsplit */
   bool dp_overlap_pp;     /* the DP reduction may overlap with pp > 1 */
   bool grouped_gemm;      /* moe_grouped_gemm: one grouped GEMM over the local experts */
   bool multi_tensor;      /* optimizer_kernel = multi_tensor */

@@ -1908,6 +1908,40 @@ TEST(stack_tp_comm_overlap) {
   fx_close(x);
 }
 
+/* Transformer Engine's userbuffers run an overlapped linear's GEMM in pieces: a column forward
+ * and a row data gradient as tp GEMMs of t/tp tokens (ring exchange), a row forward as
+ * tp_overlap_splits GEMMs of out/splits outputs (pipelined reduce-scatter); with sequence
+ * parallelism only, as userbuffers need it. */
+TEST(stack_tp_overlap_splits) {
+  const char *plan = "tp = 8; micro_batch = 1; global_batch = 1; overlap_tp = true; sequence_parallel = true";
+  Fx *x = run_stack("", "gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  GId q = op_call(&x->l, LB_LAYER, "qkv", RTK_LINEAR);
+  RtDtype dt = (RtDtype)const_arg(&x->l, q, 0);
+  double qkv_f = layer_op(x, "qkv", false), qkv_b = layer_op(x, "qkv", true);
+  double proj_b = layer_op(x, "proj", true);
+  fx_close(x);
+  x = run_stack("tp_overlap_splits = 4", "gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  const RtGpu *g = x->l.g.gpu;
+  /* t = 1024 tokens, hidden 1024: qkv 1024 -> 3072/8, proj 1024/8 -> 1024 */
+  double ring = 8 * rt_linear(g, dt, 128, 1024, 384, 1).fwd;
+  expect_near(layer_op(x, "qkv", false), ring, "column forward: 8 GEMMs of 128 tokens");
+  assert_true(ring > qkv_f);
+  expect_near(layer_op(x, "qkv", true), qkv_b, "column backward: bulk exchanges, unsplit");
+  expect_near(layer_op(x, "proj", false), 4 * rt_linear(g, dt, 1024, 128, 256, 1).fwd,
+              "row forward: 4 GEMMs of 256 outputs");
+  double dgrad = rt_linear(g, dt, 1024, 1024, 128, 0).fwd, piece = rt_linear(g, dt, 128, 1024, 128, 0).fwd;
+  expect_near(layer_op(x, "proj", true), proj_b - dgrad + 8 * piece, "row data gradient: 8 GEMMs of 128 tokens");
+  fx_close(x);
+  x = run_stack("tp_overlap_splits = 4", "gpt", PLACE_SIZES, "selene { nodes = 1 }",
+                "tp = 8; micro_batch = 1; global_batch = 1; overlap_tp = true; sequence_parallel = false");
+  Fx *y = run_stack("", "gpt", PLACE_SIZES, "selene { nodes = 1 }",
+                    "tp = 8; micro_batch = 1; global_batch = 1; overlap_tp = true; sequence_parallel = false");
+  expect_near(layer_op(x, "qkv", false), layer_op(y, "qkv", false), "no sequence parallelism: whole GEMMs");
+  expect_near(layer_op(x, "proj", true), layer_op(y, "proj", true), "no sequence parallelism: whole GEMMs");
+  fx_close(y);
+  fx_close(x);
+}
+
 /* The diagnostics of checking text (sema only), short format. */
 static char *check_text(const char *text, int *errors) {
   Diag d;
@@ -2412,6 +2446,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(stage_layouts),
       cmocka_unit_test(multi_token_prediction),
       cmocka_unit_test(stack_tp_comm_overlap),
+      cmocka_unit_test(stack_tp_overlap_splits),
       cmocka_unit_test(stack_rules),
       cmocka_unit_test(stack_plan_defaults),
       cmocka_unit_test(stack_gpu_calibration),

@@ -118,6 +118,14 @@ static const RtGpu *h100(Fx *x) {
   return c->gpu;
 }
 
+/* The forward (backward) seconds of the layer's operator `name`; fails when it has none. */
+static double op_time(const Fx *x, const char *name, bool bwd) {
+  for (int i = 0; i < x->l.nops[LB_LAYER]; i++)
+    if (!strcmp(x->l.ops[LB_LAYER][i].name, name)) return x->vals[bwd ? x->l.ops[LB_LAYER][i].bwd : x->l.ops[LB_LAYER][i].fwd];
+  fail_msg("no operator `%s` in the layer", name);
+  return NAN;
+}
+
 static int calls_of(const Fx *x, RtKernel k) {
   int c = 0;
   for (int i = 0; i < x->l.g.nn; i++) c += x->l.g.n[i].op == GN_CALL && x->l.g.n[i].kernel == k;
@@ -269,6 +277,34 @@ TEST(window_attention_flops) {
   assert_true(fs.fwd >= f.fwd && fs.fwd < f.fwd * 1.001); /* sinks: a few bytes */
   fx_close(a);
   fx_close(b);
+}
+
+/* Context parallelism as Transformer Engine's p2p ring runs it: on 2 ranks, half the pairs of
+ * the causal call over the sequence (the steps' share, at that call's rate), each step's output
+ * rescaled into O (one pass), dQ and dK, dV summed per step; K and V (4 MiB: 2 x 2048 tokens x
+ * 4 heads x 128 x 2 bytes) hop once under the first step (a quarter of the call), K, V and their
+ * gradients once under its backward, and the last dK, dV hop is exposed. */
+TEST(cp_ring_attention) {
+  const char *m = "hidden = 2048; heads = 16; kv_heads = 4; head_dim = 128; ffn = 5632; vocab = 32000; seq = 4096";
+  Fx *x = run(m, 2, "tp = 1; cp = 2; global_batch = 8", "", "");
+  const RtGpu *g = x->l.g.gpu;
+  RtCost whole = rt_flash_attention_ex(g, RT_BF16, 1, 4096, 16, 4, 128, 128, 1, 0, 0);
+  double add = rt_add(g, RT_BF16, 2048.0 * 16 * 128).fwd, addkv = rt_add(g, RT_BF16, 2048.0 * 4 * 256).fwd;
+  expect_near(op_time(x, "attn", false), whole.fwd / 2 + 2 * add, 1e-12, "forward: half the pairs, a rescale a step");
+  expect_near(op_time(x, "attn", true), whole.bwd / 2 + 2 * (add + addkv), 1e-12,
+              "backward: half the pairs, dQ and dK, dV summed a step");
+  double kv = 2 * 2048.0 * 4 * 128 * 2;
+  double hop = call_val(x, RTK_P2P, "attn", 0, kv), hop2 = call_val(x, RTK_P2P, "attn", 0, 2 * kv);
+  double cf = op_time(x, "attn cp kv exchange", false), cb = op_time(x, "attn cp kv exchange", true);
+  expect_near(cf, fmax(0, hop - whole.fwd / 4), 1e-12, "forward: the hop under the first step");
+  expect_near(cb, fmax(0, hop2 - whole.bwd / 4) + hop, 1e-12, "backward: the last dK, dV hop exposed");
+  assert_true(cb >= hop && hop > 0);
+  fx_close(x);
+  /* one rank: the call alone */
+  x = run(m, 2, "tp = 1; cp = 1; global_batch = 8", "", "");
+  GId at = op_call(x, "attn", RTK_FLASH);
+  expect_near(op_time(x, "attn", false), x->vals[at], 0, "cp = 1: the whole call");
+  fx_close(x);
 }
 
 TEST(packed_documents) {
@@ -698,6 +734,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(mla_activations),
       cmocka_unit_test(mla_deepseek_v3_parameters),
       cmocka_unit_test(window_attention_flops),
+      cmocka_unit_test(cp_ring_attention),
       cmocka_unit_test(packed_documents),
       cmocka_unit_test(qk_norm_split_over_tp),
       cmocka_unit_test(gqa_unfused_expand),

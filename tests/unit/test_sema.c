@@ -518,7 +518,10 @@ TEST(divides_gpus_without_dp) {
 TEST(divides_seq_by_cp) {
   divides("layers = 8; hidden = 1024; heads = 16; seq = 2049; vocab = 50000; ffn = 4096",
           "tp = 1; pp = 1; cp = 2; dp = 4; micro_batch = 1; global_batch = 8",
-          "scenario `s`: model.seq = 2049 does not divide by plan.cp = 2");
+          "scenario `s`: model.seq = 2049 does not divide by 2 * plan.cp = 2*2 = 4 (2 cp chunks a sequence)");
+  divides("layers = 8; hidden = 1024; heads = 16; seq = 2050; vocab = 50000; ffn = 4096",
+          "tp = 1; pp = 1; cp = 2; dp = 4; micro_batch = 1; global_batch = 8",
+          "scenario `s`: model.seq = 2050 does not divide by 2 * plan.cp = 2*2 = 4 (2 cp chunks a sequence)");
 }
 
 TEST(divides_experts_by_ep) {

@@ -46,10 +46,13 @@ Which rows are in (README.md says the same, with each row's reason):
 How a row becomes a plan: tp, pp, cp, vp (`virtual_stages`, `schedule = interleaved` when it
 is over 1), ep, micro-batch, global batch and sequence from the row; dp = GPUs / (tp pp cp);
 fsdp > 0 is Megatron-FSDP over all dp ranks (zero = 3), otherwise the distributed optimizer
-(zero = 1); layers that do not divide into pp x vp chunks are split with layer_partition =
-balanced, and where there are fewer layers than chunks, the first chunk holds the embedding
-alone and the last the loss (stage_layers, feature layout), as Megatron-Bridge's recipes count
-them.  Assumed, as ../nemo_h100 assumes for NeMo (Megatron-Bridge's recipes are not in the
+(zero = 1); Llama 3.1 405B's 126 layers, where they do not divide into pp x vp chunks but do
+with the embedding and the loss counted as a layer each (126 + 2), are laid out so
+(stage_layers: the first and the last chunk one layer fewer), as Megatron-Bridge's 405B
+recipe sets account_for_embedding/loss_in_pipeline_split (recalled); other layers that do not
+divide are split with layer_partition = balanced; where there are fewer layers than chunks, the
+first chunk holds the embedding alone and the last the loss (stage_layers, feature layout), as
+Megatron-Bridge's recipes count them.  Assumed, as ../nemo_h100 assumes for NeMo (Megatron-Bridge's recipes are not in the
 data): sequence parallelism where tp > 1, data-, tensor- and pipeline-parallel communication
 overlapped, Adam, flash attention, expert tensor parallelism 1.  DeepSeek-V3 and Kimi-K2 on
 DGX-H100 dispatch their tokens with DeepEP (Megatron-Core's flex dispatcher; DeepEP was built
@@ -466,6 +469,12 @@ def scenario(row, n, p, framework, recompute="none", fits=True, rlayers=None):
     elif p["model"] in MLA_LAYOUT_MODELS and chunks in MLA_LAYOUTS:
         fields.append(("stage_layers", "[" + ", ".join(map(str, MLA_LAYOUTS[chunks])) + "]",
                        "assumed: Megatron-Bridge's DeepSeek-V3 layout (README.md)"))
+    elif balanced and p["model"] == "llama3_405b" and (layers(m) + 2) % chunks == 0:
+        # Megatron-Core builds layers / chunks per chunk or fails; Megatron-Bridge's Llama 3.1
+        # 405B recipe counts the embedding and the loss as a layer each
+        # (account_for_embedding/loss_in_pipeline_split; recalled): 126 + 2 = 128 layers.
+        per = (layers(m) + 2) // chunks
+        fields.append(("stage_layers", f"[{per - 1}, " + ", ".join([str(per)] * (chunks - 2)) + f", {per - 1}]", None))
     elif balanced:
         fields.append(("layer_partition", "balanced",
                        f"{layers(m)} layers do not divide into {chunks} chunks"))
