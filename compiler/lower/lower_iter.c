@@ -142,7 +142,7 @@ static GId layer_paced(Lower *L, const Acc *Ly, double lo, GId *f, GId *b) {
   if (lo <= 0) return K(L, 0);
   GId npre = PICK(L, L->graphs, K(L, 1), SUB(L, Ly->launches, Ly->sync_launches));
   GId nall = ADD(L, npre, Ly->sync_launches);
-  GId nb = ADD(L, MUL(L, K(L, 2), nall), PICK(L, L->graphs, K(L, 0), Ly->blaunches));
+  GId nb = ADD(L, nall, PICK(L, L->graphs, K(L, 0), Ly->blaunches));
   *f = sync_paced(L, f0, npre, Ly->sync_fc, Ly->sync_launches, lo);
   *b = MAX(L, b0, MUL(L, nb, K(L, lo)));
   return ADD(L, SUB(L, *f, f0), SUB(L, *b, b0)); /* what the host adds */
@@ -155,8 +155,10 @@ static void iter_pipeline(Lower *L, Iter *it) {
   GId full = L->rec_full, sel = L->rec_sel, layers = L->layers, zb = EQ(L, L->sched, RT_ZERO_BUBBLE);
 
   /* one layer, one micro-batch; a block whose kernels take less GPU time than the host
-   * needs to launch them runs at the host's pace (launch_overhead per kernel launch, twice
-   * as many in backward, and those an operator adds to that: the SSD scan's) */
+   * needs to launch them runs at the host's pace: launch_overhead per forward launch, and as
+   * much again in backward, where the autograd engine calls each forward node's backward once
+   * (its data and weight gradients together), plus an operator's own extra backward launches
+   * (the SSD scan's Triton kernels) */
   double lo = L->st.launch;
   GId *lf = it->lf, *lb = it->lb, *lr = it->lr;
   /* the EP overlap hides traffic in merged micro-batches; the first forward and the last
@@ -178,8 +180,8 @@ static void iter_pipeline(Lower *L, Iter *it) {
   GId hf = ADD(L, H->fc, lower_comm_sum(L, H->comm_f)), hb = ADD(L, H->bc, lower_comm_sum(L, H->comm_b));
   if (lo > 0) {
     GId ef0 = ef, eb0 = eb, hf0 = hf, hb0 = hb;
-    GId enb = ADD(L, MUL(L, K(L, 2), E->launches), E->blaunches);
-    GId hnb = ADD(L, MUL(L, K(L, 2), H->launches), H->blaunches);
+    GId enb = ADD(L, E->launches, E->blaunches);
+    GId hnb = ADD(L, H->launches, H->blaunches);
     ef = MAX(L, ef, MUL(L, E->launches, K(L, lo))), eb = MAX(L, eb, MUL(L, enb, K(L, lo)));
     if (H->sync) /* the MTP layer's dropless router: as a layer's, uncaptured */
       hf = sync_paced(L, hf, SUB(L, H->launches, H->sync_launches), H->sync_fc, H->sync_launches, lo);

@@ -861,11 +861,11 @@ static void op_ssd(Lower *L, const char *name, Args *a) {
                 "ssd: mamba heads or groups do not divide by tp, or cp > 1");
   GId t = MUL(L, b, s), h = DIV(L, heads, L->tp), gr = DIV(L, groups, L->tp);
   compute(L, name, lower_call(L, RTK_SSD, name, 7, a->dto, t, h, p, n, gr, q));
-  /* one launch per Triton kernel (compute() counted the forward's first; the backward's are
-   * twice the forward's and these) */
+  /* one launch per Triton kernel, each through Triton's Python launcher (compute() counted
+   * the forward's first; the backward's are the forward's and these) */
   RtSsdWork w = rt_ssd_work(1, 1, 1, 1, 1, 1, 2);
   A->launches = ADD(L, A->launches, K(L, w.kernels[0] - 1 + 4)); /* and the four casts */
-  A->blaunches = ADD(L, A->blaunches, K(L, w.kernels[1] - 2 * w.kernels[0]));
+  A->blaunches = ADD(L, A->blaunches, K(L, w.kernels[1] - w.kernels[0]));
   /* the layout copies: of z x B C dt (2 h p + 2 g n + h) and of y (h p) */
   GId hp = MUL(L, h, p);
   if (cv(L, b) != 1) { /* a sweep's micro-batch: 1 or more */

@@ -41,7 +41,7 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId flops;                      /* model FLOP of the forward on this rank */
   GId sel_flops;                  /* of which selective recompute re-runs (attention) */
   GId launches;                   /* kernel launches of the forward (the backward: twice) */
-  GId blaunches;                  /* the backward's beyond twice the forward's (the SSD scan's) */
+  GId blaunches;                  /* the backward's beyond the forward's (the SSD scan's) */
   GId xf, xb;                     /* of fc and bc, the routed experts' GEMMs and activation */
   GId edf, edb;                   /* of comm_f and comm_b[CM_EP], the dispatch's and its gradient's
                                    * (the rest: the combine's and its gradient's) */
