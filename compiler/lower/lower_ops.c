@@ -357,8 +357,10 @@ static void cp_ring_passes(Lower *L, const char *name, const GId *a, GId *f, GId
   GId kv = lower_call(L, RTK_ADD, name, 2, edt, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))));
   *f = ADD(L, *f, MUL3(L, on, L->cp, o));
   *bw = ADD(L, *bw, MUL3(L, on, L->cp, ADD(L, q, kv)));
-  /* the op counts one launch; the steps and the rescales are 2 cp */
+  /* the op counts one launch; the steps and the rescales are 2 cp, the backward's steps and
+   * sums 3 cp */
   L->acc->launches = ADD(L, L->acc->launches, MUL(L, on, SUB(L, MUL(L, K(L, 2), L->cp), K(L, 1))));
+  L->acc->blaunches = ADD(L, L->acc->blaunches, MUL(L, on, L->cp));
 }
 
 /* Attention.  v_head_dim: the value head dim, if not head_dim (MLA: head_dim is the query/key
