@@ -206,11 +206,10 @@ static void params_add(Lower *L, GId n, bool frozen) {
 
 /* --- operators, one function per kind ------------------------------------------------ */
 
-/* a->in_saved: the bytes of the output that the operator before it keeps (flash attention's
- * O), or -1.  A row-parallel (or unsplit) linear right after it takes O as its input: in 16- and
- * 32-bit training it keeps that same tensor, not a copy, and keeps it under selective
- * recompute too (where the attention would not); with fp8 it keeps its fp8 cast, as for any
- * input. */
+/* 1 where Transformer Engine's userbuffers overlap runs: overlap_tp with sequence parallelism
+ * (its all-gathers and reduce-scatters; Megatron-Core requires it for --tp-comm-overlap) */
+static GId userbuffers_on(Lower *L) { return AND(L, AND(L, L->overlap_tp, L->sp), g_bin(L->g, GN_GT, L->tp, K(L, 1))); }
+
 /* Transformer Engine's userbuffers overlap runs a linear's GEMM in pieces (initialize_ub's
  * defaults, comm_gemm_overlap.cpp; recalled): a ring exchange (a column linear's forward, a row
  * linear's data gradient) as tp GEMMs of t/tp tokens, one per chunk received; a pipelined
@@ -219,7 +218,7 @@ static void params_add(Lower *L, GId n, bool frozen) {
  * linear's call; *cf, *cb: its forward and backward seconds, replaced where the plan overlaps. */
 static void tp_overlap_split(Lower *L, const char *name, bool col, GId t, GId k, GId n, bool bias, GId c, GId *cf,
                              GId *cb) {
-  GId on = AND(L, AND(L, L->overlap_tp, L->sp), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
+  GId on = userbuffers_on(L);
   GId dt = K(L, L->dt_gemm), tc = DIV(L, t, L->tp);
   if (col) { /* all-gather ring: X's chunks in turn through X W */
     GId piece = lower_call(L, RTK_LINEAR, name, 5, dt, tc, k, n, K(L, bias));
@@ -235,6 +234,11 @@ static void tp_overlap_split(Lower *L, const char *name, bool col, GId t, GId k,
   *cb = PICK(L, on, ADD(L, SUB(L, *cb, whole), MUL(L, L->tp, dpiece)), *cb);
 }
 
+/* a->in_saved: the bytes of the output that the operator before it keeps (flash attention's
+ * O), or -1.  A row-parallel (or unsplit) linear right after it takes O as its input: in 16- and
+ * 32-bit training it keeps that same tensor, not a copy, and keeps it under selective
+ * recompute too (where the attention would not); with fp8 it keeps its fp8 cast, as for any
+ * input. */
 /* An unsplit linear (split = none) outside the tensor-parallel region holds its whole weight
  * on every tp rank and runs on this rank's tokens: all of them, or t / tp under sequence
  * parallelism (Megatron-Core MLA's linear_q_down_proj and linear_kv_down_proj, TE Linear with
@@ -273,7 +277,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
     tp_overlap_split(L, name, col, t, k, n, bias, c, &cf, &cb);
   double sms = L->gpu->sms, steal = L->st.tp_overlap_sms;
   if ((col || row) && !single && steal > 0 && !kf(L, L->overlap_tp)) { /* steal < sms: stack_rules */
-    GId slow = K(L, sms / (sms - steal)), on = AND(L, L->overlap_tp, g_bin(L->g, GN_GT, L->tp, K(L, 1)));
+    GId slow = K(L, sms / (sms - steal)), on = userbuffers_on(L);
     if (row) cf = PICK(L, on, MUL(L, cf, slow), cf); /* one rank exchanges nothing (a sweep's tp = 1) */
     if (col) cb = PICK(L, on, MUL(L, cb, slow), cb);
   }
