@@ -602,7 +602,8 @@ static void iter_memory(Lower *L, Iter *it) {
     GId live = st->reshard ? MUL(L, K(L, 1 + (st->prefetch > 1 ? st->prefetch : 1)), lparams)
                            : gsum(L, it, ldev[d], x);
     if (!isinf(st->max_live)) live = g_min(g, live, MAX(L, K(L, st->max_live), lparams));
-    /* and the output layer's weights, whole (bf16) for its backward at the activations' peak */
+    /* and the output layer's weights, whole (in the activations' dtype) for its backward at the
+     * activations' peak */
     GId head_w = MUL(L, H->params, L->bytes_act);
     head_w = d == 1 ? head_w : g_select(g, one_dev, head_w, z);
     buf = PICK(L, z3, ADD(L, ADD(L, buf, MUL(L, live, lower_zero3_weight_bytes(L))), head_w), buf);
