@@ -275,6 +275,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   GId cf = c, cb = cbw;
   if ((col || row) && !single && L->st.tp_overlap_splits > 0 && !kf(L, L->overlap_tp))
     tp_overlap_split(L, name, col, t, k, n, bias, c, &cf, &cb);
+  GId dsplit = SUB(L, cb, cbw); /* what the pieces add to the data gradient, not to the weight's */
   double sms = L->gpu->sms, steal = L->st.tp_overlap_sms;
   if ((col || row) && !single && steal > 0 && !kf(L, L->overlap_tp)) { /* steal < sms: stack_rules */
     GId slow = K(L, sms / (sms - steal)), on = userbuffers_on(L);
@@ -300,7 +301,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
     A->launches = ADD(L, A->launches, K(L, 2));
   }
   compute_fb(L, name, cf, cb);
-  if (!frozen) A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), cb)); /* the weight-gradient GEMM: half the FLOPs */
+  if (!frozen) A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), SUB(L, cb, dsplit))); /* the weight-gradient GEMM: half the FLOPs */
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), tf, MUL(L, k, n)));
   params_add(L, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)), frozen);
   A->tensors = ADD(L, A->tensors, K(L, bias ? 2 : 1));
