@@ -157,7 +157,7 @@ static void iter_pipeline(Lower *L, Iter *it) {
   /* one layer, one micro-batch; a block whose kernels take less GPU time than the host
    * needs to launch them runs at the host's pace: launch_overhead per forward launch, and as
    * much again in backward, where the autograd engine calls each forward node's backward once
-   * (its data and weight gradients together), plus an operator's own extra backward launches
+   * (its data and weight gradients together; recalled), plus an operator's own extra backward launches
    * (the SSD scan's Triton kernels) */
   double lo = L->st.launch;
   GId *lf = it->lf, *lb = it->lb, *lr = it->lr;
