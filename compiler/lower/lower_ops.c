@@ -206,10 +206,6 @@ static void params_add(Lower *L, GId n, bool frozen) {
 
 /* --- operators, one function per kind ------------------------------------------------ */
 
-/* 1 where Transformer Engine's userbuffers overlap runs: overlap_tp with sequence parallelism
- * (its all-gathers and reduce-scatters; Megatron-Core requires it for --tp-comm-overlap) */
-static GId userbuffers_on(Lower *L) { return AND(L, AND(L, L->overlap_tp, L->sp), g_bin(L->g, GN_GT, L->tp, K(L, 1))); }
-
 /* Transformer Engine's userbuffers overlap runs a linear's GEMM in pieces (initialize_ub's
  * defaults, comm_gemm_overlap.cpp; recalled): a ring exchange (a column linear's forward, a row
  * linear's data gradient) as tp GEMMs of t/tp tokens, one per chunk received; a pipelined
@@ -218,7 +214,7 @@ static GId userbuffers_on(Lower *L) { return AND(L, AND(L, L->overlap_tp, L->sp)
  * linear's call; *cf, *cb: its forward and backward seconds, replaced where the plan overlaps. */
 static void tp_overlap_split(Lower *L, const char *name, bool col, GId t, GId k, GId n, bool bias, GId c, GId *cf,
                              GId *cb) {
-  GId on = userbuffers_on(L);
+  GId on = AND(L, AND(L, L->overlap_tp, L->sp), g_bin(L->g, GN_GT, L->tp, K(L, 1)));
   GId dt = K(L, L->dt_gemm), tc = DIV(L, t, L->tp);
   if (col) { /* all-gather ring: X's chunks in turn through X W */
     GId piece = lower_call(L, RTK_LINEAR, name, 5, dt, tc, k, n, K(L, bias));
@@ -278,7 +274,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   GId dsplit = SUB(L, cb, cbw); /* what the pieces add to the data gradient, not to the weight's */
   double sms = L->gpu->sms, steal = L->st.tp_overlap_sms;
   if ((col || row) && !single && steal > 0 && !kf(L, L->overlap_tp)) { /* steal < sms: stack_rules */
-    GId slow = K(L, sms / (sms - steal)), on = userbuffers_on(L);
+    GId slow = K(L, sms / (sms - steal)), on = AND(L, L->overlap_tp, g_bin(L->g, GN_GT, L->tp, K(L, 1)));
     if (row) cf = PICK(L, on, MUL(L, cf, slow), cf); /* one rank exchanges nothing (a sweep's tp = 1) */
     if (col) cb = PICK(L, on, MUL(L, cb, slow), cb);
   }
