@@ -449,8 +449,7 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   }
   double cp;
   if (!(g_is_const(L->g, L->cp, &cp) && cp == 1)) { /* ring exchange of K and V */
-    GId kvbytes = dv == dh ? MUL(L, MUL3(L, K(L, 2), b, MUL3(L, sl, kvr, dh)), L->bytes_act)
-                           : MUL(L, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))), L->bytes_act);
+    GId kvbytes = MUL(L, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))), L->bytes_act); /* K and V */
     GId one = lower_coll(L, RTK_P2P, kvbytes, G_CP, name);
     GId hops = SUB(L, L->cp, K(L, 1));
     if (ring) { /* a hop under each step (1/cp of the calls) but the last; backward's hops carry
