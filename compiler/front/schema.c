@@ -137,7 +137,7 @@ static const FieldDef f_framework[] = {
     STRING("version"), ENUM("parallel_residual_reduction", e_residual, 0), ENUM("sharded_reduction", e_sharded, 0),
     ENUM("zero2_reduction", e_zero2, 0), BOOL("reshard_after_forward"), COUNT0("prefetch", 0),
     COUNT("prefetch_elements", 0), ENUM("backward_prefetch", e_bwd_prefetch, 0), COUNT("max_live_parameters", 0),
-    BOOL("fp8_param_gather"), COUNT0("unsharded_grad_layers", 0),
+    BOOL("fp8_param_gather"), COUNT("unsharded_grad_layers", 0),
     BOOL("overlap_tp"), BOOL("overlap_dp"), BOOL("overlap_pp"), BOOL("overlap_ep"), BOOL("overlap_param_gather"),
     ENUM("tp_overlap_span", e_tp_span, 0), BOOL("tp_backward_overlap"), COUNT0("tp_overlap_sms", 0),
     COUNT0("tp_overlap_splits", 0),

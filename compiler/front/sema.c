@@ -837,7 +837,7 @@ static void check_divides(Sema *s, Decl *sc, Decl *m, Decl *c, Decl *p, Decl *fw
     err_at(s, f, at, "scenario `%s`: plan.global_batch = %g does not divide by micro_batch * dp = %g*%g = %g", n, gb,
            mb, dp, mb * dp);
   /* context parallelism splits each sequence into 2 cp chunks (Megatron's causal load balance,
-   * get_batch_on_this_cp_rank) */
+   * get_batch_on_this_cp_rank; recalled) */
   if (cp > 1 && fmod(seq, 2 * cp))
     err_at(s, f, at, "scenario `%s`: model.seq = %g does not divide by 2 * plan.cp = 2*%g = %g (2 cp chunks a sequence)",
            n, seq, cp, 2 * cp);

@@ -157,7 +157,7 @@ static void iter_pipeline(Lower *L, Iter *it) {
   /* one layer, one micro-batch; a block whose kernels take less GPU time than the host
    * needs to launch them runs at the host's pace: launch_overhead per forward launch, and as
    * much again in backward, where the autograd engine calls each forward node's backward once
-   * (its data and weight gradients together), plus an operator's own extra backward launches
+   * (its data and weight gradients together; recalled), plus an operator's own extra backward launches
    * (the SSD scan's Triton kernels) */
   double lo = L->st.launch;
   GId *lf = it->lf, *lb = it->lb, *lr = it->lr;
@@ -602,7 +602,8 @@ static void iter_memory(Lower *L, Iter *it) {
     GId live = st->reshard ? MUL(L, K(L, 1 + (st->prefetch > 1 ? st->prefetch : 1)), lparams)
                            : gsum(L, it, ldev[d], x);
     if (!isinf(st->max_live)) live = g_min(g, live, MAX(L, K(L, st->max_live), lparams));
-    /* and the output layer's weights, whole (bf16) for its backward at the activations' peak */
+    /* and the output layer's weights, whole (in the activations' dtype) for its backward at the
+     * activations' peak */
     GId head_w = MUL(L, H->params, L->bytes_act);
     head_w = d == 1 ? head_w : g_select(g, one_dev, head_w, z);
     buf = PICK(L, z3, ADD(L, ADD(L, buf, MUL(L, live, lower_zero3_weight_bytes(L))), head_w), buf);

@@ -206,11 +206,6 @@ static void params_add(Lower *L, GId n, bool frozen) {
 
 /* --- operators, one function per kind ------------------------------------------------ */
 
-/* a->in_saved: the bytes of the output that the operator before it keeps (flash attention's
- * O), or -1.  A row-parallel (or unsplit) linear right after it takes O as its input: in 16- and
- * 32-bit training it keeps that same tensor, not a copy, and keeps it under selective
- * recompute too (where the attention would not); with fp8 it keeps its fp8 cast, as for any
- * input. */
 /* Transformer Engine's userbuffers overlap runs a linear's GEMM in pieces (initialize_ub's
  * defaults, comm_gemm_overlap.cpp; recalled): a ring exchange (a column linear's forward, a row
  * linear's data gradient) as tp GEMMs of t/tp tokens, one per chunk received; a pipelined
@@ -235,6 +230,11 @@ static void tp_overlap_split(Lower *L, const char *name, bool col, GId t, GId k,
   *cb = PICK(L, on, ADD(L, SUB(L, *cb, whole), MUL(L, L->tp, dpiece)), *cb);
 }
 
+/* a->in_saved: the bytes of the output that the operator before it keeps (flash attention's
+ * O), or -1.  A row-parallel (or unsplit) linear right after it takes O as its input: in 16- and
+ * 32-bit training it keeps that same tensor, not a copy, and keeps it under selective
+ * recompute too (where the attention would not); with fp8 it keeps its fp8 cast, as for any
+ * input. */
 /* An unsplit linear (split = none) outside the tensor-parallel region holds its whole weight
  * on every tp rank and runs on this rank's tokens: all of them, or t / tp under sequence
  * parallelism (Megatron-Core MLA's linear_q_down_proj and linear_kv_down_proj, TE Linear with
@@ -271,6 +271,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
   GId cf = c, cb = cbw;
   if ((col || row) && !single && L->st.tp_overlap_splits > 0 && !kf(L, L->overlap_tp))
     tp_overlap_split(L, name, col, t, k, n, bias, c, &cf, &cb);
+  GId dsplit = SUB(L, cb, cbw); /* what the pieces add to the data gradient, not to the weight's */
   double sms = L->gpu->sms, steal = L->st.tp_overlap_sms;
   if ((col || row) && !single && steal > 0 && !kf(L, L->overlap_tp)) { /* steal < sms: stack_rules */
     GId slow = K(L, sms / (sms - steal)), on = AND(L, L->overlap_tp, g_bin(L->g, GN_GT, L->tp, K(L, 1)));
@@ -296,7 +297,7 @@ static void op_linear(Lower *L, const char *name, Args *a) {
     A->launches = ADD(L, A->launches, K(L, 2));
   }
   compute_fb(L, name, cf, cb);
-  if (!frozen) A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), cb)); /* the weight-gradient GEMM: half the FLOPs */
+  if (!frozen) A->wg = ADD(L, A->wg, MUL(L, K(L, 0.5), SUB(L, cb, dsplit))); /* the weight-gradient GEMM: half the FLOPs */
   A->flops = ADD(L, A->flops, MUL3(L, K(L, 2), tf, MUL(L, k, n)));
   params_add(L, ADD(L, MUL(L, k, n), bias ? (row ? out : n) : K(L, 0)), frozen);
   A->tensors = ADD(L, A->tensors, K(L, bias ? 2 : 1));
@@ -357,8 +358,10 @@ static void cp_ring_passes(Lower *L, const char *name, const GId *a, GId *f, GId
   GId kv = lower_call(L, RTK_ADD, name, 2, edt, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))));
   *f = ADD(L, *f, MUL3(L, on, L->cp, o));
   *bw = ADD(L, *bw, MUL3(L, on, L->cp, ADD(L, q, kv)));
-  /* the op counts one launch; the steps and the rescales are 2 cp */
+  /* the op counts one launch; the steps and the rescales are 2 cp, the backward's steps and
+   * sums 3 cp */
   L->acc->launches = ADD(L, L->acc->launches, MUL(L, on, SUB(L, MUL(L, K(L, 2), L->cp), K(L, 1))));
+  L->acc->blaunches = ADD(L, L->acc->blaunches, MUL(L, on, L->cp));
 }
 
 /* Attention.  v_head_dim: the value head dim, if not head_dim (MLA: head_dim is the query/key
@@ -446,8 +449,7 @@ static void op_attention(Lower *L, const char *name, Args *a) {
   }
   double cp;
   if (!(g_is_const(L->g, L->cp, &cp) && cp == 1)) { /* ring exchange of K and V */
-    GId kvbytes = dv == dh ? MUL(L, MUL3(L, K(L, 2), b, MUL3(L, sl, kvr, dh)), L->bytes_act)
-                           : MUL(L, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))), L->bytes_act);
+    GId kvbytes = MUL(L, MUL3(L, b, sl, MUL(L, kvr, ADD(L, dh, dv))), L->bytes_act); /* K and V */
     GId one = lower_coll(L, RTK_P2P, kvbytes, G_CP, name);
     GId hops = SUB(L, L->cp, K(L, 1));
     if (ring) { /* a hop under each step (1/cp of the calls) but the last; backward's hops carry

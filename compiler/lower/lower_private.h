@@ -40,8 +40,8 @@ typedef struct Acc {              /* one block, one micro-batch, one rank */
   GId eparams, etensors;          /* of which the experts': replicated over edp, not dp x cp */
   GId flops;                      /* model FLOP of the forward on this rank */
   GId sel_flops;                  /* of which selective recompute re-runs (attention) */
-  GId launches;                   /* kernel launches of the forward (the backward: twice) */
-  GId blaunches;                  /* the backward's beyond the forward's (the SSD scan's) */
+  GId launches;                   /* kernel launches of the forward (the backward: as many) */
+  GId blaunches;                  /* the backward's beyond the forward's (the SSD scan's, the cp ring's sums) */
   GId xf, xb;                     /* of fc and bc, the routed experts' GEMMs and activation */
   GId edf, edb;                   /* of comm_f and comm_b[CM_EP], the dispatch's and its gradient's
                                    * (the rest: the combine's and its gradient's) */

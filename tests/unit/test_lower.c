@@ -1940,6 +1940,16 @@ TEST(stack_tp_overlap_splits) {
   expect_near(layer_op(x, "proj", true), layer_op(y, "proj", true), "no sequence parallelism: whole GEMMs");
   fx_close(y);
   fx_close(x);
+  /* zero bubble's W pass: the weight gradients, which the data gradient's pieces leave as
+   * they are */
+  const char *zb = "tp = 4; pp = 2; micro_batch = 1; global_batch = 8; overlap_tp = true; sequence_parallel = true; "
+                   "schedule = zero_bubble";
+  x = run_stack("tp_overlap_splits = 4", "gpt", PLACE_SIZES, "selene { nodes = 1 }", zb);
+  y = run_stack("", "gpt", PLACE_SIZES, "selene { nodes = 1 }", zb);
+  expect_near(arg_val(x, x->l.pipe, 8), arg_val(y, y->l.pipe, 8), "W: the weight gradients, unsplit");
+  assert_true(arg_val(x, x->l.pipe, 7) != arg_val(y, y->l.pipe, 7)); /* B: the data gradients, in pieces */
+  fx_close(y);
+  fx_close(x);
 }
 
 /* The diagnostics of checking text (sema only), short format. */

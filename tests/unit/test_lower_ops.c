@@ -305,6 +305,19 @@ TEST(cp_ring_attention) {
   GId at = op_call(x, "attn", RTK_FLASH);
   expect_near(op_time(x, "attn", false), x->vals[at], 0, "cp = 1: the whole call");
   fx_close(x);
+  /* host-bound at 1 s a launch, a layer's launches: on 2 ranks 3 more forward (the steps and
+   * the rescales beyond the one call) and the kv exchange's, and those again backward with the
+   * 2 more of the steps' sums (one micro-batch each) */
+  const char *host = "framework h { launch_overhead = 1 s }";
+  double per[2];
+  for (int cp = 1; cp <= 2; cp++) {
+    char plan[96];
+    snprintf(plan, sizeof plan, "tp = 1; cp = %d; global_batch = %d", cp, 8 / cp);
+    Fx *a = run(m, 4, plan, host, "framework = h"), *b = run(m, 2, plan, host, "framework = h");
+    per[cp - 1] = (a->r.iteration - b->r.iteration) / 2;
+    fx_close(a), fx_close(b);
+  }
+  expect_near(per[1] - per[0], 2 * (3 + 1) + 2, 1e-2, "the ring's host launches");
 }
 
 TEST(packed_documents) {
