@@ -139,7 +139,7 @@ static const FieldDef f_framework[] = {
     COUNT("prefetch_elements", 0), ENUM("backward_prefetch", e_bwd_prefetch, 0), COUNT("max_live_parameters", 0),
     BOOL("fp8_param_gather"), COUNT("unsharded_grad_layers", 0),
     BOOL("overlap_tp"), BOOL("overlap_dp"), BOOL("overlap_pp"), BOOL("overlap_ep"), BOOL("overlap_param_gather"),
-    ENUM("tp_overlap_span", e_tp_span, 0), BOOL("tp_backward_overlap"), COUNT0("tp_overlap_sms", 0),
+    ENUM("tp_overlap_span", e_tp_span, 0), BOOL("tp_backward_overlap"), BOOL("tp_overlap_needs_sp"), COUNT0("tp_overlap_sms", 0),
     COUNT0("tp_overlap_splits", 0),
     BOOL("dp_overlap_with_pp"), BOOL("moe_grouped_gemm"),
     ENUM("grad_dtype", e_dtype, 0), ENUM("layer_partition", e_partition, 0), COUNT("dp_bucket_elements", 0),

@@ -276,6 +276,7 @@ void lower_read_stack(Lower *L) {
   st->grad_layers = fw_num(L, "unsharded_grad_layers", -1);
   st->tp_span_node = !strcmp(fw_word(L, "tp_overlap_span", "node"), "node");
   st->tp_bwd_overlap = fw_bool(L, "tp_backward_overlap", false);
+  st->tp_needs_sp = fw_bool(L, "tp_overlap_needs_sp", false);
   st->tp_overlap_sms = fw_num(L, "tp_overlap_sms", 0);
   st->tp_overlap_splits = fw_num(L, "tp_overlap_splits", 0);
   st->dp_overlap_pp = fw_bool(L, "dp_overlap_with_pp", true);
@@ -380,6 +381,9 @@ static GId plan_decisions(Lower *L) {
   GId tp_in_node = g_bin(L->g, GN_LE, MUL(L, L->tp, L->stride[G_TP]), K(L, domain));
   L->overlap_tp = lower_plan_field(L, "overlap_tp");
   if (L->st.tp_span_node) L->overlap_tp = AND(L, L->overlap_tp, tp_in_node);
+  /* and, where the stack's overlap is userbuffers', only with sequence parallelism: it overlaps
+   * the all-gathers and reduce-scatters, not the all-reduces of plain tensor parallelism */
+  if (L->st.tp_needs_sp) L->overlap_tp = AND(L, L->overlap_tp, L->sp);
   L->overlap_dp = lower_plan_field(L, "overlap_dp");
   if (!L->st.dp_overlap_pp) L->overlap_dp = AND(L, L->overlap_dp, EQ(L, L->pp, 1));
   L->overlap_pp = lower_plan_field(L, "overlap_pp");
@@ -587,6 +591,16 @@ bool lower_read_plan(Lower *L) {
       !need(L, GE(L, L->zero, 1), "overlap_param_gather without a sharded optimizer",
             "plan.overlap_param_gather needs a sharded optimizer (zero >= 1): there is no parameter gather "
             "without one (Megatron-Core: --overlap-param-gather requires --use-distributed-optimizer)"))
+    return false;
+  /* a plan that asks for the overlap where the stack's needs sequence parallelism
+   * (Megatron-Core refuses --tp-comm-overlap without --sequence-parallel; recalled) */
+  bool otp;
+  if (L->st.tp_needs_sp && sema_bool(L->s, L->plan, "overlap_tp", &otp) && otp &&
+      !need(L, g_bin(L->g, GN_OR, L->sp, EQ(L, L->tp, 1)), "overlap_tp without sequence parallelism",
+            "plan.overlap_tp with tp = %g needs sequence_parallel = true: the stack's overlap (Transformer "
+            "Engine's userbuffers) hides sequence parallelism's all-gathers and reduce-scatters, not "
+            "all-reduces",
+            cv(L, L->tp)))
     return false;
   /* Megatron-Core's --overlap-moe-expert-parallel-comm merges one micro-batch's forward with
    * another's backward: it takes the all-to-all or flex dispatcher and, with pp > 1, the

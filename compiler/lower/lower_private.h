@@ -66,6 +66,7 @@ typedef struct Stack {
   double grad_layers;     /* unsharded_grad_layers: ZeRO-3 layers of unsharded gradients held; < 0: a bucket */
   bool tp_span_node;      /* overlap_tp only inside a node */
   bool tp_bwd_overlap;    /* backward TP collectives overlap without overlap_tp */
+  bool tp_needs_sp;       /* overlap_tp only with sequence parallelism */
   double tp_overlap_sms;  /* SMs a bulk or pipelined overlapped TP exchange takes from its GEMM */
   double tp_overlap_splits; /* GEMMs a pipelined reduce-scatter splits into; 0: overlap unsplit */
   bool dp_overlap_pp;     /* the DP reduction may overlap with pp > 1 */

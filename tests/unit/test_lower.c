@@ -1906,6 +1906,25 @@ TEST(stack_tp_comm_overlap) {
               "backward: the excess over half the GEMM's backward");
   expect_near(layer_op(x, "proj tp allreduce", false), x->vals[ar], "forward: exposed");
   fx_close(x);
+  /* a stack whose overlap needs sequence parallelism (userbuffers): without it the forward
+   * all-reduce is exposed and no SMs are taken; a plan that asks for it is refused */
+  const char *ub = "overlap_tp = true; tp_overlap_needs_sp = true; tp_overlap_sms = 16; tp_backward_overlap = true";
+  x = run_stack(ub, "gpt", PLACE_SIZES, "selene { nodes = 1 }", "tp = 8; micro_batch = 1; global_batch = 1");
+  ar = find_call(&x->l, RTK_ALLREDUCE, "words");
+  expect_near(layer_op(x, "proj tp allreduce", false), x->vals[ar], "stack default, no sp: exposed");
+  expect_near(layer_op(x, "proj", false), proj_f, "no sp: the GEMM keeps its SMs");
+  fx_close(x);
+  x = run_stack(ub, "gpt", PLACE_SIZES, "selene { nodes = 1 }",
+                "tp = 8; micro_batch = 1; global_batch = 1; sequence_parallel = true");
+  assert_true(layer_op(x, "proj tp reducescatter", false) < x->vals[find_call(&x->l, RTK_REDUCESCATTER, "words")]);
+  expect_near(layer_op(x, "proj", false), proj_f * 108 / 92, "sp: row forward on 92 SMs");
+  fx_close(x);
+  char *t = stack_text(ub, "gpt", PLACE_SIZES, "selene { nodes = 1 }", plan);
+  x = fx_open(t);
+  free(t);
+  assert_int_equal(fx_lower(x, "s"), -1);
+  assert_contains(diag_text(x), "plan.overlap_tp with tp = 8 needs sequence_parallel = true");
+  fx_close(x);
 }
 
 /* Transformer Engine's userbuffers run an overlapped linear's GEMM in pieces: a column forward
