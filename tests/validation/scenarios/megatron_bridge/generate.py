@@ -459,22 +459,24 @@ def scenario(row, n, p, framework, recompute="none", fits=True, rlayers=None):
                ("dtype", p["dtype"], "the row's precision")]
     if p["vp"] > 1:
         fields += [("schedule", "interleaved", None), ("virtual_stages", p["vp"], "the row's vp")]
-    if layers(m) < chunks:
-        # Megatron-Bridge's recipes count the embedding and the loss as a layer each of the
-        # first and the last chunk (account_for_embedding/loss_in_pipeline_split): with as many
-        # chunks as layers + 2, those two chunks hold no transformer layer.
+    def counted():
+        """Megatron-Bridge's recipes counting the embedding and the loss as a layer each of the
+        first and the last chunk (account_for_embedding/loss_in_pipeline_split): layers + 2
+        split evenly, those two chunks one transformer layer fewer."""
+        per = (layers(m) + 2) // chunks
+        return ("stage_layers", f"[{per - 1}, " + ", ".join([str(per)] * (chunks - 2)) + f", {per - 1}]", None)
+
+    if layers(m) < chunks:  # as many chunks as layers + 2: the end chunks hold no layer
         if layers(m) + 2 != chunks:
             fail(f"line {n}: {layers(m)} layers in {chunks} chunks")
-        fields.append(("stage_layers", "[0, " + ", ".join(["1"] * layers(m)) + ", 0]", None))
+        fields.append(counted())
     elif p["model"] in MLA_LAYOUT_MODELS and chunks in MLA_LAYOUTS:
         fields.append(("stage_layers", "[" + ", ".join(map(str, MLA_LAYOUTS[chunks])) + "]",
                        "assumed: Megatron-Bridge's DeepSeek-V3 layout (README.md)"))
     elif balanced and p["model"] == "llama3_405b" and (layers(m) + 2) % chunks == 0:
         # Megatron-Core builds layers / chunks per chunk or fails; Megatron-Bridge's Llama 3.1
-        # 405B recipe counts the embedding and the loss as a layer each
-        # (account_for_embedding/loss_in_pipeline_split; recalled): 126 + 2 = 128 layers.
-        per = (layers(m) + 2) // chunks
-        fields.append(("stage_layers", f"[{per - 1}, " + ", ".join([str(per)] * (chunks - 2)) + f", {per - 1}]", None))
+        # 405B recipe counts the embedding and the loss (recalled): 126 + 2 = 128 layers
+        fields.append(counted())
     elif balanced:
         fields.append(("layer_partition", "balanced",
                        f"{layers(m)} layers do not divide into {chunks} chunks"))
